@@ -1,0 +1,75 @@
+package a2a
+
+import (
+	"context"
+	"iter"
+)
+
+// StreamEvent is one item of a stream: the StreamResponse and its sequence
+// number within the task (1 for the first event a task ever produced, then
+// increasing by one). Seq is 0 when unknown, and for a direct Message reply.
+type StreamEvent struct {
+	Seq      uint64
+	Response *StreamResponse
+}
+
+// Service is the eleven operations of the A2A protocol (brief §3), the same
+// shape for the server core, for clients of every binding, and for
+// middleware. Implementations may be called concurrently.
+//
+// A stream ends when the iterator returns; an error yielded by it is the last
+// item. A consumer that stops early (breaks out of the loop) releases the
+// stream; the task itself is not affected.
+type Service interface {
+	SendMessage(ctx context.Context, req *SendMessageRequest) (*SendMessageResponse, error)
+	SendStreamingMessage(ctx context.Context, req *SendMessageRequest) iter.Seq2[StreamEvent, error]
+	GetTask(ctx context.Context, req *GetTaskRequest) (*Task, error)
+	ListTasks(ctx context.Context, req *ListTasksRequest) (*ListTasksResponse, error)
+	CancelTask(ctx context.Context, req *CancelTaskRequest) (*Task, error)
+	SubscribeToTask(ctx context.Context, req *SubscribeToTaskRequest) iter.Seq2[StreamEvent, error]
+	CreateTaskPushNotificationConfig(ctx context.Context, req *TaskPushNotificationConfig) (*TaskPushNotificationConfig, error)
+	GetTaskPushNotificationConfig(ctx context.Context, req *GetTaskPushNotificationConfigRequest) (*TaskPushNotificationConfig, error)
+	ListTaskPushNotificationConfigs(ctx context.Context, req *ListTaskPushNotificationConfigsRequest) (*ListTaskPushNotificationConfigsResponse, error)
+	DeleteTaskPushNotificationConfig(ctx context.Context, req *DeleteTaskPushNotificationConfigRequest) error
+	GetExtendedAgentCard(ctx context.Context, req *GetExtendedAgentCardRequest) (*AgentCard, error)
+}
+
+// CallInfo is the per-call information a binding extracts from the transport
+// and hands to the core through the context: service parameters (brief
+// §9.1) and the authenticated principal. The core writes Activated.
+//
+// A CallInfo belongs to one call; only that call's goroutine touches it.
+type CallInfo struct {
+	// Version is the A2A-Version service parameter as received ("" if absent).
+	Version string
+	// Extensions are the URIs of the A2A-Extensions service parameter.
+	Extensions []string
+	// Principal is the authenticated caller's name, "" when anonymous.
+	Principal string
+	// Activated is filled by the core with the extensions it activated; the
+	// binding echoes them in the response's A2A-Extensions.
+	Activated []string
+}
+
+type callInfoKey struct{}
+
+// WithCallInfo returns a context carrying ci.
+func WithCallInfo(ctx context.Context, ci *CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, ci)
+}
+
+// CallInfoFrom returns the context's CallInfo, or nil.
+func CallInfoFrom(ctx context.Context) *CallInfo {
+	ci, _ := ctx.Value(callInfoKey{}).(*CallInfo)
+	return ci
+}
+
+// ProtocolVersion is the A2A protocol version Parley speaks.
+const ProtocolVersion = "1.0"
+
+// The standard protocol binding names of AgentInterface.protocolBinding.
+const (
+	BindingJSONRPC  = "JSONRPC"
+	BindingHTTPJSON = "HTTP+JSON"
+	BindingGRPC     = "GRPC"
+)

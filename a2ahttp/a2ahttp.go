@@ -1,0 +1,164 @@
+// Package a2ahttp puts an A2A service on HTTP: one http.Handler that serves
+// the public agent card at /.well-known/agent-card.json, the JSON-RPC
+// binding and the HTTP+JSON binding, with optional bearer-token
+// authentication in front of both.
+package a2ahttp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/jsonrpc"
+	"parley.dev/parley/rest"
+)
+
+// CardPath is the well-known path of the public agent card (brief §8.2).
+const CardPath = "/.well-known/agent-card.json"
+
+// Options configure a Handler.
+type Options struct {
+	// Card is the public agent card to serve. Its JSONRPC and HTTP+JSON
+	// interfaces decide where the bindings are mounted (the path of their
+	// URLs); without one, JSON-RPC is at "/" and HTTP+JSON at the root.
+	Card *a2a.AgentCard
+	// Tokens maps bearer tokens to principal names. When non-empty, every
+	// A2A operation needs one of them; the card stays public.
+	Tokens map[string]string
+	// MaxBody limits a request body (default 10 MiB).
+	MaxBody int64
+	// KeepAlive is the SSE keep-alive interval (0: 15 s; negative: off).
+	KeepAlive time.Duration
+	// CacheMaxAge is the card's Cache-Control max-age (default 5 min).
+	CacheMaxAge time.Duration
+	// Logger receives logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Handler serves the card and both HTTP bindings. Create it with New.
+type Handler struct {
+	opts     Options
+	jsonrpc  http.Handler
+	rest     http.Handler
+	rpcPath  string // JSON-RPC path without a trailing slash ("" for root)
+	restBase string // HTTP+JSON base path without a trailing slash
+	card     []byte
+	etag     string
+	modified time.Time
+}
+
+// New returns a Handler serving svc.
+func New(svc a2a.Service, opts *Options) (*Handler, error) {
+	h := &Handler{}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.Card == nil {
+		return nil, fmt.Errorf("a2ahttp: Options.Card is required")
+	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.Default()
+	}
+	if h.opts.CacheMaxAge == 0 {
+		h.opts.CacheMaxAge = 5 * time.Minute
+	}
+	card, err := a2a.Marshal(h.opts.Card)
+	if err != nil {
+		return nil, fmt.Errorf("a2ahttp: encoding the card: %w", err)
+	}
+	sum := sha256.Sum256(card)
+	h.card, h.etag, h.modified = card, `"`+hex.EncodeToString(sum[:16])+`"`, time.Now().UTC().Truncate(time.Second)
+	for _, in := range h.opts.Card.GetSupportedInterfaces() {
+		u, err := url.Parse(in.GetUrl())
+		if err != nil {
+			return nil, fmt.Errorf("a2ahttp: interface URL %q: %w", in.GetUrl(), err)
+		}
+		p := strings.TrimSuffix(u.Path, "/")
+		switch in.GetProtocolBinding() {
+		case a2a.BindingJSONRPC:
+			h.rpcPath = p
+		case a2a.BindingHTTPJSON:
+			h.restBase = p
+		}
+	}
+	h.jsonrpc = jsonrpc.NewHandler(svc, &jsonrpc.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger})
+	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, &rest.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger}))
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == CardPath {
+		h.serveCard(w, r)
+		return
+	}
+	r = h.authenticate(r)
+	// JSON-RPC is served at its URL with or without a trailing slash
+	// (the official TCK adds one, brief-004).
+	if r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath {
+		h.jsonrpc.ServeHTTP(w, r)
+		return
+	}
+	h.rest.ServeHTTP(w, r)
+}
+
+// serveCard serves the public card with HTTP caching headers (brief §8.9).
+func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(h.opts.CacheMaxAge.Seconds())))
+	hd.Set("ETag", h.etag)
+	hd.Set("Last-Modified", h.modified.Format(http.TimeFormat))
+	if match := r.Header.Get("If-None-Match"); match != "" {
+		for _, tag := range strings.Split(match, ",") {
+			if t := strings.TrimSpace(tag); t == h.etag || t == "*" || t == "W/"+h.etag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+	} else if since, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !h.modified.After(since) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hd.Set("Content-Type", "application/json")
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(h.card)
+}
+
+// authenticate resolves a bearer token to a principal and records it in the
+// call's CallInfo. It never rejects by itself: the core decides, so that
+// the rejection is the same on every binding.
+func (h *Handler) authenticate(r *http.Request) *http.Request {
+	ci := &a2a.CallInfo{}
+	if len(h.opts.Tokens) > 0 {
+		auth := r.Header.Get("Authorization")
+		if scheme, tok, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			ci.Principal = h.lookup(strings.TrimSpace(tok))
+		}
+	}
+	return r.WithContext(a2a.WithCallInfo(r.Context(), ci))
+}
+
+// lookup compares the token with every configured one in constant time.
+func (h *Handler) lookup(tok string) string {
+	name := ""
+	for t, n := range h.opts.Tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			name = n
+		}
+	}
+	return name
+}

@@ -1,0 +1,172 @@
+// Package agents holds Parley's built-in agents: Echo, a minimal example,
+// and Conformance, the test agent that checkers and interop tests drive
+// (DESIGN, "The conformance agent").
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/server"
+)
+
+// Echo answers every message with a completed task whose one artifact
+// ("echo") repeats the message's text parts.
+func Echo() server.Agent {
+	return server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		if err := em.Artifact(a2a.TextArtifact("echo", a2a.JoinText(req.Message.GetParts()))); err != nil {
+			return err
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	})
+}
+
+// Conformance is the conformance agent. Its behaviour is keyed on the
+// first text part of the message, trimmed:
+//
+//	message          a direct Message reply "pong", no task
+//	input-required   parks in INPUT_REQUIRED; a follow-up completes it,
+//	                 echoing the follow-up's text
+//	auth-required    parks in AUTH_REQUIRED
+//	reject, fail     ends REJECTED or FAILED with a status message
+//	stream N         N chunks "chunk 0".."chunk N-1" of artifact "stream",
+//	                 then COMPLETED
+//	slow MS          WORKING, waits MS milliseconds (ends when canceled),
+//	                 then completes with the echo artifact
+//	append-unknown   an append to an artifact never sent, then COMPLETED
+//	anything else    WORKING, artifact "echo" with the text, COMPLETED
+//
+// A messageId starting with "test-resubscribe-message-id" behaves like
+// "slow 4000".
+func Conformance() server.Agent {
+	return server.AgentFunc(conformance)
+}
+
+func conformance(ctx context.Context, req *server.Request, em *server.Emitter) error {
+	text := strings.TrimSpace(a2a.FirstText(req.Message))
+	if req.Task != nil && req.Task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+		return echo(em, text) // the follow-up the task asked for
+	}
+	if strings.HasPrefix(req.Message.GetMessageId(), "test-resubscribe-message-id") {
+		return slow(ctx, em, text, 4000*time.Millisecond)
+	}
+	word, arg, _ := strings.Cut(text, " ")
+	switch word {
+	case "message":
+		return em.Reply(a2a.AgentMessage("pong"))
+	case "input-required":
+		return em.StatusText(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "more input is required: send a follow-up message on this task")
+	case "auth-required":
+		return em.StatusText(a2a.TaskState_TASK_STATE_AUTH_REQUIRED, "authorization is required to continue")
+	case "reject":
+		return em.StatusText(a2a.TaskState_TASK_STATE_REJECTED, "the agent rejected the task")
+	case "fail":
+		return em.StatusText(a2a.TaskState_TASK_STATE_FAILED, "the agent failed the task on request")
+	case "stream":
+		n, err := strconv.Atoi(strings.TrimSpace(arg))
+		if err != nil || n < 0 {
+			break
+		}
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			chunk := a2a.TextArtifact("stream", fmt.Sprintf("chunk %d", i))
+			if err := em.Chunk(chunk, i > 0, i == n-1); err != nil {
+				return err
+			}
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	case "slow":
+		ms, err := strconv.Atoi(strings.TrimSpace(arg))
+		if err != nil || ms < 0 {
+			break
+		}
+		return slow(ctx, em, text, time.Duration(ms)*time.Millisecond)
+	case "append-unknown":
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		if err := em.Chunk(a2a.TextArtifact("never-sent", "appended"), true, true); err != nil {
+			return err
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	}
+	return echo(em, text)
+}
+
+// echo completes the task with an "echo" artifact holding text.
+func echo(em *server.Emitter, text string) error {
+	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+		return err
+	}
+	if err := em.Artifact(a2a.TextArtifact("echo", text)); err != nil {
+		return err
+	}
+	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+}
+
+// slow works for d (returning early when canceled), then echoes.
+func slow(ctx context.Context, em *server.Emitter, text string, d time.Duration) error {
+	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil // canceled: the core already recorded it
+	case <-t.C:
+	}
+	if err := em.Artifact(a2a.TextArtifact("echo", text)); err != nil {
+		return err
+	}
+	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+}
+
+// Card returns the agent card of a built-in agent ("echo" or
+// "conformance") for the given interfaces. Both declare streaming and push
+// notifications, one skill, and text/plain in and out.
+func Card(kind string, interfaces []*a2a.AgentInterface) (*a2a.AgentCard, error) {
+	yes := true
+	card := &a2a.AgentCard{
+		SupportedInterfaces: interfaces,
+		Version:             "1.0.0",
+		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes, PushNotifications: &yes},
+		DefaultInputModes:   []string{"text/plain"},
+		DefaultOutputModes:  []string{"text/plain"},
+		Provider:            &a2a.AgentProvider{Organization: "Parley", Url: "https://parley.dev"},
+	}
+	switch kind {
+	case "echo":
+		card.Name = "Parley echo agent"
+		card.Description = "Answers every message with a task whose artifact repeats the message's text."
+		card.Skills = []*a2a.AgentSkill{{Id: "echo", Name: "Echo", Description: "Repeats the text it receives.", Tags: []string{"echo", "test"}}}
+	case "conformance":
+		card.Name = "Parley conformance agent"
+		card.Description = "A test agent whose behaviour is chosen by the first word of the message: message, input-required, auth-required, reject, fail, stream N, slow MS, append-unknown; anything else is echoed."
+		card.Skills = []*a2a.AgentSkill{{Id: "echo", Name: "Echo", Description: "Repeats the text it receives, or follows one of the test commands.",
+			Tags: []string{"echo", "conformance", "test"}, Examples: []string{"hello", "stream 3", "input-required", "slow 2000"}}}
+	default:
+		return nil, fmt.Errorf("agents: unknown agent %q (want echo or conformance)", kind)
+	}
+	return card, nil
+}
+
+// ByName returns a built-in agent by name.
+func ByName(kind string) (server.Agent, error) {
+	switch kind {
+	case "echo":
+		return Echo(), nil
+	case "conformance":
+		return Conformance(), nil
+	}
+	return nil, fmt.Errorf("agents: unknown agent %q (want echo or conformance)", kind)
+}

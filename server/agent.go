@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"parley.dev/parley/a2a"
+)
+
+// Agent is the user code behind an A2A server. Execute is called once per
+// accepted client message, in its own goroutine, and reports its work through
+// the Emitter: a direct reply, or status updates and artifact chunks of the
+// task.
+//
+// When Execute returns, the task must be in a terminal state (COMPLETED,
+// FAILED, CANCELED, REJECTED) or an interrupted one (INPUT_REQUIRED,
+// AUTH_REQUIRED), or the agent must have called Emitter.Detach to go on in
+// the background. Otherwise the core ends the task FAILED with a status
+// message saying why; a returned error or a panic does the same. No task
+// stays WORKING forever because an agent forgot it.
+//
+// ctx is canceled when the task is canceled (context.Cause is ErrCanceled)
+// or the server shuts down; it is not tied to the client's connection.
+type Agent interface {
+	Execute(ctx context.Context, req *Request, em *Emitter) error
+}
+
+// AgentFunc adapts a function to the Agent interface.
+type AgentFunc func(ctx context.Context, req *Request, em *Emitter) error
+
+// Execute calls f.
+func (f AgentFunc) Execute(ctx context.Context, req *Request, em *Emitter) error {
+	return f(ctx, req, em)
+}
+
+// Request is what an agent receives for one client message. The agent owns
+// it and may keep it.
+type Request struct {
+	// Message is the client's message, with taskId and contextId set.
+	Message *a2a.Message
+	// Task is the task as it was before this message (its history already
+	// holds Message), or nil when the message starts a new task.
+	Task *a2a.Task
+	// TaskID and ContextID identify the task this message belongs to. For a
+	// new task they are minted by the server; the task itself only exists
+	// once the agent emits its first status or artifact update.
+	TaskID, ContextID string
+	// Principal is the authenticated caller, "" when authentication is off.
+	Principal string
+	// Extensions are the extension URIs activated for this request.
+	Extensions []string
+	// Configuration is the client's send configuration (may be nil).
+	Configuration *a2a.SendMessageConfiguration
+	// Metadata is the request's metadata (may be nil).
+	Metadata *structpb.Struct
+}
+
+// Errors an Emitter returns.
+var (
+	// ErrTaskClosed: the task is already terminal (for example it was
+	// canceled), so nothing more can be emitted.
+	ErrTaskClosed = errors.New("server: task is in a terminal state")
+	// ErrExecutionEnded: Execute returned without Detach; the emitter is
+	// no longer valid.
+	ErrExecutionEnded = errors.New("server: agent execution has ended")
+	// ErrReplyNotFirst: a direct Message reply is only allowed as the
+	// agent's first and only output (brief §3.1.2).
+	ErrReplyNotFirst = errors.New("server: a direct reply must be the agent's only output")
+	// ErrCanceled is the cause of an agent's context when its task is
+	// canceled.
+	ErrCanceled = errors.New("server: task canceled")
+	// ErrShutdown is the cause of an agent's context when the server
+	// stops.
+	ErrShutdown = errors.New("server: shutting down")
+)
+
+// Emitter is how an agent reports its work. The core validates every event,
+// stores it, and only then sends it to the task's subscribers, in order.
+// Its methods may be called from several goroutines.
+type Emitter struct {
+	r  *run
+	ex *execution
+}
+
+// Reply answers the message with a direct Message and no task. It must be
+// the only thing the agent emits.
+func (e *Emitter) Reply(m *a2a.Message) error {
+	return e.r.emit(e.ex, event{reply: m})
+}
+
+// Status moves the task to state, with an optional status message (an
+// agent message; its ids are filled in when empty).
+func (e *Emitter) Status(state a2a.TaskState, m *a2a.Message) error {
+	return e.r.emit(e.ex, event{state: state, message: m})
+}
+
+// StatusText is Status with a one-part text message (none when text is "").
+func (e *Emitter) StatusText(state a2a.TaskState, text string) error {
+	var m *a2a.Message
+	if text != "" {
+		m = a2a.AgentMessage(text)
+	}
+	return e.Status(state, m)
+}
+
+// Artifact emits a complete artifact (or replaces one with the same id).
+func (e *Emitter) Artifact(a *a2a.Artifact) error {
+	return e.Chunk(a, false, true)
+}
+
+// Chunk emits part of an artifact: with appendTo, its parts are added to
+// the artifact with the same id (one that was never sent starts a new
+// artifact, DESIGN B11); lastChunk marks the artifact's final chunk.
+func (e *Emitter) Chunk(a *a2a.Artifact, appendTo, lastChunk bool) error {
+	return e.r.emit(e.ex, event{artifact: a, append: appendTo, lastChunk: lastChunk})
+}
+
+// Detach tells the core that the work goes on after Execute returns: the
+// Emitter stays valid until the task reaches a terminal state, and the
+// agent's context stays alive until then (or until cancel or shutdown).
+func (e *Emitter) Detach() {
+	e.r.detach(e.ex)
+}

@@ -1,0 +1,314 @@
+// Package server is Parley's binding-free A2A core: it implements the eleven
+// operations of a2a.Service with the exact semantics of the specification,
+// owns the task lifecycle, validation, protocol versions, idempotent resends,
+// authorization scoping and event fan-out, and runs the user's Agent.
+//
+// Bindings (packages jsonrpc, rest) only translate between their wire format
+// and a2a.Service; every rule lives here, so all bindings behave the same.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/memstore"
+)
+
+// Options configure a Server. The zero value of every field means its
+// default.
+type Options struct {
+	// Card is the public agent card. Its capabilities gate operations
+	// (brief §3.3.4) and its extensions decide which are required.
+	// Required.
+	Card *a2a.AgentCard
+	// ExtendedCard is served by GetExtendedAgentCard to authenticated
+	// callers when Card declares capabilities.extendedAgentCard.
+	ExtendedCard *a2a.AgentCard
+	// Agent does the work. Required.
+	Agent Agent
+	// Store keeps tasks; default an in-memory store.
+	Store taskstore.Store
+	// RequireAuth makes every operation need an authenticated principal
+	// (CallInfo.Principal). Callers are scoped to their own tasks either
+	// way (DESIGN B12); without authentication all share one scope.
+	RequireAuth bool
+	// Logger receives structured logs; default slog.Default().
+	Logger *slog.Logger
+	// IdempotencyWindow is how long a messageId is remembered for
+	// idempotent resends (DESIGN B14); default 24 h.
+	IdempotencyWindow time.Duration
+	// Retention removes terminal tasks whose status is older than this;
+	// 0 keeps them forever.
+	Retention time.Duration
+	// SubscriberBuffer is how many events a stream reader may fall behind
+	// before it is cut off; default 256.
+	SubscriberBuffer int
+	// CursorKey signs ListTasks page tokens; default a random key (tokens
+	// then do not survive a restart).
+	CursorKey []byte
+	// Now returns the current time; default time.Now (tests replace it).
+	Now func() time.Time
+}
+
+// Server is the A2A core. It implements a2a.Service. Create it with New and
+// stop it with Close.
+type Server struct {
+	opts  Options
+	card  *a2a.AgentCard
+	agent Agent
+	store taskstore.Store
+	log   *slog.Logger
+	now   func() time.Time
+
+	base     context.Context // parent of every agent execution
+	stop     context.CancelCauseFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+
+	mu       sync.Mutex
+	runs     map[string]*run           // live tasks, by id
+	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
+}
+
+var _ a2a.Service = (*Server)(nil)
+
+// New returns a server. It checks the options, and moves every task whose
+// execution was lost (SUBMITTED or WORKING in the store, left by a crash) to
+// FAILED with a status message saying why.
+func New(opts *Options) (*Server, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Card == nil {
+		return nil, errors.New("server: Options.Card is required")
+	}
+	if o.Agent == nil {
+		return nil, errors.New("server: Options.Agent is required")
+	}
+	if v := a2a.CheckRequired(o.Card); len(v) > 0 {
+		return nil, fmt.Errorf("server: invalid agent card: %s: %s", v[0].Field, v[0].Description)
+	}
+	if o.Store == nil {
+		o.Store = memstore.New()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.IdempotencyWindow <= 0 {
+		o.IdempotencyWindow = 24 * time.Hour
+	}
+	if o.SubscriberBuffer <= 0 {
+		o.SubscriberBuffer = 256
+	}
+	if len(o.CursorKey) == 0 {
+		o.CursorKey = []byte(a2a.NewID() + a2a.NewID())
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{
+		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
+		runs: map[string]*run{}, inflight: map[msgKey]chan struct{}{},
+	}
+	s.base, s.stop = context.WithCancelCause(context.Background())
+	if err := s.recover(context.Background()); err != nil {
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.sweep()
+	return s, nil
+}
+
+// recover fails tasks whose execution was lost in a crash.
+func (s *Server) recover(ctx context.Context) error {
+	lost, err := s.store.ListActive(ctx)
+	if err != nil {
+		return fmt.Errorf("server: listing unfinished tasks: %w", err)
+	}
+	for _, st := range lost {
+		t := st.Task
+		msg := a2a.AgentMessage("the task's execution was lost: the server stopped before the task finished")
+		msg.TaskId, msg.ContextId = t.Id, t.ContextId
+		t.Status = &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED, Message: msg, Timestamp: a2a.Timestamp(s.now())}
+		t.History = append(t.History, msg)
+		if err := s.store.UpdateTask(ctx, st.Scope, t); err != nil {
+			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
+		}
+		s.log.Warn("task execution lost in a restart: marked FAILED", "task", t.Id)
+	}
+	return nil
+}
+
+// sweep applies the retention and idempotency windows periodically.
+func (s *Server) sweep() {
+	defer s.wg.Done()
+	every := time.Minute
+	if r := s.opts.Retention; r > 0 && r/10 < every {
+		every = max(r/10, time.Second)
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.base.Done():
+			return
+		case <-tick.C:
+		}
+		ctx := s.base
+		now := s.now()
+		if r := s.opts.Retention; r > 0 {
+			if n, err := s.store.DeleteFinished(ctx, now.Add(-r)); err != nil {
+				s.log.Error("retention sweep failed", "err", err)
+			} else if n > 0 {
+				s.log.Info("retention: removed finished tasks", "count", n)
+			}
+		}
+		if _, err := s.store.DeleteMessagesBefore(ctx, now.Add(-s.opts.IdempotencyWindow)); err != nil {
+			s.log.Error("idempotency sweep failed", "err", err)
+		}
+	}
+}
+
+// Card returns the public agent card. The caller must not modify it.
+func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// Close stops the server: running agents see their context canceled with
+// cause ErrShutdown, and Close waits for them (up to ctx's deadline). Tasks
+// they leave unfinished end FAILED. The store is not closed.
+func (s *Server) Close(ctx context.Context) error {
+	s.stopOnce.Do(func() { s.stop(ErrShutdown) })
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call is what every operation learns about its caller.
+type call struct {
+	info  *a2a.CallInfo
+	scope taskstore.Scope
+}
+
+// begin runs the checks common to every operation, in this order:
+// authentication, protocol version (DESIGN B7), required extensions. It
+// returns the caller's scope for the tenant.
+func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
+	ci := a2a.CallInfoFrom(ctx)
+	if ci == nil {
+		ci = &a2a.CallInfo{}
+	}
+	if s.opts.RequireAuth && ci.Principal == "" {
+		return call{}, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: send a bearer token in the Authorization header")
+	}
+	if err := checkVersion(ci.Version); err != nil {
+		return call{}, err
+	}
+	if err := s.activateExtensions(ci); err != nil {
+		return call{}, err
+	}
+	return call{info: ci, scope: taskstore.Scope{Tenant: tenant, Owner: ci.Principal}}, nil
+}
+
+// SupportedVersions are the protocol versions this server serves.
+var SupportedVersions = []string{a2a.ProtocolVersion}
+
+// checkVersion applies DESIGN B7: compare Major.Minor, ignore a patch, and
+// treat a missing or empty version as 0.3 (brief §9.2), which is not served.
+func checkVersion(v string) error {
+	v = strings.TrimSpace(v)
+	asked := v
+	if v == "" {
+		asked = "0.3"
+	}
+	mm := asked
+	if parts := strings.Split(asked, "."); len(parts) >= 2 {
+		mm = parts[0] + "." + parts[1]
+	}
+	for _, sv := range SupportedVersions {
+		if mm == sv {
+			return nil
+		}
+	}
+	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s", asked, strings.Join(SupportedVersions, ", "))
+	if v == "" {
+		msg = fmt.Sprintf("no A2A-Version given, which means 0.3; this server supports only %s: send the header A2A-Version: %s",
+			strings.Join(SupportedVersions, ", "), a2a.ProtocolVersion)
+	}
+	e := a2a.NewError(a2a.CodeVersionNotSupported, "%s", msg)
+	return e.WithMeta("supportedVersions", strings.Join(SupportedVersions, ",")).WithMeta("requestedVersion", asked)
+}
+
+// activateExtensions checks required extensions and records which requested
+// extensions the agent declares (they are echoed back, brief §9.3).
+func (s *Server) activateExtensions(ci *a2a.CallInfo) error {
+	declared := s.card.GetCapabilities().GetExtensions()
+	var missing []string
+	for _, ext := range declared {
+		if ext.GetRequired() && !contains(ci.Extensions, ext.GetUri()) {
+			missing = append(missing, ext.GetUri())
+		}
+	}
+	if len(missing) > 0 {
+		e := a2a.NewError(a2a.CodeExtensionSupportRequired,
+			"the agent requires these extensions; activate them with the A2A-Extensions header: %s", strings.Join(missing, ", "))
+		return e.WithMeta("extensions", strings.Join(missing, ","))
+	}
+	ci.Activated = ci.Activated[:0]
+	for _, uri := range ci.Extensions {
+		for _, ext := range declared {
+			if ext.GetUri() == uri && !contains(ci.Activated, uri) {
+				ci.Activated = append(ci.Activated, uri)
+			}
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// streaming reports whether the card declares streaming.
+func (s *Server) streaming() bool { return s.card.GetCapabilities().GetStreaming() }
+
+// pushEnabled reports whether the card declares push notifications.
+func (s *Server) pushEnabled() bool { return s.card.GetCapabilities().GetPushNotifications() }
+
+func taskNotFound(id string) error {
+	return a2a.NewError(a2a.CodeTaskNotFound, "task %q not found", id).WithMeta("taskId", id)
+}
+
+// withHistory returns a copy of t limited to the last n history messages
+// (DESIGN B4: nil means all, 0 means none).
+func withHistory(t *a2a.Task, n *int32, owned bool) *a2a.Task {
+	if !owned {
+		t = proto.Clone(t).(*a2a.Task)
+	}
+	if n != nil {
+		if *n == 0 {
+			t.History = nil
+		} else if int(*n) < len(t.History) {
+			t.History = t.History[len(t.History)-int(*n):]
+		}
+	}
+	return t
+}

@@ -1,0 +1,725 @@
+// Package sqlitestore is a durable taskstore.Store kept in one SQLite file,
+// using the pure-Go driver modernc.org/sqlite (no cgo).
+//
+// The database runs in WAL mode with synchronous=FULL: once a write method
+// returns, its change is on disk and survives the process being killed or
+// the machine losing power. Writes go through a single connection, so
+// writers queue in Go instead of failing with SQLITE_BUSY; reads use a
+// separate pool of connections and run in parallel with each other and
+// with the writer.
+//
+// ListTasks pages with keyset conditions on (status_ms, id) over an index
+// that matches each filter, so finding a page never scans the table. The
+// exact total it reports is a COUNT over the same index range, so its cost
+// grows with the number of matching tasks (an index-only scan, no row
+// decoding).
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// SchemaVersion is the schema version this package writes, kept in the
+// database's PRAGMA user_version. Open upgrades older files and refuses
+// newer ones.
+const SchemaVersion = 1
+
+// deleteBatch bounds how many rows one cleanup transaction removes, so that
+// a large cleanup does not hold the writer for long.
+const deleteBatch = 500
+
+// Store is a taskstore.Store backed by an SQLite database file. Create one
+// with Open; it is safe for concurrent use.
+type Store struct {
+	writer *sql.DB // one connection: every write goes through it
+	reader *sql.DB // a pool of query_only connections
+
+	stmts []*sql.Stmt // every prepared statement, for Close
+
+	createTask, updateTask, getTask *sql.Stmt
+	listActive                      *sql.Stmt
+	deleteFinished                  *sql.Stmt
+	putConfig, getConfig            *sql.Stmt
+	listConfigs, deleteConfig       *sql.Stmt
+	taskInScope                     *sql.Stmt
+	getMessage, setReply            *sql.Stmt
+	insertMessage, getMessageW      *sql.Stmt // getMessageW runs on the writer
+	deleteMessages                  *sql.Stmt
+	list                            [16]*sql.Stmt // by listFilter
+	count                           [8]*sql.Stmt  // by listFilter without after
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ taskstore.Store = (*Store)(nil)
+
+// Open opens or creates the database at path and brings its schema up to
+// date. path must name a file; in-memory databases are not supported (use
+// package memstore instead).
+func Open(path string) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlitestore: %q is not a plain file path", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %w", err)
+	}
+	// A file: URI keeps characters such as '?' and '#' in the path intact.
+	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+
+	s := &Store{}
+	s.writer, err = sql.Open("sqlite", base+"?_pragma=busy_timeout(10000)"+
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %w", err)
+	}
+	s.writer.SetMaxOpenConns(1)
+	s.writer.SetMaxIdleConns(1)
+	s.writer.SetConnMaxLifetime(0)
+	s.writer.SetConnMaxIdleTime(0)
+	if err := s.setUp(); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+
+	n := max(4, runtime.GOMAXPROCS(0))
+	s.reader, err = sql.Open("sqlite", base+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	if err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("sqlitestore: %w", err)
+	}
+	s.reader.SetMaxOpenConns(n)
+	s.reader.SetMaxIdleConns(n)
+	s.reader.SetConnMaxLifetime(0)
+	s.reader.SetConnMaxIdleTime(0)
+	if err := s.prepare(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// setUp checks the journal mode and creates or upgrades the schema.
+func (s *Store) setUp() error {
+	ctx := context.Background()
+	var mode string
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, want wal", mode)
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("schema version %d is newer than this program's %d", version, SchemaVersion)
+	}
+	for v := version; v < SchemaVersion; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+	}
+	if version != SchemaVersion {
+		// PRAGMA does not take parameters; the value is a constant.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// migrations[v] upgrades a version v database to version v+1.
+var migrations = [][]string{
+	0: {
+		`CREATE TABLE tasks (
+			id         TEXT PRIMARY KEY,
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			context_id TEXT NOT NULL,
+			state      INTEGER NOT NULL,
+			status_ms  INTEGER NOT NULL,
+			data       BLOB NOT NULL
+		)`,
+		`CREATE INDEX tasks_by_time ON tasks (tenant, owner, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_context ON tasks (tenant, owner, context_id, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_state ON tasks (tenant, owner, state, status_ms DESC, id DESC)`,
+		// For ListActive and DeleteFinished, which look across scopes.
+		`CREATE INDEX tasks_by_state_all ON tasks (state, status_ms)`,
+		`CREATE TABLE push_configs (
+			tenant  TEXT NOT NULL,
+			owner   TEXT NOT NULL,
+			task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			id      TEXT NOT NULL,
+			data    BLOB NOT NULL,
+			PRIMARY KEY (task_id, id)
+		)`,
+		`CREATE TABLE messages (
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			message_id TEXT NOT NULL,
+			digest     TEXT NOT NULL,
+			task_id    TEXT NOT NULL,
+			reply      BLOB,
+			created_ms INTEGER NOT NULL,
+			PRIMARY KEY (tenant, owner, message_id)
+		)`,
+		`CREATE INDEX messages_by_created ON messages (created_ms)`,
+	},
+}
+
+// listFilter says which optional conditions a ListTasks query has. Its
+// value indexes the prepared list and count statements.
+type listFilter uint8
+
+const (
+	withContext listFilter = 1 << iota
+	withState
+	withSince
+	withAfter
+)
+
+func filterOf(q taskstore.ListQuery) listFilter {
+	var f listFilter
+	if q.ContextID != "" {
+		f |= withContext
+	}
+	if q.State != a2a.TaskState_TASK_STATE_UNSPECIFIED {
+		f |= withState
+	}
+	if !q.Since.IsZero() {
+		f |= withSince
+	}
+	if q.After != nil {
+		f |= withAfter
+	}
+	return f
+}
+
+// where returns the WHERE clause for f. args must produce the arguments in
+// the same order.
+func (f listFilter) where() string {
+	w := "tenant = ? AND owner = ?"
+	if f&withContext != 0 {
+		w += " AND context_id = ?"
+	}
+	if f&withState != 0 {
+		w += " AND state = ?"
+	}
+	if f&withSince != 0 {
+		w += " AND status_ms >= ?"
+	}
+	if f&withAfter != 0 {
+		w += " AND (status_ms, id) < (?, ?)"
+	}
+	return w
+}
+
+func (f listFilter) args(sc taskstore.Scope, q taskstore.ListQuery) []any {
+	a := []any{sc.Tenant, sc.Owner}
+	if f&withContext != 0 {
+		a = append(a, q.ContextID)
+	}
+	if f&withState != 0 {
+		a = append(a, int32(q.State))
+	}
+	if f&withSince != 0 {
+		a = append(a, order.CeilMillis(q.Since))
+	}
+	if f&withAfter != 0 {
+		a = append(a, order.FloorMillis(q.After.Time), q.After.ID)
+	}
+	return a
+}
+
+// listSQL returns the page query for f; its last argument is the row limit.
+func listSQL(f listFilter) string {
+	return "SELECT data FROM tasks WHERE " + f.where() + " ORDER BY status_ms DESC, id DESC LIMIT ?"
+}
+
+// countSQL returns the total query for f, which must not have withAfter.
+func countSQL(f listFilter) string {
+	return "SELECT count(*) FROM tasks WHERE " + f.where()
+}
+
+func stateList(states []a2a.TaskState) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = fmt.Sprint(int32(st))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *Store) prepare() error {
+	var err error
+	prep := func(db *sql.DB, query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = db.Prepare(query)
+		if err != nil {
+			err = fmt.Errorf("prepare %q: %w", query, err)
+			return nil
+		}
+		s.stmts = append(s.stmts, st)
+		return st
+	}
+	w, r := s.writer, s.reader
+
+	s.createTask = prep(w, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+	s.updateTask = prep(w, `UPDATE tasks SET context_id = ?, state = ?, status_ms = ?, data = ?
+		WHERE id = ? AND tenant = ? AND owner = ?`)
+	s.getTask = prep(r, `SELECT data FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+	s.listActive = prep(r, `SELECT tenant, owner, data FROM tasks WHERE state IN (`+stateList(order.Active)+`)`)
+	s.deleteFinished = prep(w, `DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks
+		WHERE state IN (`+stateList(order.Terminal)+`) AND status_ms < ? LIMIT `+fmt.Sprint(deleteBatch)+`)`)
+
+	// The configuration takes its tenant and owner from the task row, and
+	// is written only if that row is in the caller's scope.
+	s.putConfig = prep(w, `INSERT INTO push_configs (tenant, owner, task_id, id, data)
+		SELECT tenant, owner, id, ?, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
+		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data`)
+	s.getConfig = prep(r, `SELECT data FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	// One row with a NULL config when the task has none; no row when the
+	// task is not in the scope.
+	s.listConfigs = prep(r, `SELECT p.id IS NOT NULL, p.data FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
+		WHERE t.id = ? AND t.tenant = ? AND t.owner = ? ORDER BY p.id`)
+	s.deleteConfig = prep(w, `DELETE FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	s.taskInScope = prep(r, `SELECT 1 FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+
+	s.insertMessage = prep(w, `INSERT INTO messages (tenant, owner, message_id, digest, task_id, reply, created_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+	const getMessage = `SELECT digest, task_id, reply, created_ms FROM messages
+		WHERE tenant = ? AND owner = ? AND message_id = ?`
+	s.getMessage = prep(r, getMessage)
+	s.getMessageW = prep(w, getMessage)
+	s.setReply = prep(w, `UPDATE messages SET reply = ? WHERE tenant = ? AND owner = ? AND message_id = ?`)
+	s.deleteMessages = prep(w, `DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages
+		WHERE created_ms < ? LIMIT `+fmt.Sprint(deleteBatch)+`)`)
+
+	for f := range listFilter(len(s.list)) {
+		s.list[f] = prep(r, listSQL(f))
+	}
+	for f := range listFilter(len(s.count)) {
+		s.count[f] = prep(r, countSQL(f))
+	}
+	return err
+}
+
+func marshal(m proto.Message) ([]byte, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: encode: %w", err)
+	}
+	if b == nil {
+		b = []byte{} // an empty message is an empty blob, not NULL
+	}
+	return b, nil
+}
+
+func unmarshalTask(b []byte) (*a2a.Task, error) {
+	t := new(a2a.Task)
+	if err := proto.Unmarshal(b, t); err != nil {
+		return nil, fmt.Errorf("sqlitestore: decode task: %w", err)
+	}
+	return t, nil
+}
+
+func wrap(op string, err error) error {
+	return fmt.Errorf("sqlitestore: %s: %w", op, err)
+}
+
+// CreateTask inserts t; the id must be new in the whole store.
+func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task) error {
+	if t.GetId() == "" {
+		return errors.New("sqlitestore: task has no id")
+	}
+	data, err := marshal(t)
+	if err != nil {
+		return err
+	}
+	res, err := s.createTask.ExecContext(ctx, t.Id, sc.Tenant, sc.Owner, t.ContextId,
+		int32(t.GetStatus().GetState()), order.StatusMillis(t), data)
+	if err != nil {
+		return wrap("create task", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("create task", err)
+	} else if n == 0 {
+		return taskstore.ErrExists
+	}
+	return nil
+}
+
+// UpdateTask replaces the task with t's id in the scope.
+func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task) error {
+	data, err := marshal(t)
+	if err != nil {
+		return err
+	}
+	res, err := s.updateTask.ExecContext(ctx, t.GetContextId(), int32(t.GetStatus().GetState()),
+		order.StatusMillis(t), data, t.GetId(), sc.Tenant, sc.Owner)
+	if err != nil {
+		return wrap("update task", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("update task", err)
+	} else if n == 0 {
+		return taskstore.ErrNotFound
+	}
+	return nil
+}
+
+// GetTask returns the task with the id in the scope.
+func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
+	var data []byte
+	err := s.getTask.QueryRowContext(ctx, id, sc.Tenant, sc.Owner).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("get task", err)
+	}
+	return unmarshalTask(data)
+}
+
+// ListTasks returns one page of the scope's tasks. The page and the total
+// are read in one read transaction, so they agree with each other.
+func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
+	limit := max(q.Limit, 1)
+	f := filterOf(q)
+	args := f.args(sc, q)
+
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	defer tx.Rollback()
+
+	var res taskstore.ListResult
+	countArgs := f &^ withAfter
+	if err := tx.StmtContext(ctx, s.count[countArgs]).QueryRowContext(ctx, countArgs.args(sc, q)...).Scan(&res.Total); err != nil {
+		return taskstore.ListResult{}, wrap("count tasks", err)
+	}
+
+	rows, err := tx.StmtContext(ctx, s.list[f]).QueryContext(ctx, append(args, limit+1)...)
+	if err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	defer rows.Close()
+	res.Tasks = make([]*a2a.Task, 0, min(limit, 64))
+	for rows.Next() {
+		if len(res.Tasks) == limit {
+			res.More = true
+			break
+		}
+		var data sql.RawBytes
+		if err := rows.Scan(&data); err != nil {
+			return taskstore.ListResult{}, wrap("list tasks", err)
+		}
+		t, err := unmarshalTask(data)
+		if err != nil {
+			return taskstore.ListResult{}, err
+		}
+		res.Tasks = append(res.Tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	return res, nil
+}
+
+// ListActive returns every SUBMITTED or WORKING task with its scope.
+func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
+	rows, err := s.listActive.QueryContext(ctx)
+	if err != nil {
+		return nil, wrap("list active tasks", err)
+	}
+	defer rows.Close()
+	var out []taskstore.ScopedTask
+	for rows.Next() {
+		var st taskstore.ScopedTask
+		var data sql.RawBytes
+		if err := rows.Scan(&st.Scope.Tenant, &st.Scope.Owner, &data); err != nil {
+			return nil, wrap("list active tasks", err)
+		}
+		if st.Task, err = unmarshalTask(data); err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list active tasks", err)
+	}
+	return out, nil
+}
+
+// deleteInBatches runs a batched DELETE until it removes nothing and
+// returns the number of rows removed.
+func deleteInBatches(ctx context.Context, st *sql.Stmt, arg any) (int, error) {
+	total := 0
+	for {
+		res, err := st.ExecContext(ctx, arg)
+		if err != nil {
+			return total, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+		if n < deleteBatch {
+			return total, nil
+		}
+	}
+}
+
+// DeleteFinished removes terminal tasks whose status timestamp is before
+// the given time; their push configurations go with them (ON DELETE
+// CASCADE). It works in batches, each its own transaction.
+func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
+	n, err := deleteInBatches(ctx, s.deleteFinished, order.CeilMillis(before))
+	if err != nil {
+		return n, wrap("delete finished tasks", err)
+	}
+	return n, nil
+}
+
+// PutPushConfig creates or replaces a configuration of a task in the
+// scope.
+func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig) error {
+	data, err := marshal(c)
+	if err != nil {
+		return err
+	}
+	res, err := s.putConfig.ExecContext(ctx, c.GetId(), data, c.GetTaskId(), sc.Tenant, sc.Owner)
+	if err != nil {
+		return wrap("put push config", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("put push config", err)
+	} else if n == 0 {
+		return taskstore.ErrNotFound
+	}
+	return nil
+}
+
+// GetPushConfig returns one configuration of a task in the scope.
+func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+	var data []byte
+	err := s.getConfig.QueryRowContext(ctx, taskID, id, sc.Tenant, sc.Owner).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("get push config", err)
+	}
+	c := new(a2a.TaskPushNotificationConfig)
+	if err := proto.Unmarshal(data, c); err != nil {
+		return nil, wrap("decode push config", err)
+	}
+	return c, nil
+}
+
+// ListPushConfigs returns a task's configurations ordered by id, or
+// ErrNotFound when the task is not in the scope.
+func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+	rows, err := s.listConfigs.QueryContext(ctx, taskID, sc.Tenant, sc.Owner)
+	if err != nil {
+		return nil, wrap("list push configs", err)
+	}
+	defer rows.Close()
+	found := false
+	out := []*a2a.TaskPushNotificationConfig{}
+	for rows.Next() {
+		found = true
+		var has bool
+		var data sql.RawBytes
+		if err := rows.Scan(&has, &data); err != nil {
+			return nil, wrap("list push configs", err)
+		}
+		if !has {
+			continue // the task has no configuration
+		}
+		c := new(a2a.TaskPushNotificationConfig)
+		if err := proto.Unmarshal(data, c); err != nil {
+			return nil, wrap("decode push config", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list push configs", err)
+	}
+	if !found {
+		return nil, taskstore.ErrNotFound
+	}
+	return out, nil
+}
+
+// DeletePushConfig removes one configuration of a task in the scope. A
+// missing configuration is not an error; a task outside the scope is
+// ErrNotFound.
+func (s *Store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) error {
+	res, err := s.deleteConfig.ExecContext(ctx, taskID, id, sc.Tenant, sc.Owner)
+	if err != nil {
+		return wrap("delete push config", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("delete push config", err)
+	} else if n > 0 {
+		return nil
+	}
+	var one int
+	err = s.taskInScope.QueryRowContext(ctx, taskID, sc.Tenant, sc.Owner).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return taskstore.ErrNotFound
+	}
+	if err != nil {
+		return wrap("delete push config", err)
+	}
+	return nil
+}
+
+// PutMessage records r if its id is new in the scope and returns
+// (nil, nil); otherwise it returns the existing record. The check and the
+// insert are one transaction.
+func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
+	var reply []byte
+	if r.Reply != nil {
+		var err error
+		if reply, err = marshal(r.Reply); err != nil {
+			return nil, err
+		}
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrap("put message", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.StmtContext(ctx, s.insertMessage).ExecContext(ctx, sc.Tenant, sc.Owner, r.MessageID,
+		r.Digest, r.TaskID, reply, r.Created.UnixMilli())
+	if err != nil {
+		return nil, wrap("put message", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, wrap("put message", err)
+	}
+	var old *taskstore.MessageRecord
+	if n == 0 {
+		// Read the existing record on the writer's own connection, inside
+		// the transaction, so that no cleanup can slip in between.
+		old, err = scanMessage(tx.StmtContext(ctx, s.getMessageW).QueryRowContext(ctx, sc.Tenant, sc.Owner, r.MessageID), r.MessageID)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, wrap("put message", err)
+	}
+	return old, nil
+}
+
+func scanMessage(row *sql.Row, id string) (*taskstore.MessageRecord, error) {
+	r := &taskstore.MessageRecord{MessageID: id}
+	var reply []byte
+	var created int64
+	err := row.Scan(&r.Digest, &r.TaskID, &reply, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("get message", err)
+	}
+	r.Created = time.UnixMilli(created)
+	if reply != nil {
+		r.Reply = new(a2a.Message)
+		if err := proto.Unmarshal(reply, r.Reply); err != nil {
+			return nil, wrap("decode message reply", err)
+		}
+	}
+	return r, nil
+}
+
+// GetMessage returns the record of a message id in the scope.
+func (s *Store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
+	return scanMessage(s.getMessage.QueryRowContext(ctx, sc.Tenant, sc.Owner, messageID), messageID)
+}
+
+// SetMessageReply stores the direct reply of a recorded message.
+func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
+	var data []byte
+	if reply != nil {
+		var err error
+		if data, err = marshal(reply); err != nil {
+			return err
+		}
+	}
+	res, err := s.setReply.ExecContext(ctx, data, sc.Tenant, sc.Owner, messageID)
+	if err != nil {
+		return wrap("set message reply", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("set message reply", err)
+	} else if n == 0 {
+		return taskstore.ErrNotFound
+	}
+	return nil
+}
+
+// DeleteMessagesBefore forgets the records created before the time, in
+// batches.
+func (s *Store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
+	n, err := deleteInBatches(ctx, s.deleteMessages, order.CeilMillis(before))
+	if err != nil {
+		return n, wrap("delete messages", err)
+	}
+	return n, nil
+}
+
+// Close closes the statements and connections. It may be called more than
+// once; later calls return the first call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for _, st := range s.stmts {
+			errs = append(errs, st.Close())
+		}
+		if s.reader != nil {
+			errs = append(errs, s.reader.Close())
+		}
+		// Closing the last connection checkpoints the WAL into the file.
+		errs = append(errs, s.writer.Close())
+		if err := errors.Join(errs...); err != nil {
+			s.closeErr = fmt.Errorf("sqlitestore: close: %w", err)
+		}
+	})
+	return s.closeErr
+}

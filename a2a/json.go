@@ -39,7 +39,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -189,10 +188,14 @@ type fieldInfo struct {
 	// always: write the field even when it is not populated (REQUIRED
 	// scalars, enums, lists and maps outside oneofs).
 	always bool
+	// enumNames holds the defined value names when the field (or its map
+	// value) is an enum; nil otherwise, and nil for google.protobuf.NullValue.
+	enumNames map[string]bool
 }
 
 type msgInfo struct {
-	fields  []fieldInfo // sorted by field number
+	fields  []fieldInfo           // sorted by field number
+	byName  map[string]*fieldInfo // JSON names and proto names, as protojson accepts them
 	wkt     wktKind
 	hasEnum bool // an enum field is reachable through non-WKT messages
 	isPart  bool
@@ -223,9 +226,35 @@ func infoFor(md protoreflect.MessageDescriptor) *msgInfo {
 		}
 	}
 	slices.SortFunc(info.fields, func(a, b fieldInfo) int { return cmp.Compare(a.fd.Number(), b.fd.Number()) })
+	info.byName = make(map[string]*fieldInfo, 2*len(info.fields))
+	for i := range info.fields {
+		f := &info.fields[i]
+		f.enumNames = enumNameSet(f.fd)
+		info.byName[string(f.fd.Name())] = f
+	}
+	for i := range info.fields { // JSON names win, as in protojson
+		f := &info.fields[i]
+		info.byName[f.jsonName] = f
+	}
 	info.hasEnum = reachesEnum(md, map[protoreflect.FullName]bool{})
 	v, _ := msgInfos.LoadOrStore(md, info)
 	return v.(*msgInfo)
+}
+
+func enumNameSet(fd protoreflect.FieldDescriptor) map[string]bool {
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	ed := fd.Enum()
+	if ed == nil || ed.FullName() == "google.protobuf.NullValue" {
+		return nil
+	}
+	vals := ed.Values()
+	names := make(map[string]bool, vals.Len())
+	for i := range vals.Len() {
+		names[string(vals.Get(i).Name())] = true
+	}
+	return names
 }
 
 func wktOf(md protoreflect.MessageDescriptor) wktKind {
@@ -313,7 +342,7 @@ func Unmarshal(b []byte, m proto.Message) error {
 	}
 	if infoFor(md).hasEnum {
 		s := enumScanner{b: b}
-		if err := s.message(md, nil); err != nil {
+		if err := s.message(md); err != nil {
 			proto.Reset(m)
 			return &DecodeError{Type: md.FullName(), Detail: cleanDetail(err.Error())}
 		}
@@ -440,12 +469,12 @@ func (s *enumScanner) skip() {
 	}
 }
 
-func (s *enumScanner) message(md protoreflect.MessageDescriptor, path []byte) error {
-	if s.peek() != '{' || !infoFor(md).hasEnum {
+func (s *enumScanner) message(md protoreflect.MessageDescriptor) *enumError {
+	info := infoFor(md)
+	if s.peek() != '{' || !info.hasEnum {
 		s.skip()
 		return nil
 	}
-	fds := md.Fields()
 	s.i++
 	for {
 		switch s.peek() {
@@ -457,25 +486,27 @@ func (s *enumScanner) message(md protoreflect.MessageDescriptor, path []byte) er
 			continue
 		}
 		raw, esc := s.str()
-		name := unescape(raw, esc)
+		var f *fieldInfo
+		if esc {
+			f = info.byName[unescape(raw, esc)]
+		} else {
+			f = info.byName[string(raw)] // no allocation for a map lookup
+		}
 		s.peek()
 		s.i++ // ':'
-		fd := fds.ByJSONName(name)
-		if fd == nil {
-			fd = fds.ByTextName(name)
-		}
-		if fd == nil {
+		if f == nil {
 			s.skip()
 			continue
 		}
-		p := appendPathName(path, fd.JSONName())
-		if err := s.field(fd, p); err != nil {
+		if err := s.field(f); err != nil {
+			err.prepend(f.jsonName)
 			return err
 		}
 	}
 }
 
-func (s *enumScanner) field(fd protoreflect.FieldDescriptor, path []byte) error {
+func (s *enumScanner) field(f *fieldInfo) *enumError {
+	fd := f.fd
 	switch {
 	case fd.IsMap():
 		if s.peek() != '{' {
@@ -495,10 +526,8 @@ func (s *enumScanner) field(fd protoreflect.FieldDescriptor, path []byte) error 
 			raw, esc := s.str()
 			s.peek()
 			s.i++ // ':'
-			p := append(path, '[')
-			p = strconv.AppendQuote(p, unescape(raw, esc))
-			p = append(p, ']')
-			if err := s.single(fd.MapValue(), p); err != nil {
+			if err := s.single(fd.MapValue(), f.enumNames); err != nil {
+				err.prepend("[" + strconv.Quote(unescape(raw, esc)) + "]")
 				return err
 			}
 		}
@@ -517,35 +546,64 @@ func (s *enumScanner) field(fd protoreflect.FieldDescriptor, path []byte) error 
 				s.i++
 				continue
 			}
-			if err := s.single(fd, appendPathIndex(path, n)); err != nil {
+			if err := s.single(fd, f.enumNames); err != nil {
+				err.prepend("[" + strconv.Itoa(n) + "]")
 				return err
 			}
 			n++
 		}
 	default:
-		return s.single(fd, path)
+		return s.single(fd, f.enumNames)
 	}
 }
 
-func (s *enumScanner) single(fd protoreflect.FieldDescriptor, path []byte) error {
+// single checks one value of kind fd.Kind(); names is the set of valid enum
+// names when fd is an enum.
+func (s *enumScanner) single(fd protoreflect.FieldDescriptor, names map[string]bool) *enumError {
 	switch fd.Kind() {
 	case protoreflect.EnumKind:
-		if s.peek() != '"' {
+		if s.peek() != '"' || names == nil {
 			s.skip()
 			return nil
 		}
 		raw, esc := s.str()
-		name := unescape(raw, esc)
-		ed := fd.Enum()
-		if ed.Values().ByName(protoreflect.Name(name)) == nil && ed.FullName() != "google.protobuf.NullValue" {
-			return fmt.Errorf("invalid value for enum field %s: %q", path, name)
+		if esc {
+			if name := unescape(raw, esc); !names[name] {
+				return &enumError{value: name}
+			}
+		} else if !names[string(raw)] {
+			return &enumError{value: string(raw)}
 		}
 		return nil
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return s.message(fd.Message(), path)
+		return s.message(fd.Message())
 	}
 	s.skip()
 	return nil
+}
+
+// enumError reports an undefined enum name. The path is collected while the
+// scanner unwinds, so nothing is allocated for valid input.
+type enumError struct {
+	value string
+	segs  []string // path segments, innermost first
+}
+
+func (e *enumError) prepend(seg string) { e.segs = append(e.segs, seg) }
+
+func (e *enumError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid value for enum field ")
+	for i := len(e.segs) - 1; i >= 0; i-- {
+		seg := e.segs[i]
+		if i < len(e.segs)-1 && seg[0] != '[' {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	b.WriteString(": ")
+	b.WriteString(strconv.Quote(e.value))
+	return b.String()
 }
 
 // ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 package sse
 
 import (
+	"errors"
 	"iter"
 	"net/http"
 	"strconv"
@@ -105,6 +106,7 @@ func (s *Writer) flush() {
 // (0 turns them off). It returns when the stream ends or a write fails.
 func Stream(w http.ResponseWriter, keepAlive time.Duration, first a2a.StreamEvent, next func() (a2a.StreamEvent, error, bool), enc Encoder) {
 	sw := NewWriter(w)
+	defer sw.close()
 	if keepAlive > 0 {
 		done := make(chan struct{})
 		defer close(done)
@@ -121,6 +123,19 @@ func Stream(w http.ResponseWriter, keepAlive time.Duration, first a2a.StreamEven
 			return
 		}
 	}
+}
+
+// errClosed is the state of a Writer whose handler has returned.
+var errClosed = errors.New("sse: stream closed")
+
+// close stops all writes: the response must not be touched once the
+// handler returns.
+func (s *Writer) close() {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = errClosed
+	}
+	s.mu.Unlock()
 }
 
 func (s *Writer) keepAlive(every time.Duration, done <-chan struct{}) {

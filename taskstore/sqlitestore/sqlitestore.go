@@ -315,12 +315,12 @@ func (s *Store) prepare() error {
 	s.taskInScope = prep(r, `SELECT 1 FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
 
 	s.insertMessage = prep(w, `INSERT INTO messages (tenant, owner, message_id, digest, task_id, reply, created_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-	const getMessage = `SELECT digest, task_id, reply, created_ms FROM messages
+		VALUES (?, ?, ?, ?, ?, `+replyParam+`, ?) ON CONFLICT DO NOTHING`)
+	const getMessage = `SELECT digest, task_id, reply IS NOT NULL, reply, created_ms FROM messages
 		WHERE tenant = ? AND owner = ? AND message_id = ?`
 	s.getMessage = prep(r, getMessage)
 	s.getMessageW = prep(w, getMessage)
-	s.setReply = prep(w, `UPDATE messages SET reply = ? WHERE tenant = ? AND owner = ? AND message_id = ?`)
+	s.setReply = prep(w, `UPDATE messages SET reply = `+replyParam+` WHERE tenant = ? AND owner = ? AND message_id = ?`)
 	s.deleteMessages = prep(w, `DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages
 		WHERE created_ms < ? LIMIT `+fmt.Sprint(deleteBatch)+`)`)
 
@@ -333,13 +333,15 @@ func (s *Store) prepare() error {
 	return err
 }
 
+// replyParam takes two arguments, whether there is a reply and its
+// encoding. The driver binds an empty []byte as NULL, so an empty reply
+// message is turned back into an empty blob here, apart from no reply.
+const replyParam = `CASE WHEN ? THEN coalesce(?, x'') END`
+
 func marshal(m proto.Message) ([]byte, error) {
 	b, err := proto.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: encode: %w", err)
-	}
-	if b == nil {
-		b = []byte{} // an empty message is an empty blob, not NULL
 	}
 	return b, nil
 }
@@ -624,7 +626,7 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 	}
 	defer tx.Rollback()
 	res, err := tx.StmtContext(ctx, s.insertMessage).ExecContext(ctx, sc.Tenant, sc.Owner, r.MessageID,
-		r.Digest, r.TaskID, reply, r.Created.UnixMilli())
+		r.Digest, r.TaskID, r.Reply != nil, reply, r.Created.UnixMilli())
 	if err != nil {
 		return nil, wrap("put message", err)
 	}
@@ -650,8 +652,9 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 func scanMessage(row *sql.Row, id string) (*taskstore.MessageRecord, error) {
 	r := &taskstore.MessageRecord{MessageID: id}
 	var reply []byte
+	var hasReply bool
 	var created int64
-	err := row.Scan(&r.Digest, &r.TaskID, &reply, &created)
+	err := row.Scan(&r.Digest, &r.TaskID, &hasReply, &reply, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, taskstore.ErrNotFound
 	}
@@ -659,7 +662,7 @@ func scanMessage(row *sql.Row, id string) (*taskstore.MessageRecord, error) {
 		return nil, wrap("get message", err)
 	}
 	r.Created = time.UnixMilli(created)
-	if reply != nil {
+	if hasReply {
 		r.Reply = new(a2a.Message)
 		if err := proto.Unmarshal(reply, r.Reply); err != nil {
 			return nil, wrap("decode message reply", err)
@@ -682,7 +685,7 @@ func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, message
 			return err
 		}
 	}
-	res, err := s.setReply.ExecContext(ctx, data, sc.Tenant, sc.Owner, messageID)
+	res, err := s.setReply.ExecContext(ctx, reply != nil, data, sc.Tenant, sc.Owner, messageID)
 	if err != nil {
 		return wrap("set message reply", err)
 	}

@@ -1,0 +1,381 @@
+package sqlitestore
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+var scope = taskstore.Scope{Tenant: "t", Owner: "o"}
+
+var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newTask(id string, state a2a.TaskState, ms int) *a2a.Task {
+	return &a2a.Task{
+		Id:        id,
+		ContextId: "ctx-" + id[len(id)-1:],
+		Status:    &a2a.TaskStatus{State: state, Timestamp: timestamppb.New(epoch.Add(time.Duration(ms) * time.Millisecond))},
+		History: []*a2a.Message{{MessageId: "m-" + id, Role: a2a.Role_ROLE_USER,
+			Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "hello " + id}}}}},
+	}
+}
+
+func TestReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []*a2a.Task
+	for i := range 20 {
+		tk := newTask(fmt.Sprintf("task-%02d", i), a2a.TaskState_TASK_STATE_WORKING, i)
+		want = append(want, tk)
+		if err := s.CreateTask(ctx, scope, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want[3].Status.State = a2a.TaskState_TASK_STATE_COMPLETED
+	if err := s.UpdateTask(ctx, scope, want[3]); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "task-05", Url: "https://h.example"}
+	if err := s.PutPushConfig(ctx, scope, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutMessage(ctx, scope, &taskstore.MessageRecord{MessageID: "m", Digest: "d", TaskID: "task-01", Created: epoch}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	for _, tk := range want {
+		got, err := s.GetTask(ctx, scope, tk.Id)
+		if err != nil {
+			t.Fatalf("GetTask(%s) after reopen: %v", tk.Id, err)
+		}
+		if !proto.Equal(got, tk) {
+			t.Errorf("task %s after reopen: %v, want %v", tk.Id, got, tk)
+		}
+	}
+	res, err := s.ListTasks(ctx, scope, taskstore.ListQuery{Limit: 5, State: a2a.TaskState_TASK_STATE_WORKING})
+	if err != nil || res.Total != 19 || len(res.Tasks) != 5 || !res.More || res.Tasks[0].Id != "task-19" {
+		t.Errorf("ListTasks after reopen: %+v, %v", res, err)
+	}
+	if got, err := s.GetPushConfig(ctx, scope, "task-05", "p"); err != nil || !proto.Equal(got, cfg) {
+		t.Errorf("GetPushConfig after reopen: %v, %v", got, err)
+	}
+	if got, err := s.GetMessage(ctx, scope, "m"); err != nil || got.Digest != "d" || !got.Created.Equal(epoch) {
+		t.Errorf("GetMessage after reopen: %+v, %v", got, err)
+	}
+	var version int
+	if err := s.reader.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != SchemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, SchemaVersion)
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	var mode string
+	var sync, fk int
+	if err := s.writer.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	if err := s.writer.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
+		t.Errorf("synchronous = %d, %v; want 2 (FULL)", sync, err)
+	}
+	if err := s.writer.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+		t.Errorf("foreign_keys = %d, %v; want 1", fk, err)
+	}
+	// Readers refuse to write.
+	if _, err := s.reader.Exec("DELETE FROM tasks"); err == nil {
+		t.Error("a reader connection accepted a write")
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writer.Exec(fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err := Open(path); err == nil {
+		s.Close()
+		t.Fatal("Open accepted a database with a newer schema version")
+	} else if !strings.Contains(err.Error(), "newer") {
+		t.Errorf("unexpected error: %v", err)
+	}
+}
+
+func TestOpenRejectsMemory(t *testing.T) {
+	for _, p := range []string{"", ":memory:", "file::memory:"} {
+		if s, err := Open(p); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", p)
+		}
+	}
+}
+
+func TestOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir?with#odd%chars")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "x.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateTask(t.Context(), scope, newTask("a1", a2a.TaskState_TASK_STATE_WORKING, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database not at the given path: %v", err)
+	}
+}
+
+// TestEmptyReply checks that an empty (but present) reply survives the
+// round trip as an empty message rather than as no reply.
+func TestEmptyReply(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := t.Context()
+	if _, err := s.PutMessage(ctx, scope, &taskstore.MessageRecord{MessageID: "m", Reply: &a2a.Message{}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetMessage(ctx, scope, "m")
+	if err != nil || got.Reply == nil {
+		t.Fatalf("GetMessage = %+v, %v; want an empty reply", got, err)
+	}
+	if err := s.SetMessageReply(ctx, scope, "m", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetMessage(ctx, scope, "m"); err != nil || got.Reply != nil {
+		t.Fatalf("GetMessage after clearing = %+v, %v; want no reply", got, err)
+	}
+	if err := s.SetMessageReply(ctx, scope, "m", &a2a.Message{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetMessage(ctx, scope, "m"); err != nil || got.Reply == nil {
+		t.Fatalf("GetMessage after SetMessageReply = %+v, %v; want an empty reply", got, err)
+	}
+}
+
+// TestQueryPlans checks on a populated database that every ListTasks
+// variant finds its page through an index, without a table scan or a
+// sort, and that the result is right.
+func TestQueryPlans(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := context.Background()
+	const n = 20000
+	fill(t, s, n, []taskstore.Scope{scope, {Tenant: "t", Owner: "other"}})
+
+	for f := range listFilter(len(s.list)) {
+		q := taskstore.ListQuery{ContextID: "ctx-3", State: a2a.TaskState_TASK_STATE_WORKING,
+			Since: epoch, After: &taskstore.Cursor{Time: epoch.Add(time.Hour), ID: "x"}}
+		countF := f &^ withAfter
+		for _, c := range []struct {
+			query string
+			args  []any
+		}{
+			{listSQL(f), append(f.args(scope, q), 51)},
+			{countSQL(countF), countF.args(scope, q)},
+		} {
+			query, args := c.query, c.args
+			rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", query, err)
+			}
+			var plan []string
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			p := strings.Join(plan, "; ")
+			if !strings.Contains(p, "USING INDEX") && !strings.Contains(p, "USING COVERING INDEX") {
+				t.Errorf("%s\n  plan %q uses no index", query, p)
+			}
+			if strings.Contains(p, "SCAN tasks") || strings.Contains(p, "TEMP B-TREE") {
+				t.Errorf("%s\n  plan %q scans or sorts", query, p)
+			}
+			if testing.Verbose() {
+				t.Logf("%-5b %s", f, p)
+			}
+		}
+	}
+
+	// The pages themselves: walk the newest 200 and check the order.
+	q := taskstore.ListQuery{Limit: 50}
+	var prev *a2a.Task
+	for range 4 {
+		res, err := s.ListTasks(ctx, scope, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != n/2 || len(res.Tasks) != 50 || !res.More {
+			t.Fatalf("page: Total %d, %d tasks, More %v", res.Total, len(res.Tasks), res.More)
+		}
+		for _, tk := range res.Tasks {
+			if prev != nil {
+				pt, ct := prev.Status.Timestamp.AsTime(), tk.Status.Timestamp.AsTime()
+				if ct.After(pt) || (ct.Equal(pt) && tk.Id >= prev.Id) {
+					t.Fatalf("order: %s (%v) after %s (%v)", tk.Id, ct, prev.Id, pt)
+				}
+			}
+			prev = tk
+		}
+		q.After = &taskstore.Cursor{Time: prev.Status.Timestamp.AsTime(), ID: prev.Id}
+	}
+}
+
+// fill inserts n tasks spread over the scopes in one transaction, which is
+// much faster than n durable commits.
+func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
+	t.Helper()
+	tx, err := s.writer.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tx.Stmt(s.createTask)
+	states := []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED, a2a.TaskState_TASK_STATE_FAILED}
+	for i := range n {
+		sc := scopes[i%len(scopes)]
+		tk := newTask(fmt.Sprintf("task-%06d", i), states[i%len(states)], i/3)
+		data, err := proto.Marshal(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, tk.ContextId, int32(tk.Status.State),
+			tk.Status.Timestamp.AsTime().UnixMilli(), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const childEnv = "PARLEY_SQLITESTORE_CHILD_DB"
+
+// TestChildWriter is the child side of TestKillDurability: run on its own
+// it does nothing. With the environment variable set it creates tasks in
+// the database it names until it is killed, printing each id only after
+// CreateTask has returned.
+func TestChildWriter(t *testing.T) {
+	path := os.Getenv(childEnv)
+	if path == "" {
+		t.Skip("child process of TestKillDurability only")
+	}
+	s, err := Open(path)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	deadline := time.Now().Add(time.Minute) // in case the parent is gone
+	for i := 0; time.Now().Before(deadline); i++ {
+		id := fmt.Sprintf("kill-%06d", i)
+		if err := s.CreateTask(context.Background(), scope, newTask(id, a2a.TaskState_TASK_STATE_WORKING, i)); err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		if _, err := fmt.Printf("created %s\n", id); err != nil {
+			os.Exit(3)
+		}
+	}
+	os.Exit(4)
+}
+
+// TestKillDurability kills a writing process with SIGKILL and checks that
+// every task it reported as created is in the database afterwards.
+func TestKillDurability(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildWriter$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var created []string
+	sc := bufio.NewScanner(out)
+	killed := false
+	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	for sc.Scan() {
+		line := sc.Text()
+		if id, ok := strings.CutPrefix(line, "created "); ok {
+			created = append(created, id)
+		} else if strings.HasPrefix(line, "error ") {
+			t.Errorf("child: %s", line)
+		}
+		if len(created) == 100 && !killed {
+			// Kill while the child is in the middle of its writes; the
+			// lines it printed before dying are still read below.
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before it was killed: %v", err)
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != -1 {
+		t.Errorf("child exit: %v, want killed by a signal", err)
+	}
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("reopen after kill: %v", err)
+	}
+	defer s.Close()
+	for _, id := range created {
+		if _, err := s.GetTask(context.Background(), scope, id); err != nil {
+			t.Errorf("task %s, reported created before the kill: %v", id, err)
+		}
+	}
+	res, err := s.ListTasks(context.Background(), scope, taskstore.ListQuery{Limit: 1})
+	if err != nil || res.Total < len(created) {
+		t.Errorf("after kill: Total %d (%v), want at least %d", res.Total, err, len(created))
+	}
+	t.Logf("%d tasks reported before SIGKILL, %d in the database", len(created), res.Total)
+}

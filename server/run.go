@@ -31,8 +31,8 @@ type run struct {
 	task    *a2a.Task // nil until the task exists
 	seq     uint64    // sequence number of the last published event
 	subs    map[*subscriber]struct{}
-	exec    *execution // the active execution, if any
-	replied bool       // the execution answered with a direct Message
+	exec    *execution   // the active execution, if any
+	replied bool         // the execution answered with a direct Message
 	reply   *a2a.Message // that reply
 
 	// For a task that does not exist yet: what create needs.

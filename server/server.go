@@ -75,7 +75,7 @@ type Server struct {
 	stopOnce sync.Once
 
 	mu       sync.Mutex
-	runs     map[string]*run           // live tasks, by id
+	runs     map[string]*run          // live tasks, by id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
 }
 

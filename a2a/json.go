@@ -30,8 +30,10 @@ package a2a
 //   - Enum numbers without a name in the schema are written as JSON numbers
 //     (the ProtoJSON rule), which Unmarshal accepts again.
 //   - A google.protobuf.Value with no kind set, or holding NaN or an
-//     infinity, is an error. google.protobuf.Any, Duration, FieldMask and the
-//     wrapper types are not used by A2A and are rejected.
+//     infinity, is an error. Of package google.protobuf only Timestamp,
+//     Struct, Value, ListValue and Empty are supported; any other message
+//     from that package (Any, Duration, FieldMask, wrappers, descriptors) is
+//     not used by A2A and is rejected with an *EncodeError.
 
 import (
 	"bytes"

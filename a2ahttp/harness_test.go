@@ -348,6 +348,7 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 			}
 			id, data = "", nil
 		case strings.HasPrefix(line, ":"):
+		case line == "event: error":
 		case strings.HasPrefix(line, "id: "):
 			id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "data: "):

@@ -163,7 +163,7 @@ func (h *Handler) stream(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMes
 	if keep < 0 {
 		keep = 0
 	}
-	sse.Stream(w, keep, first, next, func(ev a2a.StreamEvent, err error) []byte {
+	sse.Stream(w, keep, "", first, next, func(ev a2a.StreamEvent, err error) []byte {
 		if err != nil {
 			e := a2a.AsError(err)
 			httpx.LogError(h.opts.Logger, m.Name, e)

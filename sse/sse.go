@@ -48,15 +48,21 @@ func NewWriter(w http.ResponseWriter) *Writer {
 	return sw
 }
 
-// Event writes one event: an `id:` line when id > 0, then the data split
-// into `data:` lines at any newline, then a blank line.
-func (s *Writer) Event(id uint64, data []byte) error {
+// Event writes one event: an `event:` line when name is set, an `id:` line
+// when id > 0, then the data split into `data:` lines at any newline, then a
+// blank line.
+func (s *Writer) Event(name string, id uint64, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
 	b := s.buf[:0]
+	if name != "" {
+		b = append(b, "event: "...)
+		b = append(b, name...)
+		b = append(b, '\n')
+	}
 	if id > 0 {
 		b = append(b, "id: "...)
 		b = strconv.AppendUint(b, id, 10)
@@ -101,10 +107,11 @@ func (s *Writer) flush() {
 	s.last = time.Now()
 }
 
-// Stream writes every item of a stream whose first item was already taken
-// (first, firstErr), with keep-alive comments every keepAlive of silence
-// (0 turns them off). It returns when the stream ends or a write fails.
-func Stream(w http.ResponseWriter, keepAlive time.Duration, first a2a.StreamEvent, next func() (a2a.StreamEvent, error, bool), enc Encoder) {
+// Stream writes every item of a stream whose first item was already taken,
+// with keep-alive comments every keepAlive of silence (0 turns them off). An
+// error item is written as an event named errorEvent (none when "") and ends
+// the stream. Stream returns when the stream ends or a write fails.
+func Stream(w http.ResponseWriter, keepAlive time.Duration, errorEvent string, first a2a.StreamEvent, next func() (a2a.StreamEvent, error, bool), enc Encoder) {
 	sw := NewWriter(w)
 	defer sw.close()
 	if keepAlive > 0 {
@@ -114,7 +121,11 @@ func Stream(w http.ResponseWriter, keepAlive time.Duration, first a2a.StreamEven
 	}
 	ev, err := first, error(nil)
 	for {
-		if sw.Event(ev.Seq, enc(ev, err)) != nil || err != nil {
+		name := ""
+		if err != nil {
+			name = errorEvent
+		}
+		if sw.Event(name, ev.Seq, enc(ev, err)) != nil || err != nil {
 			return
 		}
 		var ok bool

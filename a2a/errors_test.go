@@ -1,0 +1,94 @@
+package a2a
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestErrorIsMatchesByCode(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", NewError(CodeTaskNotFound, "task %q not found", "t1"))
+	if !errors.Is(err, ErrTaskNotFound) {
+		t.Fatal("errors.Is(wrapped TaskNotFound, ErrTaskNotFound) = false")
+	}
+	if errors.Is(err, ErrTaskNotCancelable) {
+		t.Fatal("errors.Is matched a different code")
+	}
+}
+
+func TestCodesSurviveTheWire(t *testing.T) {
+	// A client rebuilds an error from what a binding sent: the JSON-RPC code,
+	// or the ErrorInfo reason. Either way errors.Is must still match.
+	for _, info := range codeTable {
+		c := info.code
+		if c == CodeRequestTooLarge {
+			continue // reported as InvalidRequest on JSON-RPC
+		}
+		got, ok := CodeForJSONRPC(c.JSONRPC())
+		if !ok || got != c {
+			t.Errorf("CodeForJSONRPC(%d) = %v, %v; want %v", c.JSONRPC(), got, ok, c)
+		}
+		if c.IsA2A() {
+			got, ok := CodeForReason(c.Reason())
+			if !ok || got != c {
+				t.Errorf("CodeForReason(%q) = %v; want %v", c.Reason(), got, c)
+			}
+			if !errors.Is(&Error{Code: got, Message: "from the wire"}, &Error{Code: c}) {
+				t.Errorf("round trip of %s lost errors.Is", c.Name())
+			}
+		}
+	}
+}
+
+func TestErrorMappingTable(t *testing.T) {
+	// brief §7.1 / §5.4.
+	cases := []struct {
+		code   Code
+		rpc    int
+		http   int
+		grpc   string
+		reason string
+	}{
+		{CodeTaskNotFound, -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND"},
+		{CodeTaskNotCancelable, -32002, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"},
+		{CodePushNotificationNotSupported, -32003, 400, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+		{CodeUnsupportedOperation, -32004, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
+		{CodeContentTypeNotSupported, -32005, 400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
+		{CodeInvalidAgentResponse, -32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE"},
+		{CodeExtendedAgentCardNotConfigured, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+		{CodeExtensionSupportRequired, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
+		{CodeVersionNotSupported, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
+		{CodeParseError, -32700, 400, "INVALID_ARGUMENT", ""},
+		{CodeInvalidRequest, -32600, 400, "INVALID_ARGUMENT", ""},
+		{CodeMethodNotFound, -32601, 404, "UNIMPLEMENTED", ""},
+		{CodeInvalidParams, -32602, 400, "INVALID_ARGUMENT", ""},
+		{CodeInternal, -32603, 500, "INTERNAL", ""},
+		{CodeUnauthenticated, -32000, 401, "UNAUTHENTICATED", ""},
+		{CodeRequestTooLarge, -32600, 413, "RESOURCE_EXHAUSTED", ""},
+	}
+	for _, c := range cases {
+		_, grpc := c.code.GRPCStatus()
+		if c.code.JSONRPC() != c.rpc || c.code.HTTPStatus() != c.http || grpc != c.grpc || c.code.Reason() != c.reason {
+			t.Errorf("%s maps to %d/%d/%s/%q, want %d/%d/%s/%q", c.code.Name(),
+				c.code.JSONRPC(), c.code.HTTPStatus(), grpc, c.code.Reason(), c.rpc, c.http, c.grpc, c.reason)
+		}
+	}
+}
+
+func TestInternalCauseIsNotSent(t *testing.T) {
+	cause := errors.New("disk I/O error at /var/secret")
+	e := AsError(fmt.Errorf("saving: %w", cause))
+	if e.Code != CodeInternal || e.WireMessage() != "internal error" {
+		t.Fatalf("AsError = %v / %q", e.Code, e.WireMessage())
+	}
+	if !errors.Is(e, cause) {
+		t.Fatal("the cause must stay reachable for logs")
+	}
+}
+
+func TestInvalidParamsListsViolations(t *testing.T) {
+	e := InvalidParams(FieldViolation{Field: "pageSize", Description: "must be between 1 and 100"})
+	if e.Code != CodeInvalidParams || len(e.Violations) != 1 || e.WireMessage() != "invalid parameters: pageSize: must be between 1 and 100" {
+		t.Fatalf("InvalidParams = %+v", e)
+	}
+}

@@ -1,0 +1,85 @@
+package memstore_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/memstore"
+)
+
+var benchScope = taskstore.Scope{Tenant: "t", Owner: "o"}
+
+func benchTask(i int) *a2a.Task {
+	id := fmt.Sprintf("task-%08d", i)
+	states := []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED}
+	return &a2a.Task{
+		Id:        id,
+		ContextId: fmt.Sprintf("ctx-%d", i%10),
+		Status: &a2a.TaskStatus{State: states[i%2],
+			Timestamp: timestamppb.New(time.UnixMilli(1_700_000_000_000 + int64(i/2)))},
+		History: []*a2a.Message{{MessageId: "m-" + id, Role: a2a.Role_ROLE_USER,
+			Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "please do the thing number " + id}}}}},
+	}
+}
+
+func BenchmarkCreate(b *testing.B) {
+	s := memstore.New()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := s.CreateTask(b.Context(), benchScope, benchTask(i)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func filled(b *testing.B, n int) *memstore.Store {
+	s := memstore.New()
+	for i := range n {
+		if err := s.CreateTask(b.Context(), benchScope, benchTask(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+func BenchmarkGet(b *testing.B) {
+	s := filled(b, 10000)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.GetTask(b.Context(), benchScope, fmt.Sprintf("task-%08d", i%10000)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkListPage(b *testing.B) {
+	s := filled(b, 10000)
+	mid := benchTask(5000)
+	for _, c := range []struct {
+		name string
+		q    taskstore.ListQuery
+	}{
+		{"first", taskstore.ListQuery{Limit: 50}},
+		{"middle", taskstore.ListQuery{Limit: 50, After: &taskstore.Cursor{Time: mid.Status.Timestamp.AsTime(), ID: mid.Id}}},
+		{"state+context", taskstore.ListQuery{Limit: 50, State: a2a.TaskState_TASK_STATE_WORKING, ContextID: "ctx-4"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := s.ListTasks(b.Context(), benchScope, c.q)
+				if err != nil || len(res.Tasks) != 50 {
+					b.Fatalf("%d tasks, %v", len(res.Tasks), err)
+				}
+			}
+		})
+	}
+}

@@ -6,8 +6,9 @@
 // combination ListTasks accepts (none, context, state, context and state),
 // so that a page, its total and its "more" flag are found with binary
 // searches: a ListTasks call costs O(log n + page size) whatever the
-// filters. Creating or updating a task costs four binary searches and four
-// slice shifts.
+// filters. The slices run oldest first, so a new task, the newest, is
+// appended at the end, and an update, which usually moves a recent task to
+// the end, shifts only the tail.
 package memstore
 
 import (
@@ -48,7 +49,8 @@ type entry struct {
 	configs map[string]*a2a.TaskPushNotificationConfig
 }
 
-// index is a slice of entries sorted in ListTasks order.
+// index is a slice of entries sorted in reverse ListTasks order: oldest
+// first, and among equal timestamps smallest id first.
 type index []*entry
 
 type ctxState struct {
@@ -89,10 +91,11 @@ func cloneRecord(r *taskstore.MessageRecord) *taskstore.MessageRecord {
 	return &c
 }
 
-// position returns where k is or would be inserted in x.
+// position returns where k is or would be inserted in x. The entries
+// before it sort after k in ListTasks order.
 func (x index) position(k order.Key) (int, bool) {
 	return slices.BinarySearchFunc(x, k, func(e *entry, k order.Key) int {
-		return order.Compare(e.key, k)
+		return -order.Compare(e.key, k)
 	})
 }
 
@@ -129,6 +132,19 @@ func drop[K comparable](m map[K]*index, k K, e *entry) {
 	}
 }
 
+// prune removes the entries gone reports from every index in m and
+// forgets the indexes left empty.
+func prune[K comparable](m map[K]*index, gone func(*entry) bool) {
+	for k, x := range m {
+		*x = slices.DeleteFunc(*x, gone)
+		if len(*x) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// link adds e to the task map and to every index of its scope. The caller
+// holds the write lock.
 func (s *Store) link(e *entry) {
 	si := s.scopes[e.scope]
 	if si == nil {
@@ -147,6 +163,8 @@ func (s *Store) link(e *entry) {
 	s.tasks[e.key.ID] = e
 }
 
+// unlink removes e from the task map and from every index of its scope.
+// The caller holds the write lock.
 func (s *Store) unlink(e *entry) {
 	si := s.scopes[e.scope]
 	ctx, st := e.task.GetContextId(), e.task.GetStatus().GetState()
@@ -246,37 +264,32 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 			x = si.all
 		}
 	}
-	// x[:end] are the tasks at or after Since; x is sorted newest first.
-	end := len(x)
+	// x is oldest first. x[lo:] are the tasks at or after Since, x[:hi]
+	// the tasks strictly after the cursor in ListTasks order; the page is
+	// x[lo:hi] read backwards.
+	lo, hi := 0, len(x)
 	if !q.Since.IsZero() {
 		since := order.CeilMillis(q.Since)
-		end = sort.Search(len(x), func(i int) bool { return x[i].key.MS < since })
+		lo = sort.Search(len(x), func(i int) bool { return x[i].key.MS >= since })
 	}
-	start := 0
 	if q.After != nil {
-		i, found := x.position(order.Key{MS: order.FloorMillis(q.After.Time), ID: q.After.ID})
-		if found {
-			i++
-		}
-		start = i
+		hi, _ = x.position(order.Key{MS: order.FloorMillis(q.After.Time), ID: q.After.ID})
 	}
-	stop := end
-	if start > end {
-		start = end
-	}
-	if start+limit < end {
-		stop = start + limit
+	res.Total = len(x) - lo
+	hi = max(hi, lo)
+	from := lo
+	if hi-lo > limit {
+		from = hi - limit
 		res.More = true
 	}
-	res.Total = end
 	// Copy the entry pointers: x may be shifted by a writer once the lock
 	// is released, but the entries themselves are immutable.
-	page = slices.Clone(x[start:stop])
+	page = slices.Clone(x[from:hi])
 	s.mu.RUnlock()
 
 	res.Tasks = make([]*a2a.Task, len(page))
 	for i, e := range page {
-		res.Tasks[i] = cloneTask(e.task)
+		res.Tasks[len(page)-1-i] = cloneTask(e.task)
 	}
 	return res, nil
 }
@@ -318,19 +331,36 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 	cut := order.CeilMillis(before)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var doomed []*entry
-	for _, si := range s.scopes {
+	n := 0
+	for sc, si := range s.scopes {
+		doomed := make(map[*entry]bool)
 		for _, st := range order.Terminal {
 			x := deref(si.byState[st])
-			// The old tasks are a suffix of the newest-first index.
-			i := sort.Search(len(x), func(i int) bool { return x[i].key.MS < cut })
-			doomed = append(doomed, x[i:]...)
+			// The old tasks are a prefix of the oldest-first index.
+			i := sort.Search(len(x), func(i int) bool { return x[i].key.MS >= cut })
+			for _, e := range x[:i] {
+				doomed[e] = true
+			}
 		}
+		if len(doomed) == 0 {
+			continue
+		}
+		// Removing them one by one would shift the slices once per task;
+		// filter every index of the scope once instead.
+		gone := func(e *entry) bool { return doomed[e] }
+		si.all = slices.DeleteFunc(si.all, gone)
+		prune(si.byCtx, gone)
+		prune(si.byState, gone)
+		prune(si.byCtxState, gone)
+		for e := range doomed {
+			delete(s.tasks, e.key.ID)
+		}
+		if len(si.all) == 0 {
+			delete(s.scopes, sc)
+		}
+		n += len(doomed)
 	}
-	for _, e := range doomed {
-		s.unlink(e)
-	}
-	return len(doomed), nil
+	return n, nil
 }
 
 // PutPushConfig creates or replaces a copy of c under its task, which must
@@ -431,7 +461,7 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 	}
 	c := cloneRecord(r)
 	// Keep the same precision as the durable stores.
-	c.Created = time.UnixMilli(r.Created.UnixMilli())
+	c.Created = time.UnixMilli(r.Created.UnixMilli()).UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.messages[sc]

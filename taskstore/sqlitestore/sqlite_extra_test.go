@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +66,10 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
+	// A clean close checkpoints the WAL and removes it.
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("WAL file left after Close: %v", err)
+	}
 
 	s, err = Open(path)
 	if err != nil {
@@ -104,8 +109,16 @@ func TestPragmas(t *testing.T) {
 	if err := s.writer.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
 	}
-	if err := s.writer.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
-		t.Errorf("synchronous = %d, %v; want 2 (FULL)", sync, err)
+	if err := s.writer.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 1 {
+		t.Errorf("synchronous = %d, %v; want 1 (NORMAL)", sync, err)
+	}
+	full, err := OpenWith(filepath.Join(t.TempDir(), "full.db"), &Options{FullSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	if err := full.writer.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
+		t.Errorf("FullSync: synchronous = %d, %v; want 2 (FULL)", sync, err)
 	}
 	if err := s.writer.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
 		t.Errorf("foreign_keys = %d, %v; want 1", fk, err)
@@ -202,14 +215,15 @@ func TestQueryPlans(t *testing.T) {
 	for f := range listFilter(len(s.list)) {
 		q := taskstore.ListQuery{ContextID: "ctx-3", State: a2a.TaskState_TASK_STATE_WORKING,
 			Since: epoch, After: &taskstore.Cursor{Time: epoch.Add(time.Hour), ID: "x"}}
-		countF := f &^ withAfter
-		for _, c := range []struct {
+		type plan struct {
 			query string
 			args  []any
-		}{
-			{listSQL(f), append(f.args(scope, q), 51)},
-			{countSQL(countF), countF.args(scope, q)},
-		} {
+		}
+		plans := []plan{{listSQL(f), append(f.args(scope, q), 51)}}
+		if f&withSince != 0 && f&withAfter == 0 {
+			plans = append(plans, plan{countSQL(f), f.args(scope, q)})
+		}
+		for _, c := range plans {
 			query, args := c.query, c.args
 			rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 			if err != nil {
@@ -235,6 +249,31 @@ func TestQueryPlans(t *testing.T) {
 			if testing.Verbose() {
 				t.Logf("%-5b %s", f, p)
 			}
+		}
+	}
+
+	// Every other statement finds its rows through an index too.
+	for _, query := range s.queries {
+		rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, make([]any, strings.Count(query, "?"))...)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if strings.Contains(p, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("%s\n  plan %q scans or sorts", query, p)
+		}
+		if testing.Verbose() {
+			t.Logf("%s\n   -> %s", strings.Join(strings.Fields(query), " "), p)
 		}
 	}
 
@@ -378,4 +417,80 @@ func TestKillDurability(t *testing.T) {
 		t.Errorf("after kill: Total %d (%v), want at least %d", res.Total, err, len(created))
 	}
 	t.Logf("%d tasks reported before SIGKILL, %d in the database", len(created), res.Total)
+}
+
+// TestCounters checks the trigger-kept counters behind ListTasks totals
+// against COUNT(*) after a random mix of creates, updates and deletes.
+func TestCounters(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(1, 2))
+	scopes := []taskstore.Scope{scope, {Tenant: "t", Owner: "x"}, {Tenant: "u", Owner: "o"}}
+	states := []a2a.TaskState{a2a.TaskState_TASK_STATE_SUBMITTED, a2a.TaskState_TASK_STATE_WORKING,
+		a2a.TaskState_TASK_STATE_COMPLETED, a2a.TaskState_TASK_STATE_FAILED}
+	contexts := []string{"", "c1", "c2", "c3"}
+	owner := map[string]taskstore.Scope{}
+	var ids []string
+	for i := range 300 {
+		switch op := rng.IntN(10); {
+		case op < 5 || len(ids) == 0:
+			id := fmt.Sprintf("r%04d", i)
+			sc := scopes[rng.IntN(len(scopes))]
+			tk := newTask(id, states[rng.IntN(len(states))], rng.IntN(100))
+			tk.ContextId = contexts[rng.IntN(len(contexts))]
+			if err := s.CreateTask(ctx, sc, tk); err != nil {
+				t.Fatal(err)
+			}
+			owner[id] = sc
+			ids = append(ids, id)
+		case op < 9:
+			id := ids[rng.IntN(len(ids))]
+			tk := newTask(id, states[rng.IntN(len(states))], rng.IntN(100))
+			tk.ContextId = contexts[rng.IntN(len(contexts))]
+			if err := s.UpdateTask(ctx, owner[id], tk); err != nil && !errors.Is(err, taskstore.ErrNotFound) {
+				t.Fatal(err)
+			}
+		default:
+			if _, err := s.DeleteFinished(ctx, epoch.Add(time.Duration(rng.IntN(50))*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, sc := range scopes {
+		for _, c := range append(contexts, "none") {
+			for _, st := range append(states, a2a.TaskState_TASK_STATE_UNSPECIFIED, a2a.TaskState_TASK_STATE_REJECTED) {
+				q := taskstore.ListQuery{ContextID: c, State: st, Limit: 1}
+				res, err := s.ListTasks(ctx, sc, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				where := "tenant = ? AND owner = ?"
+				args := []any{sc.Tenant, sc.Owner}
+				if c != "" {
+					where += " AND context_id = ?"
+					args = append(args, c)
+				}
+				if st != a2a.TaskState_TASK_STATE_UNSPECIFIED {
+					where += " AND state = ?"
+					args = append(args, int32(st))
+				}
+				var want int
+				if err := s.reader.QueryRow("SELECT count(*) FROM tasks WHERE "+where, args...).Scan(&want); err != nil {
+					t.Fatal(err)
+				}
+				if res.Total != want {
+					t.Errorf("scope %+v context %q state %v: Total %d, COUNT(*) %d", sc, c, st, res.Total, want)
+				}
+			}
+		}
+	}
+	var stale int
+	if err := s.reader.QueryRow("SELECT count(*) FROM task_counts WHERE n = 0 AND kind IN (1, 3)").Scan(&stale); err != nil || stale != 0 {
+		t.Errorf("%d per-context counters at zero left behind (%v)", stale, err)
+	}
+	var negative int
+	if err := s.reader.QueryRow("SELECT count(*) FROM task_counts WHERE n < 0").Scan(&negative); err != nil || negative != 0 {
+		t.Errorf("%d negative counters (%v)", negative, err)
+	}
 }

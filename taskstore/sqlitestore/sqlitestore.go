@@ -1,18 +1,23 @@
 // Package sqlitestore is a durable taskstore.Store kept in one SQLite file,
 // using the pure-Go driver modernc.org/sqlite (no cgo).
 //
-// The database runs in WAL mode with synchronous=FULL: once a write method
-// returns, its change is on disk and survives the process being killed or
-// the machine losing power. Writes go through a single connection, so
+// The database runs in WAL mode. By default synchronous=NORMAL: once a write
+// method returns, its change is in the write-ahead log and survives the
+// process being killed (kill -9, a crash); only an operating-system crash
+// or power loss can take back the last transactions. Options.FullSync
+// (synchronous=FULL) closes that gap too, at the cost of one fsync per
+// write. Writes go through a single connection, so
 // writers queue in Go instead of failing with SQLITE_BUSY; reads use a
 // separate pool of connections and run in parallel with each other and
 // with the writer.
 //
 // ListTasks pages with keyset conditions on (status_ms, id) over an index
-// that matches each filter, so finding a page never scans the table. The
-// exact total it reports is a COUNT over the same index range, so its cost
-// grows with the number of matching tasks (an index-only scan, no row
-// decoding).
+// that matches each filter exactly, so finding a page never scans the
+// table. The exact total comes from per-scope counters that triggers keep
+// in step with the tasks table (one counter per scope, per context, per
+// state and per context and state): one lookup. Only when the query has a
+// Since bound is the total a COUNT over the matching index range, whose
+// cost grows with the number of tasks at or after Since.
 package sqlitestore
 
 import (
@@ -50,7 +55,8 @@ type Store struct {
 	writer *sql.DB // one connection: every write goes through it
 	reader *sql.DB // a pool of query_only connections
 
-	stmts []*sql.Stmt // every prepared statement, for Close
+	stmts   []*sql.Stmt // every prepared statement, for Close
+	queries []string    // their text, for the query plan test
 
 	createTask, updateTask, getTask *sql.Stmt
 	listActive                      *sql.Stmt
@@ -62,7 +68,8 @@ type Store struct {
 	insertMessage, getMessageW      *sql.Stmt // getMessageW runs on the writer
 	deleteMessages                  *sql.Stmt
 	list                            [16]*sql.Stmt // by listFilter
-	count                           [8]*sql.Stmt  // by listFilter without after
+	countSince                      [8]*sql.Stmt  // by listFilter, only those withSince
+	counter                         *sql.Stmt
 
 	closeOnce sync.Once
 	closeErr  error
@@ -70,10 +77,25 @@ type Store struct {
 
 var _ taskstore.Store = (*Store)(nil)
 
-// Open opens or creates the database at path and brings its schema up to
+// Options configure a Store.
+type Options struct {
+	// FullSync makes every write durable against power loss
+	// (synchronous=FULL) instead of against process crashes only.
+	FullSync bool
+}
+
+// Open opens or creates the database at path with default options; see
+// OpenWith.
+func Open(path string) (*Store, error) { return OpenWith(path, nil) }
+
+// OpenWith opens or creates the database at path and brings its schema up to
 // date. path must name a file; in-memory databases are not supported (use
-// package memstore instead).
-func Open(path string) (*Store, error) {
+// package memstore instead). opts may be nil.
+func OpenWith(path string, opts *Options) (*Store, error) {
+	sync := "NORMAL"
+	if opts != nil && opts.FullSync {
+		sync = "FULL"
+	}
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlitestore: %q is not a plain file path", path)
 	}
@@ -86,7 +108,7 @@ func Open(path string) (*Store, error) {
 
 	s := &Store{}
 	s.writer, err = sql.Open("sqlite", base+"?_pragma=busy_timeout(10000)"+
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate")
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=foreign_keys(1)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
@@ -169,6 +191,7 @@ var migrations = [][]string{
 		`CREATE INDEX tasks_by_time ON tasks (tenant, owner, status_ms DESC, id DESC)`,
 		`CREATE INDEX tasks_by_context ON tasks (tenant, owner, context_id, status_ms DESC, id DESC)`,
 		`CREATE INDEX tasks_by_state ON tasks (tenant, owner, state, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_context_state ON tasks (tenant, owner, context_id, state, status_ms DESC, id DESC)`,
 		// For ListActive and DeleteFinished, which look across scopes.
 		`CREATE INDEX tasks_by_state_all ON tasks (state, status_ms)`,
 		`CREATE TABLE push_configs (
@@ -190,7 +213,61 @@ var migrations = [][]string{
 			PRIMARY KEY (tenant, owner, message_id)
 		)`,
 		`CREATE INDEX messages_by_created ON messages (created_ms)`,
+		// kind is which filters the counter is for (a listFilter of
+		// withContext and withState); unused columns hold '' and 0.
+		`CREATE TABLE task_counts (
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			kind       INTEGER NOT NULL,
+			context_id TEXT NOT NULL,
+			state      INTEGER NOT NULL,
+			n          INTEGER NOT NULL,
+			PRIMARY KEY (tenant, owner, kind, context_id, state)
+		) WITHOUT ROWID`,
+		`CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN ` + countUp("new") + ` END`,
+		`CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN ` + countDown("old") + ` END`,
+		`CREATE TRIGGER tasks_count_update AFTER UPDATE OF tenant, owner, context_id, state ON tasks
+			WHEN old.tenant IS NOT new.tenant OR old.owner IS NOT new.owner
+				OR old.context_id IS NOT new.context_id OR old.state IS NOT new.state
+			BEGIN ` + countDown("old") + countUp("new") + ` END`,
 	},
+}
+
+// counterKeys returns, for the row named ref in a trigger, the kind,
+// context and state of the four counters the row is counted in.
+func counterKeys(ref string) [4][3]string {
+	return [4][3]string{
+		{"0", "''", "0"},
+		{fmt.Sprint(int(withContext)), ref + ".context_id", "0"},
+		{fmt.Sprint(int(withState)), "''", ref + ".state"},
+		{fmt.Sprint(int(withContext | withState)), ref + ".context_id", ref + ".state"},
+	}
+}
+
+// countUp returns trigger statements adding the row ref to its counters.
+func countUp(ref string) string {
+	var vals []string
+	for _, k := range counterKeys(ref) {
+		vals = append(vals, fmt.Sprintf("(%s.tenant, %s.owner, %s, %s, %s, 1)", ref, ref, k[0], k[1], k[2]))
+	}
+	return `INSERT INTO task_counts (tenant, owner, kind, context_id, state, n) VALUES ` +
+		strings.Join(vals, ", ") +
+		` ON CONFLICT (tenant, owner, kind, context_id, state) DO UPDATE SET n = n + 1;`
+}
+
+// countDown returns trigger statements removing the row ref from its
+// counters, dropping per-context counters that reach zero so that
+// contexts which come and go leave nothing behind.
+func countDown(ref string) string {
+	var b strings.Builder
+	for _, k := range counterKeys(ref) {
+		fmt.Fprintf(&b, `UPDATE task_counts SET n = n - 1 WHERE tenant = %s.tenant AND owner = %s.owner
+			AND kind = %s AND context_id = %s AND state = %s;`, ref, ref, k[0], k[1], k[2])
+	}
+	fmt.Fprintf(&b, `DELETE FROM task_counts WHERE tenant = %s.tenant AND owner = %s.owner
+		AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
+		ref, ref, withContext, withContext|withState, ref)
+	return b.String()
 }
 
 // listFilter says which optional conditions a ListTasks query has. Its
@@ -262,7 +339,8 @@ func listSQL(f listFilter) string {
 	return "SELECT data FROM tasks WHERE " + f.where() + " ORDER BY status_ms DESC, id DESC LIMIT ?"
 }
 
-// countSQL returns the total query for f, which must not have withAfter.
+// countSQL returns the range count for f, which must have withSince and
+// not withAfter.
 func countSQL(f listFilter) string {
 	return "SELECT count(*) FROM tasks WHERE " + f.where()
 }
@@ -275,6 +353,8 @@ func stateList(states []a2a.TaskState) string {
 	return strings.Join(parts, ", ")
 }
 
+// prepare prepares every statement the store runs, each on the pool that
+// runs it.
 func (s *Store) prepare() error {
 	var err error
 	prep := func(db *sql.DB, query string) *sql.Stmt {
@@ -288,6 +368,7 @@ func (s *Store) prepare() error {
 			return nil
 		}
 		s.stmts = append(s.stmts, st)
+		s.queries = append(s.queries, query)
 		return st
 	}
 	w, r := s.writer, s.reader
@@ -327,9 +408,13 @@ func (s *Store) prepare() error {
 	for f := range listFilter(len(s.list)) {
 		s.list[f] = prep(r, listSQL(f))
 	}
-	for f := range listFilter(len(s.count)) {
-		s.count[f] = prep(r, countSQL(f))
+	for f := range listFilter(len(s.countSince)) {
+		if f&withSince != 0 {
+			s.countSince[f] = prep(r, countSQL(f))
+		}
 	}
+	s.counter = prep(r, `SELECT n FROM task_counts
+		WHERE tenant = ? AND owner = ? AND kind = ? AND context_id = ? AND state = ?`)
 	return err
 }
 
@@ -426,8 +511,25 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	defer tx.Rollback()
 
 	var res taskstore.ListResult
-	countArgs := f &^ withAfter
-	if err := tx.StmtContext(ctx, s.count[countArgs]).QueryRowContext(ctx, countArgs.args(sc, q)...).Scan(&res.Total); err != nil {
+	if f&withSince != 0 {
+		cf := f &^ withAfter
+		err = tx.StmtContext(ctx, s.countSince[cf]).QueryRowContext(ctx, cf.args(sc, q)...).Scan(&res.Total)
+	} else {
+		kind := f & (withContext | withState)
+		var ctxKey string
+		if kind&withContext != 0 {
+			ctxKey = q.ContextID
+		}
+		var stateKey int32
+		if kind&withState != 0 {
+			stateKey = int32(q.State)
+		}
+		err = tx.StmtContext(ctx, s.counter).QueryRowContext(ctx, sc.Tenant, sc.Owner, int(kind), ctxKey, stateKey).Scan(&res.Total)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil
+		}
+	}
+	if err != nil {
 		return taskstore.ListResult{}, wrap("count tasks", err)
 	}
 
@@ -661,7 +763,7 @@ func scanMessage(row *sql.Row, id string) (*taskstore.MessageRecord, error) {
 	if err != nil {
 		return nil, wrap("get message", err)
 	}
-	r.Created = time.UnixMilli(created)
+	r.Created = time.UnixMilli(created).UTC()
 	if hasReply {
 		r.Reply = new(a2a.Message)
 		if err := proto.Unmarshal(reply, r.Reply); err != nil {

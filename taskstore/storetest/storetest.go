@@ -14,6 +14,22 @@
 // configurations, message records and safe concurrent use (run the suite
 // with -race for that one to mean much). Status timestamps are treated at
 // millisecond precision, so the suite only uses whole milliseconds.
+//
+// Where the interface docs leave a case open, the suite expects what the
+// server needs (DESIGN B12: another principal's task looks absent):
+//
+//   - ListPushConfigs and DeletePushConfig return taskstore.ErrNotFound when
+//     the task is not in the scope. For a task in the scope, ListPushConfigs
+//     of a task without configurations returns an empty list, and deleting a
+//     missing configuration returns nil.
+//   - UpdateTask may change a task's context and state; ListTasks filters
+//     and totals follow at once.
+//   - Push configurations survive UpdateTask and are removed with their task
+//     by DeleteFinished; a task created later with the same id starts
+//     without any.
+//   - MessageRecord.Created comes back equal (time.Time.Equal) to what was
+//     stored when it is a whole millisecond.
+//   - A task without a status may be stored, read and listed.
 package storetest
 
 import (

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/server"
 )
@@ -535,7 +537,6 @@ func TestAuthentication(t *testing.T) {
 
 func TestExtendedCard(t *testing.T) {
 	tokens := map[string]string{"tok": "alice"}
-	ext := &a2a.AgentCard{}
 	for _, b := range bindings {
 		t.Run(b, func(t *testing.T) {
 			t.Parallel()
@@ -550,10 +551,9 @@ func TestExtendedCard(t *testing.T) {
 			// Configured.
 			e = start(t, config{tokens: tokens, mutate: func(c *a2a.AgentCard, o *server.Options) {
 				c.Capabilities.ExtendedAgentCard = ptr(true)
-				x := *c
+				x := proto.Clone(c).(*a2a.AgentCard)
 				x.Name = "Extended"
-				o.ExtendedCard = &x
-				_ = ext
+				o.ExtendedCard = x
 			}})
 			r = mustOK(t, e.call(b, "GetExtendedAgentCard", "", callOpts{token: "tok"}))
 			if str(r.value, "name") != "Extended" {

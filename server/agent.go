@@ -40,8 +40,8 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, em *Emitter) error
 type Request struct {
 	// Message is the client's message, with taskId and contextId set.
 	Message *a2a.Message
-	// Task is the task as it was before this message (its history already
-	// holds Message), or nil when the message starts a new task.
+	// Task is the task as it was before this message arrived, or nil when
+	// the message starts a new task.
 	Task *a2a.Task
 	// TaskID and ContextID identify the task this message belongs to. For a
 	// new task they are minted by the server; the task itself only exists

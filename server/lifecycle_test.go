@@ -1060,7 +1060,7 @@ func TestRestartFailsLostTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tk := range before {
-		if err := st.CreateTask(context.Background(), scope, tk); err != nil {
+		if err := st.CreateTask(context.Background(), scope, tk, taskstore.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1172,14 +1172,14 @@ func TestIdempotencySurvivesRestart(t *testing.T) {
 }
 
 // TestRetention: terminal tasks older than Options.Retention disappear;
-// others stay. The sweep runs every max(Retention/10, 1s) with no way to
-// trigger it, so this test needs about a second.
+// others stay. The sweep runs every max(Retention/10, 1s) (up to a minute)
+// with no way to trigger it, so this test needs about a second and polls.
 func TestRetention(t *testing.T) {
 	t.Parallel()
 	var now atomic.Int64
 	now.Store(time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-	s := newServer(t, server.Options{Retention: time.Minute, Now: clock})
+	s := newServer(t, server.Options{Retention: time.Second, Now: clock})
 	old := sendTask(t, s, anon(t), "hello")
 	oldFailed := sendTask(t, s, anon(t), "fail")
 	parked := sendTask(t, s, anon(t), "input-required")

@@ -29,57 +29,62 @@ type accepted struct {
 	sub    *subscriber
 	snap   *a2a.StreamEvent // first event for a follow-up: the task snapshot
 	replay *taskstore.MessageRecord
+	ex     *execution // the execution started for the message (nil for a replay)
+	seq    uint64     // the run's sequence number when the message was accepted
 }
 
 // SendMessage implements a2a.Service (brief §3.1). It blocks until the task
 // is terminal or interrupted unless configuration.returnImmediately is set.
 func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
-	acc, err := s.accept(ctx, req)
+	acc, err := s.accept(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
 	defer s.release(acc.r)
 	if acc.sub != nil {
-		defer acc.r.unsubscribe(acc.sub)
-	}
-	cfg := req.GetConfiguration()
-	immediate := cfg.GetReturnImmediately() && acc.replay == nil
-	if acc.sub != nil && !(immediate && acc.snap != nil) {
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				return nil, context.Cause(ctx)
-			case ev, ok := <-acc.sub.ch:
-				if !ok {
-					break wait
-				}
-				switch p := ev.Response.Payload.(type) {
-				case *a2a.StreamResponse_Message:
-					return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Message{Message: p.Message}}, nil
-				case *a2a.StreamResponse_Task:
-					if immediate || settled(p.Task.GetStatus().GetState()) {
-						break wait
-					}
-				case *a2a.StreamResponse_StatusUpdate:
-					if settled(p.StatusUpdate.GetStatus().GetState()) {
-						break wait
-					}
-				}
-			}
-		}
+		acc.r.unsubscribe(acc.sub) // a blocking call waits on the run's state instead
 	}
 	r := acc.r
+	immediate := req.GetConfiguration().GetReturnImmediately() && acc.replay == nil
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.task == nil {
-		if r.reply != nil {
-			return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Message{Message: r.reply}}, nil
+	ch := r.wait()
+	defer func() { r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
+	for !acc.answered(immediate) {
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			r.mu.Lock()
+			return nil, context.Cause(ctx)
+		case <-ch:
 		}
+		r.mu.Lock()
+	}
+	if r.reply != nil {
+		return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Message{Message: r.reply}}, nil
+	}
+	if r.task == nil {
 		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")
 	}
-	t := withHistory(r.task, historyOf(cfg), false)
+	t := withHistory(r.task, historyOf(req.GetConfiguration()), false)
 	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}, nil
+}
+
+// answered reports whether a blocking send can return: there is a direct
+// reply; or the task exists and either the caller asked to return at once,
+// or the task changed since the message was accepted and is now terminal or
+// interrupted; or the execution is over. Callers hold acc.r.mu.
+func (acc *accepted) answered(immediate bool) bool {
+	r := acc.r
+	switch {
+	case r.reply != nil:
+		return true
+	case r.task == nil:
+		return acc.ex == nil || acc.ex.done
+	case immediate, acc.ex == nil, acc.ex.done:
+		return true
+	}
+	return r.seq > acc.seq && settled(r.task.GetStatus().GetState())
 }
 
 // SendStreamingMessage implements a2a.Service (brief §3.2). A task stream
@@ -88,11 +93,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 // one Message.
 func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
-		if !s.streaming() {
-			yield(a2a.StreamEvent{}, a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming"))
-			return
-		}
-		acc, err := s.accept(ctx, req)
+		acc, err := s.accept(ctx, req, true)
 		if err != nil {
 			yield(a2a.StreamEvent{}, err)
 			return
@@ -137,8 +138,9 @@ func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yi
 				}
 				return
 			}
-			if t := ev.Response.GetTask(); t != nil {
-				withHistory(t, hl, true)
+			if t := ev.Response.GetTask(); t != nil && hl != nil {
+				// The event is shared by every subscriber: trim a copy.
+				ev.Response = &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: withHistory(t, hl, false)}}
 			}
 			if !yield(ev, nil) {
 				return
@@ -159,10 +161,13 @@ func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yi
 // accept validates a send, handles a resend of a known messageId, resolves
 // the task and starts the agent. On success the caller owns a reference on
 // acc.r and, when acc.sub is set, the subscription.
-func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest) (*accepted, error) {
+func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream bool) (*accepted, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {
 		return nil, err
+	}
+	if stream && !s.streaming() {
+		return nil, a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
 	}
 	if err := s.validateSend(req); err != nil {
 		return nil, err
@@ -208,7 +213,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest) (*acce
 	}
 
 	areq := &Request{
-		Message: msg, Principal: c.info.Principal, Extensions: append([]string(nil), c.info.Activated...),
+		Principal: c.info.Principal, Extensions: append([]string(nil), c.info.Activated...),
 		Configuration: req.GetConfiguration(), Metadata: req.GetMetadata(),
 	}
 	var push *a2a.TaskPushNotificationConfig
@@ -236,6 +241,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest) (*acce
 		push.TaskId = id
 	}
 	areq.TaskID, areq.ContextID = id, ctxID
+	areq.Message = proto.Clone(msg).(*a2a.Message) // the agent's own copy
 	r := s.acquire(id, c.scope)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -248,8 +254,9 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest) (*acce
 		return nil, a2a.Internal(err)
 	}
 	sub := r.subscribe()
-	r.start(areq)
-	return &accepted{r: r, sub: sub}, nil
+	seq := r.seq
+	ex := r.start(areq)
+	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
 }
 
 // releaseLocked releases a run whose lock the caller holds.
@@ -268,8 +275,21 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 		s.releaseLocked(r)
 		return nil, err
 	}
-	if err := r.load(ctx, c.scope); err != nil {
+	if err := r.load(ctx); err != nil {
 		return fail(err)
+	}
+	// An agent that just reported an interrupted state may not have returned
+	// yet: wait for that execution to end (bounded by the caller's context)
+	// instead of refusing the follow-up the task asked for.
+	for ex := r.exec; ex != nil && !ex.detached && settled(r.task.GetStatus().GetState()); ex = r.exec {
+		r.mu.Unlock()
+		select {
+		case <-ex.ended:
+			r.mu.Lock()
+		case <-ctx.Done():
+			r.mu.Lock()
+			return fail(context.Cause(ctx))
+		}
 	}
 	t := r.task
 	// DESIGN B10 before B6: a mismatched contextId is invalid whatever the
@@ -292,8 +312,9 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	msg.ContextId = t.ContextId
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = proto.Clone(t).(*a2a.Task)
+	areq.Message = proto.Clone(msg).(*a2a.Message)
 	t.History = append(t.History, msg)
-	if err := s.store.UpdateTask(ctx, c.scope, t); err != nil {
+	if err := s.store.UpdateTask(ctx, c.scope, t, taskstore.Event{}); err != nil {
 		t.History = t.History[:len(t.History)-1]
 		return fail(a2a.Internal(err))
 	}
@@ -311,8 +332,9 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	r.replied, r.reply = false, nil
 	snap := &a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}}
 	sub := r.subscribe()
-	r.start(areq)
-	return &accepted{r: r, sub: sub, snap: snap}, nil
+	seq := r.seq
+	ex := r.start(areq)
+	return &accepted{r: r, sub: sub, snap: snap, ex: ex, seq: seq}, nil
 }
 
 // replay answers a resend of a known messageId with the original result,
@@ -329,7 +351,7 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 		return &accepted{r: r, replay: rec}, nil
 	}
 	if !(r.loaded && r.task == nil && r.exec != nil) { // not a new task still starting
-		if err := r.load(ctx, c.scope); err != nil {
+		if err := r.load(ctx); err != nil {
 			s.releaseLocked(r)
 			return nil, err
 		}
@@ -337,11 +359,12 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 	acc := &accepted{r: r, replay: rec}
 	if r.task != nil {
 		acc.snap = &a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(r.task).(*a2a.Task)}}}
-		if a2a.IsTerminal(r.task.GetStatus().GetState()) || (r.exec == nil && a2a.IsInterrupted(r.task.GetStatus().GetState())) {
+		if settled(r.task.GetStatus().GetState()) {
 			return acc, nil
 		}
 	}
 	acc.sub = r.subscribe()
+	acc.ex, acc.seq = r.exec, r.seq
 	return acc, nil
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -31,9 +32,10 @@ type run struct {
 	task    *a2a.Task // nil until the task exists
 	seq     uint64    // sequence number of the last published event
 	subs    map[*subscriber]struct{}
-	exec    *execution   // the active execution, if any
-	replied bool         // the execution answered with a direct Message
-	reply   *a2a.Message // that reply
+	waiters map[chan struct{}]struct{} // in-process callers woken on every change
+	exec    *execution                 // the active execution, if any
+	replied bool                       // the execution answered with a direct Message
+	reply   *a2a.Message               // that reply
 
 	// For a task that does not exist yet: what create needs.
 	pendingMessage   *a2a.Message
@@ -48,8 +50,9 @@ type execution struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	detached bool
-	returned bool // Execute has returned
-	done     bool // the execution is over; the emitter is invalid
+	returned bool          // Execute has returned
+	done     bool          // the execution is over; the emitter is invalid
+	ended    chan struct{} // closed when done is set
 }
 
 // event is one thing an agent emitted.
@@ -70,15 +73,23 @@ type subscriber struct {
 	err error // set before ch is closed when cut off
 }
 
+// runKey identifies a run: the live-task registry is per scope, so a caller
+// probing another scope's task id never touches that task's run (DESIGN B12).
+type runKey struct {
+	scope taskstore.Scope
+	id    string
+}
+
 // acquire returns the run for a task id, creating it if needed, and takes a
 // reference that the caller must give back with release.
 func (s *Server) acquire(id string, scope taskstore.Scope) *run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.runs[id]
+	k := runKey{scope, id}
+	r := s.runs[k]
 	if r == nil {
-		r = &run{s: s, id: id, scope: scope, subs: map[*subscriber]struct{}{}}
-		s.runs[id] = r
+		r = &run{s: s, id: id, scope: scope, subs: map[*subscriber]struct{}{}, waiters: map[chan struct{}]struct{}{}}
+		s.runs[k] = r
 	}
 	r.refs++
 	return r
@@ -96,28 +107,26 @@ func (s *Server) release(r *run) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.refs--
-	if r.refs == 0 && s.runs[r.id] == r {
-		delete(s.runs, r.id)
+	if k := (runKey{r.scope, r.id}); r.refs == 0 && s.runs[k] == r {
+		delete(s.runs, k)
 	}
 }
 
 // load reads the task from the store once. It returns TaskNotFoundError when
-// the task does not exist in the caller's scope; the scope of a run created
-// by another caller is compared first, so nothing leaks across owners.
-// Callers hold r.mu.
-func (r *run) load(ctx context.Context, scope taskstore.Scope) error {
-	if r.scope != scope {
-		return taskNotFound(r.id)
-	}
+// the task does not exist in the run's scope. Callers hold r.mu.
+func (r *run) load(ctx context.Context) error {
 	if r.loaded {
 		if r.task == nil {
 			return taskNotFound(r.id)
 		}
 		return nil
 	}
-	t, err := r.s.store.GetTask(ctx, scope, r.id)
+	t, err := r.s.store.GetTask(ctx, r.scope, r.id)
+	if err == nil {
+		r.seq, err = r.s.store.LastSeq(ctx, r.scope, r.id)
+	}
 	if err != nil {
-		if err == taskstore.ErrNotFound {
+		if errors.Is(err, taskstore.ErrNotFound) {
 			return taskNotFound(r.id)
 		}
 		return a2a.Internal(err)
@@ -143,9 +152,37 @@ func (r *run) unsubscribe(sub *subscriber) {
 	r.mu.Unlock()
 }
 
+// wait returns a channel that is signalled after every change of the run.
+// Unlike a subscriber it carries no events and is never cut off, so a
+// blocking call can never miss the state it waits for. Callers hold r.mu
+// and must call unwait.
+func (r *run) wait() chan struct{} {
+	ch := make(chan struct{}, 1)
+	r.waiters[ch] = struct{}{}
+	return ch
+}
+
+// unwait removes a waiter.
+func (r *run) unwait(ch chan struct{}) {
+	r.mu.Lock()
+	delete(r.waiters, ch)
+	r.mu.Unlock()
+}
+
+// wake signals every waiter. Callers hold r.mu.
+func (r *run) wake() {
+	for ch := range r.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // publish sends an event to every subscriber without blocking. Callers hold
 // r.mu.
 func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
+	defer r.wake()
 	ev := a2a.StreamEvent{Response: resp}
 	if withSeq {
 		r.seq++
@@ -166,18 +203,18 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 
 // start launches the agent for a request. Callers hold r.mu and have
 // checked that no execution is active.
-func (r *run) start(req *Request) {
+func (r *run) start(req *Request) *execution {
 	ctx, cancel := context.WithCancelCause(r.s.base)
-	ex := &execution{ctx: ctx, cancel: cancel}
+	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	r.exec = ex
-	r.s.ref(r)
+	r.s.ref(r) // held until the execution is over (finish), detached or not
 	r.s.wg.Add(1)
 	go func() {
 		defer r.s.wg.Done()
-		defer r.s.release(r)
 		err := r.invoke(ex, req)
 		r.returned(ex, err)
 	}()
+	return ex
 }
 
 // invoke calls the agent, turning a panic into an error.
@@ -203,7 +240,7 @@ func (r *run) returned(ex *execution, err error) {
 	if ex.detached && err == nil && !ex.done {
 		return // the background work owns the task now
 	}
-	if !r.replied && (r.task == nil || !settled(r.task.GetStatus().GetState())) && !ex.done {
+	if !r.replied && !ex.done && (err != nil || r.task == nil || !settled(r.task.GetStatus().GetState())) {
 		why := "the agent stopped without finishing the task"
 		switch {
 		case err != nil:
@@ -237,9 +274,12 @@ func (r *run) finish(ex *execution) {
 	}
 	ex.done = true
 	ex.cancel(ErrExecutionEnded)
+	close(ex.ended)
 	if r.exec == ex {
 		r.exec = nil
 	}
+	r.wake()
+	r.s.release(r) // the reference taken by start
 }
 
 // detach marks the execution as continuing in the background.
@@ -255,6 +295,9 @@ func (r *run) detach(ex *execution) {
 func (r *run) emit(ex *execution, ev event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		return ErrTaskClosed
+	}
 	if ex.done || (ex.returned && !ex.detached) {
 		return ErrExecutionEnded
 	}
@@ -312,7 +355,8 @@ func (r *run) create(ctx context.Context) error {
 		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: a2a.Timestamp(r.s.now())},
 		History:   []*a2a.Message{r.pendingMessage},
 	}
-	if err := r.s.store.CreateTask(ctx, r.scope, t); err != nil {
+	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}
+	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev}); err != nil {
 		return a2a.Internal(err)
 	}
 	r.task, r.loaded = t, true
@@ -321,7 +365,7 @@ func (r *run) create(ctx context.Context) error {
 			r.s.log.Error("could not store inline push config", "task", r.id, "err", err)
 		}
 	}
-	r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}, true)
+	r.publish(ev, true)
 	return nil
 }
 
@@ -345,13 +389,14 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	if m != nil {
 		r.task.History = append(r.task.History, m)
 	}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task); err != nil {
+	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
+	}}}
+	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: ev}); err != nil {
 		r.task.Status, r.task.History = prev, r.task.History[:prevHist]
 		return a2a.Internal(err)
 	}
-	r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
-	}}}, true)
+	r.publish(ev, true)
 	return nil
 }
 
@@ -392,14 +437,15 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		next = append(next, a)
 	}
 	r.task.Artifacts = next
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task); err != nil {
+	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
+		Append: ev.append, LastChunk: ev.lastChunk,
+	}}}
+	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: out}); err != nil {
 		r.task.Artifacts = prev
 		return a2a.Internal(err)
 	}
-	r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
-		Append: ev.append, LastChunk: ev.lastChunk,
-	}}}, true)
+	r.publish(out, true)
 	return nil
 }
 

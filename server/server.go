@@ -52,6 +52,9 @@ type Options struct {
 	// SubscriberBuffer is how many events a stream reader may fall behind
 	// before it is cut off; default 256.
 	SubscriberBuffer int
+	// SweepInterval is how often the retention and idempotency windows
+	// are applied; default a tenth of Retention, between 1 s and 1 min.
+	SweepInterval time.Duration
 	// CursorKey signs ListTasks page tokens; default a random key (tokens
 	// then do not survive a restart).
 	CursorKey []byte
@@ -75,7 +78,7 @@ type Server struct {
 	stopOnce sync.Once
 
 	mu       sync.Mutex
-	runs     map[string]*run          // live tasks, by id
+	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
 }
 
@@ -118,7 +121,7 @@ func New(opts *Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
-		runs: map[string]*run{}, inflight: map[msgKey]chan struct{}{},
+		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
 	}
 	s.base, s.stop = context.WithCancelCause(context.Background())
 	if err := s.recover(context.Background()); err != nil {
@@ -141,7 +144,13 @@ func (s *Server) recover(ctx context.Context) error {
 		msg.TaskId, msg.ContextId = t.Id, t.ContextId
 		t.Status = &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED, Message: msg, Timestamp: a2a.Timestamp(s.now())}
 		t.History = append(t.History, msg)
-		if err := s.store.UpdateTask(ctx, st.Scope, t); err != nil {
+		seq, err := s.store.LastSeq(ctx, st.Scope, t.Id)
+		if err != nil {
+			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
+		}
+		ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskId: t.Id, ContextId: t.ContextId, Status: t.Status}}}
+		if err := s.store.UpdateTask(ctx, st.Scope, t, taskstore.Event{Seq: seq + 1, Response: ev}); err != nil {
 			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
 		}
 		s.log.Warn("task execution lost in a restart: marked FAILED", "task", t.Id)
@@ -152,9 +161,12 @@ func (s *Server) recover(ctx context.Context) error {
 // sweep applies the retention and idempotency windows periodically.
 func (s *Server) sweep() {
 	defer s.wg.Done()
-	every := time.Minute
-	if r := s.opts.Retention; r > 0 && r/10 < every {
-		every = max(r/10, time.Second)
+	every := s.opts.SweepInterval
+	if every <= 0 {
+		every = time.Minute
+		if r := s.opts.Retention; r > 0 && r/10 < every {
+			every = max(r/10, time.Second)
+		}
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -183,18 +195,34 @@ func (s *Server) sweep() {
 func (s *Server) Card() *a2a.AgentCard { return s.card }
 
 // Close stops the server: running agents see their context canceled with
-// cause ErrShutdown, and Close waits for them (up to ctx's deadline). Tasks
-// they leave unfinished end FAILED. The store is not closed.
+// cause ErrShutdown, and Close waits for their Execute calls to return (up
+// to ctx's deadline). Tasks they leave unfinished, detached background work
+// included, end FAILED. The store is not closed.
 func (s *Server) Close(ctx context.Context) error {
 	s.stopOnce.Do(func() { s.stop(ErrShutdown) })
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	s.mu.Lock()
+	live := make([]*run, 0, len(s.runs))
+	for _, r := range s.runs {
+		live = append(live, r)
+	}
+	s.mu.Unlock()
+	for _, r := range live {
+		r.mu.Lock()
+		if ex := r.exec; ex != nil && !ex.done {
+			r.fail(ex, "the server shut down while the task was running")
+			r.finish(ex)
+		}
+		r.mu.Unlock()
+	}
+	return err
 }
 
 // call is what every operation learns about its caller.

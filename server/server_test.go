@@ -10,6 +10,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"iter"
@@ -940,6 +941,9 @@ func TestListTasksValidation(t *testing.T) {
 		t.Fatalf("ListTasks: %v, %v", first, err)
 	}
 	tok := first.NextPageToken
+	// flip changes one character of the token; the last character of
+	// unpadded base64 may carry bits a decoder ignores, so the last byte is
+	// changed through a decode and re-encode instead (see flipLast).
 	flip := func(s string, i int) string {
 		b := []byte(s)
 		if b[i] == 'A' {
@@ -948,6 +952,14 @@ func TestListTasksValidation(t *testing.T) {
 			b[i] = 'A'
 		}
 		return string(b)
+	}
+	flipLast := func(s string) string {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		if err != nil {
+			return flip(s, 0)
+		}
+		b[len(b)-1] ^= 1
+		return base64.RawURLEncoding.EncodeToString(b)
 	}
 	for _, tc := range []struct {
 		name string
@@ -961,7 +973,7 @@ func TestListTasksValidation(t *testing.T) {
 		{"garbage token", "alice", &a2a.ListTasksRequest{PageToken: "not-a-token"}},
 		{"token first byte changed", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: flip(tok, 0)}},
 		{"token middle byte changed", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: flip(tok, len(tok)/2)}},
-		{"token last byte changed", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: flip(tok, len(tok)-1)}},
+		{"token last byte changed", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: flipLast(tok)}},
 		{"token truncated", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: tok[:len(tok)-4]}},
 		{"token with a status filter", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: tok, Status: a2a.TaskState_TASK_STATE_COMPLETED}},
 		{"token with a context filter", "alice", &a2a.ListTasksRequest{PageSize: i32(1), PageToken: tok, ContextId: "c"}},
@@ -1590,5 +1602,150 @@ func TestFollowUpRightAfterInterrupt(t *testing.T) {
 	}
 	if refused > 0 {
 		t.Errorf("%d of 500 immediate answers to INPUT_REQUIRED were refused as \"still working on an earlier message\"", refused)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Validation of a send (brief §7.3)
+
+func TestSendValidation(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	s := newServer(t, server.Options{Agent: counting(agents.Conformance(), &calls)})
+	edit := func(f func(m *a2a.Message)) *a2a.SendMessageRequest {
+		r := msgReq("hello")
+		f(r.Message)
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		req  *a2a.SendMessageRequest
+		want *a2a.Error
+	}{
+		{"no message", &a2a.SendMessageRequest{}, a2a.ErrInvalidParams},
+		{"no messageId", edit(func(m *a2a.Message) { m.MessageId = "" }), a2a.ErrInvalidParams},
+		{"no role", edit(func(m *a2a.Message) { m.Role = a2a.Role_ROLE_UNSPECIFIED }), a2a.ErrInvalidParams},
+		{"agent role", edit(func(m *a2a.Message) { m.Role = a2a.Role_ROLE_AGENT }), a2a.ErrInvalidParams},
+		{"no parts", edit(func(m *a2a.Message) { m.Parts = nil }), a2a.ErrInvalidParams},
+		{"empty part", edit(func(m *a2a.Message) { m.Parts = []*a2a.Part{{}} }), a2a.ErrInvalidParams},
+		{"unaccepted media type", edit(func(m *a2a.Message) {
+			m.Parts = append(m.Parts, &a2a.Part{Content: &a2a.Part_Raw{Raw: []byte{0x89, 'P', 'N', 'G'}}, MediaType: "image/png"})
+		}), a2a.ErrContentTypeNotSupported},
+		{"text with parameters", edit(func(m *a2a.Message) { m.Parts[0].MediaType = "text/plain; charset=utf-8" }), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := calls.Load()
+			_, err := s.SendMessage(anon(t), tc.req)
+			if tc.want == nil {
+				if err != nil {
+					t.Errorf("SendMessage: %v", err)
+				}
+				return
+			}
+			wantErr(t, "SendMessage", err, tc.want)
+			_, err = collect(s.SendStreamingMessage(anon(t), tc.req))
+			wantErr(t, "SendStreamingMessage", err, tc.want)
+			if calls.Load() != before {
+				t.Error("the agent ran for an invalid request")
+			}
+		})
+	}
+}
+
+// TestRequestTaskHistory: Request.Task is documented as "the task as it
+// was before this message (its history already holds Message)", but the
+// core clones the task before appending the follow-up, so the history the
+// agent gets lacks the message. One of the two should change.
+func TestRequestTaskHistory(t *testing.T) {
+	t.Parallel()
+	got := make(chan *server.Request, 1)
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if req.Task != nil {
+			got <- req
+			return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+	})
+	s := newServer(t, server.Options{Agent: agent})
+	parked := sendTask(t, s, anon(t), "start")
+	f := followReq(parked.Id, "answer")
+	if _, err := followUp(t, s, "", f); err != nil {
+		t.Fatal(err)
+	}
+	req := <-got
+	// Request.Task is the task as it was before the message arrived.
+	for _, m := range req.Task.GetHistory() {
+		if m.GetMessageId() == f.Message.MessageId {
+			t.Errorf("Request.Task history = %q; documented to be the task before the new message", historyTexts(req.Task))
+		}
+	}
+	if req.Message.GetMessageId() != f.Message.MessageId || req.Message.GetContextId() != parked.ContextId {
+		t.Errorf("Request.Message = %v; want the follow-up with the task's contextId", req.Message)
+	}
+}
+
+// TestResendWhileInterrupted: a resend (DESIGN B14) of a message whose task
+// is INPUT_REQUIRED or AUTH_REQUIRED must return that task, as the first
+// send did. The core's replay only answers at once when the execution has
+// ended; while Execute is still running after parking the task (or has
+// detached, as an AUTH_REQUIRED agent waiting for an out-of-band sign-in
+// does) it subscribes and waits for an event that may never come.
+func TestResendWhileInterrupted(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		switch a2a.FirstText(req.Message) {
+		case "input":
+			if err := em.StatusText(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "which one?"); err != nil {
+				return err
+			}
+			select { // tidying up before returning
+			case <-hold:
+			case <-ctx.Done():
+			}
+			return nil
+		case "auth":
+			if err := em.StatusText(a2a.TaskState_TASK_STATE_AUTH_REQUIRED, "sign in first"); err != nil {
+				return err
+			}
+			em.Detach()
+			go func() {
+				select {
+				case <-hold:
+				case <-ctx.Done():
+					return
+				}
+				_ = em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+			}()
+			return nil
+		}
+		return nil
+	})
+	s := newServer(t, server.Options{Agent: agent})
+	for _, text := range []string{"input", "auth"} {
+		t.Run(text, func(t *testing.T) {
+			t.Parallel()
+			req := msgReq(text)
+			first := taskOf(t)(s.SendMessage(anon(t), proto.Clone(req).(*a2a.SendMessageRequest)))
+			if !a2a.IsInterrupted(state(first)) {
+				t.Fatalf("first send returned %s", short(state(first)))
+			}
+			ctx, cancel := context.WithTimeout(anon(t), 3*time.Second)
+			defer cancel()
+			resp, err := s.SendMessage(ctx, proto.Clone(req).(*a2a.SendMessageRequest))
+			if err != nil || !proto.Equal(resp.GetTask(), first) {
+				t.Errorf("blocking resend = %v, %v; want the %s task at once", resp, err, short(state(first)))
+			}
+			sctx, scancel := context.WithTimeout(anon(t), 3*time.Second)
+			defer scancel()
+			evs, err := collect(s.SendStreamingMessage(sctx, proto.Clone(req).(*a2a.SendMessageRequest)))
+			if err != nil || len(evs) == 0 || evs[0].Response.GetTask().GetId() != first.Id {
+				t.Errorf("streaming resend = %v, %v", describeAll(evs), err)
+			}
+			if text == "input" && sctx.Err() != nil {
+				t.Errorf("streaming resend of an INPUT_REQUIRED task stayed open: %v", describeAll(evs))
+			}
+		})
 	}
 }

@@ -110,7 +110,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	defer s.release(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.load(ctx, c.scope); err != nil {
+	if err := r.load(ctx); err != nil {
 		return nil, err
 	}
 	switch st := r.task.GetStatus().GetState(); {
@@ -144,7 +144,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		r := s.acquire(req.Id, c.scope)
 		defer s.release(r)
 		r.mu.Lock()
-		if err := r.load(ctx, c.scope); err != nil {
+		if err := r.load(ctx); err != nil {
 			r.mu.Unlock()
 			yield(a2a.StreamEvent{}, err)
 			return

@@ -135,6 +135,7 @@ func (w *noFlushWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
 // parsedEvent is one event dispatched by the parser.
 type parsedEvent struct {
 	data  string
+	event string // the event type, if named
 	id    string // the id field given in this event, if any
 	hasID bool
 	lines []string // the raw field lines of the event
@@ -144,12 +145,14 @@ type parsedEvent struct {
 type parsed struct {
 	events   []parsedEvent
 	comments []string
-	// foreign lists lines that are neither an id or data field nor a
-	// comment. The writer must never produce one.
+	// foreign lists lines that are neither an event, id or data field nor
+	// a comment. The writer must never produce one.
 	foreign []string
 	// pending is true when the stream ends in the middle of an event (no
 	// blank line after its fields).
 	pending bool
+	// fields counts the field lines of the whole stream.
+	fields int
 }
 
 // parseSSE interprets a stream as the WHATWG HTML "event stream
@@ -190,6 +193,7 @@ func parseSSE(s string) parsed {
 			continue
 		}
 		fields++
+		out.fields++
 		cur.lines = append(cur.lines, line)
 		name, value, found := strings.Cut(line, ":")
 		if found {
@@ -199,6 +203,8 @@ func parseSSE(s string) parsed {
 		case "data":
 			data.WriteString(value)
 			data.WriteByte('\n')
+		case "event":
+			cur.event = value
 		case "id":
 			if !strings.ContainsRune(value, 0) {
 				cur.id, cur.hasID = value, true
@@ -267,7 +273,7 @@ func TestEventFraming(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := newRecorder()
 			w := sse.NewWriter(rec)
-			if err := w.Event(tt.id, []byte(tt.data)); err != nil {
+			if err := w.Event("", tt.id, []byte(tt.data)); err != nil {
 				t.Fatalf("Event: %v", err)
 			}
 			if got := rec.String(); got != tt.want {
@@ -294,7 +300,7 @@ func TestEventsAreSeparate(t *testing.T) {
 	rec := newRecorder()
 	w := sse.NewWriter(rec)
 	for i := uint64(1); i <= 3; i++ {
-		if err := w.Event(i, fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
+		if err := w.Event("", i, fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -315,7 +321,7 @@ func TestComment(t *testing.T) {
 	if err := w.Comment("keep-alive"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Event(1, []byte("{}")); err != nil {
+	if err := w.Event("", 1, []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
 	const want = ": keep-alive\n\nid: 1\ndata: {}\n\n"
@@ -339,7 +345,7 @@ func TestCommentCannotInjectFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := parseSSE(rec.String())
-		if len(p.events) > 0 || len(p.foreign) > 0 || p.pending {
+		if p.fields > 0 {
 			t.Errorf("Comment(%q) wrote %q, which a client reads as fields: %+v", text, rec.String(), p)
 		}
 	}
@@ -349,14 +355,14 @@ func TestWriteErrorIsSticky(t *testing.T) {
 	rec := newRecorder()
 	rec.failAt = 2
 	w := sse.NewWriter(rec)
-	if err := w.Event(1, []byte("a")); err != nil {
+	if err := w.Event("", 1, []byte("a")); err != nil {
 		t.Fatalf("first Event: %v", err)
 	}
-	if err := w.Event(2, []byte("b")); err == nil {
+	if err := w.Event("", 2, []byte("b")); err == nil {
 		t.Fatal("Event on a failing connection returned nil")
 	}
 	n := rec.writeCount()
-	if err := w.Event(3, []byte("c")); err == nil {
+	if err := w.Event("", 3, []byte("c")); err == nil {
 		t.Error("Event after a failed write returned nil")
 	}
 	if err := w.Comment("keep-alive"); err == nil {
@@ -392,7 +398,7 @@ func events(n int) func() (a2a.StreamEvent, error, bool) {
 
 func TestStreamWritesEveryEvent(t *testing.T) {
 	rec := newRecorder()
-	sse.Stream(rec, 0, a2a.StreamEvent{Seq: 1}, events(5), jsonEnc)
+	sse.Stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, events(5), jsonEnc)
 	p := parseSSE(rec.String())
 	if len(p.events) != 5 || len(p.comments) != 0 || len(p.foreign) != 0 {
 		t.Fatalf("parsed %+v from %q, want 5 events", p, rec.String())
@@ -405,22 +411,33 @@ func TestStreamWritesEveryEvent(t *testing.T) {
 }
 
 func TestStreamEndsAfterError(t *testing.T) {
-	rec := newRecorder()
-	calls := 0
-	next := func() (a2a.StreamEvent, error, bool) {
-		calls++
-		if calls == 1 {
-			return a2a.StreamEvent{}, errors.New("cut off"), true
-		}
-		return a2a.StreamEvent{Seq: 9}, nil, true
-	}
-	sse.Stream(rec, 0, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
-	if calls != 1 {
-		t.Errorf("next called %d times after the error item, want 1", calls)
-	}
-	p := parseSSE(rec.String())
-	if len(p.events) != 2 || !strings.Contains(p.events[1].data, "cut off") || p.events[1].hasID {
-		t.Errorf("parsed %+v, want the event then the error without an id", p)
+	for _, name := range []string{"", "error"} {
+		t.Run(fmt.Sprintf("errorEvent=%q", name), func(t *testing.T) {
+			rec := newRecorder()
+			calls := 0
+			next := func() (a2a.StreamEvent, error, bool) {
+				calls++
+				if calls == 1 {
+					return a2a.StreamEvent{}, errors.New("cut off"), true
+				}
+				return a2a.StreamEvent{Seq: 9}, nil, true
+			}
+			sse.Stream(rec, 0, name, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+			if calls != 1 {
+				t.Errorf("next called %d times after the error item, want 1", calls)
+			}
+			p := parseSSE(rec.String())
+			if len(p.events) != 2 || len(p.foreign) > 0 {
+				t.Fatalf("parsed %+v, want the event then the error", p)
+			}
+			if p.events[0].event != "" {
+				t.Errorf("ordinary event named %q, want no name", p.events[0].event)
+			}
+			last := p.events[1]
+			if !strings.Contains(last.data, "cut off") || last.hasID || last.event != name {
+				t.Errorf("error event = %+v, want the error, no id, event name %q", last, name)
+			}
+		})
 	}
 }
 
@@ -441,7 +458,7 @@ func TestStreamStopsWhenWriteFails(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				sse.Stream(rec, 0, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+				sse.Stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
 			}()
 			select {
 			case <-done:
@@ -472,7 +489,7 @@ func TestStreamStopsWhenKeepAliveFails(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			sse.Stream(rec, 10*time.Second, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+			sse.Stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
 		}()
 		time.Sleep(time.Minute) // idle: one keep-alive, which fails
 		synctest.Wait()
@@ -501,7 +518,7 @@ func TestKeepAliveOnIdleStream(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			sse.Stream(rec, 10*time.Second, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+			sse.Stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
 		}()
 		// The checker ticks every 5 s and sends a comment once 10 s have
 		// passed since the last write: at 10 s, 20 s and 30 s.
@@ -533,7 +550,7 @@ func TestNoKeepAliveWhileEventsFlow(t *testing.T) {
 			n++
 			return a2a.StreamEvent{Seq: uint64(n)}, nil, n <= 20
 		}
-		sse.Stream(rec, 10*time.Second, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+		sse.Stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
 		p := parseSSE(rec.String())
 		if len(p.events) != 20 {
 			t.Errorf("got %d events, want 20", len(p.events))
@@ -551,7 +568,7 @@ func TestKeepAliveOff(t *testing.T) {
 			time.Sleep(time.Hour)
 			return a2a.StreamEvent{}, nil, false
 		}
-		sse.Stream(rec, 0, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+		sse.Stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
 		if p := parseSSE(rec.String()); len(p.comments) != 0 {
 			t.Errorf("keep-alive 0 sent %d comments in an idle hour, want none", len(p.comments))
 		}
@@ -564,33 +581,44 @@ func TestKeepAliveOff(t *testing.T) {
 // still be writing, or start writing, after it returns.
 //
 // Here the client is slow: a keep-alive comment is stuck in Write when the
-// stream ends. Stream closes its done channel but does not wait for the
-// keep-alive goroutine, so it returns with that Write still running.
+// stream ends. Stream must wait for that write before it returns.
 func TestStreamDoesNotWriteAfterReturn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		rec := newRecorder()
-		inComment := make(chan struct{})
-		release := make(chan struct{})
-		var once sync.Once
-		rec.hold = func() {
-			once.Do(func() { close(inComment) })
-			<-release
-		}
-		next := func() (a2a.StreamEvent, error, bool) {
-			<-inComment // the stream ends while the keep-alive is being written
-			return a2a.StreamEvent{}, nil, false
-		}
-		sse.Stream(rec, 10*time.Second, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
-		busy := rec.markClosed()
+	rec := newRecorder()
+	inComment := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	rec.hold = func() {
+		once.Do(func() { close(inComment) })
+		<-release
+	}
+	next := func() (a2a.StreamEvent, error, bool) {
+		<-inComment // the stream ends while a keep-alive is being written
+		return a2a.StreamEvent{}, nil, false
+	}
+	returned := make(chan bool, 1)
+	go func() {
+		sse.Stream(rec, time.Millisecond, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+		returned <- rec.markClosed()
+	}()
+	<-inComment
+	select {
+	case busy := <-returned:
+		// Stream returned before the stuck write could finish.
 		close(release)
-		synctest.Wait()
 		if busy {
 			t.Error("Stream returned while its keep-alive goroutine was still inside ResponseWriter.Write")
 		}
-		if n := rec.lateWrites(); n > 0 {
-			t.Errorf("%d ResponseWriter writes ran after Stream returned", n)
+	case <-time.After(200 * time.Millisecond):
+		// Still waiting for the write, as it should: let it finish.
+		close(release)
+		if busy := <-returned; busy {
+			t.Error("Stream returned while a write was in progress")
 		}
-	})
+	}
+	time.Sleep(5 * time.Millisecond)
+	if n := rec.lateWrites(); n > 0 {
+		t.Errorf("%d ResponseWriter writes ran after Stream returned", n)
+	}
 }
 
 // TestStreamNoLateKeepAlive is the same property without a slow client:
@@ -601,7 +629,7 @@ func TestStreamNoLateKeepAlive(t *testing.T) {
 	const runs = 100
 	for range runs {
 		rec := newRecorder()
-		sse.Stream(rec, 2*time.Nanosecond, a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)
+		sse.Stream(rec, 2*time.Nanosecond, "", a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)
 		rec.markClosed()
 		time.Sleep(100 * time.Microsecond) // let a stray goroutine run
 		if rec.lateWrites() > 0 {
@@ -620,7 +648,7 @@ func TestStreamNoLateKeepAlive(t *testing.T) {
 // 200 response with no error anywhere.
 func TestStreamWithoutFlusher(t *testing.T) {
 	w := &noFlushWriter{header: http.Header{}}
-	sse.Stream(w, 0, a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)
+	sse.Stream(w, 0, "", a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)
 	if p := parseSSE(w.buf.String()); len(p.events) != 3 {
 		t.Errorf("a non-flushing ResponseWriter got %d events, want 3 (body %q)", len(p.events), w.buf.String())
 	}
@@ -661,41 +689,46 @@ func TestPull(t *testing.T) {
 // Fuzzing
 
 func FuzzWriter(f *testing.F) {
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t"}}}`), uint64(1))
-	f.Add([]byte(""), uint64(0))
-	f.Add([]byte("plain"), uint64(1<<64-1))
-	f.Add([]byte("a\nb"), uint64(2))
-	f.Add([]byte("a\r\nb\rc\n"), uint64(3))
-	f.Add([]byte("\r\r\n\n"), uint64(0))
-	f.Add([]byte("\n\ndata: x\n\nid: 5\n\n"), uint64(4))
-	f.Add([]byte(": comment\nevent: x\nretry: 10"), uint64(5))
-	f.Add([]byte(" leading space"), uint64(6))
-	f.Add([]byte("nul\x00byte"), uint64(7))
-	f.Add([]byte("\xff\xfe invalid utf-8 \xc3"), uint64(8))
-	f.Add([]byte("\u2028\u2029\u0085"), uint64(9))
-	f.Fuzz(func(t *testing.T, data []byte, id uint64) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t"}}}`), uint64(1), false)
+	f.Add([]byte(`{"error":{"code":500}}`), uint64(0), true)
+	f.Add([]byte(""), uint64(0), false)
+	f.Add([]byte("plain"), uint64(1<<64-1), false)
+	f.Add([]byte("a\nb"), uint64(2), true)
+	f.Add([]byte("a\r\nb\rc\n"), uint64(3), false)
+	f.Add([]byte("\r\r\n\n"), uint64(0), false)
+	f.Add([]byte("\n\ndata: x\n\nid: 5\n\n"), uint64(4), false)
+	f.Add([]byte(": comment\nevent: x\nretry: 10"), uint64(5), true)
+	f.Add([]byte(" leading space"), uint64(6), false)
+	f.Add([]byte("nul\x00byte"), uint64(7), false)
+	f.Add([]byte("\xff\xfe invalid utf-8 \xc3"), uint64(8), false)
+	f.Add([]byte("\u2028\u2029\u0085"), uint64(9), false)
+	f.Fuzz(func(t *testing.T, data []byte, id uint64, named bool) {
+		name := ""
+		if named {
+			name = "error" // the only name a binding uses
+		}
 		rec := newRecorder()
 		w := sse.NewWriter(rec)
-		if err := w.Event(id, data); err != nil {
+		if err := w.Event(name, id, data); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Comment("keep-alive"); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Event(0, []byte("next")); err != nil {
+		if err := w.Event("", 0, []byte("next")); err != nil {
 			t.Fatal(err)
 		}
 		out := rec.String()
 		p := parseSSE(out)
 		if len(p.foreign) > 0 {
-			t.Fatalf("Event(%d, %q) wrote lines that are neither id, data nor comment: %q", id, data, p.foreign)
+			t.Fatalf("Event(%q, %d, %q) wrote lines that are no event, id or data field nor comment: %q", name, id, data, p.foreign)
 		}
 		if p.pending {
 			t.Fatalf("the stream ends inside an event: %q", out)
 		}
 		for _, ev := range p.events {
 			for _, l := range ev.lines {
-				if !strings.HasPrefix(l, "data: ") && !strings.HasPrefix(l, "id: ") {
+				if !strings.HasPrefix(l, "data: ") && !strings.HasPrefix(l, "id: ") && !strings.HasPrefix(l, "event: ") {
 					t.Fatalf("unexpected line %q in %q", l, out)
 				}
 			}
@@ -710,13 +743,16 @@ func FuzzWriter(f *testing.F) {
 		if want := normalizeNewlines(string(data)); ev.data != want {
 			t.Fatalf("data %q read back as %q, want %q", data, ev.data, want)
 		}
+		if ev.event != name {
+			t.Fatalf("event name %q read back as %q", name, ev.event)
+		}
 		switch {
 		case id == 0 && ev.hasID:
 			t.Fatalf("id 0 wrote an id line: %q", out)
 		case id > 0 && ev.id != strconv.FormatUint(id, 10):
 			t.Fatalf("id %d read back as %q", id, ev.id)
 		}
-		if p.events[1].data != "next" || p.events[1].hasID {
+		if p.events[1].data != "next" || p.events[1].hasID || p.events[1].event != "" {
 			t.Fatalf("the following event was disturbed: %+v", p.events[1])
 		}
 	})

@@ -68,6 +68,15 @@ type ListResult struct {
 	More bool
 }
 
+// Event is the change a write records: the task's event sequence number
+// after the change and the event sent to the task's subscribers. The stored
+// sequence number never decreases: a zero Seq (a change that produced no
+// event, such as a client message appended to the history) keeps it.
+type Event struct {
+	Seq      uint64
+	Response *a2a.StreamResponse
+}
+
 // ScopedTask is a task together with the scope that owns it.
 type ScopedTask struct {
 	Scope Scope
@@ -92,12 +101,18 @@ type MessageRecord struct {
 
 // Store keeps tasks, push configurations and message records.
 type Store interface {
-	// CreateTask stores a new task. The id must not exist in any scope.
-	CreateTask(ctx context.Context, s Scope, t *a2a.Task) error
-	// UpdateTask replaces a stored task with the same id in the scope.
-	UpdateTask(ctx context.Context, s Scope, t *a2a.Task) error
+	// CreateTask stores a new task and the event that created it. The id
+	// must not exist in any scope.
+	CreateTask(ctx context.Context, s Scope, t *a2a.Task, ev Event) error
+	// UpdateTask replaces a stored task with the same id in the scope and
+	// records the event that changed it, in one atomic write.
+	UpdateTask(ctx context.Context, s Scope, t *a2a.Task, ev Event) error
 	// GetTask returns the task with the id in the scope, or ErrNotFound.
 	GetTask(ctx context.Context, s Scope, id string) (*a2a.Task, error)
+	// LastSeq returns the sequence number of the task's last recorded
+	// event, or ErrNotFound. Sequence numbers survive restarts, so stream
+	// event ids keep increasing (the ground for lossless resume).
+	LastSeq(ctx context.Context, s Scope, id string) (uint64, error)
 	// ListTasks returns one page of the scope's tasks. Implementations must
 	// use an index on the sort key, not scan every task, to find a page.
 	ListTasks(ctx context.Context, s Scope, q ListQuery) (ListResult, error)

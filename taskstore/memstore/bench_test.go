@@ -32,7 +32,7 @@ func BenchmarkCreate(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := s.CreateTask(b.Context(), benchScope, benchTask(i)); err != nil {
+		if err := s.CreateTask(b.Context(), benchScope, benchTask(i), taskstore.Event{}); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -42,7 +42,7 @@ func BenchmarkCreate(b *testing.B) {
 func filled(b *testing.B, n int) *memstore.Store {
 	s := memstore.New()
 	for i := range n {
-		if err := s.CreateTask(b.Context(), benchScope, benchTask(i)); err != nil {
+		if err := s.CreateTask(b.Context(), benchScope, benchTask(i), taskstore.Event{}); err != nil {
 			b.Fatal(err)
 		}
 	}

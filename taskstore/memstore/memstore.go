@@ -45,6 +45,7 @@ var _ taskstore.Store = (*Store)(nil)
 type entry struct {
 	scope   taskstore.Scope
 	key     order.Key
+	seq     uint64
 	task    *a2a.Task
 	configs map[string]*a2a.TaskPushNotificationConfig
 }
@@ -179,7 +180,7 @@ func (s *Store) unlink(e *entry) {
 }
 
 // CreateTask stores a copy of t; the id must be new in the whole store.
-func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task) error {
+func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task)
 		return errNoID
 	}
 	c := cloneTask(t)
-	e := &entry{scope: sc, key: order.TaskKey(c), task: c}
+	e := &entry{scope: sc, key: order.TaskKey(c), task: c, seq: ev.Seq}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.tasks[c.Id]; ok {
@@ -198,7 +199,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task)
 }
 
 // UpdateTask replaces the task with t's id in the scope by a copy of t.
-func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task) error {
+func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -209,9 +210,24 @@ func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task)
 	if !ok || old.scope != sc {
 		return taskstore.ErrNotFound
 	}
+	seq := max(old.seq, ev.Seq)
 	s.unlink(old)
-	s.link(&entry{scope: sc, key: order.TaskKey(c), task: c, configs: old.configs})
+	s.link(&entry{scope: sc, key: order.TaskKey(c), task: c, configs: old.configs, seq: seq})
 	return nil
+}
+
+// LastSeq returns the task's last event sequence number.
+func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.lookup(sc, id)
+	if e == nil {
+		return 0, taskstore.ErrNotFound
+	}
+	return e.seq, nil
 }
 
 // lookup returns the task's entry when it is in the scope. The caller

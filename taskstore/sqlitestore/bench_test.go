@@ -14,7 +14,7 @@ func BenchmarkCreate(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := s.CreateTask(b.Context(), scope, newTask(fmt.Sprintf("task-%08d", i), a2a.TaskState_TASK_STATE_WORKING, i)); err != nil {
+		if err := s.CreateTask(b.Context(), scope, newTask(fmt.Sprintf("task-%08d", i), a2a.TaskState_TASK_STATE_WORKING, i), taskstore.Event{}); err != nil {
 			b.Fatal(err)
 		}
 		i++

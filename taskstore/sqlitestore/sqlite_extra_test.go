@@ -45,12 +45,12 @@ func TestReopen(t *testing.T) {
 	for i := range 20 {
 		tk := newTask(fmt.Sprintf("task-%02d", i), a2a.TaskState_TASK_STATE_WORKING, i)
 		want = append(want, tk)
-		if err := s.CreateTask(ctx, scope, tk); err != nil {
+		if err := s.CreateTask(ctx, scope, tk, taskstore.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want[3].Status.State = a2a.TaskState_TASK_STATE_COMPLETED
-	if err := s.UpdateTask(ctx, scope, want[3]); err != nil {
+	if err := s.UpdateTask(ctx, scope, want[3], taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "task-05", Url: "https://h.example"}
@@ -167,7 +167,7 @@ func TestOddPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.CreateTask(t.Context(), scope, newTask("a1", a2a.TaskState_TASK_STATE_WORKING, 1)); err != nil {
+	if err := s.CreateTask(t.Context(), scope, newTask("a1", a2a.TaskState_TASK_STATE_WORKING, 1), taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); err != nil {
@@ -319,7 +319,7 @@ func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
 			t.Fatal(err)
 		}
 		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, tk.ContextId, int32(tk.Status.State),
-			tk.Status.Timestamp.AsTime().UnixMilli(), data); err != nil {
+			tk.Status.Timestamp.AsTime().UnixMilli(), 1, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -347,7 +347,7 @@ func TestChildWriter(t *testing.T) {
 	deadline := time.Now().Add(time.Minute) // in case the parent is gone
 	for i := 0; time.Now().Before(deadline); i++ {
 		id := fmt.Sprintf("kill-%06d", i)
-		if err := s.CreateTask(context.Background(), scope, newTask(id, a2a.TaskState_TASK_STATE_WORKING, i)); err != nil {
+		if err := s.CreateTask(context.Background(), scope, newTask(id, a2a.TaskState_TASK_STATE_WORKING, i), taskstore.Event{}); err != nil {
 			fmt.Println("error", err)
 			os.Exit(2)
 		}
@@ -439,7 +439,7 @@ func TestCounters(t *testing.T) {
 			sc := scopes[rng.IntN(len(scopes))]
 			tk := newTask(id, states[rng.IntN(len(states))], rng.IntN(100))
 			tk.ContextId = contexts[rng.IntN(len(contexts))]
-			if err := s.CreateTask(ctx, sc, tk); err != nil {
+			if err := s.CreateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
 				t.Fatal(err)
 			}
 			owner[id] = sc
@@ -448,7 +448,7 @@ func TestCounters(t *testing.T) {
 			id := ids[rng.IntN(len(ids))]
 			tk := newTask(id, states[rng.IntN(len(states))], rng.IntN(100))
 			tk.ContextId = contexts[rng.IntN(len(contexts))]
-			if err := s.UpdateTask(ctx, owner[id], tk); err != nil && !errors.Is(err, taskstore.ErrNotFound) {
+			if err := s.UpdateTask(ctx, owner[id], tk, taskstore.Event{}); err != nil && !errors.Is(err, taskstore.ErrNotFound) {
 				t.Fatal(err)
 			}
 		default:

@@ -58,18 +58,18 @@ type Store struct {
 	stmts   []*sql.Stmt // every prepared statement, for Close
 	queries []string    // their text, for the query plan test
 
-	createTask, updateTask, getTask *sql.Stmt
-	listActive                      *sql.Stmt
-	deleteFinished                  *sql.Stmt
-	putConfig, getConfig            *sql.Stmt
-	listConfigs, deleteConfig       *sql.Stmt
-	taskInScope                     *sql.Stmt
-	getMessage, setReply            *sql.Stmt
-	insertMessage, getMessageW      *sql.Stmt // getMessageW runs on the writer
-	deleteMessages                  *sql.Stmt
-	list                            [16]*sql.Stmt // by listFilter
-	countSince                      [8]*sql.Stmt  // by listFilter, only those withSince
-	counter                         *sql.Stmt
+	createTask, updateTask, getTask, lastSeq *sql.Stmt
+	listActive                               *sql.Stmt
+	deleteFinished                           *sql.Stmt
+	putConfig, getConfig                     *sql.Stmt
+	listConfigs, deleteConfig                *sql.Stmt
+	taskInScope                              *sql.Stmt
+	getMessage, setReply                     *sql.Stmt
+	insertMessage, getMessageW               *sql.Stmt // getMessageW runs on the writer
+	deleteMessages                           *sql.Stmt
+	list                                     [16]*sql.Stmt // by listFilter
+	countSince                               [8]*sql.Stmt  // by listFilter, only those withSince
+	counter                                  *sql.Stmt
 
 	closeOnce sync.Once
 	closeErr  error
@@ -186,6 +186,7 @@ var migrations = [][]string{
 			context_id TEXT NOT NULL,
 			state      INTEGER NOT NULL,
 			status_ms  INTEGER NOT NULL,
+			seq        INTEGER NOT NULL DEFAULT 0,
 			data       BLOB NOT NULL
 		)`,
 		`CREATE INDEX tasks_by_time ON tasks (tenant, owner, status_ms DESC, id DESC)`,
@@ -373,11 +374,13 @@ func (s *Store) prepare() error {
 	}
 	w, r := s.writer, s.reader
 
-	s.createTask = prep(w, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-	s.updateTask = prep(w, `UPDATE tasks SET context_id = ?, state = ?, status_ms = ?, data = ?
+	s.createTask = prep(w, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+	s.updateTask = prep(w, `UPDATE tasks SET context_id = ?, state = ?, status_ms = ?, data = ?,
+		seq = MAX(seq, ?)
 		WHERE id = ? AND tenant = ? AND owner = ?`)
 	s.getTask = prep(r, `SELECT data FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+	s.lastSeq = prep(r, `SELECT seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
 	s.listActive = prep(r, `SELECT tenant, owner, data FROM tasks WHERE state IN (`+stateList(order.Active)+`)`)
 	s.deleteFinished = prep(w, `DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks
 		WHERE state IN (`+stateList(order.Terminal)+`) AND status_ms < ? LIMIT `+fmt.Sprint(deleteBatch)+`)`)
@@ -444,7 +447,7 @@ func wrap(op string, err error) error {
 }
 
 // CreateTask inserts t; the id must be new in the whole store.
-func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task) error {
+func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	if t.GetId() == "" {
 		return errors.New("sqlitestore: task has no id")
 	}
@@ -453,7 +456,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task)
 		return err
 	}
 	res, err := s.createTask.ExecContext(ctx, t.Id, sc.Tenant, sc.Owner, t.ContextId,
-		int32(t.GetStatus().GetState()), order.StatusMillis(t), data)
+		int32(t.GetStatus().GetState()), order.StatusMillis(t), int64(ev.Seq), data)
 	if err != nil {
 		return wrap("create task", err)
 	}
@@ -466,13 +469,13 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task)
 }
 
 // UpdateTask replaces the task with t's id in the scope.
-func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task) error {
+func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	data, err := marshal(t)
 	if err != nil {
 		return err
 	}
 	res, err := s.updateTask.ExecContext(ctx, t.GetContextId(), int32(t.GetStatus().GetState()),
-		order.StatusMillis(t), data, t.GetId(), sc.Tenant, sc.Owner)
+		order.StatusMillis(t), data, int64(ev.Seq), t.GetId(), sc.Tenant, sc.Owner)
 	if err != nil {
 		return wrap("update task", err)
 	}
@@ -482,6 +485,19 @@ func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task)
 		return taskstore.ErrNotFound
 	}
 	return nil
+}
+
+// LastSeq returns the task's last event sequence number.
+func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
+	var seq int64
+	err := s.lastSeq.QueryRowContext(ctx, id, sc.Tenant, sc.Owner).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return 0, wrap("last seq", err)
+	}
+	return uint64(seq), nil
 }
 
 // GetTask returns the task with the id in the scope.

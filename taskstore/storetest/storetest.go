@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) taskstore.Store) {
 		{"CreateGetRoundTrip", testCreateGet},
 		{"UpdateRoundTrip", testUpdate},
 		{"CopiesInAndOut", testCopies},
+		{"EventSequence", testEventSequence},
 		{"DuplicateIDAcrossScopes", testDuplicate},
 		{"ScopeIsolation", testScopeIsolation},
 		{"TaskWithoutStatus", testNoStatus},
@@ -180,7 +181,7 @@ func richTask(id string) *a2a.Task {
 func mustCreate(t *testing.T, s taskstore.Store, sc taskstore.Scope, tasks ...*a2a.Task) {
 	t.Helper()
 	for _, tk := range tasks {
-		if err := s.CreateTask(t.Context(), sc, tk); err != nil {
+		if err := s.CreateTask(t.Context(), sc, tk, taskstore.Event{}); err != nil {
 			t.Fatalf("CreateTask(%v, %q): %v", sc, tk.GetId(), err)
 		}
 	}
@@ -188,7 +189,7 @@ func mustCreate(t *testing.T, s taskstore.Store, sc taskstore.Scope, tasks ...*a
 
 func mustUpdate(t *testing.T, s taskstore.Store, sc taskstore.Scope, tk *a2a.Task) {
 	t.Helper()
-	if err := s.UpdateTask(t.Context(), sc, tk); err != nil {
+	if err := s.UpdateTask(t.Context(), sc, tk, taskstore.Event{}); err != nil {
 		t.Fatalf("UpdateTask(%v, %q): %v", sc, tk.GetId(), err)
 	}
 }
@@ -288,10 +289,41 @@ func testUpdate(t *testing.T, s taskstore.Store) {
 	mustUpdate(t, s, scopeA, up)
 	wantEqual(t, "GetTask after UpdateTask", mustGet(t, s, scopeA, "u1"), up)
 
-	err := s.UpdateTask(t.Context(), scopeA, task("nope", "c", working, at(1)))
+	err := s.UpdateTask(t.Context(), scopeA, task("nope", "c", working, at(1)), taskstore.Event{})
 	wantErr(t, "UpdateTask of an unknown id", err, taskstore.ErrNotFound)
 	if _, err := s.GetTask(t.Context(), scopeA, "nope"); !errors.Is(err, taskstore.ErrNotFound) {
 		t.Errorf("UpdateTask of an unknown id created it (GetTask error %v)", err)
+	}
+}
+
+// testEventSequence: the last event sequence number is stored with the
+// task, never goes down, is kept by a write without an event, and is only
+// visible in the task's scope.
+func testEventSequence(t *testing.T, s taskstore.Store) {
+	ctx := t.Context()
+	tk := task("seq", "c", working, at(1))
+	if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := func(n uint64) {
+		t.Helper()
+		got, err := s.LastSeq(ctx, scopeA, "seq")
+		if err != nil || got != n {
+			t.Fatalf("LastSeq = %d, %v; want %d", got, err, n)
+		}
+	}
+	want(1)
+	for _, step := range []struct{ write, after uint64 }{{5, 5}, {0, 5}, {3, 5}, {6, 6}} {
+		if err := s.UpdateTask(ctx, scopeA, tk, taskstore.Event{Seq: step.write}); err != nil {
+			t.Fatal(err)
+		}
+		want(step.after)
+	}
+	if _, err := s.LastSeq(ctx, scopeB, "seq"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Fatalf("LastSeq from another scope: %v, want ErrNotFound", err)
+	}
+	if _, err := s.LastSeq(ctx, scopeA, "nope"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Fatalf("LastSeq of a missing task: %v, want ErrNotFound", err)
 	}
 }
 
@@ -396,7 +428,7 @@ func testDuplicate(t *testing.T, s taskstore.Store) {
 	orig := task("dup", "c", working, at(1))
 	mustCreate(t, s, scopeA, orig)
 	for _, sc := range append([]taskstore.Scope{scopeA}, others...) {
-		err := s.CreateTask(t.Context(), sc, task("dup", "other", completed, at(2)))
+		err := s.CreateTask(t.Context(), sc, task("dup", "other", completed, at(2)), taskstore.Event{})
 		wantErr(t, fmt.Sprintf("CreateTask of a taken id in scope %+v", sc), err, taskstore.ErrExists)
 	}
 	wantEqual(t, "task after refused duplicates", mustGet(t, s, scopeA, "dup"), orig)
@@ -424,7 +456,7 @@ func testScopeIsolation(t *testing.T, s taskstore.Store) {
 		_, err := s.GetTask(ctx, sc, "a1")
 		wantErr(t, name+": GetTask of another scope's task", err, taskstore.ErrNotFound)
 
-		err = s.UpdateTask(ctx, sc, task("a1", "x", failed, at(99)))
+		err = s.UpdateTask(ctx, sc, task("a1", "x", failed, at(99)), taskstore.Event{})
 		wantErr(t, name+": UpdateTask of another scope's task", err, taskstore.ErrNotFound)
 
 		for _, q := range []taskstore.ListQuery{{}, {ContextID: "shared-ctx"}, {State: working}, {Since: at(0)}} {
@@ -1102,13 +1134,13 @@ func testConcurrent(t *testing.T, s taskstore.Store) {
 			for i := range each {
 				id := fmt.Sprintf("w%d-%03d", w, i)
 				tk := task(id, fmt.Sprintf("ctx%d", i%3), submitted, at(i))
-				if err := s.CreateTask(ctx, sc, tk); err != nil {
+				if err := s.CreateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
 					errs <- fmt.Errorf("CreateTask %s: %w", id, err)
 					continue
 				}
 				tk.Status = &a2a.TaskStatus{State: working, Timestamp: timestamppb.New(at(i + 1))}
 				tk.History = append(tk.History, message("m-"+id, id, tk.ContextId, "hi"))
-				if err := s.UpdateTask(ctx, sc, tk); err != nil {
+				if err := s.UpdateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
 					errs <- fmt.Errorf("UpdateTask %s: %w", id, err)
 				}
 				if err := s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: id, Url: "https://h.example"}); err != nil {
@@ -1127,7 +1159,7 @@ func testConcurrent(t *testing.T, s taskstore.Store) {
 					errs <- fmt.Errorf("ListPushConfigs %s: %w", id, err)
 				}
 				tk.Status = &a2a.TaskStatus{State: completed, Timestamp: timestamppb.New(at(i + 2))}
-				if err := s.UpdateTask(ctx, sc, tk); err != nil {
+				if err := s.UpdateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
 					errs <- fmt.Errorf("UpdateTask %s: %w", id, err)
 				}
 				if i%10 == 0 {
@@ -1180,7 +1212,7 @@ func testConcurrentSameID(t *testing.T, s taskstore.Store) {
 		go func() {
 			defer wg.Done()
 			sc := others[i%len(others)]
-			err := s.CreateTask(ctx, sc, task("same", "c", working, at(i)))
+			err := s.CreateTask(ctx, sc, task("same", "c", working, at(i)), taskstore.Event{})
 			old, perr := s.PutMessage(ctx, scopeA, &taskstore.MessageRecord{MessageID: "same", Digest: fmt.Sprint(i), Created: at(i)})
 			mu.Lock()
 			defer mu.Unlock()

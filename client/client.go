@@ -1,0 +1,482 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"parley.dev/parley/a2a"
+)
+
+// Options configure a Client. The zero value of every field means its
+// default; a nil *Options means all defaults.
+type Options struct {
+	// HTTPClient performs every HTTP request (default http.DefaultClient).
+	// Put TLS settings, proxies and timeouts here.
+	HTTPClient *http.Client
+	// BearerToken, when set, is sent on every call as
+	// "Authorization: Bearer <token>".
+	BearerToken string
+	// Header holds extra headers for every call (an API key, say). The
+	// client's own headers (A2A-Version, A2A-Extensions, and Authorization
+	// when BearerToken is set) take precedence.
+	Header http.Header
+	// Extensions are the extension URIs to activate on every call, sent in
+	// the A2A-Extensions header (brief §9.3).
+	Extensions []string
+	// Transports are the bindings the client may use (default JSONRPC()
+	// and REST()). The card's order decides which is tried first.
+	Transports []TransportFactory
+	// Retries is how many times a call is repeated after a transport
+	// failure (default 2; negative: never). Only failures that make a
+	// repeat safe are retried: a failed connection (the request never
+	// left) for every operation; no response, or a 502, 503 or 504, for
+	// SendMessage and SendStreamingMessage (resent with the same
+	// messageId, and for streams only before any event arrived), the
+	// reads, SubscribeToTask before its first event, and CancelTask and
+	// DeleteTaskPushNotificationConfig, which the spec makes idempotent
+	// (brief §3.5, §3.10). Errors the server sent are never retried.
+	Retries int
+	// RetryDelay is the base of the exponential backoff between retries
+	// (default 200 ms); each wait is randomized (jitter).
+	RetryDelay time.Duration
+	// PollInterval is WaitForCompletion's first wait between GetTask calls
+	// when it cannot stream (default 500 ms); it doubles up to 5 s.
+	PollInterval time.Duration
+}
+
+// Default option values.
+const (
+	DefaultRetries      = 2
+	DefaultRetryDelay   = 200 * time.Millisecond
+	DefaultPollInterval = 500 * time.Millisecond
+	maxPollInterval     = 5 * time.Second
+	maxRetryDelay       = 5 * time.Second
+)
+
+// Client calls one A2A agent. It implements a2a.Service, so it can stand
+// wherever the server core does (a proxy, a test double, middleware).
+//
+// A Client picks the agent card's interfaces in the card's order among the
+// bindings it supports, and moves on to the next interface when a
+// connection to the current one cannot be made (connection refused, DNS
+// or TLS handshake failure; never on an error the server sent); once it
+// moved, it stays on the new interface. Every request message carries the
+// tenant of the interface it is sent to (brief §9.5), every call sends
+// A2A-Version: 1.0.
+//
+// Errors the server sent are *a2a.Error values, so errors.Is(err,
+// a2a.ErrTaskNotFound) works on every binding; failures to reach the server
+// are *TransportError values. The Client never modifies the requests it
+// is given. It is safe for concurrent use.
+type Client struct {
+	card    *a2a.AgentCard
+	cands   []candidate
+	cur     atomic.Int32
+	retries int
+	delay   time.Duration
+	poll    time.Duration
+}
+
+// candidate is one usable interface of the card and its transport.
+type candidate struct {
+	iface *a2a.AgentInterface
+	t     Transport
+}
+
+var _ a2a.Service = (*Client)(nil)
+
+// New returns a Client for the agent card. It fails when the card has no
+// interface the client can use: a binding among Options.Transports at
+// protocol version 1.x.
+func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
+	if card == nil {
+		return nil, errors.New("a2a client: no agent card")
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = http.DefaultClient
+	}
+	if len(o.Transports) == 0 {
+		o.Transports = []TransportFactory{JSONRPC(), REST()}
+	}
+	switch {
+	case o.Retries == 0:
+		o.Retries = DefaultRetries
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = DefaultRetryDelay
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	cfg := TransportConfig{HTTPClient: o.HTTPClient, Header: http.Header{}}
+	for k, v := range o.Header {
+		cfg.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+	}
+	cfg.Header.Set("A2A-Version", a2a.ProtocolVersion)
+	if len(o.Extensions) > 0 {
+		cfg.Header.Set("A2A-Extensions", strings.Join(o.Extensions, ", "))
+	}
+	if o.BearerToken != "" {
+		cfg.Header.Set("Authorization", "Bearer "+o.BearerToken)
+	}
+
+	c := &Client{card: proto.Clone(card).(*a2a.AgentCard), retries: o.Retries, delay: o.RetryDelay, poll: o.PollInterval}
+	var skipped []string
+	for _, in := range c.card.GetSupportedInterfaces() {
+		f := factoryFor(o.Transports, in.GetProtocolBinding())
+		if f == nil {
+			skipped = append(skipped, fmt.Sprintf("%s at %s: binding not supported", in.GetProtocolBinding(), in.GetUrl()))
+			continue
+		}
+		if !versionOK(in.GetProtocolVersion()) {
+			skipped = append(skipped, fmt.Sprintf("%s at %s: protocol version %q (this client speaks %s)",
+				in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolVersion(), a2a.ProtocolVersion))
+			continue
+		}
+		t, err := f.New(in, cfg)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s at %s: %v", in.GetProtocolBinding(), in.GetUrl(), err))
+			continue
+		}
+		c.cands = append(c.cands, candidate{iface: in, t: t})
+	}
+	if len(c.cands) == 0 {
+		if len(skipped) == 0 {
+			return nil, errors.New("a2a client: the agent card declares no interfaces (supportedInterfaces is empty)")
+		}
+		return nil, fmt.Errorf("a2a client: no usable interface in the agent card: %s", strings.Join(skipped, "; "))
+	}
+	return c, nil
+}
+
+func factoryFor(fs []TransportFactory, binding string) *TransportFactory {
+	for i := range fs {
+		if strings.EqualFold(fs[i].Binding, binding) {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// versionOK accepts 1.x interfaces, and an interface that does not say.
+func versionOK(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return true
+	}
+	major, _, _ := strings.Cut(v, ".")
+	want, _, _ := strings.Cut(a2a.ProtocolVersion, ".")
+	return major == want
+}
+
+// Card returns the agent card the client was made from. The caller must
+// not modify it.
+func (c *Client) Card() *a2a.AgentCard { return c.card }
+
+// Interface returns the interface calls currently go to.
+func (c *Client) Interface() *a2a.AgentInterface { return c.cands[c.cur.Load()].iface }
+
+// Close releases the transports' idle connections.
+func (c *Client) Close() error {
+	var errs []error
+	for _, cd := range c.cands {
+		errs = append(errs, cd.t.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// ---------------------------------------------------------------------------
+// Fallback and retries
+
+// connectFailed reports whether err says the interface could not be
+// reached at all.
+func connectFailed(err error) bool {
+	var te *TransportError
+	return errors.As(err, &te) && te.Phase == PhaseConnect
+}
+
+// retryable reports whether a call that failed with err may be repeated;
+// safe says whether the operation tolerates being received twice.
+func retryable(err error, safe bool) bool {
+	var te *TransportError
+	if !errors.As(err, &te) {
+		return false
+	}
+	return te.Phase == PhaseConnect || (safe && te.Temporary())
+}
+
+// wait sleeps before retry number attempt+1: exponential backoff from
+// c.delay, capped, randomized in its upper half.
+func (c *Client) wait(ctx context.Context, attempt int) error {
+	d := c.delay << attempt
+	if d > maxRetryDelay || d <= 0 {
+		d = maxRetryDelay
+	}
+	return sleep(ctx, jitter(d))
+}
+
+// onCandidates runs call on the current interface and, while connections
+// fail, on the next ones in the card's order. req gets each interface's
+// tenant before the call.
+func (c *Client) onCandidates(req proto.Message, call func(Transport) error) error {
+	start := int(c.cur.Load())
+	var err error
+	for k := range c.cands {
+		i := (start + k) % len(c.cands)
+		setTenant(req, c.cands[i].iface.GetTenant())
+		err = call(c.cands[i].t)
+		if !connectFailed(err) {
+			if k > 0 {
+				c.cur.CompareAndSwap(int32(start), int32(i))
+			}
+			return err
+		}
+	}
+	return err
+}
+
+// unary runs a unary call with interface fallback and retries.
+func (c *Client) unary(ctx context.Context, req proto.Message, safe bool, call func(Transport) error) error {
+	for attempt := 0; ; attempt++ {
+		err := c.onCandidates(req, call)
+		if err == nil || attempt >= c.retries || !retryable(err, safe) || ctx.Err() != nil {
+			return err
+		}
+		if werr := c.wait(ctx, attempt); werr != nil {
+			return werr
+		}
+	}
+}
+
+// stream runs a streaming call with interface fallback and retries before
+// the first event, and checks how the stream ended (see ErrStreamEnded).
+//
+// Each ranging of the returned sequence is one independent call.
+func (c *Client) stream(ctx context.Context, req proto.Message, tr0 streamTracker, open func(Transport, proto.Message) iter.Seq2[a2a.StreamEvent, error]) iter.Seq2[a2a.StreamEvent, error] {
+	return func(yield func(a2a.StreamEvent, error) bool) {
+		req := proto.Clone(req)
+		tr := tr0
+		start := int(c.cur.Load())
+		for attempt := 0; ; attempt++ {
+			var early error // a failure before the first event
+			for k := range c.cands {
+				i := (start + k) % len(c.cands)
+				setTenant(req, c.cands[i].iface.GetTenant())
+				started := false
+				early = nil
+				for ev, err := range open(c.cands[i].t, req) {
+					if err != nil {
+						if !started {
+							early = err
+							break
+						}
+						yield(a2a.StreamEvent{}, tr.cut(ctx, err))
+						return
+					}
+					if !started && k > 0 {
+						c.cur.CompareAndSwap(int32(start), int32(i))
+					}
+					started = true
+					tr.observe(ev)
+					if !yield(ev, nil) {
+						return
+					}
+				}
+				if early == nil {
+					if err := tr.end(); err != nil {
+						yield(a2a.StreamEvent{}, err)
+					}
+					return
+				}
+				if !connectFailed(early) {
+					break
+				}
+			}
+			if attempt >= c.retries || !retryable(early, true) || ctx.Err() != nil {
+				yield(a2a.StreamEvent{}, early)
+				return
+			}
+			if werr := c.wait(ctx, attempt); werr != nil {
+				yield(a2a.StreamEvent{}, werr)
+				return
+			}
+			start = int(c.cur.Load())
+		}
+	}
+}
+
+// setTenant sets the request's tenant field to the interface's tenant, or
+// clears it when the interface has none (brief §9.5).
+func setTenant(req proto.Message, tenant string) {
+	m := req.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName("tenant")
+	if fd == nil {
+		return
+	}
+	if tenant == "" {
+		m.Clear(fd)
+		return
+	}
+	m.Set(fd, protoreflect.ValueOfString(tenant))
+}
+
+// own returns a copy of req the client may modify, or a new empty request
+// when req is nil.
+func own[T proto.Message](req T, empty T) T {
+	if !req.ProtoReflect().IsValid() {
+		return empty
+	}
+	return proto.Clone(req).(T)
+}
+
+// ---------------------------------------------------------------------------
+// The eleven operations
+
+// SendMessage implements a2a.Service. A message without a messageId gets
+// one before the first attempt, and every retry resends that same id, so
+// a server that honours messageId idempotency (Parley does) runs the agent
+// once.
+func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	r := withMessageID(own(req, &a2a.SendMessageRequest{}))
+	var out *a2a.SendMessageResponse
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.SendMessage(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// SendStreamingMessage implements a2a.Service. It is retried (with the
+// same messageId) only when it failed before any event arrived. A stream
+// that ends before a terminal or interrupted state, or before a direct
+// message, ends with a *StreamEndedError (errors.Is(err, ErrStreamEnded)).
+func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
+	r := withMessageID(own(req, &a2a.SendMessageRequest{}))
+	tr := streamTracker{send: true, taskID: r.GetMessage().GetTaskId()}
+	return c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+		return t.SendStreamingMessage(ctx, r.(*a2a.SendMessageRequest))
+	})
+}
+
+// withMessageID gives the request's message an id if it has none.
+func withMessageID(r *a2a.SendMessageRequest) *a2a.SendMessageRequest {
+	if m := r.GetMessage(); m != nil && m.MessageId == "" {
+		m.MessageId = a2a.NewID()
+	}
+	return r
+}
+
+// GetTask implements a2a.Service.
+func (c *Client) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	r := own(req, &a2a.GetTaskRequest{})
+	var out *a2a.Task
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.GetTask(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// ListTasks implements a2a.Service.
+func (c *Client) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	r := own(req, &a2a.ListTasksRequest{})
+	var out *a2a.ListTasksResponse
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.ListTasks(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// CancelTask implements a2a.Service.
+func (c *Client) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	r := own(req, &a2a.CancelTaskRequest{})
+	var out *a2a.Task
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.CancelTask(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// SubscribeToTask implements a2a.Service. A stream that ends before a
+// terminal state ends with a *StreamEndedError (errors.Is(err,
+// ErrStreamEnded)): call GetTask, and subscribe again if the task is not
+// finished (WaitForCompletion does this).
+func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
+	r := own(req, &a2a.SubscribeToTaskRequest{})
+	tr := streamTracker{taskID: r.GetId()}
+	return c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+		return t.SubscribeToTask(ctx, r.(*a2a.SubscribeToTaskRequest))
+	})
+}
+
+// CreateTaskPushNotificationConfig implements a2a.Service. It is retried
+// only when the connection failed.
+func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	r := own(req, &a2a.TaskPushNotificationConfig{})
+	var out *a2a.TaskPushNotificationConfig
+	err := c.unary(ctx, r, false, func(t Transport) (err error) {
+		out, err = t.CreateTaskPushNotificationConfig(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// GetTaskPushNotificationConfig implements a2a.Service.
+func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	r := own(req, &a2a.GetTaskPushNotificationConfigRequest{})
+	var out *a2a.TaskPushNotificationConfig
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.GetTaskPushNotificationConfig(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// ListTaskPushNotificationConfigs implements a2a.Service.
+func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+	r := own(req, &a2a.ListTaskPushNotificationConfigsRequest{})
+	var out *a2a.ListTaskPushNotificationConfigsResponse
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.ListTaskPushNotificationConfigs(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// DeleteTaskPushNotificationConfig implements a2a.Service.
+func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
+	r := own(req, &a2a.DeleteTaskPushNotificationConfigRequest{})
+	return c.unary(ctx, r, true, func(t Transport) error {
+		return t.DeleteTaskPushNotificationConfig(ctx, r)
+	})
+}
+
+// GetExtendedAgentCard implements a2a.Service. The result is returned,
+// not cached: a caller that wants it to replace the public card (brief
+// §8.8) makes a new Client from it.
+func (c *Client) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	r := own(req, &a2a.GetExtendedAgentCardRequest{})
+	var out *a2a.AgentCard
+	err := c.unary(ctx, r, true, func(t Transport) (err error) {
+		out, err = t.GetExtendedAgentCard(ctx, r)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,385 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"parley.dev/parley/a2a"
+)
+
+// This file turns the error bodies servers actually send into *a2a.Error
+// values, by shape rather than by content type (brief §7.4; seed 000 B8):
+//
+//   - a JSON-RPC error object {code, message, data}, where data is the v1.0
+//     array of typed details or a v0.3 object;
+//   - the HTTP+JSON body {"error":{code, status, message, details}}
+//     (google.rpc.Status);
+//   - an RFC 9457 problem document {type, title, status, detail, ...}
+//     (application/problem+json, still shown by the spec's §6.4 samples and
+//     sent by some SDKs);
+//   - a flat {code, message} object, or a bare JSON string.
+//
+// The code is taken, in order, from an ErrorInfo reason (or a reason found
+// in a problem's type, title or extension members), a JSON-RPC code, the
+// google.rpc status name, and finally the HTTP status.
+
+// errorBody is the union of the error shapes above.
+type errorBody struct {
+	// google.rpc.Status, or a JSON-RPC error object.
+	Code    json.RawMessage   `json:"code"`
+	Status  json.RawMessage   `json:"status"` // a string (rpc.Status) or a number (problem)
+	Message string            `json:"message"`
+	Details json.RawMessage   `json:"details"`
+	Data    json.RawMessage   `json:"data"`
+	Reason  string            `json:"reason"`
+	Type    string            `json:"type"`
+	Title   string            `json:"title"`
+	Detail  string            `json:"detail"`
+	Extra   map[string]string `json:"-"` // problem extension members
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// toError converts a JSON-RPC error object.
+func (r *rpcError) toError() *a2a.Error {
+	e := &a2a.Error{Message: r.Message}
+	reason := applyDetails(e, r.Data)
+	if c, ok := a2a.CodeForJSONRPC(r.Code); ok {
+		e.Code = c
+	} else if c, ok := codeForReason(reason); ok {
+		e.Code = c
+	} else {
+		e.Code = a2a.CodeInternal
+		e = e.WithMeta("jsonrpcCode", strconv.Itoa(r.Code))
+	}
+	return e
+}
+
+// applyDetails reads error details (an array of typed objects, or one
+// object) into e: ErrorInfo metadata into e.Metadata, BadRequest field
+// violations into e.Violations. It returns the ErrorInfo reason.
+func applyDetails(e *a2a.Error, raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	var list []map[string]json.RawMessage
+	switch raw[0] {
+	case '[':
+		if json.Unmarshal(raw, &list) != nil {
+			return ""
+		}
+	case '{':
+		var one map[string]json.RawMessage
+		if json.Unmarshal(raw, &one) != nil {
+			return ""
+		}
+		list = append(list, one)
+	default:
+		return ""
+	}
+	reason := ""
+	for _, d := range list {
+		typ := jsonString(d["@type"])
+		if r := jsonString(d["reason"]); r != "" && (reason == "" || strings.HasSuffix(typ, "ErrorInfo")) {
+			reason = r
+			for k, v := range jsonStringMap(d["metadata"]) {
+				if e.Metadata == nil {
+					e.Metadata = map[string]string{}
+				}
+				e.Metadata[k] = v
+			}
+		}
+		fv := d["fieldViolations"]
+		if fv == nil {
+			fv = d["field_violations"]
+		}
+		var vs []map[string]json.RawMessage
+		if json.Unmarshal(fv, &vs) == nil {
+			for _, v := range vs {
+				e.Violations = append(e.Violations, a2a.FieldViolation{
+					Field: jsonString(v["field"]), Description: jsonString(v["description"]),
+				})
+			}
+		}
+	}
+	return reason
+}
+
+// httpError interprets a non-2xx HTTP response. It returns the *a2a.Error
+// the body (or, for 401 and 403, the status alone) carries, or nil when
+// the response is not a protocol error: then the caller reports a
+// *TransportError with the status (a proxy's 502, an HTML error page).
+func httpError(status int, header http.Header, body []byte) *a2a.Error {
+	b, ok := parseErrorBody(body)
+	if !ok {
+		switch status {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			e := &a2a.Error{Code: a2a.CodeUnauthenticated, Message: http.StatusText(status)}
+			if ch := header.Get("WWW-Authenticate"); ch != "" {
+				e.Message += " (WWW-Authenticate: " + ch + ")"
+			}
+			return e
+		}
+		return nil
+	}
+	e := &a2a.Error{Message: b.Message}
+	if e.Message == "" {
+		e.Message = b.Detail
+	}
+	if e.Message == "" {
+		e.Message = b.Title
+	}
+	reason := applyDetails(e, b.Details)
+	if reason == "" {
+		reason = applyDetails(e, b.Data)
+	}
+	if reason == "" {
+		reason = b.Reason
+	}
+	for k, v := range b.Extra {
+		if e.Metadata == nil {
+			e.Metadata = map[string]string{}
+		}
+		e.Metadata[k] = v
+	}
+	if c, ok := codeForReason(reason); ok {
+		e.Code = c
+		return e
+	}
+	// A problem document may name the error in its type URI or title.
+	for _, s := range []string{b.Type, b.Title} {
+		if c, ok := codeForReason(s); ok {
+			e.Code = c
+			return e
+		}
+	}
+	if n, err := strconv.Atoi(string(b.Code)); err == nil && n < 0 {
+		if c, ok := a2a.CodeForJSONRPC(n); ok {
+			e.Code = c
+			return e
+		}
+	}
+	if name := jsonString(b.Status); name != "" {
+		if c, ok := codeForStatusName(name, status); ok {
+			e.Code = c
+			return e
+		} else if name == "UNAVAILABLE" || name == "DEADLINE_EXCEEDED" {
+			return nil
+		}
+	}
+	if c, ok := codeForHTTPStatus(status); ok {
+		e.Code = c
+		return e
+	}
+	return nil
+}
+
+// parseErrorBody reads any of the error shapes. ok is false when the body
+// is not JSON or has none of them.
+func parseErrorBody(body []byte) (errorBody, bool) {
+	var b errorBody
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return b, false
+	}
+	if body[0] == '"' {
+		var s string
+		if json.Unmarshal(body, &s) != nil {
+			return b, false
+		}
+		b.Message = s
+		return b, true
+	}
+	var top map[string]json.RawMessage
+	if body[0] != '{' || json.Unmarshal(body, &top) != nil {
+		return b, false
+	}
+	if inner, ok := top["error"]; ok {
+		inner = bytes.TrimSpace(inner)
+		if len(inner) > 0 && inner[0] == '"' {
+			b.Message = jsonString(inner)
+			return b, true
+		}
+		var in errorBody
+		if json.Unmarshal(inner, &in) != nil {
+			return b, false
+		}
+		return in, true
+	}
+	if _, ok := top["jsonrpc"]; ok {
+		return b, false // a JSON-RPC envelope without an error
+	}
+	_, hasCode := top["code"]
+	_, hasMsg := top["message"]
+	_, hasTitle := top["title"]
+	_, hasDetail := top["detail"]
+	_, hasType := top["type"]
+	if !(hasCode && hasMsg) && !hasTitle && !hasDetail && !hasType {
+		return b, false
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return b, false
+	}
+	if hasTitle || hasDetail || hasType {
+		// Extension members of a problem document become metadata.
+		for k, v := range top {
+			switch k {
+			case "type", "title", "status", "detail", "instance", "code", "message", "details", "data", "reason":
+				continue
+			}
+			if s, ok := jsonScalar(v); ok {
+				if b.Extra == nil {
+					b.Extra = map[string]string{}
+				}
+				b.Extra[k] = s
+			}
+		}
+	}
+	return b, true
+}
+
+// codeForReason maps an ErrorInfo reason to a code. It also accepts the
+// forms other SDKs use: the error's name ("TaskNotFoundError"), kebab or
+// lower case, or a URI whose last segment is one of those.
+func codeForReason(s string) (a2a.Code, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false
+	}
+	if c, ok := a2a.CodeForReason(s); ok {
+		return c, true
+	}
+	if i := strings.LastIndexAny(s, "/#:"); i >= 0 {
+		s = s[i+1:]
+	}
+	var b strings.Builder
+	prevLower := false
+	for _, r := range s {
+		switch {
+		case r == '-' || r == '.' || r == ' ' || r == '_':
+			b.WriteByte('_')
+			prevLower = false
+		case unicode.IsUpper(r):
+			if prevLower {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			prevLower = false
+		default:
+			b.WriteRune(unicode.ToUpper(r))
+			prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+		}
+	}
+	norm := strings.TrimSuffix(b.String(), "_ERROR")
+	return a2a.CodeForReason(norm)
+}
+
+// statusNames maps google.rpc.Code names to codes, for error bodies
+// without an ErrorInfo. FAILED_PRECONDITION is shared by six A2A errors;
+// UnsupportedOperationError is the general one.
+var statusNames = [...]struct {
+	name string
+	code a2a.Code
+}{
+	{"NOT_FOUND", a2a.CodeTaskNotFound},
+	{"INVALID_ARGUMENT", a2a.CodeInvalidParams},
+	{"FAILED_PRECONDITION", a2a.CodeUnsupportedOperation},
+	{"UNIMPLEMENTED", a2a.CodeUnsupportedOperation},
+	{"UNAUTHENTICATED", a2a.CodeUnauthenticated},
+	{"PERMISSION_DENIED", a2a.CodeUnauthenticated},
+	{"INTERNAL", a2a.CodeInternal},
+	{"UNKNOWN", a2a.CodeInternal},
+	{"DATA_LOSS", a2a.CodeInternal},
+}
+
+func codeForStatusName(name string, status int) (a2a.Code, bool) {
+	if name == "RESOURCE_EXHAUSTED" && status == http.StatusRequestEntityTooLarge {
+		return a2a.CodeRequestTooLarge, true
+	}
+	for _, s := range statusNames {
+		if s.name == name {
+			return s.code, true
+		}
+	}
+	return 0, false
+}
+
+// codeForHTTPStatus is the last resort: the HTTP status alone (brief
+// §7.1's mapping, read backwards). 502, 503 and 504 are not protocol
+// errors and map to nothing.
+func codeForHTTPStatus(status int) (a2a.Code, bool) {
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return 0, false
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return a2a.CodeInvalidParams, true
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return a2a.CodeUnauthenticated, true
+	case http.StatusNotFound:
+		return a2a.CodeTaskNotFound, true
+	case http.StatusMethodNotAllowed:
+		return a2a.CodeMethodNotFound, true
+	case http.StatusRequestEntityTooLarge:
+		return a2a.CodeRequestTooLarge, true
+	case http.StatusNotImplemented:
+		return a2a.CodeUnsupportedOperation, true
+	}
+	switch {
+	case status >= 400 && status < 500:
+		return a2a.CodeInvalidRequest, true
+	case status >= 500:
+		return a2a.CodeInternal, true
+	}
+	return 0, false
+}
+
+// jsonString returns raw as a string if it is a JSON string, else "".
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// jsonScalar renders a JSON value as metadata text: strings as they are,
+// arrays of strings joined by commas, anything else as its JSON.
+func jsonScalar(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false
+	}
+	if raw[0] == '"' {
+		return jsonString(raw), true
+	}
+	var list []string
+	if raw[0] == '[' && json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, ","), true
+	}
+	return string(raw), true
+}
+
+// jsonStringMap reads an ErrorInfo metadata object.
+func jsonStringMap(raw json.RawMessage) map[string]string {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := jsonScalar(v); ok {
+			out[k] = s
+		}
+	}
+	return out
+}

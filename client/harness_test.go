@@ -1,0 +1,232 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/a2ahttp"
+	"parley.dev/parley/agents"
+	"parley.dev/parley/client"
+	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore/memstore"
+)
+
+// env is one Parley server (conformance agent) on a loopback port.
+type env struct {
+	t    *testing.T
+	url  string
+	card *a2a.AgentCard
+	srv  *server.Server
+	runs *atomic.Int64 // how many times the agent ran
+}
+
+// config adjusts a test server.
+type config struct {
+	tokens map[string]string
+	// mutate changes the card (and server options) before the server
+	// starts; the card is both served and given to clients.
+	mutate func(card *a2a.AgentCard, o *server.Options)
+	// wrap puts a handler in front of Parley's.
+	wrap func(h http.Handler) http.Handler
+	// ifaces overrides the card's interfaces; base is the server's URL.
+	ifaces func(base string) []*a2a.AgentInterface
+}
+
+// start runs the conformance agent behind a2ahttp.
+func start(t *testing.T, cfg config) *env {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
+	ifaces := []*a2a.AgentInterface{
+		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
+		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
+	}
+	if cfg.ifaces != nil {
+		ifaces = cfg.ifaces(base)
+	}
+	card, err := agents.Card("conformance", ifaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := &atomic.Int64{}
+	inner := agents.Conformance()
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		runs.Add(1)
+		return inner.Execute(ctx, req, em)
+	})
+	opts := &server.Options{Card: card, Agent: agent, Store: memstore.New(), RequireAuth: len(cfg.tokens) > 0}
+	if cfg.mutate != nil {
+		cfg.mutate(card, opts)
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: cfg.tokens, KeepAlive: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handler http.Handler = h
+	if cfg.wrap != nil {
+		handler = cfg.wrap(h)
+	}
+	hs.Config.Handler = handler
+	hs.Start()
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	return &env{t: t, url: base, card: card, srv: srv, runs: runs}
+}
+
+// binding is one row of the binding table every behaviour test runs over.
+type binding struct {
+	name    string
+	factory client.TransportFactory
+}
+
+var bindings = []binding{
+	{a2a.BindingJSONRPC, client.JSONRPC()},
+	{a2a.BindingHTTPJSON, client.REST()},
+}
+
+// client returns a Client restricted to one binding.
+func (e *env) client(b binding, o *client.Options) *client.Client {
+	e.t.Helper()
+	var opts client.Options
+	if o != nil {
+		opts = *o
+	}
+	opts.Transports = []client.TransportFactory{b.factory}
+	if opts.RetryDelay == 0 {
+		opts.RetryDelay = 5 * time.Millisecond
+	}
+	c, err := client.New(e.card, &opts)
+	if err != nil {
+		e.t.Fatalf("client.New: %v", err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// ctx returns a context that ends with the test (at most 20 s).
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// send sends a text message and returns the task it made.
+func send(t *testing.T, c *client.Client, text string, cfg *a2a.SendMessageConfiguration) *a2a.Task {
+	t.Helper()
+	resp, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage(text), Configuration: cfg})
+	if err != nil {
+		t.Fatalf("SendMessage(%q) = %v", text, err)
+	}
+	if resp.GetTask() == nil {
+		t.Fatalf("SendMessage(%q) = %v, want a task", text, resp)
+	}
+	return resp.GetTask()
+}
+
+// collect drains a stream.
+func collect(seq iter.Seq2[a2a.StreamEvent, error]) ([]a2a.StreamEvent, error) {
+	var evs []a2a.StreamEvent
+	for ev, err := range seq {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// kinds names the payload of each event, with the state of task and
+// status events.
+func kinds(evs []a2a.StreamEvent) []string {
+	var out []string
+	for _, ev := range evs {
+		r := ev.Response
+		switch {
+		case r.GetTask() != nil:
+			out = append(out, "task:"+r.GetTask().GetStatus().GetState().String())
+		case r.GetStatusUpdate() != nil:
+			out = append(out, "status:"+r.GetStatusUpdate().GetStatus().GetState().String())
+		case r.GetArtifactUpdate() != nil:
+			out = append(out, "artifact:"+a2a.JoinText(r.GetArtifactUpdate().GetArtifact().GetParts()))
+		case r.GetMessage() != nil:
+			out = append(out, "message:"+a2a.FirstText(r.GetMessage()))
+		default:
+			out = append(out, "?")
+		}
+	}
+	return out
+}
+
+// closedURL returns an http URL on a loopback port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+// recorder keeps the requests a wrapped handler saw.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []recorded
+}
+
+type recorded struct {
+	method, path, query string
+	header              http.Header
+	body                []byte
+}
+
+func (r *recorder) all() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded(nil), r.reqs...)
+}
+
+func (r *recorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reqs = nil
+}
+
+// isA2AError reports whether err is an *a2a.Error with the code.
+func isA2AError(err error, code a2a.Code) bool {
+	var e *a2a.Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// wrap records every request and passes it on to h.
+func (r *recorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		r.mu.Lock()
+		r.reqs = append(r.reqs, recorded{method: req.Method, path: req.URL.Path, query: req.URL.RawQuery, header: req.Header.Clone(), body: body})
+		r.mu.Unlock()
+		h.ServeHTTP(w, req)
+	})
+}

@@ -1,0 +1,135 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// maxEventSize bounds one Server-Sent Event (all its data lines together).
+const maxEventSize = 16 << 20
+
+// sseEvent is one dispatched Server-Sent Event.
+type sseEvent struct {
+	name string // the event: field, "" for the default "message"
+	id   uint64 // the id: field as a number, 0 if absent or not a number
+	data []byte // data: lines joined with "\n"
+}
+
+// sseReader reads Server-Sent Events (the WHATWG format): data lines are
+// joined with newlines, `event:` and `id:` are kept, `retry:` and comment
+// lines (keep-alives) are ignored, and CRLF, CR and LF all end a line.
+type sseReader struct {
+	sc   *bufio.Scanner
+	data []byte
+	name string
+	id   uint64
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 32<<10), maxEventSize)
+	sc.Split(splitLines)
+	return &sseReader{sc: sc}
+}
+
+// errEventTooLarge is returned for an event over maxEventSize.
+var errEventTooLarge = fmt.Errorf("server-sent event larger than %d bytes", maxEventSize)
+
+// next returns the next event. It returns io.EOF at a clean end of the
+// stream (an event without its closing blank line is dropped, as the
+// format says) and any other read error as it is.
+func (s *sseReader) next() (sseEvent, error) {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			return sseEvent{}, err
+		}
+		if len(line) == 0 {
+			if s.data == nil {
+				s.name, s.id = "", 0
+				continue // a blank line with no data dispatches nothing
+			}
+			ev := sseEvent{name: s.name, id: s.id, data: s.data}
+			s.data, s.name, s.id = nil, "", 0
+			return ev, nil
+		}
+		if line[0] == ':' {
+			continue // a comment, e.g. a keep-alive
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if len(s.data)+len(value)+1 > maxEventSize {
+				return sseEvent{}, errEventTooLarge
+			}
+			if s.data == nil {
+				s.data = make([]byte, 0, len(value))
+			} else {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, value...)
+		case "event":
+			s.name = string(value)
+		case "id":
+			// The id belongs to this event only (a StreamEvent's Seq is
+			// per event); a value that is not a number means "unknown".
+			if n, err := strconv.ParseUint(string(value), 10, 64); err == nil {
+				s.id = n
+			} else {
+				s.id = 0
+			}
+		}
+	}
+}
+
+// readLine returns the next line without its terminator. The slice is
+// valid until the next call.
+func (s *sseReader) readLine() ([]byte, error) {
+	if s.sc.Scan() {
+		return s.sc.Bytes(), nil
+	}
+	if err := s.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, errEventTooLarge
+		}
+		return nil, err
+	}
+	return nil, io.EOF
+}
+
+// splitLines is a bufio.SplitFunc for SSE lines: CRLF, LF or a lone CR
+// ends a line.
+func splitLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	i := bytes.IndexAny(data, "\r\n")
+	if i < 0 {
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	}
+	if data[i] == '\n' {
+		return i + 1, data[:i], nil
+	}
+	// A CR: part of CRLF when an LF follows; wait for more input when the
+	// CR is the last byte read so far.
+	if i+1 < len(data) {
+		if data[i+1] == '\n' {
+			return i + 2, data[:i], nil
+		}
+		return i + 1, data[:i], nil
+	}
+	if atEOF {
+		return i + 1, data[:i], nil
+	}
+	return 0, nil, nil
+}

@@ -1,0 +1,112 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"parley.dev/parley/a2a"
+)
+
+// WaitForCompletion follows a task until it is terminal (COMPLETED, FAILED,
+// CANCELED, REJECTED) or interrupted (INPUT_REQUIRED, AUTH_REQUIRED), and
+// returns it as GetTask reports it then.
+//
+// When the card declares streaming it subscribes to the task; a
+// subscription that ends early (ErrStreamEnded, a broken connection) is
+// followed by a GetTask and a new subscription, the recovery the spec
+// prescribes (brief §5.4). A task already terminal is read with GetTask.
+// Without streaming, or when the server refuses to stream, it polls
+// GetTask with exponential backoff from Options.PollInterval up to 5 s.
+// It returns when ctx is done, or with the first error the server sends
+// that is not about streaming.
+func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Task, error) {
+	streaming := c.card.GetCapabilities().GetStreaming()
+	poll := c.poll
+	for {
+		if streaming {
+			events, err := c.follow(ctx, taskID)
+			switch {
+			case err == nil, errors.Is(err, ErrStreamEnded):
+				// settled, or the stream closed early: read the task
+			case errors.Is(err, a2a.ErrUnsupportedOperation):
+				// the task is terminal (brief §3.6), or the server does
+				// not stream after all: GetTask tells which
+			default:
+				var te *TransportError
+				if !errors.As(err, &te) {
+					return nil, err
+				}
+				events = 0 // back off before subscribing again
+			}
+			t, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: taskID})
+			if err != nil {
+				return nil, err
+			}
+			if st := t.GetStatus().GetState(); a2a.IsTerminal(st) || a2a.IsInterrupted(st) {
+				return t, nil
+			}
+			if events > 0 {
+				poll = c.poll // the stream was working: resubscribe at once
+				continue
+			}
+			// Nothing came through the stream: do not spin on a server
+			// that closes subscriptions at once, or refuses them.
+			if err := sleep(ctx, jitter(poll)); err != nil {
+				return nil, err
+			}
+			poll = min(poll*2, maxPollInterval)
+			continue
+		}
+		t, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: taskID})
+		if err != nil {
+			return nil, err
+		}
+		if st := t.GetStatus().GetState(); a2a.IsTerminal(st) || a2a.IsInterrupted(st) {
+			return t, nil
+		}
+		if err := sleep(ctx, jitter(poll)); err != nil {
+			return nil, err
+		}
+		poll = min(poll*2, maxPollInterval)
+	}
+}
+
+// follow subscribes to a task until the stream reports a terminal or
+// interrupted state (nil error), or ends otherwise. It returns how many
+// events after the first snapshot it saw.
+func (c *Client) follow(ctx context.Context, taskID string) (int, error) {
+	n := 0
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: taskID}) {
+		if err != nil {
+			return n, err
+		}
+		state := ev.Response.GetTask().GetStatus().GetState()
+		if ev.Response.GetTask() == nil {
+			n++
+			state = ev.Response.GetStatusUpdate().GetStatus().GetState()
+		}
+		if a2a.IsTerminal(state) || a2a.IsInterrupted(state) {
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// jitter returns d randomized between d/2 and d.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}

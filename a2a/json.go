@@ -304,7 +304,12 @@ func reachesEnum(md protoreflect.MessageDescriptor, seen map[protoreflect.FullNa
 // ---------------------------------------------------------------------------
 // Decoding
 
-var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: true}
+// MaxDepth bounds the nesting of decoded JSON (messages, Struct and Value
+// members): deeper input is refused with a DecodeError instead of costing
+// stack and time.
+const MaxDepth = 64
+
+var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: MaxDepth}
 
 // DecodeError reports wire input that could not be decoded into a protocol
 // message. Its text names the expected message type and the problem, and is

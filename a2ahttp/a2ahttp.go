@@ -93,8 +93,51 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every request gets an id (the
+// client's X-Request-Id, or a new one), echoed in the response and used in
+// the debug log line that records the method, path, status and duration
+// (never credentials or message content).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 128 {
+		id = a2a.NewID()
+	}
+	w.Header().Set("X-Request-Id", id)
+	if !h.opts.Logger.Enabled(r.Context(), slog.LevelDebug) {
+		h.serve(w, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	start := time.Now()
+	h.serve(sw, r)
+	h.opts.Logger.Debug("request", "id", id, "method", r.Method, "path", r.URL.Path,
+		"status", sw.status, "duration", time.Since(start))
+}
+
+// statusWriter records the status code of a response. Unwrap lets
+// http.ResponseController reach the underlying writer (for flushing SSE).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == CardPath {
 		h.serveCard(w, r)
 		return

@@ -7,26 +7,17 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
+	"iter"
 	"net/http"
 	"strconv"
-	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/sse"
 )
 
-// Options configure a Handler.
-type Options struct {
-	// MaxBody limits a request body (default 10 MiB).
-	MaxBody int64
-	// KeepAlive is the SSE keep-alive interval; 0 means the default of
-	// 15 s, a negative value turns keep-alives off.
-	KeepAlive time.Duration
-	// Logger receives internal error causes (default slog.Default()).
-	Logger *slog.Logger
-}
+// Options configure a Handler: body limit, SSE keep-alive interval (0 means
+// 15 s, negative turns it off) and logger.
+type Options = httpx.Options
 
 // Handler serves the JSON-RPC binding for one a2a.Service. Mount it at the
 // URL the agent card declares for the JSONRPC interface.
@@ -37,17 +28,7 @@ type Handler struct {
 
 // NewHandler returns a Handler. opts may be nil.
 func NewHandler(svc a2a.Service, opts *Options) *Handler {
-	h := &Handler{svc: svc}
-	if opts != nil {
-		h.opts = *opts
-	}
-	if h.opts.KeepAlive == 0 {
-		h.opts.KeepAlive = sse.DefaultKeepAlive
-	}
-	if h.opts.Logger == nil {
-		h.opts.Logger = slog.Default()
-	}
-	return h
+	return &Handler{svc: svc, opts: opts.WithDefaults()}
 }
 
 // envelope is a JSON-RPC 2.0 request. id keeps its raw JSON so the reply
@@ -145,39 +126,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream answers a streaming method with SSE, each event a complete
 // JSON-RPC response carrying the request's id (brief §5.1). An error before
 // the first event is an ordinary JSON-RPC error response.
-func (h *Handler) stream(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, m *a2a.Method, seq func(func(a2a.StreamEvent, error) bool)) {
-	first, err, ok, next, stop := sse.Pull(seq)
-	defer stop()
-	if !ok {
-		h.writeError(w, ci, id, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"), 0)
-		return
-	}
-	if err != nil {
-		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, m.Name, e)
-		h.writeError(w, ci, id, e, 0)
-		return
-	}
-	httpx.SetResponseHeaders(w, ci, nil)
-	keep := h.opts.KeepAlive
-	if keep < 0 {
-		keep = 0
-	}
-	sse.Stream(w, keep, "", first, next, func(ev a2a.StreamEvent, err error) []byte {
-		if err != nil {
-			e := a2a.AsError(err)
-			httpx.LogError(h.opts.Logger, m.Name, e)
-			return appendError(nil, id, e)
-		}
-		b := append(make([]byte, 0, 512), `{"jsonrpc":"2.0","id":`...)
-		b = append(b, id...)
-		b = append(b, `,"result":`...)
-		b, err = a2a.AppendJSON(b, ev.Response)
-		if err != nil {
-			return appendError(nil, id, a2a.Internal(err))
-		}
-		return append(b, '}')
-	})
+func (h *Handler) stream(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, m *a2a.Method, seq iter.Seq2[a2a.StreamEvent, error]) {
+	httpx.Stream(w, ci, h.opts, m.Name, seq, "",
+		func(e *a2a.Error) { h.writeError(w, ci, id, e, 0) },
+		func(resp *a2a.StreamResponse) ([]byte, error) {
+			b := append(make([]byte, 0, 512), `{"jsonrpc":"2.0","id":`...)
+			b = append(b, id...)
+			b = append(b, `,"result":`...)
+			b, err := a2a.AppendJSON(b, resp)
+			return append(b, '}'), err
+		},
+		func(e *a2a.Error) []byte { return appendError(nil, id, e) })
 }
 
 // checkID accepts a string, number or null id and refuses a missing one

@@ -6,7 +6,7 @@ package rest
 
 import (
 	"encoding/json"
-	"log/slog"
+	"iter"
 	"mime"
 	"net/http"
 	"net/url"
@@ -20,22 +20,14 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/sse"
 )
 
 // ContentType is the media type of HTTP+JSON bodies (brief §9.4, DESIGN B8).
 const ContentType = "application/a2a+json"
 
-// Options configure a Handler.
-type Options struct {
-	// MaxBody limits a request body (default 10 MiB).
-	MaxBody int64
-	// KeepAlive is the SSE keep-alive interval; 0 means the default of
-	// 15 s, a negative value turns keep-alives off.
-	KeepAlive time.Duration
-	// Logger receives internal error causes (default slog.Default()).
-	Logger *slog.Logger
-}
+// Options configure a Handler: body limit, SSE keep-alive interval (0 means
+// 15 s, negative turns it off) and logger.
+type Options = httpx.Options
 
 // Handler serves the HTTP+JSON binding for one a2a.Service, with routes
 // relative to the root of the URL it is mounted at.
@@ -54,16 +46,7 @@ type route struct {
 
 // NewHandler returns a Handler. opts may be nil.
 func NewHandler(svc a2a.Service, opts *Options) *Handler {
-	h := &Handler{svc: svc}
-	if opts != nil {
-		h.opts = *opts
-	}
-	if h.opts.KeepAlive == 0 {
-		h.opts.KeepAlive = sse.DefaultKeepAlive
-	}
-	if h.opts.Logger == nil {
-		h.opts.Logger = slog.Default()
-	}
+	h := &Handler{svc: svc, opts: opts.WithDefaults()}
 	for i := range a2a.Methods {
 		m := &a2a.Methods[i]
 		segs := strings.Split(strings.TrimPrefix(m.Path, "/"), "/")
@@ -300,38 +283,13 @@ func bindPath(req proto.Message, vars map[string]string, tenant string) *a2a.Err
 
 // stream answers a streaming operation with SSE whose data lines are bare
 // StreamResponse objects (brief §5.1). An error before the first event is an
-// ordinary error response; a later one is sent as a data line holding the
-// error object, and ends the stream.
-func (h *Handler) stream(w http.ResponseWriter, ci *a2a.CallInfo, m *a2a.Method, seq func(func(a2a.StreamEvent, error) bool)) {
-	first, err, ok, next, stop := sse.Pull(seq)
-	defer stop()
-	if !ok {
-		h.writeError(w, ci, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"), 0)
-		return
-	}
-	if err != nil {
-		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, m.Name, e)
-		h.writeError(w, ci, e, 0)
-		return
-	}
-	httpx.SetResponseHeaders(w, ci, nil)
-	keep := h.opts.KeepAlive
-	if keep < 0 {
-		keep = 0
-	}
-	sse.Stream(w, keep, "error", first, next, func(ev a2a.StreamEvent, err error) []byte {
-		if err != nil {
-			e := a2a.AsError(err)
-			httpx.LogError(h.opts.Logger, m.Name, e)
-			return AppendError(nil, e, 0)
-		}
-		b, err := a2a.AppendJSON(make([]byte, 0, 512), ev.Response)
-		if err != nil {
-			return AppendError(nil, a2a.Internal(err), 0)
-		}
-		return b
-	})
+// ordinary error response; a later one is sent as an `error` event holding
+// the error object, and ends the stream.
+func (h *Handler) stream(w http.ResponseWriter, ci *a2a.CallInfo, m *a2a.Method, seq iter.Seq2[a2a.StreamEvent, error]) {
+	httpx.Stream(w, ci, h.opts, m.Name, seq, "error",
+		func(e *a2a.Error) { h.writeError(w, ci, e, 0) },
+		func(resp *a2a.StreamResponse) ([]byte, error) { return a2a.AppendJSON(make([]byte, 0, 512), resp) },
+		func(e *a2a.Error) []byte { return AppendError(nil, e, 0) })
 }
 
 // writeError writes an error response: the HTTP status of the error (or

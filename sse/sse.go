@@ -101,7 +101,8 @@ func (s *Writer) Comment(text string) error {
 
 // flush pushes buffered bytes to the client. Callers hold mu (or own s).
 func (s *Writer) flush() {
-	if err := s.rc.Flush(); err != nil && s.err == nil {
+	// A writer that cannot flush still gets every event, just later.
+	if err := s.rc.Flush(); err != nil && s.err == nil && !errors.Is(err, http.ErrNotSupported) {
 		s.err = err
 	}
 	s.last = time.Now()

@@ -8,12 +8,73 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/sse"
 )
+
+// Options are the settings both HTTP bindings share.
+type Options struct {
+	// MaxBody limits a request body (default 10 MiB).
+	MaxBody int64
+	// KeepAlive is the SSE keep-alive interval; 0 means the default of
+	// 15 s, a negative value turns keep-alives off.
+	KeepAlive time.Duration
+	// Logger receives internal error causes (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// WithDefaults returns the options (nil allowed) with defaults filled in.
+func (o *Options) WithDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.KeepAlive == 0 {
+		out.KeepAlive = sse.DefaultKeepAlive
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	return out
+}
+
+// Stream answers a streaming operation. An error before the first event is
+// an ordinary error response (writeErr); after that the events go out as
+// SSE, each rendered by enc, and a later error is rendered by encErr into an
+// event named errorEvent (none when "") that ends the stream.
+func Stream(w http.ResponseWriter, ci *a2a.CallInfo, o Options, op string, seq iter.Seq2[a2a.StreamEvent, error],
+	errorEvent string, writeErr func(*a2a.Error), enc func(*a2a.StreamResponse) ([]byte, error), encErr func(*a2a.Error) []byte) {
+	first, err, ok, next, stop := sse.Pull(seq)
+	defer stop()
+	if !ok {
+		err = a2a.NewError(a2a.CodeInternal, "the stream ended without an event")
+	}
+	if err != nil {
+		e := a2a.AsError(err)
+		LogError(o.Logger, op, e)
+		writeErr(e)
+		return
+	}
+	SetResponseHeaders(w, ci, nil)
+	sse.Stream(w, max(o.KeepAlive, 0), errorEvent, first, next, func(ev a2a.StreamEvent, err error) []byte {
+		if err == nil {
+			var b []byte
+			if b, err = enc(ev.Response); err == nil {
+				return b
+			}
+		}
+		e := a2a.AsError(err)
+		LogError(o.Logger, op, e)
+		return encErr(e)
+	})
+}
 
 // Header names of the A2A service parameters (brief §9.1).
 const (

@@ -191,7 +191,9 @@ func (c *Client) Card() *a2a.AgentCard { return c.card }
 // Interface returns the interface calls currently go to.
 func (c *Client) Interface() *a2a.AgentInterface { return c.cands[c.cur.Load()].iface }
 
-// Close releases the transports' idle connections.
+// Close closes the idle connections of the transports' HTTP client
+// (Options.HTTPClient, which may be shared). Calls in progress are not
+// affected.
 func (c *Client) Close() error {
 	var errs []error
 	for _, cd := range c.cands {
@@ -280,6 +282,9 @@ func (c *Client) stream(ctx context.Context, req proto.Message, tr0 streamTracke
 				started := false
 				early = nil
 				for ev, err := range open(c.cands[i].t, req) {
+					if !started && k > 0 && !connectFailed(err) {
+						c.cur.CompareAndSwap(int32(start), int32(i)) // this interface answers
+					}
 					if err != nil {
 						if !started {
 							early = err
@@ -287,9 +292,6 @@ func (c *Client) stream(ctx context.Context, req proto.Message, tr0 streamTracke
 						}
 						yield(a2a.StreamEvent{}, tr.cut(ctx, err))
 						return
-					}
-					if !started && k > 0 {
-						c.cur.CompareAndSwap(int32(start), int32(i))
 					}
 					started = true
 					tr.observe(ev)

@@ -60,7 +60,7 @@ func (h *httpBase) send(ctx context.Context, op, method, u string, body []byte, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return nil, &TransportError{Op: op, URL: u, Phase: PhaseConnect, Err: err}
+		return nil, fmt.Errorf("a2a client: %s: %w", op, err)
 	}
 	for k, v := range h.header {
 		req.Header[k] = v
@@ -126,7 +126,7 @@ type decodeFunc func(ev sseEvent) (*a2a.StreamResponse, error)
 // every case.
 func readEvents(ctx context.Context, op, u string, resp *http.Response, decode decodeFunc, yield func(a2a.StreamEvent, error) bool) {
 	defer resp.Body.Close()
-	rd := newSSEReader(resp.Body)
+	rd := newSSEReader(resp.Body, maxEventSize)
 	for {
 		ev, err := rd.next()
 		if err == io.EOF {

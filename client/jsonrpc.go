@@ -99,7 +99,7 @@ func isEnvelope(body []byte) bool {
 func (t *JSONRPCTransport) call(ctx context.Context, method string, params, out proto.Message) error {
 	id, body, err := t.envelope(method, params)
 	if err != nil {
-		return &TransportError{Op: method, URL: t.url, Phase: PhaseConnect, Err: err}
+		return fmt.Errorf("a2a client: encoding the %s request: %w", method, err)
 	}
 	resp, err := t.send(ctx, method, "POST", t.url, body, contentTypeJSON, contentTypeJSON)
 	if err != nil {
@@ -129,7 +129,7 @@ func (t *JSONRPCTransport) stream(ctx context.Context, method string, params pro
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		id, body, err := t.envelope(method, params)
 		if err != nil {
-			yield(a2a.StreamEvent{}, &TransportError{Op: method, URL: t.url, Phase: PhaseConnect, Err: err})
+			yield(a2a.StreamEvent{}, fmt.Errorf("a2a client: encoding the %s request: %w", method, err))
 			return
 		}
 		resp, err := t.send(ctx, method, "POST", t.url, body, contentTypeJSON, contentTypeSSE)

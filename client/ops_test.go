@@ -85,7 +85,7 @@ func TestOperations(t *testing.T) {
 			}
 
 			// Push notification configs.
-			cfg, err := c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskId: task.Id, Url: "https://hooks.example.com/a2a", Token: "tok"})
+			cfg, err := c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskId: task.Id, Url: "http://127.0.0.1:9/hook", Token: "tok"})
 			if err != nil || cfg.Id == "" || cfg.TaskId != task.Id {
 				t.Fatalf("CreateTaskPushNotificationConfig = %v, %v", cfg, err)
 			}
@@ -209,7 +209,7 @@ func TestErrors(t *testing.T) {
 			}},
 		{name: "push not supported", cfg: config{mutate: noPush}, code: a2a.CodePushNotificationNotSupported, sentry: a2a.ErrPushNotificationNotSupported,
 			call: func(ctx context.Context, s setup) error {
-				_, err := s.c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskId: s.done.Id, Url: "https://hooks.example.com/x"})
+				_, err := s.c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskId: s.done.Id, Url: "http://127.0.0.1:9/hook"})
 				return err
 			}},
 		{name: "SendMessage to terminal task", code: a2a.CodeUnsupportedOperation, sentry: a2a.ErrUnsupportedOperation,

@@ -139,7 +139,7 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
-		return nil, &TransportError{Op: "Resolve", URL: cardURL, Phase: PhaseConnect, Err: err}
+		return nil, fmt.Errorf("a2a client: Resolve: %w", err)
 	}
 	for k, v := range o.Header {
 		req.Header[http.CanonicalHeaderKey(k)] = v

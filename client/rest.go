@@ -90,7 +90,7 @@ func (t *RESTTransport) build(m *a2a.Method, req proto.Message) (restRequest, er
 	if r.verb == http.MethodPost {
 		body, err := bodyWithout(req, bound)
 		if err != nil {
-			return restRequest{}, err
+			return restRequest{}, fmt.Errorf("a2a client: encoding the %s request: %w", m.Name, err)
 		}
 		r.body = body
 		return r, nil

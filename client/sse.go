@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 )
@@ -23,21 +22,23 @@ type sseEvent struct {
 // joined with newlines, `event:` and `id:` are kept, `retry:` and comment
 // lines (keep-alives) are ignored, and CRLF, CR and LF all end a line.
 type sseReader struct {
-	sc   *bufio.Scanner
-	data []byte
-	name string
-	id   uint64
+	sc    *bufio.Scanner
+	limit int
+	data  []byte
+	name  string
+	id    uint64
 }
 
-func newSSEReader(r io.Reader) *sseReader {
+// newSSEReader returns a reader of events of at most limit bytes.
+func newSSEReader(r io.Reader, limit int) *sseReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 32<<10), maxEventSize)
+	sc.Buffer(make([]byte, 0, min(32<<10, limit)), limit)
 	sc.Split(splitLines)
-	return &sseReader{sc: sc}
+	return &sseReader{sc: sc, limit: limit}
 }
 
-// errEventTooLarge is returned for an event over maxEventSize.
-var errEventTooLarge = fmt.Errorf("server-sent event larger than %d bytes", maxEventSize)
+// errEventTooLarge is returned for an event over the reader's limit.
+var errEventTooLarge = errors.New("server-sent event too large")
 
 // next returns the next event. It returns io.EOF at a clean end of the
 // stream (an event without its closing blank line is dropped, as the
@@ -69,7 +70,7 @@ func (s *sseReader) next() (sseEvent, error) {
 		}
 		switch string(field) {
 		case "data":
-			if len(s.data)+len(value)+1 > maxEventSize {
+			if len(s.data)+len(value)+1 > s.limit {
 				return sseEvent{}, errEventTooLarge
 			}
 			if s.data == nil {

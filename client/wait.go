@@ -27,12 +27,14 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 	for {
 		if streaming {
 			events, err := c.follow(ctx, taskID)
+			refused := false
 			switch {
 			case err == nil, errors.Is(err, ErrStreamEnded):
 				// settled, or the stream closed early: read the task
 			case errors.Is(err, a2a.ErrUnsupportedOperation):
 				// the task is terminal (brief §3.6), or the server does
 				// not stream after all: GetTask tells which
+				refused = true
 			default:
 				var te *TransportError
 				if !errors.As(err, &te) {
@@ -46,6 +48,10 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 			}
 			if st := t.GetStatus().GetState(); a2a.IsTerminal(st) || a2a.IsInterrupted(st) {
 				return t, nil
+			}
+			if refused {
+				streaming = false // the server will not stream this task: poll
+				continue
 			}
 			if events > 0 {
 				poll = c.poll // the stream was working: resubscribe at once

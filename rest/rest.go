@@ -63,16 +63,20 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 
 // match finds the route of a path: first as is, then with the first segment
 // taken as the tenant. It returns the route, the path variables, the tenant,
-// and whether the path matched some route under another verb.
-func (h *Handler) match(method string, segs []string) (*route, map[string]string, string, bool) {
-	wrongVerb := false
+// and, when the path matched routes only under other verbs, those verbs.
+func (h *Handler) match(method string, segs []string) (*route, map[string]string, string, []string) {
+	var allowed []string
 	for _, tenantPrefix := range []bool{false, true} {
 		s, tenant := segs, ""
 		if tenantPrefix {
 			if len(segs) < 2 || segs[0] == "" {
 				break
 			}
-			s, tenant = segs[1:], segs[0]
+			t, err := url.PathUnescape(segs[0])
+			if err != nil {
+				break
+			}
+			s, tenant = segs[1:], t
 		}
 		for i := range h.routes {
 			rt := &h.routes[i]
@@ -81,13 +85,16 @@ func (h *Handler) match(method string, segs []string) (*route, map[string]string
 				continue
 			}
 			if method != rt.m.HTTPMethod && method != rt.m.AltHTTPMethod {
-				wrongVerb = true
+				allowed = append(allowed, rt.m.HTTPMethod)
+				if rt.m.AltHTTPMethod != "" {
+					allowed = append(allowed, rt.m.AltHTTPMethod)
+				}
 				continue
 			}
-			return rt, vars, tenant, false
+			return rt, vars, tenant, nil
 		}
 	}
-	return nil, nil, "", wrongVerb
+	return nil, nil, "", allowed
 }
 
 func (rt *route) matchPath(segs []string) (map[string]string, bool) {
@@ -127,9 +134,10 @@ func (rt *route) matchPath(segs []string) (map[string]string, bool) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ci := httpx.CallInfo(r)
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
-	rt, vars, tenant, wrongVerb := h.match(r.Method, segs)
+	rt, vars, tenant, allowed := h.match(r.Method, segs)
 	if rt == nil {
-		if wrongVerb {
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
 			h.writeError(w, ci, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"iter"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,8 +88,10 @@ func (s *Writer) Event(name string, id uint64, data []byte) error {
 	return s.err
 }
 
-// Comment writes a comment line (": text"), ignored by every client.
+// Comment writes a comment line (": text"), ignored by every client. Line
+// breaks in text become spaces, so a comment can never carry a field.
 func (s *Writer) Comment(text string) error {
+	text = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(text)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {

@@ -1,0 +1,167 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/a2ahttp"
+	"parley.dev/parley/agents"
+	"parley.dev/parley/client"
+	"parley.dev/parley/server"
+)
+
+// serveConformance runs Parley's conformance agent in process, on both
+// HTTP bindings, and returns its base URL and a function that stops it.
+func serveConformance() (string, func()) {
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
+	card, _ := agents.Card("conformance", []*a2a.AgentInterface{
+		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+	})
+	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance()})
+	if err != nil {
+		panic(err)
+	}
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
+	if err != nil {
+		panic(err)
+	}
+	hs.Config.Handler = h
+	hs.Start()
+	return base, func() {
+		hs.Close()
+		srv.Close(context.Background())
+	}
+}
+
+// Resolve an agent's card, then send it a message.
+func Example() {
+	base, stop := serveConformance()
+	defer stop()
+	ctx := context.Background()
+
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		panic(err)
+	}
+	c, err := client.New(card, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	fmt.Println("talking to", card.GetName(), "over", c.Interface().GetProtocolBinding())
+
+	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")})
+	if err != nil {
+		panic(err)
+	}
+	task := resp.GetTask()
+	fmt.Println(task.GetStatus().GetState())
+	fmt.Println(a2a.JoinText(task.GetArtifacts()[0].GetParts()))
+
+	_, err = c.GetTask(ctx, &a2a.GetTaskRequest{Id: "no-such-task"})
+	fmt.Println(errors.Is(err, a2a.ErrTaskNotFound))
+	// Output:
+	// talking to Parley conformance agent over JSONRPC
+	// TASK_STATE_COMPLETED
+	// hello
+	// true
+}
+
+// Stream a task's progress; the loop ends when the task is done.
+func ExampleClient_SendStreamingMessage() {
+	base, stop := serveConformance()
+	defer stop()
+	ctx := context.Background()
+
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		panic(err)
+	}
+	// Only HTTP+JSON: the same calls work on every binding.
+	c, err := client.New(card, &client.Options{Transports: []client.TransportFactory{client.REST()}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 3")}) {
+		if err != nil {
+			// errors.Is(err, client.ErrStreamEnded) when the server closed
+			// the stream before the task settled.
+			panic(err)
+		}
+		switch r := ev.Response; {
+		case r.GetArtifactUpdate() != nil:
+			fmt.Println("chunk:", a2a.JoinText(r.GetArtifactUpdate().GetArtifact().GetParts()))
+		case r.GetStatusUpdate() != nil:
+			fmt.Println("state:", r.GetStatusUpdate().GetStatus().GetState())
+		}
+	}
+	// Output:
+	// state: TASK_STATE_WORKING
+	// chunk: chunk 0
+	// chunk: chunk 1
+	// chunk: chunk 2
+	// state: TASK_STATE_COMPLETED
+}
+
+// Start a task without waiting for it, then follow it to its end.
+func ExampleClient_WaitForCompletion() {
+	base, stop := serveConformance()
+	defer stop()
+	ctx := context.Background()
+
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		panic(err)
+	}
+	c, err := client.New(card, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message:       a2a.UserMessage("slow 200"),
+		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("sent:", resp.GetTask().GetStatus().GetState())
+
+	task, err := c.WaitForCompletion(ctx, resp.GetTask().GetId())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("done:", task.GetStatus().GetState())
+	// Output:
+	// sent: TASK_STATE_WORKING
+	// done: TASK_STATE_COMPLETED
+}
+
+// Share one CardCache between resolutions: a card is fetched again only
+// when its max-age has passed, and then revalidated with its ETag.
+func ExampleCardCache() {
+	base, stop := serveConformance()
+	defer stop()
+	ctx := context.Background()
+
+	cache := &client.CardCache{}
+	for range 3 {
+		card, err := client.Resolve(ctx, base, &client.ResolveOptions{Cache: cache})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(card.GetName())
+	}
+	// Output:
+	// Parley conformance agent
+	// Parley conformance agent
+	// Parley conformance agent
+}

@@ -60,7 +60,7 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":5,"method":"SendMessage","params":{"message":{"messageId":"m-6","role":"ROLE_USER","parts":[{"text":"append-unknown"},{"data":{"k":[1,2,{"x":null}]}},{"url":"https://x.example/f","mediaType":"text/plain"},{"raw":"aGk="}]}}}`,
 	`{"jsonrpc":"2.0","id":6,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-7","role":"ROLE_USER","parts":[{"text":"stream 3"}]}}}`,
 	`{"jsonrpc":"2.0","id":7,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-8","role":"ROLE_USER","parts":[{"text":"message"}]}}}`,
-	`{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-9","role":"ROLE_USER","parts":[{"text":"auth-required"}]}}}`,
+	`{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-9","role":"ROLE_USER","parts":[{"text":"reject"}]}}}`,
 	`{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"no-such-task","historyLength":2}}`,
 	`{"jsonrpc":"2.0","id":10,"method":"ListTasks","params":{"pageSize":5,"status":"TASK_STATE_COMPLETED","includeArtifacts":true}}`,
 	`{"jsonrpc":"2.0","id":11,"method":"ListTasks","params":{}}`,
@@ -135,7 +135,7 @@ func FuzzEnvelope(f *testing.F) {
 // code; its id is the request's or, for a request whose id could not be
 // read, null; and an internal error only comes from the request's own
 // deadline.
-func checkExchange(t *testing.T, h http.Handler, body []byte) {
+func checkExchange(t *testing.T, h http.Handler, body []byte) string {
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
 	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
@@ -169,12 +169,13 @@ func checkExchange(t *testing.T, h http.Handler, body []byte) {
 		if datas == 0 {
 			t.Fatalf("a stream without events: %q", rec.Body.String())
 		}
-		return
+		return rec.Body.String()
 	}
 	if ct != "application/json" {
 		t.Fatalf("Content-Type %q, want application/json or text/event-stream", ct)
 	}
 	checkResponse(t, rec.Body.Bytes(), reqID, idKnown, timedOut)
+	return rec.Body.String()
 }
 
 // requestID returns the raw id of a request that is a JSON object with an
@@ -196,9 +197,8 @@ func requestID(body []byte) (json.RawMessage, bool) {
 }
 
 type rpcResponse struct {
-	JSONRPC *string          `json:"jsonrpc"`
-	ID      *json.RawMessage `json:"id"`
-	Result  json.RawMessage  `json:"result"`
+	JSONRPC *string         `json:"jsonrpc"`
+	Result  json.RawMessage `json:"result"`
 	Error   *struct {
 		Code    *int            `json:"code"`
 		Message *string         `json:"message"`
@@ -229,7 +229,8 @@ func checkResponse(t *testing.T, b []byte, reqID json.RawMessage, idKnown, timed
 	if r.JSONRPC == nil || *r.JSONRPC != "2.0" {
 		t.Fatalf(`response without "jsonrpc":"2.0": %s`, b)
 	}
-	if r.ID == nil {
+	rawID, ok := members["id"]
+	if !ok {
 		t.Fatalf("response without an id: %s", b)
 	}
 	if (r.Result != nil) == (r.Error != nil) {
@@ -264,7 +265,7 @@ func checkResponse(t *testing.T, b []byte, reqID json.RawMessage, idKnown, timed
 	} else if bytes.Equal(bytes.TrimSpace(r.Result), []byte("null")) {
 		t.Fatalf("null result: %s", b)
 	}
-	got := bytes.TrimSpace(*r.ID)
+	got := bytes.TrimSpace(rawID)
 	switch {
 	case idKnown && bytes.Equal(got, bytes.TrimSpace(reqID)):
 	case string(got) == "null" && (code == int(a2a.CodeParseError) || code == int(a2a.CodeInvalidRequest)):
@@ -281,15 +282,33 @@ func TestFuzzSeedsAnswered(t *testing.T) {
 	h := newConformanceHandler(t)
 	results := 0
 	for _, s := range fuzzSeeds {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(s))
-		req.Header.Set("A2A-Version", "1.0")
-		h.ServeHTTP(rec, req)
-		if strings.Contains(rec.Body.String(), `"result":`) {
+		if strings.Contains(checkExchange(t, h, []byte(s)), `"result":`) {
 			results++
 		}
 	}
 	if results < 8 {
 		t.Errorf("only %d of %d seeds got a result", results, len(fuzzSeeds))
+	}
+}
+
+// TestEnvelopeMembersAreCaseSensitive: JSON-RPC member names are exact.
+// A request whose only id member is "ID" has no id (a notification, which
+// Parley refuses), and an "Id" member must not replace the "id" the reply
+// echoes. encoding/json matches struct fields case-insensitively, so the
+// envelope decoder accepts both today.
+func TestEnvelopeMembersAreCaseSensitive(t *testing.T) {
+	h := newConformanceHandler(t)
+	for _, c := range []struct{ body, want string }{
+		{`{"JSONRPC":"2.0","ID":1,"METHOD":"GetTask","PARAMS":{"id":"x"}}`, `"code":-32600`},
+		{`{"jsonrpc":"2.0","ID":1,"method":"GetTask","params":{"id":"x"}}`, `"code":-32600`},
+		{`{"jsonrpc":"2.0","id":1,"Id":2,"method":"GetTask","params":{"id":"x"}}`, `"id":1,`},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.body))
+		req.Header.Set("A2A-Version", "1.0")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if got := rec.Body.String(); !strings.Contains(got, c.want) {
+			t.Errorf("POST %s\n got %s\nwant it to contain %s", c.body, got, c.want)
+		}
 	}
 }

@@ -34,10 +34,39 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 // envelope is a JSON-RPC 2.0 request. id keeps its raw JSON so the reply
 // echoes it exactly.
 type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	JSONRPC string
+	ID      json.RawMessage
+	Method  *string
+	Params  json.RawMessage
+}
+
+// decodeEnvelope reads the four members by their exact names: JSON-RPC
+// member names are case-sensitive, so "ID" is not "id" (encoding/json's
+// struct decoding would match it).
+func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
+	var members map[string]json.RawMessage
+	var env envelope
+	if err := json.Unmarshal(body, &members); err != nil {
+		if _, ok := err.(*json.UnmarshalTypeError); ok {
+			return env, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+		}
+		return env, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err)
+	}
+	if members == nil {
+		return env, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+	}
+	env.ID, env.Params = members["id"], members["params"]
+	if v, ok := members["jsonrpc"]; ok && json.Unmarshal(v, &env.JSONRPC) != nil {
+		env.JSONRPC = ""
+	}
+	if v, ok := members["method"]; ok {
+		var m string
+		if json.Unmarshal(v, &m) != nil {
+			return env, a2a.NewError(a2a.CodeInvalidRequest, `"method" must be a string`)
+		}
+		env.Method = &m
+	}
+	return env, nil
 }
 
 var nullID = json.RawMessage("null")
@@ -60,13 +89,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest, "batch requests are not supported: send one JSON-RPC request per HTTP request"), 0)
 		return
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		if _, ok := err.(*json.UnmarshalTypeError); ok {
-			h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object"), 0)
-			return
-		}
-		h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err), 0)
+	env, envErr := decodeEnvelope(body)
+	if envErr != nil {
+		h.writeError(w, ci, nullID, envErr, 0)
 		return
 	}
 	id, idErr := checkID(env.ID)

@@ -643,9 +643,8 @@ func TestStreamNoLateKeepAlive(t *testing.T) {
 
 // TestStreamWithoutFlusher: a ResponseWriter that cannot flush (a
 // middleware's wrapper without Unwrap) still gets the events; the data
-// only reaches the client later. Today NewWriter records the flush error
-// as a write error, so Stream writes nothing and the client gets an empty
-// 200 response with no error anywhere.
+// only reaches the client later. Treating the flush error as a write error
+// would leave the client an empty 200 response with no error anywhere.
 func TestStreamWithoutFlusher(t *testing.T) {
 	w := &noFlushWriter{header: http.Header{}}
 	sse.Stream(w, 0, "", a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)

@@ -172,6 +172,11 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	if err := s.validateSend(req); err != nil {
 		return nil, err
 	}
+	if p := req.GetConfiguration().GetTaskPushNotificationConfig(); p != nil {
+		if err := s.checkPushURL(ctx, "configuration.taskPushNotificationConfig.url", p.GetUrl()); err != nil {
+			return nil, err
+		}
+	}
 	msg := proto.Clone(req.Message).(*a2a.Message)
 	digest := digestOf(msg)
 	key := msgKey{c.scope, msg.MessageId}
@@ -320,7 +325,7 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	}
 	if push != nil {
 		push.TaskId = t.Id
-		if err := s.store.PutPushConfig(ctx, c.scope, push); err != nil {
+		if err := r.putPushConfig(ctx, push); err != nil {
 			return fail(a2a.Internal(err))
 		}
 	}

@@ -356,15 +356,14 @@ func (r *run) create(ctx context.Context) error {
 		History:   []*a2a.Message{r.pendingMessage},
 	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}
-	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev}); err != nil {
+	// The inline push config is stored with the task, so it receives this
+	// creation event (its first notification, a Task).
+	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev,
+		Push: r.s.delivering(), PushConfig: r.pendingPush}); err != nil {
 		return a2a.Internal(err)
 	}
 	r.task, r.loaded = t, true
-	if cfg := r.pendingPush; cfg != nil {
-		if err := r.s.store.PutPushConfig(ctx, r.scope, cfg); err != nil {
-			r.s.log.Error("could not store inline push config", "task", r.id, "err", err)
-		}
-	}
+	r.s.queued(r.id)
 	r.publish(ev, true)
 	return nil
 }
@@ -392,10 +391,11 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
 	}}}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: ev}); err != nil {
+	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()}); err != nil {
 		r.task.Status, r.task.History = prev, r.task.History[:prevHist]
 		return a2a.Internal(err)
 	}
+	r.s.queued(r.id)
 	r.publish(ev, true)
 	return nil
 }
@@ -441,10 +441,11 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
 		Append: ev.append, LastChunk: ev.lastChunk,
 	}}}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: out}); err != nil {
+	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: out, Push: r.s.delivering()}); err != nil {
 		r.task.Artifacts = prev
 		return a2a.Internal(err)
 	}
+	r.s.queued(r.id)
 	r.publish(out, true)
 	return nil
 }

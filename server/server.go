@@ -60,6 +60,11 @@ type Options struct {
 	CursorKey []byte
 	// Now returns the current time; default time.Now (tests replace it).
 	Now func() time.Time
+	// Push delivers push notifications (package push); nil means no
+	// delivery: configurations are still stored when the card declares
+	// pushNotifications, but nothing is sent. With Push set the card must
+	// declare pushNotifications.
+	Push Pusher
 }
 
 // Server is the A2A core. It implements a2a.Service. Create it with New and
@@ -100,6 +105,9 @@ func New(opts *Options) (*Server, error) {
 	}
 	if v := a2a.CheckRequired(o.Card); len(v) > 0 {
 		return nil, fmt.Errorf("server: invalid agent card: %s: %s", v[0].Field, v[0].Description)
+	}
+	if o.Push != nil && !o.Card.GetCapabilities().GetPushNotifications() {
+		return nil, errors.New("server: Options.Push is set but the card does not declare capabilities.pushNotifications")
 	}
 	if o.Store == nil {
 		o.Store = memstore.New()
@@ -150,9 +158,10 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 		ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 			TaskId: t.Id, ContextId: t.ContextId, Status: t.Status}}}
-		if err := s.store.UpdateTask(ctx, st.Scope, t, taskstore.Event{Seq: seq + 1, Response: ev}); err != nil {
+		if err := s.store.UpdateTask(ctx, st.Scope, t, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
 			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
 		}
+		s.queued(t.Id)
 		s.log.Warn("task execution lost in a restart: marked FAILED", "task", t.Id)
 	}
 	return nil

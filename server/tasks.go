@@ -168,7 +168,9 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 
 // CreateTaskPushNotificationConfig implements a2a.Service (brief §3.7). The
 // server assigns the id unless the client gave one (SPEC SILENT; a
-// client-chosen id replaces the config with that id).
+// client-chosen id replaces the config with that id). With delivery on, the
+// URL must pass the pusher's SSRF guard, and the new configuration's first
+// notification is a snapshot of the task (see putPushConfig).
 func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
 	c, err := s.beginPush(ctx, req.GetTenant())
 	if err != nil {
@@ -187,11 +189,23 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	if _, err := s.store.GetTask(ctx, c.scope, req.TaskId); err != nil {
 		return nil, storeErr(err, req.TaskId)
 	}
+	if err := s.checkPushURL(ctx, "url", req.Url); err != nil {
+		return nil, err
+	}
 	cfg := proto.Clone(req).(*a2a.TaskPushNotificationConfig)
 	if cfg.Id == "" {
 		cfg.Id = a2a.NewID()
 	}
-	if err := s.store.PutPushConfig(ctx, c.scope, cfg); err != nil {
+	// Under the run's lock, so the snapshot and the events after it reach
+	// the configuration in order.
+	r := s.acquire(req.TaskId, c.scope)
+	defer s.release(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.load(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.putPushConfig(context.WithoutCancel(ctx), cfg); err != nil {
 		return nil, storeErr(err, req.TaskId)
 	}
 	return cfg, nil
@@ -261,6 +275,9 @@ func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	}
 	if err := s.store.DeletePushConfig(ctx, c.scope, req.TaskId, req.Id); err != nil {
 		return storeErr(err, req.TaskId)
+	}
+	if p := s.opts.Push; p != nil {
+		p.Forget(taskstore.PushTarget{Scope: c.scope, TaskID: req.TaskId, ConfigID: req.Id})
 	}
 	return nil
 }

@@ -1,11 +1,18 @@
 // Package taskstore defines where Parley keeps tasks, push notification
-// configurations and the message ids used for idempotent resends.
+// configurations, the push outbox and the message ids used for idempotent
+// resends.
 //
 // A Store never decides access by itself. The server core decides who may
 // see what before it calls a store, and passes the caller's Scope (tenant and
 // owner) down as a filter that every method must apply. A store that forgets
 // the filter fails the conformance suite in package taskstore/storetest, which
 // every implementation, including a user's own, should run against itself.
+//
+// The push outbox lives in the store so that it shares the task writes'
+// atomicity: a write that records a task event with Event.Push also
+// queues the event for each active push configuration of the task, in the
+// same transaction, and the push sender (package push) drains the queue.
+// A crash therefore cannot record an event and lose its notifications.
 //
 // Values passed to and returned from a Store are owned by the caller: an
 // implementation must copy what it keeps and return copies, so a caller may
@@ -75,6 +82,38 @@ type ListResult struct {
 type Event struct {
 	Seq      uint64
 	Response *a2a.StreamResponse
+	// Push queues Response in the push outbox, in the same atomic write:
+	// CreateTask and UpdateTask queue it once for every active (not
+	// suspended) push configuration of the task, PutPushConfig once for
+	// the configuration it writes. The server sets it only when push
+	// delivery is on, so a store never fills an outbox nobody drains.
+	Push bool
+	// PushConfig, on CreateTask only, is a push configuration stored with
+	// the new task in the same write (SendMessage's inline configuration),
+	// so it is active for, and receives, the creation event.
+	PushConfig *a2a.TaskPushNotificationConfig
+}
+
+// PushTarget names one push configuration as a destination of the outbox.
+type PushTarget struct {
+	Scope    Scope
+	TaskID   string
+	ConfigID string
+}
+
+// Notification is one queued push notification: a task event waiting to be
+// posted to one configuration.
+type Notification struct {
+	// ID identifies the row in the store. IDs increase in the order rows
+	// are queued and are never reused.
+	ID     int64
+	Target PushTarget
+	// Config is the configuration as stored when the row was read.
+	Config *a2a.TaskPushNotificationConfig
+	// Seq is the task event's sequence number (for a snapshot queued by
+	// PutPushConfig, that of the last event the snapshot includes).
+	Seq   uint64
+	Event *a2a.StreamResponse
 }
 
 // ScopedTask is a task together with the scope that owns it.
@@ -126,15 +165,39 @@ type Store interface {
 	DeleteFinished(ctx context.Context, before time.Time) (int, error)
 
 	// PutPushConfig creates or replaces the configuration with the same
-	// task id and config id. The task must exist in the scope.
-	PutPushConfig(ctx context.Context, s Scope, c *a2a.TaskPushNotificationConfig) error
+	// task id and config id. The task must exist in the scope. Replacing a
+	// configuration drops its queued notifications and lifts a suspension.
+	// With ev.Push set, ev.Response is queued for this configuration, as
+	// its first notification, in the same write.
+	PutPushConfig(ctx context.Context, s Scope, c *a2a.TaskPushNotificationConfig, ev Event) error
 	// GetPushConfig returns one configuration, or ErrNotFound.
 	GetPushConfig(ctx context.Context, s Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error)
 	// ListPushConfigs returns a task's configurations ordered by id.
 	ListPushConfigs(ctx context.Context, s Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error)
-	// DeletePushConfig removes one configuration; removing a missing one
-	// is not an error.
+	// DeletePushConfig removes one configuration and its queued
+	// notifications; removing a missing one is not an error.
 	DeletePushConfig(ctx context.Context, s Scope, taskID, id string) error
+
+	// The push outbox. Rows are queued by the task writes above (see
+	// Event.Push) and removed by DeletePush once delivered, by
+	// SuspendPush, and with their configuration or task. Only the push
+	// sender calls these methods; they look across scopes.
+
+	// PushTargets returns the configurations that have queued
+	// notifications, ordered by task id and config id: those of one task
+	// when taskID is not empty, otherwise all of them.
+	PushTargets(ctx context.Context, taskID string) ([]PushTarget, error)
+	// PendingPush returns up to limit of a configuration's queued
+	// notifications, oldest first. A target that does not match a stored
+	// configuration exactly (scope included) has none.
+	PendingPush(ctx context.Context, t PushTarget, limit int) ([]*Notification, error)
+	// DeletePush removes notifications by id; missing ids are ignored.
+	DeletePush(ctx context.Context, ids ...int64) error
+	// SuspendPush marks a configuration suspended, recording why: its
+	// queued notifications are dropped and no more are queued for it
+	// until PutPushConfig replaces it. A missing configuration is not an
+	// error.
+	SuspendPush(ctx context.Context, t PushTarget, reason string) error
 
 	// PutMessage records a message if its id is new in the scope and
 	// returns (nil, nil). If a record exists it is returned unchanged.

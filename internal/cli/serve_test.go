@@ -151,8 +151,12 @@ func TestServePrintsWhereTheCardIs(t *testing.T) {
 	if !strings.Contains(out, "http://"+p.addr+"/.well-known/agent-card.json") || !strings.Contains(out, "curl") {
 		t.Fatalf("stdout:\n%s", out)
 	}
-	if !strings.Contains(p.stderr.String(), "authentication is off") {
-		t.Fatalf("no warning about the shared scope:\n%s", p.stderr)
+	// stderr is copied by another goroutine: give it a moment.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.stderr.String(), "authentication is off"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning about the shared scope:\n%s", p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	card := p.getJSON(t, "/.well-known/agent-card.json")
 	if field(card, "name") != "Parley echo agent" {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,23 @@ type Store struct {
 	tasks    map[string]*entry
 	scopes   map[taskstore.Scope]*scopeIndex
 	messages map[taskstore.Scope]map[string]*taskstore.MessageRecord
+
+	// The push outbox: queued notifications per configuration, oldest
+	// first, and the suspended configurations with their reasons.
+	outbox    map[configKey][]*queued
+	where     map[int64]configKey // the configuration of each queued row
+	suspended map[configKey]string
+	lastID    int64
+}
+
+// configKey names a push configuration (task ids are unique store-wide).
+type configKey struct{ task, config string }
+
+// queued is one outbox row. Rows are never modified once queued.
+type queued struct {
+	id    int64
+	seq   uint64
+	event *a2a.StreamResponse
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -70,9 +88,12 @@ type scopeIndex struct {
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		tasks:    make(map[string]*entry),
-		scopes:   make(map[taskstore.Scope]*scopeIndex),
-		messages: make(map[taskstore.Scope]map[string]*taskstore.MessageRecord),
+		tasks:     make(map[string]*entry),
+		scopes:    make(map[taskstore.Scope]*scopeIndex),
+		messages:  make(map[taskstore.Scope]map[string]*taskstore.MessageRecord),
+		outbox:    make(map[configKey][]*queued),
+		where:     make(map[int64]configKey),
+		suspended: make(map[configKey]string),
 	}
 }
 
@@ -189,13 +210,63 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	}
 	c := cloneTask(t)
 	e := &entry{scope: sc, key: order.TaskKey(c), task: c, seq: ev.Seq}
+	if ev.PushConfig != nil {
+		if ev.PushConfig.GetTaskId() != c.Id {
+			return errors.New("memstore: the push config is not the new task's")
+		}
+		e.configs = map[string]*a2a.TaskPushNotificationConfig{ev.PushConfig.GetId(): cloneConfig(ev.PushConfig)}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.tasks[c.Id]; ok {
 		return taskstore.ErrExists
 	}
 	s.link(e)
+	s.queueAll(e, ev)
 	return nil
+}
+
+// queueAll queues ev for every active configuration of the task when
+// ev.Push is set. The caller holds the write lock.
+func (s *Store) queueAll(e *entry, ev taskstore.Event) {
+	if !ev.Push || ev.Response == nil {
+		return
+	}
+	var r *a2a.StreamResponse
+	for id := range e.configs {
+		k := configKey{e.key.ID, id}
+		if _, off := s.suspended[k]; off {
+			continue
+		}
+		if r == nil {
+			r = proto.Clone(ev.Response).(*a2a.StreamResponse)
+		}
+		s.queue(k, ev.Seq, r)
+	}
+}
+
+// queue appends one row for k. The caller holds the write lock; r must not
+// change afterwards.
+func (s *Store) queue(k configKey, seq uint64, r *a2a.StreamResponse) {
+	s.lastID++
+	s.outbox[k] = append(s.outbox[k], &queued{id: s.lastID, seq: seq, event: r})
+	s.where[s.lastID] = k
+}
+
+// drop removes a configuration's outbox rows. The caller holds the write
+// lock.
+func (s *Store) drop(k configKey) {
+	for _, r := range s.outbox[k] {
+		delete(s.where, r.id)
+	}
+	delete(s.outbox, k)
+}
+
+// forget drops a configuration's outbox rows and suspension. The caller
+// holds the write lock.
+func (s *Store) forget(k configKey) {
+	s.drop(k)
+	delete(s.suspended, k)
 }
 
 // UpdateTask replaces the task with t's id in the scope by a copy of t.
@@ -212,7 +283,9 @@ func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	}
 	seq := max(old.seq, ev.Seq)
 	s.unlink(old)
-	s.link(&entry{scope: sc, key: order.TaskKey(c), task: c, configs: old.configs, seq: seq})
+	e := &entry{scope: sc, key: order.TaskKey(c), task: c, configs: old.configs, seq: seq}
+	s.link(e)
+	s.queueAll(e, ev)
 	return nil
 }
 
@@ -370,6 +443,9 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 		prune(si.byCtxState, gone)
 		for e := range doomed {
 			delete(s.tasks, e.key.ID)
+			for id := range e.configs {
+				s.forget(configKey{e.key.ID, id})
+			}
 		}
 		if len(si.all) == 0 {
 			delete(s.scopes, sc)
@@ -380,12 +456,17 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 }
 
 // PutPushConfig creates or replaces a copy of c under its task, which must
-// be in the scope.
-func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig) error {
+// be in the scope. A replaced configuration loses its queued notifications
+// and its suspension; with ev.Push, ev.Response is queued for it.
+func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	cp := cloneConfig(c)
+	var first *a2a.StreamResponse
+	if ev.Push && ev.Response != nil {
+		first = proto.Clone(ev.Response).(*a2a.StreamResponse)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.lookup(sc, cp.GetTaskId())
@@ -398,6 +479,11 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		e.configs = make(map[string]*a2a.TaskPushNotificationConfig)
 	}
 	e.configs[cp.GetId()] = cp
+	k := configKey{cp.GetTaskId(), cp.GetId()}
+	s.forget(k)
+	if first != nil {
+		s.queue(k, ev.Seq, first)
+	}
 	return nil
 }
 
@@ -466,6 +552,114 @@ func (s *Store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID
 		return taskstore.ErrNotFound
 	}
 	delete(e.configs, id)
+	s.forget(configKey{taskID, id})
+	return nil
+}
+
+// target returns the entry of t's task when t names a stored configuration
+// in its scope. The caller holds s.mu.
+func (s *Store) target(t taskstore.PushTarget) *entry {
+	e := s.lookup(t.Scope, t.TaskID)
+	if e == nil || e.configs[t.ConfigID] == nil {
+		return nil
+	}
+	return e
+}
+
+// PushTargets returns the configurations with queued notifications, of one
+// task or of all, ordered by task id and config id.
+func (s *Store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []taskstore.PushTarget
+	s.mu.RLock()
+	for k, rows := range s.outbox {
+		if len(rows) == 0 || (taskID != "" && k.task != taskID) {
+			continue
+		}
+		if e := s.tasks[k.task]; e != nil {
+			out = append(out, taskstore.PushTarget{Scope: e.scope, TaskID: k.task, ConfigID: k.config})
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b taskstore.PushTarget) int {
+		if a.TaskID != b.TaskID {
+			return strings.Compare(a.TaskID, b.TaskID)
+		}
+		return strings.Compare(a.ConfigID, b.ConfigID)
+	})
+	return out, nil
+}
+
+// PendingPush returns copies of up to limit of a configuration's queued
+// notifications, oldest first.
+func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	var rows []*queued
+	var cfg *a2a.TaskPushNotificationConfig
+	if e := s.target(t); e != nil {
+		rows = s.outbox[configKey{t.TaskID, t.ConfigID}]
+		rows = slices.Clone(rows[:min(len(rows), max(limit, 1))])
+		cfg = e.configs[t.ConfigID]
+	}
+	s.mu.RUnlock()
+	out := make([]*taskstore.Notification, len(rows))
+	for i, r := range rows {
+		out[i] = &taskstore.Notification{ID: r.id, Target: t, Config: cloneConfig(cfg), Seq: r.seq,
+			Event: proto.Clone(r.event).(*a2a.StreamResponse)}
+	}
+	return out, nil
+}
+
+// DeletePush removes notifications by id.
+func (s *Store) DeletePush(ctx context.Context, ids ...int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		k, ok := s.where[id]
+		if !ok {
+			continue
+		}
+		delete(s.where, id)
+		// Readers copy the slice under the lock, so it may change in
+		// place. Delivered rows are almost always at the front.
+		rows := s.outbox[k]
+		if i := slices.IndexFunc(rows, func(r *queued) bool { return r.id == id }); i >= 0 {
+			rows = slices.Delete(rows, i, i+1)
+		}
+		if len(rows) == 0 {
+			delete(s.outbox, k)
+		} else {
+			s.outbox[k] = rows
+		}
+	}
+	return nil
+}
+
+// SuspendPush marks a configuration suspended and drops its queued
+// notifications.
+func (s *Store) SuspendPush(ctx context.Context, t taskstore.PushTarget, reason string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.target(t) == nil {
+		return nil
+	}
+	k := configKey{t.TaskID, t.ConfigID}
+	s.drop(k)
+	s.suspended[k] = reason
 	return nil
 }
 

@@ -54,7 +54,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "task-05", Url: "https://h.example"}
-	if err := s.PutPushConfig(ctx, scope, cfg); err != nil {
+	if err := s.PutPushConfig(ctx, scope, cfg, taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.PutMessage(ctx, scope, &taskstore.MessageRecord{MessageID: "m", Digest: "d", TaskID: "task-01", Created: epoch}); err != nil {

@@ -11,6 +11,10 @@
 // separate pool of connections and run in parallel with each other and
 // with the writer.
 //
+// The push outbox is the push_outbox table (schema version 2): a row per
+// event and configuration, written in the transaction that records the
+// event, removed by cascade with its configuration or task.
+//
 // ListTasks pages with keyset conditions on (status_ms, id) over an index
 // that matches each filter exactly, so finding a page never scans the
 // table. The exact total comes from per-scope counters that triggers keep
@@ -43,7 +47,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // deleteBatch bounds how many rows one cleanup transaction removes, so that
 // a large cleanup does not hold the writer for long.
@@ -59,6 +63,9 @@ type Store struct {
 	queries []string    // their text, for the query plan test
 
 	createTask, updateTask, getTask, lastSeq *sql.Stmt
+	queueEvent, queueOne, dropQueued         *sql.Stmt // the push outbox (writer)
+	suspend, unsuspend, deletePush           *sql.Stmt
+	pushTargetsOf, nextPushTarget, pending   *sql.Stmt // the push outbox (readers)
 	listActive                               *sql.Stmt
 	deleteFinished                           *sql.Stmt
 	putConfig, getConfig                     *sql.Stmt
@@ -232,6 +239,25 @@ var migrations = [][]string{
 				OR old.context_id IS NOT new.context_id OR old.state IS NOT new.state
 			BEGIN ` + countDown("old") + countUp("new") + ` END`,
 	},
+	// Version 2: the push outbox. A row is one event waiting to be posted
+	// to one configuration; it goes with its configuration (and so with
+	// its task) by cascade. AUTOINCREMENT keeps ids from being reused, so
+	// a late acknowledgement can never remove a newer row.
+	1: {
+		`ALTER TABLE push_configs ADD COLUMN suspended TEXT`,
+		`CREATE TABLE push_outbox (
+			id         INTEGER PRIMARY KEY AUTOINCREMENT,
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			task_id    TEXT NOT NULL,
+			config_id  TEXT NOT NULL,
+			seq        INTEGER NOT NULL,
+			event      BLOB NOT NULL,
+			created_ms INTEGER NOT NULL,
+			FOREIGN KEY (task_id, config_id) REFERENCES push_configs (task_id, id) ON DELETE CASCADE
+		)`,
+		`CREATE INDEX push_outbox_by_config ON push_outbox (task_id, config_id, id)`,
+	},
 }
 
 // counterKeys returns, for the row named ref in a trigger, the kind,
@@ -398,6 +424,28 @@ func (s *Store) prepare() error {
 	s.deleteConfig = prep(w, `DELETE FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
 	s.taskInScope = prep(r, `SELECT 1 FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
 
+	// The outbox. queueEvent queues an event for every active
+	// configuration of a task in the scope, queueOne for one.
+	const queueSelect = `INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
+		SELECT tenant, owner, task_id, id, ?, ?, ? FROM push_configs
+		WHERE task_id = ? AND tenant = ? AND owner = ? AND suspended IS NULL`
+	s.queueEvent = prep(w, queueSelect)
+	s.queueOne = prep(w, queueSelect+` AND id = ?`)
+	s.dropQueued = prep(w, `DELETE FROM push_outbox WHERE task_id = ? AND config_id = ?`)
+	s.suspend = prep(w, `UPDATE push_configs SET suspended = ? WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	s.unsuspend = prep(w, `UPDATE push_configs SET suspended = NULL WHERE task_id = ? AND id = ?`)
+	s.deletePush = prep(w, `DELETE FROM push_outbox WHERE id = ?`)
+	s.pushTargetsOf = prep(r, `SELECT config_id, min(tenant), min(owner) FROM push_outbox WHERE task_id = ?
+		GROUP BY config_id ORDER BY config_id`)
+	// One step of a skip scan over the index: the next configuration with
+	// queued rows after a (task, config) position.
+	s.nextPushTarget = prep(r, `SELECT task_id, config_id, tenant, owner FROM push_outbox
+		WHERE (task_id, config_id) > (?, ?) ORDER BY task_id, config_id LIMIT 1`)
+	s.pending = prep(r, `SELECT o.id, o.seq, o.event, c.data FROM push_outbox o
+		JOIN push_configs c ON c.task_id = o.task_id AND c.id = o.config_id
+		WHERE o.task_id = ? AND o.config_id = ? AND o.tenant = ? AND o.owner = ?
+		ORDER BY o.id LIMIT ?`)
+
 	s.insertMessage = prep(w, `INSERT INTO messages (tenant, owner, message_id, digest, task_id, reply, created_ms)
 		VALUES (?, ?, ?, ?, ?, `+replyParam+`, ?) ON CONFLICT DO NOTHING`)
 	const getMessage = `SELECT digest, task_id, reply IS NOT NULL, reply, created_ms FROM messages
@@ -446,45 +494,131 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("sqlitestore: %s: %w", op, err)
 }
 
-// CreateTask inserts t; the id must be new in the whole store.
+// execer runs a prepared statement either alone or inside a transaction.
+type execer func(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error)
+
+func direct(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
+	return st.ExecContext(ctx, args...)
+}
+
+func inTx(tx *sql.Tx) execer {
+	return func(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+}
+
+// affected returns the row count of an Exec result.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// write runs fn alone when it needs one statement, otherwise in one
+// transaction (the writer's transactions are BEGIN IMMEDIATE).
+func (s *Store) write(ctx context.Context, multi bool, fn func(exec execer) error) error {
+	if !multi {
+		return fn(direct)
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(inTx(tx)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// queued reports whether ev queues anything in the outbox.
+func queued(ev taskstore.Event) bool { return ev.Push && ev.Response != nil }
+
+// CreateTask inserts t, with ev.PushConfig and the outbox rows of ev, in
+// one transaction; the id must be new in the whole store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	if t.GetId() == "" {
 		return errors.New("sqlitestore: task has no id")
+	}
+	if c := ev.PushConfig; c != nil && c.GetTaskId() != t.Id {
+		return errors.New("sqlitestore: the push config is not the new task's")
 	}
 	data, err := marshal(t)
 	if err != nil {
 		return err
 	}
-	res, err := s.createTask.ExecContext(ctx, t.Id, sc.Tenant, sc.Owner, t.ContextId,
-		int32(t.GetStatus().GetState()), order.StatusMillis(t), int64(ev.Seq), data)
-	if err != nil {
+	var cfg, evData []byte
+	if ev.PushConfig != nil {
+		if cfg, err = marshal(ev.PushConfig); err != nil {
+			return err
+		}
+	}
+	if queued(ev) {
+		if evData, err = marshal(ev.Response); err != nil {
+			return err
+		}
+	}
+	err = s.write(ctx, cfg != nil || evData != nil, func(exec execer) error {
+		n, err := affected(exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, t.ContextId,
+			int32(t.GetStatus().GetState()), order.StatusMillis(t), int64(ev.Seq), data))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return taskstore.ErrExists
+		}
+		if cfg != nil {
+			if _, err := exec(ctx, s.putConfig, ev.PushConfig.GetId(), cfg, t.Id, sc.Tenant, sc.Owner); err != nil {
+				return err
+			}
+		}
+		if evData != nil {
+			if _, err := exec(ctx, s.queueEvent, int64(ev.Seq), evData, time.Now().UnixMilli(), t.Id, sc.Tenant, sc.Owner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, taskstore.ErrExists) {
 		return wrap("create task", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("create task", err)
-	} else if n == 0 {
-		return taskstore.ErrExists
-	}
-	return nil
+	return err
 }
 
-// UpdateTask replaces the task with t's id in the scope.
+// UpdateTask replaces the task with t's id in the scope, and queues the
+// outbox rows of ev in the same transaction.
 func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	data, err := marshal(t)
 	if err != nil {
 		return err
 	}
-	res, err := s.updateTask.ExecContext(ctx, t.GetContextId(), int32(t.GetStatus().GetState()),
-		order.StatusMillis(t), data, int64(ev.Seq), t.GetId(), sc.Tenant, sc.Owner)
-	if err != nil {
+	var evData []byte
+	if queued(ev) {
+		if evData, err = marshal(ev.Response); err != nil {
+			return err
+		}
+	}
+	err = s.write(ctx, evData != nil, func(exec execer) error {
+		n, err := affected(exec(ctx, s.updateTask, t.GetContextId(), int32(t.GetStatus().GetState()),
+			order.StatusMillis(t), data, int64(ev.Seq), t.GetId(), sc.Tenant, sc.Owner))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return taskstore.ErrNotFound
+		}
+		if evData != nil {
+			if _, err := exec(ctx, s.queueEvent, int64(ev.Seq), evData, time.Now().UnixMilli(), t.GetId(), sc.Tenant, sc.Owner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
 		return wrap("update task", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("update task", err)
-	} else if n == 0 {
-		return taskstore.ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // LastSeq returns the task's last event sequence number.
@@ -633,22 +767,43 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 }
 
 // PutPushConfig creates or replaces a configuration of a task in the
-// scope.
-func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig) error {
+// scope. In the same transaction it drops the configuration's queued
+// notifications, lifts its suspension and, with ev.Push, queues
+// ev.Response for it.
+func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
 	data, err := marshal(c)
 	if err != nil {
 		return err
 	}
-	res, err := s.putConfig.ExecContext(ctx, c.GetId(), data, c.GetTaskId(), sc.Tenant, sc.Owner)
-	if err != nil {
+	var evData []byte
+	if queued(ev) {
+		if evData, err = marshal(ev.Response); err != nil {
+			return err
+		}
+	}
+	err = s.write(ctx, true, func(exec execer) error {
+		n, err := affected(exec(ctx, s.putConfig, c.GetId(), data, c.GetTaskId(), sc.Tenant, sc.Owner))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return taskstore.ErrNotFound
+		}
+		if _, err := exec(ctx, s.dropQueued, c.GetTaskId(), c.GetId()); err != nil {
+			return err
+		}
+		if _, err := exec(ctx, s.unsuspend, c.GetTaskId(), c.GetId()); err != nil {
+			return err
+		}
+		if evData != nil {
+			_, err = exec(ctx, s.queueOne, int64(ev.Seq), evData, time.Now().UnixMilli(), c.GetTaskId(), sc.Tenant, sc.Owner, c.GetId())
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
 		return wrap("put push config", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("put push config", err)
-	} else if n == 0 {
-		return taskstore.ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // GetPushConfig returns one configuration of a task in the scope.
@@ -723,6 +878,114 @@ func (s *Store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID
 	}
 	if err != nil {
 		return wrap("delete push config", err)
+	}
+	return nil
+}
+
+// PushTargets returns the configurations with queued notifications, of one
+// task or, walking the outbox index one configuration at a time, of all.
+func (s *Store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
+	var out []taskstore.PushTarget
+	if taskID != "" {
+		rows, err := s.pushTargetsOf.QueryContext(ctx, taskID)
+		if err != nil {
+			return nil, wrap("push targets", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t := taskstore.PushTarget{TaskID: taskID}
+			if err := rows.Scan(&t.ConfigID, &t.Scope.Tenant, &t.Scope.Owner); err != nil {
+				return nil, wrap("push targets", err)
+			}
+			out = append(out, t)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, wrap("push targets", err)
+		}
+		return out, nil
+	}
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, wrap("push targets", err)
+	}
+	defer tx.Rollback()
+	next := tx.StmtContext(ctx, s.nextPushTarget)
+	var t taskstore.PushTarget
+	for {
+		err := next.QueryRowContext(ctx, t.TaskID, t.ConfigID).Scan(&t.TaskID, &t.ConfigID, &t.Scope.Tenant, &t.Scope.Owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, wrap("push targets", err)
+		}
+		out = append(out, t)
+	}
+}
+
+// PendingPush returns up to limit of a configuration's queued
+// notifications, oldest first.
+func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
+	rows, err := s.pending.QueryContext(ctx, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner, max(limit, 1))
+	if err != nil {
+		return nil, wrap("pending push", err)
+	}
+	defer rows.Close()
+	var out []*taskstore.Notification
+	for rows.Next() {
+		n := &taskstore.Notification{Target: t, Config: new(a2a.TaskPushNotificationConfig), Event: new(a2a.StreamResponse)}
+		var seq int64
+		var ev, cfg sql.RawBytes
+		if err := rows.Scan(&n.ID, &seq, &ev, &cfg); err != nil {
+			return nil, wrap("pending push", err)
+		}
+		n.Seq = uint64(seq)
+		if err := proto.Unmarshal(ev, n.Event); err != nil {
+			return nil, wrap("decode queued event", err)
+		}
+		if err := proto.Unmarshal(cfg, n.Config); err != nil {
+			return nil, wrap("decode push config", err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("pending push", err)
+	}
+	return out, nil
+}
+
+// DeletePush removes notifications by id, in one transaction.
+func (s *Store) DeletePush(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := s.write(ctx, len(ids) > 1, func(exec execer) error {
+		for _, id := range ids {
+			if _, err := exec(ctx, s.deletePush, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap("delete push", err)
+	}
+	return nil
+}
+
+// SuspendPush marks a configuration suspended and drops its queued
+// notifications, in one transaction.
+func (s *Store) SuspendPush(ctx context.Context, t taskstore.PushTarget, reason string) error {
+	err := s.write(ctx, true, func(exec execer) error {
+		n, err := affected(exec(ctx, s.suspend, reason, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner))
+		if err != nil || n == 0 {
+			return err
+		}
+		_, err = exec(ctx, s.dropQueued, t.TaskID, t.ConfigID)
+		return err
+	})
+	if err != nil {
+		return wrap("suspend push", err)
 	}
 	return nil
 }

@@ -30,6 +30,11 @@
 //   - MessageRecord.Created comes back equal (time.Time.Equal) to what was
 //     stored when it is a whole millisecond.
 //   - A task without a status may be stored, read and listed.
+//   - The push outbox (see outbox.go in this package): a write with
+//     Event.Push queues one row per active configuration in the write
+//     itself; rows come back per configuration in queue order with the
+//     configuration as stored; deleting, replacing or suspending a
+//     configuration, or removing its task, drops its rows.
 package storetest
 
 import (
@@ -75,6 +80,9 @@ func Run(t *testing.T, open func(t *testing.T) taskstore.Store) {
 		{"DeleteFinished", testDeleteFinished},
 		{"PushConfigs", testPushConfigs},
 		{"PushConfigScope", testPushConfigScope},
+		{"PushOutbox", testPushOutbox},
+		{"PushOutboxLifecycle", testPushOutboxLifecycle},
+		{"PushOutboxAtomicCreate", testPushOutboxAtomicCreate},
 		{"Messages", testMessages},
 		{"MessageScope", testMessageScope},
 		{"Concurrent", testConcurrent},
@@ -368,7 +376,7 @@ func testCopies(t *testing.T, s taskstore.Store) {
 	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "c1", Url: "https://example.com/hook", Token: "tok",
 		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"}}
 	wantCfg := proto.Clone(cfg).(*a2a.TaskPushNotificationConfig)
-	if err := s.PutPushConfig(ctx, scopeA, cfg); err != nil {
+	if err := s.PutPushConfig(ctx, scopeA, cfg, taskstore.Event{}); err != nil {
 		t.Fatalf("PutPushConfig: %v", err)
 	}
 	cfg.Url = "https://evil.example"
@@ -447,7 +455,7 @@ func testScopeIsolation(t *testing.T, s taskstore.Store) {
 	a := task("a1", "shared-ctx", working, at(10))
 	mustCreate(t, s, scopeA, a, task("a2", "shared-ctx", completed, at(20)))
 	mustCreate(t, s, scopeB, task("b1", "shared-ctx", working, at(15)))
-	if err := s.PutPushConfig(ctx, scopeA, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://a.example"}); err != nil {
+	if err := s.PutPushConfig(ctx, scopeA, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://a.example"}, taskstore.Event{}); err != nil {
 		t.Fatalf("PutPushConfig: %v", err)
 	}
 
@@ -479,7 +487,7 @@ func testScopeIsolation(t *testing.T, s taskstore.Store) {
 		wantErr(t, name+": GetPushConfig of another scope's task", err, taskstore.ErrNotFound)
 		_, err = s.ListPushConfigs(ctx, sc, "a1")
 		wantErr(t, name+": ListPushConfigs of another scope's task", err, taskstore.ErrNotFound)
-		err = s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://evil.example"})
+		err = s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://evil.example"}, taskstore.Event{})
 		wantErr(t, name+": PutPushConfig on another scope's task", err, taskstore.ErrNotFound)
 		err = s.DeletePushConfig(ctx, sc, "a1", "p")
 		wantErr(t, name+": DeletePushConfig on another scope's task", err, taskstore.ErrNotFound)
@@ -861,7 +869,7 @@ func testDeleteFinished(t *testing.T, s taskstore.Store) {
 	for _, p := range all {
 		mustCreate(t, s, p.sc, p.tk)
 		for _, id := range []string{"p2", "p1"} {
-			if err := s.PutPushConfig(ctx, p.sc, &a2a.TaskPushNotificationConfig{Id: id, TaskId: p.tk.Id, Url: "https://h.example/" + id}); err != nil {
+			if err := s.PutPushConfig(ctx, p.sc, &a2a.TaskPushNotificationConfig{Id: id, TaskId: p.tk.Id, Url: "https://h.example/" + id}, taskstore.Event{}); err != nil {
 				t.Fatalf("PutPushConfig: %v", err)
 			}
 		}
@@ -907,7 +915,7 @@ func testPushConfigs(t *testing.T, s taskstore.Store) {
 	mustCreate(t, s, scopeA, task("t1", "c", working, at(1)), task("t2", "c", working, at(2)))
 	put := func(c *a2a.TaskPushNotificationConfig) {
 		t.Helper()
-		if err := s.PutPushConfig(ctx, scopeA, c); err != nil {
+		if err := s.PutPushConfig(ctx, scopeA, c, taskstore.Event{}); err != nil {
 			t.Fatalf("PutPushConfig(%q, %q): %v", c.TaskId, c.Id, err)
 		}
 	}
@@ -964,7 +972,7 @@ func testPushConfigs(t *testing.T, s taskstore.Store) {
 
 	_, err = s.GetPushConfig(ctx, scopeA, "t1", "missing")
 	wantErr(t, "GetPushConfig of a missing id", err, taskstore.ErrNotFound)
-	err = s.PutPushConfig(ctx, scopeA, cfg("nope", "a", "https://h.example"))
+	err = s.PutPushConfig(ctx, scopeA, cfg("nope", "a", "https://h.example"), taskstore.Event{})
 	wantErr(t, "PutPushConfig on an unknown task", err, taskstore.ErrNotFound)
 	_, err = s.ListPushConfigs(ctx, scopeA, "nope")
 	wantErr(t, "ListPushConfigs of an unknown task", err, taskstore.ErrNotFound)
@@ -987,7 +995,7 @@ func testPushConfigScope(t *testing.T, s taskstore.Store) {
 	ctx := t.Context()
 	mustCreate(t, s, scopeA, task("t1", "c", working, at(1)))
 	mustCreate(t, s, scopeB, task("t2", "c", working, at(1)))
-	if err := s.PutPushConfig(ctx, scopeB, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "t2", Url: "https://b.example"}); err != nil {
+	if err := s.PutPushConfig(ctx, scopeB, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "t2", Url: "https://b.example"}, taskstore.Event{}); err != nil {
 		t.Fatalf("PutPushConfig: %v", err)
 	}
 	// A's caller cannot reach B's task's configs, even by its own id.
@@ -1143,7 +1151,7 @@ func testConcurrent(t *testing.T, s taskstore.Store) {
 				if err := s.UpdateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
 					errs <- fmt.Errorf("UpdateTask %s: %w", id, err)
 				}
-				if err := s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: id, Url: "https://h.example"}); err != nil {
+				if err := s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: id, Url: "https://h.example"}, taskstore.Event{}); err != nil {
 					errs <- fmt.Errorf("PutPushConfig %s: %w", id, err)
 				}
 				if _, err := s.PutMessage(ctx, sc, &taskstore.MessageRecord{MessageID: "m-" + id, Digest: "d", TaskID: id, Created: at(i)}); err != nil {

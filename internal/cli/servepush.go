@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/push"
+	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore"
+)
+
+// pushFlags are the push delivery flags of `parley serve`.
+type pushFlags struct {
+	on           *bool
+	allowPrivate *bool
+	allowHosts   multiFlag
+	timeout      *time.Duration
+	maxFailures  *int
+}
+
+func addPushFlags(fs *flag.FlagSet) *pushFlags {
+	p := &pushFlags{
+		on:           fs.Bool("push", true, "deliver push notifications (the card declares pushNotifications exactly when on)"),
+		allowPrivate: fs.Bool("push-allow-private", false, "allow webhooks on private, loopback and link-local addresses (development, internal networks)"),
+		timeout:      fs.Duration("push-timeout", 10*time.Second, "timeout of one webhook POST"),
+		maxFailures:  fs.Int("push-max-failures", 20, "consecutive failed deliveries after which a push config is suspended"),
+	}
+	fs.Var(&p.allowHosts, "push-allow-host", "allow webhooks on `HOST` (a name or IP as written in the URL, or a CIDR prefix) whatever its address (repeatable)")
+	return p
+}
+
+// start sets the card's pushNotifications capability and, when delivery
+// is on, starts the sender. stop closes the sender; call it after the
+// server is closed.
+func (p *pushFlags) start(card *a2a.AgentCard, store taskstore.Store, log *slog.Logger) (pusher server.Pusher, stop func(), err error) {
+	on := *p.on
+	card.Capabilities.PushNotifications = &on
+	if !on {
+		log.Info("push notifications are off: the card does not declare them and the config operations answer PushNotificationNotSupportedError")
+		return nil, func() {}, nil
+	}
+	g, err := push.NewGuard(&push.GuardOptions{AllowPrivate: *p.allowPrivate, AllowHosts: p.allowHosts})
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	s, err := push.New(store, &push.Options{Logger: log, Guard: g, Timeout: *p.timeout, MaxFailures: *p.maxFailures})
+	if err != nil {
+		return nil, nil, err
+	}
+	if *p.allowPrivate {
+		log.Warn("push: webhooks on private, loopback and link-local addresses are allowed (-push-allow-private)")
+	}
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			log.Warn("push sender did not stop in time", "err", err)
+		}
+		st := s.Stats()
+		log.Info("push: stopped", "delivered", st.Delivered, "failed_attempts", st.Failures, "dropped", st.Dropped, "suspended", st.Suspended)
+	}
+	return s, stop, nil
+}

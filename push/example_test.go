@@ -1,0 +1,72 @@
+package push_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/agents"
+	"parley.dev/parley/push"
+	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore/memstore"
+)
+
+// A server with push delivery: the client registers a webhook inline in
+// SendMessage and receives every event of the task there.
+func Example() {
+	got := make(chan string, 10)
+	webhook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev := new(a2a.StreamResponse)
+		if err := a2a.Unmarshal(body, ev); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		switch {
+		case ev.GetTask() != nil:
+			got <- "task " + ev.GetTask().GetStatus().GetState().String()
+		case ev.GetStatusUpdate() != nil:
+			got <- "status " + ev.GetStatusUpdate().GetStatus().GetState().String()
+		case ev.GetArtifactUpdate() != nil:
+			got <- "artifact " + ev.GetArtifactUpdate().GetArtifact().GetArtifactId()
+		}
+	}))
+	defer webhook.Close()
+
+	store := memstore.New()
+	// The webhook runs on loopback, which the SSRF guard refuses by default.
+	guard, _ := push.NewGuard(&push.GuardOptions{AllowPrivate: true})
+	sender, _ := push.New(store, &push.Options{Guard: guard, Logger: slog.New(slog.DiscardHandler)})
+	defer sender.Close(context.Background())
+
+	card, _ := agents.Card("echo", []*a2a.AgentInterface{
+		{Url: "http://127.0.0.1:8080/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+	}) // declares pushNotifications
+	srv, _ := server.New(&server.Options{Card: card, Agent: agents.Echo(), Store: store, Push: sender})
+	defer srv.Close(context.Background())
+
+	ctx := a2a.WithCallInfo(context.Background(), &a2a.CallInfo{Version: a2a.ProtocolVersion})
+	_, err := srv.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: a2a.UserMessage("hello"),
+		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{
+			Url:            webhook.URL + "/a2a-events",
+			Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "client-secret"},
+		}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range 4 {
+		fmt.Println(<-got)
+	}
+	// Output:
+	// task TASK_STATE_SUBMITTED
+	// status TASK_STATE_WORKING
+	// artifact echo
+	// status TASK_STATE_COMPLETED
+}

@@ -1,7 +1,10 @@
 // Package a2ahttp puts an A2A service on HTTP: one http.Handler that serves
 // the public agent card at /.well-known/agent-card.json, the JSON-RPC
-// binding and the HTTP+JSON binding, with optional bearer-token
-// authentication in front of both.
+// binding, the HTTP+JSON binding and the gRPC binding (requests whose
+// Content-Type is application/grpc*), with optional bearer-token
+// authentication in front of all three. gRPC needs HTTP/2: serve the
+// handler from an http.Server whose Protocols allow unencrypted HTTP/2, or
+// with TLS.
 package a2ahttp
 
 import (
@@ -16,6 +19,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/grpcbind"
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
 )
@@ -40,15 +44,21 @@ type Options struct {
 	CacheMaxAge time.Duration
 	// Logger receives logs (default slog.Default()).
 	Logger *slog.Logger
+	// GRPC configures the gRPC binding (nil: defaults, with reflection
+	// on; its MaxRecvBytes defaults to MaxBody).
+	GRPC *grpcbind.Options
+	// DisableGRPC turns the gRPC binding off.
+	DisableGRPC bool
 }
 
-// Handler serves the card and both HTTP bindings. Create it with New.
+// Handler serves the card and the three bindings. Create it with New.
 type Handler struct {
 	opts     Options
 	jsonrpc  http.Handler
 	rest     http.Handler
-	rpcPath  string // JSON-RPC path without a trailing slash ("" for root)
-	restBase string // HTTP+JSON base path without a trailing slash
+	grpc     *grpcbind.Handler // nil when disabled
+	rpcPath  string            // JSON-RPC path without a trailing slash ("" for root)
+	restBase string            // HTTP+JSON base path without a trailing slash
 	card     []byte
 	etag     string
 	modified time.Time
@@ -76,12 +86,16 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	sum := sha256.Sum256(card)
 	h.card, h.etag, h.modified = card, `"`+hex.EncodeToString(sum[:16])+`"`, time.Now().UTC().Truncate(time.Second)
 	for _, in := range h.opts.Card.GetSupportedInterfaces() {
+		b := in.GetProtocolBinding()
+		if b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON {
+			continue // a GRPC url is a dial target (host:port), not an HTTP URL
+		}
 		u, err := url.Parse(in.GetUrl())
 		if err != nil {
 			return nil, fmt.Errorf("a2ahttp: interface URL %q: %w", in.GetUrl(), err)
 		}
 		p := strings.TrimSuffix(u.Path, "/")
-		switch in.GetProtocolBinding() {
+		switch b {
 		case a2a.BindingJSONRPC:
 			h.rpcPath = p
 		case a2a.BindingHTTPJSON:
@@ -90,7 +104,32 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	}
 	h.jsonrpc = jsonrpc.NewHandler(svc, &jsonrpc.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger})
 	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, &rest.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger}))
+	if !h.opts.DisableGRPC {
+		var g grpcbind.Options
+		if h.opts.GRPC != nil {
+			g = *h.opts.GRPC
+		}
+		if g.MaxRecvBytes == 0 && h.opts.MaxBody > 0 {
+			g.MaxRecvBytes = int(h.opts.MaxBody)
+		}
+		if g.Logger == nil {
+			g.Logger = h.opts.Logger
+		}
+		h.grpc = grpcbind.NewHandler(svc, &g)
+	}
 	return h, nil
+}
+
+// GRPC returns a handler that serves only the gRPC binding, with the same
+// authentication, for a listener of its own; nil when DisableGRPC is set.
+// Other requests get 415 Unsupported Media Type.
+func (h *Handler) GRPC() http.Handler {
+	if h.grpc == nil {
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.grpc.ServeHTTP(w, h.authenticate(r)) // 415 for anything but gRPC
+	})
 }
 
 // ServeHTTP implements http.Handler. Every request gets an id (the
@@ -137,7 +176,20 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Flush implements http.Flusher, which gRPC streams need of the writer
+// itself.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	if h.grpc != nil && grpcbind.IsGRPC(r) {
+		h.grpc.ServeHTTP(w, h.authenticate(r))
+		return
+	}
 	if r.URL.Path == CardPath {
 		h.serveCard(w, r)
 		return

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Regenerates a2a/a2a.pb.go from proto/a2a.proto.
+# Regenerates a2a/a2a.pb.go (messages) and a2a/a2aconnect/a2a.connect.go
+# (the A2AService gRPC handler and client, for connect-go) from
+# proto/a2a.proto.
 #
 # Usage: bash proto/generate.sh   (from any directory; normally via
 #        `go generate ./a2a/`)
 #
 # Needs protoc with the well-known type protos (Debian: protobuf-compiler and
-# libprotobuf-dev). protoc-gen-go is built from the Go module proxy at the
-# exact google.golang.org/protobuf version required by go.mod, so the output
-# only depends on the inputs and the two tool versions.
+# libprotobuf-dev). protoc-gen-go and protoc-gen-connect-go are built from the
+# Go module proxy at the exact google.golang.org/protobuf and
+# connectrpc.com/connect versions required by go.mod, so the output only
+# depends on the inputs and the tool versions.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,21 +38,30 @@ if ! command -v protoc >/dev/null 2>&1 || ! have_wkt; then
 fi
 command -v protoc >/dev/null 2>&1 || die "protoc still not on PATH"
 
-# (b) protoc-gen-go at the version pinned in go.mod.
+# (b) protoc-gen-go and protoc-gen-connect-go at the versions pinned in go.mod.
 pbver="$(go list -m -f '{{.Version}}' google.golang.org/protobuf 2>/dev/null)" ||
 	die "google.golang.org/protobuf is not in go.mod; run 'go get google.golang.org/protobuf@v1.36.12'"
 [ -n "$pbver" ] || die "cannot determine google.golang.org/protobuf version from go.mod"
+cver="$(go list -m -f '{{.Version}}' connectrpc.com/connect 2>/dev/null)" ||
+	die "connectrpc.com/connect is not in go.mod; run 'go get connectrpc.com/connect@v1.21.1'"
+[ -n "$cver" ] || die "cannot determine connectrpc.com/connect version from go.mod"
 
 bindir="$(mktemp -d)"
 trap 'rm -rf "$bindir"' EXIT
 GOBIN="$bindir" go install "google.golang.org/protobuf/cmd/protoc-gen-go@${pbver}" ||
 	die "go install protoc-gen-go@${pbver} failed"
+GOBIN="$bindir" go install "connectrpc.com/connect/cmd/protoc-gen-connect-go@${cver}" ||
+	die "go install protoc-gen-connect-go@${cver} failed"
 
 # (c) generate. The proto is compiled as "a2a.proto" (its registry path) and
-# written next to the Go package with source-relative paths.
+# written next to the Go package with source-relative paths; the connect-go
+# plugin writes its package a2aconnect in a subdirectory of it.
 protoc \
 	--plugin=protoc-gen-go="$bindir/protoc-gen-go" \
+	--plugin=protoc-gen-connect-go="$bindir/protoc-gen-connect-go" \
 	-I "$root/proto" \
 	--go_out="$root/a2a" \
 	--go_opt=paths=source_relative \
+	--connect-go_out="$root/a2a" \
+	--connect-go_opt=paths=source_relative \
 	a2a.proto

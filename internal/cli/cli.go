@@ -29,6 +29,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], stdout, stderr)
+	case "webhook":
+		err = webhook(ctx, args[1:], stdout, stderr)
+	case "card", "send", "task", "push", "check": // issue 4: client commands
+		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return ExitOK
@@ -61,8 +65,19 @@ parley: an Agent2Agent (A2A) protocol v1.0 server and toolkit
 
 usage:
   parley serve [flags]    serve an agent over JSON-RPC and HTTP+JSON
+  parley webhook [flags]  receive and print push notifications (for developers)
+  parley card URL         fetch, validate and print an agent card
+  parley send URL TEXT    send a message (--stream, --async, --task, --file, --data)
+  parley task get|list|cancel|subscribe|wait URL [ID]    work with tasks
+  parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
+  parley check URL        grade an A2A server against the spec (and B1-B14)
 
-Run 'parley serve -h' for the flags.
+The client commands take --binding, --token, --header K=V, --a2a-version,
+--json and --timeout, before or after their arguments. Their exit status:
+0 success, 1 failure (check: a MUST failed), 2 bad usage, 3 the agent could
+not be reached or the connection broke, 4 the agent answered with an error.
+
+Run 'parley COMMAND -h' for a command's flags.
 `, "\n"))
 }
 

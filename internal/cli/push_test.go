@@ -54,6 +54,7 @@ func startWebhook(t *testing.T, args ...string) *hook {
 	select {
 	case h.url = <-ready:
 	case err := <-h.done:
+		h.done <- err // for the cleanup's wait
 		t.Fatalf("parley webhook exited early: %v\n%s", err, h.stderr)
 	case <-time.After(15 * time.Second):
 		t.Fatalf("parley webhook did not start\n%s", h.stderr)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
+	"parley.dev/parley/grpcbind"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
@@ -36,8 +38,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	idemWindow := fs.Duration("idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
 	maxBody := fs.Int64("max-body", 10<<20, "largest accepted request body in bytes")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	grpcAddr := fs.String("grpc-addr", "", "also serve gRPC alone on this `HOST:PORT` (gRPC is always served on -addr too; the card then lists this one)")
+	grpcReflection := fs.Bool("grpc-reflection", true, "serve gRPC server reflection, for grpcurl and similar tools")
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable)")
+	pushCfg := addPushFlags(fs) // issue 5: push delivery
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -76,10 +81,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		base = "http://" + ln.Addr().String()
 	}
 	base = strings.TrimSuffix(base, "/")
+	var gln net.Listener
+	if *grpcAddr != "" {
+		if gln, err = net.Listen("tcp", *grpcAddr); err != nil {
+			return err
+		}
+		defer gln.Close()
+	}
+	target, err := grpcTarget(base, *publicURL != "", gln)
+	if err != nil {
+		return usageError{err}
+	}
 
 	card, err := agents.Card(*agentName, []*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+		{Url: target, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
 	})
 	if err != nil {
 		return usageError{err}
@@ -111,11 +128,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	pusher, stopPush, err := pushCfg.start(card, store, log) // issue 5: sets the card's pushNotifications
+	if err != nil {
+		return err
+	}
+	defer stopPush() // after srv.Close below
 
 	srv, err := server.New(&server.Options{
 		Card: card, ExtendedCard: extended, Agent: agent, Store: store,
 		RequireAuth: len(principals) > 0, Logger: log,
 		Retention: *retention, IdempotencyWindow: *idemWindow,
+		Push: pusher,
 	})
 	if err != nil {
 		return err
@@ -124,7 +147,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ka == 0 {
 		ka = -1
 	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: principals, MaxBody: *maxBody, KeepAlive: ka, Logger: log})
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: principals, MaxBody: *maxBody, KeepAlive: ka, Logger: log,
+		GRPC: &grpcbind.Options{DisableReflection: !*grpcReflection}})
 	if err != nil {
 		return err
 	}
@@ -138,8 +162,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	served := make(chan error, 1)
+	http2Server(hs, *keepAlive)
+	served := make(chan error, 2)
 	go func() { served <- hs.Serve(ln) }()
+	var gs *http.Server
+	if gln != nil {
+		gs = &http.Server{Handler: h.GRPC(), ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout,
+			BaseContext: hs.BaseContext, ErrorLog: hs.ErrorLog}
+		http2Server(gs, *keepAlive)
+		go func() { served <- gs.Serve(gln) }()
+	}
 
 	log.Info("serving", "agent", *agentName, "addr", ln.Addr().String(), "store", *storeSpec)
 	if len(principals) == 0 {
@@ -147,6 +179,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Parley is serving the %s agent.\n", *agentName)
 	fmt.Fprintf(stdout, "  agent card: %s%s\n", base, a2ahttp.CardPath)
+	fmt.Fprintf(stdout, "  gRPC:       %s (lf.a2a.v1.A2AService, cleartext HTTP/2; reflection %s)\n", target, map[bool]string{true: "on", false: "off"}[*grpcReflection])
 	fmt.Fprintf(stdout, "  try:        curl -s -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\\n"+
 		"                -d '{\"message\":{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n", base)
 
@@ -161,6 +194,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	if err := hs.Shutdown(shutCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
+	}
+	if gs != nil {
+		if err := gs.Shutdown(shutCtx); err != nil {
+			log.Warn("grpc shutdown", "err", err)
+		}
 	}
 	if err := srv.Close(shutCtx); err != nil {
 		log.Warn("agents did not stop in time", "err", err)
@@ -181,4 +219,52 @@ func openStore(spec string) (taskstore.Store, error) {
 		return sqlitestore.Open(path)
 	}
 	return nil, usageError{fmt.Errorf("-store %q: want memory or sqlite:PATH", spec)}
+}
+
+// http2Server lets srv speak HTTP/1.1 and cleartext HTTP/2 (h2c with prior
+// knowledge, as gRPC clients use it; HTTP/2 over TLS too, when served with
+// TLS), and makes it ping an HTTP/2 connection that has been silent for
+// keepAlive (0: no pings), closing it when the ping is not answered.
+func http2Server(srv *http.Server, keepAlive time.Duration) {
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	// gRPC clients put every call on one connection, and subscriptions
+	// stay open: allow more concurrent streams than the default 100.
+	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1000}
+	if keepAlive > 0 {
+		srv.HTTP2.SendPingTimeout = keepAlive
+		srv.HTTP2.PingTimeout = max(keepAlive, 15*time.Second)
+	}
+}
+
+// grpcTarget is the url of the card's GRPC interface: a "host:port" dial
+// target (brief D34, as the proto on main specifies), which gRPC clients
+// such as grpc-js accept as is. The host is the one of the public base URL;
+// the port is the gRPC listener's when there is one (its host too, unless
+// a public URL was given), else the base URL's.
+func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("-public-url %q: want an absolute URL", base)
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	if gln != nil {
+		lhost, lport, err := net.SplitHostPort(gln.Addr().String())
+		if err != nil {
+			return "", err
+		}
+		port = lport
+		if !public {
+			host = lhost
+		}
+	}
+	return net.JoinHostPort(host, port), nil
 }

@@ -100,6 +100,7 @@ func serve(t *testing.T, args ...string) *proc {
 	select {
 	case <-lines:
 	case err := <-p.done:
+		p.done <- err // for the cleanup's wait
 		t.Fatalf("parley serve exited early: %v\n%s", err, p.stderr)
 	case <-time.After(15 * time.Second):
 		t.Fatalf("parley serve did not start\n%s", p.stderr)

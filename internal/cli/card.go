@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"parley.dev/parley/a2a"
+)
+
+// cardCmd runs `parley card URL`: fetch, validate and print an agent card.
+func cardCmd(ctx context.Context, e *env, args []string) error {
+	fs, c := e.newFlags(`card URL [flags]
+
+Fetches the agent card from URL (a base URL: its /.well-known/agent-card.json;
+or the URL of a .json card), checks that it is an A2A v1.0 card with every
+REQUIRED member, and prints it. --json prints the card as served (its JSON
+compacted to one line).`, true)
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 1, 1, "the agent URL"); err != nil {
+		return err
+	}
+	ctx, cancel := c.context(ctx, defaultTimeout)
+	defer cancel()
+	capture := &cardCapture{}
+	card, err := c.resolve(ctx, pos[0], capture)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		raw := bytes.TrimSpace(capture.bytes())
+		var compact bytes.Buffer
+		if json.Compact(&compact, raw) == nil {
+			raw = compact.Bytes()
+		}
+		e.out.printf("%s\n", raw)
+		return nil
+	}
+	e.out.printCard(card)
+	return nil
+}
+
+// printCard shows a card for people.
+func (o *output) printCard(card *a2a.AgentCard) {
+	var b strings.Builder
+	label := func(s string) string { return o.dim(fmt.Sprintf("%-13s", s)) }
+	fmt.Fprintf(&b, "%s  %s\n", o.bold(card.GetName()), o.dim("version "+card.GetVersion()))
+	fmt.Fprintf(&b, "%s\n", card.GetDescription())
+	if p := card.GetProvider(); p != nil {
+		fmt.Fprintf(&b, "%s%s (%s)\n", label("provider"), p.GetOrganization(), p.GetUrl())
+	}
+	if u := card.GetDocumentationUrl(); u != "" {
+		fmt.Fprintf(&b, "%s%s\n", label("docs"), u)
+	}
+	for i, in := range card.GetSupportedInterfaces() {
+		l := ""
+		if i == 0 {
+			l = "interfaces"
+		}
+		note := ""
+		if strings.EqualFold(in.GetProtocolBinding(), a2a.BindingGRPC) {
+			if _, ok := grpcTransport(); !ok {
+				note = o.dim("  (not spoken by this build)")
+			}
+		}
+		tenant := ""
+		if in.GetTenant() != "" {
+			tenant = " tenant " + in.GetTenant()
+		}
+		fmt.Fprintf(&b, "%s%d. %-9s %s  A2A %s%s%s\n", label(l), i+1, in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolVersion(), tenant, note)
+	}
+	caps := card.GetCapabilities()
+	var on []string
+	yesNo := func(name string, v bool) {
+		if v {
+			on = append(on, name)
+		}
+	}
+	yesNo("streaming", caps.GetStreaming())
+	yesNo("push notifications", caps.GetPushNotifications())
+	yesNo("extended card", caps.GetExtendedAgentCard())
+	if len(on) == 0 {
+		on = append(on, "none")
+	}
+	fmt.Fprintf(&b, "%s%s\n", label("capabilities"), strings.Join(on, ", "))
+	for _, x := range caps.GetExtensions() {
+		req := ""
+		if x.GetRequired() {
+			req = " (required)"
+		}
+		fmt.Fprintf(&b, "%s%s%s\n", label("extension"), x.GetUri(), req)
+	}
+	fmt.Fprintf(&b, "%s%s\n", label("input"), strings.Join(card.GetDefaultInputModes(), ", "))
+	fmt.Fprintf(&b, "%s%s\n", label("output"), strings.Join(card.GetDefaultOutputModes(), ", "))
+	if len(card.GetSecuritySchemes()) > 0 {
+		var names []string
+		for name, s := range card.GetSecuritySchemes() {
+			names = append(names, name+" ("+schemeKind(s)+")")
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "%s%s\n", label("security"), strings.Join(names, ", "))
+	}
+	if len(card.GetSkills()) > 0 {
+		fmt.Fprintf(&b, "%s\n", o.dim("skills"))
+	}
+	for _, s := range card.GetSkills() {
+		fmt.Fprintf(&b, "  %s %s: %s\n", o.bold(s.GetId()), s.GetName(), s.GetDescription())
+		if len(s.GetTags()) > 0 {
+			fmt.Fprintf(&b, "    %s %s\n", o.dim("tags"), strings.Join(s.GetTags(), ", "))
+		}
+		if len(s.GetExamples()) > 0 {
+			q := make([]string, len(s.GetExamples()))
+			for i, x := range s.GetExamples() {
+				q[i] = fmt.Sprintf("%q", x)
+			}
+			fmt.Fprintf(&b, "    %s %s\n", o.dim("examples"), strings.Join(q, ", "))
+		}
+	}
+	if n := len(card.GetSignatures()); n > 0 {
+		fmt.Fprintf(&b, "%s%d (not verified)\n", label("signatures"), n)
+	}
+	o.printf("%s", b.String())
+}
+
+func schemeKind(s *a2a.SecurityScheme) string {
+	switch x := s.GetScheme().(type) {
+	case *a2a.SecurityScheme_HttpAuthSecurityScheme:
+		return "HTTP " + x.HttpAuthSecurityScheme.GetScheme()
+	case *a2a.SecurityScheme_ApiKeySecurityScheme:
+		return "API key in " + x.ApiKeySecurityScheme.GetLocation() + " " + x.ApiKeySecurityScheme.GetName()
+	case *a2a.SecurityScheme_Oauth2SecurityScheme:
+		return "OAuth 2.0"
+	case *a2a.SecurityScheme_OpenIdConnectSecurityScheme:
+		return "OpenID Connect"
+	case *a2a.SecurityScheme_MtlsSecurityScheme:
+		return "mutual TLS"
+	}
+	return "unknown"
+}

@@ -1,0 +1,466 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// parley runs the built binary with args and returns its stdout, stderr
+// and exit code.
+func parley(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, parleyBinary(t), args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("parley %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// mustRun runs parley and fails the test unless it exits with want.
+func mustRun(t *testing.T, want int, args ...string) (string, string) {
+	t.Helper()
+	out, errs, code := parley(t, args...)
+	if code != want {
+		t.Fatalf("parley %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errs)
+	}
+	return out, errs
+}
+
+// jsonOf decodes the first line of out.
+func jsonOf(t *testing.T, out string) map[string]any {
+	t.Helper()
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	return m
+}
+
+func contains(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("%s does not contain %q:\n%s", what, sub, s)
+		}
+	}
+}
+
+func TestCardCommand(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+	out, _ := mustRun(t, 0, "card", url)
+	contains(t, "card", out, "Parley conformance agent", "1. JSONRPC", "2. HTTP+JSON", "3. GRPC", "not spoken by this build",
+		"streaming, push notifications", "examples", `"stream 3"`)
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour codes in piped output:\n%s", out)
+	}
+	// --json: the card as served; flags after the URL; a card URL works too.
+	out, _ = mustRun(t, 0, "card", url+"/.well-known/agent-card.json", "--json")
+	if m := jsonOf(t, out); m["name"] != "Parley conformance agent" || m["supportedInterfaces"] == nil {
+		t.Fatalf("card --json: %v", m)
+	}
+}
+
+func TestCardBadInput(t *testing.T) {
+	t.Parallel()
+	// Unreachable host: exit 3.
+	_, errs := mustRun(t, 3, "card", "http://"+freeAddr(t))
+	contains(t, "stderr", errs, "cannot connect")
+
+	// A web page, not an agent: exit 1.
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<!doctype html><html><body>Welcome</body></html>"))
+	}))
+	defer html.Close()
+	_, errs = mustRun(t, 1, "card", html.URL)
+	contains(t, "stderr", errs, "not a JSON object", "text/html")
+
+	cards := map[string]string{
+		// REQUIRED members missing.
+		"/missing/.well-known/agent-card.json": `{"name":"half a card","supportedInterfaces":[{"url":"http://x/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+		// A v0.3 card.
+		"/old/.well-known/agent-card.json": `{"name":"old","description":"d","url":"http://x/","protocolVersion":"0.3","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
+		// Not even JSON syntax.
+		"/broken/.well-known/agent-card.json": `{"name": "broken",`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := cards[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	_, errs = mustRun(t, 1, "card", srv.URL+"/missing")
+	contains(t, "stderr", errs, "REQUIRED", "description")
+	_, errs = mustRun(t, 1, "card", srv.URL+"/old")
+	contains(t, "stderr", errs, "0.3")
+	_, errs = mustRun(t, 1, "card", srv.URL+"/broken")
+	contains(t, "stderr", errs, "not a JSON object")
+	_, errs = mustRun(t, 1, "card", srv.URL+"/nothing-here")
+	contains(t, "stderr", errs, "404")
+	// --json reports the error as JSON too.
+	out, _ := mustRun(t, 1, "card", "--json", srv.URL+"/missing")
+	if m := jsonOf(t, out); m["error"] == nil {
+		t.Fatalf("card --json error: %v", m)
+	}
+}
+
+func TestSendCommand(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+
+	t.Run("blocking", func(t *testing.T) {
+		t.Parallel()
+		out, _ := mustRun(t, 0, "send", url, "hello")
+		contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
+		// Flags before the URL, every binding.
+		for _, b := range []string{"jsonrpc", "rest"} {
+			out, _ = mustRun(t, 0, "send", "--binding", b, "--json", url, "hello "+b)
+			m := jsonOf(t, out)
+			task, _ := m["task"].(map[string]any)
+			st, _ := task["status"].(map[string]any)
+			if st["state"] != "TASK_STATE_COMPLETED" {
+				t.Fatalf("send --binding %s --json: %v", b, m)
+			}
+		}
+	})
+	t.Run("message reply", func(t *testing.T) {
+		t.Parallel()
+		out, _ := mustRun(t, 0, "send", url, "message")
+		contains(t, "send", out, "agent: pong")
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		out, _ := mustRun(t, 0, "send", url, "stream 4", "--stream")
+		contains(t, "send --stream", out, "task ", "SUBMITTED", "status WORKING", "artifact stream: chunk 0chunk 1chunk 2chunk 3\n", "status COMPLETED")
+		// --json: one StreamResponse per line.
+		out, _ = mustRun(t, 0, "send", "--stream", "--json", url, "stream 2")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 5 {
+			t.Fatalf("send --stream --json: %d lines, want 5:\n%s", len(lines), out)
+		}
+		for _, l := range lines {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil || len(m) != 1 {
+				t.Fatalf("stream line %q: %v", l, err)
+			}
+		}
+	})
+	t.Run("async then wait", func(t *testing.T) {
+		t.Parallel()
+		out, _ := mustRun(t, 0, "send", url, "slow 500", "--async", "--json")
+		id := field(jsonOf(t, out), "task", "id").(string)
+		if st := field(jsonOf(t, out), "task", "status", "state"); st == "TASK_STATE_COMPLETED" {
+			t.Fatalf("--async waited: %v", st)
+		}
+		out, _ = mustRun(t, 0, "task", "wait", url, id)
+		contains(t, "task wait", out, id, "COMPLETED", "slow 500")
+	})
+	t.Run("continue a task", func(t *testing.T) {
+		t.Parallel()
+		out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
+		m := jsonOf(t, out)
+		id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
+		out, _ = mustRun(t, 0, "send", url, "--task", id, "the missing piece")
+		contains(t, "follow-up", out, id, "COMPLETED", "the missing piece")
+		// A new task in the same context.
+		out, _ = mustRun(t, 0, "send", url, "again", "--context", ctxID, "--json")
+		if got := field(jsonOf(t, out), "task", "contextId"); got != ctxID {
+			t.Fatalf("--context: task in context %v, want %s", got, ctxID)
+		}
+		// The finished task takes no more messages: an A2A error, exit 4.
+		_, errs := mustRun(t, 4, "send", url, "--task", id, "too late")
+		contains(t, "stderr", errs, "UnsupportedOperationError")
+	})
+	t.Run("file and data parts", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "notes.txt")
+		os.WriteFile(path, []byte("file content"), 0o600)
+		out, _ := mustRun(t, 0, "send", url, "with a file", "--file", path, "--history", "1", "--json")
+		hist, _ := field(jsonOf(t, out), "task", "history").([]any)
+		if len(hist) != 1 {
+			t.Fatalf("history %v", hist)
+		}
+		parts, _ := field(hist[0], "parts").([]any)
+		if len(parts) != 2 || field(parts[1], "raw") != "ZmlsZSBjb250ZW50" || field(parts[1], "mediaType") != "text/plain" || field(parts[1], "filename") != "notes.txt" {
+			t.Errorf("parts %v", parts)
+		}
+		// The conformance agent takes text/plain only: a data part
+		// (application/json) is refused with an A2A error.
+		_, errs := mustRun(t, 4, "send", url, "--data", `{"n":1}`)
+		contains(t, "stderr", errs, "ContentTypeNotSupportedError", "application/json")
+		_, errs = mustRun(t, 2, "send", url, "--data", "{not json")
+		contains(t, "stderr", errs, "--data")
+		_, errs = mustRun(t, 2, "send", url, "--file", filepath.Join(t.TempDir(), "absent"))
+		contains(t, "stderr", errs, "--file")
+	})
+	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
+		// AUTH_REQUIRED keeps the stream open (DESIGN B2) until --timeout.
+		out, errs := mustRun(t, 3, "send", url, "auth-required", "--stream", "--timeout", "1s")
+		contains(t, "stdout", out, "status AUTH_REQUIRED  authorization is required")
+		contains(t, "stderr", errs, "timed out after 1s")
+	})
+	t.Run("version", func(t *testing.T) {
+		t.Parallel()
+		// No A2A-Version means 0.3, which Parley refuses: exit 4.
+		out, errs := mustRun(t, 4, "send", url, "hello", "--a2a-version", "", "--json")
+		contains(t, "stderr", errs, "VersionNotSupportedError")
+		if field(jsonOf(t, out), "error", "name") != "VersionNotSupportedError" {
+			t.Fatalf("json error %s", out)
+		}
+	})
+}
+
+func TestTaskCommands(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+
+	out, _ := mustRun(t, 0, "send", url, "hello", "--json")
+	m := jsonOf(t, out)
+	id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
+
+	out, _ = mustRun(t, 0, "task", "get", url, id, "--history", "5")
+	contains(t, "task get", out, id, "COMPLETED", "history  1 message(s)", "user  hello")
+	out, _ = mustRun(t, 0, "task", "get", "--json", url, id)
+	if field(jsonOf(t, out), "id") != id {
+		t.Fatalf("task get --json: %s", out)
+	}
+
+	// Unknown task: an A2A error, exit 4, on either binding.
+	for _, b := range []string{"jsonrpc", "rest"} {
+		out, errs := mustRun(t, 4, "task", "get", url, "no-such-task", "--binding", b, "--json")
+		contains(t, "stderr", errs, "TaskNotFoundError")
+		if field(jsonOf(t, out), "error", "code") != -32001.0 {
+			t.Fatalf("json error %s", out)
+		}
+	}
+
+	mustRun(t, 0, "send", url, "hello again", "--context", ctxID)
+	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID, "--status", "completed", "--page-size", "1", "--include-artifacts")
+	contains(t, "task list", out, "ID", "STATE", "COMPLETED", "1 of 2 task(s); next page: --page-token ")
+	token := out[strings.LastIndex(out, "--page-token ")+len("--page-token "):]
+	token = strings.TrimSpace(token)
+	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID, "--status", "completed", "--page-size", "1", "--include-artifacts", "--page-token", token, "--json")
+	l := jsonOf(t, out)
+	if tasks, _ := l["tasks"].([]any); len(tasks) != 1 || l["nextPageToken"] != "" {
+		t.Fatalf("second page %v", l)
+	}
+	out, _ = mustRun(t, 0, "task", "list", url, "--since", "1h", "--json")
+	if tasks, _ := jsonOf(t, out)["tasks"].([]any); len(tasks) != 2 {
+		t.Fatalf("--since 1h: %s", out)
+	}
+	mustRun(t, 2, "task", "list", url, "--status", "sleeping")
+
+	// Cancel a running task; cancelling a completed one is an A2A error.
+	out, _ = mustRun(t, 0, "send", url, "slow 5000", "--async", "--json")
+	running := field(jsonOf(t, out), "task", "id").(string)
+	out, _ = mustRun(t, 0, "task", "cancel", url, running)
+	contains(t, "task cancel", out, running, "CANCELED")
+	_, errs := mustRun(t, 4, "task", "cancel", url, id)
+	contains(t, "stderr", errs, "TaskNotCancelableError")
+
+	// Subscribe to a running task until it ends.
+	out, _ = mustRun(t, 0, "send", url, "slow 400", "--async", "--json")
+	sub := field(jsonOf(t, out), "task", "id").(string)
+	out, _ = mustRun(t, 0, "task", "subscribe", url, sub)
+	contains(t, "task subscribe", out, "task "+sub, "artifact echo: slow 400", "status COMPLETED")
+	// A finished task cannot be subscribed to.
+	_, errs = mustRun(t, 4, "task", "subscribe", url, sub)
+	contains(t, "stderr", errs, "UnsupportedOperationError")
+}
+
+func TestPushCommands(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+	out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
+	id := field(jsonOf(t, out), "task", "id").(string)
+
+	out, _ = mustRun(t, 0, "push", "create", url, id, "--url", "https://hooks.invalid/a2a", "--token-value", "tok",
+		"--auth-scheme", "Bearer", "--auth-credentials", "secret", "--json")
+	cfg := jsonOf(t, out)
+	cid, _ := cfg["id"].(string)
+	if cid == "" || cfg["url"] != "https://hooks.invalid/a2a" || field(cfg, "authentication", "scheme") != "Bearer" {
+		t.Fatalf("push create: %v", cfg)
+	}
+	out, _ = mustRun(t, 0, "push", "get", url, id, cid)
+	contains(t, "push get", out, cid, "https://hooks.invalid/a2a", "Bearer (set)")
+	out, _ = mustRun(t, 0, "push", "list", url, id)
+	contains(t, "push list", out, cid, "1 configuration(s)")
+	out, _ = mustRun(t, 0, "push", "delete", url, id, cid)
+	contains(t, "push delete", out, "deleted push config "+cid)
+	_, errs := mustRun(t, 4, "push", "get", url, id, cid)
+	contains(t, "stderr", errs, "TaskNotFoundError")
+	_, errs = mustRun(t, 4, "push", "list", url, "no-such-task")
+	contains(t, "stderr", errs, "TaskNotFoundError")
+	_, errs = mustRun(t, 2, "push", "create", url, id)
+	contains(t, "stderr", errs, "--url")
+}
+
+func TestClientUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"card"},
+		{"card", "http://a", "http://b"},
+		{"send", "http://x"}, // nothing to send
+		{"send", "http://x", "hi", "--no-such-flag"},
+		{"send", "http://x", "hi", "--stream", "--async"},
+		{"send", "http://x", "hi", "--binding", "carrier-pigeon"},
+		{"send", "http://x", "hi", "--header", "no-equals"},
+		{"send", "http://x", "hi", "--timeout", "soon"},
+		{"task"},
+		{"task", "frobnicate", "http://x"},
+		{"task", "get", "http://x"},
+		{"push", "get", "http://x", "task"},
+		{"push", "create", "http://x", "task", "--auth-credentials", "c", "--url", "http://h"},
+		{"check"},
+	} {
+		out, errs, code := parley(t, args...)
+		if code != 2 {
+			t.Errorf("parley %v: exit %d, want 2\n%s%s", args, code, out, errs)
+		}
+		if !strings.HasPrefix(errs, "parley ") {
+			t.Errorf("parley %v: stderr %q", args, errs)
+		}
+	}
+	// -h is not an error.
+	out, _ := mustRun(t, 0, "send", "-h")
+	contains(t, "send -h", out, "usage: parley send URL", "--stream")
+	out, _ = mustRun(t, 0, "help")
+	contains(t, "help", out, "parley check URL", "3 the agent could\nnot be reached", "4 the agent answered with an error")
+}
+
+func TestClientGRPCBinding(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	_, errs := mustRun(t, 1, "send", "http://"+p.addr, "hello", "--binding", "grpc")
+	contains(t, "stderr", errs, "gRPC binding is not supported by this build", "the card's gRPC interface is 127.0.0.1:")
+}
+
+func TestSendUnreachableAndStreamCut(t *testing.T) {
+	t.Parallel()
+	// Unreachable: exit 3, for every command that calls the agent.
+	url := "http://" + freeAddr(t)
+	for _, args := range [][]string{{"send", url, "hi"}, {"task", "get", url, "x"}, {"push", "list", url, "x"}} {
+		_, errs := mustRun(t, 3, args...)
+		contains(t, "stderr", errs, "cannot connect")
+	}
+	// A server that answers the card but whose interface is gone: the
+	// client falls back, then reports a transport failure.
+	dead := "http://" + freeAddr(t)
+	card := `{"name":"ghost","description":"d","version":"1","capabilities":{"streaming":true},"defaultInputModes":["text/plain"],
+		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
+		"supportedInterfaces":[{"url":"` + dead + `/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(card))
+	}))
+	defer srv.Close()
+	_, errs := mustRun(t, 3, "send", srv.URL, "hi", "--timeout", "20s")
+	contains(t, "stderr", errs, "cannot connect")
+}
+
+// TestSendDataPartWire checks the wire form of --data and --file parts
+// against a recording HTTP+JSON endpoint.
+func TestSendDataPartWire(t *testing.T) {
+	t.Parallel()
+	got := make(chan []byte, 1)
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/agent-card.json":
+			w.Write([]byte(`{"name":"recorder","description":"d","version":"1","capabilities":{},"defaultInputModes":["*/*"],
+				"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
+				"supportedInterfaces":[{"url":"` + base + `","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`))
+		case "/message:send":
+			b, _ := io.ReadAll(r.Body)
+			got <- b
+			w.Write([]byte(`{"message":{"messageId":"r-1","contextId":"c-1","role":"ROLE_AGENT","parts":[{"text":"noted"}]}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	srv.Start()
+	defer srv.Close()
+	img := filepath.Join(t.TempDir(), "dot.png")
+	os.WriteFile(img, []byte{0x89, 'P', 'N', 'G'}, 0o600)
+	out, _ := mustRun(t, 0, "send", srv.URL, "--data", `{"n":1,"tags":["a"]}`, "--file", img, "--message-id", "m-fixed")
+	contains(t, "send", out, "agent: noted")
+	var req map[string]any
+	if err := json.Unmarshal(<-got, &req); err != nil {
+		t.Fatal(err)
+	}
+	if field(req, "message", "messageId") != "m-fixed" {
+		t.Errorf("messageId %v", field(req, "message", "messageId"))
+	}
+	parts, _ := field(req, "message", "parts").([]any)
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if field(parts[0], "filename") != "dot.png" || field(parts[0], "mediaType") != "image/png" || field(parts[0], "raw") != "iVBORw==" {
+		t.Errorf("file part %v", parts[0])
+	}
+	if field(parts[1], "data", "n") != 1.0 || field(parts[1], "mediaType") != "application/json" {
+		t.Errorf("data part %v", parts[1])
+	}
+}
+
+// TestSendStreamEndsEarly: a stream the server closes before the task is
+// finished ends with exit 3 and advice on how to follow the task.
+func TestSendStreamEndsEarly(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/agent-card.json":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"name":"quitter","description":"d","version":"1","capabilities":{"streaming":true},"defaultInputModes":["text/plain"],
+				"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
+				"supportedInterfaces":[{"url":"` + base + `","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`))
+		case "/message:stream":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("data: {\"task\":{\"id\":\"t-9\",\"contextId\":\"c-9\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\n\n"))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	srv.Start()
+	defer srv.Close()
+	out, errs := mustRun(t, 3, "send", srv.URL, "hello", "--stream")
+	contains(t, "stdout", out, "task t-9  WORKING")
+	contains(t, "stderr", errs, "the stream ended before the task finished (task t-9, last state WORKING)", "parley task subscribe "+srv.URL+" t-9")
+}

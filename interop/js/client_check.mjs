@@ -13,8 +13,11 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { A2AError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import {
+  CALL_TIMEOUT_MS, CheckError, KNOWN_STATES, TERMINAL, check, describe, drain, ensure, errText, isMessage,
+  nextWithin, opts, run, same, sameState, stateName, textsOf, userMessage,
+} from './checklib.mjs';
 
-const CALL_TIMEOUT_MS = 8_000; // per unary call and per stream
 const RUN_TIMEOUT_MS = 28_000; // whole script
 
 const [baseUrl, binding] = process.argv.slice(2);
@@ -23,130 +26,8 @@ if (!baseUrl || !['JSONRPC', 'HTTP+JSON'].includes(binding)) {
   process.exit(2);
 }
 
-let failures = 0;
-const watchdog = setTimeout(() => {
-  console.log(`FAIL watchdog: run exceeded ${RUN_TIMEOUT_MS} ms`);
-  process.exit(1);
-}, RUN_TIMEOUT_MS);
-
-// ---------- small assertion helpers ----------
-
-class CheckError extends Error {}
-
-function ensure(cond, why) {
-  if (!cond) throw new CheckError(why);
-}
-
-function same(actual, expected, what) {
-  if (actual !== expected) {
-    throw new CheckError(`${what}: got ${JSON.stringify(actual)}, want ${JSON.stringify(expected)}`);
-  }
-}
-
-function stateName(s) {
-  return taskStateToJSON(s);
-}
-
-function sameState(actual, expected, what) {
-  if (actual !== expected) {
-    throw new CheckError(`${what}: got ${stateName(actual)}, want ${stateName(expected)}`);
-  }
-}
-
-const TERMINAL = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
-const KNOWN_STATES = new Set(
-  Object.values(TaskState).filter((v) => typeof v === 'number' && v > 0),
-);
-
-function isMessage(result) {
-  // The SDK hands back either a Message (has messageId) or a Task (has id/status).
-  return result !== null && typeof result === 'object' && 'messageId' in result;
-}
-
-function textsOf(parts) {
-  return (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : `<${p.content?.$case ?? 'empty'} part>`));
-}
-
-function describe(ev) {
-  const c = ev?.payload?.$case;
-  if (c === 'task') return `task(${stateName(ev.payload.value.status?.state)})`;
-  if (c === 'statusUpdate') return `statusUpdate(${stateName(ev.payload.value.status?.state)})`;
-  if (c === 'artifactUpdate') return `artifactUpdate(${JSON.stringify(textsOf(ev.payload.value.artifact?.parts))})`;
-  if (c === 'message') return 'message';
-  return `unknown(${JSON.stringify(ev)})`;
-}
-
-function errText(e) {
-  if (e instanceof CheckError) return e.message;
-  const parts = [`${e?.name ?? 'Error'}: ${e?.message ?? String(e)}`];
-  if (e?.cause) parts.push(`cause: ${e.cause?.message ?? String(e.cause)}`);
-  return parts.join('; ');
-}
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${name}: ${errText(e).replace(/\s+/g, ' ')}`);
-  }
-}
-
-function opts() {
-  return { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) };
-}
-
-// Pulls the next event from an async iterator, failing after ms milliseconds.
-async function nextWithin(it, ms, what) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new CheckError(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([it.next(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-// Reads a stream to its end (bounded), returning all events.
-async function drain(it, ms, what, into = []) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const left = deadline - Date.now();
-    if (left <= 0) throw new CheckError(`${what} did not end within ${ms} ms (got ${into.map(describe).join(', ')})`);
-    let r;
-    try {
-      r = await nextWithin(it, left, `${what} to end (got ${into.map(describe).join(', ') || 'nothing'})`);
-    } catch (e) {
-      if (e instanceof CheckError) throw e;
-      throw new CheckError(`${what} broke after [${into.map(describe).join(', ')}]: ${errText(e)}`);
-    }
-    if (r.done) return into;
-    into.push(r.value);
-  }
-}
 
 // ---------- request builders (full objects: the SDK's toJSON serialises enums of missing fields as "UNRECOGNIZED") ----------
-
-function userMessage(text) {
-  return {
-    messageId: randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 function sendRequest(text, configuration = {}) {
   return { tenant: '', message: userMessage(text), configuration, metadata: undefined };
@@ -327,13 +208,4 @@ async function main() {
   });
 }
 
-main()
-  .catch((e) => {
-    failures++;
-    console.log(`FAIL run: ${errText(e)}`);
-  })
-  .finally(() => {
-    clearTimeout(watchdog);
-    // Exit explicitly: keep-alive sockets in the fetch pool must not delay the end.
-    process.exit(failures > 0 ? 1 : 0);
-  });
+run(main, RUN_TIMEOUT_MS);

@@ -15,8 +15,11 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import {
+  CALL_TIMEOUT_MS, CheckError, TERMINAL, check, describe, drain, ensure, errText, isMessage,
+  nextWithin, opts, run, same, sameState, textsOf, userMessage,
+} from './checklib.mjs';
 
-const CALL_TIMEOUT_MS = 8_000; // per unary call and per stream
 const RUN_TIMEOUT_MS = 40_000; // whole script
 const GRPC_NOT_FOUND = 5;
 const GRPC_FAILED_PRECONDITION = 9;
@@ -27,105 +30,6 @@ if (!baseUrl) {
   process.exit(2);
 }
 
-let failures = 0;
-const watchdog = setTimeout(() => {
-  console.log(`FAIL watchdog: run exceeded ${RUN_TIMEOUT_MS} ms`);
-  process.exit(1);
-}, RUN_TIMEOUT_MS);
-
-// ---------- assertion helpers ----------
-
-class CheckError extends Error {}
-
-function ensure(cond, why) {
-  if (!cond) throw new CheckError(why);
-}
-
-function same(actual, expected, what) {
-  if (actual !== expected) {
-    throw new CheckError(`${what}: got ${JSON.stringify(actual)}, want ${JSON.stringify(expected)}`);
-  }
-}
-
-function sameState(actual, expected, what) {
-  if (actual !== expected) {
-    throw new CheckError(`${what}: got ${taskStateToJSON(actual)}, want ${taskStateToJSON(expected)}`);
-  }
-}
-
-const TERMINAL = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
-
-function isMessage(result) {
-  return result !== null && typeof result === 'object' && 'messageId' in result;
-}
-
-function textsOf(parts) {
-  return (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : `<${p.content?.$case ?? 'empty'} part>`));
-}
-
-function describe(ev) {
-  const c = ev?.payload?.$case;
-  if (c === 'task') return `task(${taskStateToJSON(ev.payload.value.status?.state)})`;
-  if (c === 'statusUpdate') return `statusUpdate(${taskStateToJSON(ev.payload.value.status?.state)})`;
-  if (c === 'artifactUpdate') return `artifactUpdate(${JSON.stringify(textsOf(ev.payload.value.artifact?.parts))})`;
-  if (c === 'message') return 'message';
-  return `unknown(${JSON.stringify(ev)})`;
-}
-
-function errText(e) {
-  if (e instanceof CheckError) return e.message;
-  const parts = [`${e?.name ?? 'Error'}: ${e?.message ?? String(e)}`];
-  if (e?.cause) parts.push(`cause: ${e.cause?.message ?? String(e.cause)}`);
-  return parts.join('; ');
-}
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL ${name}: ${errText(e).replace(/\s+/g, ' ')}`);
-  }
-}
-
-function opts() {
-  return { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) };
-}
-
-async function nextWithin(it, ms, what) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new CheckError(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([it.next(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function drain(it, ms, what, into = []) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const left = deadline - Date.now();
-    if (left <= 0) throw new CheckError(`${what} did not end within ${ms} ms (got ${into.map(describe).join(', ')})`);
-    let r;
-    try {
-      r = await nextWithin(it, left, `${what} to end (got ${into.map(describe).join(', ') || 'nothing'})`);
-    } catch (e) {
-      if (e instanceof CheckError) throw e;
-      throw new CheckError(`${what} broke after [${into.map(describe).join(', ')}]: ${errText(e)}`);
-    }
-    if (r.done) return into;
-    into.push(r.value);
-  }
-}
 
 // Expects fn to fail with the named A2A error, carried over gRPC.
 async function expectError(fn, name, reason, status) {
@@ -145,19 +49,6 @@ async function expectError(fn, name, reason, status) {
 }
 
 // ---------- request builders (full objects, as the generated codecs expect) ----------
-
-function userMessage(text, taskId = '') {
-  return {
-    messageId: randomUUID(),
-    contextId: '',
-    taskId,
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 function sendRequest(text, configuration = undefined, taskId = '') {
   return { tenant: '', message: userMessage(text, taskId), configuration, metadata: undefined };
@@ -312,12 +203,4 @@ async function main() {
   });
 }
 
-main()
-  .catch((e) => {
-    failures++;
-    console.log(`FAIL run: ${errText(e)}`);
-  })
-  .finally(() => {
-    clearTimeout(watchdog);
-    process.exit(failures > 0 ? 1 : 0);
-  });
+run(main, RUN_TIMEOUT_MS);

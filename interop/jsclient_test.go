@@ -159,20 +159,10 @@ func freePort(t *testing.T) int {
 
 // startParley runs `parley serve` with the conformance agent and an in-memory
 // store, waits until its agent card is served, and returns the base URL. The
-// server is stopped when the test ends. A start is retried on a new port if
-// the server exits early (e.g. the chosen port was taken in the meantime).
+// server is stopped when the test ends.
 func startParley(t *testing.T, bin string) string {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		base, err := tryStartParley(t, bin, freePort(t))
-		if err == nil {
-			return base
-		}
-		lastErr = err
-	}
-	t.Fatalf("parley server did not start: %v", lastErr)
-	return ""
+	return startOnFreePort(t, "parley server", func(port int) (string, error) { return tryStartParley(t, bin, port) })
 }
 
 func tryStartParley(t *testing.T, bin string, port int) (string, error) {
@@ -183,40 +173,20 @@ func tryStartParley(t *testing.T, bin string, port int) (string, error) {
 	cmd := exec.Command(bin, "serve", "--agent", "conformance", "--store", "memory", "--addr", addr)
 	cmd.Stdout = logs
 	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting %s: %w", bin, err)
+	c, err := startChild(cmd, logs)
+	if err != nil {
+		return "", err
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	stop := func() {
-		select {
-		case <-exited:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
-
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		select {
-		case <-exited:
-			return "", fmt.Errorf("server exited before becoming ready (%v); output:\n%s", waitErr, logs.String())
+		case <-c.exited:
+			return "", fmt.Errorf("server exited before becoming ready (%v); output:\n%s", c.waitErr, logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			stop()
+			c.stop()
 			return "", fmt.Errorf("agent card at %s not served within 20s; output:\n%s", base, logs.String())
 		}
 		resp, err := client.Get(base + "/.well-known/agent-card.json")
@@ -228,12 +198,6 @@ func tryStartParley(t *testing.T, bin string, port int) (string, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("parley server output:\n%s", logs.String())
-		}
-	})
+	c.stopAtCleanup(t, "parley server")
 	return base, nil
 }

@@ -357,19 +357,10 @@ func jsServerChecks(t *testing.T, ctx context.Context, c *client.Client) {
 }
 
 // startJSServer runs server_conformance.mjs on a free port and waits for its
-// READY line. A start is retried on a new port if the process exits early.
+// READY line.
 func startJSServer(t *testing.T, node, jsDir string) string {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		base, err := tryStartJSServer(t, node, jsDir, freePort(t))
-		if err == nil {
-			return base
-		}
-		lastErr = err
-	}
-	t.Fatalf("the JS SDK server did not start: %v", lastErr)
-	return ""
+	return startOnFreePort(t, "the JS SDK server", func(port int) (string, error) { return tryStartJSServer(t, node, jsDir, port) })
 }
 
 func tryStartJSServer(t *testing.T, node, jsDir string, port int) (string, error) {
@@ -381,8 +372,9 @@ func tryStartJSServer(t *testing.T, node, jsDir string, port int) (string, error
 	if err != nil {
 		return "", err
 	}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting node: %w", err)
+	c, err := startChild(cmd, logs)
+	if err != nil {
+		return "", err
 	}
 	ready := make(chan string, 1)
 	go func() {
@@ -399,34 +391,9 @@ func tryStartJSServer(t *testing.T, node, jsDir string, port int) (string, error
 		}
 		io.Copy(io.Discard, stdout)
 	}()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	stop := func() {
-		select {
-		case <-exited:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
 	select {
 	case base := <-ready:
-		t.Cleanup(func() {
-			stop()
-			if t.Failed() {
-				t.Logf("JS SDK server output:\n%s", logs.String())
-			}
-		})
+		c.stopAtCleanup(t, "JS SDK server")
 		// The card must be served before the test starts.
 		resp, err := http.Get(base + "/.well-known/agent-card.json")
 		if err != nil {
@@ -434,10 +401,10 @@ func tryStartJSServer(t *testing.T, node, jsDir string, port int) (string, error
 		}
 		resp.Body.Close()
 		return base, nil
-	case <-exited:
-		return "", fmt.Errorf("node exited before it was ready (%v); output:\n%s", waitErr, logs.String())
+	case <-c.exited:
+		return "", fmt.Errorf("node exited before it was ready (%v); output:\n%s", c.waitErr, logs.String())
 	case <-time.After(20 * time.Second):
-		stop()
+		c.stop()
 		return "", fmt.Errorf("no READY line within 20s; output:\n%s", logs.String())
 	}
 }

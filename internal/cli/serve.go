@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +12,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"parley.dev/parley/a2a"
@@ -31,7 +35,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	agentName := fs.String("agent", "echo", "built-in agent: echo or conformance")
 	storeSpec := fs.String("store", "sqlite:./parley.db", "task store: memory or sqlite:PATH")
-	publicURL := fs.String("public-url", "", "base `URL` the agent card advertises (default http://ADDR)")
+	publicURL := fs.String("public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with -tls-cert)")
 	extCard := fs.String("extended-card", "", "JSON AgentCard `FILE` served to authenticated callers by GetExtendedAgentCard")
 	keepAlive := fs.Duration("keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
 	retention := fs.Duration("retention", 0, "remove finished tasks older than this (0 keeps them)")
@@ -40,6 +44,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	grpcAddr := fs.String("grpc-addr", "", "also serve gRPC alone on this `HOST:PORT` (gRPC is always served on -addr too; the card then lists this one)")
 	grpcReflection := fs.Bool("grpc-reflection", true, "serve gRPC server reflection, for grpcurl and similar tools")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs -tls-key; SIGHUP reloads both)")
+	tlsKey := fs.String("tls-key", "", "PEM private key `FILE` of -tls-cert")
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable)")
 	pushCfg := addPushFlags(fs) // issue 5: push delivery
@@ -70,6 +76,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usageError{errors.New("-tls-cert and -tls-key go together: give both or neither")}
+	}
+	var certs *certReloader
+	if *tlsCert != "" {
+		certs = &certReloader{certFile: *tlsCert, keyFile: *tlsKey, log: log}
+		if err := certs.load(); err != nil {
+			return err
+		}
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -79,6 +95,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	base := *publicURL
 	if base == "" {
 		base = "http://" + ln.Addr().String()
+		if certs != nil {
+			base = "https://" + ln.Addr().String()
+		}
 	}
 	base = strings.TrimSuffix(base, "/")
 	var gln net.Listener
@@ -163,14 +182,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	http2Server(hs, *keepAlive)
+	if certs != nil {
+		hs.TLSConfig = certs.tlsConfig()
+		hs.Protocols.SetUnencryptedHTTP2(false)
+		stopReload := certs.reloadOnSIGHUP()
+		defer stopReload()
+	}
 	served := make(chan error, 2)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- serveOn(hs, ln) }()
 	var gs *http.Server
 	if gln != nil {
 		gs = &http.Server{Handler: h.GRPC(), ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout,
 			BaseContext: hs.BaseContext, ErrorLog: hs.ErrorLog}
 		http2Server(gs, *keepAlive)
-		go func() { served <- gs.Serve(gln) }()
+		if certs != nil {
+			gs.TLSConfig = certs.tlsConfig()
+			gs.Protocols.SetUnencryptedHTTP2(false)
+		}
+		go func() { served <- serveOn(gs, gln) }()
 	}
 
 	log.Info("serving", "agent", *agentName, "addr", ln.Addr().String(), "store", *storeSpec)
@@ -179,7 +208,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Parley is serving the %s agent.\n", *agentName)
 	fmt.Fprintf(stdout, "  agent card: %s%s\n", base, a2ahttp.CardPath)
-	fmt.Fprintf(stdout, "  gRPC:       %s (lf.a2a.v1.A2AService, cleartext HTTP/2; reflection %s)\n", target, map[bool]string{true: "on", false: "off"}[*grpcReflection])
+	fmt.Fprintf(stdout, "  gRPC:       %s (lf.a2a.v1.A2AService, %s; reflection %s)\n", target,
+		map[bool]string{true: "HTTP/2 over TLS", false: "cleartext HTTP/2"}[certs != nil], map[bool]string{true: "on", false: "off"}[*grpcReflection])
 	fmt.Fprintf(stdout, "  try:        curl -s -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\\n"+
 		"                -d '{\"message\":{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n", base)
 
@@ -267,4 +297,74 @@ func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
 		}
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// serveOn serves srv on ln, over TLS when srv has a TLS config.
+func serveOn(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+	}
+	return srv.Serve(ln)
+}
+
+// certReloader holds the server's TLS certificate, read from -tls-cert and
+// -tls-key at start-up and again on SIGHUP; connections already open keep
+// the certificate they were made with.
+type certReloader struct {
+	certFile, keyFile string
+	log               *slog.Logger
+	cert              atomic.Pointer[tls.Certificate]
+}
+
+// load reads the key pair; on failure the current certificate stays.
+func (c *certReloader) load() error {
+	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	if err != nil {
+		return fmt.Errorf("TLS certificate (-tls-cert %s, -tls-key %s): %w", c.certFile, c.keyFile, err)
+	}
+	c.cert.Store(&cert)
+	if leaf := cert.Leaf; leaf != nil {
+		c.log.Info("TLS certificate", "subject", leaf.Subject.String(), "dns", leaf.DNSNames, "ips", leaf.IPAddresses, "notAfter", leaf.NotAfter)
+		if time.Now().After(leaf.NotAfter) {
+			c.log.Warn("the TLS certificate has expired", "notAfter", leaf.NotAfter)
+		}
+	}
+	return nil
+}
+
+// tlsConfig is a server TLS config that serves the current certificate.
+// ALPN offers h2 and http/1.1 (http.Server.ServeTLS adds them from the
+// server's Protocols). TLS 1.2 is the oldest version accepted (the spec asks
+// that SSLv3, TLS 1.0 and 1.1 be off); TLS 1.3 is chosen whenever the client
+// has it.
+func (c *certReloader) tlsConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return c.cert.Load(), nil
+		},
+	}
+}
+
+// reloadOnSIGHUP reloads the certificate each time the process gets SIGHUP,
+// until the returned function is called.
+func (c *certReloader) reloadOnSIGHUP() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ch:
+				if err := c.load(); err != nil {
+					c.log.Error("TLS certificate not reloaded; the previous one stays in use", "err", err)
+				} else {
+					c.log.Info("TLS certificate reloaded")
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
 }

@@ -20,7 +20,10 @@ import (
 // default; a nil *Options means all defaults.
 type Options struct {
 	// HTTPClient performs every HTTP request (default http.DefaultClient).
-	// Put TLS settings, proxies and timeouts here.
+	// Put TLS settings, proxies and timeouts here. The gRPC transport uses
+	// a copy of its *http.Transport restricted to HTTP/2, and dials a
+	// host:port interface over TLS when that transport has a TLS
+	// configuration (see NewGRPCTransport).
 	HTTPClient *http.Client
 	// BearerToken, when set, is sent on every call as
 	// "Authorization: Bearer <token>".
@@ -32,8 +35,8 @@ type Options struct {
 	// Extensions are the extension URIs to activate on every call, sent in
 	// the A2A-Extensions header (brief §9.3).
 	Extensions []string
-	// Transports are the bindings the client may use (default JSONRPC()
-	// and REST()). The card's order decides which is tried first.
+	// Transports are the bindings the client may use (default JSONRPC(),
+	// REST() and GRPC()). The card's order decides which is tried first.
 	Transports []TransportFactory
 	// Retries is how many times a call is repeated after a transport
 	// failure (default 2; negative: never). Only failures that make a
@@ -109,7 +112,7 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 		o.HTTPClient = http.DefaultClient
 	}
 	if len(o.Transports) == 0 {
-		o.Transports = []TransportFactory{JSONRPC(), REST()}
+		o.Transports = DefaultTransports()
 	}
 	switch {
 	case o.Retries == 0:
@@ -162,6 +165,12 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("a2a client: no usable interface in the agent card: %s", strings.Join(skipped, "; "))
 	}
 	return c, nil
+}
+
+// DefaultTransports returns the factories of every binding this package
+// speaks: JSON-RPC, HTTP+JSON and gRPC.
+func DefaultTransports() []TransportFactory {
+	return []TransportFactory{JSONRPC(), REST(), GRPC()}
 }
 
 func factoryFor(fs []TransportFactory, binding string) *TransportFactory {

@@ -1,6 +1,6 @@
 // Package client is Parley's A2A client: it reads an agent card, picks an
-// interface by the card's order, and calls the agent over JSON-RPC or
-// HTTP+JSON (REST) with the same Go API, a2a.Service.
+// interface by the card's order, and calls the agent over JSON-RPC,
+// HTTP+JSON (REST) or gRPC with the same Go API, a2a.Service.
 //
 //	card, err := client.Resolve(ctx, "https://agent.example.com", nil)
 //	c, err := client.New(card, &client.Options{BearerToken: token})
@@ -12,13 +12,19 @@
 //     URL), checks its REQUIRED members, refuses v0.3 cards with a clear
 //     error, and caches it by HTTP rules in a CardCache.
 //   - New picks the first interface the client supports (JSONRPC,
-//     HTTP+JSON, and any Transport added through Options.Transports, such
-//     as a future gRPC one), falls back to the next when a connection
-//     cannot be made, echoes the interface's tenant in every request, and
-//     sends A2A-Version: 1.0, A2A-Extensions and credentials on every call.
+//     HTTP+JSON and GRPC by default; Options.Transports restricts them or
+//     adds others), falls back to the next when a connection cannot be
+//     made, echoes the interface's tenant in every request, and sends
+//     A2A-Version: 1.0, A2A-Extensions and credentials on every call (as
+//     gRPC metadata on the gRPC binding).
+//   - The gRPC transport dials the card's GRPC url, a host:port dial
+//     target (or an http:// or https:// URL), over cleartext HTTP/2 unless
+//     the URL is https or the HTTP client's transport has a TLS
+//     configuration, with connect-go's gRPC protocol.
 //   - Errors the server sends are *a2a.Error values on every binding
-//     (errors.Is(err, a2a.ErrTaskNotFound)); failures to reach the server
-//     are *TransportError values.
+//     (errors.Is(err, a2a.ErrTaskNotFound)), read from the JSON-RPC error
+//     object, the REST error body, or the gRPC status and its ErrorInfo;
+//     failures to reach the server are *TransportError values.
 //   - Transport failures are retried when that is safe, resending a
 //     message with the same messageId (Options.Retries).
 //   - Streams are iter.Seq2[a2a.StreamEvent, error]. Breaking out of the

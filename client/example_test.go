@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 
 	"parley.dev/parley/a2a"
@@ -13,14 +14,15 @@ import (
 	"parley.dev/parley/server"
 )
 
-// serveConformance runs Parley's conformance agent in process, on both
-// HTTP bindings, and returns its base URL and a function that stops it.
+// serveConformance runs Parley's conformance agent in process, on the
+// three bindings, and returns its base URL and a function that stops it.
 func serveConformance() (string, func()) {
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
 	card, _ := agents.Card("conformance", []*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+		{Url: hs.Listener.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
 	})
 	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance()})
 	if err != nil {
@@ -31,6 +33,9 @@ func serveConformance() (string, func()) {
 		panic(err)
 	}
 	hs.Config.Handler = h
+	hs.Config.Protocols = new(http.Protocols)
+	hs.Config.Protocols.SetHTTP1(true)
+	hs.Config.Protocols.SetUnencryptedHTTP2(true) // gRPC on the same port
 	hs.Start()
 	return base, func() {
 		hs.Close()
@@ -108,6 +113,38 @@ func ExampleClient_SendStreamingMessage() {
 	// chunk: chunk 1
 	// chunk: chunk 2
 	// state: TASK_STATE_COMPLETED
+}
+
+// Call the agent over gRPC only: the card's GRPC interface is a dial
+// target (host:port), called over cleartext HTTP/2 unless the HTTP
+// client's transport has a TLS configuration.
+func ExampleGRPC() {
+	base, stop := serveConformance()
+	defer stop()
+	ctx := context.Background()
+
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		panic(err)
+	}
+	c, err := client.New(card, &client.Options{Transports: []client.TransportFactory{client.GRPC()}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	fmt.Println("over", c.Interface().GetProtocolBinding())
+
+	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.GetTask().GetStatus().GetState())
+	_, err = c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: resp.GetTask().GetId()})
+	fmt.Println(errors.Is(err, a2a.ErrTaskNotCancelable))
+	// Output:
+	// over GRPC
+	// TASK_STATE_COMPLETED
+	// true
 }
 
 // Start a task without waiting for it, then follow it to its end.

@@ -9,10 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
@@ -39,11 +42,18 @@ type config struct {
 	mutate func(card *a2a.AgentCard, o *server.Options)
 	// wrap puts a handler in front of Parley's.
 	wrap func(h http.Handler) http.Handler
-	// ifaces overrides the card's interfaces; base is the server's URL.
+	// ifaces overrides the card's interfaces; base is the server's URL,
+	// "http://" followed by the gRPC dial target (see hostOf).
 	ifaces func(base string) []*a2a.AgentInterface
 }
 
-// start runs the conformance agent behind a2ahttp.
+// hostOf returns the host:port of an http URL: the url of a GRPC
+// interface on the same server.
+func hostOf(base string) string { return strings.TrimPrefix(base, "http://") }
+
+// start runs the conformance agent behind a2ahttp, serving JSON-RPC,
+// HTTP+JSON and gRPC on one loopback port (HTTP/1.1 and cleartext HTTP/2,
+// as parley serve does).
 func start(t *testing.T, cfg config) *env {
 	t.Helper()
 	hs := httptest.NewUnstartedServer(nil)
@@ -51,6 +61,7 @@ func start(t *testing.T, cfg config) *env {
 	ifaces := []*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
+		{Url: hostOf(base), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"},
 	}
 	if cfg.ifaces != nil {
 		ifaces = cfg.ifaces(base)
@@ -82,6 +93,9 @@ func start(t *testing.T, cfg config) *env {
 		handler = cfg.wrap(h)
 	}
 	hs.Config.Handler = handler
+	hs.Config.Protocols = new(http.Protocols)
+	hs.Config.Protocols.SetHTTP1(true)
+	hs.Config.Protocols.SetUnencryptedHTTP2(true)
 	hs.Start()
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
@@ -102,6 +116,28 @@ type binding struct {
 var bindings = []binding{
 	{a2a.BindingJSONRPC, client.JSONRPC()},
 	{a2a.BindingHTTPJSON, client.REST()},
+	{a2a.BindingGRPC, client.GRPC()},
+}
+
+// isGRPC reports whether a request is a gRPC call.
+func isGRPC(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+}
+
+// grpcMessage decodes the first message of a gRPC request body (a 5-byte
+// prefix, then the message) into m.
+func grpcMessage(body []byte, m proto.Message) error {
+	if len(body) < 5 {
+		return io.ErrUnexpectedEOF
+	}
+	return proto.Unmarshal(body[5:], m)
+}
+
+// h2cClient is an HTTP client that speaks cleartext HTTP/2 only.
+func h2cClient() *http.Client {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: p}}
 }
 
 // client returns a Client restricted to one binding.
@@ -196,6 +232,7 @@ type recorder struct {
 }
 
 type recorded struct {
+	proto               int // HTTP major version
 	method, path, query string
 	header              http.Header
 	body                []byte
@@ -225,7 +262,7 @@ func (r *recorder) wrap(h http.Handler) http.Handler {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		r.mu.Lock()
-		r.reqs = append(r.reqs, recorded{method: req.Method, path: req.URL.Path, query: req.URL.RawQuery, header: req.Header.Clone(), body: body})
+		r.reqs = append(r.reqs, recorded{proto: req.ProtoMajor, method: req.Method, path: req.URL.Path, query: req.URL.RawQuery, header: req.Header.Clone(), body: body})
 		r.mu.Unlock()
 		h.ServeHTTP(w, req)
 	})

@@ -137,12 +137,19 @@ func TestExtendedCard(t *testing.T) {
 	}
 }
 
-// versionRewriter makes every request claim another protocol version.
+// versionRewriter makes every request claim another protocol version. As
+// a RoundTripper of its own it is used as it is by the gRPC transport, so
+// it sends gRPC calls over cleartext HTTP/2 itself.
 type versionRewriter struct{ version string }
+
+var h2cTransport = h2cClient().Transport
 
 func (v versionRewriter) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("A2A-Version", v.version)
+	if isGRPC(r) {
+		return h2cTransport.RoundTrip(r)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -435,7 +442,8 @@ func TestWireShape(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("REST requests:\n got %q\nwant %q", got, want)
 	}
-	for i, r := range rec.all() {
+	restReqs := rec.all()
+	for i, r := range restReqs {
 		ct := ""
 		if len(r.body) > 0 {
 			ct = "application/a2a+json"
@@ -447,6 +455,38 @@ func TestWireShape(t *testing.T) {
 		if (i == 3 || i == 4) && len(r.body) != 0 {
 			t.Errorf("%s %s body %q, want none (the id is in the path)", r.method, r.path, r.body)
 		}
+	}
+
+	// gRPC: the service's methods over HTTP/2, the same headers as
+	// metadata, the request message as protobuf.
+	rec.reset()
+	c = e.client(bindings[2], opts)
+	task = send(t, c, "hello", nil)
+	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: ptr[int32](2)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: task.Id})); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Fatalf("gRPC SubscribeToTask(completed) = %v", err)
+	}
+	got = nil
+	for _, r := range rec.all() {
+		got = append(got, r.method+" "+r.path)
+		checkHeaders(t, r, "application/grpc")
+		if r.proto != 2 || r.header.Get("Te") != "trailers" {
+			t.Errorf("%s: HTTP/%d, TE %q; want HTTP/2 and trailers", r.path, r.proto, r.header.Get("Te"))
+		}
+	}
+	want = []string{
+		"POST /lf.a2a.v1.A2AService/SendMessage",
+		"POST /lf.a2a.v1.A2AService/GetTask",
+		"POST /lf.a2a.v1.A2AService/SubscribeToTask",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("gRPC requests:\n got %q\nwant %q", got, want)
+	}
+	gt := &a2a.GetTaskRequest{}
+	if err := grpcMessage(rec.all()[1].body, gt); err != nil || gt.Id != task.Id || gt.GetHistoryLength() != 2 || gt.Tenant != "" {
+		t.Errorf("gRPC GetTask message = %v, %v", gt, err)
 	}
 }
 

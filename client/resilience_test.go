@@ -35,6 +35,7 @@ func TestTenant(t *testing.T) {
 				return []*a2a.AgentInterface{
 					{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0", Tenant: "acme"},
 					{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0", Tenant: "acme"},
+					{Url: hostOf(base), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0", Tenant: "acme"},
 				}
 			}})
 			ctx := testCtx(t)
@@ -49,7 +50,22 @@ func TestTenant(t *testing.T) {
 				t.Fatalf("GetTask in the tenant = %v", err)
 			}
 			for _, r := range rec.all() {
-				if b.name == a2a.BindingHTTPJSON {
+				if b.name == a2a.BindingGRPC {
+					var m struct{ Tenant string }
+					switch r.path {
+					case "/lf.a2a.v1.A2AService/SendMessage":
+						sm := &a2a.SendMessageRequest{}
+						grpcMessage(r.body, sm)
+						m.Tenant = sm.Tenant
+					case "/lf.a2a.v1.A2AService/GetTask":
+						gt := &a2a.GetTaskRequest{}
+						grpcMessage(r.body, gt)
+						m.Tenant = gt.Tenant
+					}
+					if m.Tenant != "acme" {
+						t.Errorf("gRPC %s message tenant %q, want acme", r.path, m.Tenant)
+					}
+				} else if b.name == a2a.BindingHTTPJSON {
 					if !strings.HasPrefix(r.path, "/acme/") || strings.Contains(string(r.body), "tenant") {
 						t.Errorf("REST request %s %s body %s, want the /acme/ route and no body tenant", r.method, r.path, r.body)
 					}
@@ -89,7 +105,7 @@ func TestFallback(t *testing.T) {
 	e := start(t, config{ifaces: func(base string) []*a2a.AgentInterface {
 		return []*a2a.AgentInterface{
 			{Url: dead + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
-			{Url: "http://192.0.2.1:1", ProtocolBinding: "GRPC", ProtocolVersion: "1.0"}, // not supported: skipped
+			{Url: "http://192.0.2.1:1", ProtocolBinding: "SLIMRPC", ProtocolVersion: "1.0"}, // not supported: skipped
 			{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
 			{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "0.3"}, // wrong version: skipped
 		}
@@ -147,6 +163,45 @@ func TestFallback(t *testing.T) {
 			t.Fatalf("interface after a failed handshake = %s, want HTTP+JSON", got)
 		}
 	})
+	t.Run("gRPC first, port closed", func(t *testing.T) {
+		t.Parallel()
+		live := start(t, config{})
+		card := proto.Clone(live.card).(*a2a.AgentCard)
+		card.SupportedInterfaces = []*a2a.AgentInterface{
+			{Url: hostOf(dead), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"},
+			{Url: hostOf(live.url), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"},
+			{Url: live.url + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
+		}
+		for _, stream := range []bool{false, true} {
+			c, err := client.New(card, &client.Options{Retries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stream {
+				evs, err := collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 1")}))
+				if err != nil || len(evs) < 3 {
+					t.Fatalf("SendStreamingMessage = %q, %v", kinds(evs), err)
+				}
+			} else if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")}); err != nil {
+				t.Fatalf("SendMessage = %v", err)
+			}
+			if got := c.Interface(); got.GetUrl() != hostOf(live.url) || got.GetProtocolBinding() != a2a.BindingGRPC {
+				t.Fatalf("interface after fallback = %s %s, want the second (gRPC) one", got.GetProtocolBinding(), got.GetUrl())
+			}
+		}
+		// Alone, the closed gRPC port is a connect-phase TransportError.
+		card.SupportedInterfaces = card.SupportedInterfaces[:1]
+		c, err := client.New(card, &client.Options{Retries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.GetTask(ctx, &a2a.GetTaskRequest{Id: "x"})
+		var te *client.TransportError
+		var op *net.OpError
+		if !errors.As(err, &te) || te.Phase != client.PhaseConnect || !errors.As(err, &op) {
+			t.Fatalf("GetTask over a closed gRPC port = %v (%T), want a connect-phase TransportError wrapping a *net.OpError", err, err)
+		}
+	})
 	t.Run("server error does not move", func(t *testing.T) {
 		t.Parallel()
 		live := start(t, config{})
@@ -180,7 +235,7 @@ func TestFallback(t *testing.T) {
 		t.Parallel()
 		card := proto.Clone(e.card).(*a2a.AgentCard)
 		card.SupportedInterfaces = card.SupportedInterfaces[1:2]
-		if _, err := client.New(card, nil); err == nil || !strings.Contains(err.Error(), "GRPC") {
+		if _, err := client.New(card, nil); err == nil || !strings.Contains(err.Error(), "SLIMRPC") {
 			t.Fatalf("New = %v, want an error naming the unsupported binding", err)
 		}
 	})
@@ -389,6 +444,12 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"params"`
 	}
 	json.Unmarshal(body, &probe)
+	if isGRPC(r) {
+		sm := &a2a.SendMessageRequest{}
+		if grpcMessage(body, sm) == nil {
+			probe.Message.MessageID = sm.GetMessage().GetMessageId()
+		}
+	}
 	f.mu.Lock()
 	f.ids = append(f.ids, probe.Message.MessageID+probe.Params.Message.MessageID)
 	f.mu.Unlock()
@@ -400,6 +461,9 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.h.ServeHTTP(httptest.NewRecorder(), r)
 	switch f.mode {
 	case "drop":
+		if r.ProtoMajor == 2 {
+			panic(http.ErrAbortHandler) // HTTP/2: the stream is reset
+		}
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
 			conn.Close()
@@ -412,7 +476,8 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func isSend(r *http.Request, body []byte) bool {
-	return strings.HasPrefix(r.URL.Path, "/message:") || bytes.Contains(body, []byte(`"method":"SendMessage"`)) ||
+	return strings.HasPrefix(r.URL.Path, "/message:") || strings.HasSuffix(r.URL.Path, "/SendMessage") ||
+		strings.HasSuffix(r.URL.Path, "/SendStreamingMessage") || bytes.Contains(body, []byte(`"method":"SendMessage"`)) ||
 		bytes.Contains(body, []byte(`"method":"SendStreamingMessage"`))
 }
 
@@ -501,7 +566,8 @@ func TestRetries(t *testing.T) {
 			t.Run("unsafe operation", func(t *testing.T) {
 				t.Parallel()
 				f := &flaky{mode: "503", match: func(r *http.Request, body []byte) bool {
-					return strings.Contains(r.URL.Path, "pushNotificationConfigs") || bytes.Contains(body, []byte("CreateTaskPushNotificationConfig"))
+					return strings.Contains(r.URL.Path, "pushNotificationConfigs") || bytes.Contains(body, []byte("CreateTaskPushNotificationConfig")) ||
+						strings.HasSuffix(r.URL.Path, "/CreateTaskPushNotificationConfig")
 				}}
 				e := start(t, config{wrap: func(h http.Handler) http.Handler { f.h = h; return f }})
 				c := e.client(b, nil)
@@ -529,13 +595,14 @@ type cutSubscribe struct {
 type cutWriter struct {
 	http.ResponseWriter
 	cancel context.CancelFunc
+	grpc   bool
 }
 
 // Write passes the first event on, then ends the handler's request, so
-// the handler closes the stream cleanly.
+// the handler closes the stream cleanly (gRPC: with UNAVAILABLE).
 func (w *cutWriter) Write(b []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(b)
-	if bytes.Contains(b, []byte("data:")) {
+	if bytes.Contains(b, []byte("data:")) || (w.grpc && len(b) > 0) {
 		w.cancel()
 	}
 	return n, err
@@ -546,12 +613,13 @@ func (w *cutWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
 func (c *cutSubscribe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if strings.HasSuffix(r.URL.Path, ":subscribe") || bytes.Contains(body, []byte(`"SubscribeToTask"`)) {
+	if strings.HasSuffix(r.URL.Path, ":subscribe") || strings.HasSuffix(r.URL.Path, "/SubscribeToTask") ||
+		bytes.Contains(body, []byte(`"SubscribeToTask"`)) {
 		c.cuts.Add(1)
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		r = r.WithContext(ctx)
-		w = &cutWriter{ResponseWriter: w, cancel: cancel}
+		w = &cutWriter{ResponseWriter: w, cancel: cancel, grpc: isGRPC(r)}
 	}
 	c.h.ServeHTTP(w, r)
 }
@@ -629,10 +697,11 @@ func TestTenantAcrossBindings(t *testing.T) {
 				return []*a2a.AgentInterface{
 					{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0", Tenant: tenant},
 					{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0", Tenant: tenant},
+					{Url: hostOf(base), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0", Tenant: tenant},
 				}
 			}})
 			ctx := testCtx(t)
-			rest, rpc := e.client(bindings[1], nil), e.client(bindings[0], nil)
+			rest, rpc, grpc := e.client(bindings[1], nil), e.client(bindings[0], nil), e.client(bindings[2], nil)
 			task := send(t, rest, "hello", nil)
 			if _, err := rest.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id}); err != nil {
 				t.Fatalf("REST GetTask = %v", err)
@@ -640,6 +709,13 @@ func TestTenantAcrossBindings(t *testing.T) {
 			_, err := rpc.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id})
 			if err != nil {
 				t.Fatalf("JSON-RPC GetTask of a task made over REST in tenant %q = %v", tenant, err)
+			}
+			if _, err := grpc.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id}); err != nil {
+				t.Fatalf("gRPC GetTask of a task made over REST in tenant %q = %v", tenant, err)
+			}
+			l, err := grpc.ListTasks(ctx, nil)
+			if err != nil || len(l.Tasks) != 1 || l.Tasks[0].Id != task.Id {
+				t.Fatalf("gRPC ListTasks in tenant %q = %v, %v; want the one task", tenant, l, err)
 			}
 		})
 	}

@@ -64,6 +64,8 @@ func JSONRPC() TransportFactory {
 }
 
 // REST is the factory of the HTTP+JSON (REST) transport.
+//
+// GRPC, in grpc.go, is the factory of the gRPC transport.
 func REST() TransportFactory {
 	return TransportFactory{Binding: a2a.BindingHTTPJSON, New: func(iface *a2a.AgentInterface, cfg TransportConfig) (Transport, error) {
 		return NewRESTTransport(iface.GetUrl(), cfg)
@@ -119,6 +121,10 @@ type TransportError struct {
 	// StatusCode is the HTTP status of a response that carried no protocol
 	// answer; 0 when no response arrived.
 	StatusCode int
+	// GRPCStatus is, on the gRPC binding, the status name the server ended
+	// the call with when that status is a transport condition rather than
+	// an A2A error: "UNAVAILABLE", "DEADLINE_EXCEEDED" or "CANCELLED".
+	GRPCStatus string
 	// Err is the cause.
 	Err error
 }
@@ -143,6 +149,9 @@ func (e *TransportError) Error() string {
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, ": HTTP %d", e.StatusCode)
 	}
+	if e.GRPCStatus != "" {
+		b.WriteString(": gRPC status " + e.GRPCStatus)
+	}
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
@@ -154,15 +163,16 @@ func (e *TransportError) Error() string {
 func (e *TransportError) Unwrap() error { return e.Err }
 
 // Temporary reports whether repeating the request may succeed: a failed
-// connection, no response, or a 502, 503 or 504. Whether it is also safe
-// to repeat depends on the operation (see Options.Retries).
+// connection, no response, a 502, 503 or 504, or the gRPC status
+// UNAVAILABLE. Whether it is also safe to repeat depends on the operation
+// (see Options.Retries).
 func (e *TransportError) Temporary() bool {
 	switch e.Phase {
 	case PhaseConnect, PhaseRequest:
 		return true
 	case PhaseResponse:
 		return e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusServiceUnavailable ||
-			e.StatusCode == http.StatusGatewayTimeout
+			e.StatusCode == http.StatusGatewayTimeout || e.GRPCStatus == "UNAVAILABLE"
 	}
 	return false
 }

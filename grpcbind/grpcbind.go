@@ -160,8 +160,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Service parameters (brief §10.2) are gRPC metadata, that is HTTP/2
-	// headers: the same rules as on the HTTP bindings apply (DESIGN B7).
-	ci := httpx.CallInfo(r)
+	// headers, and nothing else: the same rules as on the HTTP bindings
+	// apply (DESIGN B7), but there is no query-parameter fallback.
+	ci := httpx.MetadataCallInfo(r)
 	r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
 	path := r.URL.Path
 	if strings.HasPrefix(path, "/"+a2aconnect.A2AServiceName+"/") && !h.procs[path] {

@@ -517,3 +517,34 @@ func TestOnlyGRPC(t *testing.T) {
 		t.Fatalf("plain JSON POST: %d, want 415", resp.StatusCode)
 	}
 }
+
+// queryAdder adds a query string to every request it sends.
+type queryAdder struct {
+	rt    http.RoundTripper
+	query string
+}
+
+func (q queryAdder) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.RawQuery = q.query
+	return q.rt.RoundTrip(r)
+}
+
+// TestVersionOnlyFromMetadata: on gRPC, service parameters are metadata
+// (brief §10.2); the HTTP bindings' A2A-Version query-parameter fallback
+// does not apply.
+func TestVersionOnlyFromMetadata(t *testing.T) {
+	t.Parallel()
+	srv, _ := service(t, nil)
+	hs, client := h2cServer(t, grpcbind.NewHandler(srv, nil), nil)
+	client.Transport = queryAdder{rt: client.Transport, query: "A2A-Version=1.0"}
+	c := a2aconnect.NewA2AServiceClient(client, hs.URL, connect.WithGRPC())
+	_, err := c.GetTask(testCtx(t), connect.NewRequest(&a2a.GetTaskRequest{Id: "x"}))
+	if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "A2A-Version") {
+		t.Fatalf("GetTask without a2a-version metadata = %v, want VersionNotSupported (FAILED_PRECONDITION)", err)
+	}
+	_, err = c.GetTask(testCtx(t), v1(&a2a.GetTaskRequest{Id: "x"}))
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("GetTask with metadata = %v, want NOT_FOUND", err)
+	}
+}

@@ -282,7 +282,7 @@ func checkVersion(v string) error {
 	}
 	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s", asked, strings.Join(SupportedVersions, ", "))
 	if v == "" {
-		msg = fmt.Sprintf("no A2A-Version given, which means 0.3; this server supports only %s: send the header A2A-Version: %s",
+		msg = fmt.Sprintf("no A2A-Version given, which means 0.3; this server supports only %s: send the A2A-Version service parameter %s (an HTTP header, or gRPC metadata a2a-version)",
 			strings.Join(SupportedVersions, ", "), a2a.ProtocolVersion)
 	}
 	e := a2a.NewError(a2a.CodeVersionNotSupported, "%s", msg)

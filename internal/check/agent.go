@@ -897,8 +897,11 @@ func (b *bindingRun) streamChecks(ctx context.Context, completed *a2a.Task) {
 	res := sendStream("stream 3", streamCtl{settle: settledTerminal, after: 2 * time.Second})
 	evs := res.ex.Events
 
+	grpc := b.t.binding == a2a.BindingGRPC
 	r := b.ac("B8.stream-type").saw(res)
-	if !r.incomplete(res) {
+	if grpc {
+		r.na("gRPC streams are server-streaming calls (Content-Type %q), not Server-Sent Events", res.ex.Header.Get("Content-Type"))
+	} else if !r.incomplete(res) {
 		if ct := res.ex.contentType(); ct == "text/event-stream" {
 			r.same().pass("%s", ct)
 		} else {
@@ -906,6 +909,9 @@ func (b *bindingRun) streamChecks(ctx context.Context, completed *a2a.Task) {
 		}
 	}
 	ok := !res.failed() && res.ex.contentType() == "text/event-stream" && len(evs) > 0
+	if grpc {
+		ok = !res.failed() && res.err == nil && res.broken == "" && len(evs) > 0
+	}
 	r = b.ac("B2.stream-first-task").saw(res)
 	switch {
 	case !ok:
@@ -971,6 +977,8 @@ func (b *bindingRun) streamChecks(ctx context.Context, completed *a2a.Task) {
 	}
 	r = b.ac("stream.jsonrpc-ids").saw(res)
 	switch {
+	case grpc:
+		r.na("gRPC stream messages are bare StreamResponses")
 	case b.t.binding != a2a.BindingJSONRPC:
 		r.na("HTTP+JSON events are bare StreamResponses")
 	case !ok:
@@ -981,9 +989,12 @@ func (b *bindingRun) streamChecks(ctx context.Context, completed *a2a.Task) {
 		r.pass("every event has id %s", res.rpcID)
 	}
 	r = b.ac("stream.sse-ids").saw(res)
-	if !ok {
+	switch {
+	case grpc:
+		r.na("gRPC stream messages have no id (the proto has no field for one)")
+	case !ok:
 		r.skip("no stream")
-	} else {
+	default:
 		n := 0
 		for _, ev := range evs {
 			if ev.HasID {

@@ -21,9 +21,12 @@ func (b *bindingRun) run(ctx context.Context) {
 	b.unknownTaskChecks(ctx)
 	b.versionChecks(ctx)
 	b.contentTypeChecks(ctx)
-	if b.t.binding == a2a.BindingJSONRPC {
+	switch b.t.binding {
+	case a2a.BindingJSONRPC:
 		b.envelopeChecks(ctx)
-	} else {
+	case a2a.BindingGRPC:
+		b.grpcChecks(ctx)
+	default:
 		b.restChecks(ctx)
 	}
 	b.extendedCardChecks(ctx)
@@ -78,11 +81,17 @@ func (b *bindingRun) authChecks(ctx context.Context) bool {
 	}
 	c := b.check(Result{ID: "auth.challenge", Title: "the refusal carries an authentication challenge", Level: "SHOULD", Section: "§3.3.2, §7.4",
 		Requires: "Servers SHOULD include authentication challenge information in the error response (WWW-Authenticate)"}).saw(res)
+	challenge := res.ex.Header.Get("WWW-Authenticate")
+	if challenge == "" && res.ex.Trailer != nil {
+		challenge = res.ex.Trailer.Get("WWW-Authenticate") // gRPC: metadata may come as trailers
+	}
 	switch {
 	case res.failed() || !res.err.is(a2a.CodeUnauthenticated):
 		c.skip("the anonymous request was not refused as unauthenticated")
-	case res.ex.Header.Get("WWW-Authenticate") != "":
-		c.pass("WWW-Authenticate: %s", res.ex.Header.Get("WWW-Authenticate"))
+	case challenge != "":
+		c.pass("WWW-Authenticate: %s", challenge)
+	case b.t.binding == a2a.BindingGRPC:
+		c.warn("no www-authenticate metadata")
 	default:
 		c.warn("no WWW-Authenticate header")
 	}
@@ -100,8 +109,8 @@ func (b *bindingRun) authChecks(ctx context.Context) bool {
 func (b *bindingRun) unknownTaskChecks(ctx context.Context) {
 	card := b.s.card
 	r := b.check(Result{ID: "errors.unknown-task.get", Operation: a2a.MethodGetTask, Title: "GetTask of an unknown task is TaskNotFoundError",
-		Level: "MUST", Section: "§3.1.3, §5.4, §9.5, §11.6",
-		Requires: "TaskNotFoundError (-32001 / HTTP 404 / NOT_FOUND), with a google.rpc.ErrorInfo (reason TASK_NOT_FOUND, domain a2a-protocol.org) on HTTP+JSON"})
+		Level: "MUST", Section: "§3.1.3, §5.4, §9.5, §10.6, §11.6",
+		Requires: "TaskNotFoundError (-32001 / HTTP 404 / NOT_FOUND), with a google.rpc.ErrorInfo (reason TASK_NOT_FOUND, domain a2a-protocol.org) on HTTP+JSON and gRPC"})
 	res := b.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{Id: unknownID("task")}, callOpts{})
 	r.expect(b.t.binding, res, a2a.CodeTaskNotFound)
 	b.probes["GetTask of an unknown task"] = outcomeKey(res)
@@ -197,7 +206,7 @@ func (b *bindingRun) versionChecks(ctx context.Context) {
 
 	// Missing header: 0.3 semantics (§3.6.2). A JSON-RPC method name of
 	// v1.0 (GetTask; v0.3 said tasks/get) processed as such proves 1.0
-	// semantics; on HTTP+JSON nothing observable tells them apart.
+	// semantics; on HTTP+JSON and gRPC nothing observable tells them apart.
 	r := b.check(Result{ID: "B7.version-missing", Row: "B7", Operation: a2a.MethodGetTask, Title: "a request without A2A-Version is treated as 0.3",
 		Level: "MUST", Section: "§3.6.2, §9.2",
 		Requires: "Agents MUST interpret an empty value as version 0.3, MUST process requests with the semantics of the requested version, and MUST return VersionNotSupportedError for a version the interface does not support"})
@@ -246,9 +255,14 @@ func (b *bindingRun) versionChecks(ctx context.Context) {
 	r = b.check(Result{ID: "B7.version-query", Row: "B7", Operation: a2a.MethodGetTask, Title: "the version as a request parameter (?A2A-Version=1.0, no header)",
 		Level: "MAY", Section: "§3.6.1, §9.2, D31",
 		Requires: "Clients MAY provide the A2A-Version as a request parameter instead of a header (which §9.2/§11.2 contradict: service parameters MUST be headers)"})
-	res = get(callOpts{version: strp(""), query: "A2A-Version=1.0"})
-	r.saw(res)
-	if !r.incomplete(res) {
+	if b.t.binding == a2a.BindingGRPC {
+		r.na("gRPC has no request parameters: service parameters travel only as metadata (§10.2)")
+		res = nil
+	} else {
+		res = get(callOpts{version: strp(""), query: "A2A-Version=1.0"})
+		r.saw(res)
+	}
+	if res != nil && !r.incomplete(res) {
 		if processed(res) {
 			r.same().na("read: processed as 1.0")
 		} else {
@@ -275,6 +289,20 @@ func (b *bindingRun) versionChecks(ctx context.Context) {
 func (b *bindingRun) contentTypeChecks(ctx context.Context) {
 	lres := b.t.call(ctx, a2a.MethodListTasks, &a2a.ListTasksRequest{PageSize: ptr[int32](1)}, callOpts{})
 	b.listRes = lres
+	if b.t.binding == a2a.BindingGRPC {
+		for _, x := range []struct {
+			id, what, op string
+			res          *result
+		}{
+			{"B8.success-type", "a success response", a2a.MethodListTasks, lres},
+			{"B8.error-type", "an error response", a2a.MethodGetTask, b.unknownErr},
+		} {
+			r := b.check(Result{ID: x.id, Row: "B8", Operation: x.op, Title: "media type of " + x.what,
+				Level: "MUST", Section: "§9.1, §11.1", Requires: "JSON-RPC: application/json; HTTP+JSON: application/a2a+json (the JSON media types do not apply to gRPC)"}).saw(x.res)
+			r.na("gRPC carries protobuf messages (Content-Type %q): graded by grpc.protocol", x.res.ex.Header.Get("Content-Type"))
+		}
+		return
+	}
 	jsonrpc := b.t.binding == a2a.BindingJSONRPC
 	for _, x := range []struct {
 		id, what string
@@ -465,6 +493,58 @@ func (b *bindingRun) restChecks(ctx context.Context) {
 	}
 }
 
+// grpcChecks grades gRPC specifics that work against any agent.
+func (b *bindingRun) grpcChecks(ctx context.Context) {
+	r := b.check(Result{ID: "grpc.protocol", Operation: a2a.MethodListTasks, Title: "a gRPC answer: HTTP/2, application/grpc, the status in grpc-status",
+		Level: "MUST", Section: "§10.1",
+		Requires: "gRPC over HTTP/2, Protocol Buffers version 3 serialization, the A2AService of a2a.proto (the gRPC protocol: Content-Type application/grpc[+proto], length-prefixed messages, the call's status in grpc-status)"}).saw(b.listRes)
+	if res := b.listRes; !r.incomplete(res) {
+		ex := res.ex
+		switch {
+		case ex.Proto != 2:
+			r.fail("HTTP/%d", ex.Proto)
+		case !isGRPCContentType(ex.Header):
+			r.fail("Content-Type %q", ex.Header.Get("Content-Type"))
+		case ex.GRPC == nil:
+			r.fail("no grpc-status")
+		case res.broken != "":
+			r.fail("%s", res.broken)
+		case !res.ok():
+			r.fail("ListTasks failed: %s", res.outcome())
+		default:
+			tls := "cleartext HTTP/2 (h2c)"
+			if strings.HasPrefix(b.t.url, "https://") {
+				tls = "HTTP/2 over TLS"
+			}
+			r.pass("%s, %s, grpc-status %d in the %s", tls, ex.Header.Get("Content-Type"), ex.GRPC.Code, ex.GRPC.Where)
+		}
+	}
+
+	r = b.check(Result{ID: "grpc.unknown-method", Title: "an unknown method of A2AService is UNIMPLEMENTED",
+		Level: "MUST", Section: "§5.4, §10.3",
+		Requires: "MethodNotFoundError maps to the gRPC status UNIMPLEMENTED; a gRPC server answers a method it does not serve with UNIMPLEMENTED"})
+	res := b.t.call(ctx, "NoSuchMethod", &a2a.GetTaskRequest{Id: unknownID("task")}, callOpts{})
+	if r.expect(b.t.binding, res, a2a.CodeMethodNotFound) {
+		r.Parley = "same"
+	}
+
+	r = b.check(Result{ID: "grpc.invalid-params", Operation: a2a.MethodGetTask, Title: "GetTask without its REQUIRED id is invalid params",
+		Level: "SHOULD", Section: "§5.7, §3.3.2, §10.6",
+		Requires: "Implementations SHOULD validate REQUIRED fields and reject messages that lack them (InvalidParamsError, INVALID_ARGUMENT); servers MUST validate all input parameters"})
+	res = b.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{}, callOpts{})
+	r.saw(res)
+	if !r.incomplete(res) {
+		switch {
+		case res.err.is(a2a.CodeInvalidParams) && res.err.Status == "INVALID_ARGUMENT":
+			r.same().pass("%s", describeError(res.err))
+		case res.err.is(a2a.CodeTaskNotFound):
+			r.differs("Parley answers InvalidParamsError").warn("%s: the missing id was looked up instead of being refused", describeError(res.err))
+		default:
+			r.fail("%s; want InvalidParamsError (INVALID_ARGUMENT)", res.outcome())
+		}
+	}
+}
+
 // extendedCardChecks grades GetExtendedAgentCard (B13).
 func (b *bindingRun) extendedCardChecks(ctx context.Context) {
 	declared := b.s.card.GetCapabilities().GetExtendedAgentCard()
@@ -554,7 +634,19 @@ func (b *bindingRun) listChecks(ctx context.Context) {
 		PageSize      *json.Number      `json:"pageSize"`
 		TotalSize     *json.Number      `json:"totalSize"`
 	}
-	if !r.incomplete(res) {
+	grpc := b.t.binding == a2a.BindingGRPC
+	if grpc && !r.incomplete(res) {
+		l := &a2a.ListTasksResponse{}
+		switch {
+		case !res.ok():
+			r.fail("ListTasks failed: %s", res.outcome())
+		case res.decode(l) != nil:
+			r.fail("the response message is not a ListTasksResponse")
+		default:
+			r.same().pass("%d tasks, nextPageToken %q, pageSize %d, totalSize %d (protobuf: a field at its default is not sent and reads as the default, so presence is not observable)",
+				len(l.GetTasks()), abridge(l.GetNextPageToken(), 24), l.GetPageSize(), l.GetTotalSize())
+		}
+	} else if !r.incomplete(res) {
 		var top map[string]json.RawMessage
 		switch {
 		case !res.ok():
@@ -584,6 +676,20 @@ func (b *bindingRun) listChecks(ctx context.Context) {
 	switch {
 	case !haveList:
 		r.skip("no ListTasks result")
+	case grpc && len(list.GetTasks()) == 0:
+		r.na("the server lists no tasks")
+	case grpc:
+		bad := 0
+		for _, t := range list.GetTasks() {
+			if len(t.GetArtifacts()) > 0 {
+				bad++
+			}
+		}
+		if bad > 0 {
+			r.fail("%d of %d tasks carry artifacts", bad, len(list.GetTasks()))
+		} else {
+			r.same().pass("none of %d tasks carries artifacts", len(list.GetTasks()))
+		}
 	case len(raw.Tasks) == 0:
 		r.na("the server lists no tasks")
 	default:

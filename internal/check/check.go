@@ -4,11 +4,13 @@
 // (DESIGN B1–B14).
 //
 // Run fetches the agent card, checks it, and then runs the operation checks
-// binding by binding, over every interface of the card this checker speaks
-// (JSON-RPC and HTTP+JSON). Checks that work against any agent always run:
-// the card, errors for unknown tasks, version handling, pagination shape,
-// content types, JSON-RPC envelope errors, capability gating, extended card
-// access. Checks that need an agent that behaves in a known way run only
+// binding by binding, over every interface of the card (JSON-RPC,
+// HTTP+JSON and gRPC; a gRPC dial target host:port is called over
+// cleartext HTTP/2, or over TLS when the card was served over https).
+// Checks that work against any agent always run: the card, errors for
+// unknown tasks, version handling, pagination shape, content types,
+// JSON-RPC envelope errors, gRPC statuses and details, capability gating,
+// extended card access. Checks that need an agent that behaves in a known way run only
 // when the target serves Parley's conformance agent (recognised by its
 // card, or by a probe message "message" answered with "pong"), and are
 // skipped with a reason otherwise.
@@ -201,6 +203,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		cardHC = http.DefaultClient
 	}
 	s := &session{opts: opts, hc: hc, cardHC: cardHC, cardURL: cardURL, started: time.Now()}
+	grpcHC := grpcHTTPClient(opts.HTTPClient)
 	s.rep = &Report{Target: opts.URL, CardURL: cardURL, Started: s.started}
 
 	card, err := s.cardChecks(ctx)
@@ -223,8 +226,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		switch {
 		case len(opts.Bindings) > 0 && !containsFold(opts.Bindings, in.GetProtocolBinding()):
 			it.Reason = "not selected (--binding)"
-		case b == a2a.BindingGRPC:
-			it.Reason = "this build of parley has no gRPC client"
 		case b == "":
 			it.Reason = "binding not supported by this checker"
 		case !major1(in.GetProtocolVersion()):
@@ -233,12 +234,23 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			it.Reason = "the same interface is listed twice"
 		default:
 			seen[b+" "+in.GetUrl()+" "+in.GetTenant()] = true
-			it.Checked = true
 			h := http.Header{}
 			for k, v := range opts.Header {
 				h[http.CanonicalHeaderKey(k)] = v
 			}
-			targets = append(targets, &target{binding: b, url: in.GetUrl(), tenant: in.GetTenant(), hc: hc, header: h, token: opts.Token})
+			t := &target{binding: b, url: in.GetUrl(), tenant: in.GetTenant(), hc: hc, header: h, token: opts.Token}
+			if b == a2a.BindingGRPC {
+				// A dial target says nothing about TLS: a card served over
+				// https is taken to mean gRPC over TLS too.
+				base, err := grpcBase(in.GetUrl(), strings.HasPrefix(strings.ToLower(cardURL), "https://"))
+				if err != nil {
+					it.Reason = err.Error()
+					break
+				}
+				t.url, t.hc = base, grpcHC
+			}
+			it.Checked = true
+			targets = append(targets, t)
 		}
 		s.rep.Bindings = append(s.rep.Bindings, it)
 	}
@@ -469,6 +481,9 @@ func describeRequest(x *exchange) string {
 		b.WriteString("  Content-Type: " + ct)
 	}
 	if len(x.ReqBody) > 0 {
+		if x.IsGRPC {
+			b.WriteString("  (protobuf)")
+		}
 		b.WriteString("  " + abridge(string(x.ReqBody), 220))
 	}
 	return b.String()
@@ -482,6 +497,9 @@ func describeResponse(r *result) string {
 			return "no response: " + x.Err.Error()
 		}
 		return ""
+	}
+	if x.IsGRPC {
+		return describeGRPC(r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "HTTP %d %s", x.Status, x.contentType())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -18,7 +19,8 @@ import (
 	"parley.dev/parley/server"
 )
 
-// startParley serves the conformance agent in process; wrap, when set,
+// startParley serves the conformance agent in process on the three
+// bindings (gRPC on the same port, over cleartext HTTP/2); wrap, when set,
 // wraps the handler (to break the server on purpose).
 func startParley(t *testing.T, tokens map[string]string, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
@@ -27,6 +29,7 @@ func startParley(t *testing.T, tokens map[string]string, wrap func(http.Handler)
 	card, err := agents.Card("conformance", []*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+		{Url: hs.Listener.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +49,7 @@ func startParley(t *testing.T, tokens map[string]string, wrap func(http.Handler)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: tokens, DisableGRPC: true})
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +58,9 @@ func startParley(t *testing.T, tokens map[string]string, wrap func(http.Handler)
 		handler = wrap(h)
 	}
 	hs.Config.Handler = handler
+	hs.Config.Protocols = new(http.Protocols)
+	hs.Config.Protocols.SetHTTP1(true)
+	hs.Config.Protocols.SetUnencryptedHTTP2(true)
 	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
@@ -98,6 +104,23 @@ func TestRunParley(t *testing.T) {
 			t.Errorf("skipped: %s %s: %s", r.Binding, r.ID, r.Finding)
 		}
 	}
+	for _, in := range rep.Bindings {
+		if !in.Checked {
+			t.Errorf("interface %+v not checked", in)
+		}
+	}
+	for _, id := range []string{"grpc.protocol", "grpc.unknown-method", "errors.unknown-task.subscribe", "B12.subscribe", "B2.fanout",
+		"B2.stream-auth-open", "B13.anonymous", "B7.version-missing", "push.delete", "auth.challenge"} {
+		found := false
+		for _, r := range rep.Find(id) {
+			if r.Binding == a2a.BindingGRPC {
+				found = r.Verdict == check.Pass
+			}
+		}
+		if !found {
+			t.Errorf("GRPC %s did not pass: %+v", id, rep.Find(id))
+		}
+	}
 	if progress != len(rep.Results) {
 		t.Errorf("Progress called %d times for %d results", progress, len(rep.Results))
 	}
@@ -132,19 +155,23 @@ func rewrite(match func(*http.Request) bool, change func(http.Header, []byte) []
 	}
 }
 
+var nextPageToken = regexp.MustCompile(`"nextPageToken":"[^"]*",`)
+
 // TestRunCatchesDefects breaks a Parley server in known ways and checks
 // that each defect is reported for its reason, and nothing else is.
 func TestRunCatchesDefects(t *testing.T) {
 	t.Parallel()
 	isList := func(r *http.Request) bool {
-		return (r.Method == http.MethodGet && r.URL.Path == "/tasks") || r.URL.Path == "/.well-known/agent-card.json"
+		return (r.Method == http.MethodGet && r.URL.Path == "/tasks" && r.URL.RawQuery == "") || r.URL.Path == "/.well-known/agent-card.json"
 	}
 	wrap := rewrite(isList, func(h http.Header, b []byte) []byte {
 		h.Del("Cache-Control")
 		h.Del("ETag")
 		h.Del("Last-Modified")
-		// Drop the REQUIRED nextPageToken from REST ListTasks pages.
-		return bytes.Replace(b, []byte(`"nextPageToken":"",`), nil, 1)
+		// Drop the REQUIRED nextPageToken from REST ListTasks without
+		// parameters (a token, or "" on a last page: the three bindings
+		// may have made more tasks than a page holds).
+		return nextPageToken.ReplaceAll(b, nil)
 	})
 	base := startParley(t, nil, wrap)
 	rep, err := check.Run(context.Background(), check.Options{URL: base})
@@ -179,5 +206,114 @@ func TestRunUnreachable(t *testing.T) {
 	var ue *check.UnreachableError
 	if !errors.As(err, &ue) {
 		t.Fatalf("Run(closed) = %v, want *UnreachableError", err)
+	}
+}
+
+// stripDetails removes grpc-status-details-bin (the google.rpc.Status with
+// the ErrorInfo) from gRPC GetTask answers, headers and trailers alike.
+func stripDetails(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/lf.a2a.v1.A2AService/GetTask" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sw := &stripWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		sw.strip()
+	})
+}
+
+type stripWriter struct{ http.ResponseWriter }
+
+func (s *stripWriter) strip() {
+	h := s.Header()
+	h.Del("Grpc-Status-Details-Bin")
+	delete(h, http.TrailerPrefix+"Grpc-Status-Details-Bin")
+	delete(h, http.TrailerPrefix+"grpc-status-details-bin")
+}
+
+func (s *stripWriter) WriteHeader(code int) { s.strip(); s.ResponseWriter.WriteHeader(code) }
+
+func (s *stripWriter) Write(b []byte) (int, error) { s.strip(); return s.ResponseWriter.Write(b) }
+
+func (s *stripWriter) Flush() { s.strip(); http.NewResponseController(s.ResponseWriter).Flush() }
+
+func (s *stripWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// TestRunCatchesGRPCDefects: a gRPC GetTask whose errors lose their
+// ErrorInfo is reported on the gRPC binding (§10.6 and §5.1), for that
+// reason, and nothing else is.
+func TestRunCatchesGRPCDefects(t *testing.T) {
+	t.Parallel()
+	base := startParley(t, nil, stripDetails)
+	rep, err := check.Run(context.Background(), check.Options{URL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := notPassing(rep, check.Fail, check.Warn)
+	want := []string{
+		"GRPC B7.version-unsupported FAIL",
+		"GRPC errors.unknown-task.get FAIL",
+		"equivalence.bindings FAIL",
+	}
+	if !slices.Equal(got, want) {
+		for _, r := range rep.Results {
+			if r.Verdict == check.Fail || r.Verdict == check.Warn {
+				t.Logf("%s %s: %s\n  got %s", r.Binding, r.ID, r.Finding, r.Received)
+			}
+		}
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for _, r := range rep.Find("errors.unknown-task.get") {
+		if r.Binding == a2a.BindingGRPC && !strings.Contains(r.Finding, "no google.rpc.ErrorInfo") {
+			t.Errorf("errors.unknown-task.get finding: %s", r.Finding)
+		}
+	}
+	if r := rep.Find("equivalence.bindings"); len(r) != 1 || !strings.Contains(r[0].Finding, "GRPC: unidentified error") {
+		t.Errorf("equivalence: %+v", r)
+	}
+}
+
+// TestRunGRPCOverTLS grades the gRPC interface of an agent served over
+// TLS: its host:port is dialled with TLS because the card came over https.
+func TestRunGRPCOverTLS(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewUnstartedServer(nil)
+	host := hs.Listener.Addr().String()
+	card, err := agents.Card("conformance", []*a2a.AgentInterface{
+		{Url: host, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
+		{Url: "https://" + host, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = h
+	hs.EnableHTTP2 = true
+	hs.StartTLS()
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close(context.Background())
+	})
+	rep, err := check.Run(context.Background(), check.Options{URL: hs.URL, HTTPClient: hs.Client(), Bindings: []string{"GRPC"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := notPassing(rep, check.Fail, check.Warn); len(got) > 0 {
+		t.Fatalf("gRPC over TLS: %v", got)
+	}
+	r := rep.Find("grpc.protocol")
+	if len(r) != 1 || r[0].Verdict != check.Pass || !strings.Contains(r[0].Finding, "HTTP/2 over TLS") {
+		t.Fatalf("grpc.protocol: %+v", r)
+	}
+	if r := rep.Find("op.send-blocking"); len(r) != 1 || r[0].Verdict != check.Pass {
+		t.Fatalf("op.send-blocking: %+v", r)
 	}
 }

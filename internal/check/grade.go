@@ -22,6 +22,26 @@ func gradeError(binding string, res *result, want a2a.Code) (Verdict, string) {
 	}
 	e := res.err
 	got := describeError(e)
+	if binding == a2a.BindingGRPC {
+		_, status := want.GRPCStatus()
+		switch {
+		case e.Shape != "grpc":
+			return Fail, fmt.Sprintf("%s, but not as a gRPC status (grpc-status, §10.6)", got)
+		case e.Status != status:
+			return Fail, fmt.Sprintf("%s, but §5.4 maps %s to gRPC %s", got, want.Name(), status)
+		case !e.DetailsOK:
+			return Fail, fmt.Sprintf("%s, but grpc-status-details-bin is not a google.rpc.Status matching grpc-status (§10.6)", got)
+		}
+		if want.IsA2A() {
+			switch {
+			case !e.HasInfo:
+				return Fail, fmt.Sprintf("%s, but the status details have no google.rpc.ErrorInfo (MUST for A2A errors on gRPC, §10.6)", got)
+			case e.Reason != want.Reason() || e.Domain != a2a.DomainA2A:
+				return Fail, fmt.Sprintf("%s, but ErrorInfo reason %q domain %q; want %q and %q (§10.6)", got, e.Reason, e.Domain, want.Reason(), a2a.DomainA2A)
+			}
+		}
+		return Pass, got
+	}
 	if binding == a2a.BindingHTTPJSON {
 		if want.IsA2A() && e.HTTPStatus != want.HTTPStatus() {
 			return Fail, fmt.Sprintf("%s, but §5.4 maps %s to HTTP %d", got, want.Name(), want.HTTPStatus())
@@ -72,7 +92,12 @@ func describeError(e *wireError) string {
 		return "no error"
 	}
 	var parts []string
-	if e.JSONRPCCode != 0 {
+	if e.Shape == "grpc" {
+		parts = append(parts, "gRPC")
+		if e.HTTPStatus != 0 {
+			parts = append(parts, fmt.Sprintf("HTTP %d", e.HTTPStatus))
+		}
+	} else if e.JSONRPCCode != 0 {
 		parts = append(parts, fmt.Sprintf("code %d", e.JSONRPCCode))
 	} else if e.HTTPStatus != 0 {
 		parts = append(parts, fmt.Sprintf("HTTP %d", e.HTTPStatus))

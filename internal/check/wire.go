@@ -62,9 +62,16 @@ type exchange struct {
 	Header  http.Header
 	Body    []byte   // unary responses
 	Events  []*event // streams
-	Closed  bool     // the server ended the stream (EOF)
+	Closed  bool     // the server ended the stream (EOF; gRPC: the status arrived)
 	Err     error    // transport failure (no usable response)
 	Elapsed time.Duration
+
+	// gRPC calls.
+	IsGRPC    bool
+	Streaming bool
+	Proto     int         // HTTP major version of the response
+	Trailer   http.Header // HTTP trailers
+	GRPC      *grpcStatus // the status the call ended with, nil if none arrived
 }
 
 // contentType is the response media type without parameters.
@@ -123,7 +130,8 @@ type wireError struct {
 	Known       bool
 	JSONRPCCode int
 	HTTPStatus  int
-	Status      string // google.rpc status name (REST)
+	Status      string // google.rpc status name (REST, gRPC)
+	GRPCCode    int    // gRPC status code (gRPC)
 	Message     string
 	Reason      string
 	Domain      string
@@ -144,6 +152,9 @@ func (e *wireError) name() string {
 	if e.JSONRPCCode != 0 {
 		return fmt.Sprintf("code %d", e.JSONRPCCode)
 	}
+	if e.Shape == "grpc" {
+		return "gRPC " + e.Status
+	}
 	return fmt.Sprintf("HTTP %d", e.HTTPStatus)
 }
 
@@ -153,7 +164,8 @@ func (e *wireError) is(c a2a.Code) bool { return e != nil && e.Known && e.Code =
 // result is the outcome of one call.
 type result struct {
 	ex     *exchange
-	raw    json.RawMessage // the success result (unary)
+	raw    json.RawMessage // the success result (unary; gRPC: the message rendered as JSON)
+	bin    []byte          // gRPC: the success message as received
 	err    *wireError      // a protocol error
 	idOK   bool            // JSON-RPC: the response id echoes the request id
 	rpcID  string          // JSON-RPC: the request id
@@ -169,6 +181,9 @@ func (r *result) ok() bool { return r.ex.Err == nil && r.err == nil && r.broken 
 
 // decode unmarshals the success result into m.
 func (r *result) decode(m proto.Message) error {
+	if r.bin != nil {
+		return proto.Unmarshal(r.bin, m)
+	}
 	if r.raw == nil {
 		return errors.New("no result")
 	}
@@ -376,6 +391,9 @@ const callTimeout = 20 * time.Second
 
 // call performs a unary operation.
 func (t *target) call(ctx context.Context, method string, req proto.Message, o callOpts) *result {
+	if t.binding == a2a.BindingGRPC {
+		return t.grpcCall(ctx, method, req, o)
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	hr, body, rpcID, err := t.newRequest(ctx, method, req, o, false)
@@ -570,6 +588,9 @@ type streamCtl struct {
 // stream performs a streaming operation and reads its events as ctl says.
 // The connection is closed when it returns.
 func (t *target) stream(ctx context.Context, method string, req proto.Message, o callOpts, ctl streamCtl) *result {
+	if t.binding == a2a.BindingGRPC {
+		return t.grpcStream(ctx, method, req, o, ctl)
+	}
 	if ctl.max == 0 {
 		ctl.max = 10 * time.Second
 	}
@@ -598,15 +619,28 @@ func (t *target) stream(ctx context.Context, method string, req proto.Message, o
 		}
 		return pr
 	}
+	rd := newSSE(resp.Body)
+	take := func(ev *event) bool {
+		t.decodeEvent(ev, rpcID, r)
+		return true
+	}
+	return t.readEvents(ctx, ex, r, start, rd.next, take, ctl)
+}
+
+// readEvents reads a stream's events from next (io.EOF: the server ended
+// the stream) until ctl says to stop, the server ends it, or ctx is done.
+// take finishes an event and says whether it belongs in ex.Events. The
+// caller closes the stream (cancels ctx) when it returns.
+func (t *target) readEvents(ctx context.Context, ex *exchange, r *result, start time.Time, next func() (*event, error),
+	take func(*event) bool, ctl streamCtl) *result {
 	type item struct {
 		ev  *event
 		err error
 	}
 	ch := make(chan item)
 	go func() {
-		rd := newSSE(resp.Body)
 		for {
-			ev, err := rd.next()
+			ev, err := next()
 			select {
 			case ch <- item{ev, err}:
 			case <-ctx.Done():
@@ -633,7 +667,9 @@ func (t *target) stream(ctx context.Context, method string, req proto.Message, o
 				return r
 			}
 			it.ev.At = time.Since(start)
-			t.decodeEvent(it.ev, rpcID, r)
+			if !take(it.ev) {
+				continue
+			}
 			ex.Events = append(ex.Events, it.ev)
 			if ctl.stop != nil && ctl.stop(ex.Events) {
 				ex.Elapsed = time.Since(start)

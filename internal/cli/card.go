@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
 )
 
 // cardCmd runs `parley card URL`: fetch, validate and print an agent card.
@@ -63,10 +64,10 @@ func (o *output) printCard(card *a2a.AgentCard) {
 		if i == 0 {
 			l = "interfaces"
 		}
-		note := ""
-		if strings.EqualFold(in.GetProtocolBinding(), a2a.BindingGRPC) {
-			if _, ok := grpcTransport(); !ok {
-				note = o.dim("  (not spoken by this build)")
+		note := o.dim("  (not spoken by this build)")
+		for _, f := range client.DefaultTransports() {
+			if strings.EqualFold(in.GetProtocolBinding(), f.Binding) {
+				note = ""
 			}
 		}
 		tenant := ""

@@ -117,19 +117,17 @@ func TestCheckParley(t *testing.T) {
 	}
 	checked := 0
 	for _, in := range rep.Interfaces {
-		switch {
-		case in.Checked:
+		if in.Checked {
 			checked++
-		case in.Binding == "GRPC" && strings.Contains(in.Reason, "no gRPC client"):
-		default:
+		} else {
 			t.Errorf("interface %+v not checked", in)
 		}
 	}
-	if checked != 2 {
-		t.Fatalf("%d interfaces checked, want 2", checked)
+	if checked != 3 {
+		t.Fatalf("%d interfaces checked, want 3", checked)
 	}
-	// Spot checks that the hard parts really ran.
-	for _, b := range []string{"JSONRPC", "HTTP+JSON"} {
+	// Spot checks that the hard parts really ran, on every binding.
+	for _, b := range []string{"JSONRPC", "HTTP+JSON", "GRPC"} {
 		for _, id := range []string{"B12.get", "B12.list", "B3.delivery", "B3.authorization", "B13.anonymous", "B13.authenticated",
 			"B5.stable", "B2.fanout", "B2.stream-auth-open", "auth.anonymous", "B7.version-missing"} {
 			if r, ok := rep.result(b, id); !ok || r.Verdict != "PASS" {
@@ -140,7 +138,15 @@ func TestCheckParley(t *testing.T) {
 	if r, _ := rep.result("", "equivalence.bindings"); r.Verdict != "PASS" {
 		t.Errorf("equivalence: %+v", r)
 	}
-	if rep.Counts.Pass < 140 {
+	for _, id := range []string{"grpc.protocol", "grpc.unknown-method", "grpc.invalid-params", "errors.unknown-task.get", "B2.subscribe-terminal"} {
+		if r, ok := rep.result("GRPC", id); !ok || r.Verdict != "PASS" {
+			t.Errorf("GRPC %s: %+v", id, r)
+		}
+	}
+	if r, _ := rep.result("", "equivalence.bindings"); !strings.Contains(r.Finding, "answered alike") {
+		t.Errorf("equivalence: %+v", r)
+	}
+	if rep.Counts.Pass < 200 {
 		t.Errorf("only %d checks passed", rep.Counts.Pass)
 	}
 }
@@ -154,7 +160,10 @@ func TestCheckParleyText(t *testing.T) {
 	out, _ := mustRun(t, 0, "check", "http://"+p.addr, "--brief")
 	contains(t, "check", out, "conformance agent: yes (card name)", "== JSONRPC ==", "== HTTP+JSON ==", "== across bindings ==",
 		"summary: 0 MUST failed, 0 SHOULD not met", "B12.get", "the card declares no authentication",
-		"interface GRPC", "not checked: this build of parley has no gRPC client", "spec:     SPEC SILENT §3.1.2")
+		"== GRPC ==", "spec:     SPEC SILENT §3.1.2", "interface GRPC      127.0.0.1:")
+	if strings.Contains(out, "): not checked") {
+		t.Errorf("an interface was not checked:\n%s", out)
+	}
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("colour codes in piped output")
 	}

@@ -64,7 +64,7 @@ func usage(w io.Writer) {
 parley: an Agent2Agent (A2A) protocol v1.0 server and toolkit
 
 usage:
-  parley serve [flags]    serve an agent over JSON-RPC and HTTP+JSON
+  parley serve [flags]    serve an agent over JSON-RPC, HTTP+JSON and gRPC
   parley webhook [flags]  receive and print push notifications (for developers)
   parley card URL         fetch, validate and print an agent card
   parley send URL TEXT    send a message (--stream, --async, --task, --file, --data)
@@ -72,7 +72,7 @@ usage:
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
   parley check URL        grade an A2A server against the spec (and B1-B14)
 
-The client commands take --binding, --token, --header K=V, --a2a-version,
+The client commands take --binding jsonrpc|rest|grpc, --token, --header K=V, --a2a-version,
 --json and --timeout, before or after their arguments. Their exit status:
 0 success, 1 failure (check: a MUST failed), 2 bad usage, 3 the agent could
 not be reached or the connection broke, 4 the agent answered with an error.

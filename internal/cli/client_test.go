@@ -73,8 +73,11 @@ func TestCardCommand(t *testing.T) {
 	p := serve(t, "--agent", "conformance", "--store", "memory")
 	url := "http://" + p.addr
 	out, _ := mustRun(t, 0, "card", url)
-	contains(t, "card", out, "Parley conformance agent", "1. JSONRPC", "2. HTTP+JSON", "3. GRPC", "not spoken by this build",
+	contains(t, "card", out, "Parley conformance agent", "1. JSONRPC", "2. HTTP+JSON", "3. GRPC",
 		"streaming, push notifications", "examples", `"stream 3"`)
+	if strings.Contains(out, "not spoken by this build") {
+		t.Errorf("an interface is marked as not spoken:\n%s", out)
+	}
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("colour codes in piped output:\n%s", out)
 	}
@@ -143,7 +146,7 @@ func TestSendCommand(t *testing.T) {
 		out, _ := mustRun(t, 0, "send", url, "hello")
 		contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
 		// Flags before the URL, every binding.
-		for _, b := range []string{"jsonrpc", "rest"} {
+		for _, b := range []string{"jsonrpc", "rest", "grpc"} {
 			out, _ = mustRun(t, 0, "send", "--binding", b, "--json", url, "hello "+b)
 			m := jsonOf(t, out)
 			task, _ := m["task"].(map[string]any)
@@ -257,8 +260,8 @@ func TestTaskCommands(t *testing.T) {
 		t.Fatalf("task get --json: %s", out)
 	}
 
-	// Unknown task: an A2A error, exit 4, on either binding.
-	for _, b := range []string{"jsonrpc", "rest"} {
+	// Unknown task: an A2A error, exit 4, on every binding.
+	for _, b := range []string{"jsonrpc", "rest", "grpc"} {
 		out, errs := mustRun(t, 4, "task", "get", url, "no-such-task", "--binding", b, "--json")
 		contains(t, "stderr", errs, "TaskNotFoundError")
 		if field(jsonOf(t, out), "error", "code") != -32001.0 {
@@ -361,11 +364,91 @@ func TestClientUsageErrors(t *testing.T) {
 	contains(t, "help", out, "parley check URL", "3 the agent could\nnot be reached", "4 the agent answered with an error")
 }
 
+// TestClientGRPCBinding runs the client commands over gRPC (--binding
+// grpc) against parley serve: the card's GRPC interface, a host:port dial
+// target on the same port, called over cleartext HTTP/2.
 func TestClientGRPCBinding(t *testing.T) {
 	t.Parallel()
-	p := serve(t, "--agent", "conformance", "--store", "memory")
-	_, errs := mustRun(t, 1, "send", "http://"+p.addr, "hello", "--binding", "grpc")
-	contains(t, "stderr", errs, "gRPC binding is not supported by this build", "the card's gRPC interface is 127.0.0.1:")
+	p := serve(t, "--agent", "conformance", "--store", "memory", "--auth-token", "alice=tok-a")
+	url := "http://" + p.addr
+	g := []string{"--binding", "grpc", "--token", "tok-a"}
+	run := func(want int, args ...string) (string, string) {
+		t.Helper()
+		return mustRun(t, want, append(args, g...)...)
+	}
+
+	// send: blocking, --json, --stream, --async then task wait.
+	out, _ := run(0, "send", url, "hello")
+	contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
+	out, _ = run(0, "send", url, "hello", "--json")
+	id := field(jsonOf(t, out), "task", "id").(string)
+	ctxID := field(jsonOf(t, out), "task", "contextId").(string)
+	out, _ = run(0, "send", url, "stream 3", "--stream")
+	contains(t, "send --stream", out, "status WORKING", "artifact stream: chunk 0chunk 1chunk 2\n", "status COMPLETED")
+	out, _ = run(0, "send", url, "slow 300", "--async", "--json")
+	slow := field(jsonOf(t, out), "task", "id").(string)
+	out, _ = run(0, "task", "wait", url, slow)
+	contains(t, "task wait", out, slow, "COMPLETED")
+
+	// task get, list, cancel, subscribe.
+	out, _ = run(0, "task", "get", url, id, "--history", "5")
+	contains(t, "task get", out, id, "COMPLETED", "user  hello")
+	out, _ = run(0, "task", "list", url, "--context", ctxID, "--json")
+	if tasks, _ := jsonOf(t, out)["tasks"].([]any); len(tasks) != 1 {
+		t.Fatalf("task list --context: %s", out)
+	}
+	out, _ = run(0, "send", url, "slow 5000", "--async", "--json")
+	running := field(jsonOf(t, out), "task", "id").(string)
+	out, _ = run(0, "task", "cancel", url, running)
+	contains(t, "task cancel", out, running, "CANCELED")
+	out, _ = run(0, "send", url, "slow 400", "--async", "--json")
+	sub := field(jsonOf(t, out), "task", "id").(string)
+	out, _ = run(0, "task", "subscribe", url, sub)
+	contains(t, "task subscribe", out, "task "+sub, "status COMPLETED")
+
+	// push create, get, list, delete.
+	out, _ = run(0, "send", url, "input-required", "--json")
+	parked := field(jsonOf(t, out), "task", "id").(string)
+	out, _ = run(0, "push", "create", url, parked, "--url", "https://hooks.invalid/a2a", "--auth-scheme", "Bearer", "--auth-credentials", "s", "--json")
+	cid, _ := jsonOf(t, out)["id"].(string)
+	if cid == "" {
+		t.Fatalf("push create: %s", out)
+	}
+	out, _ = run(0, "push", "get", url, parked, cid)
+	contains(t, "push get", out, cid, "https://hooks.invalid/a2a")
+	out, _ = run(0, "push", "list", url, parked)
+	contains(t, "push list", out, "1 configuration(s)")
+	run(0, "push", "delete", url, parked, cid)
+
+	// Errors the server sends over gRPC: exit 4, named as on the other
+	// bindings.
+	out, errs := run(4, "task", "get", url, "no-such-task", "--json")
+	contains(t, "stderr", errs, "TaskNotFoundError")
+	if field(jsonOf(t, out), "error", "code") != -32001.0 {
+		t.Fatalf("json error %s", out)
+	}
+	_, errs = run(4, "task", "cancel", url, id)
+	contains(t, "stderr", errs, "TaskNotCancelableError")
+	_, errs = run(4, "send", url, "hello", "--a2a-version", "")
+	contains(t, "stderr", errs, "VersionNotSupportedError")
+	_, errs = mustRun(t, 4, "task", "get", url, id, "--binding", "grpc") // no token
+	contains(t, "stderr", errs, "UnauthenticatedError")
+
+	// A card whose only gRPC interface is on a closed port: exit 3.
+	dead := freeAddr(t)
+	card := `{"name":"ghost","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
+		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
+		"supportedInterfaces":[{"url":"` + dead + `","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(card))
+	}))
+	defer srv.Close()
+	_, errs = mustRun(t, 3, "send", srv.URL, "hi", "--binding", "grpc")
+	contains(t, "stderr", errs, "cannot connect", dead)
+	// Without --binding the card's order applies, gRPC included.
+	_, errs = mustRun(t, 3, "task", "get", srv.URL, "x")
+	contains(t, "stderr", errs, "cannot connect")
 }
 
 func TestSendUnreachableAndStreamCut(t *testing.T) {

@@ -213,7 +213,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, usageError{fmt.Errorf("--header %q: want K=V", h)}
 		}
 	}
-	if _, err := e.c.transports(); err != nil && !errors.Is(err, errGRPC) {
+	if _, err := e.c.transports(); err != nil {
 		return nil, err
 	}
 	e.out = newOutput(e.stdout, e.stderr, e.c.json)
@@ -247,20 +247,9 @@ func (c *common) context(ctx context.Context, def time.Duration) (context.Contex
 // defaultTimeout is the limit of a unary command without --timeout.
 const defaultTimeout = 30 * time.Second
 
-// errGRPC says that the gRPC binding was asked for.
-var errGRPC = errors.New("the gRPC binding is not supported by this build of parley yet: use --binding jsonrpc or --binding rest")
-
-// grpcTransport returns the client's gRPC transport factory when the
-// client package has one. It has none yet: the gRPC binding is served by
-// Parley, but package client speaks only JSON-RPC and HTTP+JSON.
-func grpcTransport() (client.TransportFactory, bool) { return client.TransportFactory{}, false }
-
 // transports returns the transports --binding allows.
 func (c *common) transports() ([]client.TransportFactory, error) {
-	all := []client.TransportFactory{client.JSONRPC(), client.REST()}
-	if g, ok := grpcTransport(); ok {
-		all = append(all, g)
-	}
+	all := client.DefaultTransports() // JSON-RPC, HTTP+JSON, gRPC
 	switch strings.ToLower(c.binding) {
 	case "":
 		return all, nil
@@ -269,10 +258,7 @@ func (c *common) transports() ([]client.TransportFactory, error) {
 	case "rest", "http+json", "httpjson", "http":
 		return all[1:2], nil
 	case "grpc":
-		if g, ok := grpcTransport(); ok {
-			return []client.TransportFactory{g}, nil
-		}
-		return nil, errGRPC
+		return all[2:3], nil
 	}
 	return nil, usageError{fmt.Errorf("--binding %q: want jsonrpc, rest or grpc", c.binding)}
 }
@@ -288,15 +274,32 @@ func (c *common) header() http.Header {
 }
 
 // httpClient returns the HTTP client of the command: it applies
-// --a2a-version to every request and keeps the body of the card response
-// for `card --json`.
+// --a2a-version to every request (gRPC calls included, where it is the
+// a2a-version metadata) and keeps the body of the card response for `card
+// --json`.
 func (c *common) httpClient(capture *cardCapture) *http.Client {
-	return &http.Client{Transport: &cliTransport{base: http.DefaultTransport, c: c, capture: capture}}
+	return &http.Client{Transport: &cliTransport{base: http.DefaultTransport, h2: h2Transport(), c: c, capture: capture}}
 }
 
-// cliTransport rewrites A2A-Version when --a2a-version was given.
+// h2Transport is a copy of the default transport that speaks HTTP/2 only:
+// over TLS for https URLs, cleartext (h2c, prior knowledge) for http ones,
+// as gRPC needs.
+func h2Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	p := new(http.Protocols)
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	t.Protocols = p
+	return t
+}
+
+// cliTransport rewrites A2A-Version when --a2a-version was given, and
+// sends gRPC calls over HTTP/2. The gRPC transport of package client uses
+// a RoundTripper of its own making as it is, so this one must speak HTTP/2
+// for them.
 type cliTransport struct {
 	base    http.RoundTripper
+	h2      http.RoundTripper // gRPC calls
 	c       *common
 	capture *cardCapture
 }
@@ -310,7 +313,11 @@ func (t *cliTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set("A2A-Version", t.c.version)
 		}
 	}
-	resp, err := t.base.RoundTrip(r)
+	base := t.base
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		base = t.h2
+	}
+	resp, err := base.RoundTrip(r)
 	if err == nil && t.capture != nil && strings.HasSuffix(r.URL.Path, ".json") {
 		resp.Body = t.capture.wrap(resp.Body)
 	}
@@ -363,24 +370,32 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 		return nil, err
 	}
 	ts, err := c.transports()
-	if errors.Is(err, errGRPC) {
-		where := ""
-		for _, in := range card.GetSupportedInterfaces() {
-			if strings.EqualFold(in.GetProtocolBinding(), a2a.BindingGRPC) {
-				where = fmt.Sprintf(" (the card's gRPC interface is %s)", in.GetUrl())
-			}
-		}
-		return nil, fmt.Errorf("%w%s", errGRPC, where)
-	}
 	if err != nil {
 		return nil, err
 	}
+	grpcOverTLS(card, url)
 	return client.New(card, &client.Options{
 		HTTPClient:  c.httpClient(nil),
 		BearerToken: c.token,
 		Header:      c.header(),
 		Transports:  ts,
 	})
+}
+
+// grpcOverTLS makes the card's gRPC dial targets (host:port, which say
+// nothing about TLS) https URLs when the agent was reached over https: the
+// command has no TLS settings of its own, and an agent served over TLS
+// serves gRPC over TLS too.
+func grpcOverTLS(card *a2a.AgentCard, agentURL string) {
+	if !strings.HasPrefix(strings.ToLower(agentURL), "https://") {
+		return
+	}
+	for _, in := range card.GetSupportedInterfaces() {
+		u := in.GetUrl()
+		if strings.EqualFold(in.GetProtocolBinding(), a2a.BindingGRPC) && u != "" && !strings.Contains(u, "://") {
+			in.Url = "https://" + strings.TrimPrefix(u, "dns:///")
+		}
+	}
 }
 
 // isTerminal reports whether w is a terminal: a character device other

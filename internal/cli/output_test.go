@@ -146,7 +146,8 @@ func TestExitCodes(t *testing.T) {
 		{&client.TransportError{Op: "GetTask", Phase: client.PhaseConnect, Err: errors.New("refused")}, ExitTransport},
 		{&client.StreamEndedError{TaskID: "t"}, ExitTransport},
 		{&client.CardError{URL: "u"}, ExitError},
-		{errGRPC, ExitError},
+		{&client.TransportError{Op: "GetTask", Phase: client.PhaseResponse, GRPCStatus: "UNAVAILABLE"}, ExitTransport},
+		{errors.New("something else"), ExitError},
 		{codeError{errReported, ExitError}, ExitError},
 	} {
 		if got := exitCode(c.err); got != c.want {

@@ -86,16 +86,23 @@ const (
 const DefaultMaxBody = 10 << 20
 
 // CallInfo returns the request's CallInfo (created by authentication
-// middleware, or new) with the service parameters filled in: A2A-Version
-// from the header or, failing that, the A2A-Version query parameter (DESIGN
-// B7); A2A-Extensions from every header line, comma-separated.
-func CallInfo(r *http.Request) *a2a.CallInfo {
+// middleware, or new) with the service parameters of the HTTP bindings
+// filled in: A2A-Version from the header or, failing that, the A2A-Version
+// query parameter (DESIGN B7); A2A-Extensions from every header line,
+// comma-separated.
+func CallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, true) }
+
+// MetadataCallInfo is CallInfo for gRPC, whose service parameters travel
+// only as metadata (brief §10.2): no query parameter is read.
+func MetadataCallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, false) }
+
+func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	ci := a2a.CallInfoFrom(r.Context())
 	if ci == nil {
 		ci = &a2a.CallInfo{}
 	}
 	ci.Version = strings.TrimSpace(r.Header.Get(HeaderVersion))
-	if ci.Version == "" {
+	if ci.Version == "" && query {
 		ci.Version = strings.TrimSpace(r.URL.Query().Get(HeaderVersion))
 	}
 	ci.Extensions = ci.Extensions[:0]

@@ -24,6 +24,7 @@ type AddressError struct {
 	Reason string     // e.g. "loopback", "private"
 }
 
+// Error implements the error interface.
 func (e *AddressError) Error() string {
 	if e.Host != "" && e.Host != e.Addr.String() {
 		return fmt.Sprintf("webhook host %s resolves to %s, a %s address, which is not allowed", e.Host, e.Addr, e.Reason)

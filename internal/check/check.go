@@ -179,7 +179,10 @@ func (r *Report) Find(id string) []Result {
 // fetched at all (nothing could be graded).
 type UnreachableError struct{ Err error }
 
+// Error implements the error interface.
 func (e *UnreachableError) Error() string { return "cannot reach the agent: " + e.Err.Error() }
+
+// Unwrap returns the cause.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Run checks the agent. It returns an error only when nothing could be

@@ -31,6 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args[1:], stdout, stderr)
 	case "webhook":
 		err = webhook(ctx, args[1:], stdout, stderr)
+	case "load":
+		err = load(ctx, args[1:], stdout, stderr)
 	case "card", "send", "task", "push", "check": // issue 4: client commands
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -71,6 +73,7 @@ usage:
   parley task get|list|cancel|subscribe|wait URL [ID]    work with tasks
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
   parley check URL        grade an A2A server against the spec (and B1-B14)
+  parley load URL [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
 
 The client commands take --binding jsonrpc|rest|grpc, --token, --header K=V, --a2a-version,
 --json and --timeout, before or after their arguments. Their exit status:

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"parley.dev/parley/internal/loadgen"
+)
+
+// load runs `parley load`: the closed-loop load generator, or with
+// -ceiling the cheapest responder its figures are compared with.
+func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("parley load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: parley load URL [flags]      closed-loop load against an A2A server (plain HTTP/1.1)\n"+
+			"       parley load -ceiling ADDR [-chunks N]   serve the ceiling responder\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	op := fs.String("op", "send", "operation: send (blocking SendMessage \"hello\"), stream (SendStreamingMessage \"stream N\") or get (GetTask)")
+	binding := fs.String("binding", "jsonrpc", "binding: jsonrpc or rest")
+	conc := fs.Int("concurrency", 64, "concurrent clients, one connection each")
+	dur := fs.Duration("duration", 10*time.Second, "how long to send requests")
+	chunks := fs.Int("chunks", 20, "chunks per stream (-op stream; and the ceiling's streams)")
+	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
+	pid := fs.Int("server-pid", 0, "report this local server process's CPU per request and peak memory (from /proc)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
+	// Flags may come before or after the URL.
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{err}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+
+	if *ceiling != "" {
+		if len(rest) > 0 {
+			return usageError{fmt.Errorf("-ceiling takes no URL (got %q)", rest[0])}
+		}
+		return serveCeiling(ctx, *ceiling, *chunks, stdout, stderr)
+	}
+	if len(rest) != 1 {
+		return usageError{errors.New("want one URL, e.g. parley load http://127.0.0.1:8080 -op send")}
+	}
+	switch {
+	case *op != loadgen.OpSend && *op != loadgen.OpStream && *op != loadgen.OpGet:
+		return usageError{fmt.Errorf("-op %q: want send, stream or get", *op)}
+	case *binding != loadgen.BindingJSONRPC && *binding != loadgen.BindingREST:
+		return usageError{fmt.Errorf("-binding %q: want jsonrpc or rest", *binding)}
+	case *conc < 1 || *dur <= 0 || *chunks < 1:
+		return usageError{errors.New("-concurrency, -duration and -chunks must be positive")}
+	}
+	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], Op: *op, Binding: *binding, Concurrency: *conc,
+		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	res.WriteText(stdout)
+	return nil
+}
+
+// serveCeiling serves loadgen.Ceiling on addr until ctx ends.
+func serveCeiling(ctx context.Context, addr string, chunks int, stdout, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: loadgen.Ceiling(chunks), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(stderr, nil)).Handler(), slog.LevelWarn)}
+	fmt.Fprintf(stdout, "ceiling responder on http://%s (streams of %d chunks)\n", ln.Addr(), chunks)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return hs.Shutdown(shutCtx)
+}

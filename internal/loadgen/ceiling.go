@@ -1,0 +1,132 @@
+package loadgen
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The ceiling's fixed answers have the shape and about the size of what
+// Parley sends for the conformance agent.
+const (
+	ceilTaskID = "3f1c2b9e-7d4a-4e8f-9b6c-1a2d3e4f5a6b"
+	ceilCtxID  = "8e7d6c5b-4a3f-4e2d-8c1b-0a9f8e7d6c5b"
+	ceilTS     = "2026-01-01T00:00:00.000Z"
+	ceilTask   = `{"id":"` + ceilTaskID + `","contextId":"` + ceilCtxID + `","status":{"state":"TASK_STATE_COMPLETED","timestamp":"` + ceilTS +
+		`"},"artifacts":[{"artifactId":"echo","parts":[{"text":"hello"}]}],"history":[{"messageId":"m-1","contextId":"` + ceilCtxID +
+		`","taskId":"` + ceilTaskID + `","role":"ROLE_USER","parts":[{"text":"hello"}]}]}`
+)
+
+// Ceiling is the cheapest responder that still answers the load's requests
+// in the right shape: a fixed completed task for SendMessage and GetTask, a
+// fixed stream of chunks artifact chunks for SendStreamingMessage (each
+// event flushed on its own, as a real server sends them), over JSON-RPC
+// (POST to any other path) and HTTP+JSON. It keeps no store and validates
+// nothing; it is the yardstick of DESIGN's performance ratios.
+func Ceiling(chunks int) http.Handler {
+	if chunks < 0 {
+		chunks = 0
+	}
+	h := &ceiling{
+		restTask: []byte(ceilTask),
+		restSend: []byte(`{"task":` + ceilTask + `}`),
+		rpcTask:  []byte(`{"jsonrpc":"2.0","id":1,"result":` + ceilTask + `}`),
+		rpcSend:  []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":` + ceilTask + `}}`),
+	}
+	h.restStream = streamEvents(chunks, func(s string) string { return s })
+	h.rpcStream = streamEvents(chunks, func(s string) string { return `{"jsonrpc":"2.0","id":1,"result":` + s + `}` })
+	h.restLen = []string{strconv.Itoa(len(h.restTask))}
+	h.restSendLen = []string{strconv.Itoa(len(h.restSend))}
+	h.rpcTaskLen = []string{strconv.Itoa(len(h.rpcTask))}
+	h.rpcSendLen = []string{strconv.Itoa(len(h.rpcSend))}
+	return h
+}
+
+type ceiling struct {
+	restTask, restSend, rpcTask, rpcSend         []byte
+	restStream, rpcStream                        [][]byte
+	restLen, restSendLen, rpcTaskLen, rpcSendLen []string
+}
+
+var (
+	ctJSON    = []string{"application/json"}
+	ctA2A     = []string{"application/a2a+json"}
+	ctSSE     = []string{"text/event-stream"}
+	noCache   = []string{"no-cache"}
+	methodSSE = []byte(`"SendStreamingMessage"`)
+	methodGet = []byte(`"GetTask"`)
+)
+
+// streamEvents is the SSE events of a "stream N" task: the submitted task,
+// WORKING, the chunks, COMPLETED, each wrapped by wrap.
+func streamEvents(chunks int, wrap func(string) string) [][]byte {
+	ids := `"taskId":"` + ceilTaskID + `","contextId":"` + ceilCtxID + `"`
+	payloads := []string{
+		`{"task":{"id":"` + ceilTaskID + `","contextId":"` + ceilCtxID + `","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"` + ceilTS +
+			`"},"history":[{"messageId":"m-1","contextId":"` + ceilCtxID + `","taskId":"` + ceilTaskID + `","role":"ROLE_USER","parts":[{"text":"stream ` +
+			strconv.Itoa(chunks) + `"}]}]}}`,
+		`{"statusUpdate":{` + ids + `,"status":{"state":"TASK_STATE_WORKING","timestamp":"` + ceilTS + `"}}}`,
+	}
+	for i := range chunks {
+		extra := ""
+		if i > 0 {
+			extra += `,"append":true`
+		}
+		if i == chunks-1 {
+			extra += `,"lastChunk":true`
+		}
+		payloads = append(payloads, `{"artifactUpdate":{`+ids+`,"artifact":{"artifactId":"stream","parts":[{"text":"chunk `+strconv.Itoa(i)+`"}]}`+extra+`}}`)
+	}
+	payloads = append(payloads, `{"statusUpdate":{`+ids+`,"status":{"state":"TASK_STATE_COMPLETED","timestamp":"`+ceilTS+`"}}}`)
+	out := make([][]byte, len(payloads))
+	for i, p := range payloads {
+		out[i] = []byte("id: " + strconv.Itoa(i+1) + "\ndata: " + wrap(p) + "\n\n")
+	}
+	return out
+}
+
+func (h *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	switch {
+	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/tasks/"):
+		hdr["Content-Type"], hdr["Content-Length"] = ctA2A, h.restLen
+		w.Write(h.restTask)
+	case r.Method != http.MethodPost:
+		http.NotFound(w, r)
+	case strings.HasSuffix(r.URL.Path, "/message:send"):
+		io.Copy(io.Discard, r.Body)
+		hdr["Content-Type"], hdr["Content-Length"] = ctA2A, h.restSendLen
+		w.Write(h.restSend)
+	case strings.HasSuffix(r.URL.Path, "/message:stream"):
+		io.Copy(io.Discard, r.Body)
+		h.stream(w, h.restStream)
+	default: // JSON-RPC: peek at the method, nothing more
+		var buf [512]byte
+		n, _ := io.ReadFull(r.Body, buf[:])
+		io.Copy(io.Discard, r.Body)
+		switch body := buf[:n]; {
+		case bytes.Contains(body, methodSSE):
+			h.stream(w, h.rpcStream)
+		case bytes.Contains(body, methodGet):
+			hdr["Content-Type"], hdr["Content-Length"] = ctJSON, h.rpcTaskLen
+			w.Write(h.rpcTask)
+		default:
+			hdr["Content-Type"], hdr["Content-Length"] = ctJSON, h.rpcSendLen
+			w.Write(h.rpcSend)
+		}
+	}
+}
+
+func (h *ceiling) stream(w http.ResponseWriter, events [][]byte) {
+	hdr := w.Header()
+	hdr["Content-Type"], hdr["Cache-Control"] = ctSSE, noCache
+	f, _ := w.(http.Flusher)
+	for _, e := range events {
+		w.Write(e)
+		if f != nil {
+			f.Flush()
+		}
+	}
+}

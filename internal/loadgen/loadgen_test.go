@@ -1,0 +1,103 @@
+package loadgen_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/a2ahttp"
+	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/loadgen"
+	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore/memstore"
+)
+
+// startParley serves the conformance agent on a memory store, JSON-RPC and
+// HTTP+JSON mounted as `parley serve` mounts them.
+func startParley(t *testing.T) string {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	card, err := agents.Card("conformance", []*a2a.AgentInterface{
+		{Url: "http://127.0.0.1/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+		{Url: "http://127.0.0.1", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, KeepAlive: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	return ts.URL
+}
+
+// TestRun drives Parley and the ceiling for half a second per operation
+// and checks that the figures hang together. It asserts no timing.
+func TestRun(t *testing.T) {
+	ceiling := httptest.NewServer(loadgen.Ceiling(5))
+	t.Cleanup(ceiling.Close)
+	targets := map[string]string{"parley": startParley(t), "ceiling": ceiling.URL}
+	runs := []struct{ op, binding string }{
+		{loadgen.OpSend, loadgen.BindingJSONRPC},
+		{loadgen.OpStream, loadgen.BindingREST},
+		{loadgen.OpGet, loadgen.BindingREST},
+		{loadgen.OpGet, loadgen.BindingJSONRPC},
+	}
+	for _, name := range []string{"parley", "ceiling"} {
+		for _, r := range runs {
+			t.Run(name+"/"+r.op+"/"+r.binding, func(t *testing.T) {
+				res, err := loadgen.Run(t.Context(), loadgen.Config{URL: targets[name], Op: r.op, Binding: r.binding,
+					Concurrency: 4, Duration: time.Second / 2, Chunks: 5, ServerPID: os.Getpid()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Errors != 0 {
+					t.Fatalf("%d errors %v, first: %s", res.Errors, res.ErrorKinds, res.FirstError)
+				}
+				if res.OK < 4 || res.RPS <= 0 {
+					t.Fatalf("ok %d, rps %f: want some requests", res.OK, res.RPS)
+				}
+				if !(0 < res.P50 && res.P50 <= res.P90 && res.P90 <= res.P99 && res.P99 <= res.Max && res.Max <= res.Elapsed) {
+					t.Fatalf("latencies out of order: p50 %v p90 %v p99 %v max %v elapsed %v", res.P50, res.P90, res.P99, res.Max, res.Elapsed)
+				}
+				s := res.Server
+				if s == nil || s.CPUms < 0 || s.PeakRSSBytes <= 0 || s.HWMBytes < s.PeakRSSBytes/2 {
+					t.Fatalf("server stats %+v", s)
+				}
+				var out bytes.Buffer
+				res.WriteText(&out)
+				t.Log(out.String())
+			})
+		}
+	}
+}
+
+// TestRunRefusesBadConfig: a wrong URL, operation or binding is an error
+// before any load.
+func TestRunRefusesBadConfig(t *testing.T) {
+	for _, cfg := range []loadgen.Config{
+		{URL: "https://127.0.0.1:1", Op: loadgen.OpSend, Binding: loadgen.BindingREST},
+		{URL: "http://127.0.0.1:1", Op: "cancel", Binding: loadgen.BindingREST},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpSend, Binding: "grpc"},
+	} {
+		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
+			t.Errorf("%+v: no error", cfg)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package sqlitestore
 
 import (
+	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"parley.dev/parley/a2a"
@@ -58,4 +60,31 @@ func BenchmarkListPage(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkConcurrentWrites has many goroutines each create a task and
+// update it three times, the write pattern of a blocking SendMessage.
+func BenchmarkConcurrentWrites(b *testing.B) {
+	s := openTemp(b)
+	defer s.Close()
+	b.ReportAllocs()
+	var next atomic.Int64
+	b.SetParallelism(16) // 16 × GOMAXPROCS writers
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			i := int(next.Add(1))
+			id := fmt.Sprintf("task-%08d", i)
+			t := newTask(id, a2a.TaskState_TASK_STATE_SUBMITTED, i)
+			if err := s.CreateTask(ctx, scope, t, taskstore.Event{Seq: 1}); err != nil {
+				b.Fatal(err)
+			}
+			for seq, st := range []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED} {
+				t.Status.State = st
+				if err := s.UpdateTask(ctx, scope, t, taskstore.Event{Seq: uint64(seq + 2)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

@@ -11,6 +11,17 @@
 // separate pool of connections and run in parallel with each other and
 // with the writer.
 //
+// Writes are group-committed: one writer goroutine takes every write call
+// waiting, runs each in its own savepoint inside one transaction (a call
+// that fails rolls back only its own changes and gets its own error),
+// commits once and then answers them all. A write method still returns only
+// after its change is committed, and one caller's writes are applied in the
+// order of its calls. A caller's context is checked before its write
+// starts; once started, the write is not interrupted (that would roll back
+// the whole group), and the call waits for the outcome. The batched
+// deletes of DeleteFinished and DeleteMessagesBefore run outside the
+// group, each batch its own transaction.
+//
 // The push outbox is the push_outbox table (schema version 2): a row per
 // event and configuration, written in the transaction that records the
 // event, removed by cascade with its configuration or task.
@@ -77,6 +88,11 @@ type Store struct {
 	list                                     [16]*sql.Stmt // by listFilter
 	countSince                               [8]*sql.Stmt  // by listFilter, only those withSince
 	counter                                  *sql.Stmt
+	savepoint, release, rollbackTo           *sql.Stmt // group commit (writer)
+
+	ops        chan *writeOp // to the writer goroutine
+	closing    chan struct{} // closed by Close
+	writerDone chan struct{} // closed when the writer goroutine has stopped
 
 	closeOnce sync.Once
 	closeErr  error
@@ -142,6 +158,10 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
+	s.ops = make(chan *writeOp)
+	s.closing = make(chan struct{})
+	s.writerDone = make(chan struct{})
+	go s.runWriter()
 	return s, nil
 }
 
@@ -466,6 +486,19 @@ func (s *Store) prepare() error {
 	}
 	s.counter = prep(r, `SELECT n FROM task_counts
 		WHERE tenant = ? AND owner = ? AND kind = ? AND context_id = ? AND state = ?`)
+
+	// Savepoints of the group commit; not queries, so not in s.queries.
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{{&s.savepoint, "SAVEPOINT op"}, {&s.release, "RELEASE op"}, {&s.rollbackTo, "ROLLBACK TO op"}} {
+		if err != nil {
+			break
+		}
+		if *p.st, err = w.Prepare(p.q); err == nil {
+			s.stmts = append(s.stmts, *p.st)
+		}
+	}
 	return err
 }
 
@@ -494,16 +527,164 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("sqlitestore: %s: %w", op, err)
 }
 
-// execer runs a prepared statement either alone or inside a transaction.
-type execer func(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error)
-
-func direct(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
-	return st.ExecContext(ctx, args...)
+// wtx is the writer's open transaction as one write operation sees it.
+// Statements run with the batch's context, not the caller's: interrupting
+// a statement would roll back the whole shared transaction, so a caller's
+// context is checked only before its operation starts.
+type wtx struct {
+	tx    *sql.Tx
+	stmts map[*sql.Stmt]*sql.Stmt // the transaction's copies, reused within a batch
 }
 
-func inTx(tx *sql.Tx) execer {
-	return func(ctx context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+func (w *wtx) stmt(st *sql.Stmt) *sql.Stmt {
+	ts, ok := w.stmts[st]
+	if !ok {
+		ts = w.tx.StmtContext(context.Background(), st)
+		w.stmts[st] = ts
+	}
+	return ts
+}
+
+// exec runs a prepared writer statement in the transaction. The context
+// argument is ignored (see wtx).
+func (w *wtx) exec(_ context.Context, st *sql.Stmt, args ...any) (sql.Result, error) {
+	return w.stmt(st).ExecContext(context.Background(), args...)
+}
+
+func (w *wtx) queryRow(st *sql.Stmt, args ...any) *sql.Row {
+	return w.stmt(st).QueryRowContext(context.Background(), args...)
+}
+
+// writeOp is one queued write: fn runs inside the writer's transaction and
+// err receives its outcome once that transaction has committed (or failed).
+type writeOp struct {
+	ctx context.Context
+	fn  func(w *wtx) error
+	err chan error
+}
+
+// maxBatch bounds how many operations one group commit takes.
+const maxBatch = 256
+
+var errClosed = errors.New("sqlitestore: store is closed")
+
+// write runs fn in a transaction on the writer connection and returns
+// only after that transaction has committed. Concurrent calls are grouped:
+// the writer goroutine takes every operation waiting, runs each in its own
+// savepoint (an operation that fails rolls back only its own changes),
+// commits once and then answers them all. A caller's operations run in the
+// order of its calls, since each call waits for its answer.
+func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op := &writeOp{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	select {
+	case s.ops <- op:
+	case <-s.closing:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once taken, the operation may commit: wait for the outcome whatever
+	// the context does, so that an error always means "not written".
+	return <-op.err
+}
+
+// runWriter is the writer goroutine.
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	batch := make([]*writeOp, 0, maxBatch)
+	for {
+		select {
+		case op := <-s.ops:
+			batch = append(batch[:0], op)
+		case <-s.closing:
+			return
+		}
+		// Let the goroutines that are ready to run (the callers just
+		// answered, say) queue their next operations before taking every
+		// operation waiting; without this, on a busy processor the
+		// writer would run each operation alone as soon as it arrives.
+		for n := -1; n != len(batch) && len(batch) < maxBatch; {
+			n = len(batch)
+			runtime.Gosched()
+		more:
+			for len(batch) < maxBatch {
+				select {
+				case op := <-s.ops:
+					batch = append(batch, op)
+				default:
+					break more
+				}
+			}
+		}
+		s.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch runs the operations in one transaction and answers each.
+func (s *Store) commitBatch(batch []*writeOp) {
+	errs := make([]error, len(batch))
+	fail := func(err error) {
+		for _, op := range batch {
+			op.err <- err
+		}
+	}
+	bg := context.Background()
+	tx, err := s.writer.BeginTx(bg, nil)
+	if err != nil {
+		fail(err)
+		return
+	}
+	w := &wtx{tx: tx, stmts: make(map[*sql.Stmt]*sql.Stmt, 8)}
+	single := len(batch) == 1
+	for i, op := range batch {
+		if err := op.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if single {
+			errs[i] = op.fn(w)
+			continue
+		}
+		if _, err := w.exec(bg, s.savepoint); err != nil {
+			tx.Rollback()
+			fail(err)
+			return
+		}
+		errs[i] = op.fn(w)
+		end := s.release
+		if errs[i] != nil {
+			end = s.rollbackTo
+		}
+		if _, err := w.exec(bg, end); err != nil {
+			// The transaction is no longer usable (SQLite may have rolled
+			// it back): nothing in the batch is written.
+			tx.Rollback()
+			fail(err)
+			return
+		}
+		if errs[i] != nil {
+			if _, err := w.exec(bg, s.release); err != nil {
+				tx.Rollback()
+				fail(err)
+				return
+			}
+		}
+	}
+	if single && errs[0] != nil {
+		tx.Rollback()
+		batch[0].err <- errs[0]
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		fail(err)
+		return
+	}
+	for i, op := range batch {
+		op.err <- errs[i]
 	}
 }
 
@@ -513,23 +694,6 @@ func affected(res sql.Result, err error) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
-}
-
-// write runs fn alone when it needs one statement, otherwise in one
-// transaction (the writer's transactions are BEGIN IMMEDIATE).
-func (s *Store) write(ctx context.Context, multi bool, fn func(exec execer) error) error {
-	if !multi {
-		return fn(direct)
-	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(inTx(tx)); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 // queued reports whether ev queues anything in the outbox.
@@ -559,8 +723,8 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return err
 		}
 	}
-	err = s.write(ctx, cfg != nil || evData != nil, func(exec execer) error {
-		n, err := affected(exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, t.ContextId,
+	err = s.write(ctx, func(w *wtx) error {
+		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, t.ContextId,
 			int32(t.GetStatus().GetState()), order.StatusMillis(t), int64(ev.Seq), data))
 		if err != nil {
 			return err
@@ -569,12 +733,12 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return taskstore.ErrExists
 		}
 		if cfg != nil {
-			if _, err := exec(ctx, s.putConfig, ev.PushConfig.GetId(), cfg, t.Id, sc.Tenant, sc.Owner); err != nil {
+			if _, err := w.exec(ctx, s.putConfig, ev.PushConfig.GetId(), cfg, t.Id, sc.Tenant, sc.Owner); err != nil {
 				return err
 			}
 		}
 		if evData != nil {
-			if _, err := exec(ctx, s.queueEvent, int64(ev.Seq), evData, time.Now().UnixMilli(), t.Id, sc.Tenant, sc.Owner); err != nil {
+			if _, err := w.exec(ctx, s.queueEvent, int64(ev.Seq), evData, time.Now().UnixMilli(), t.Id, sc.Tenant, sc.Owner); err != nil {
 				return err
 			}
 		}
@@ -599,8 +763,8 @@ func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return err
 		}
 	}
-	err = s.write(ctx, evData != nil, func(exec execer) error {
-		n, err := affected(exec(ctx, s.updateTask, t.GetContextId(), int32(t.GetStatus().GetState()),
+	err = s.write(ctx, func(w *wtx) error {
+		n, err := affected(w.exec(ctx, s.updateTask, t.GetContextId(), int32(t.GetStatus().GetState()),
 			order.StatusMillis(t), data, int64(ev.Seq), t.GetId(), sc.Tenant, sc.Owner))
 		if err != nil {
 			return err
@@ -609,7 +773,7 @@ func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return taskstore.ErrNotFound
 		}
 		if evData != nil {
-			if _, err := exec(ctx, s.queueEvent, int64(ev.Seq), evData, time.Now().UnixMilli(), t.GetId(), sc.Tenant, sc.Owner); err != nil {
+			if _, err := w.exec(ctx, s.queueEvent, int64(ev.Seq), evData, time.Now().UnixMilli(), t.GetId(), sc.Tenant, sc.Owner); err != nil {
 				return err
 			}
 		}
@@ -781,22 +945,22 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 			return err
 		}
 	}
-	err = s.write(ctx, true, func(exec execer) error {
-		n, err := affected(exec(ctx, s.putConfig, c.GetId(), data, c.GetTaskId(), sc.Tenant, sc.Owner))
+	err = s.write(ctx, func(w *wtx) error {
+		n, err := affected(w.exec(ctx, s.putConfig, c.GetId(), data, c.GetTaskId(), sc.Tenant, sc.Owner))
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return taskstore.ErrNotFound
 		}
-		if _, err := exec(ctx, s.dropQueued, c.GetTaskId(), c.GetId()); err != nil {
+		if _, err := w.exec(ctx, s.dropQueued, c.GetTaskId(), c.GetId()); err != nil {
 			return err
 		}
-		if _, err := exec(ctx, s.unsuspend, c.GetTaskId(), c.GetId()); err != nil {
+		if _, err := w.exec(ctx, s.unsuspend, c.GetTaskId(), c.GetId()); err != nil {
 			return err
 		}
 		if evData != nil {
-			_, err = exec(ctx, s.queueOne, int64(ev.Seq), evData, time.Now().UnixMilli(), c.GetTaskId(), sc.Tenant, sc.Owner, c.GetId())
+			_, err = w.exec(ctx, s.queueOne, int64(ev.Seq), evData, time.Now().UnixMilli(), c.GetTaskId(), sc.Tenant, sc.Owner, c.GetId())
 		}
 		return err
 	})
@@ -862,13 +1026,15 @@ func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID 
 // missing configuration is not an error; a task outside the scope is
 // ErrNotFound.
 func (s *Store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) error {
-	res, err := s.deleteConfig.ExecContext(ctx, taskID, id, sc.Tenant, sc.Owner)
+	var n int64
+	err := s.write(ctx, func(w *wtx) (err error) {
+		n, err = affected(w.exec(ctx, s.deleteConfig, taskID, id, sc.Tenant, sc.Owner))
+		return err
+	})
 	if err != nil {
 		return wrap("delete push config", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("delete push config", err)
-	} else if n > 0 {
+	if n > 0 {
 		return nil
 	}
 	var one int
@@ -959,9 +1125,9 @@ func (s *Store) DeletePush(ctx context.Context, ids ...int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.write(ctx, len(ids) > 1, func(exec execer) error {
+	err := s.write(ctx, func(w *wtx) error {
 		for _, id := range ids {
-			if _, err := exec(ctx, s.deletePush, id); err != nil {
+			if _, err := w.exec(ctx, s.deletePush, id); err != nil {
 				return err
 			}
 		}
@@ -976,12 +1142,12 @@ func (s *Store) DeletePush(ctx context.Context, ids ...int64) error {
 // SuspendPush marks a configuration suspended and drops its queued
 // notifications, in one transaction.
 func (s *Store) SuspendPush(ctx context.Context, t taskstore.PushTarget, reason string) error {
-	err := s.write(ctx, true, func(exec execer) error {
-		n, err := affected(exec(ctx, s.suspend, reason, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner))
+	err := s.write(ctx, func(w *wtx) error {
+		n, err := affected(w.exec(ctx, s.suspend, reason, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner))
 		if err != nil || n == 0 {
 			return err
 		}
-		_, err = exec(ctx, s.dropQueued, t.TaskID, t.ConfigID)
+		_, err = w.exec(ctx, s.dropQueued, t.TaskID, t.ConfigID)
 		return err
 	})
 	if err != nil {
@@ -1001,30 +1167,25 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 			return nil, err
 		}
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, wrap("put message", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.StmtContext(ctx, s.insertMessage).ExecContext(ctx, sc.Tenant, sc.Owner, r.MessageID,
-		r.Digest, r.TaskID, r.Reply != nil, reply, r.Created.UnixMilli())
-	if err != nil {
-		return nil, wrap("put message", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return nil, wrap("put message", err)
-	}
 	var old *taskstore.MessageRecord
-	if n == 0 {
-		// Read the existing record on the writer's own connection, inside
-		// the transaction, so that no cleanup can slip in between.
-		old, err = scanMessage(tx.StmtContext(ctx, s.getMessageW).QueryRowContext(ctx, sc.Tenant, sc.Owner, r.MessageID), r.MessageID)
+	var opErr error // already wrapped
+	err := s.write(ctx, func(w *wtx) error {
+		n, err := affected(w.exec(ctx, s.insertMessage, sc.Tenant, sc.Owner, r.MessageID,
+			r.Digest, r.TaskID, r.Reply != nil, reply, r.Created.UnixMilli()))
 		if err != nil {
-			return nil, err
+			opErr = wrap("put message", err)
+		} else if n == 0 {
+			// Read the existing record on the writer's own connection,
+			// inside the transaction, so that no cleanup can slip in
+			// between.
+			old, opErr = scanMessage(w.queryRow(s.getMessageW, sc.Tenant, sc.Owner, r.MessageID), r.MessageID)
 		}
+		return opErr
+	})
+	if opErr != nil {
+		return nil, opErr
 	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return nil, wrap("put message", err)
 	}
 	return old, nil
@@ -1066,13 +1227,15 @@ func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, message
 			return err
 		}
 	}
-	res, err := s.setReply.ExecContext(ctx, reply != nil, data, sc.Tenant, sc.Owner, messageID)
+	var n int64
+	err := s.write(ctx, func(w *wtx) (err error) {
+		n, err = affected(w.exec(ctx, s.setReply, reply != nil, data, sc.Tenant, sc.Owner, messageID))
+		return err
+	})
 	if err != nil {
 		return wrap("set message reply", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("set message reply", err)
-	} else if n == 0 {
+	if n == 0 {
 		return taskstore.ErrNotFound
 	}
 	return nil
@@ -1092,6 +1255,12 @@ func (s *Store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int
 // once; later calls return the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.closing != nil {
+			// Operations already taken are answered before the
+			// goroutine stops; later ones get errClosed.
+			close(s.closing)
+			<-s.writerDone
+		}
 		var errs []error
 		for _, st := range s.stmts {
 			errs = append(errs, st.Close())

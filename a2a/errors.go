@@ -176,8 +176,13 @@ func NewError(c Code, format string, args ...any) *Error {
 
 // InvalidParams returns an InvalidParamsError listing the violations.
 func InvalidParams(v ...FieldViolation) *Error {
+	return &Error{Code: CodeInvalidParams, Message: "invalid parameters" + JoinViolations(v), Violations: v}
+}
+
+// JoinViolations renders violations as ": field: description; ..." ("" for
+// none), for error messages.
+func JoinViolations(v []FieldViolation) string {
 	var b strings.Builder
-	b.WriteString("invalid parameters")
 	for i, f := range v {
 		if i == 0 {
 			b.WriteString(": ")
@@ -188,7 +193,7 @@ func InvalidParams(v ...FieldViolation) *Error {
 		b.WriteString(": ")
 		b.WriteString(f.Description)
 	}
-	return &Error{Code: CodeInvalidParams, Message: b.String(), Violations: v}
+	return b.String()
 }
 
 // Internal wraps an unexpected failure. The cause is kept for logs and never

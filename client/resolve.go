@@ -63,17 +63,7 @@ type CardError struct {
 // Error implements the error interface.
 func (e *CardError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "a2a client: agent card at %s: %s", e.URL, e.msg)
-	for i, v := range e.Violations {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(v.Field)
-		b.WriteString(": ")
-		b.WriteString(v.Description)
-	}
+	fmt.Fprintf(&b, "a2a client: agent card at %s: %s%s", e.URL, e.msg, a2a.JoinViolations(e.Violations))
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())

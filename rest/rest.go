@@ -194,8 +194,6 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 			if err := a2a.Unmarshal(body, req); err != nil {
 				return a2a.NewError(a2a.CodeInvalidParams, "%v", err)
 			}
-		} else if rt.m.Name == a2a.MethodSendMessage || rt.m.Name == a2a.MethodSendStreamingMessage || rt.m.Name == a2a.MethodCreateTaskPushNotificationConfig {
-			return a2a.NewError(a2a.CodeInvalidParams, "the request body is empty")
 		}
 	}
 	return decodeQuery(r.URL.Query(), req)

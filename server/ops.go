@@ -41,10 +41,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 		return nil, err
 	}
 	defer s.release(acc.r)
-	if acc.sub != nil {
-		acc.r.unsubscribe(acc.sub) // a blocking call waits on the run's state instead
-	}
-	r := acc.r
+	r := acc.r // a blocking call waits on the run's state, not on a stream
 	immediate := req.GetConfiguration().GetReturnImmediately() && acc.replay == nil
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -160,7 +157,7 @@ func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yi
 
 // accept validates a send, handles a resend of a known messageId, resolves
 // the task and starts the agent. On success the caller owns a reference on
-// acc.r and, when acc.sub is set, the subscription.
+// acc.r and, when acc.sub is set (streams only), the subscription.
 func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream bool) (*accepted, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {
@@ -212,7 +209,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 			return nil, a2a.InvalidParams(a2a.FieldViolation{Field: "message.messageId",
 				Description: "this messageId was already used for a different message; use a new messageId"})
 		}
-		return s.replay(ctx, c, rec)
+		return s.replay(ctx, c, rec, stream)
 	case !errors.Is(err, taskstore.ErrNotFound):
 		return nil, a2a.Internal(err)
 	}
@@ -231,7 +228,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	}
 
 	if msg.TaskId != "" {
-		return s.continueTask(ctx, c, msg, digest, areq, push)
+		return s.continueTask(ctx, c, msg, digest, areq, push, stream)
 	}
 
 	// A new task: the ids are minted now; the task itself is created when
@@ -258,7 +255,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 		s.releaseLocked(r)
 		return nil, a2a.Internal(err)
 	}
-	sub := r.subscribe()
+	sub := r.subscribeIf(stream)
 	seq := r.seq
 	ex := r.start(areq)
 	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
@@ -272,7 +269,7 @@ func (s *Server) releaseLocked(r *run) {
 }
 
 // continueTask handles a message for an existing task (brief §4.4, §4.5).
-func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig) (*accepted, error) {
+func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
 	r := s.acquire(msg.TaskId, c.scope)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -334,9 +331,9 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	}); err != nil {
 		return fail(a2a.Internal(err))
 	}
-	r.replied, r.reply = false, nil
+	r.reply = nil
 	snap := &a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}}
-	sub := r.subscribe()
+	sub := r.subscribeIf(stream)
 	seq := r.seq
 	ex := r.start(areq)
 	return &accepted{r: r, sub: sub, snap: snap, ex: ex, seq: seq}, nil
@@ -345,7 +342,7 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 // replay answers a resend of a known messageId with the original result,
 // without running the agent again (DESIGN B14): the direct reply, or the
 // task, followed live while it is still running.
-func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord) (*accepted, error) {
+func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord, stream bool) (*accepted, error) {
 	r := s.acquire(rec.TaskID, c.scope)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -368,7 +365,7 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 			return acc, nil
 		}
 	}
-	acc.sub = r.subscribe()
+	acc.sub = r.subscribeIf(stream)
 	acc.ex, acc.seq = r.exec, r.seq
 	return acc, nil
 }

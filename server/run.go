@@ -34,7 +34,6 @@ type run struct {
 	subs    map[*subscriber]struct{}
 	waiters map[chan struct{}]struct{} // in-process callers woken on every change
 	exec    *execution                 // the active execution, if any
-	replied bool                       // the execution answered with a direct Message
 	reply   *a2a.Message               // that reply
 
 	// For a task that does not exist yet: what create needs.
@@ -142,6 +141,15 @@ func (r *run) subscribe() *subscriber {
 	return sub
 }
 
+// subscribeIf subscribes when want is true, and returns nil otherwise.
+// Callers hold r.mu.
+func (r *run) subscribeIf(want bool) *subscriber {
+	if !want {
+		return nil
+	}
+	return r.subscribe()
+}
+
 // unsubscribe removes a subscriber (idempotent).
 func (r *run) unsubscribe(sub *subscriber) {
 	r.mu.Lock()
@@ -240,7 +248,7 @@ func (r *run) returned(ex *execution, err error) {
 	if ex.detached && err == nil && !ex.done {
 		return // the background work owns the task now
 	}
-	if !r.replied && !ex.done && (err != nil || r.task == nil || !settled(r.task.GetStatus().GetState())) {
+	if r.reply == nil && !ex.done && (err != nil || r.task == nil || !settled(r.task.GetStatus().GetState())) {
 		why := "the agent stopped without finishing the task"
 		switch {
 		case err != nil:
@@ -312,7 +320,7 @@ func (r *run) emit(ex *execution, ev event) error {
 func (r *run) apply(ex *execution, ev event) error {
 	ctx := context.WithoutCancel(ex.ctx)
 	if ev.reply != nil {
-		if r.task != nil || r.replied {
+		if r.task != nil || r.reply != nil {
 			return ErrReplyNotFirst
 		}
 		m := proto.Clone(ev.reply).(*a2a.Message)
@@ -320,7 +328,7 @@ func (r *run) apply(ex *execution, ev event) error {
 		if v := a2a.CheckRequired(m); len(v) > 0 {
 			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
 		}
-		r.replied, r.reply = true, m
+		r.reply = m
 		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
 			r.s.log.Error("could not record reply", "task", r.id, "err", err)
 		}
@@ -328,7 +336,7 @@ func (r *run) apply(ex *execution, ev event) error {
 		r.finish(ex)
 		return nil
 	}
-	if r.replied {
+	if r.reply != nil {
 		return ErrReplyNotFirst
 	}
 	if r.task == nil {

@@ -284,6 +284,9 @@ func TestHangingReceiver(t *testing.T) {
 	other := newReceiver(t, nil)
 	e.send(t, "hello", &a2a.TaskPushNotificationConfig{Url: other.url})
 	other.waitDelivered(t, 4)
+	// Its first request is in flight (it may only now be leaving: the
+	// dispatcher runs beside the task), and nothing after it was sent.
+	eventually(t, "the hanging receiver's first request", func() bool { return len(hanging.all()) >= 1 })
 	if n := len(hanging.all()); n != 1 {
 		t.Errorf("hanging receiver got %d requests, want 1 still in flight", n)
 	}

@@ -129,6 +129,7 @@ func (o *output) printCard(card *a2a.AgentCard) {
 	o.printf("%s", b.String())
 }
 
+// schemeKind names the kind of a security scheme for people.
 func schemeKind(s *a2a.SecurityScheme) string {
 	switch x := s.GetScheme().(type) {
 	case *a2a.SecurityScheme_HttpAuthSecurityScheme:

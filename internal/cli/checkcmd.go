@@ -7,13 +7,10 @@ import (
 	"strings"
 	"sync"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/check"
 )
 
-// checkCmd runs `parley check URL`: grade an A2A server.
-func checkCmd(ctx context.Context, e *env, args []string) error {
-	fs, c := e.newFlags(`check URL [flags]
+const checkSynopsis = `check URL [flags]
 
 Grades the A2A server at URL against the A2A v1.0 specification, binding by
 binding (every interface of its card that this build speaks), and prints a
@@ -27,7 +24,11 @@ the observed behaviour is reported) or SKIP (not run, with the reason).
 Checks that need a known agent behaviour run when the target serves
 Parley's conformance agent (parley serve --agent conformance); the others
 run against any agent. The exit status is 1 when a MUST failed, 3 when the
-agent cannot be reached, 0 otherwise.`, false)
+agent cannot be reached, 0 otherwise.`
+
+// checkCmd runs `parley check URL`: grade an A2A server.
+func checkCmd(ctx context.Context, e *env, args []string) error {
+	fs, c := e.newFlags(checkSynopsis, false)
 	token2 := fs.String("token2", "", "a second principal's bearer `TOKEN`, for the task scoping checks (B12)")
 	webhookAddr := fs.String("webhook-addr", "", "listen on `HOST:PORT` for push notifications during the push delivery checks (B3)")
 	brief := fs.Bool("brief", false, "show the details (sent, received, requirement) only for results that are not PASS")
@@ -39,59 +40,58 @@ agent cannot be reached, 0 otherwise.`, false)
 		return err
 	}
 	opts := check.Options{URL: pos[0], Token: c.token, Token2: *token2, Header: c.header(), WebhookAddr: *webhookAddr}
-	switch strings.ToLower(c.binding) {
-	case "":
-	case "jsonrpc", "json-rpc":
-		opts.Bindings = []string{a2a.BindingJSONRPC}
-	case "rest", "http+json", "httpjson", "http":
-		opts.Bindings = []string{a2a.BindingHTTPJSON}
-	case "grpc":
-		opts.Bindings = []string{a2a.BindingGRPC}
+	if b, _ := bindingOf(c.binding); b != "" { // e.parse has checked it
+		opts.Bindings = []string{b}
 	}
 	ctx, cancel := c.context(ctx, 0)
 	defer cancel()
 
-	var (
-		mu   sync.Mutex
-		n    int
-		last string
-	)
 	if !c.json {
-		opts.Progress = func(r check.Result) {
-			mu.Lock()
-			n++
-			last = strings.TrimSpace(r.Binding + " " + r.ID)
-			mu.Unlock()
-		}
-		frame := 0
-		e.out.startLive(func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			frame++
-			return fmt.Sprintf("%c checking %s · %d results · %s", spinner[frame%len(spinner)], pos[0], n, last)
-		})
+		opts.Progress = e.showCheckProgress(pos[0])
 	}
 	rep, err := check.Run(ctx, opts)
 	e.out.stopLiveLine()
 	if err != nil {
 		var ue *check.UnreachableError
-		if errors.As(err, &ue) {
-			return codeError{err, ExitTransport}
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
+		if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
 			return codeError{err, ExitTransport}
 		}
 		return err
 	}
 	if c.json {
-		if err := rep.WriteJSON(e.stdout); err != nil {
-			return err
-		}
-	} else if err := rep.WriteText(e.stdout, check.TextOptions{Color: e.out.color, Brief: *brief}); err != nil {
+		err = rep.WriteJSON(e.stdout)
+	} else {
+		err = rep.WriteText(e.stdout, check.TextOptions{Color: e.out.color, Brief: *brief})
+	}
+	if err != nil {
 		return err
 	}
 	if rep.MustFailed() {
 		return codeError{errReported, ExitError}
 	}
 	return nil
+}
+
+// showCheckProgress starts a live line that counts the results of the
+// checks of url as they come, and returns the function check.Run reports
+// each result to.
+func (e *env) showCheckProgress(url string) func(check.Result) {
+	var (
+		mu    sync.Mutex
+		n     int
+		last  string
+		frame int
+	)
+	e.out.startLive(func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		frame++
+		return fmt.Sprintf("%c checking %s · %d results · %s", spinner[frame%len(spinner)], url, n, last)
+	})
+	return func(r check.Result) {
+		mu.Lock()
+		n++
+		last = strings.TrimSpace(r.Binding + " " + r.ID)
+		mu.Unlock()
+	}
 }

@@ -1,5 +1,7 @@
-// Package cli is the `parley` command: Run parses arguments and runs a
-// subcommand, writing to the given streams.
+// Package cli is the `parley` command: Run parses the arguments, runs the
+// subcommand they name (serve, webhook, load, or one of the client
+// commands card, send, task, push and check) and returns its exit code,
+// writing only to the streams it is given.
 package cli
 
 import (
@@ -33,7 +35,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = webhook(ctx, args[1:], stdout, stderr)
 	case "load":
 		err = load(ctx, args[1:], stdout, stderr)
-	case "card", "send", "task", "push", "check": // issue 4: client commands
+	case "card", "send", "task", "push", "check": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
@@ -61,6 +63,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // usageError marks an error in the command line.
 type usageError struct{ error }
 
+// usage writes the command's help to w.
 func usage(w io.Writer) {
 	fmt.Fprint(w, strings.TrimLeft(`
 parley: an Agent2Agent (A2A) protocol v1.0 server and toolkit
@@ -84,8 +87,11 @@ Run 'parley COMMAND -h' for a command's flags.
 `, "\n"))
 }
 
-// multiFlag is a repeatable string flag.
+// multiFlag is a repeatable string flag: each use adds a value.
 type multiFlag []string
 
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+// String joins the values with commas.
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+// Set adds a value.
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

@@ -140,108 +140,139 @@ func TestSendCommand(t *testing.T) {
 	t.Parallel()
 	p := serve(t, "--agent", "conformance", "--store", "memory")
 	url := "http://" + p.addr
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, url string)
+	}{
+		{"blocking", sendBlocking},
+		{"message reply", sendMessageReply},
+		{"stream", sendStream},
+		{"async then wait", sendAsyncThenWait},
+		{"continue a task", sendContinueTask},
+		{"file and data parts", sendFileAndDataParts},
+		{"timeout", sendTimeout},
+		{"version", sendVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.run(t, url)
+		})
+	}
+}
 
-	t.Run("blocking", func(t *testing.T) {
-		t.Parallel()
-		out, _ := mustRun(t, 0, "send", url, "hello")
-		contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
-		// Flags before the URL, every binding.
-		for _, b := range []string{"jsonrpc", "rest", "grpc"} {
-			out, _ = mustRun(t, 0, "send", "--binding", b, "--json", url, "hello "+b)
-			m := jsonOf(t, out)
-			task, _ := m["task"].(map[string]any)
-			st, _ := task["status"].(map[string]any)
-			if st["state"] != "TASK_STATE_COMPLETED" {
-				t.Fatalf("send --binding %s --json: %v", b, m)
-			}
-		}
-	})
-	t.Run("message reply", func(t *testing.T) {
-		t.Parallel()
-		out, _ := mustRun(t, 0, "send", url, "message")
-		contains(t, "send", out, "agent: pong")
-	})
-	t.Run("stream", func(t *testing.T) {
-		t.Parallel()
-		out, _ := mustRun(t, 0, "send", url, "stream 4", "--stream")
-		contains(t, "send --stream", out, "task ", "SUBMITTED", "status WORKING", "artifact stream: chunk 0chunk 1chunk 2chunk 3\n", "status COMPLETED")
-		// --json: one StreamResponse per line.
-		out, _ = mustRun(t, 0, "send", "--stream", "--json", url, "stream 2")
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if len(lines) != 5 {
-			t.Fatalf("send --stream --json: %d lines, want 5:\n%s", len(lines), out)
-		}
-		for _, l := range lines {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(l), &m); err != nil || len(m) != 1 {
-				t.Fatalf("stream line %q: %v", l, err)
-			}
-		}
-	})
-	t.Run("async then wait", func(t *testing.T) {
-		t.Parallel()
-		out, _ := mustRun(t, 0, "send", url, "slow 500", "--async", "--json")
-		id := field(jsonOf(t, out), "task", "id").(string)
-		if st := field(jsonOf(t, out), "task", "status", "state"); st == "TASK_STATE_COMPLETED" {
-			t.Fatalf("--async waited: %v", st)
-		}
-		out, _ = mustRun(t, 0, "task", "wait", url, id)
-		contains(t, "task wait", out, id, "COMPLETED", "slow 500")
-	})
-	t.Run("continue a task", func(t *testing.T) {
-		t.Parallel()
-		out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
+// sendBlocking checks that send waits for the task and prints it, on
+// every binding.
+func sendBlocking(t *testing.T, url string) {
+	out, _ := mustRun(t, 0, "send", url, "hello")
+	contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
+	// Flags before the URL, every binding.
+	for _, b := range []string{"jsonrpc", "rest", "grpc"} {
+		out, _ = mustRun(t, 0, "send", "--binding", b, "--json", url, "hello "+b)
 		m := jsonOf(t, out)
-		id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
-		out, _ = mustRun(t, 0, "send", url, "--task", id, "the missing piece")
-		contains(t, "follow-up", out, id, "COMPLETED", "the missing piece")
-		// A new task in the same context.
-		out, _ = mustRun(t, 0, "send", url, "again", "--context", ctxID, "--json")
-		if got := field(jsonOf(t, out), "task", "contextId"); got != ctxID {
-			t.Fatalf("--context: task in context %v, want %s", got, ctxID)
+		task, _ := m["task"].(map[string]any)
+		st, _ := task["status"].(map[string]any)
+		if st["state"] != "TASK_STATE_COMPLETED" {
+			t.Fatalf("send --binding %s --json: %v", b, m)
 		}
-		// The finished task takes no more messages: an A2A error, exit 4.
-		_, errs := mustRun(t, 4, "send", url, "--task", id, "too late")
-		contains(t, "stderr", errs, "UnsupportedOperationError")
-	})
-	t.Run("file and data parts", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "notes.txt")
-		os.WriteFile(path, []byte("file content"), 0o600)
-		out, _ := mustRun(t, 0, "send", url, "with a file", "--file", path, "--history", "1", "--json")
-		hist, _ := field(jsonOf(t, out), "task", "history").([]any)
-		if len(hist) != 1 {
-			t.Fatalf("history %v", hist)
+	}
+}
+
+// sendMessageReply checks that send prints the agent's direct reply.
+func sendMessageReply(t *testing.T, url string) {
+	out, _ := mustRun(t, 0, "send", url, "message")
+	contains(t, "send", out, "agent: pong")
+}
+
+// sendStream checks that send --stream shows the events, and with --json
+// writes one per line.
+func sendStream(t *testing.T, url string) {
+	out, _ := mustRun(t, 0, "send", url, "stream 4", "--stream")
+	contains(t, "send --stream", out, "task ", "SUBMITTED", "status WORKING", "artifact stream: chunk 0chunk 1chunk 2chunk 3\n", "status COMPLETED")
+	// --json: one StreamResponse per line.
+	out, _ = mustRun(t, 0, "send", "--stream", "--json", url, "stream 2")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("send --stream --json: %d lines, want 5:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || len(m) != 1 {
+			t.Fatalf("stream line %q: %v", l, err)
 		}
-		parts, _ := field(hist[0], "parts").([]any)
-		if len(parts) != 2 || field(parts[1], "raw") != "ZmlsZSBjb250ZW50" || field(parts[1], "mediaType") != "text/plain" || field(parts[1], "filename") != "notes.txt" {
-			t.Errorf("parts %v", parts)
-		}
-		// The conformance agent takes text/plain only: a data part
-		// (application/json) is refused with an A2A error.
-		_, errs := mustRun(t, 4, "send", url, "--data", `{"n":1}`)
-		contains(t, "stderr", errs, "ContentTypeNotSupportedError", "application/json")
-		_, errs = mustRun(t, 2, "send", url, "--data", "{not json")
-		contains(t, "stderr", errs, "--data")
-		_, errs = mustRun(t, 2, "send", url, "--file", filepath.Join(t.TempDir(), "absent"))
-		contains(t, "stderr", errs, "--file")
-	})
-	t.Run("timeout", func(t *testing.T) {
-		t.Parallel()
-		// AUTH_REQUIRED keeps the stream open (DESIGN B2) until --timeout.
-		out, errs := mustRun(t, 3, "send", url, "auth-required", "--stream", "--timeout", "1s")
-		contains(t, "stdout", out, "status AUTH_REQUIRED  authorization is required")
-		contains(t, "stderr", errs, "timed out after 1s")
-	})
-	t.Run("version", func(t *testing.T) {
-		t.Parallel()
-		// No A2A-Version means 0.3, which Parley refuses: exit 4.
-		out, errs := mustRun(t, 4, "send", url, "hello", "--a2a-version", "", "--json")
-		contains(t, "stderr", errs, "VersionNotSupportedError")
-		if field(jsonOf(t, out), "error", "name") != "VersionNotSupportedError" {
-			t.Fatalf("json error %s", out)
-		}
-	})
+	}
+}
+
+// sendAsyncThenWait checks that send --async returns before the task
+// ends, and that task wait waits for it.
+func sendAsyncThenWait(t *testing.T, url string) {
+	out, _ := mustRun(t, 0, "send", url, "slow 500", "--async", "--json")
+	id := field(jsonOf(t, out), "task", "id").(string)
+	if st := field(jsonOf(t, out), "task", "status", "state"); st == "TASK_STATE_COMPLETED" {
+		t.Fatalf("--async waited: %v", st)
+	}
+	out, _ = mustRun(t, 0, "task", "wait", url, id)
+	contains(t, "task wait", out, id, "COMPLETED", "slow 500")
+}
+
+// sendContinueTask checks that send continues a task (--task) and a
+// context (--context), and that a finished task takes no more messages.
+func sendContinueTask(t *testing.T, url string) {
+	out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
+	m := jsonOf(t, out)
+	id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
+	out, _ = mustRun(t, 0, "send", url, "--task", id, "the missing piece")
+	contains(t, "follow-up", out, id, "COMPLETED", "the missing piece")
+	// A new task in the same context.
+	out, _ = mustRun(t, 0, "send", url, "again", "--context", ctxID, "--json")
+	if got := field(jsonOf(t, out), "task", "contextId"); got != ctxID {
+		t.Fatalf("--context: task in context %v, want %s", got, ctxID)
+	}
+	// The finished task takes no more messages: an A2A error, exit 4.
+	_, errs := mustRun(t, 4, "send", url, "--task", id, "too late")
+	contains(t, "stderr", errs, "UnsupportedOperationError")
+}
+
+// sendFileAndDataParts checks the parts of --file and --data, and the
+// usage errors of bad ones.
+func sendFileAndDataParts(t *testing.T, url string) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(path, []byte("file content"), 0o600)
+	out, _ := mustRun(t, 0, "send", url, "with a file", "--file", path, "--history", "1", "--json")
+	hist, _ := field(jsonOf(t, out), "task", "history").([]any)
+	if len(hist) != 1 {
+		t.Fatalf("history %v", hist)
+	}
+	parts, _ := field(hist[0], "parts").([]any)
+	if len(parts) != 2 || field(parts[1], "raw") != "ZmlsZSBjb250ZW50" || field(parts[1], "mediaType") != "text/plain" || field(parts[1], "filename") != "notes.txt" {
+		t.Errorf("parts %v", parts)
+	}
+	// The conformance agent takes text/plain only: a data part
+	// (application/json) is refused with an A2A error.
+	_, errs := mustRun(t, 4, "send", url, "--data", `{"n":1}`)
+	contains(t, "stderr", errs, "ContentTypeNotSupportedError", "application/json")
+	_, errs = mustRun(t, 2, "send", url, "--data", "{not json")
+	contains(t, "stderr", errs, "--data")
+	_, errs = mustRun(t, 2, "send", url, "--file", filepath.Join(t.TempDir(), "absent"))
+	contains(t, "stderr", errs, "--file")
+}
+
+// sendTimeout checks that send gives up after --timeout, with exit 3.
+func sendTimeout(t *testing.T, url string) {
+	// AUTH_REQUIRED keeps the stream open (DESIGN B2) until --timeout.
+	out, errs := mustRun(t, 3, "send", url, "auth-required", "--stream", "--timeout", "1s")
+	contains(t, "stdout", out, "status AUTH_REQUIRED  authorization is required")
+	contains(t, "stderr", errs, "timed out after 1s")
+}
+
+// sendVersion checks that --a2a-version "" sends no A2A-Version, which
+// Parley refuses.
+func sendVersion(t *testing.T, url string) {
+	// No A2A-Version means 0.3, which Parley refuses: exit 4.
+	out, errs := mustRun(t, 4, "send", url, "hello", "--a2a-version", "", "--json")
+	contains(t, "stderr", errs, "VersionNotSupportedError")
+	if field(jsonOf(t, out), "error", "name") != "VersionNotSupportedError" {
+		t.Fatalf("json error %s", out)
+	}
 }
 
 func TestTaskCommands(t *testing.T) {
@@ -433,8 +464,12 @@ func TestClientGRPCBinding(t *testing.T) {
 	contains(t, "stderr", errs, "VersionNotSupportedError")
 	_, errs = mustRun(t, 4, "task", "get", url, id, "--binding", "grpc") // no token
 	contains(t, "stderr", errs, "UnauthenticatedError")
+}
 
-	// A card whose only gRPC interface is on a closed port: exit 3.
+// TestClientGRPCDeadTarget runs the client commands against a card whose
+// only gRPC interface is on a closed port: exit 3.
+func TestClientGRPCDeadTarget(t *testing.T) {
+	t.Parallel()
 	dead := freeAddr(t)
 	card := `{"name":"ghost","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
 		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
@@ -444,7 +479,7 @@ func TestClientGRPCBinding(t *testing.T) {
 		w.Write([]byte(card))
 	}))
 	defer srv.Close()
-	_, errs = mustRun(t, 3, "send", srv.URL, "hi", "--binding", "grpc")
+	_, errs := mustRun(t, 3, "send", srv.URL, "hi", "--binding", "grpc")
 	contains(t, "stderr", errs, "cannot connect", dead)
 	// Without --binding the card's order applies, gRPC included.
 	_, errs = mustRun(t, 3, "task", "get", srv.URL, "x")

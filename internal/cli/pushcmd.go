@@ -3,16 +3,15 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
 )
 
-// pushCmd runs `parley push create|get|list|delete`: manage the push
-// notification configurations of a task.
-func pushCmd(ctx context.Context, e *env, args []string) error {
-	const synopsis = `push SUBCOMMAND URL TASK_ID [CONFIG_ID] [flags]
+const pushSynopsis = `push SUBCOMMAND URL TASK_ID [CONFIG_ID] [flags]
 
   push create URL TASK_ID --url WEBHOOK   register a webhook for the task
                                           (--token-value, --auth-scheme,
@@ -20,48 +19,24 @@ func pushCmd(ctx context.Context, e *env, args []string) error {
   push get URL TASK_ID CONFIG_ID          print a configuration
   push list URL TASK_ID                   list the task's configurations
   push delete URL TASK_ID CONFIG_ID       delete a configuration`
-	sub := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
+
+// pushCmd runs `parley push create|get|list|delete`: manage the push
+// notification configurations of a task.
+func pushCmd(ctx context.Context, e *env, args []string) error {
+	sub, args := splitSubcommand(args)
 	e.name = strings.TrimSpace("push " + sub)
-	fs, c := e.newFlags(synopsis, true)
-	var webhook, tokenValue, scheme, creds, id, pageToken string
-	var pageSize int
-	switch sub {
-	case "create":
-		fs.StringVar(&webhook, "url", "", "the webhook `URL` notifications are POSTed to (required)")
-		fs.StringVar(&tokenValue, "token-value", "", "a `TOKEN` the agent sends with every notification (the config's token)")
-		fs.StringVar(&scheme, "auth-scheme", "", "the HTTP authentication `SCHEME` the agent uses at the webhook, e.g. Bearer")
-		fs.StringVar(&creds, "auth-credentials", "", "the `CREDENTIALS` for --auth-scheme (sent as Authorization: SCHEME CREDENTIALS)")
-		fs.StringVar(&id, "id", "", "the configuration's `ID` (default: the server assigns one)")
-	case "list":
-		fs.IntVar(&pageSize, "page-size", 0, "at most `N` configurations")
-		fs.StringVar(&pageToken, "page-token", "", "the page after this `TOKEN`")
-	}
+	fs, c := e.newFlags(pushSynopsis, true)
+	f := addPushCmdFlags(fs, sub)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "create", "list":
-		err = wantArgs(pos, 2, 2, "the agent URL and the task ID")
-	case "get", "delete":
-		err = wantArgs(pos, 3, 3, "the agent URL, the task ID and the configuration ID")
-	case "":
-		err = usageError{errors.New("missing subcommand: create, get, list or delete")}
-	default:
-		err = usageError{fmt.Errorf("unknown subcommand %q: want create, get, list or delete", sub)}
-	}
-	if err != nil {
+	if err := checkPushArgs(sub, pos); err != nil {
 		return err
 	}
 	if sub == "create" {
-		switch {
-		case webhook == "":
-			return usageError{errors.New("--url WEBHOOK is required")}
-		case creds != "" && scheme == "":
-			return usageError{errors.New("--auth-credentials needs --auth-scheme")}
+		if err := f.checkCreate(); err != nil {
+			return err
 		}
 	}
 	ctx, cancel := c.context(ctx, defaultTimeout)
@@ -74,53 +49,129 @@ func pushCmd(ctx context.Context, e *env, args []string) error {
 	taskID := pos[1]
 	switch sub {
 	case "create":
-		cfg := &a2a.TaskPushNotificationConfig{TaskId: taskID, Id: id, Url: webhook, Token: tokenValue}
-		if scheme != "" {
-			cfg.Authentication = &a2a.AuthenticationInfo{Scheme: scheme, Credentials: creds}
-		}
-		got, err := cl.CreateTaskPushNotificationConfig(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(got)
-		}
-		e.out.printPushConfig(got)
+		return e.pushCreate(ctx, cl, f.config(taskID))
 	case "get":
-		got, err := cl.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskId: taskID, Id: pos[2]})
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(got)
-		}
-		e.out.printPushConfig(got)
+		return e.pushGet(ctx, cl, taskID, pos[2])
 	case "list":
-		req := &a2a.ListTaskPushNotificationConfigsRequest{TaskId: taskID, PageToken: pageToken, PageSize: int32(pageSize)}
-		l, err := cl.ListTaskPushNotificationConfigs(ctx, req)
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(l)
-		}
-		for _, cfg := range l.GetConfigs() {
-			e.out.printPushConfig(cfg)
-		}
-		e.out.printf("%d configuration(s)", len(l.GetConfigs()))
-		if l.GetNextPageToken() != "" {
-			e.out.printf("; next page: --page-token %s", l.GetNextPageToken())
-		}
-		e.out.printf("\n")
-	case "delete":
-		if err := cl.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskId: taskID, Id: pos[2]}); err != nil {
-			return err
-		}
-		if c.json {
-			e.out.printf("{\"deleted\":%s,\"taskId\":%s}\n", jsonQuote(pos[2]), jsonQuote(taskID))
-			return nil
-		}
-		e.out.printf("deleted push config %s of task %s\n", pos[2], taskID)
+		return e.pushList(ctx, cl, &a2a.ListTaskPushNotificationConfigsRequest{TaskId: taskID, PageToken: f.pageToken, PageSize: int32(f.pageSize)})
+	default: // "delete"
+		return e.pushDelete(ctx, cl, taskID, pos[2])
 	}
+}
+
+// checkPushArgs checks the subcommand and the number of positional
+// arguments of `parley push`.
+func checkPushArgs(sub string, pos []string) error {
+	switch sub {
+	case "create", "list":
+		return wantArgs(pos, 2, 2, "the agent URL and the task ID")
+	case "get", "delete":
+		return wantArgs(pos, 3, 3, "the agent URL, the task ID and the configuration ID")
+	case "":
+		return usageError{errors.New("missing subcommand: create, get, list or delete")}
+	}
+	return usageError{fmt.Errorf("unknown subcommand %q: want create, get, list or delete", sub)}
+}
+
+// pushCmdFlags are the flags of `push create` and `push list`.
+type pushCmdFlags struct {
+	webhook, tokenValue, scheme, creds, id string // push create
+	pageToken                              string // push list
+	pageSize                               int    // push list
+}
+
+// addPushCmdFlags defines the flags of the push subcommand sub on fs.
+func addPushCmdFlags(fs *flag.FlagSet, sub string) *pushCmdFlags {
+	f := &pushCmdFlags{}
+	switch sub {
+	case "create":
+		fs.StringVar(&f.webhook, "url", "", "the webhook `URL` notifications are POSTed to (required)")
+		fs.StringVar(&f.tokenValue, "token-value", "", "a `TOKEN` the agent sends with every notification (the config's token)")
+		fs.StringVar(&f.scheme, "auth-scheme", "", "the HTTP authentication `SCHEME` the agent uses at the webhook, e.g. Bearer")
+		fs.StringVar(&f.creds, "auth-credentials", "", "the `CREDENTIALS` for --auth-scheme (sent as Authorization: SCHEME CREDENTIALS)")
+		fs.StringVar(&f.id, "id", "", "the configuration's `ID` (default: the server assigns one)")
+	case "list":
+		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` configurations")
+		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN`")
+	}
+	return f
+}
+
+// checkCreate checks the flags of `push create`.
+func (f *pushCmdFlags) checkCreate() error {
+	switch {
+	case f.webhook == "":
+		return usageError{errors.New("--url WEBHOOK is required")}
+	case f.creds != "" && f.scheme == "":
+		return usageError{errors.New("--auth-credentials needs --auth-scheme")}
+	}
+	return nil
+}
+
+// config is the configuration `push create` registers for the task.
+func (f *pushCmdFlags) config(taskID string) *a2a.TaskPushNotificationConfig {
+	cfg := &a2a.TaskPushNotificationConfig{TaskId: taskID, Id: f.id, Url: f.webhook, Token: f.tokenValue}
+	if f.scheme != "" {
+		cfg.Authentication = &a2a.AuthenticationInfo{Scheme: f.scheme, Credentials: f.creds}
+	}
+	return cfg
+}
+
+// pushCreate runs `push create`.
+func (e *env) pushCreate(ctx context.Context, cl *client.Client, cfg *a2a.TaskPushNotificationConfig) error {
+	got, err := cl.CreateTaskPushNotificationConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(got)
+	}
+	e.out.printPushConfig(got)
+	return nil
+}
+
+// pushGet runs `push get`.
+func (e *env) pushGet(ctx context.Context, cl *client.Client, taskID, id string) error {
+	got, err := cl.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskId: taskID, Id: id})
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(got)
+	}
+	e.out.printPushConfig(got)
+	return nil
+}
+
+// pushList runs `push list`.
+func (e *env) pushList(ctx context.Context, cl *client.Client, req *a2a.ListTaskPushNotificationConfigsRequest) error {
+	l, err := cl.ListTaskPushNotificationConfigs(ctx, req)
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(l)
+	}
+	for _, cfg := range l.GetConfigs() {
+		e.out.printPushConfig(cfg)
+	}
+	e.out.printf("%d configuration(s)", len(l.GetConfigs()))
+	if l.GetNextPageToken() != "" {
+		e.out.printf("; next page: --page-token %s", l.GetNextPageToken())
+	}
+	e.out.printf("\n")
+	return nil
+}
+
+// pushDelete runs `push delete`.
+func (e *env) pushDelete(ctx context.Context, cl *client.Client, taskID, id string) error {
+	if err := cl.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskId: taskID, Id: id}); err != nil {
+		return err
+	}
+	if e.c.json {
+		e.out.printf("{\"deleted\":%s,\"taskId\":%s}\n", jsonQuote(id), jsonQuote(taskID))
+		return nil
+	}
+	e.out.printf("deleted push config %s of task %s\n", id, taskID)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"iter"
@@ -18,26 +19,19 @@ import (
 	"parley.dev/parley/client"
 )
 
-// sendCmd runs `parley send URL TEXT`.
-func sendCmd(ctx context.Context, e *env, args []string) error {
-	fs, c := e.newFlags(`send URL [TEXT] [flags]
+const sendSynopsis = `send URL [TEXT] [flags]
 
 Sends a message to the agent at URL and prints the answer: the task (its
 state, status message and artifacts) or the agent's direct reply. TEXT is
 the message's text part ("-" reads it from standard input); --file and
 --data add more parts. By default the call waits until the task is
 finished or needs input; --async returns at once, --stream shows the events
-as they arrive.`, true)
-	stream := fs.Bool("stream", false, "stream the events as they arrive (SendStreamingMessage)")
-	async := fs.Bool("async", false, "return as soon as the task exists (returnImmediately)")
-	taskID := fs.String("task", "", "continue the task with this `ID`")
-	contextID := fs.String("context", "", "send within the conversation (context) with this `ID`")
-	messageID := fs.String("message-id", "", "the message's `ID` (default: a new one; reuse one to resend a message)")
-	history := fs.Int("history", -1, "at most `N` history messages in the returned task (historyLength; -1: the server's default)")
-	var files, data, accept multiFlag
-	fs.Var(&files, "file", "attach the file at `PATH` as a part: its bytes, a media type guessed from its extension, its name (repeatable)")
-	fs.Var(&data, "data", "attach a data part holding the `JSON` value (repeatable)")
-	fs.Var(&accept, "accept", "a media `TYPE` the client accepts in answers (acceptedOutputModes; repeatable)")
+as they arrive.`
+
+// sendCmd runs `parley send URL TEXT`.
+func sendCmd(ctx context.Context, e *env, args []string) error {
+	fs, c := e.newFlags(sendSynopsis, true)
+	f := addSendFlags(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -45,70 +39,27 @@ as they arrive.`, true)
 	if err := wantArgs(pos, 1, 2, "the agent URL"); err != nil {
 		return err
 	}
-	if *stream && *async {
-		return usageError{errors.New("--stream and --async cannot be combined")}
+	if err := f.check(); err != nil {
+		return err
 	}
-	if *history < -1 {
-		return usageError{fmt.Errorf("--history %d: want 0 or more (or -1 for the server's default)", *history)}
+	msg, err := f.message(pos[1:])
+	if err != nil {
+		return err
 	}
-	msg := &a2a.Message{MessageId: *messageID, Role: a2a.Role_ROLE_USER, TaskId: *taskID, ContextId: *contextID}
-	if msg.MessageId == "" {
-		msg.MessageId = a2a.NewID()
-	}
-	if len(pos) == 2 {
-		text := pos[1]
-		if text == "-" {
-			b, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
-			if err != nil {
-				return fmt.Errorf("reading standard input: %w", err)
-			}
-			text = strings.TrimRight(string(b), "\n")
-		}
-		msg.Parts = append(msg.Parts, a2a.TextPart(text))
-	}
-	for _, path := range files {
-		p, err := filePart(path)
-		if err != nil {
-			return usageError{err}
-		}
-		msg.Parts = append(msg.Parts, p)
-	}
-	for _, d := range data {
-		var v any
-		if err := json.Unmarshal([]byte(d), &v); err != nil {
-			return usageError{fmt.Errorf("--data %q: not JSON: %v", abridgeArg(d), err)}
-		}
-		val, err := structpb.NewValue(v)
-		if err != nil {
-			return usageError{fmt.Errorf("--data: %v", err)}
-		}
-		msg.Parts = append(msg.Parts, &a2a.Part{Content: &a2a.Part_Data{Data: val}, MediaType: "application/json"})
-	}
-	if len(msg.Parts) == 0 {
-		return usageError{errors.New("nothing to send: give TEXT, --file or --data")}
-	}
-	req := &a2a.SendMessageRequest{Message: msg}
-	cfg := &a2a.SendMessageConfiguration{ReturnImmediately: *async, AcceptedOutputModes: accept}
-	if *history >= 0 {
-		h := int32(*history)
-		cfg.HistoryLength = &h
-	}
-	if cfg.ReturnImmediately || cfg.HistoryLength != nil || len(cfg.AcceptedOutputModes) > 0 {
-		req.Configuration = cfg
-	}
+	req := f.request(msg)
 
-	def := defaultTimeout
-	if *stream {
-		def = 0
+	timeout := defaultTimeout
+	if f.stream {
+		timeout = 0
 	}
-	ctx, cancel := c.context(ctx, def)
+	ctx, cancel := c.context(ctx, timeout)
 	defer cancel()
 	cl, err := c.connect(ctx, pos[0])
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	if *stream {
+	if f.stream {
 		return e.showStream(cl.SendStreamingMessage(ctx, req), pos[0])
 	}
 	resp, err := cl.SendMessage(ctx, req)
@@ -123,9 +74,92 @@ as they arrive.`, true)
 		return nil
 	}
 	t := resp.GetTask()
-	e.out.printTask(t, cfg.HistoryLength != nil)
+	e.out.printTask(t, f.history >= 0)
 	e.nextSteps(pos[0], t)
 	return nil
+}
+
+// sendFlags are the flags of `parley send` besides the common ones.
+type sendFlags struct {
+	stream, async                bool
+	taskID, contextID, messageID string
+	history                      int
+	files, data, accept          multiFlag
+}
+
+// addSendFlags defines the flags of `parley send` on fs.
+func addSendFlags(fs *flag.FlagSet) *sendFlags {
+	f := &sendFlags{}
+	fs.BoolVar(&f.stream, "stream", false, "stream the events as they arrive (SendStreamingMessage)")
+	fs.BoolVar(&f.async, "async", false, "return as soon as the task exists (returnImmediately)")
+	fs.StringVar(&f.taskID, "task", "", "continue the task with this `ID`")
+	fs.StringVar(&f.contextID, "context", "", "send within the conversation (context) with this `ID`")
+	fs.StringVar(&f.messageID, "message-id", "", "the message's `ID` (default: a new one; reuse one to resend a message)")
+	fs.IntVar(&f.history, "history", -1, "at most `N` history messages in the returned task (historyLength; -1: the server's default)")
+	fs.Var(&f.files, "file", "attach the file at `PATH` as a part: its bytes, a media type guessed from its extension, its name (repeatable)")
+	fs.Var(&f.data, "data", "attach a data part holding the `JSON` value (repeatable)")
+	fs.Var(&f.accept, "accept", "a media `TYPE` the client accepts in answers (acceptedOutputModes; repeatable)")
+	return f
+}
+
+// check reports flags that contradict each other or are out of range.
+func (f *sendFlags) check() error {
+	if f.stream && f.async {
+		return usageError{errors.New("--stream and --async cannot be combined")}
+	}
+	if f.history < -1 {
+		return usageError{fmt.Errorf("--history %d: want 0 or more (or -1 for the server's default)", f.history)}
+	}
+	return nil
+}
+
+// message builds the message to send: the text part of text (none or one
+// argument), then the --file and --data parts.
+func (f *sendFlags) message(text []string) (*a2a.Message, error) {
+	msg := &a2a.Message{MessageId: f.messageID, Role: a2a.Role_ROLE_USER, TaskId: f.taskID, ContextId: f.contextID}
+	if msg.MessageId == "" {
+		msg.MessageId = a2a.NewID()
+	}
+	if len(text) == 1 {
+		p, err := textPart(text[0])
+		if err != nil {
+			return nil, err
+		}
+		msg.Parts = append(msg.Parts, p)
+	}
+	for _, path := range f.files {
+		p, err := filePart(path)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		msg.Parts = append(msg.Parts, p)
+	}
+	for _, d := range f.data {
+		p, err := dataPart(d)
+		if err != nil {
+			return nil, err
+		}
+		msg.Parts = append(msg.Parts, p)
+	}
+	if len(msg.Parts) == 0 {
+		return nil, usageError{errors.New("nothing to send: give TEXT, --file or --data")}
+	}
+	return msg, nil
+}
+
+// request wraps msg in a request, with a configuration when a flag asks
+// for one.
+func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
+	req := &a2a.SendMessageRequest{Message: msg}
+	cfg := &a2a.SendMessageConfiguration{ReturnImmediately: f.async, AcceptedOutputModes: f.accept}
+	if f.history >= 0 {
+		h := int32(f.history)
+		cfg.HistoryLength = &h
+	}
+	if cfg.ReturnImmediately || cfg.HistoryLength != nil || len(cfg.AcceptedOutputModes) > 0 {
+		req.Configuration = cfg
+	}
+	return req
 }
 
 // nextSteps tells a person how to go on with a task.
@@ -167,6 +201,31 @@ func (e *env) showStream(seq iter.Seq2[a2a.StreamEvent, error], url string) erro
 	return err
 }
 
+// textPart is the text part of TEXT; "-" reads it from standard input.
+func textPart(text string) (*a2a.Part, error) {
+	if text == "-" {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
+		if err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		text = strings.TrimRight(string(b), "\n")
+	}
+	return a2a.TextPart(text), nil
+}
+
+// dataPart is the data part of a --data value, which must be JSON.
+func dataPart(s string) (*a2a.Part, error) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, usageError{fmt.Errorf("--data %q: not JSON: %v", abridgeArg(s), err)}
+	}
+	val, err := structpb.NewValue(v)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--data: %v", err)}
+	}
+	return &a2a.Part{Content: &a2a.Part_Data{Data: val}, MediaType: "application/json"}, nil
+}
+
 // filePart reads a file into a raw part.
 func filePart(path string) (*a2a.Part, error) {
 	b, err := os.ReadFile(path)
@@ -183,6 +242,7 @@ func filePart(path string) (*a2a.Part, error) {
 	return &a2a.Part{Content: &a2a.Part_Raw{Raw: b}, MediaType: mt, Filename: filepath.Base(path)}, nil
 }
 
+// abridgeArg shortens a command-line value for an error message.
 func abridgeArg(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "…"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -187,18 +188,10 @@ func TestServeUsageErrors(t *testing.T) {
 		cmd := exec.Command(parleyBinary(t), args...)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors_As(err, &ee) || ee.ExitCode() != 2 {
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 			t.Errorf("%v: exit %v, want 2\n%s", args, err, out)
 		}
 	}
-}
-
-func errors_As(err error, target **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	if ok {
-		*target = e
-	}
-	return ok
 }
 
 func TestServeAuthAndExtendedCard(t *testing.T) {

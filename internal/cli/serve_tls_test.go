@@ -155,6 +155,8 @@ func httpsJSON(t *testing.T, hc *http.Client, method, url, contentType, body str
 	return m, resp
 }
 
+// TestServeTLS serves over TLS and checks every binding on HTTP/1.1 and
+// HTTP/2, gRPC over TLS, and what the TLS port refuses.
 func TestServeTLS(t *testing.T) {
 	p, ca, _ := serveTLS(t)
 	base := "https://" + p.addr
@@ -163,43 +165,58 @@ func TestServeTLS(t *testing.T) {
 	}
 
 	for _, h2 := range []bool{false, true} {
-		hc := ca.httpsClient(h2)
-		wantMajor := map[bool]int{false: 1, true: 2}[h2]
-		name := fmt.Sprintf("HTTP/%d", wantMajor)
-
-		card, resp := httpsJSON(t, hc, "GET", base+"/.well-known/agent-card.json", "", "")
-		if resp.ProtoMajor != wantMajor {
-			t.Fatalf("%s: card served over %s", name, resp.Proto)
-		}
-		if resp.TLS == nil || resp.TLS.Version != tls.VersionTLS13 {
-			t.Fatalf("%s: TLS state %+v, want TLS 1.3 negotiated", name, resp.TLS)
-		}
-		want := map[string]string{"JSONRPC": base + "/", "HTTP+JSON": base, "GRPC": p.addr}
-		ifaces, _ := card["supportedInterfaces"].([]any)
-		if len(ifaces) != len(want) {
-			t.Fatalf("%s: interfaces %v", name, ifaces)
-		}
-		for _, in := range ifaces {
-			b, _ := field(in, "protocolBinding").(string)
-			if got := field(in, "url"); got != want[b] {
-				t.Fatalf("%s: %s interface url %v, want %q", name, b, got, want[b])
-			}
-		}
-
-		r, resp := httpsJSON(t, hc, "POST", base+"/", "application/json",
-			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"j-`+name+`","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`)
-		if resp.ProtoMajor != wantMajor || field(r, "result", "task", "status", "state") != "TASK_STATE_COMPLETED" {
-			t.Fatalf("%s: JSON-RPC SendMessage over %s: %v", name, resp.Proto, r)
-		}
-		r, resp = httpsJSON(t, hc, "POST", base+"/message:send", "application/a2a+json",
-			`{"message":{"messageId":"r-`+name+`","role":"ROLE_USER","parts":[{"text":"hello"}]}}`)
-		if resp.ProtoMajor != wantMajor || field(r, "task", "status", "state") != "TASK_STATE_COMPLETED" {
-			t.Fatalf("%s: REST SendMessage over %s: %v", name, resp.Proto, r)
-		}
+		checkBindingsOverTLS(t, p, ca, h2)
 	}
 
 	grpcSendAndStream(t, ca, p.addr)
+	checkTLSRefusals(t, p, ca)
+}
 
+// checkBindingsOverTLS fetches the card and calls SendMessage on JSON-RPC
+// and HTTP+JSON over TLS 1.3, with HTTP/2 (h2) or HTTP/1.1 only.
+func checkBindingsOverTLS(t *testing.T, p *proc, ca *testCA, h2 bool) {
+	t.Helper()
+	base := "https://" + p.addr
+	hc := ca.httpsClient(h2)
+	wantMajor := map[bool]int{false: 1, true: 2}[h2]
+	name := fmt.Sprintf("HTTP/%d", wantMajor)
+
+	card, resp := httpsJSON(t, hc, "GET", base+"/.well-known/agent-card.json", "", "")
+	if resp.ProtoMajor != wantMajor {
+		t.Fatalf("%s: card served over %s", name, resp.Proto)
+	}
+	if resp.TLS == nil || resp.TLS.Version != tls.VersionTLS13 {
+		t.Fatalf("%s: TLS state %+v, want TLS 1.3 negotiated", name, resp.TLS)
+	}
+	want := map[string]string{"JSONRPC": base + "/", "HTTP+JSON": base, "GRPC": p.addr}
+	ifaces, _ := card["supportedInterfaces"].([]any)
+	if len(ifaces) != len(want) {
+		t.Fatalf("%s: interfaces %v", name, ifaces)
+	}
+	for _, in := range ifaces {
+		b, _ := field(in, "protocolBinding").(string)
+		if got := field(in, "url"); got != want[b] {
+			t.Fatalf("%s: %s interface url %v, want %q", name, b, got, want[b])
+		}
+	}
+
+	r, resp := httpsJSON(t, hc, "POST", base+"/", "application/json",
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"j-`+name+`","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`)
+	if resp.ProtoMajor != wantMajor || field(r, "result", "task", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("%s: JSON-RPC SendMessage over %s: %v", name, resp.Proto, r)
+	}
+	r, resp = httpsJSON(t, hc, "POST", base+"/message:send", "application/a2a+json",
+		`{"message":{"messageId":"r-`+name+`","role":"ROLE_USER","parts":[{"text":"hello"}]}}`)
+	if resp.ProtoMajor != wantMajor || field(r, "task", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("%s: REST SendMessage over %s: %v", name, resp.Proto, r)
+	}
+}
+
+// checkTLSRefusals checks that the TLS port refuses plain HTTP, cleartext
+// gRPC and TLS older than 1.2, and still serves TLS 1.2.
+func checkTLSRefusals(t *testing.T, p *proc, ca *testCA) {
+	t.Helper()
+	base := "https://" + p.addr
 	// Plain HTTP on the TLS port is refused with a 400, not served.
 	resp, err := http.Get("http://" + p.addr + "/.well-known/agent-card.json")
 	if err != nil {

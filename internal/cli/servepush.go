@@ -21,6 +21,7 @@ type pushFlags struct {
 	maxFailures  *int
 }
 
+// addPushFlags defines the push delivery flags on fs.
 func addPushFlags(fs *flag.FlagSet) *pushFlags {
 	p := &pushFlags{
 		on:           fs.Bool("push", true, "deliver push notifications (the card declares pushNotifications exactly when on)"),

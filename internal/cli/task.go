@@ -2,16 +2,16 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
 )
 
-// taskCmd runs `parley task get|list|cancel|subscribe|wait`.
-func taskCmd(ctx context.Context, e *env, args []string) error {
-	const synopsis = `task SUBCOMMAND URL [ID] [flags]
+const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
 
   task get URL ID        print a task (--history N: with its last N messages)
   task list URL          list tasks, newest first (--context, --status,
@@ -22,133 +22,205 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
   task wait URL ID       wait until a task is finished or needs input
                          (streams when the agent can, else polls), then
                          print it`
-	sub := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
+
+// taskCmd runs `parley task get|list|cancel|subscribe|wait`.
+func taskCmd(ctx context.Context, e *env, args []string) error {
+	sub, args := splitSubcommand(args)
 	e.name = strings.TrimSpace("task " + sub)
-	fs, c := e.newFlags(synopsis, true)
-	history := fs.Int("history", -1, "at most `N` history messages per task (historyLength; -1: the server's default)")
-	var contextID, status, pageToken, since string
-	var pageSize int
-	var withArtifacts bool
-	if sub == "list" {
-		fs.StringVar(&contextID, "context", "", "only tasks of the context `ID`")
-		fs.StringVar(&status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
-		fs.IntVar(&pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
-		fs.StringVar(&pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
-		fs.BoolVar(&withArtifacts, "include-artifacts", false, "include the tasks' artifacts")
-		fs.StringVar(&since, "since", "", "only tasks whose status changed at or after `TIME` (RFC 3339, or a duration such as 1h: that long ago)")
-	}
+	fs, c := e.newFlags(taskSynopsis, true)
+	f := addTaskFlags(fs, sub == "list")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "get", "cancel", "subscribe", "wait":
-		err = wantArgs(pos, 2, 2, "the agent URL and the task ID")
-	case "list":
-		err = wantArgs(pos, 1, 1, "the agent URL")
-	case "":
-		err = usageError{fmt.Errorf("missing subcommand: get, list, cancel, subscribe or wait")}
-	default:
-		err = usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe or wait", sub)}
+	if err := checkTaskArgs(sub, pos); err != nil {
+		return err
 	}
+	hl, err := f.historyLength()
 	if err != nil {
 		return err
 	}
-	if *history < -1 {
-		return usageError{fmt.Errorf("--history %d: want 0 or more", *history)}
-	}
-	var hl *int32
-	if *history >= 0 {
-		h := int32(*history)
-		hl = &h
-	}
-	req := &a2a.ListTasksRequest{ContextId: contextID, PageToken: pageToken, HistoryLength: hl}
+	var list *a2a.ListTasksRequest
 	if sub == "list" {
-		if status != "" {
-			st, ok := parseState(status)
-			if !ok {
-				return usageError{fmt.Errorf("--status %q: not a task state", status)}
-			}
-			req.Status = st
-		}
-		if pageSize != 0 {
-			n := int32(pageSize)
-			req.PageSize = &n
-		}
-		if withArtifacts {
-			req.IncludeArtifacts = &withArtifacts
-		}
-		if since != "" {
-			t, err := parseSince(since)
-			if err != nil {
-				return usageError{err}
-			}
-			req.StatusTimestampAfter = a2a.Timestamp(t)
+		if list, err = f.listRequest(hl); err != nil {
+			return err
 		}
 	}
 
-	def := defaultTimeout
+	timeout := defaultTimeout
 	if sub == "subscribe" || sub == "wait" {
-		def = 0
+		timeout = 0
 	}
-	ctx, cancel := c.context(ctx, def)
+	ctx, cancel := c.context(ctx, timeout)
 	defer cancel()
 	cl, err := c.connect(ctx, pos[0])
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
+	url := pos[0]
 	switch sub {
 	case "get":
-		t, err := cl.GetTask(ctx, &a2a.GetTaskRequest{Id: pos[1], HistoryLength: hl})
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(t)
-		}
-		e.out.printTask(t, hl != nil)
-		e.nextSteps(pos[0], t)
+		return e.taskGet(ctx, cl, url, pos[1], hl)
 	case "list":
-		l, err := cl.ListTasks(ctx, req)
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(l)
-		}
-		e.out.printTaskList(l)
+		return e.taskList(ctx, cl, list)
 	case "cancel":
-		t, err := cl.CancelTask(ctx, &a2a.CancelTaskRequest{Id: pos[1]})
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(t)
-		}
-		e.out.printTask(t, false)
+		return e.taskCancel(ctx, cl, pos[1])
 	case "subscribe":
-		return e.showStream(cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), pos[0])
-	case "wait":
-		start, frame := time.Now(), 0
-		e.out.startLive(func() string {
-			frame++
-			return fmt.Sprintf("%c waiting for task %s · %.0fs", spinner[frame%len(spinner)], pos[1], time.Since(start).Seconds())
-		})
-		t, err := cl.WaitForCompletion(ctx, pos[1])
-		e.out.stopLiveLine()
-		if err != nil {
-			return err
-		}
-		if c.json {
-			return e.out.jsonLine(t)
-		}
-		e.out.printTask(t, false)
-		e.nextSteps(pos[0], t)
+		return e.showStream(cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url)
+	default: // "wait"
+		return e.taskWait(ctx, cl, url, pos[1])
 	}
+}
+
+// splitSubcommand takes the subcommand off args, when their first word is
+// not a flag.
+func splitSubcommand(args []string) (sub string, rest []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+// checkTaskArgs checks the subcommand and the number of positional
+// arguments of `parley task`.
+func checkTaskArgs(sub string, pos []string) error {
+	switch sub {
+	case "get", "cancel", "subscribe", "wait":
+		return wantArgs(pos, 2, 2, "the agent URL and the task ID")
+	case "list":
+		return wantArgs(pos, 1, 1, "the agent URL")
+	case "":
+		return usageError{fmt.Errorf("missing subcommand: get, list, cancel, subscribe or wait")}
+	}
+	return usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe or wait", sub)}
+}
+
+// taskFlags are the flags of `parley task` besides the common ones; all
+// but --history belong to `task list` alone.
+type taskFlags struct {
+	history       int
+	contextID     string
+	status        string
+	pageSize      int
+	pageToken     string
+	withArtifacts bool
+	since         string
+}
+
+// addTaskFlags defines the flags of `parley task` on fs, with those of
+// `task list` when list is true.
+func addTaskFlags(fs *flag.FlagSet, list bool) *taskFlags {
+	f := &taskFlags{}
+	fs.IntVar(&f.history, "history", -1, "at most `N` history messages per task (historyLength; -1: the server's default)")
+	if list {
+		fs.StringVar(&f.contextID, "context", "", "only tasks of the context `ID`")
+		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
+		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
+		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
+		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts")
+		fs.StringVar(&f.since, "since", "", "only tasks whose status changed at or after `TIME` (RFC 3339, or a duration such as 1h: that long ago)")
+	}
+	return f
+}
+
+// historyLength is --history as a historyLength: nil for the server's
+// default.
+func (f *taskFlags) historyLength() (*int32, error) {
+	if f.history < -1 {
+		return nil, usageError{fmt.Errorf("--history %d: want 0 or more", f.history)}
+	}
+	if f.history < 0 {
+		return nil, nil
+	}
+	h := int32(f.history)
+	return &h, nil
+}
+
+// listRequest is the ListTasks request the flags of `task list` ask for.
+func (f *taskFlags) listRequest(hl *int32) (*a2a.ListTasksRequest, error) {
+	req := &a2a.ListTasksRequest{ContextId: f.contextID, PageToken: f.pageToken, HistoryLength: hl}
+	if f.status != "" {
+		st, ok := parseState(f.status)
+		if !ok {
+			return nil, usageError{fmt.Errorf("--status %q: not a task state", f.status)}
+		}
+		req.Status = st
+	}
+	if f.pageSize != 0 {
+		n := int32(f.pageSize)
+		req.PageSize = &n
+	}
+	if f.withArtifacts {
+		req.IncludeArtifacts = &f.withArtifacts
+	}
+	if f.since != "" {
+		t, err := parseSince(f.since)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		req.StatusTimestampAfter = a2a.Timestamp(t)
+	}
+	return req, nil
+}
+
+// taskGet runs `task get`.
+func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl *int32) error {
+	t, err := cl.GetTask(ctx, &a2a.GetTaskRequest{Id: id, HistoryLength: hl})
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(t)
+	}
+	e.out.printTask(t, hl != nil)
+	e.nextSteps(url, t)
+	return nil
+}
+
+// taskList runs `task list`.
+func (e *env) taskList(ctx context.Context, cl *client.Client, req *a2a.ListTasksRequest) error {
+	l, err := cl.ListTasks(ctx, req)
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(l)
+	}
+	e.out.printTaskList(l)
+	return nil
+}
+
+// taskCancel runs `task cancel`.
+func (e *env) taskCancel(ctx context.Context, cl *client.Client, id string) error {
+	t, err := cl.CancelTask(ctx, &a2a.CancelTaskRequest{Id: id})
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(t)
+	}
+	e.out.printTask(t, false)
+	return nil
+}
+
+// taskWait runs `task wait`, with a live line while it waits.
+func (e *env) taskWait(ctx context.Context, cl *client.Client, url, id string) error {
+	start, frame := time.Now(), 0
+	e.out.startLive(func() string {
+		frame++
+		return fmt.Sprintf("%c waiting for task %s · %.0fs", spinner[frame%len(spinner)], id, time.Since(start).Seconds())
+	})
+	t, err := cl.WaitForCompletion(ctx, id)
+	e.out.stopLiveLine()
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(t)
+	}
+	e.out.printTask(t, false)
+	e.nextSteps(url, t)
 	return nil
 }
 

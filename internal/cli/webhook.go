@@ -76,6 +76,7 @@ type webhookReceiver struct {
 	deliveries int
 }
 
+// ServeHTTP checks and prints one notification: 204 when it was accepted.
 func (rc *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -154,6 +155,7 @@ func (rc *webhookReceiver) check(h http.Header) string {
 	return ""
 }
 
+// logf writes a line about a delivery on stderr.
 func (rc *webhookReceiver) logf(format string, args ...any) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -162,11 +164,10 @@ func (rc *webhookReceiver) logf(format string, args ...any) {
 
 // describeNotification renders a notification on one line.
 func describeNotification(ev *a2a.StreamResponse) string {
-	state := func(s a2a.TaskState) string { return strings.TrimPrefix(s.String(), "TASK_STATE_") }
 	switch {
 	case ev.GetTask() != nil:
 		t := ev.GetTask()
-		s := fmt.Sprintf("task %s %s (context %s, %d messages, %d artifacts)", t.Id, state(t.GetStatus().GetState()),
+		s := fmt.Sprintf("task %s %s (context %s, %d messages, %d artifacts)", t.Id, stateName(t.GetStatus().GetState()),
 			t.ContextId, len(t.History), len(t.Artifacts))
 		if m := t.GetStatus().GetMessage(); m != nil {
 			s += ": " + quoteLine(a2a.JoinText(m.GetParts()))
@@ -174,7 +175,7 @@ func describeNotification(ev *a2a.StreamResponse) string {
 		return s
 	case ev.GetStatusUpdate() != nil:
 		u := ev.GetStatusUpdate()
-		s := fmt.Sprintf("status %s %s", u.TaskId, state(u.GetStatus().GetState()))
+		s := fmt.Sprintf("status %s %s", u.TaskId, stateName(u.GetStatus().GetState()))
 		if m := u.GetStatus().GetMessage(); m != nil {
 			s += ": " + quoteLine(a2a.JoinText(m.GetParts()))
 		}

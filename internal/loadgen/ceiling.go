@@ -44,12 +44,15 @@ func Ceiling(chunks int) http.Handler {
 	return h
 }
 
+// ceiling is the handler Ceiling returns: answers built once, with their
+// Content-Length values.
 type ceiling struct {
 	restTask, restSend, rpcTask, rpcSend         []byte
 	restStream, rpcStream                        [][]byte
 	restLen, restSendLen, rpcTaskLen, rpcSendLen []string
 }
 
+// Header values and JSON-RPC method names, allocated once.
 var (
 	ctJSON    = []string{"application/json"}
 	ctA2A     = []string{"application/a2a+json"}
@@ -87,6 +90,8 @@ func streamEvents(chunks int, wrap func(string) string) [][]byte {
 	return out
 }
 
+// ServeHTTP answers one request with the fixed answer its operation
+// gets.
 func (h *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	switch {
@@ -119,6 +124,7 @@ func (h *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// stream writes the events of an SSE stream, flushing each.
 func (h *ceiling) stream(w http.ResponseWriter, events [][]byte) {
 	hdr := w.Header()
 	hdr["Content-Type"], hdr["Cache-Control"] = ctSSE, noCache

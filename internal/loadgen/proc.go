@@ -24,6 +24,7 @@ type procSampler struct {
 	peakRSS int64
 }
 
+// startSampler reads pid's CPU time and starts sampling its memory.
 func startSampler(pid int) (*procSampler, error) {
 	cpu, err := procCPUTicks(pid)
 	if err != nil {
@@ -46,6 +47,7 @@ func startSampler(pid int) (*procSampler, error) {
 	return s, nil
 }
 
+// sample records pid's resident set if it is the largest seen.
 func (s *procSampler) sample() {
 	rss, _, err := procMem(s.pid)
 	if err == nil {
@@ -55,6 +57,8 @@ func (s *procSampler) sample() {
 	}
 }
 
+// stop ends the sampling and returns what the process cost since
+// startSampler (CPUmsPerOp is left to the caller).
 func (s *procSampler) stop() (*ServerStats, error) {
 	s.sample()
 	close(s.done)

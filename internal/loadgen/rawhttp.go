@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -28,9 +29,14 @@ type errKind struct {
 	err  error
 }
 
+// Error is the kind, then the error.
 func (e *errKind) Error() string { return e.kind + ": " + e.err.Error() }
+
+// Unwrap returns the tagged error.
 func (e *errKind) Unwrap() error { return e.err }
 
+// kindOf is the kind a failed request is counted under: "timeout" for a
+// deadline, else the tag of err ("other" without one).
 func kindOf(err error) string {
 	var k *errKind
 	if errors.As(err, &k) {
@@ -43,6 +49,7 @@ func kindOf(err error) string {
 	return "other"
 }
 
+// dial opens the connection.
 func (c *rawConn) dial() error {
 	nc, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
 	if err != nil {
@@ -60,6 +67,7 @@ func (c *rawConn) dial() error {
 	return nil
 }
 
+// close closes the connection, if open; the next roundTrip redials.
 func (c *rawConn) close() {
 	if c.nc != nil {
 		c.nc.Close()
@@ -91,12 +99,15 @@ func (c *rawConn) roundTrip(req []byte, deadline time.Time) (int, []byte, error)
 	return status, c.body, nil
 }
 
+// The response headers the reader looks at, in lower case.
 var (
 	hContentLength    = []byte("content-length:")
 	hTransferEncoding = []byte("transfer-encoding:")
 	hConnection       = []byte("connection:")
 )
 
+// readResponse reads one response into c.body; keep says whether the
+// connection can carry the next request.
 func (c *rawConn) readResponse() (status int, keep bool, err error) {
 	line, err := c.br.ReadSlice('\n')
 	if err != nil {
@@ -141,7 +152,7 @@ func (c *rawConn) readResponse() (status int, keep bool, err error) {
 	case chunked:
 		err = c.readChunked()
 	case length >= 0:
-		c.body = grow(c.body, length)
+		c.body = slices.Grow(c.body, length)[:length]
 		_, err = io.ReadFull(c.br, c.body)
 	default: // the body runs to the end of the connection
 		keep = false
@@ -155,6 +166,7 @@ func (c *rawConn) readResponse() (status int, keep bool, err error) {
 	return status, keep, nil
 }
 
+// readChunked appends a chunked body to c.body.
 func (c *rawConn) readChunked() error {
 	for {
 		line, err := c.br.ReadSlice('\n')
@@ -181,7 +193,7 @@ func (c *rawConn) readChunked() error {
 			}
 		}
 		off := len(c.body)
-		c.body = grow(c.body, off+int(n))
+		c.body = slices.Grow(c.body, int(n))[:off+int(n)]
 		if _, err := io.ReadFull(c.br, c.body[off:]); err != nil {
 			return err
 		}
@@ -191,16 +203,7 @@ func (c *rawConn) readChunked() error {
 	}
 }
 
-// grow returns b resized to n bytes, keeping its contents.
-func grow(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	nb := make([]byte, n, max(n, 2*cap(b)))
-	copy(nb, b)
-	return nb
-}
-
+// hasPrefixFold reports whether s begins with prefix, ignoring case.
 func hasPrefixFold(s, prefix []byte) bool {
 	return len(s) >= len(prefix) && bytes.EqualFold(s[:len(prefix)], prefix)
 }

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
+)
+
+// common are the flags every client command takes.
+type common struct {
+	binding    string
+	token      string
+	headers    multiFlag
+	version    string
+	versionSet bool
+	json       bool
+	timeout    time.Duration
+}
+
+// newFlags returns a flag set for a client command with the common flags.
+// usage is the command's synopsis and notes, printed by -h.
+func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) {
+	fs := flag.NewFlagSet("parley "+e.name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	c := &common{}
+	fs.StringVar(&c.binding, "binding", "", "use this binding: jsonrpc, rest or grpc (default: the card's order)")
+	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN")
+	fs.Var(&c.headers, "header", "extra request header `K=V` (repeatable)")
+	if withVersion {
+		fs.StringVar(&c.version, "a2a-version", a2a.ProtocolVersion, "A2A-Version header to send (\"\" sends none)")
+	}
+	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON document per line")
+	fs.DurationVar(&c.timeout, "timeout", 0, "give up after `DURATION` (default 30s; streams and check: no limit)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: parley %s\n\nflags (anywhere after the command):\n", strings.TrimSpace(usage))
+		fs.PrintDefaults()
+	}
+	e.c = c
+	return fs, c
+}
+
+// parse parses args with flags allowed anywhere among the positional
+// arguments ("--" ends the flags). It returns the positional arguments.
+func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil || hasValue {
+			continue // unknown flags are reported by fs.Parse
+		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	usage := fs.Usage
+	fs.SetOutput(io.Discard) // errors are reported once, by the caller
+	fs.Usage = func() {}
+	err := fs.Parse(flags)
+	fs.SetOutput(e.stdout)
+	fs.Usage = usage
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return nil, err
+		}
+		return nil, usageError{fmt.Errorf("%v (run 'parley %s -h' for the flags)", err, e.name)}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "a2a-version" {
+			e.c.versionSet = true
+		}
+	})
+	for _, h := range e.c.headers {
+		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
+			return nil, usageError{fmt.Errorf("--header %q: want K=V", h)}
+		}
+	}
+	if _, err := e.c.transports(); err != nil {
+		return nil, err
+	}
+	e.out = newOutput(e.stdout, e.stderr, e.c.json)
+	return pos, nil
+}
+
+// wantArgs checks that there are min to max positional arguments (max
+// -1: no limit); what names the ones that may be missing.
+func wantArgs(pos []string, min, max int, what string) error {
+	switch {
+	case len(pos) < min:
+		return usageError{fmt.Errorf("missing %s", what)}
+	case max >= 0 && len(pos) > max:
+		return usageError{fmt.Errorf("unexpected argument %q", pos[max])}
+	}
+	return nil
+}
+
+// context returns the command's context: --timeout, or def when not set
+// (0: no limit).
+func (c *common) context(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
+	d := c.timeout
+	if d == 0 {
+		d = def
+	}
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// defaultTimeout is the limit of a unary command without --timeout.
+const defaultTimeout = 30 * time.Second
+
+// bindingOf reads a --binding value: the name a card gives the binding,
+// or "" for any binding.
+func bindingOf(s string) (string, error) {
+	switch strings.ToLower(s) {
+	case "":
+		return "", nil
+	case "jsonrpc", "json-rpc":
+		return a2a.BindingJSONRPC, nil
+	case "rest", "http+json", "httpjson", "http":
+		return a2a.BindingHTTPJSON, nil
+	case "grpc":
+		return a2a.BindingGRPC, nil
+	}
+	return "", usageError{fmt.Errorf("--binding %q: want jsonrpc, rest or grpc", s)}
+}
+
+// transports returns the transports --binding allows.
+func (c *common) transports() ([]client.TransportFactory, error) {
+	b, err := bindingOf(c.binding)
+	if err != nil {
+		return nil, err
+	}
+	all := client.DefaultTransports() // JSON-RPC, HTTP+JSON, gRPC
+	if b == "" {
+		return all, nil
+	}
+	for _, f := range all {
+		if strings.EqualFold(f.Binding, b) {
+			return []client.TransportFactory{f}, nil
+		}
+	}
+	return nil, fmt.Errorf("--binding %q: this build does not speak %s", c.binding, b)
+}
+
+// header returns the --header values as an http.Header.
+func (c *common) header() http.Header {
+	h := http.Header{}
+	for _, kv := range c.headers {
+		k, v, _ := strings.Cut(kv, "=")
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return h
+}

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
+)
+
+// httpClient returns the HTTP client of the command: it applies
+// --a2a-version to every request (gRPC calls included, where it is the
+// a2a-version metadata) and keeps the body of the card response for `card
+// --json`.
+func (c *common) httpClient(capture *cardCapture) *http.Client {
+	return &http.Client{Transport: &cliTransport{base: http.DefaultTransport, h2: h2Transport(), c: c, capture: capture}}
+}
+
+// h2Transport is a copy of the default transport that speaks HTTP/2 only:
+// over TLS for https URLs, cleartext (h2c, prior knowledge) for http ones,
+// as gRPC needs.
+func h2Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	p := new(http.Protocols)
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	t.Protocols = p
+	return t
+}
+
+// cliTransport rewrites A2A-Version when --a2a-version was given, and
+// sends gRPC calls over HTTP/2. The gRPC transport of package client uses
+// a RoundTripper of its own making as it is, so this one must speak HTTP/2
+// for them.
+type cliTransport struct {
+	base    http.RoundTripper
+	h2      http.RoundTripper // gRPC calls
+	c       *common
+	capture *cardCapture
+}
+
+// RoundTrip sends r with the command's A2A-Version, over HTTP/2 when it
+// is a gRPC call, and captures the body of a card response.
+func (t *cliTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.c.versionSet {
+		r = r.Clone(r.Context())
+		if t.c.version == "" {
+			r.Header.Del("A2A-Version")
+		} else {
+			r.Header.Set("A2A-Version", t.c.version)
+		}
+	}
+	base := t.base
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		base = t.h2
+	}
+	resp, err := base.RoundTrip(r)
+	if err == nil && t.capture != nil && strings.HasSuffix(r.URL.Path, ".json") {
+		resp.Body = t.capture.wrap(resp.Body)
+	}
+	return resp, err
+}
+
+// cardCapture keeps the raw body of the card response.
+type cardCapture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// wrap returns rc copying what is read from it into c, which it empties
+// first.
+func (c *cardCapture) wrap(rc io.ReadCloser) io.ReadCloser {
+	c.mu.Lock()
+	c.buf.Reset()
+	c.mu.Unlock()
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(rc, (*lockedBuf)(c)), rc}
+}
+
+// bytes returns a copy of the captured body.
+func (c *cardCapture) bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
+}
+
+// lockedBuf writes into a cardCapture's buffer under its lock.
+type lockedBuf cardCapture
+
+// Write appends p to the buffer.
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// resolve fetches the agent card at url.
+func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) (*a2a.AgentCard, error) {
+	h := c.header()
+	if c.token != "" {
+		h.Set("Authorization", "Bearer "+c.token)
+	}
+	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: h})
+}
+
+// connect resolves the card at url and returns a client for it.
+func (c *common) connect(ctx context.Context, url string) (*client.Client, error) {
+	card, err := c.resolve(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := c.transports()
+	if err != nil {
+		return nil, err
+	}
+	grpcOverTLS(card, url)
+	return client.New(card, &client.Options{
+		HTTPClient:  c.httpClient(nil),
+		BearerToken: c.token,
+		Header:      c.header(),
+		Transports:  ts,
+	})
+}
+
+// grpcOverTLS makes the card's gRPC dial targets (host:port, which say
+// nothing about TLS) https URLs when the agent was reached over https: the
+// command has no TLS settings of its own, and an agent served over TLS
+// serves gRPC over TLS too.
+func grpcOverTLS(card *a2a.AgentCard, agentURL string) {
+	if !strings.HasPrefix(strings.ToLower(agentURL), "https://") {
+		return
+	}
+	for _, in := range card.GetSupportedInterfaces() {
+		u := in.GetUrl()
+		if strings.EqualFold(in.GetProtocolBinding(), a2a.BindingGRPC) && u != "" && !strings.Contains(u, "://") {
+			in.Url = "https://" + strings.TrimPrefix(u, "dns:///")
+		}
+	}
+}

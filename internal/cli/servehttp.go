@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"parley.dev/parley/a2ahttp"
+)
+
+// httpFront is the HTTP side of `parley serve`: the server on -addr, which
+// speaks every binding, and with -grpc-addr a second one that speaks gRPC
+// alone. Both share one base context, so that cancelling it ends the
+// requests still open (streams) while their tasks go on.
+type httpFront struct {
+	main       *http.Server
+	grpcOnly   *http.Server // nil without -grpc-addr
+	served     chan error   // what a Serve call returned, when one returns
+	cancelReqs context.CancelFunc
+	stopReload func() // stops reloading the TLS certificate on SIGHUP
+}
+
+// startHTTP serves h on ln and, when gln is not nil, h's gRPC binding
+// alone on gln; over TLS when certs is not nil. keepAlive is the HTTP/2
+// ping interval (0: no pings).
+func startHTTP(h *a2ahttp.Handler, ln, gln net.Listener, certs *certReloader, keepAlive time.Duration, log *slog.Logger) *httpFront {
+	reqCtx, cancel := context.WithCancel(context.Background())
+	f := &httpFront{served: make(chan error, 2), cancelReqs: cancel, stopReload: func() {}}
+	f.main = newHTTPServer(reqCtx, h, keepAlive, certs, log)
+	if certs != nil {
+		f.stopReload = certs.reloadOnSIGHUP()
+	}
+	go func() { f.served <- serveOn(f.main, ln) }()
+	if gln != nil {
+		f.grpcOnly = newHTTPServer(reqCtx, h.GRPC(), keepAlive, certs, log)
+		go func() { f.served <- serveOn(f.grpcOnly, gln) }()
+	}
+	return f
+}
+
+// newHTTPServer returns the server of one listener: HTTP/1.1 and HTTP/2,
+// over TLS with the certificate of certs when it is not nil, else with
+// cleartext HTTP/2 (h2c) as well.
+func newHTTPServer(reqCtx context.Context, h http.Handler, keepAlive time.Duration, certs *certReloader, log *slog.Logger) *http.Server {
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	http2Server(hs, keepAlive)
+	if certs != nil {
+		hs.TLSConfig = certs.tlsConfig()
+		hs.Protocols.SetUnencryptedHTTP2(false)
+	}
+	return hs
+}
+
+// shutdown ends the open requests and stops both servers gracefully,
+// giving up when ctx ends.
+func (f *httpFront) shutdown(ctx context.Context, log *slog.Logger) {
+	f.cancelReqs() // ends open streams; their tasks go on
+	if err := f.main.Shutdown(ctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if f.grpcOnly != nil {
+		if err := f.grpcOnly.Shutdown(ctx); err != nil {
+			log.Warn("grpc shutdown", "err", err)
+		}
+	}
+}
+
+// close releases what startHTTP started besides the servers themselves:
+// the certificate reloader and the requests' base context.
+func (f *httpFront) close() {
+	f.stopReload()
+	f.cancelReqs()
+}
+
+// http2Server lets srv speak HTTP/1.1 and cleartext HTTP/2 (h2c with prior
+// knowledge, as gRPC clients use it; HTTP/2 over TLS too, when served with
+// TLS), and makes it ping an HTTP/2 connection that has been silent for
+// keepAlive (0: no pings), closing it when the ping is not answered.
+func http2Server(srv *http.Server, keepAlive time.Duration) {
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	// gRPC clients put every call on one connection, and subscriptions
+	// stay open: allow more concurrent streams than the default 100.
+	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1000}
+	if keepAlive > 0 {
+		srv.HTTP2.SendPingTimeout = keepAlive
+		srv.HTTP2.PingTimeout = max(keepAlive, 15*time.Second)
+	}
+}
+
+// serveOn serves srv on ln, over TLS when srv has a TLS config.
+func serveOn(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+	}
+	return srv.Serve(ln)
+}

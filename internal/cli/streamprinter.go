@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"parley.dev/parley/a2a"
+)
+
+// streamPrinter shows the events of a stream as they arrive. On a
+// terminal, status changes and finished artifacts are printed as lines
+// and a live line at the bottom shows the state, the event count, the
+// time and the tail of the artifact being streamed; piped, artifact text
+// is written as its chunks arrive.
+type streamPrinter struct {
+	o     *output
+	start time.Time
+
+	mu       sync.Mutex
+	events   int
+	state    a2a.TaskState
+	taskID   string
+	open     map[string]*strings.Builder // artifacts being streamed
+	order    []string                    // their ids, in arrival order
+	current  string                      // piped: the artifact whose text ends the current line
+	midLine  bool                        // piped: the current line is unfinished
+	lastTick time.Time
+	frame    int
+}
+
+// newStreamPrinter returns a printer writing to o, with its live line
+// started.
+func newStreamPrinter(o *output) *streamPrinter {
+	p := &streamPrinter{o: o, start: time.Now(), open: map[string]*strings.Builder{}}
+	o.startLive(p.liveLine)
+	return p
+}
+
+// liveLine is the terminal's status line.
+func (p *streamPrinter) liveLine() string {
+	if time.Since(p.start) < liveAfter {
+		return "" // short streams go without a live line
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frame++
+	s := fmt.Sprintf("%c %s · %d events · %.1fs", spinner[p.frame%len(spinner)], p.o.state(p.state), p.events, time.Since(p.start).Seconds())
+	if p.state == 0 {
+		s = fmt.Sprintf("%c waiting · %d events · %.1fs", spinner[p.frame%len(spinner)], p.events, time.Since(p.start).Seconds())
+	}
+	if n := len(p.order); n > 0 {
+		id := p.order[n-1]
+		text := strings.ReplaceAll(p.open[id].String(), "\n", " ⏎ ")
+		if r := utf8.RuneCountInString(text); r > 60 {
+			text = "…" + string([]rune(text)[r-60:])
+		}
+		s += " · " + p.o.dim(id+":") + " " + text
+	}
+	return s
+}
+
+// event shows one stream event.
+func (p *streamPrinter) event(ev a2a.StreamEvent) {
+	o := p.o
+	if o.json {
+		o.jsonLine(ev.Response)
+		return
+	}
+	p.mu.Lock()
+	p.events++
+	p.mu.Unlock()
+	r := ev.Response
+	switch {
+	case r.GetTask() != nil:
+		t := r.GetTask()
+		p.setState(t.GetId(), t.GetStatus().GetState())
+		p.line(fmt.Sprintf("%s %s  %s  %s %s", o.bold("task"), t.GetId(), o.state(t.GetStatus().GetState()), o.dim("context"), t.GetContextId()))
+	case r.GetStatusUpdate() != nil:
+		su := r.GetStatusUpdate()
+		p.setState(su.GetTaskId(), su.GetStatus().GetState())
+		s := fmt.Sprintf("%s %s", o.dim("status"), o.state(su.GetStatus().GetState()))
+		if m := su.GetStatus().GetMessage(); m != nil && len(m.GetParts()) > 0 {
+			s += "  " + partsText(m.GetParts())
+		}
+		p.line(s)
+	case r.GetArtifactUpdate() != nil:
+		p.artifact(r.GetArtifactUpdate())
+	case r.GetMessage() != nil:
+		m := r.GetMessage()
+		p.line(fmt.Sprintf("%s %s", o.bold(roleName(m.GetRole())+":"), partsText(m.GetParts())))
+	}
+}
+
+// setState records the task's latest state and id.
+func (p *streamPrinter) setState(id string, s a2a.TaskState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state = s
+	if id != "" {
+		p.taskID = id
+	}
+}
+
+// line prints a whole line, ending a piped artifact line first.
+func (p *streamPrinter) line(s string) {
+	p.mu.Lock()
+	mid := p.midLine
+	p.midLine, p.current = false, ""
+	p.mu.Unlock()
+	if mid {
+		p.o.printf("\n")
+	}
+	p.o.printf("%s\n", s)
+}
+
+// artifact reassembles artifact chunks: a chunk with append adds to the
+// artifact of the same id, any other starts it afresh.
+func (p *streamPrinter) artifact(au *a2a.TaskArtifactUpdateEvent) {
+	a := au.GetArtifact()
+	id := a.GetArtifactId()
+	text := partsText(a.GetParts())
+	p.mu.Lock()
+	buf, ok := p.open[id]
+	if !ok || !au.GetAppend() {
+		buf = &strings.Builder{}
+		if !ok {
+			p.order = append(p.order, id)
+		}
+		p.open[id] = buf
+	}
+	buf.WriteString(text)
+	last := au.GetLastChunk()
+	p.mu.Unlock()
+
+	if p.o.tty {
+		if last {
+			p.finishArtifact(id)
+		}
+		return
+	}
+	// Piped: write the text as it comes.
+	p.mu.Lock()
+	switch {
+	case p.current == id && au.GetAppend():
+		p.mu.Unlock()
+		p.o.printf("%s", text)
+	default:
+		mid := p.midLine
+		p.current, p.midLine = id, true
+		p.mu.Unlock()
+		if mid {
+			p.o.printf("\n")
+		}
+		p.o.printf("artifact %s: %s", id, text)
+	}
+	if last {
+		p.mu.Lock()
+		p.current, p.midLine = "", false
+		delete(p.open, id)
+		p.order = slices.DeleteFunc(p.order, func(x string) bool { return x == id })
+		p.mu.Unlock()
+		p.o.printf("\n")
+	}
+}
+
+// finishArtifact prints a complete artifact (terminal) and drops it from
+// the live line.
+func (p *streamPrinter) finishArtifact(id string) {
+	p.mu.Lock()
+	buf := p.open[id]
+	delete(p.open, id)
+	p.order = slices.DeleteFunc(p.order, func(x string) bool { return x == id })
+	p.mu.Unlock()
+	if buf == nil {
+		return
+	}
+	p.o.printf("%s %s\n%s\n", p.o.dim("artifact"), id, indent(buf.String(), "    "))
+}
+
+// done ends the stream display: unfinished artifacts are printed as they
+// are.
+func (p *streamPrinter) done() {
+	p.o.stopLiveLine()
+	if p.o.json {
+		return
+	}
+	p.mu.Lock()
+	ids := append([]string(nil), p.order...)
+	mid := p.midLine
+	p.midLine = false
+	p.mu.Unlock()
+	if mid {
+		p.o.printf("\n")
+	}
+	if p.o.tty {
+		for _, id := range ids {
+			p.finishArtifact(id)
+		}
+	}
+}

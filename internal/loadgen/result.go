@@ -1,0 +1,78 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// summarize gathers what the workers measured into a Result; cpu is the
+// generator's own CPU time during the run.
+func summarize(cfg Config, workers []*worker, elapsed, cpu time.Duration) *Result {
+	res := &Result{Op: cfg.Op, Binding: cfg.Binding, URL: cfg.URL, Concurrency: cfg.Concurrency,
+		Elapsed: elapsed, ErrorKinds: map[string]int{}}
+	if cfg.Op == OpStream {
+		res.Chunks = cfg.Chunks
+	}
+	var all []time.Duration
+	for _, w := range workers {
+		all = append(all, w.samples...)
+		for k, n := range w.errs {
+			res.ErrorKinds[k] += n
+			res.Errors += n
+		}
+		if res.FirstError == "" {
+			res.FirstError = w.first
+		}
+	}
+	slices.Sort(all)
+	res.OK = len(all)
+	res.RPS = float64(res.OK) / elapsed.Seconds()
+	if len(all) > 0 {
+		res.P50, res.P90, res.P99 = quantile(all, 0.50), quantile(all, 0.90), quantile(all, 0.99)
+		res.Max = all[len(all)-1]
+	}
+	if ops := res.OK + res.Errors; ops > 0 {
+		res.LoadCPUms = float64(cpu) / float64(time.Millisecond) / float64(ops)
+	}
+	return res
+}
+
+// quantile is the q-quantile of sorted samples (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// WriteText writes r for people, a few aligned lines.
+func (r *Result) WriteText(w io.Writer) {
+	what := r.Op
+	if r.Op == OpStream {
+		what = fmt.Sprintf("stream of %d chunks", r.Chunks)
+	}
+	fmt.Fprintf(w, "%s over %s, %d clients, %s, %s\n", what, r.Binding, r.Concurrency, r.Elapsed.Round(time.Millisecond), r.URL)
+	fmt.Fprintf(w, "  requests   %d ok, %d errors, %.0f/s\n", r.OK, r.Errors, r.RPS)
+	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  max %s\n", ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
+	if s := r.Server; s != nil {
+		fmt.Fprintf(w, "  server     %.3f CPU-ms/op (%.0f CPU-ms in all), peak RSS %.1f MiB (VmHWM %.1f MiB), pid %d\n",
+			s.CPUmsPerOp, s.CPUms, float64(s.PeakRSSBytes)/(1<<20), float64(s.HWMBytes)/(1<<20), s.PID)
+	}
+	fmt.Fprintf(w, "  generator  %.3f CPU-ms/op\n", r.LoadCPUms)
+	if r.Errors > 0 {
+		kinds := slices.Sorted(maps.Keys(r.ErrorKinds))
+		parts := make([]string, len(kinds))
+		for i, k := range kinds {
+			parts[i] = fmt.Sprintf("%s: %d", k, r.ErrorKinds[k])
+		}
+		fmt.Fprintf(w, "  errors     %s\n  first      %s\n", strings.Join(parts, ", "), r.FirstError)
+	}
+}
+
+// ms renders d in milliseconds, to two decimals.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
+}

@@ -9,8 +9,10 @@ import (
 )
 
 // Method describes one operation of the A2A service in every binding. The
-// table Methods drives dispatch in each binding, so adding an operation is
-// one entry here plus its core implementation.
+// table Methods drives every binding on both sides (server handlers and
+// client transports) through the Invoker seam, so adding an operation is
+// one entry here, one method on Service and NewService, and its core
+// implementation.
 type Method struct {
 	// Name is the operation's name: the JSON-RPC method and the gRPC rpc.
 	Name string
@@ -25,15 +27,26 @@ type Method struct {
 	Streaming bool
 	// HasBody is true when the HTTP+JSON request carries a JSON body.
 	HasBody bool
+	// RetrySafe is true when receiving the same request twice does no harm,
+	// so a client may repeat it after a failure that left it unsure
+	// whether the server got it: the reads, the operations the spec makes
+	// idempotent (CancelTask, DeleteTaskPushNotificationConfig, brief
+	// §3.5, §3.10), and SendMessage and SendStreamingMessage, which a
+	// client resends with the same messageId (DESIGN B14).
+	RetrySafe bool
 	// NewRequest returns an empty request message of the operation.
 	NewRequest func() proto.Message
-	// Call invokes a unary operation; nil for streaming ones.
-	Call func(ctx context.Context, s Service, req proto.Message) (proto.Message, error)
-	// Stream invokes a streaming operation; nil for unary ones.
-	Stream func(ctx context.Context, s Service, req proto.Message) iter.Seq2[StreamEvent, error]
+	// NewResponse returns an empty response message of a unary operation
+	// (emptypb.Empty for DeleteTaskPushNotificationConfig); nil for
+	// streaming ones, whose items are StreamResponse messages.
+	NewResponse func() proto.Message
+
+	// call and stream invoke the operation on a Service (see NewInvoker).
+	call   func(ctx context.Context, s Service, req proto.Message) (proto.Message, error)
+	stream func(ctx context.Context, s Service, req proto.Message) iter.Seq2[StreamEvent, error]
 }
 
-// unary adapts a typed unary operation to Method.Call.
+// unary adapts a typed unary operation to Method.call.
 func unary[Req, Resp proto.Message](f func(Service, context.Context, Req) (Resp, error)) func(context.Context, Service, proto.Message) (proto.Message, error) {
 	return func(ctx context.Context, s Service, req proto.Message) (proto.Message, error) {
 		resp, err := f(s, ctx, req.(Req))
@@ -44,7 +57,7 @@ func unary[Req, Resp proto.Message](f func(Service, context.Context, Req) (Resp,
 	}
 }
 
-// streaming adapts a typed streaming operation to Method.Stream.
+// streaming adapts a typed streaming operation to Method.stream.
 func streaming[Req proto.Message](f func(Service, context.Context, Req) iter.Seq2[StreamEvent, error]) func(context.Context, Service, proto.Message) iter.Seq2[StreamEvent, error] {
 	return func(ctx context.Context, s Service, req proto.Message) iter.Seq2[StreamEvent, error] {
 		return f(s, ctx, req.(Req))
@@ -88,37 +101,35 @@ var Methods []Method
 
 func init() {
 	Methods = []Method{
-		{Name: MethodSendMessage, HTTPMethod: "POST", Path: "/message:send", HasBody: true,
-			NewRequest: newMsg[SendMessageRequest](), Call: unary(Service.SendMessage)},
-		{Name: MethodSendStreamingMessage, HTTPMethod: "POST", Path: "/message:stream", HasBody: true, Streaming: true,
-			NewRequest: newMsg[SendMessageRequest](), Stream: streaming(Service.SendStreamingMessage)},
-		{Name: MethodGetTask, HTTPMethod: "GET", Path: "/tasks/{id}",
-			NewRequest: newMsg[GetTaskRequest](), Call: unary(Service.GetTask)},
-		{Name: MethodListTasks, HTTPMethod: "GET", Path: "/tasks",
-			NewRequest: newMsg[ListTasksRequest](), Call: unary(Service.ListTasks)},
-		{Name: MethodCancelTask, HTTPMethod: "POST", Path: "/tasks/{id}:cancel", HasBody: true,
-			NewRequest: newMsg[CancelTaskRequest](), Call: unary(Service.CancelTask)},
-		{Name: MethodSubscribeToTask, HTTPMethod: "GET", AltHTTPMethod: "POST", Path: "/tasks/{id}:subscribe", Streaming: true,
-			NewRequest: newMsg[SubscribeToTaskRequest](), Stream: streaming(Service.SubscribeToTask)},
+		{Name: MethodSendMessage, HTTPMethod: "POST", Path: "/message:send", HasBody: true, RetrySafe: true,
+			NewRequest: newMsg[SendMessageRequest](), NewResponse: newMsg[SendMessageResponse](), call: unary(Service.SendMessage)},
+		{Name: MethodSendStreamingMessage, HTTPMethod: "POST", Path: "/message:stream", HasBody: true, Streaming: true, RetrySafe: true,
+			NewRequest: newMsg[SendMessageRequest](), stream: streaming(Service.SendStreamingMessage)},
+		{Name: MethodGetTask, HTTPMethod: "GET", Path: "/tasks/{id}", RetrySafe: true,
+			NewRequest: newMsg[GetTaskRequest](), NewResponse: newMsg[Task](), call: unary(Service.GetTask)},
+		{Name: MethodListTasks, HTTPMethod: "GET", Path: "/tasks", RetrySafe: true,
+			NewRequest: newMsg[ListTasksRequest](), NewResponse: newMsg[ListTasksResponse](), call: unary(Service.ListTasks)},
+		{Name: MethodCancelTask, HTTPMethod: "POST", Path: "/tasks/{id}:cancel", HasBody: true, RetrySafe: true,
+			NewRequest: newMsg[CancelTaskRequest](), NewResponse: newMsg[Task](), call: unary(Service.CancelTask)},
+		{Name: MethodSubscribeToTask, HTTPMethod: "GET", AltHTTPMethod: "POST", Path: "/tasks/{id}:subscribe", Streaming: true, RetrySafe: true,
+			NewRequest: newMsg[SubscribeToTaskRequest](), stream: streaming(Service.SubscribeToTask)},
 		{Name: MethodCreateTaskPushNotificationConfig, HTTPMethod: "POST", Path: "/tasks/{taskId}/pushNotificationConfigs", HasBody: true,
-			NewRequest: newMsg[TaskPushNotificationConfig](), Call: unary(Service.CreateTaskPushNotificationConfig)},
-		{Name: MethodGetTaskPushNotificationConfig, HTTPMethod: "GET", Path: "/tasks/{taskId}/pushNotificationConfigs/{id}",
-			NewRequest: newMsg[GetTaskPushNotificationConfigRequest](), Call: unary(Service.GetTaskPushNotificationConfig)},
-		{Name: MethodListTaskPushNotificationConfigs, HTTPMethod: "GET", Path: "/tasks/{taskId}/pushNotificationConfigs",
-			NewRequest: newMsg[ListTaskPushNotificationConfigsRequest](), Call: unary(Service.ListTaskPushNotificationConfigs)},
-		{Name: MethodDeleteTaskPushNotificationConfig, HTTPMethod: "DELETE", Path: "/tasks/{taskId}/pushNotificationConfigs/{id}",
-			NewRequest: newMsg[DeleteTaskPushNotificationConfigRequest](), Call: unary(deleteConfig)},
-		{Name: MethodGetExtendedAgentCard, HTTPMethod: "GET", Path: "/extendedAgentCard",
-			NewRequest: newMsg[GetExtendedAgentCardRequest](), Call: unary(Service.GetExtendedAgentCard)},
+			NewRequest: newMsg[TaskPushNotificationConfig](), NewResponse: newMsg[TaskPushNotificationConfig](), call: unary(Service.CreateTaskPushNotificationConfig)},
+		{Name: MethodGetTaskPushNotificationConfig, HTTPMethod: "GET", Path: "/tasks/{taskId}/pushNotificationConfigs/{id}", RetrySafe: true,
+			NewRequest: newMsg[GetTaskPushNotificationConfigRequest](), NewResponse: newMsg[TaskPushNotificationConfig](), call: unary(Service.GetTaskPushNotificationConfig)},
+		{Name: MethodListTaskPushNotificationConfigs, HTTPMethod: "GET", Path: "/tasks/{taskId}/pushNotificationConfigs", RetrySafe: true,
+			NewRequest: newMsg[ListTaskPushNotificationConfigsRequest](), NewResponse: newMsg[ListTaskPushNotificationConfigsResponse](), call: unary(Service.ListTaskPushNotificationConfigs)},
+		{Name: MethodDeleteTaskPushNotificationConfig, HTTPMethod: "DELETE", Path: "/tasks/{taskId}/pushNotificationConfigs/{id}", RetrySafe: true,
+			NewRequest: newMsg[DeleteTaskPushNotificationConfigRequest](), NewResponse: newMsg[emptypb.Empty](), call: unary(deleteConfig)},
+		{Name: MethodGetExtendedAgentCard, HTTPMethod: "GET", Path: "/extendedAgentCard", RetrySafe: true,
+			NewRequest: newMsg[GetExtendedAgentCardRequest](), NewResponse: newMsg[AgentCard](), call: unary(Service.GetExtendedAgentCard)},
+	}
+	for i := range Methods {
+		byName[Methods[i].Name] = &Methods[i]
 	}
 }
 
+var byName = map[string]*Method{}
+
 // MethodByName returns the method with the name, or nil.
-func MethodByName(name string) *Method {
-	for i := range Methods {
-		if Methods[i].Name == name {
-			return &Methods[i]
-		}
-	}
-	return nil
-}
+func MethodByName(name string) *Method { return byName[name] }

@@ -58,6 +58,19 @@ func WithCallInfo(ctx context.Context, ci *CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, ci)
 }
 
+// WithPrincipal returns a context whose CallInfo names principal as the
+// authenticated caller. An HTTP middleware in front of a2ahttp.Handler
+// calls it to authenticate requests its own way; the handler then keeps
+// that principal and runs none of its own authenticators.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	ci := &CallInfo{}
+	if old := CallInfoFrom(ctx); old != nil {
+		*ci = *old
+	}
+	ci.Principal = principal
+	return WithCallInfo(ctx, ci)
+}
+
 // CallInfoFrom returns the context's CallInfo, or nil.
 func CallInfoFrom(ctx context.Context) *CallInfo {
 	ci, _ := ctx.Value(callInfoKey{}).(*CallInfo)

@@ -1,15 +1,19 @@
 // Package a2ahttp puts an A2A service on HTTP: one http.Handler that serves
 // the public agent card at /.well-known/agent-card.json, the JSON-RPC
 // binding, the HTTP+JSON binding and the gRPC binding (requests whose
-// Content-Type is application/grpc*), with optional bearer-token
-// authentication in front of all three. gRPC needs HTTP/2: serve the
-// handler from an http.Server whose Protocols allow unencrypted HTTP/2, or
-// with TLS.
+// Content-Type is application/grpc*), with authentication and middleware
+// in front of all three. gRPC needs HTTP/2: serve the handler from an
+// http.Server whose Protocols allow unencrypted HTTP/2, or with TLS.
+//
+// Who is calling is decided once per request, before any binding runs: a
+// principal already set on the request context (a2a.WithPrincipal, by the
+// library user's own HTTP middleware) is kept as it is; otherwise the
+// configured Authenticators are asked in order. The core then decides
+// what the caller may do (server.Options.RequireAuth, task scoping).
 package a2ahttp
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -20,6 +24,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/grpcbind"
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
 )
@@ -33,9 +38,19 @@ type Options struct {
 	// interfaces decide where the bindings are mounted (the path of their
 	// URLs); without one, JSON-RPC is at "/" and HTTP+JSON at the root.
 	Card *a2a.AgentCard
-	// Tokens maps bearer tokens to principal names. When non-empty, every
-	// A2A operation needs one of them; the card stays public.
+	// Tokens maps bearer tokens to principal names: a BearerTokens
+	// authenticator asked before Authenticators. Whether a request without
+	// a known token may go on is the core's decision
+	// (server.Options.RequireAuth); the card stays public.
 	Tokens map[string]string
+	// Authenticators find the caller of a request that no outer middleware
+	// authenticated, asked in order: the first that names a principal
+	// wins, and one that refuses the request's credentials ends it with
+	// an authentication error in the caller's binding.
+	Authenticators []Authenticator
+	// Middleware wraps every operation on every binding, the first
+	// outermost, inside authentication (see a2a.Middleware).
+	Middleware []a2a.Middleware
 	// MaxBody limits a request body (default 10 MiB).
 	MaxBody int64
 	// KeepAlive is the SSE keep-alive interval (0: 15 s; negative: off).
@@ -54,6 +69,7 @@ type Options struct {
 // Handler serves the card and the three bindings. Create it with New.
 type Handler struct {
 	opts     Options
+	auth     []Authenticator
 	jsonrpc  http.Handler
 	rest     http.Handler
 	grpc     *grpcbind.Handler // nil when disabled
@@ -102,8 +118,14 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 			h.restBase = p
 		}
 	}
-	h.jsonrpc = jsonrpc.NewHandler(svc, &jsonrpc.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger})
-	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, &rest.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger}))
+	if len(h.opts.Tokens) > 0 {
+		h.auth = append(h.auth, BearerTokens(h.opts.Tokens))
+	}
+	h.auth = append(h.auth, h.opts.Authenticators...)
+	mw := append([]a2a.Middleware{refuseUnauthenticated}, h.opts.Middleware...)
+	bopts := &httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Middleware: mw}
+	h.jsonrpc = jsonrpc.NewHandler(svc, bopts)
+	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, bopts))
 	if !h.opts.DisableGRPC {
 		var g grpcbind.Options
 		if h.opts.GRPC != nil {
@@ -115,6 +137,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		if g.Logger == nil {
 			g.Logger = h.opts.Logger
 		}
+		g.Middleware = append(append([]a2a.Middleware(nil), mw...), g.Middleware...)
 		h.grpc = grpcbind.NewHandler(svc, &g)
 	}
 	return h, nil
@@ -231,29 +254,4 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write(h.card)
-}
-
-// authenticate resolves a bearer token to a principal and records it in the
-// call's CallInfo. It never rejects by itself: the core decides, so that
-// the rejection is the same on every binding.
-func (h *Handler) authenticate(r *http.Request) *http.Request {
-	ci := &a2a.CallInfo{}
-	if len(h.opts.Tokens) > 0 {
-		auth := r.Header.Get("Authorization")
-		if scheme, tok, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			ci.Principal = h.lookup(strings.TrimSpace(tok))
-		}
-	}
-	return r.WithContext(a2a.WithCallInfo(r.Context(), ci))
-}
-
-// lookup compares the token with every configured one in constant time.
-func (h *Handler) lookup(tok string) string {
-	name := ""
-	for t, n := range h.opts.Tokens {
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			name = n
-		}
-	}
-	return name
 }

@@ -54,6 +54,10 @@ type Options struct {
 	// PollInterval is WaitForCompletion's first wait between GetTask calls
 	// when it cannot stream (default 500 ms); it doubles up to 5 s.
 	PollInterval time.Duration
+	// Middleware wraps every call the client makes, the first outermost,
+	// before retries and interface fallback: it sees each call once (see
+	// a2a.Middleware).
+	Middleware []a2a.Middleware
 }
 
 // Default option values.
@@ -65,8 +69,9 @@ const (
 	maxRetryDelay       = 5 * time.Second
 )
 
-// Client calls one A2A agent. It implements a2a.Service, so it can stand
-// wherever the server core does (a proxy, a test double, middleware).
+// Client calls one A2A agent. It implements a2a.Service (and, through
+// Invoker, a2a.Invoker), so it can stand wherever the server core does (a
+// proxy, a test double, middleware).
 //
 // A Client picks the agent card's interfaces in the card's order among the
 // bindings it supports, and moves on to the next interface when a
@@ -80,13 +85,29 @@ const (
 // a2a.ErrTaskNotFound) works on every binding; failures to reach the server
 // are *TransportError values. The Client never modifies the requests it
 // is given. It is safe for concurrent use.
+//
+// Retries (Options.Retries) follow Method.RetrySafe: SendMessage and
+// SendStreamingMessage get a messageId before the first attempt when the
+// message has none, and every retry resends that same id, so a server that
+// honours messageId idempotency (Parley does) runs the agent once; a
+// stream is retried only when it failed before any event arrived;
+// CreateTaskPushNotificationConfig is retried only when the connection
+// failed. A stream that ends before a terminal or interrupted state (or,
+// for SendStreamingMessage, before a direct message) ends with a
+// *StreamEndedError (errors.Is(err, ErrStreamEnded)): call GetTask, and
+// subscribe again if the task is not finished (WaitForCompletion does
+// this). GetExtendedAgentCard's result is returned, not cached: a caller
+// that wants it to replace the public card (brief §8.8) makes a new Client
+// from it.
 type Client struct {
-	card    *a2a.AgentCard
-	cands   []candidate
-	cur     atomic.Int32
-	retries int
-	delay   time.Duration
-	poll    time.Duration
+	a2a.Service // the eleven operations, over inv
+	inv         a2a.Invoker
+	card        *a2a.AgentCard
+	cands       []candidate
+	cur         atomic.Int32
+	retries     int
+	delay       time.Duration
+	poll        time.Duration
 }
 
 // candidate is one usable interface of the card and its transport.
@@ -139,6 +160,8 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	}
 
 	c := &Client{card: proto.Clone(card).(*a2a.AgentCard), retries: o.Retries, delay: o.RetryDelay, poll: o.PollInterval}
+	c.inv = a2a.Chain(invoker{c}, o.Middleware...)
+	c.Service = a2a.NewService(c.inv)
 	var skipped []string
 	for _, in := range c.card.GetSupportedInterfaces() {
 		f := factoryFor(o.Transports, in.GetProtocolBinding())
@@ -167,12 +190,6 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	return c, nil
 }
 
-// DefaultTransports returns the factories of every binding this package
-// speaks: JSON-RPC, HTTP+JSON and gRPC.
-func DefaultTransports() []TransportFactory {
-	return []TransportFactory{JSONRPC(), REST(), GRPC()}
-}
-
 func factoryFor(fs []TransportFactory, binding string) *TransportFactory {
 	for i := range fs {
 		if strings.EqualFold(fs[i].Binding, binding) {
@@ -192,6 +209,10 @@ func versionOK(v string) bool {
 	want, _, _ := strings.Cut(a2a.ProtocolVersion, ".")
 	return major == want
 }
+
+// Invoker returns the client as an a2a.Invoker (its middleware included),
+// for code that works with the method table, such as a proxy.
+func (c *Client) Invoker() a2a.Invoker { return c.inv }
 
 // Card returns the agent card the client was made from. The caller must
 // not modify it.
@@ -346,148 +367,48 @@ func setTenant(req proto.Message, tenant string) {
 	m.Set(fd, protoreflect.ValueOfString(tenant))
 }
 
+// invoker performs calls for a Client: a copy of each request, with a
+// messageId when it sends a message, through retries and fallback.
+type invoker struct{ c *Client }
+
 // own returns a copy of req the client may modify, or a new empty request
-// when req is nil.
-func own[T proto.Message](req T, empty T) T {
-	if !req.ProtoReflect().IsValid() {
-		return empty
+// when req is nil. A message without a messageId gets one.
+func own(m *a2a.Method, req proto.Message) proto.Message {
+	if req == nil || !req.ProtoReflect().IsValid() {
+		req = m.NewRequest()
+	} else {
+		req = proto.Clone(req)
 	}
-	return proto.Clone(req).(T)
-}
-
-// ---------------------------------------------------------------------------
-// The eleven operations
-
-// SendMessage implements a2a.Service. A message without a messageId gets
-// one before the first attempt, and every retry resends that same id, so
-// a server that honours messageId idempotency (Parley does) runs the agent
-// once.
-func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
-	r := withMessageID(own(req, &a2a.SendMessageRequest{}))
-	var out *a2a.SendMessageResponse
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.SendMessage(ctx, r)
-		return err
-	})
-	return out, err
-}
-
-// SendStreamingMessage implements a2a.Service. It is retried (with the
-// same messageId) only when it failed before any event arrived. A stream
-// that ends before a terminal or interrupted state, or before a direct
-// message, ends with a *StreamEndedError (errors.Is(err, ErrStreamEnded)).
-func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
-	r := withMessageID(own(req, &a2a.SendMessageRequest{}))
-	tr := streamTracker{send: true, taskID: r.GetMessage().GetTaskId()}
-	return c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-		return t.SendStreamingMessage(ctx, r.(*a2a.SendMessageRequest))
-	})
-}
-
-// withMessageID gives the request's message an id if it has none.
-func withMessageID(r *a2a.SendMessageRequest) *a2a.SendMessageRequest {
-	if m := r.GetMessage(); m != nil && m.MessageId == "" {
-		m.MessageId = a2a.NewID()
+	if r, ok := req.(*a2a.SendMessageRequest); ok {
+		if msg := r.GetMessage(); msg != nil && msg.MessageId == "" {
+			msg.MessageId = a2a.NewID()
+		}
 	}
-	return r
+	return req
 }
 
-// GetTask implements a2a.Service.
-func (c *Client) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	r := own(req, &a2a.GetTaskRequest{})
-	var out *a2a.Task
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.GetTask(ctx, r)
+// Call implements a2a.Invoker.
+func (v invoker) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+	r := own(m, req)
+	var out proto.Message
+	err := v.c.unary(ctx, r, m.RetrySafe, func(t Transport) (err error) {
+		out, err = t.Call(ctx, m, r)
 		return err
 	})
 	return out, err
 }
 
-// ListTasks implements a2a.Service.
-func (c *Client) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	r := own(req, &a2a.ListTasksRequest{})
-	var out *a2a.ListTasksResponse
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.ListTasks(ctx, r)
-		return err
+// Stream implements a2a.Invoker.
+func (v invoker) Stream(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+	r := own(m, req)
+	var tr streamTracker
+	switch r := r.(type) {
+	case *a2a.SendMessageRequest:
+		tr = streamTracker{send: true, taskID: r.GetMessage().GetTaskId()}
+	case *a2a.SubscribeToTaskRequest:
+		tr = streamTracker{taskID: r.GetId()}
+	}
+	return v.c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+		return t.Stream(ctx, m, r)
 	})
-	return out, err
-}
-
-// CancelTask implements a2a.Service.
-func (c *Client) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	r := own(req, &a2a.CancelTaskRequest{})
-	var out *a2a.Task
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.CancelTask(ctx, r)
-		return err
-	})
-	return out, err
-}
-
-// SubscribeToTask implements a2a.Service. A stream that ends before a
-// terminal state ends with a *StreamEndedError (errors.Is(err,
-// ErrStreamEnded)): call GetTask, and subscribe again if the task is not
-// finished (WaitForCompletion does this).
-func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
-	r := own(req, &a2a.SubscribeToTaskRequest{})
-	tr := streamTracker{taskID: r.GetId()}
-	return c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-		return t.SubscribeToTask(ctx, r.(*a2a.SubscribeToTaskRequest))
-	})
-}
-
-// CreateTaskPushNotificationConfig implements a2a.Service. It is retried
-// only when the connection failed.
-func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	r := own(req, &a2a.TaskPushNotificationConfig{})
-	var out *a2a.TaskPushNotificationConfig
-	err := c.unary(ctx, r, false, func(t Transport) (err error) {
-		out, err = t.CreateTaskPushNotificationConfig(ctx, r)
-		return err
-	})
-	return out, err
-}
-
-// GetTaskPushNotificationConfig implements a2a.Service.
-func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
-	r := own(req, &a2a.GetTaskPushNotificationConfigRequest{})
-	var out *a2a.TaskPushNotificationConfig
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.GetTaskPushNotificationConfig(ctx, r)
-		return err
-	})
-	return out, err
-}
-
-// ListTaskPushNotificationConfigs implements a2a.Service.
-func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	r := own(req, &a2a.ListTaskPushNotificationConfigsRequest{})
-	var out *a2a.ListTaskPushNotificationConfigsResponse
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.ListTaskPushNotificationConfigs(ctx, r)
-		return err
-	})
-	return out, err
-}
-
-// DeleteTaskPushNotificationConfig implements a2a.Service.
-func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
-	r := own(req, &a2a.DeleteTaskPushNotificationConfigRequest{})
-	return c.unary(ctx, r, true, func(t Transport) error {
-		return t.DeleteTaskPushNotificationConfig(ctx, r)
-	})
-}
-
-// GetExtendedAgentCard implements a2a.Service. The result is returned,
-// not cached: a caller that wants it to replace the public card (brief
-// §8.8) makes a new Client from it.
-func (c *Client) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	r := own(req, &a2a.GetExtendedAgentCardRequest{})
-	var out *a2a.AgentCard
-	err := c.unary(ctx, r, true, func(t Transport) (err error) {
-		out, err = t.GetExtendedAgentCard(ctx, r)
-		return err
-	})
-	return out, err
 }

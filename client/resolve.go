@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/transport"
 )
 
 // WellKnownCardPath is where an agent publishes its public card, relative
@@ -134,7 +136,7 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	for k, v := range o.Header {
 		req.Header[http.CanonicalHeaderKey(k)] = v
 	}
-	req.Header.Set("Accept", contentTypeJSON)
+	req.Header.Set("Accept", httpx.ContentTypeJSON)
 	// A server serving several protocol versions picks the card by it.
 	req.Header.Set("A2A-Version", a2a.ProtocolVersion)
 	if cached != nil {
@@ -147,7 +149,7 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	}
 	resp, err := o.HTTPClient.Do(req)
 	if err != nil {
-		return nil, requestFailure(ctx, "Resolve", cardURL, err)
+		return nil, transport.RequestFailure(ctx, "Resolve", cardURL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified && cached != nil {
@@ -156,14 +158,14 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardSize+1))
 	if err != nil {
-		return nil, readFailure(ctx, "Resolve", cardURL, PhaseResponse, err)
+		return nil, transport.ReadFailure(ctx, "Resolve", cardURL, transport.PhaseResponse, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable ||
 			resp.StatusCode == http.StatusGatewayTimeout {
-			return nil, &TransportError{Op: "Resolve", URL: cardURL, Phase: PhaseResponse, StatusCode: resp.StatusCode, Err: bodySnippet(body)}
+			return nil, &TransportError{Op: "Resolve", URL: cardURL, Phase: PhaseResponse, StatusCode: resp.StatusCode, Err: httpx.BodySnippet(body)}
 		}
-		return nil, &CardError{URL: cardURL, StatusCode: resp.StatusCode, msg: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), Err: bodySnippet(body)}
+		return nil, &CardError{URL: cardURL, StatusCode: resp.StatusCode, msg: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), Err: httpx.BodySnippet(body)}
 	}
 	if len(body) > maxCardSize {
 		return nil, &CardError{URL: cardURL, msg: fmt.Sprintf("larger than %d bytes", maxCardSize)}
@@ -188,7 +190,7 @@ func parseCard(cardURL, contentType string, body []byte) (*a2a.AgentCard, error)
 		if mt != "" {
 			msg += " (Content-Type " + mt + ")"
 		}
-		return nil, &CardError{URL: cardURL, msg: msg, Err: bodySnippet(body)}
+		return nil, &CardError{URL: cardURL, msg: msg, Err: httpx.BodySnippet(body)}
 	}
 	_, ifaces := top["supportedInterfaces"]
 	if _, snake := top["supported_interfaces"]; snake {
@@ -197,7 +199,7 @@ func parseCard(cardURL, contentType string, body []byte) (*a2a.AgentCard, error)
 	_, topURL := top["url"]
 	pv, topVersion := top["protocolVersion"]
 	if (topURL && !ifaces) || topVersion {
-		v := jsonString(pv)
+		v := httpx.JSONString(pv)
 		if v == "" {
 			v = "0.3"
 		}

@@ -376,11 +376,31 @@ func TestWriteErrorIsSticky(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Stream
 
-func jsonEnc(ev a2a.StreamEvent, err error) []byte {
-	if err != nil {
-		return []byte(`{"error":` + strconv.Quote(err.Error()) + `}`)
+// jsonEnc is a test Encoder: events as {"seq":N}, a failure as an event
+// named errorEvent holding {"error":"..."}, a refusal as a 500 with the
+// error text.
+type jsonEnc struct{ errorEvent string }
+
+func (jsonEnc) Refuse(w http.ResponseWriter, err error) { http.Error(w, err.Error(), 500) }
+func (jsonEnc) Start(h http.Header)                     { h.Set("X-Started", "1") }
+func (jsonEnc) Event(ev a2a.StreamEvent) ([]byte, error) {
+	return fmt.Appendf(nil, `{"seq":%d}`, ev.Seq), nil
+}
+func (e jsonEnc) Fail(err error) (string, []byte) {
+	return e.errorEvent, []byte(`{"error":` + strconv.Quote(err.Error()) + `}`)
+}
+
+// stream runs sse.Serve on a stream whose items are first, then what next
+// returns until it reports false.
+func stream(w http.ResponseWriter, keepAlive time.Duration, errorEvent string, first a2a.StreamEvent, next func() (a2a.StreamEvent, error, bool)) {
+	seq := func(yield func(a2a.StreamEvent, error) bool) {
+		for ev, err, ok := first, error(nil), true; ok; ev, err, ok = next() {
+			if !yield(ev, err) {
+				return
+			}
+		}
 	}
-	return fmt.Appendf(nil, `{"seq":%d}`, ev.Seq)
+	sse.Serve(w, seq, jsonEnc{errorEvent}, keepAlive)
 }
 
 // events returns a next function that yields events with Seq 2..n, then
@@ -398,7 +418,7 @@ func events(n int) func() (a2a.StreamEvent, error, bool) {
 
 func TestStreamWritesEveryEvent(t *testing.T) {
 	rec := newRecorder()
-	sse.Stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, events(5), jsonEnc)
+	stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, events(5))
 	p := parseSSE(rec.String())
 	if len(p.events) != 5 || len(p.comments) != 0 || len(p.foreign) != 0 {
 		t.Fatalf("parsed %+v from %q, want 5 events", p, rec.String())
@@ -422,7 +442,7 @@ func TestStreamEndsAfterError(t *testing.T) {
 				}
 				return a2a.StreamEvent{Seq: 9}, nil, true
 			}
-			sse.Stream(rec, 0, name, a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+			stream(rec, 0, name, a2a.StreamEvent{Seq: 1}, next)
 			if calls != 1 {
 				t.Errorf("next called %d times after the error item, want 1", calls)
 			}
@@ -458,7 +478,7 @@ func TestStreamStopsWhenWriteFails(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				sse.Stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+				stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, next)
 			}()
 			select {
 			case <-done:
@@ -489,7 +509,7 @@ func TestStreamStopsWhenKeepAliveFails(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			sse.Stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+			stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next)
 		}()
 		time.Sleep(time.Minute) // idle: one keep-alive, which fails
 		synctest.Wait()
@@ -518,7 +538,7 @@ func TestKeepAliveOnIdleStream(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			sse.Stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+			stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next)
 		}()
 		// The checker ticks every 5 s and sends a comment once 10 s have
 		// passed since the last write: at 10 s, 20 s and 30 s.
@@ -550,7 +570,7 @@ func TestNoKeepAliveWhileEventsFlow(t *testing.T) {
 			n++
 			return a2a.StreamEvent{Seq: uint64(n)}, nil, n <= 20
 		}
-		sse.Stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+		stream(rec, 10*time.Second, "", a2a.StreamEvent{Seq: 1}, next)
 		p := parseSSE(rec.String())
 		if len(p.events) != 20 {
 			t.Errorf("got %d events, want 20", len(p.events))
@@ -568,7 +588,7 @@ func TestKeepAliveOff(t *testing.T) {
 			time.Sleep(time.Hour)
 			return a2a.StreamEvent{}, nil, false
 		}
-		sse.Stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+		stream(rec, 0, "", a2a.StreamEvent{Seq: 1}, next)
 		if p := parseSSE(rec.String()); len(p.comments) != 0 {
 			t.Errorf("keep-alive 0 sent %d comments in an idle hour, want none", len(p.comments))
 		}
@@ -597,7 +617,7 @@ func TestStreamDoesNotWriteAfterReturn(t *testing.T) {
 	}
 	returned := make(chan bool, 1)
 	go func() {
-		sse.Stream(rec, time.Millisecond, "", a2a.StreamEvent{Seq: 1}, next, jsonEnc)
+		stream(rec, time.Millisecond, "", a2a.StreamEvent{Seq: 1}, next)
 		returned <- rec.markClosed()
 	}()
 	<-inComment
@@ -629,7 +649,7 @@ func TestStreamNoLateKeepAlive(t *testing.T) {
 	const runs = 100
 	for range runs {
 		rec := newRecorder()
-		sse.Stream(rec, 2*time.Nanosecond, "", a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)
+		stream(rec, 2*time.Nanosecond, "", a2a.StreamEvent{Seq: 1}, events(3))
 		rec.markClosed()
 		time.Sleep(100 * time.Microsecond) // let a stray goroutine run
 		if rec.lateWrites() > 0 {
@@ -647,40 +667,9 @@ func TestStreamNoLateKeepAlive(t *testing.T) {
 // would leave the client an empty 200 response with no error anywhere.
 func TestStreamWithoutFlusher(t *testing.T) {
 	w := &noFlushWriter{header: http.Header{}}
-	sse.Stream(w, 0, "", a2a.StreamEvent{Seq: 1}, events(3), jsonEnc)
+	stream(w, 0, "", a2a.StreamEvent{Seq: 1}, events(3))
 	if p := parseSSE(w.buf.String()); len(p.events) != 3 {
 		t.Errorf("a non-flushing ResponseWriter got %d events, want 3 (body %q)", len(p.events), w.buf.String())
-	}
-}
-
-func TestPull(t *testing.T) {
-	seq := func(yield func(a2a.StreamEvent, error) bool) {
-		for i := uint64(1); i <= 3; i++ {
-			if !yield(a2a.StreamEvent{Seq: i}, nil) {
-				return
-			}
-		}
-	}
-	first, err, ok, next, stop := sse.Pull(seq)
-	defer stop()
-	if !ok || err != nil || first.Seq != 1 {
-		t.Fatalf("Pull first = (%v, %v, %v), want seq 1", first.Seq, err, ok)
-	}
-	for want := uint64(2); want <= 3; want++ {
-		ev, err, ok := next()
-		if !ok || err != nil || ev.Seq != want {
-			t.Fatalf("next = (%v, %v, %v), want seq %d", ev.Seq, err, ok, want)
-		}
-	}
-	if _, _, ok := next(); ok {
-		t.Error("next after the end returned ok")
-	}
-
-	empty := func(func(a2a.StreamEvent, error) bool) {}
-	_, _, ok, _, stop2 := sse.Pull(empty)
-	stop2()
-	if ok {
-		t.Error("Pull of an empty stream returned ok")
 	}
 }
 
@@ -755,4 +744,19 @@ func FuzzWriter(f *testing.F) {
 			t.Fatalf("the following event was disturbed: %+v", p.events[1])
 		}
 	})
+}
+
+func TestServeRefusesBeforeFirstEvent(t *testing.T) {
+	for name, seq := range map[string]func(func(a2a.StreamEvent, error) bool){
+		"error first": func(yield func(a2a.StreamEvent, error) bool) { yield(a2a.StreamEvent{}, errors.New("no such task")) },
+		"empty":       func(func(a2a.StreamEvent, error) bool) {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			sse.Serve(rec, seq, jsonEnc{}, 0)
+			if rec.status != 500 || rec.header.Get("X-Started") != "" || strings.Contains(rec.String(), "data:") {
+				t.Errorf("Serve(%s) = %d %q (started %q), want the encoder's refusal and no stream", name, rec.status, rec.String(), rec.header.Get("X-Started"))
+			}
+		})
+	}
 }

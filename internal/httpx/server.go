@@ -1,17 +1,17 @@
 // Package httpx holds what the two HTTP bindings (JSON-RPC and HTTP+JSON)
-// share: reading service parameters from a request, reading a bounded body,
-// and rendering error details as JSON.
+// share, both halves: on the server, reading service parameters and a
+// bounded body and echoing response headers; on the client, sending
+// requests, reading responses and streams, and decoding error bodies by
+// their shape; and, for both, the JSON error details (ErrorInfo and
+// BadRequest) in each direction.
 package httpx
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +28,15 @@ type Options struct {
 	KeepAlive time.Duration
 	// Logger receives internal error causes (default slog.Default()).
 	Logger *slog.Logger
+	// Middleware wraps every operation the handler performs, the first
+	// outermost (see a2a.Middleware).
+	Middleware []a2a.Middleware
+}
+
+// Invoker returns the Invoker a handler calls: svc by the method table,
+// wrapped in the middleware.
+func (o Options) Invoker(svc a2a.Service) a2a.Invoker {
+	return a2a.Chain(a2a.NewInvoker(svc), o.Middleware...)
 }
 
 // WithDefaults returns the options (nil allowed) with defaults filled in.
@@ -43,37 +52,6 @@ func (o *Options) WithDefaults() Options {
 		out.Logger = slog.Default()
 	}
 	return out
-}
-
-// Stream answers a streaming operation. An error before the first event is
-// an ordinary error response (writeErr); after that the events go out as
-// SSE, each rendered by enc, and a later error is rendered by encErr into an
-// event named errorEvent (none when "") that ends the stream.
-func Stream(w http.ResponseWriter, ci *a2a.CallInfo, o Options, op string, seq iter.Seq2[a2a.StreamEvent, error],
-	errorEvent string, writeErr func(*a2a.Error), enc func(*a2a.StreamResponse) ([]byte, error), encErr func(*a2a.Error) []byte) {
-	first, err, ok, next, stop := sse.Pull(seq)
-	defer stop()
-	if !ok {
-		err = a2a.NewError(a2a.CodeInternal, "the stream ended without an event")
-	}
-	if err != nil {
-		e := a2a.AsError(err)
-		LogError(o.Logger, op, e)
-		writeErr(e)
-		return
-	}
-	SetResponseHeaders(w, ci, nil)
-	sse.Stream(w, max(o.KeepAlive, 0), errorEvent, first, next, func(ev a2a.StreamEvent, err error) []byte {
-		if err == nil {
-			var b []byte
-			if b, err = enc(ev.Response); err == nil {
-				return b
-			}
-		}
-		e := a2a.AsError(err)
-		LogError(o.Logger, op, e)
-		return encErr(e)
-	})
 }
 
 // Header names of the A2A service parameters (brief §9.1).
@@ -118,12 +96,12 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 
 // SetResponseHeaders echoes activated extensions (brief §9.3) and, for an
 // authentication error, the challenge (brief §7.3).
-func SetResponseHeaders(w http.ResponseWriter, ci *a2a.CallInfo, err *a2a.Error) {
+func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 	if ci != nil && len(ci.Activated) > 0 {
-		w.Header().Set(HeaderExtensions, strings.Join(ci.Activated, ", "))
+		h.Set(HeaderExtensions, strings.Join(ci.Activated, ", "))
 	}
 	if err != nil && err.Code == a2a.CodeUnauthenticated {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="a2a"`)
+		h.Set("WWW-Authenticate", `Bearer realm="a2a"`)
 	}
 }
 
@@ -149,74 +127,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 
 func tooLarge(limit int64) error {
 	return a2a.NewError(a2a.CodeRequestTooLarge, "request body exceeds the limit of %d bytes", limit)
-}
-
-// AppendDetails appends the JSON array of an error's details: a
-// google.rpc.ErrorInfo for A2A errors (reason, domain a2a-protocol.org,
-// metadata; brief §7.4) and a google.rpc.BadRequest when there are field
-// violations.
-func AppendDetails(b []byte, e *a2a.Error) []byte {
-	b = append(b, '[')
-	n := 0
-	if e.Code.IsA2A() {
-		b = append(b, `{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`...)
-		b = strconv.AppendQuote(b, e.Code.Reason())
-		b = append(b, `,"domain":"`+a2a.DomainA2A+`"`...)
-		if len(e.Metadata) > 0 {
-			b = append(b, `,"metadata":{`...)
-			for i, k := range sortedKeys(e.Metadata) {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendString(b, k)
-				b = append(b, ':')
-				b = appendString(b, e.Metadata[k])
-			}
-			b = append(b, '}')
-		}
-		b = append(b, '}')
-		n++
-	}
-	if len(e.Violations) > 0 {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[`...)
-		for i, v := range e.Violations {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"field":`...)
-			b = appendString(b, v.Field)
-			b = append(b, `,"description":`...)
-			b = appendString(b, v.Description)
-			b = append(b, '}')
-		}
-		b = append(b, "]}"...)
-	}
-	return append(b, ']')
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	out, err := json.Marshal(s)
-	if err != nil {
-		return append(b, `""`...)
-	}
-	return append(b, out...)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 // LogError logs the internal cause of a server-side error; it is never

@@ -1,4 +1,4 @@
-package client
+package sse
 
 import (
 	"bufio"
@@ -8,20 +8,21 @@ import (
 	"strconv"
 )
 
-// maxEventSize bounds one Server-Sent Event (all its data lines together).
-const maxEventSize = 16 << 20
-
-// sseEvent is one dispatched Server-Sent Event.
-type sseEvent struct {
-	name string // the event: field, "" for the default "message"
-	id   uint64 // the id: field as a number, 0 if absent or not a number
-	data []byte // data: lines joined with "\n"
+// Event is one dispatched Server-Sent Event, as a Reader returns it.
+type Event struct {
+	// Name is the event: field, "" for the default "message".
+	Name string
+	// ID is the id: field as a number; 0 when absent or not a number.
+	ID uint64
+	// Data is the event's data: lines joined with "\n".
+	Data []byte
 }
 
-// sseReader reads Server-Sent Events (the WHATWG format): data lines are
+// Reader reads Server-Sent Events (the WHATWG format): data lines are
 // joined with newlines, `event:` and `id:` are kept, `retry:` and comment
-// lines (keep-alives) are ignored, and CRLF, CR and LF all end a line.
-type sseReader struct {
+// lines (keep-alives) are ignored, and CRLF, CR and LF all end a line. A
+// Reader is used by one goroutine.
+type Reader struct {
 	sc    *bufio.Scanner
 	limit int
 	data  []byte
@@ -29,32 +30,32 @@ type sseReader struct {
 	id    uint64
 }
 
-// newSSEReader returns a reader of events of at most limit bytes.
-func newSSEReader(r io.Reader, limit int) *sseReader {
+// NewReader returns a reader of events of at most limit bytes each.
+func NewReader(r io.Reader, limit int) *Reader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, min(32<<10, limit)), limit)
 	sc.Split(splitLines)
-	return &sseReader{sc: sc, limit: limit}
+	return &Reader{sc: sc, limit: limit}
 }
 
-// errEventTooLarge is returned for an event over the reader's limit.
-var errEventTooLarge = errors.New("server-sent event too large")
+// ErrEventTooLarge is returned for an event over the Reader's limit.
+var ErrEventTooLarge = errors.New("server-sent event too large")
 
-// next returns the next event. It returns io.EOF at a clean end of the
+// Next returns the next event. It returns io.EOF at a clean end of the
 // stream (an event without its closing blank line is dropped, as the
 // format says) and any other read error as it is.
-func (s *sseReader) next() (sseEvent, error) {
+func (s *Reader) Next() (Event, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if s.data == nil {
 				s.name, s.id = "", 0
 				continue // a blank line with no data dispatches nothing
 			}
-			ev := sseEvent{name: s.name, id: s.id, data: s.data}
+			ev := Event{Name: s.name, ID: s.id, Data: s.data}
 			s.data, s.name, s.id = nil, "", 0
 			return ev, nil
 		}
@@ -68,40 +69,48 @@ func (s *sseReader) next() (sseEvent, error) {
 				value = value[1:]
 			}
 		}
-		switch string(field) {
-		case "data":
-			if len(s.data)+len(value)+1 > s.limit {
-				return sseEvent{}, errEventTooLarge
-			}
-			if s.data == nil {
-				s.data = make([]byte, 0, len(value))
-			} else {
-				s.data = append(s.data, '\n')
-			}
-			s.data = append(s.data, value...)
-		case "event":
-			s.name = string(value)
-		case "id":
-			// The id belongs to this event only (a StreamEvent's Seq is
-			// per event); a value that is not a number means "unknown".
-			if n, err := strconv.ParseUint(string(value), 10, 64); err == nil {
-				s.id = n
-			} else {
-				s.id = 0
-			}
+		if err := s.field(string(field), value); err != nil {
+			return Event{}, err
 		}
 	}
 }
 
+// field records one field line of the event being read.
+func (s *Reader) field(name string, value []byte) error {
+	switch name {
+	case "data":
+		if len(s.data)+len(value)+1 > s.limit {
+			return ErrEventTooLarge
+		}
+		if s.data == nil {
+			s.data = make([]byte, 0, len(value))
+		} else {
+			s.data = append(s.data, '\n')
+		}
+		s.data = append(s.data, value...)
+	case "event":
+		s.name = string(value)
+	case "id":
+		// The id belongs to this event only (a StreamEvent's Seq is per
+		// event); a value that is not a number means "unknown".
+		if n, err := strconv.ParseUint(string(value), 10, 64); err == nil {
+			s.id = n
+		} else {
+			s.id = 0
+		}
+	}
+	return nil
+}
+
 // readLine returns the next line without its terminator. The slice is
 // valid until the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	if s.sc.Scan() {
 		return s.sc.Bytes(), nil
 	}
 	if err := s.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, errEventTooLarge
+			return nil, ErrEventTooLarge
 		}
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-// Package sse writes Server-Sent Events streams for the HTTP bindings.
+// Package sse is the Server-Sent Events framing of the two HTTP bindings,
+// both halves: Serve answers a streaming operation (one loop for every
+// binding: first-event errors, keep-alives, flushing, the error that ends a
+// stream), Writer frames events, and Reader parses them on the client side.
 //
 // Every event carries an `id:` with the task's sequence number (when known),
 // so a client can tell where it was; an idle stream gets a comment line at a
@@ -8,23 +11,12 @@ package sse
 
 import (
 	"errors"
-	"iter"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"parley.dev/parley/a2a"
 )
-
-// DefaultKeepAlive is the default interval of keep-alive comments.
-const DefaultKeepAlive = 15 * time.Second
-
-// Encoder turns one stream item (an event, or the error that ends the
-// stream) into the JSON of a `data:` line. It must not return newlines
-// (JSON from a2a.Marshal never contains raw newlines).
-type Encoder func(ev a2a.StreamEvent, err error) []byte
 
 // Writer writes events to one HTTP response. It is safe for concurrent use.
 type Writer struct {
@@ -111,35 +103,6 @@ func (s *Writer) flush() {
 	s.last = time.Now()
 }
 
-// Stream writes every item of a stream whose first item was already taken,
-// with keep-alive comments every keepAlive of silence (0 turns them off). An
-// error item is written as an event named errorEvent (none when "") and ends
-// the stream. Stream returns when the stream ends or a write fails.
-func Stream(w http.ResponseWriter, keepAlive time.Duration, errorEvent string, first a2a.StreamEvent, next func() (a2a.StreamEvent, error, bool), enc Encoder) {
-	sw := NewWriter(w)
-	defer sw.close()
-	if keepAlive > 0 {
-		done := make(chan struct{})
-		defer close(done)
-		go sw.keepAlive(keepAlive, done)
-	}
-	ev, err := first, error(nil)
-	for {
-		name := ""
-		if err != nil {
-			name = errorEvent
-		}
-		if sw.Event(name, ev.Seq, enc(ev, err)) != nil || err != nil {
-			return
-		}
-		var ok bool
-		ev, err, ok = next()
-		if !ok {
-			return
-		}
-	}
-}
-
 // errClosed is the state of a Writer whose handler has returned.
 var errClosed = errors.New("sse: stream closed")
 
@@ -169,13 +132,4 @@ func (s *Writer) keepAlive(every time.Duration, done <-chan struct{}) {
 			}
 		}
 	}
-}
-
-// Pull starts a stream and takes its first item, so that a binding can
-// answer an error that comes before any event with an ordinary response.
-// The returned stop must be called.
-func Pull(seq iter.Seq2[a2a.StreamEvent, error]) (first a2a.StreamEvent, err error, ok bool, next func() (a2a.StreamEvent, error, bool), stop func()) {
-	next, stop = iter.Pull2(seq)
-	first, err, ok = next()
-	return first, err, ok, next, stop
 }

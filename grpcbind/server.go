@@ -1,9 +1,11 @@
-// Package grpcbind is the gRPC binding of A2A (brief §10): the service
-// lf.a2a.v1.A2AService generated from proto/a2a.proto, served with
+// Package grpcbind is the gRPC binding of A2A (brief §10), both halves:
+// Handler serves the service lf.a2a.v1.A2AService (proto/a2a.proto) with
 // connect-go from a plain http.Handler, so that it shares one port (and one
-// authentication step) with the JSON-RPC and HTTP+JSON bindings. It also
-// serves the standard gRPC health service and, unless turned off, gRPC
-// server reflection.
+// authentication step) with the JSON-RPC and HTTP+JSON bindings, and
+// Transport calls it. The handler also serves the standard gRPC health
+// service and, unless turned off, gRPC server reflection. Both halves are
+// driven by the method table (a2a.Methods): one generic connect-go handler
+// and client per operation.
 //
 // Like the other bindings it only translates: service parameters come from
 // the a2a-version and a2a-extensions metadata into an a2a.CallInfo, every
@@ -29,8 +31,6 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2a/a2aconnect"
@@ -66,6 +66,9 @@ type Options struct {
 	DisableReflection bool
 	// Logger receives internal error causes (default slog.Default()).
 	Logger *slog.Logger
+	// Middleware wraps every operation the handler performs, the first
+	// outermost (see a2a.Middleware).
+	Middleware []a2a.Middleware
 }
 
 // Handler serves the gRPC binding for one a2a.Service, plus health and
@@ -77,10 +80,11 @@ type Options struct {
 // the handler fills in the service parameters.
 type Handler struct {
 	opts   Options
+	inv    a2a.Invoker
 	routes []route
 	health *grpchealth.StaticChecker
 	errw   *connect.ErrorWriter
-	procs  map[string]bool // the A2A procedures, "/lf.a2a.v1.A2AService/Name"
+	procs  map[string]http.Handler // the A2A procedures, "/lf.a2a.v1.A2AService/Name"
 }
 
 // route is a handler for every path below prefix.
@@ -111,15 +115,17 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	if h.opts.MaxSendBytes > 0 {
 		limits = append(limits, connect.WithSendMaxBytes(h.opts.MaxSendBytes))
 	}
+	limits = append(limits, connect.WithCodec(protoCodec{}), connect.WithCodec(jsonCodec{}))
 	h.errw = connect.NewErrorWriter()
-	h.procs = make(map[string]bool, len(a2a.Methods))
-	for _, m := range a2a.Methods {
-		h.procs["/"+a2aconnect.A2AServiceName+"/"+m.Name] = true
+	h.inv = a2a.Chain(a2a.NewInvoker(svc), h.opts.Middleware...)
+	h.procs = make(map[string]http.Handler, len(a2a.Methods))
+	for i := range a2a.Methods {
+		m := &a2a.Methods[i]
+		h.procs[procedure(m)] = h.operation(m, append(limits, connect.WithRequestInitializer(requestOf(m)))...)
 	}
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
-	h.add(a2aconnect.NewA2AServiceHandler(&service{svc: svc, log: h.opts.Logger}, limits...))
 	h.add(grpchealth.NewHandler(h.health))
 	names = append(names, HealthService)
 	if !h.opts.DisableReflection {
@@ -165,8 +171,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ci := httpx.MetadataCallInfo(r)
 	r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
 	path := r.URL.Path
-	if strings.HasPrefix(path, "/"+a2aconnect.A2AServiceName+"/") && !h.procs[path] {
-		h.unimplemented(w, r)
+	if op, ok := h.procs[path]; ok {
+		op.ServeHTTP(w, r)
 		return
 	}
 	for _, rt := range h.routes {
@@ -184,75 +190,26 @@ func (h *Handler) unimplemented(w http.ResponseWriter, r *http.Request) {
 	h.errw.Write(w, r, connect.NewError(connect.CodeUnimplemented, errors.New("unknown method "+r.URL.Path)))
 }
 
-// service implements the generated handler interface by translating each
-// call to the a2a.Service.
-type service struct {
-	svc a2a.Service
-	log *slog.Logger
-}
+// procedure is the gRPC path of an operation.
+func procedure(m *a2a.Method) string { return "/" + a2aconnect.A2AServiceName + "/" + m.Name }
 
-var _ a2aconnect.A2AServiceHandler = (*service)(nil)
-
-func (s *service) SendMessage(ctx context.Context, req *connect.Request[a2a.SendMessageRequest]) (*connect.Response[a2a.SendMessageResponse], error) {
-	return unary(ctx, s, a2a.MethodSendMessage, req.Msg, s.svc.SendMessage)
-}
-
-func (s *service) SendStreamingMessage(ctx context.Context, req *connect.Request[a2a.SendMessageRequest], out *connect.ServerStream[a2a.StreamResponse]) error {
-	return s.stream(ctx, a2a.MethodSendStreamingMessage, s.svc.SendStreamingMessage(ctx, req.Msg), out)
-}
-
-func (s *service) GetTask(ctx context.Context, req *connect.Request[a2a.GetTaskRequest]) (*connect.Response[a2a.Task], error) {
-	return unary(ctx, s, a2a.MethodGetTask, req.Msg, s.svc.GetTask)
-}
-
-func (s *service) ListTasks(ctx context.Context, req *connect.Request[a2a.ListTasksRequest]) (*connect.Response[a2a.ListTasksResponse], error) {
-	return unary(ctx, s, a2a.MethodListTasks, req.Msg, s.svc.ListTasks)
-}
-
-func (s *service) CancelTask(ctx context.Context, req *connect.Request[a2a.CancelTaskRequest]) (*connect.Response[a2a.Task], error) {
-	return unary(ctx, s, a2a.MethodCancelTask, req.Msg, s.svc.CancelTask)
-}
-
-func (s *service) SubscribeToTask(ctx context.Context, req *connect.Request[a2a.SubscribeToTaskRequest], out *connect.ServerStream[a2a.StreamResponse]) error {
-	return s.stream(ctx, a2a.MethodSubscribeToTask, s.svc.SubscribeToTask(ctx, req.Msg), out)
-}
-
-func (s *service) CreateTaskPushNotificationConfig(ctx context.Context, req *connect.Request[a2a.TaskPushNotificationConfig]) (*connect.Response[a2a.TaskPushNotificationConfig], error) {
-	return unary(ctx, s, a2a.MethodCreateTaskPushNotificationConfig, req.Msg, s.svc.CreateTaskPushNotificationConfig)
-}
-
-func (s *service) GetTaskPushNotificationConfig(ctx context.Context, req *connect.Request[a2a.GetTaskPushNotificationConfigRequest]) (*connect.Response[a2a.TaskPushNotificationConfig], error) {
-	return unary(ctx, s, a2a.MethodGetTaskPushNotificationConfig, req.Msg, s.svc.GetTaskPushNotificationConfig)
-}
-
-func (s *service) ListTaskPushNotificationConfigs(ctx context.Context, req *connect.Request[a2a.ListTaskPushNotificationConfigsRequest]) (*connect.Response[a2a.ListTaskPushNotificationConfigsResponse], error) {
-	return unary(ctx, s, a2a.MethodListTaskPushNotificationConfigs, req.Msg, s.svc.ListTaskPushNotificationConfigs)
-}
-
-func (s *service) GetExtendedAgentCard(ctx context.Context, req *connect.Request[a2a.GetExtendedAgentCardRequest]) (*connect.Response[a2a.AgentCard], error) {
-	return unary(ctx, s, a2a.MethodGetExtendedAgentCard, req.Msg, s.svc.GetExtendedAgentCard)
-}
-
-func (s *service) DeleteTaskPushNotificationConfig(ctx context.Context, req *connect.Request[a2a.DeleteTaskPushNotificationConfigRequest]) (*connect.Response[emptypb.Empty], error) {
-	return unary(ctx, s, a2a.MethodDeleteTaskPushNotificationConfig, req.Msg, func(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-		if err := s.svc.DeleteTaskPushNotificationConfig(ctx, req); err != nil {
-			return nil, err
-		}
-		return &emptypb.Empty{}, nil
-	})
-}
-
-// unary runs one unary operation and echoes the activated extensions in
-// the response metadata (brief §9.3).
-func unary[Req, Resp any](ctx context.Context, s *service, op string, req *Req, call func(context.Context, *Req) (*Resp, error)) (*connect.Response[Resp], error) {
-	resp, err := call(ctx, req)
-	ci := a2a.CallInfoFrom(ctx)
-	if err != nil {
-		return nil, s.fail(ctx, op, ci, err)
+// operation returns the connect-go handler of one operation.
+func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.Handler {
+	if m.Streaming {
+		return connect.NewServerStreamHandler(procedure(m), func(ctx context.Context, req *connect.Request[message], out *connect.ServerStream[message]) error {
+			return h.stream(ctx, m.Name, h.inv.Stream(ctx, m, req.Msg.Message), out)
+		}, opts...)
 	}
-	out := connect.NewResponse(resp)
-	setExtensions(out.Header(), ci)
-	return out, nil
+	return connect.NewUnaryHandler(procedure(m), func(ctx context.Context, req *connect.Request[message]) (*connect.Response[message], error) {
+		resp, err := h.inv.Call(ctx, m, req.Msg.Message)
+		ci := a2a.CallInfoFrom(ctx)
+		if err != nil {
+			return nil, h.fail(ctx, m.Name, ci, err)
+		}
+		out := connect.NewResponse(&message{resp})
+		httpx.SetResponseHeaders(out.Header(), ci, nil)
+		return out, nil
+	}, opts...)
 }
 
 // stream forwards a stream of events. An error before the first event is
@@ -262,18 +219,18 @@ func unary[Req, Resp any](ctx context.Context, s *service, op string, req *Req, 
 // away nobody reads it) the status is DEADLINE_EXCEEDED or UNAVAILABLE
 // rather than OK, so that a client never mistakes it for the normal end of
 // the stream, which only the core decides (DESIGN B2).
-func (s *service) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[a2a.StreamResponse]) error {
+func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[message]) error {
 	ci := a2a.CallInfoFrom(ctx)
 	sent := false
 	for ev, err := range seq {
 		if err != nil {
-			return s.fail(ctx, op, ci, err)
+			return h.fail(ctx, op, ci, err)
 		}
 		if !sent {
-			setExtensions(out.ResponseHeader(), ci)
+			httpx.SetResponseHeaders(out.ResponseHeader(), ci, nil)
 			sent = true
 		}
-		if err := out.Send(ev.Response); err != nil {
+		if err := out.Send(&message{ev.Response}); err != nil {
 			return err // the client is gone or the message is over the limit
 		}
 	}
@@ -281,7 +238,7 @@ func (s *service) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 	case ctx.Err() != nil:
 		return ended(ctx)
 	case !sent:
-		return s.fail(ctx, op, ci, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"))
+		return h.fail(ctx, op, ci, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"))
 	}
 	return nil
 }
@@ -299,55 +256,17 @@ func ended(ctx context.Context) error {
 // fail logs a server-side error and converts it to the wire status. The
 // error of a call whose context ended (a context error, not an A2A error)
 // is reported as the end of the context, not as an internal error.
-func (s *service) fail(ctx context.Context, op string, ci *a2a.CallInfo, err error) error {
+func (h *Handler) fail(ctx context.Context, op string, ci *a2a.CallInfo, err error) error {
 	var ae *a2a.Error
 	if ctx.Err() != nil && !errors.As(err, &ae) {
 		return ended(ctx)
 	}
 	e := a2a.AsError(err)
-	httpx.LogError(s.log, op, e)
+	httpx.LogError(h.opts.Logger, op, e)
 	// Response metadata goes in the headers: gRPC sends an error's own
 	// metadata as trailers, where HTTP forbids WWW-Authenticate.
 	if info, ok := connect.CallInfoForHandlerContext(ctx); ok {
-		h := info.ResponseHeader()
-		setExtensions(h, ci)
-		if e.Code == a2a.CodeUnauthenticated {
-			h.Set("WWW-Authenticate", `Bearer realm="a2a"`)
-		}
+		httpx.SetResponseHeaders(info.ResponseHeader(), ci, e)
 	}
 	return Status(e)
-}
-
-// setExtensions echoes the activated extensions (brief §9.3).
-func setExtensions(h http.Header, ci *a2a.CallInfo) {
-	if ci != nil && len(ci.Activated) > 0 {
-		h.Set(httpx.HeaderExtensions, strings.Join(ci.Activated, ", "))
-	}
-}
-
-// Status converts an A2A error to its gRPC form (brief §10.6): the code of
-// §5.4 (a2a.Code.GRPCStatus), the error's wire message, a
-// google.rpc.ErrorInfo for the A2A errors (reason, domain a2a-protocol.org,
-// metadata) and a google.rpc.BadRequest listing field violations. (The
-// binding also answers an authentication error with the response metadata
-// www-authenticate: Bearer realm="a2a", as the HTTP bindings do.)
-func Status(e *a2a.Error) *connect.Error {
-	code, _ := e.Code.GRPCStatus()
-	ce := connect.NewError(connect.Code(code), errors.New(e.WireMessage()))
-	if e.Code.IsA2A() {
-		info := &errdetails.ErrorInfo{Reason: e.Code.Reason(), Domain: a2a.DomainA2A, Metadata: e.Metadata}
-		if d, err := connect.NewErrorDetail(info); err == nil {
-			ce.AddDetail(d)
-		}
-	}
-	if len(e.Violations) > 0 {
-		br := &errdetails.BadRequest{FieldViolations: make([]*errdetails.BadRequest_FieldViolation, len(e.Violations))}
-		for i, v := range e.Violations {
-			br.FieldViolations[i] = &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description}
-		}
-		if d, err := connect.NewErrorDetail(br); err == nil {
-			ce.AddDetail(d)
-		}
-	}
-	return ce
 }

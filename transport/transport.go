@@ -1,4 +1,10 @@
-package client
+// Package transport is what every client transport shares, whatever its
+// binding: the Transport interface (an a2a.Invoker that can be closed),
+// the Config a Factory builds one from, and Error, the failure to reach a
+// server or to understand its answer. Package client picks and drives
+// transports; the binding packages (jsonrpc, rest, grpcbind) implement
+// them.
+package transport
 
 import (
 	"context"
@@ -16,25 +22,25 @@ import (
 )
 
 // Transport speaks one protocol binding to one agent interface. It carries
-// the eleven operations and nothing else: the Client adds tenants, retries,
-// interface fallback and stream-end checks on top, so a Transport only
-// translates between a2a messages and its wire format.
+// the operations of the method table and nothing else: the client adds
+// tenants, retries, interface fallback and stream-end checks on top, so a
+// Transport only translates between a2a messages and its wire format.
 //
 // A Transport must be safe for concurrent use. Its errors follow one rule:
 // an error the server sent is an *a2a.Error; a failure to reach the server
-// or to read its answer is a *TransportError; a canceled context is
-// reported as the context's error.
+// or to read its answer is an *Error; a canceled context is reported as
+// the context's error.
 type Transport interface {
-	a2a.Service
+	a2a.Invoker
 	// Close releases what the Transport holds (idle connections). Calls
 	// after Close may fail.
 	Close() error
 }
 
-// TransportConfig is what a TransportFactory needs to build a Transport.
-// The Client fills it from its Options; a factory must not modify it.
-type TransportConfig struct {
-	// HTTPClient performs HTTP requests (never nil when the Client builds
+// Config is what a Factory needs to build a Transport. The client fills
+// it from its options; a factory must not modify it.
+type Config struct {
+	// HTTPClient performs HTTP requests (never nil when the client builds
 	// the config).
 	HTTPClient *http.Client
 	// Header holds the headers to send on every request: A2A-Version,
@@ -43,33 +49,15 @@ type TransportConfig struct {
 	Header http.Header
 }
 
-// TransportFactory builds Transports for one protocol binding. A new
-// binding (gRPC) is added to a Client by listing its factory in
-// Options.Transports.
-type TransportFactory struct {
+// Factory builds Transports for one protocol binding.
+type Factory struct {
 	// Binding is the AgentInterface.protocolBinding this factory speaks,
 	// e.g. a2a.BindingJSONRPC. It is compared without regard to case.
 	Binding string
 	// New returns a Transport for the interface. It should not contact the
 	// server: connection failures are reported by the calls, so that the
-	// Client can fall back to the next interface.
-	New func(iface *a2a.AgentInterface, cfg TransportConfig) (Transport, error)
-}
-
-// JSONRPC is the factory of the JSON-RPC 2.0 transport.
-func JSONRPC() TransportFactory {
-	return TransportFactory{Binding: a2a.BindingJSONRPC, New: func(iface *a2a.AgentInterface, cfg TransportConfig) (Transport, error) {
-		return NewJSONRPCTransport(iface.GetUrl(), cfg)
-	}}
-}
-
-// REST is the factory of the HTTP+JSON (REST) transport.
-//
-// GRPC, in grpc.go, is the factory of the gRPC transport.
-func REST() TransportFactory {
-	return TransportFactory{Binding: a2a.BindingHTTPJSON, New: func(iface *a2a.AgentInterface, cfg TransportConfig) (Transport, error) {
-		return NewRESTTransport(iface.GetUrl(), cfg)
-	}}
+	// client can fall back to the next interface.
+	New func(iface *a2a.AgentInterface, cfg Config) (Transport, error)
 }
 
 // Phase says how far a call got before a transport failure.
@@ -107,11 +95,11 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
-// TransportError is a failure to reach the server or to understand its
+// Error is a failure to reach the server or to understand its
 // answer, as opposed to an error the server sent (an *a2a.Error). It wraps
 // the cause: errors.As finds a *net.OpError, an x509 error and so on
 // through it.
-type TransportError struct {
+type Error struct {
 	// Op is the operation, e.g. "SendMessage", or "Resolve".
 	Op string
 	// URL is the URL the request went to.
@@ -130,7 +118,7 @@ type TransportError struct {
 }
 
 // Error implements the error interface.
-func (e *TransportError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("a2a client: ")
 	b.WriteString(e.Op)
@@ -160,13 +148,13 @@ func (e *TransportError) Error() string {
 }
 
 // Unwrap returns the cause.
-func (e *TransportError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Temporary reports whether repeating the request may succeed: a failed
 // connection, no response, a 502, 503 or 504, or the gRPC status
 // UNAVAILABLE. Whether it is also safe to repeat depends on the operation
 // (see Options.Retries).
-func (e *TransportError) Temporary() bool {
+func (e *Error) Temporary() bool {
 	switch e.Phase {
 	case PhaseConnect, PhaseRequest:
 		return true
@@ -177,9 +165,9 @@ func (e *TransportError) Temporary() bool {
 	return false
 }
 
-// isConnect reports whether err says the request never left: the dial, the
+// IsConnect reports whether err says the request never left: the dial, the
 // DNS lookup or the TLS handshake failed.
-func isConnect(err error) bool {
+func IsConnect(err error) bool {
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
 		return true
@@ -208,28 +196,28 @@ func isConnect(err error) bool {
 	return strings.Contains(err.Error(), "tls: ") && strings.Contains(err.Error(), "handshake")
 }
 
-// requestFailure turns an error from http.Client.Do into the error a
-// Transport reports: the context's error when ctx is done, otherwise a
-// *TransportError in the connect or request phase.
-func requestFailure(ctx context.Context, op, url string, err error) error {
+// RequestFailure turns an error from sending a request into the error a
+// Transport reports: the context's error when ctx is done, otherwise an
+// *Error in the connect or request phase.
+func RequestFailure(ctx context.Context, op, url string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	ph := PhaseRequest
-	if isConnect(err) {
+	if IsConnect(err) {
 		ph = PhaseConnect
 	}
-	return &TransportError{Op: op, URL: url, Phase: ph, Err: err}
+	return &Error{Op: op, URL: url, Phase: ph, Err: err}
 }
 
-// readFailure turns an error reading a response body into the error a
+// ReadFailure turns an error reading a response into the error a
 // Transport reports.
-func readFailure(ctx context.Context, op, url string, ph Phase, err error) error {
+func ReadFailure(ctx context.Context, op, url string, ph Phase, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		err = fmt.Errorf("connection closed: %w", err)
 	}
-	return &TransportError{Op: op, URL: url, Phase: ph, Err: err}
+	return &Error{Op: op, URL: url, Phase: ph, Err: err}
 }

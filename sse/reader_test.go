@@ -1,15 +1,14 @@
-package client
+package sse
 
 import (
 	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"testing/iotest"
 )
 
-func TestSSEReader(t *testing.T) {
+func TestReader(t *testing.T) {
 	t.Parallel()
 	type ev struct {
 		name, data string
@@ -37,17 +36,17 @@ func TestSSEReader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
-				rd := newSSEReader(r, 1<<10)
+				rd := NewReader(r, 1<<10)
 				var got []ev
 				for {
-					e, err := rd.next()
+					e, err := rd.Next()
 					if err == io.EOF {
 						break
 					}
 					if err != nil {
 						t.Fatalf("next() = %v", err)
 					}
-					got = append(got, ev{name: e.name, id: e.id, data: string(e.data)})
+					got = append(got, ev{name: e.Name, id: e.ID, data: string(e.Data)})
 				}
 				if len(got) != len(tc.want) {
 					t.Fatalf("events %+v, want %+v", got, tc.want)
@@ -62,53 +61,36 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
-func TestSSEReaderLimit(t *testing.T) {
+func TestReaderLimit(t *testing.T) {
 	t.Parallel()
 	big := "data: " + strings.Repeat("x", 400) + "\n"
-	rd := newSSEReader(strings.NewReader(big+big+big+"\n"), 1000)
-	if _, err := rd.next(); !errors.Is(err, errEventTooLarge) {
-		t.Fatalf("next() = %v, want errEventTooLarge", err)
+	rd := NewReader(strings.NewReader(big+big+big+"\n"), 1000)
+	if _, err := rd.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("next() = %v, want ErrEventTooLarge", err)
 	}
 	// A single line over the limit.
-	rd = newSSEReader(strings.NewReader("data: "+strings.Repeat("y", 2000)+"\n\n"), 1000)
-	if _, err := rd.next(); !errors.Is(err, errEventTooLarge) {
-		t.Fatalf("next() = %v, want errEventTooLarge", err)
+	rd = NewReader(strings.NewReader("data: "+strings.Repeat("y", 2000)+"\n\n"), 1000)
+	if _, err := rd.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("next() = %v, want ErrEventTooLarge", err)
 	}
 }
 
-func FuzzSSEReader(f *testing.F) {
+func FuzzReader(f *testing.F) {
 	for _, s := range []string{"data: {}\n\n", "id: 1\r\nevent: e\r\ndata: a\r\ndata: b\r\n\r\n", ": c\rdata: x\r\r", "data"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		rd := newSSEReader(strings.NewReader(in), 1<<16)
+		rd := NewReader(strings.NewReader(in), 1<<16)
 		total := 0
 		for {
-			ev, err := rd.next()
+			ev, err := rd.Next()
 			if err != nil {
 				return
 			}
-			total += len(ev.data)
+			total += len(ev.Data)
 			if total > len(in) {
 				t.Fatalf("more data out (%d) than in (%d)", total, len(in))
 			}
 		}
-	})
-}
-
-func FuzzHTTPError(f *testing.F) {
-	for _, s := range []string{
-		`{"error":{"code":404,"status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","metadata":{"a":1}}]}}`,
-		`{"type":"https://x/task-not-found","title":"t","status":400,"ext":[1,"a"]}`,
-		`"text"`, `{"error":"x"}`, `{"code":-32001,"message":"m","data":{}}`, `<html>`,
-	} {
-		f.Add(400, s)
-	}
-	f.Fuzz(func(t *testing.T, status int, body string) {
-		e := httpError(status, http.Header{}, []byte(body))
-		if e != nil && e.Code == 0 {
-			t.Fatalf("httpError(%d, %q) has no code", status, body)
-		}
-		(&rpcError{Code: status, Message: body, Data: []byte(body)}).toError()
 	})
 }

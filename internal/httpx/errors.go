@@ -1,4 +1,4 @@
-package client
+package httpx
 
 import (
 	"bytes"
@@ -11,8 +11,9 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// This file turns the error bodies servers actually send into *a2a.Error
-// values, by shape rather than by content type (brief §7.4; seed 000 B8):
+// This file is the client half of error mapping on the HTTP bindings: it
+// turns the error bodies servers actually send into *a2a.Error values, by
+// shape rather than by content type (brief §7.4; seed 000 B8):
 //
 //   - a JSON-RPC error object {code, message, data}, where data is the v1.0
 //     array of typed details or a v0.3 object;
@@ -27,8 +28,8 @@ import (
 // in a problem's type, title or extension members), a JSON-RPC code, the
 // google.rpc status name, and finally the HTTP status.
 
-// errorBody is the union of the error shapes above.
-type errorBody struct {
+// ErrorBody is the union of the error shapes above.
+type ErrorBody struct {
 	// google.rpc.Status, or a JSON-RPC error object.
 	Code    json.RawMessage   `json:"code"`
 	Status  json.RawMessage   `json:"status"` // a string (rpc.Status) or a number (problem)
@@ -42,85 +43,12 @@ type errorBody struct {
 	Extra   map[string]string `json:"-"` // problem extension members
 }
 
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
-// toError converts a JSON-RPC error object.
-func (r *rpcError) toError() *a2a.Error {
-	e := &a2a.Error{Message: r.Message}
-	reason := applyDetails(e, r.Data)
-	if c, ok := a2a.CodeForJSONRPC(r.Code); ok {
-		e.Code = c
-	} else if c, ok := codeForReason(reason); ok {
-		e.Code = c
-	} else {
-		e.Code = a2a.CodeInternal
-		e = e.WithMeta("jsonrpcCode", strconv.Itoa(r.Code))
-	}
-	return e
-}
-
-// applyDetails reads error details (an array of typed objects, or one
-// object) into e: ErrorInfo metadata into e.Metadata, BadRequest field
-// violations into e.Violations. It returns the ErrorInfo reason.
-func applyDetails(e *a2a.Error, raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	var list []map[string]json.RawMessage
-	switch raw[0] {
-	case '[':
-		if json.Unmarshal(raw, &list) != nil {
-			return ""
-		}
-	case '{':
-		var one map[string]json.RawMessage
-		if json.Unmarshal(raw, &one) != nil {
-			return ""
-		}
-		list = append(list, one)
-	default:
-		return ""
-	}
-	reason := ""
-	for _, d := range list {
-		typ := jsonString(d["@type"])
-		if r := jsonString(d["reason"]); r != "" && (reason == "" || strings.HasSuffix(typ, "ErrorInfo")) {
-			reason = r
-			for k, v := range jsonStringMap(d["metadata"]) {
-				if e.Metadata == nil {
-					e.Metadata = map[string]string{}
-				}
-				e.Metadata[k] = v
-			}
-		}
-		fv := d["fieldViolations"]
-		if fv == nil {
-			fv = d["field_violations"]
-		}
-		var vs []map[string]json.RawMessage
-		if json.Unmarshal(fv, &vs) == nil {
-			for _, v := range vs {
-				e.Violations = append(e.Violations, a2a.FieldViolation{
-					Field: jsonString(v["field"]), Description: jsonString(v["description"]),
-				})
-			}
-		}
-	}
-	return reason
-}
-
-// httpError interprets a non-2xx HTTP response. It returns the *a2a.Error
+// HTTPError interprets a non-2xx HTTP response. It returns the *a2a.Error
 // the body (or, for 401 and 403, the status alone) carries, or nil when
 // the response is not a protocol error: then the caller reports a
 // *TransportError with the status (a proxy's 502, an HTML error page).
-func httpError(status int, header http.Header, body []byte) *a2a.Error {
-	b, ok := parseErrorBody(body)
+func HTTPError(status int, header http.Header, body []byte) *a2a.Error {
+	b, ok := ParseErrorBody(body)
 	if !ok {
 		switch status {
 		case http.StatusUnauthorized, http.StatusForbidden:
@@ -139,9 +67,9 @@ func httpError(status int, header http.Header, body []byte) *a2a.Error {
 	if e.Message == "" {
 		e.Message = b.Title
 	}
-	reason := applyDetails(e, b.Details)
+	reason := ApplyDetails(e, b.Details)
 	if reason == "" {
-		reason = applyDetails(e, b.Data)
+		reason = ApplyDetails(e, b.Data)
 	}
 	if reason == "" {
 		reason = b.Reason
@@ -152,13 +80,13 @@ func httpError(status int, header http.Header, body []byte) *a2a.Error {
 		}
 		e.Metadata[k] = v
 	}
-	if c, ok := codeForReason(reason); ok {
+	if c, ok := CodeForReason(reason); ok {
 		e.Code = c
 		return e
 	}
 	// A problem document may name the error in its type URI or title.
 	for _, s := range []string{b.Type, b.Title} {
-		if c, ok := codeForReason(s); ok {
+		if c, ok := CodeForReason(s); ok {
 			e.Code = c
 			return e
 		}
@@ -169,7 +97,7 @@ func httpError(status int, header http.Header, body []byte) *a2a.Error {
 			return e
 		}
 	}
-	if name := jsonString(b.Status); name != "" {
+	if name := JSONString(b.Status); name != "" {
 		if c, ok := codeForStatusName(name, status); ok {
 			e.Code = c
 			return e
@@ -184,10 +112,10 @@ func httpError(status int, header http.Header, body []byte) *a2a.Error {
 	return nil
 }
 
-// parseErrorBody reads any of the error shapes. ok is false when the body
+// ParseErrorBody reads any of the error shapes. ok is false when the body
 // is not JSON or has none of them.
-func parseErrorBody(body []byte) (errorBody, bool) {
-	var b errorBody
+func ParseErrorBody(body []byte) (ErrorBody, bool) {
+	var b ErrorBody
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return b, false
@@ -207,10 +135,10 @@ func parseErrorBody(body []byte) (errorBody, bool) {
 	if inner, ok := top["error"]; ok {
 		inner = bytes.TrimSpace(inner)
 		if len(inner) > 0 && inner[0] == '"' {
-			b.Message = jsonString(inner)
+			b.Message = JSONString(inner)
 			return b, true
 		}
-		var in errorBody
+		var in ErrorBody
 		if json.Unmarshal(inner, &in) != nil {
 			return b, false
 		}
@@ -248,10 +176,10 @@ func parseErrorBody(body []byte) (errorBody, bool) {
 	return b, true
 }
 
-// codeForReason maps an ErrorInfo reason to a code. It also accepts the
+// CodeForReason maps an ErrorInfo reason to a code. It also accepts the
 // forms other SDKs use: the error's name ("TaskNotFoundError"), kebab or
 // lower case, or a URI whose last segment is one of those.
-func codeForReason(s string) (a2a.Code, bool) {
+func CodeForReason(s string) (a2a.Code, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, false
@@ -343,8 +271,8 @@ func codeForHTTPStatus(status int) (a2a.Code, bool) {
 	return 0, false
 }
 
-// jsonString returns raw as a string if it is a JSON string, else "".
-func jsonString(raw json.RawMessage) string {
+// JSONString returns raw as a string if it is a JSON string, else "".
+func JSONString(raw json.RawMessage) string {
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 		return ""
@@ -360,7 +288,7 @@ func jsonScalar(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if raw[0] == '"' {
-		return jsonString(raw), true
+		return JSONString(raw), true
 	}
 	var list []string
 	if raw[0] == '[' && json.Unmarshal(raw, &list) == nil {

@@ -1,0 +1,130 @@
+package grpcbind
+
+import (
+	"errors"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
+)
+
+// This file is the one copy of this binding's error mapping (brief §10.6,
+// §5.4): an *a2a.Error as a gRPC status with details, and back.
+
+// Status converts an A2A error to its gRPC form (brief §10.6): the code of
+// §5.4 (a2a.Code.GRPCStatus), the error's wire message, a
+// google.rpc.ErrorInfo for the A2A errors (reason, domain a2a-protocol.org,
+// metadata) and a google.rpc.BadRequest listing field violations. (The
+// binding also answers an authentication error with the response metadata
+// www-authenticate: Bearer realm="a2a", as the HTTP bindings do.)
+func Status(e *a2a.Error) *connect.Error {
+	code, _ := e.Code.GRPCStatus()
+	ce := connect.NewError(connect.Code(code), errors.New(e.WireMessage()))
+	if e.Code.IsA2A() {
+		info := &errdetails.ErrorInfo{Reason: e.Code.Reason(), Domain: a2a.DomainA2A, Metadata: e.Metadata}
+		if d, err := connect.NewErrorDetail(info); err == nil {
+			ce.AddDetail(d)
+		}
+	}
+	if len(e.Violations) > 0 {
+		br := &errdetails.BadRequest{FieldViolations: make([]*errdetails.BadRequest_FieldViolation, len(e.Violations))}
+		for i, v := range e.Violations {
+			br.FieldViolations[i] = &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description}
+		}
+		if d, err := connect.NewErrorDetail(br); err == nil {
+			ce.AddDetail(d)
+		}
+	}
+	return ce
+}
+
+// grpcCodes maps gRPC status codes without an ErrorInfo to A2A codes: the
+// §5.4 table read backwards, with the general error for a shared code.
+var grpcCodes = [...]struct {
+	code connect.Code
+	a2a  a2a.Code
+}{
+	{connect.CodeNotFound, a2a.CodeTaskNotFound},
+	{connect.CodeInvalidArgument, a2a.CodeInvalidParams},
+	{connect.CodeOutOfRange, a2a.CodeInvalidParams},
+	{connect.CodeFailedPrecondition, a2a.CodeUnsupportedOperation},
+	{connect.CodeUnimplemented, a2a.CodeMethodNotFound},
+	{connect.CodeUnauthenticated, a2a.CodeUnauthenticated},
+	{connect.CodePermissionDenied, a2a.CodeUnauthenticated},
+	{connect.CodeResourceExhausted, a2a.CodeRequestTooLarge},
+	{connect.CodeInternal, a2a.CodeInternal},
+	{connect.CodeUnknown, a2a.CodeInternal},
+	{connect.CodeDataLoss, a2a.CodeInternal},
+	{connect.CodeAlreadyExists, a2a.CodeInternal},
+	{connect.CodeAborted, a2a.CodeInternal},
+}
+
+// statusError converts a status the server sent into an *a2a.Error, or
+// returns nil for the statuses that are transport conditions
+// (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELED).
+func statusError(ce *connect.Error) *a2a.Error {
+	e := &a2a.Error{Message: ce.Message()}
+	reason, domain := "", ""
+	for _, d := range ce.Details() {
+		v, err := d.Value()
+		if err != nil {
+			continue
+		}
+		switch m := v.(type) {
+		case *errdetails.ErrorInfo:
+			// An A2A ErrorInfo wins over one of another domain.
+			if reason != "" && domain == a2a.DomainA2A && m.GetDomain() != a2a.DomainA2A {
+				continue
+			}
+			reason, domain = m.GetReason(), m.GetDomain()
+			for k, v := range m.GetMetadata() {
+				if e.Metadata == nil {
+					e.Metadata = map[string]string{}
+				}
+				e.Metadata[k] = v
+			}
+		case *errdetails.BadRequest:
+			for _, v := range m.GetFieldViolations() {
+				e.Violations = append(e.Violations, a2a.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
+			}
+		}
+	}
+	if c, ok := httpx.CodeForReason(reason); ok {
+		e.Code = c
+		return e
+	}
+	for _, g := range grpcCodes {
+		if g.code == ce.Code() {
+			e.Code = g.a2a
+			if g.a2a == a2a.CodeInternal && ce.Code() != connect.CodeInternal {
+				e.Metadata = withMeta(e.Metadata, "grpcStatus", grpcCodeName(ce.Code()))
+			}
+			return e
+		}
+	}
+	return nil
+}
+
+func withMeta(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}
+
+// grpcCodeNames are the google.rpc.Code names, by number.
+var grpcCodeNames = [...]string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+// grpcCodeName is the google.rpc.Code name of c, e.g. "NOT_FOUND".
+func grpcCodeName(c connect.Code) string {
+	if int(c) < len(grpcCodeNames) {
+		return grpcCodeNames[c]
+	}
+	return strings.ToUpper(c.String())
+}

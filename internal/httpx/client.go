@@ -1,0 +1,176 @@
+package httpx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/sse"
+	"parley.dev/parley/transport"
+)
+
+// Media types (brief §9.4).
+const (
+	ContentTypeJSON = "application/json"
+	ContentTypeA2A  = "application/a2a+json"
+	ContentTypeSSE  = "text/event-stream"
+)
+
+// maxResponseSize bounds a unary response body.
+const maxResponseSize = 64 << 20
+
+// maxEventSize bounds one Server-Sent Event a client reads.
+const maxEventSize = 16 << 20
+
+// Caller is the client half both HTTP transports share: the HTTP client,
+// the headers of every request, and reading responses. It is safe for
+// concurrent use.
+type Caller struct {
+	hc     *http.Client
+	header http.Header
+}
+
+// NewCaller returns a Caller for a transport's configuration.
+func NewCaller(cfg transport.Config) Caller {
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return Caller{hc: hc, header: cfg.Header.Clone()}
+}
+
+// Close closes the HTTP client's idle connections.
+func (c *Caller) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// CheckURL accepts an absolute http or https URL.
+func CheckURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("a2a client: interface URL %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("a2a client: interface URL %q is not an absolute http or https URL", raw)
+	}
+	return u, nil
+}
+
+// Send performs one request and returns the response, or the error a
+// Transport reports when no response arrived.
+func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, contentType, accept string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("a2a client: %s: %w", op, err)
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, transport.RequestFailure(ctx, op, u, err)
+	}
+	return resp, nil
+}
+
+// ReadAll reads a unary response body, bounded, and closes it.
+func ReadAll(ctx context.Context, op, u string, resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseSize+1))
+	if err != nil {
+		return nil, transport.ReadFailure(ctx, op, u, transport.PhaseResponse, err)
+	}
+	if len(b) > maxResponseSize {
+		return nil, &transport.Error{Op: op, URL: u, Phase: transport.PhaseResponse, StatusCode: resp.StatusCode,
+			Err: fmt.Errorf("response larger than %d bytes", maxResponseSize)}
+	}
+	return b, nil
+}
+
+// Failure is the error for a non-2xx response: the protocol error its body
+// carries, or a *transport.Error with the status.
+func Failure(op, u string, resp *http.Response, body []byte) error {
+	if e := HTTPError(resp.StatusCode, resp.Header, body); e != nil {
+		return e
+	}
+	return &transport.Error{Op: op, URL: u, Phase: transport.PhaseResponse, StatusCode: resp.StatusCode, Err: BodySnippet(body)}
+}
+
+// Success reports whether the response has a 2xx status.
+func Success(resp *http.Response) bool { return resp.StatusCode >= 200 && resp.StatusCode <= 299 }
+
+// BodySnippet describes an unexpected body in an error message (nil for
+// an empty body).
+func BodySnippet(body []byte) error {
+	s := strings.TrimSpace(string(body))
+	if s == "" {
+		return nil
+	}
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return fmt.Errorf("unexpected body %q", s)
+}
+
+// IsEventStream reports whether the response is Server-Sent Events.
+func IsEventStream(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == ContentTypeSSE
+}
+
+// EventDecoder turns one SSE event into a stream item: a StreamResponse,
+// or an error that ends the stream. It returns nil, nil for an event to
+// skip.
+type EventDecoder func(ev sse.Event) (*a2a.StreamResponse, error)
+
+// ReadEvents is the stream of an SSE response, each event decoded by
+// decode, until the response ends, an error arrives, ctx is canceled, or
+// the consumer stops; the body is closed in every case.
+func ReadEvents(ctx context.Context, op, u string, resp *http.Response, decode EventDecoder) iter.Seq2[a2a.StreamEvent, error] {
+	return func(yield func(a2a.StreamEvent, error) bool) {
+		defer resp.Body.Close()
+		rd := sse.NewReader(resp.Body, maxEventSize)
+		for {
+			ev, err := rd.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(a2a.StreamEvent{}, transport.ReadFailure(ctx, op, u, transport.PhaseStream, err))
+				return
+			}
+			sr, err := decode(ev)
+			if err != nil {
+				yield(a2a.StreamEvent{}, err)
+				return
+			}
+			if sr == nil {
+				continue
+			}
+			if !yield(a2a.StreamEvent{Seq: ev.ID, Response: sr}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ErrorStream is a stream whose only item is err.
+func ErrorStream(err error) iter.Seq2[a2a.StreamEvent, error] {
+	return func(yield func(a2a.StreamEvent, error) bool) { yield(a2a.StreamEvent{}, err) }
+}

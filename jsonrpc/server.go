@@ -1,0 +1,153 @@
+// Package jsonrpc is the JSON-RPC 2.0 binding of A2A (brief §9), both
+// halves: Handler serves it and Transport calls it. Every operation is a
+// POST whose `method` is the operation name and whose `params` is the
+// operation's request message in ProtoJSON; streams are Server-Sent Events
+// whose data lines are whole JSON-RPC responses. Both halves are driven by
+// the method table (a2a.Methods) and only translate: every rule is in the
+// a2a.Service being served.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/sse"
+)
+
+// Options configure a Handler: body limit, SSE keep-alive interval (0 means
+// 15 s, negative turns it off), logger and middleware.
+type Options = httpx.Options
+
+// Handler serves the JSON-RPC binding for one a2a.Service. Mount it at the
+// URL the agent card declares for the JSONRPC interface.
+type Handler struct {
+	inv  a2a.Invoker
+	opts Options
+}
+
+// NewHandler returns a Handler. opts may be nil.
+func NewHandler(svc a2a.Service, opts *Options) *Handler {
+	o := opts.WithDefaults()
+	return &Handler{inv: o.Invoker(svc), opts: o}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		h.writeError(w, nil, nullID, a2a.NewError(a2a.CodeInvalidRequest, "JSON-RPC requests must use POST"), http.StatusMethodNotAllowed)
+		return
+	}
+	ci := httpx.CallInfo(r)
+	body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
+	if err != nil {
+		h.writeError(w, ci, nullID, a2a.AsError(err), 0)
+		return
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest, "batch requests are not supported: send one JSON-RPC request per HTTP request"), 0)
+		return
+	}
+	env, envErr := decodeEnvelope(body)
+	if envErr != nil {
+		h.writeError(w, ci, nullID, envErr, 0)
+		return
+	}
+	id, idErr := checkID(env.ID)
+	switch {
+	case idErr != nil:
+		h.writeError(w, ci, nullID, idErr, 0)
+		return
+	case env.JSONRPC != "2.0":
+		h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidRequest, `"jsonrpc" must be "2.0"`), 0)
+		return
+	case env.Method == nil:
+		h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidRequest, `"method" is required`), 0)
+		return
+	}
+	m := a2a.MethodByName(*env.Method)
+	if m == nil {
+		h.writeError(w, ci, id, a2a.NewError(a2a.CodeMethodNotFound, "method %q not found", *env.Method), 0)
+		return
+	}
+	req := m.NewRequest()
+	if p := bytes.TrimSpace(env.Params); len(p) > 0 && !bytes.Equal(p, nullID) {
+		if p[0] != '{' {
+			h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, `"params" must be an object`), 0)
+			return
+		}
+		if err := a2a.Unmarshal(p, req); err != nil {
+			h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, "%v", err), 0)
+			return
+		}
+	}
+	ctx := a2a.WithCallInfo(r.Context(), ci)
+	if m.Streaming {
+		sse.Serve(w, h.inv.Stream(ctx, m, req), &streamEncoder{h: h, ci: ci, id: id, op: m.Name}, max(h.opts.KeepAlive, 0))
+		return
+	}
+	resp, err := h.inv.Call(ctx, m, req)
+	if err != nil {
+		e := a2a.AsError(err)
+		httpx.LogError(h.opts.Logger, m.Name, e)
+		h.writeError(w, ci, id, e, 0)
+		return
+	}
+	b, err := appendResult(make([]byte, 0, 512), id, resp)
+	if err != nil {
+		h.writeError(w, ci, id, a2a.Internal(err), 0)
+		return
+	}
+	httpx.SetResponseHeaders(w.Header(), ci, nil)
+	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+	w.Write(b)
+}
+
+// streamEncoder renders a stream (brief §5.1): each event a complete
+// JSON-RPC response carrying the request's id; an error before the first
+// event is an ordinary JSON-RPC error response, and a later one is a last
+// event holding a JSON-RPC error response.
+type streamEncoder struct {
+	h  *Handler
+	ci *a2a.CallInfo
+	id json.RawMessage
+	op string
+}
+
+func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
+	ae := a2a.AsError(err)
+	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	e.h.writeError(w, e.ci, e.id, ae, 0)
+}
+
+func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
+
+func (e *streamEncoder) Event(ev a2a.StreamEvent) ([]byte, error) {
+	return appendResult(make([]byte, 0, 512), e.id, ev.Response)
+}
+
+func (e *streamEncoder) Fail(err error) (string, []byte) {
+	ae := a2a.AsError(err)
+	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	return "", appendError(nil, e.id, ae)
+}
+
+// writeError writes a JSON-RPC error response. JSON-RPC errors travel in an
+// HTTP 200 response, except authentication errors (401 with a challenge)
+// and the explicit status given.
+func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error, status int) {
+	httpx.SetResponseHeaders(w.Header(), ci, e)
+	if status == 0 {
+		status = http.StatusOK
+		if e.Code == a2a.CodeUnauthenticated {
+			status = http.StatusUnauthorized
+		}
+	}
+	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+	w.WriteHeader(status)
+	w.Write(appendError(nil, id, e))
+}

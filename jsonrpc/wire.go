@@ -1,0 +1,155 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
+)
+
+// This file is the one copy of the JSON-RPC wire format: request and
+// response envelopes and error objects, in both directions.
+
+var nullID = json.RawMessage("null")
+
+// envelope is a JSON-RPC 2.0 request. id keeps its raw JSON so the reply
+// echoes it exactly.
+type envelope struct {
+	JSONRPC string
+	ID      json.RawMessage
+	Method  *string
+	Params  json.RawMessage
+}
+
+// decodeEnvelope reads the four members by their exact names: JSON-RPC
+// member names are case-sensitive, so "ID" is not "id" (encoding/json's
+// struct decoding would match it).
+func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
+	var members map[string]json.RawMessage
+	var env envelope
+	if err := json.Unmarshal(body, &members); err != nil {
+		if _, ok := err.(*json.UnmarshalTypeError); ok {
+			return env, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+		}
+		return env, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err)
+	}
+	if members == nil {
+		return env, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+	}
+	env.ID, env.Params = members["id"], members["params"]
+	if v, ok := members["jsonrpc"]; ok && json.Unmarshal(v, &env.JSONRPC) != nil {
+		env.JSONRPC = ""
+	}
+	if v, ok := members["method"]; ok {
+		var m string
+		if json.Unmarshal(v, &m) != nil {
+			return env, a2a.NewError(a2a.CodeInvalidRequest, `"method" must be a string`)
+		}
+		env.Method = &m
+	}
+	return env, nil
+}
+
+// checkID accepts a string, number or null id and refuses a missing one
+// (a notification: the spec is silent, brief §3.0; Parley answers every
+// request, so it refuses notifications) and any other JSON type.
+func checkID(raw json.RawMessage) (json.RawMessage, *a2a.Error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, a2a.NewError(a2a.CodeInvalidRequest, `"id" is required: notifications (requests without an id) are not supported`)
+	}
+	switch c := raw[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9', bytes.Equal(raw, nullID):
+		return raw, nil
+	}
+	return nil, a2a.NewError(a2a.CodeInvalidRequest, `"id" must be a string, a number or null`)
+}
+
+// appendResult renders a success response carrying result.
+func appendResult(b []byte, id json.RawMessage, result proto.Message) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b, err := a2a.AppendJSON(b, result)
+	return append(b, '}'), err
+}
+
+// appendError renders a JSON-RPC error response: code, message and data,
+// the array of error details (brief §7.4).
+func appendError(b []byte, id json.RawMessage, e *a2a.Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code.JSONRPC()), 10)
+	b = append(b, `,"message":`...)
+	msg, _ := json.Marshal(e.WireMessage())
+	b = append(b, msg...)
+	b = append(b, `,"data":`...)
+	b = httpx.AppendDetails(b, e)
+	return append(b, "}}"...)
+}
+
+// rpcError is a JSON-RPC error object.
+type errorObject struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// toError converts a JSON-RPC error object.
+func (r *errorObject) toError() *a2a.Error {
+	e := &a2a.Error{Message: r.Message}
+	reason := httpx.ApplyDetails(e, r.Data)
+	if c, ok := a2a.CodeForJSONRPC(r.Code); ok {
+		e.Code = c
+	} else if c, ok := httpx.CodeForReason(reason); ok {
+		e.Code = c
+	} else {
+		e.Code = a2a.CodeInternal
+		e = e.WithMeta("jsonrpcCode", strconv.Itoa(r.Code))
+	}
+	return e
+}
+
+// response is a JSON-RPC response envelope, as a client reads it.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *errorObject    `json:"error"`
+}
+
+// appendRequest renders a request envelope. GetExtendedAgentCard with
+// nothing to say goes without params (brief §3.0).
+func appendRequest(b []byte, id int64, method string, params proto.Message) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = strconv.AppendQuote(b, method)
+	valid := params != nil && params.ProtoReflect().IsValid()
+	switch {
+	case valid && (method != a2a.MethodGetExtendedAgentCard || proto.Size(params) > 0):
+		b = append(b, `,"params":`...)
+		var err error
+		if b, err = a2a.AppendJSON(b, params); err != nil {
+			return nil, err
+		}
+	case method != a2a.MethodGetExtendedAgentCard:
+		b = append(b, `,"params":{}`...)
+	}
+	return append(b, '}'), nil
+}
+
+// isEnvelope reports whether a body looks like a JSON-RPC response.
+func isEnvelope(body []byte) bool {
+	var probe struct {
+		JSONRPC string `json:"jsonrpc"`
+	}
+	return json.Unmarshal(body, &probe) == nil && probe.JSONRPC != ""
+}

@@ -1,0 +1,229 @@
+package rest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"parley.dev/parley/a2a"
+)
+
+// This file is the one copy of the HTTP+JSON routes (brief §11): the server
+// matches requests against them, and the client, the conformance checker
+// and any other caller build requests with EncodeRequest.
+
+// route is a parsed a2a.Method path.
+type route struct {
+	m    *a2a.Method
+	segs []string // literal segments, or "{name}" variables
+	verb string   // custom verb of the last segment, e.g. ":cancel"
+}
+
+// parseRoutes parses the paths of the method table.
+func parseRoutes() []route {
+	var routes []route
+	for i := range a2a.Methods {
+		m := &a2a.Methods[i]
+		segs := strings.Split(strings.TrimPrefix(m.Path, "/"), "/")
+		rt := route{m: m, segs: segs}
+		last := segs[len(segs)-1]
+		if j := strings.LastIndexByte(last, ':'); j >= 0 {
+			rt.verb = last[j:]
+			segs[len(segs)-1] = last[:j]
+		}
+		routes = append(routes, rt)
+	}
+	return routes
+}
+
+// match finds the route of a path: first as is, then with the first segment
+// taken as the tenant. It returns the route, the path variables, the tenant,
+// and, when the path matched routes only under other verbs, those verbs.
+func (h *Handler) match(method string, segs []string) (*route, map[string]string, string, []string) {
+	var allowed []string
+	for _, tenantPrefix := range []bool{false, true} {
+		s, tenant := segs, ""
+		if tenantPrefix {
+			if len(segs) < 2 || segs[0] == "" {
+				break
+			}
+			t, err := url.PathUnescape(segs[0])
+			if err != nil {
+				break
+			}
+			s, tenant = segs[1:], t
+		}
+		for i := range h.routes {
+			rt := &h.routes[i]
+			vars, ok := rt.matchPath(s)
+			if !ok {
+				continue
+			}
+			if method != rt.m.HTTPMethod && method != rt.m.AltHTTPMethod {
+				allowed = append(allowed, rt.m.HTTPMethod)
+				if rt.m.AltHTTPMethod != "" {
+					allowed = append(allowed, rt.m.AltHTTPMethod)
+				}
+				continue
+			}
+			return rt, vars, tenant, nil
+		}
+	}
+	return nil, nil, "", allowed
+}
+
+func (rt *route) matchPath(segs []string) (map[string]string, bool) {
+	if len(segs) != len(rt.segs) {
+		return nil, false
+	}
+	var vars map[string]string
+	for i, want := range rt.segs {
+		got := segs[i]
+		if i == len(segs)-1 {
+			if rt.verb != "" {
+				if !strings.HasSuffix(got, rt.verb) {
+					return nil, false
+				}
+				got = strings.TrimSuffix(got, rt.verb)
+			} else if strings.Contains(got, ":") {
+				return nil, false
+			}
+		}
+		if strings.HasPrefix(want, "{") {
+			v, err := url.PathUnescape(got)
+			if err != nil || v == "" {
+				return nil, false
+			}
+			if vars == nil {
+				vars = map[string]string{}
+			}
+			vars[want[1:len(want)-1]] = v
+		} else if want != got {
+			return nil, false
+		}
+	}
+	return vars, true
+}
+
+// bindPath copies path variables and the tenant segment into the request.
+// A body value that disagrees with the path is refused.
+func bindPath(req proto.Message, vars map[string]string, tenant string) *a2a.Error {
+	if tenant != "" {
+		vars2 := map[string]string{"tenant": tenant}
+		for k, v := range vars {
+			vars2[k] = v
+		}
+		vars = vars2
+	}
+	m := req.ProtoReflect()
+	for name, val := range vars {
+		fd := m.Descriptor().Fields().ByJSONName(name)
+		if fd == nil {
+			continue
+		}
+		if cur := m.Get(fd).String(); cur != "" && cur != val {
+			return a2a.InvalidParams(a2a.FieldViolation{Field: name, Description: "the value in the body differs from the one in the URL path"})
+		}
+		m.Set(fd, protoreflect.ValueOfString(val))
+	}
+	return nil
+}
+
+// Request is one operation as an HTTP+JSON request.
+type Request struct {
+	// Verb is the HTTP method.
+	Verb string
+	// Path is the path below the interface URL: the tenant as a leading
+	// segment when the request has one, then the route with its variables
+	// filled in, each segment percent-encoded.
+	Path string
+	// Query is the encoded query string ("" when empty) of a GET or
+	// DELETE request: the members not carried by the path (brief §11.5).
+	Query string
+	// Body is the JSON body of a POST request without the members carried
+	// by the path; nil when nothing remains.
+	Body []byte
+}
+
+// EncodeRequest maps a request message onto its operation's route. verb
+// overrides the route's HTTP method when not "" (the client sends
+// SubscribeToTask as POST, DESIGN B1). A path variable left empty is
+// refused with InvalidParams, since the route cannot be built.
+func EncodeRequest(m *a2a.Method, req proto.Message, verb string) (Request, error) {
+	msg := req.ProtoReflect()
+	fields := msg.Descriptor().Fields()
+	bound := map[string]bool{"tenant": true}
+	var path strings.Builder
+	if tf := fields.ByName("tenant"); tf != nil {
+		if tenant := msg.Get(tf).String(); tenant != "" {
+			path.WriteString("/")
+			path.WriteString(url.PathEscape(tenant))
+		}
+	}
+	rest := m.Path
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			path.WriteString(rest)
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}') + i
+		name := rest[i+1 : j]
+		path.WriteString(rest[:i])
+		v := ""
+		if fd := fields.ByJSONName(name); fd != nil {
+			v = msg.Get(fd).String()
+		}
+		if v == "" {
+			return Request{}, a2a.InvalidParams(a2a.FieldViolation{Field: name, Description: "required field is missing"})
+		}
+		path.WriteString(url.PathEscape(v))
+		bound[name] = true
+		rest = rest[j+1:]
+	}
+	r := Request{Verb: m.HTTPMethod, Path: path.String()}
+	if verb != "" {
+		r.Verb = verb
+	}
+	var err error
+	if r.Verb == http.MethodPost {
+		if r.Body, err = bodyWithout(req, bound); err != nil {
+			return Request{}, fmt.Errorf("encoding the %s request: %w", m.Name, err)
+		}
+		return r, nil
+	}
+	r.Query, err = encodeQuery(msg, bound)
+	return r, err
+}
+
+// bodyWithout renders req as JSON without the members carried by the path.
+// An empty result is sent as no body at all.
+func bodyWithout(req proto.Message, bound map[string]bool) ([]byte, error) {
+	b, err := a2a.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	changed := false
+	for name := range bound {
+		if _, ok := obj[name]; ok {
+			delete(obj, name)
+			changed = true
+		}
+	}
+	if len(obj) == 0 {
+		return nil, nil
+	}
+	if !changed {
+		return b, nil
+	}
+	return json.Marshal(obj)
+}

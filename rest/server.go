@@ -1,0 +1,148 @@
+// Package rest is the HTTP+JSON (REST) binding of A2A (brief §11), both
+// halves: Handler serves it and Transport calls it. There is one route per
+// operation, taken from the method table a2a.Methods, each also served
+// under a leading /{tenant} segment; streams are Server-Sent Events whose
+// data lines are bare StreamResponse objects. Both halves only translate:
+// every rule is in the a2a.Service being served.
+package rest
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/sse"
+)
+
+// ContentType is the media type of HTTP+JSON bodies (brief §9.4, DESIGN B8).
+const ContentType = "application/a2a+json"
+
+// Options configure a Handler: body limit, SSE keep-alive interval (0 means
+// 15 s, negative turns it off), logger and middleware.
+type Options = httpx.Options
+
+// Handler serves the HTTP+JSON binding for one a2a.Service, with routes
+// relative to the root of the URL it is mounted at.
+type Handler struct {
+	inv    a2a.Invoker
+	opts   Options
+	routes []route
+}
+
+// NewHandler returns a Handler. opts may be nil.
+func NewHandler(svc a2a.Service, opts *Options) *Handler {
+	o := opts.WithDefaults()
+	return &Handler{inv: o.Invoker(svc), opts: o, routes: parseRoutes()}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ci := httpx.CallInfo(r)
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	rt, vars, tenant, allowed := h.match(r.Method, segs)
+	if rt == nil {
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			h.writeError(w, ci, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
+			return
+		}
+		h.writeError(w, ci, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+		return
+	}
+	req := rt.m.NewRequest()
+	if err := h.decode(w, r, rt, req); err != nil {
+		h.writeError(w, ci, a2a.AsError(err), 0)
+		return
+	}
+	if err := bindPath(req, vars, tenant); err != nil {
+		h.writeError(w, ci, err, 0)
+		return
+	}
+	ctx := a2a.WithCallInfo(r.Context(), ci)
+	if rt.m.Streaming {
+		sse.Serve(w, h.inv.Stream(ctx, rt.m, req), &streamEncoder{h: h, ci: ci, op: rt.m.Name}, max(h.opts.KeepAlive, 0))
+		return
+	}
+	resp, err := h.inv.Call(ctx, rt.m, req)
+	if err != nil {
+		e := a2a.AsError(err)
+		httpx.LogError(h.opts.Logger, rt.m.Name, e)
+		h.writeError(w, ci, e, 0)
+		return
+	}
+	b, err := a2a.AppendJSON(make([]byte, 0, 512), resp)
+	if err != nil {
+		h.writeError(w, ci, a2a.Internal(err), 0)
+		return
+	}
+	httpx.SetResponseHeaders(w.Header(), ci, nil)
+	w.Header().Set("Content-Type", ContentType)
+	w.Write(b)
+}
+
+// decode fills req from the body (operations with a body) and the query
+// string (brief §11.5).
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req proto.Message) error {
+	if rt.m.HasBody || r.Method == http.MethodPost {
+		body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
+		if err != nil {
+			return err
+		}
+		if len(strings.TrimSpace(string(body))) > 0 {
+			if ct := r.Header.Get("Content-Type"); ct != "" {
+				mt, _, err := mime.ParseMediaType(ct)
+				if err != nil || (mt != ContentType && mt != "application/json") {
+					return a2a.NewError(a2a.CodeInvalidRequest,
+						"content type %q is not accepted: send application/a2a+json or application/json", ct)
+				}
+			}
+			if err := a2a.Unmarshal(body, req); err != nil {
+				return a2a.NewError(a2a.CodeInvalidParams, "%v", err)
+			}
+		}
+	}
+	return decodeQuery(r.URL.Query(), req)
+}
+
+// streamEncoder renders a stream (brief §5.1): each event's data a bare
+// StreamResponse; an error before the first event is an ordinary error
+// response, and a later one an event named "error" holding the error body.
+type streamEncoder struct {
+	h  *Handler
+	ci *a2a.CallInfo
+	op string
+}
+
+func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
+	ae := a2a.AsError(err)
+	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	e.h.writeError(w, e.ci, ae, 0)
+}
+
+func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
+
+func (e *streamEncoder) Event(ev a2a.StreamEvent) ([]byte, error) {
+	return a2a.AppendJSON(make([]byte, 0, 512), ev.Response)
+}
+
+func (e *streamEncoder) Fail(err error) (string, []byte) {
+	ae := a2a.AsError(err)
+	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	return "error", AppendError(nil, ae, 0)
+}
+
+// writeError writes an error response: the HTTP status of the error (or
+// the given one) and a google.rpc.Status body (brief §7.4).
+func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, e *a2a.Error, status int) {
+	if status == 0 {
+		status = e.Code.HTTPStatus()
+	}
+	httpx.SetResponseHeaders(w.Header(), ci, e)
+	w.Header().Set("Content-Type", ContentType)
+	w.WriteHeader(status)
+	w.Write(AppendError(nil, e, status))
+}

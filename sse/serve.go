@@ -1,0 +1,75 @@
+package sse
+
+import (
+	"iter"
+	"net/http"
+	"time"
+
+	"parley.dev/parley/a2a"
+)
+
+// DefaultKeepAlive is the default interval of keep-alive comments.
+const DefaultKeepAlive = 15 * time.Second
+
+// Encoder is what a binding supplies to stream: how its events and errors
+// look on the wire. Serve calls its methods from the handler's goroutine,
+// one at a time.
+type Encoder interface {
+	// Refuse answers a stream that failed before its first event with the
+	// binding's ordinary error response (status and body).
+	Refuse(w http.ResponseWriter, err error)
+	// Start sets the binding's response headers; it is called once, just
+	// before the 200 response and the first event go out.
+	Start(h http.Header)
+	// Event returns the data of one event. An error ends the stream as if
+	// the stream itself had failed with it.
+	Event(ev a2a.StreamEvent) ([]byte, error)
+	// Fail returns the last event of a started stream that failed with
+	// err: its event name ("" for none) and data.
+	Fail(err error) (name string, data []byte)
+}
+
+// Serve answers a streaming operation with the events of seq. An error
+// before the first event (or a stream without any) is answered by
+// enc.Refuse; after that every event is written and flushed as it comes,
+// an idle stream gets a keep-alive comment every keepAlive (0 turns them
+// off), and an error item is written with enc.Fail and ends the stream.
+// Serve returns when the stream ends or a write fails; nothing it started
+// writes to w after it returns.
+func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
+	next, stop := iter.Pull2(seq)
+	defer stop()
+	ev, err, ok := next()
+	if !ok {
+		err = a2a.NewError(a2a.CodeInternal, "the stream ended without an event")
+	}
+	if err != nil {
+		enc.Refuse(w, err)
+		return
+	}
+	enc.Start(w.Header())
+	sw := NewWriter(w)
+	defer sw.close()
+	if keepAlive > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go sw.keepAlive(keepAlive, done)
+	}
+	for {
+		var name string
+		var data []byte
+		if err == nil {
+			data, err = enc.Event(ev)
+		}
+		if err != nil {
+			name, data = enc.Fail(err)
+			ev.Seq = 0 // an error event carries no id
+		}
+		if sw.Event(name, ev.Seq, data) != nil || err != nil {
+			return
+		}
+		if ev, err, ok = next(); !ok {
+			return
+		}
+	}
+}

@@ -224,22 +224,8 @@ func TestQueryPlans(t *testing.T) {
 			plans = append(plans, plan{countSQL(f), f.args(scope, q)})
 		}
 		for _, c := range plans {
-			query, args := c.query, c.args
-			rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", query, err)
-			}
-			var plan []string
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			rows.Close()
-			p := strings.Join(plan, "; ")
+			query := c.query
+			p := explain(t, s, query, c.args)
 			if !strings.Contains(p, "USING INDEX") && !strings.Contains(p, "USING COVERING INDEX") {
 				t.Errorf("%s\n  plan %q uses no index", query, p)
 			}
@@ -254,21 +240,7 @@ func TestQueryPlans(t *testing.T) {
 
 	// Every other statement finds its rows through an index too.
 	for _, query := range s.queries {
-		rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, make([]any, strings.Count(query, "?"))...)
-		if err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := explain(t, s, query, make([]any, strings.Count(query, "?")))
 		if strings.Contains(p, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("%s\n  plan %q scans or sorts", query, p)
 		}
@@ -299,6 +271,27 @@ func TestQueryPlans(t *testing.T) {
 		}
 		q.After = &taskstore.Cursor{Time: prev.Status.Timestamp.AsTime(), ID: prev.Id}
 	}
+}
+
+// explain returns SQLite's query plan for the query with these arguments,
+// its steps joined by "; ".
+func explain(t *testing.T, s *Store, query string, args []any) string {
+	t.Helper()
+	rows, err := s.reader.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
 }
 
 // fill inserts n tasks spread over the scopes in one transaction, which is

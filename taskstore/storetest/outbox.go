@@ -11,74 +11,34 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// statusEvent returns a status update event of a task.
-func statusEvent(taskID string, st a2a.TaskState) *a2a.StreamResponse {
-	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskId: taskID, ContextId: "c", Status: &a2a.TaskStatus{State: st}}}}
+// outboxChecks are the tests of the push outbox.
+var outboxChecks = []check[OutboxStore]{
+	{"PushOutbox", testPushOutbox},
+	{"PushOutboxLifecycle", testPushOutboxLifecycle},
+	{"PushOutboxAtomicCreate", testPushOutboxAtomicCreate},
 }
 
-// snapshotEvent returns a Task event holding tk.
-func snapshotEvent(tk *a2a.Task) *a2a.StreamResponse {
-	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(tk).(*a2a.Task)}}
-}
-
-func hook(taskID, id string) *a2a.TaskPushNotificationConfig {
-	return &a2a.TaskPushNotificationConfig{Id: id, TaskId: taskID, Url: "https://hooks.example/" + id, Token: "tok-" + id,
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "cred-" + id}}
-}
-
-func target(sc taskstore.Scope, taskID, id string) taskstore.PushTarget {
-	return taskstore.PushTarget{Scope: sc, TaskID: taskID, ConfigID: id}
-}
-
-// pending reads every queued notification of a target.
-func pending(t *testing.T, s taskstore.Store, tg taskstore.PushTarget) []*taskstore.Notification {
-	t.Helper()
-	ns, err := s.PendingPush(t.Context(), tg, 1000)
-	if err != nil {
-		t.Fatalf("PendingPush(%+v): %v", tg, err)
-	}
-	return ns
-}
-
-// wantQueue checks a target's queue holds these events, in order, with
-// these sequence numbers, ids increasing, and the configuration attached.
-func wantQueue(t *testing.T, s taskstore.Store, tg taskstore.PushTarget, cfg *a2a.TaskPushNotificationConfig, seqs []uint64, events ...*a2a.StreamResponse) []*taskstore.Notification {
-	t.Helper()
-	ns := pending(t, s, tg)
-	if len(ns) != len(events) {
-		t.Fatalf("PendingPush(%s/%s) = %d notifications, want %d", tg.TaskID, tg.ConfigID, len(ns), len(events))
-	}
-	for i, n := range ns {
-		if i > 0 && n.ID <= ns[i-1].ID {
-			t.Errorf("PendingPush(%s/%s): id %d after %d, want increasing ids", tg.TaskID, tg.ConfigID, n.ID, ns[i-1].ID)
-		}
-		if n.Target != tg {
-			t.Errorf("PendingPush(%s/%s)[%d].Target = %+v, want %+v", tg.TaskID, tg.ConfigID, i, n.Target, tg)
-		}
-		if n.Seq != seqs[i] {
-			t.Errorf("PendingPush(%s/%s)[%d].Seq = %d, want %d", tg.TaskID, tg.ConfigID, i, n.Seq, seqs[i])
-		}
-		wantEqual(t, "queued event", n.Event, events[i])
-		wantEqual(t, "configuration of a queued event", n.Config, cfg)
-	}
-	return ns
-}
-
-func wantTargets(t *testing.T, s taskstore.Store, taskID string, want ...taskstore.PushTarget) {
-	t.Helper()
-	got, err := s.PushTargets(t.Context(), taskID)
-	if err != nil {
-		t.Fatalf("PushTargets(%q): %v", taskID, err)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("PushTargets(%q):\n got  %+v\n want %+v", taskID, got, want)
-	}
+// outboxFixture is what fillOutbox queues: task o1 has the configurations
+// inline (stored with the task), b and c, and events created (seq 1) and
+// working (seq 2) are queued for inline; queued is its queue.
+type outboxFixture struct {
+	o1               *a2a.Task
+	created, working *a2a.StreamResponse
+	inline           *a2a.TaskPushNotificationConfig
+	queued           []*taskstore.Notification
 }
 
 // testPushOutbox: what the task writes queue, in what order, and how rows
 // are read and acknowledged.
-func testPushOutbox(t *testing.T, s taskstore.Store) {
+func testPushOutbox(t *testing.T, s OutboxStore) {
+	f := fillOutbox(t, s)
+	checkOutboxReads(t, s, f)
+	checkOutboxAcks(t, s, f)
+}
+
+// fillOutbox queues notifications with every kind of write and checks the
+// queues they fill.
+func fillOutbox(t *testing.T, s OutboxStore) outboxFixture {
 	ctx := t.Context()
 	o1 := task("o1", "c", submitted, at(1))
 	created := snapshotEvent(o1)
@@ -107,9 +67,9 @@ func testPushOutbox(t *testing.T, s taskstore.Store) {
 	if err := s.PutPushConfig(ctx, scopeA, hook("o1", "c"), taskstore.Event{Seq: 1, Response: snap}); err != nil {
 		t.Fatal(err)
 	}
-	working := statusEvent("o1", working)
-	o1.Status.State = a2a.TaskState_TASK_STATE_WORKING
-	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 2, Response: working, Push: true}); err != nil {
+	workingEv := statusEvent("o1", working)
+	o1.Status.State = working
+	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 2, Response: workingEv, Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	// Without Push, nothing is queued.
@@ -119,15 +79,22 @@ func testPushOutbox(t *testing.T, s taskstore.Store) {
 	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	wantQueue(t, s, target(scopeA, "o1", "b"), hook("o1", "b"), []uint64{1, 2}, snap, working)
-	wantQueue(t, s, target(scopeA, "o1", "c"), hook("o1", "c"), []uint64{2}, working)
-	ns := wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{1, 2}, created, working)
+	wantQueue(t, s, target(scopeA, "o1", "b"), hook("o1", "b"), []uint64{1, 2}, snap, workingEv)
+	wantQueue(t, s, target(scopeA, "o1", "c"), hook("o1", "c"), []uint64{2}, workingEv)
+	ns := wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{1, 2}, created, workingEv)
 	all := []taskstore.PushTarget{target(scopeA, "o1", "b"), target(scopeA, "o1", "c"), target(scopeA, "o1", "inline")}
 	wantTargets(t, s, "", all...)
 	wantTargets(t, s, "o1", all...)
 	wantTargets(t, s, "o2")
 	wantTargets(t, s, "nope")
+	return outboxFixture{o1: o1, created: created, working: workingEv, inline: inline, queued: ns}
+}
 
+// checkOutboxReads: PendingPush honours its limit and returns copies, and
+// another scope can neither read nor suspend a queue.
+func checkOutboxReads(t *testing.T, s OutboxStore, f outboxFixture) {
+	ctx := t.Context()
+	inline, created, workingEv, ns := f.inline, f.created, f.working, f.queued
 	// limit.
 	if got, err := s.PendingPush(ctx, target(scopeA, "o1", "inline"), 1); err != nil || len(got) != 1 || got[0].ID != ns[0].ID {
 		t.Errorf("PendingPush with limit 1 = %d rows, %v; want the oldest", len(got), err)
@@ -136,7 +103,7 @@ func testPushOutbox(t *testing.T, s taskstore.Store) {
 	got := pending(t, s, target(scopeA, "o1", "inline"))
 	got[0].Event.GetTask().Id = "changed"
 	got[0].Config.Url = "changed"
-	wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{1, 2}, created, working)
+	wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{1, 2}, created, workingEv)
 
 	// Another scope cannot read or suspend the queue.
 	for _, sc := range others {
@@ -147,8 +114,14 @@ func testPushOutbox(t *testing.T, s taskstore.Store) {
 			t.Errorf("SuspendPush from another scope: %v", err)
 		}
 	}
-	wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{1, 2}, created, working)
+	wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{1, 2}, created, workingEv)
+}
 
+// checkOutboxAcks: DeletePush removes rows by id, ignores unknown ids, and
+// ids keep increasing after deletions.
+func checkOutboxAcks(t *testing.T, s OutboxStore, f outboxFixture) {
+	ctx := t.Context()
+	o1, inline, workingEv, ns := f.o1, f.inline, f.working, f.queued
 	// Acknowledgement removes rows by id; unknown ids are ignored.
 	if err := s.DeletePush(ctx, ns[0].ID, 1<<40); err != nil {
 		t.Fatalf("DeletePush: %v", err)
@@ -159,13 +132,13 @@ func testPushOutbox(t *testing.T, s taskstore.Store) {
 	if err := s.DeletePush(ctx); err != nil {
 		t.Fatalf("DeletePush of nothing: %v", err)
 	}
-	wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{2}, working)
+	wantQueue(t, s, target(scopeA, "o1", "inline"), inline, []uint64{2}, workingEv)
 	// Ids keep increasing after deletions.
 	last := pending(t, s, target(scopeA, "o1", "c"))[0].ID
 	if err := s.DeletePush(ctx, last); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 4, Response: working, Push: true}); err != nil {
+	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 4, Response: workingEv, Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	if ns := pending(t, s, target(scopeA, "o1", "c")); len(ns) != 1 || ns[0].ID <= last {
@@ -175,7 +148,7 @@ func testPushOutbox(t *testing.T, s taskstore.Store) {
 
 // testPushOutboxLifecycle: delete, replace, suspend and task removal drop
 // queued rows; a suspended configuration gets nothing until replaced.
-func testPushOutboxLifecycle(t *testing.T, s taskstore.Store) {
+func testPushOutboxLifecycle(t *testing.T, s OutboxStore) {
 	ctx := t.Context()
 	tk := task("l1", "c", working, at(1))
 	mustCreate(t, s, scopeA, tk)
@@ -252,7 +225,7 @@ func testPushOutboxLifecycle(t *testing.T, s taskstore.Store) {
 
 // testPushOutboxAtomicCreate: a CreateTask refused for a duplicate id
 // stores neither the inline configuration nor any row.
-func testPushOutboxAtomicCreate(t *testing.T, s taskstore.Store) {
+func testPushOutboxAtomicCreate(t *testing.T, s OutboxStore) {
 	ctx := t.Context()
 	mustCreate(t, s, scopeA, task("x1", "c", working, at(1)))
 	err := s.CreateTask(ctx, scopeA, task("x1", "c", submitted, at(2)),
@@ -264,4 +237,72 @@ func testPushOutboxAtomicCreate(t *testing.T, s taskstore.Store) {
 		t.Errorf("inline config of a refused CreateTask: %v, want ErrNotFound", err)
 	}
 	wantTargets(t, s, "")
+}
+
+// statusEvent returns a status update event of a task.
+func statusEvent(taskID string, st a2a.TaskState) *a2a.StreamResponse {
+	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		TaskId: taskID, ContextId: "c", Status: &a2a.TaskStatus{State: st}}}}
+}
+
+// snapshotEvent returns a Task event holding tk.
+func snapshotEvent(tk *a2a.Task) *a2a.StreamResponse {
+	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(tk).(*a2a.Task)}}
+}
+
+// hook returns a configuration of the task with a token and credentials.
+func hook(taskID, id string) *a2a.TaskPushNotificationConfig {
+	return &a2a.TaskPushNotificationConfig{Id: id, TaskId: taskID, Url: "https://hooks.example/" + id, Token: "tok-" + id,
+		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "cred-" + id}}
+}
+
+// target names a configuration as an outbox target.
+func target(sc taskstore.Scope, taskID, id string) taskstore.PushTarget {
+	return taskstore.PushTarget{Scope: sc, TaskID: taskID, ConfigID: id}
+}
+
+// pending reads every queued notification of a target.
+func pending(t *testing.T, s taskstore.Outbox, tg taskstore.PushTarget) []*taskstore.Notification {
+	t.Helper()
+	ns, err := s.PendingPush(t.Context(), tg, 1000)
+	if err != nil {
+		t.Fatalf("PendingPush(%+v): %v", tg, err)
+	}
+	return ns
+}
+
+// wantQueue checks a target's queue holds these events, in order, with
+// these sequence numbers, ids increasing, and the configuration attached.
+func wantQueue(t *testing.T, s taskstore.Outbox, tg taskstore.PushTarget, cfg *a2a.TaskPushNotificationConfig, seqs []uint64, events ...*a2a.StreamResponse) []*taskstore.Notification {
+	t.Helper()
+	ns := pending(t, s, tg)
+	if len(ns) != len(events) {
+		t.Fatalf("PendingPush(%s/%s) = %d notifications, want %d", tg.TaskID, tg.ConfigID, len(ns), len(events))
+	}
+	for i, n := range ns {
+		if i > 0 && n.ID <= ns[i-1].ID {
+			t.Errorf("PendingPush(%s/%s): id %d after %d, want increasing ids", tg.TaskID, tg.ConfigID, n.ID, ns[i-1].ID)
+		}
+		if n.Target != tg {
+			t.Errorf("PendingPush(%s/%s)[%d].Target = %+v, want %+v", tg.TaskID, tg.ConfigID, i, n.Target, tg)
+		}
+		if n.Seq != seqs[i] {
+			t.Errorf("PendingPush(%s/%s)[%d].Seq = %d, want %d", tg.TaskID, tg.ConfigID, i, n.Seq, seqs[i])
+		}
+		wantEqual(t, "queued event", n.Event, events[i])
+		wantEqual(t, "configuration of a queued event", n.Config, cfg)
+	}
+	return ns
+}
+
+// wantTargets checks PushTargets(taskID) returns exactly want, in order.
+func wantTargets(t *testing.T, s taskstore.Outbox, taskID string, want ...taskstore.PushTarget) {
+	t.Helper()
+	got, err := s.PushTargets(t.Context(), taskID)
+	if err != nil {
+		t.Fatalf("PushTargets(%q): %v", taskID, err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("PushTargets(%q):\n got  %+v\n want %+v", taskID, got, want)
+	}
 }

@@ -1,13 +1,16 @@
 // Package order holds the small rules about task ordering and task states
 // that the store implementations in this module share.
 //
-// Stores sort and filter on status timestamps at millisecond precision. A
-// task without a status timestamp sorts as the Unix epoch, which is what
+// Stores sort and filter on status timestamps at millisecond precision,
+// as time.Time.UnixMilli gives them: rounded down, before 1970 too. A task
+// without a status timestamp sorts as the Unix epoch, which is what
 // timestamppb's AsTime returns for a nil timestamp, so a cursor built from
 // such a task by the caller lands on the same key.
 package order
 
 import (
+	"cmp"
+	"strings"
 	"time"
 
 	"parley.dev/parley/a2a"
@@ -24,17 +27,7 @@ type Key struct {
 // Compare returns -1 when a sorts before b in the ListTasks order (newer
 // first, then greater id first), +1 when it sorts after and 0 when equal.
 func Compare(a, b Key) int {
-	switch {
-	case a.MS > b.MS:
-		return -1
-	case a.MS < b.MS:
-		return 1
-	case a.ID > b.ID:
-		return -1
-	case a.ID < b.ID:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(b.MS, a.MS), strings.Compare(b.ID, a.ID))
 }
 
 // StatusMillis returns the task's status timestamp in milliseconds,
@@ -50,12 +43,6 @@ func StatusMillis(t *a2a.Task) int64 {
 // TaskKey returns the task's position in the ListTasks order.
 func TaskKey(t *a2a.Task) Key {
 	return Key{MS: StatusMillis(t), ID: t.GetId()}
-}
-
-// FloorMillis returns t in milliseconds, rounded down. It is used for
-// cursors, which are built from a task's own timestamp.
-func FloorMillis(t time.Time) int64 {
-	return t.UnixMilli()
 }
 
 // CeilMillis returns t in milliseconds, rounded up. For a millisecond key

@@ -1,0 +1,103 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// outcome classifies one attempt.
+type outcome int
+
+const (
+	delivered outcome = iota
+	retry             // network error, timeout, 5xx, 429
+	drop              // any other answer, a refused address, a bad URL
+)
+
+// attempt makes one POST. For a retry it returns the receiver's
+// Retry-After (0 when none); for a failure, a reason for the log.
+func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification) (outcome, time.Duration, string) {
+	s.attempts.Add(1)
+	cfg := n.Config
+	if _, err := ParseURL(cfg.GetUrl()); err != nil {
+		return drop, 0, "webhook URL " + err.Error()
+	}
+	body, err := a2a.Marshal(n.Event)
+	if err != nil {
+		return drop, 0, "the event could not be encoded: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.GetUrl(), bytes.NewReader(body))
+	if err != nil {
+		return drop, 0, "webhook URL: " + err.Error()
+	}
+	SetHeaders(req.Header, cfg)
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return retry, 0, "no free connection slot before the timeout"
+	}
+	resp, err := s.client.Do(req)
+	<-s.sem
+	if err != nil {
+		if errors.Is(err, ErrForbiddenAddress) {
+			return drop, 0, err.Error()
+		}
+		if ctx.Err() == context.DeadlineExceeded {
+			return retry, 0, fmt.Sprintf("no answer within %v", s.opts.Timeout)
+		}
+		return retry, 0, err.Error()
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+	resp.Body.Close()
+	code := resp.StatusCode
+	switch {
+	case code >= 200 && code < 300:
+		return delivered, 0, ""
+	case code == http.StatusTooManyRequests || code >= 500:
+		return retry, retryAfter(resp.Header.Get("Retry-After"), time.Now()), "the receiver answered " + resp.Status
+	default:
+		return drop, 0, "the receiver answered " + resp.Status + " (not retried)"
+	}
+}
+
+// ContentType is the media type of a push notification body.
+const ContentType = "application/a2a+json"
+
+// SetHeaders sets the headers of a notification for a configuration:
+// Content-Type, A2A-Version, Authorization from its authentication, and
+// its token under both A2A-Notification-Token and X-A2A-Notification-Token.
+func SetHeaders(h http.Header, cfg *a2a.TaskPushNotificationConfig) {
+	h.Set("Content-Type", ContentType)
+	h.Set("A2A-Version", a2a.ProtocolVersion)
+	h.Set("User-Agent", "parley-push/"+a2a.ProtocolVersion)
+	if auth := cfg.GetAuthentication(); auth != nil && auth.GetScheme() != "" {
+		v := auth.GetScheme()
+		if auth.GetCredentials() != "" {
+			v += " " + auth.GetCredentials()
+		}
+		h.Set("Authorization", v)
+	}
+	if tok := cfg.GetToken(); tok != "" {
+		h.Set("A2A-Notification-Token", tok)
+		h.Set("X-A2A-Notification-Token", tok)
+	}
+}
+
+// redact returns a URL without its query and fragment, for logs.
+func redact(raw string) string {
+	u, err := ParseURL(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.EscapedPath()
+}

@@ -1,0 +1,153 @@
+package memstore
+
+import (
+	"slices"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// entry is one stored task. Its fields never change once it is in the
+// store: an update puts a new entry in its place, so a reader may keep and
+// clone an entry after releasing the lock. The configs map is the
+// exception: it is shared by the successive entries of one task and only
+// touched under the write lock.
+type entry struct {
+	scope   taskstore.Scope
+	key     order.Key
+	seq     uint64
+	task    *a2a.Task
+	configs map[string]*a2a.TaskPushNotificationConfig
+}
+
+// index is a slice of entries sorted in reverse ListTasks order: oldest
+// first, and among equal timestamps smallest id first.
+type index []*entry
+
+// ctxState keys the index of one context and state.
+type ctxState struct {
+	ctx   string
+	state a2a.TaskState
+}
+
+// scopeIndex holds the ordered indexes of one scope.
+type scopeIndex struct {
+	all        index
+	byCtx      map[string]*index
+	byState    map[a2a.TaskState]*index
+	byCtxState map[ctxState]*index
+}
+
+// position returns where k is or would be inserted in x. The entries
+// before it sort after k in ListTasks order.
+func (x index) position(k order.Key) (int, bool) {
+	return slices.BinarySearchFunc(x, k, func(e *entry, k order.Key) int {
+		return -order.Compare(e.key, k)
+	})
+}
+
+func (x *index) insert(e *entry) {
+	i, _ := x.position(e.key)
+	*x = slices.Insert(*x, i, e)
+}
+
+func (x *index) remove(e *entry) {
+	i, found := x.position(e.key)
+	if found && (*x)[i] == e {
+		*x = slices.Delete(*x, i, i+1)
+	}
+}
+
+// deref returns the index x points to, or an empty one for nil.
+func deref(x *index) index {
+	if x == nil {
+		return nil
+	}
+	return *x
+}
+
+// indexFor returns the index m holds for k, creating it if needed.
+func indexFor[K comparable](m map[K]*index, k K) *index {
+	x := m[k]
+	if x == nil {
+		x = new(index)
+		m[k] = x
+	}
+	return x
+}
+
+// removeFrom removes e from the index m holds for k and forgets the index
+// once it is empty, so that contexts that come and go do not leak.
+func removeFrom[K comparable](m map[K]*index, k K, e *entry) {
+	if x := m[k]; x != nil {
+		x.remove(e)
+		if len(*x) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// prune removes the entries gone reports from every index in m and
+// forgets the indexes left empty.
+func prune[K comparable](m map[K]*index, gone func(*entry) bool) {
+	for k, x := range m {
+		*x = slices.DeleteFunc(*x, gone)
+		if len(*x) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// link adds e to the task map and to every index of its scope. The caller
+// holds the write lock.
+func (s *Store) link(e *entry) {
+	si := s.scopes[e.scope]
+	if si == nil {
+		si = &scopeIndex{
+			byCtx:      make(map[string]*index),
+			byState:    make(map[a2a.TaskState]*index),
+			byCtxState: make(map[ctxState]*index),
+		}
+		s.scopes[e.scope] = si
+	}
+	ctx, st := e.task.GetContextId(), e.task.GetStatus().GetState()
+	si.all.insert(e)
+	indexFor(si.byCtx, ctx).insert(e)
+	indexFor(si.byState, st).insert(e)
+	indexFor(si.byCtxState, ctxState{ctx, st}).insert(e)
+	s.tasks[e.key.ID] = e
+}
+
+// unlink removes e from the task map and from every index of its scope.
+// The caller holds the write lock.
+func (s *Store) unlink(e *entry) {
+	si := s.scopes[e.scope]
+	ctx, st := e.task.GetContextId(), e.task.GetStatus().GetState()
+	si.all.remove(e)
+	removeFrom(si.byCtx, ctx, e)
+	removeFrom(si.byState, st, e)
+	removeFrom(si.byCtxState, ctxState{ctx, st}, e)
+	if len(si.all) == 0 {
+		delete(s.scopes, e.scope)
+	}
+	delete(s.tasks, e.key.ID)
+}
+
+// unlinkAll removes the doomed entries of one scope, filtering each of its
+// indexes once rather than shifting the slices once per entry. The caller
+// holds the write lock.
+func (s *Store) unlinkAll(sc taskstore.Scope, doomed map[*entry]bool) {
+	si := s.scopes[sc]
+	gone := func(e *entry) bool { return doomed[e] }
+	si.all = slices.DeleteFunc(si.all, gone)
+	prune(si.byCtx, gone)
+	prune(si.byState, gone)
+	prune(si.byCtxState, gone)
+	for e := range doomed {
+		delete(s.tasks, e.key.ID)
+	}
+	if len(si.all) == 0 {
+		delete(s.scopes, sc)
+	}
+}

@@ -1,0 +1,204 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// CreateTask stores a copy of t; the id must be new in the whole store.
+func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.GetId() == "" {
+		return errNoID
+	}
+	c := cloneTask(t)
+	e := &entry{scope: sc, key: order.TaskKey(c), task: c, seq: ev.Seq}
+	if ev.PushConfig != nil {
+		if ev.PushConfig.GetTaskId() != c.Id {
+			return errors.New("memstore: the push config is not the new task's")
+		}
+		e.configs = map[string]*a2a.TaskPushNotificationConfig{ev.PushConfig.GetId(): cloneConfig(ev.PushConfig)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tasks[c.Id]; ok {
+		return taskstore.ErrExists
+	}
+	s.link(e)
+	s.queueAll(e, ev)
+	return nil
+}
+
+// UpdateTask replaces the task with t's id in the scope by a copy of t.
+func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c := cloneTask(t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.tasks[c.GetId()]
+	if !ok || old.scope != sc {
+		return taskstore.ErrNotFound
+	}
+	seq := max(old.seq, ev.Seq)
+	s.unlink(old)
+	e := &entry{scope: sc, key: order.TaskKey(c), task: c, configs: old.configs, seq: seq}
+	s.link(e)
+	s.queueAll(e, ev)
+	return nil
+}
+
+// LastSeq returns the task's last event sequence number.
+func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.lookup(sc, id)
+	if e == nil {
+		return 0, taskstore.ErrNotFound
+	}
+	return e.seq, nil
+}
+
+// GetTask returns a copy of the task with the id in the scope.
+func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	e := s.lookup(sc, id)
+	s.mu.RUnlock()
+	if e == nil {
+		return nil, taskstore.ErrNotFound
+	}
+	return cloneTask(e.task), nil
+}
+
+// ListTasks returns one page of the scope's tasks. It picks the index that
+// matches the filters exactly, so no task is ever looked at that the page
+// does not return.
+func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
+	if err := ctx.Err(); err != nil {
+		return taskstore.ListResult{}, err
+	}
+	limit := max(q.Limit, 1)
+	var res taskstore.ListResult
+
+	s.mu.RLock()
+	x := s.matching(sc, q)
+	// x is oldest first. x[lo:] are the tasks at or after Since, x[:hi]
+	// the tasks strictly after the cursor in ListTasks order; the page is
+	// x[lo:hi] read backwards.
+	lo, hi := 0, len(x)
+	if !q.Since.IsZero() {
+		since := order.CeilMillis(q.Since)
+		lo = sort.Search(len(x), func(i int) bool { return x[i].key.MS >= since })
+	}
+	if q.After != nil {
+		hi, _ = x.position(order.Key{MS: q.After.Time.UnixMilli(), ID: q.After.ID})
+	}
+	res.Total = len(x) - lo
+	hi = max(hi, lo)
+	from := lo
+	if hi-lo > limit {
+		from = hi - limit
+		res.More = true
+	}
+	// Copy the entry pointers: x may be shifted by a writer once the lock
+	// is released, but the entries themselves are immutable.
+	page := slices.Clone(x[from:hi])
+	s.mu.RUnlock()
+
+	res.Tasks = make([]*a2a.Task, len(page))
+	for i, e := range page {
+		res.Tasks[len(page)-1-i] = cloneTask(e.task)
+	}
+	return res, nil
+}
+
+// matching returns the index of the scope that holds exactly the tasks
+// matching q's context and state filters. The caller holds s.mu.
+func (s *Store) matching(sc taskstore.Scope, q taskstore.ListQuery) index {
+	si := s.scopes[sc]
+	if si == nil {
+		return nil
+	}
+	anyState := q.State == a2a.TaskState_TASK_STATE_UNSPECIFIED
+	switch {
+	case q.ContextID != "" && !anyState:
+		return deref(si.byCtxState[ctxState{q.ContextID, q.State}])
+	case q.ContextID != "":
+		return deref(si.byCtx[q.ContextID])
+	case !anyState:
+		return deref(si.byState[q.State])
+	}
+	return si.all
+}
+
+// ListActive returns copies of every SUBMITTED or WORKING task with its
+// scope.
+func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var found []*entry
+	s.mu.RLock()
+	for _, si := range s.scopes {
+		for _, st := range order.Active {
+			found = append(found, deref(si.byState[st])...)
+		}
+	}
+	s.mu.RUnlock()
+	out := make([]taskstore.ScopedTask, len(found))
+	for i, e := range found {
+		out[i] = taskstore.ScopedTask{Scope: e.scope, Task: cloneTask(e.task)}
+	}
+	return out, nil
+}
+
+// DeleteFinished removes terminal tasks whose status timestamp is before
+// the given time, together with their push configurations and queued
+// notifications.
+func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	cut := order.CeilMillis(before)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for sc, si := range s.scopes {
+		doomed := make(map[*entry]bool)
+		for _, st := range order.Terminal {
+			x := deref(si.byState[st])
+			// The old tasks are a prefix of the oldest-first index.
+			i := sort.Search(len(x), func(i int) bool { return x[i].key.MS >= cut })
+			for _, e := range x[:i] {
+				doomed[e] = true
+			}
+		}
+		if len(doomed) == 0 {
+			continue
+		}
+		s.unlinkAll(sc, doomed)
+		for e := range doomed {
+			for id := range e.configs {
+				s.resetConfig(configKey{e.key.ID, id})
+			}
+		}
+		n += len(doomed)
+	}
+	return n, nil
+}

@@ -1,0 +1,172 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// listFilter says which optional conditions a ListTasks query has. Its
+// value indexes the prepared list and count statements.
+type listFilter uint8
+
+const (
+	withContext listFilter = 1 << iota
+	withState
+	withSince
+	withAfter
+)
+
+// filterOf returns the conditions q asks for.
+func filterOf(q taskstore.ListQuery) listFilter {
+	var f listFilter
+	if q.ContextID != "" {
+		f |= withContext
+	}
+	if q.State != a2a.TaskState_TASK_STATE_UNSPECIFIED {
+		f |= withState
+	}
+	if !q.Since.IsZero() {
+		f |= withSince
+	}
+	if q.After != nil {
+		f |= withAfter
+	}
+	return f
+}
+
+// where returns the WHERE clause for f. args must produce the arguments in
+// the same order.
+func (f listFilter) where() string {
+	w := "tenant = ? AND owner = ?"
+	if f&withContext != 0 {
+		w += " AND context_id = ?"
+	}
+	if f&withState != 0 {
+		w += " AND state = ?"
+	}
+	if f&withSince != 0 {
+		w += " AND status_ms >= ?"
+	}
+	if f&withAfter != 0 {
+		w += " AND (status_ms, id) < (?, ?)"
+	}
+	return w
+}
+
+// args returns the arguments of the WHERE clause for f.
+func (f listFilter) args(sc taskstore.Scope, q taskstore.ListQuery) []any {
+	a := []any{sc.Tenant, sc.Owner}
+	if f&withContext != 0 {
+		a = append(a, q.ContextID)
+	}
+	if f&withState != 0 {
+		a = append(a, int32(q.State))
+	}
+	if f&withSince != 0 {
+		a = append(a, order.CeilMillis(q.Since))
+	}
+	if f&withAfter != 0 {
+		a = append(a, q.After.Time.UnixMilli(), q.After.ID)
+	}
+	return a
+}
+
+// listSQL returns the page query for f; its last argument is the row limit.
+func listSQL(f listFilter) string {
+	return "SELECT data FROM tasks WHERE " + f.where() + " ORDER BY status_ms DESC, id DESC LIMIT ?"
+}
+
+// countSQL returns the range count for f, which must have withSince and
+// not withAfter.
+func countSQL(f listFilter) string {
+	return "SELECT count(*) FROM tasks WHERE " + f.where()
+}
+
+// prepareList prepares a page query for every filter combination, a range
+// count for those with Since, and the counter lookup for the others.
+func (s *Store) prepareList(p *preparer) {
+	for f := range listFilter(len(s.list)) {
+		s.list[f] = p.reader(listSQL(f))
+	}
+	for f := range listFilter(len(s.countSince)) {
+		if f&withSince != 0 {
+			s.countSince[f] = p.reader(countSQL(f))
+		}
+	}
+	s.counter = p.reader(`SELECT n FROM task_counts
+		WHERE tenant = ? AND owner = ? AND kind = ? AND context_id = ? AND state = ?`)
+}
+
+// ListTasks returns one page of the scope's tasks. The page and the total
+// are read in one read transaction, so they agree with each other.
+func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
+	limit := max(q.Limit, 1)
+	f := filterOf(q)
+
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	defer tx.Rollback()
+
+	var res taskstore.ListResult
+	if res.Total, err = s.countTasks(ctx, tx, f, sc, q); err != nil {
+		return taskstore.ListResult{}, wrap("count tasks", err)
+	}
+	rows, err := tx.StmtContext(ctx, s.list[f]).QueryContext(ctx, append(f.args(sc, q), limit+1)...)
+	if err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	defer rows.Close()
+	res.Tasks = make([]*a2a.Task, 0, min(limit, 64))
+	for rows.Next() {
+		if len(res.Tasks) == limit {
+			res.More = true
+			break
+		}
+		var data sql.RawBytes
+		if err := rows.Scan(&data); err != nil {
+			return taskstore.ListResult{}, wrap("list tasks", err)
+		}
+		t, err := unmarshalTask(data)
+		if err != nil {
+			return taskstore.ListResult{}, err
+		}
+		res.Tasks = append(res.Tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	return res, nil
+}
+
+// countTasks returns how many tasks match q's filters, ignoring its cursor:
+// a range count when q has Since, otherwise the trigger-kept counter of
+// the scope and filters (no row means none).
+func (s *Store) countTasks(ctx context.Context, tx *sql.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
+	var n int
+	if f&withSince != 0 {
+		cf := f &^ withAfter
+		err := tx.StmtContext(ctx, s.countSince[cf]).QueryRowContext(ctx, cf.args(sc, q)...).Scan(&n)
+		return n, err
+	}
+	kind := f & (withContext | withState)
+	var ctxKey string
+	if kind&withContext != 0 {
+		ctxKey = q.ContextID
+	}
+	var stateKey int32
+	if kind&withState != 0 {
+		stateKey = int32(q.State)
+	}
+	err := tx.StmtContext(ctx, s.counter).QueryRowContext(ctx, sc.Tenant, sc.Owner, int(kind), ctxKey, stateKey).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}

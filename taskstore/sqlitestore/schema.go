@@ -1,0 +1,164 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// SchemaVersion is the schema version this package writes, kept in the
+// database's PRAGMA user_version. Open upgrades older files and refuses
+// newer ones.
+const SchemaVersion = 2
+
+// setUp checks the journal mode and creates or upgrades the schema.
+func (s *Store) setUp() error {
+	ctx := context.Background()
+	var mode string
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, want wal", mode)
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("schema version %d is newer than this program's %d", version, SchemaVersion)
+	}
+	for v := version; v < SchemaVersion; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+	}
+	if version != SchemaVersion {
+		// PRAGMA does not take parameters; the value is a constant.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// migrations[v] upgrades a version v database to version v+1.
+var migrations = [][]string{
+	0: {
+		`CREATE TABLE tasks (
+			id         TEXT PRIMARY KEY,
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			context_id TEXT NOT NULL,
+			state      INTEGER NOT NULL,
+			status_ms  INTEGER NOT NULL,
+			seq        INTEGER NOT NULL DEFAULT 0,
+			data       BLOB NOT NULL
+		)`,
+		`CREATE INDEX tasks_by_time ON tasks (tenant, owner, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_context ON tasks (tenant, owner, context_id, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_state ON tasks (tenant, owner, state, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_context_state ON tasks (tenant, owner, context_id, state, status_ms DESC, id DESC)`,
+		// For ListActive and DeleteFinished, which look across scopes.
+		`CREATE INDEX tasks_by_state_all ON tasks (state, status_ms)`,
+		`CREATE TABLE push_configs (
+			tenant  TEXT NOT NULL,
+			owner   TEXT NOT NULL,
+			task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			id      TEXT NOT NULL,
+			data    BLOB NOT NULL,
+			PRIMARY KEY (task_id, id)
+		)`,
+		`CREATE TABLE messages (
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			message_id TEXT NOT NULL,
+			digest     TEXT NOT NULL,
+			task_id    TEXT NOT NULL,
+			reply      BLOB,
+			created_ms INTEGER NOT NULL,
+			PRIMARY KEY (tenant, owner, message_id)
+		)`,
+		`CREATE INDEX messages_by_created ON messages (created_ms)`,
+		// kind is which filters the counter is for (a listFilter of
+		// withContext and withState); unused columns hold '' and 0.
+		`CREATE TABLE task_counts (
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			kind       INTEGER NOT NULL,
+			context_id TEXT NOT NULL,
+			state      INTEGER NOT NULL,
+			n          INTEGER NOT NULL,
+			PRIMARY KEY (tenant, owner, kind, context_id, state)
+		) WITHOUT ROWID`,
+		`CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN ` + countUp("new") + ` END`,
+		`CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN ` + countDown("old") + ` END`,
+		`CREATE TRIGGER tasks_count_update AFTER UPDATE OF tenant, owner, context_id, state ON tasks
+			WHEN old.tenant IS NOT new.tenant OR old.owner IS NOT new.owner
+				OR old.context_id IS NOT new.context_id OR old.state IS NOT new.state
+			BEGIN ` + countDown("old") + countUp("new") + ` END`,
+	},
+	// Version 2: the push outbox. A row is one event waiting to be posted
+	// to one configuration; it goes with its configuration (and so with
+	// its task) by cascade. AUTOINCREMENT keeps ids from being reused, so
+	// a late acknowledgement can never remove a newer row.
+	1: {
+		`ALTER TABLE push_configs ADD COLUMN suspended TEXT`,
+		`CREATE TABLE push_outbox (
+			id         INTEGER PRIMARY KEY AUTOINCREMENT,
+			tenant     TEXT NOT NULL,
+			owner      TEXT NOT NULL,
+			task_id    TEXT NOT NULL,
+			config_id  TEXT NOT NULL,
+			seq        INTEGER NOT NULL,
+			event      BLOB NOT NULL,
+			created_ms INTEGER NOT NULL,
+			FOREIGN KEY (task_id, config_id) REFERENCES push_configs (task_id, id) ON DELETE CASCADE
+		)`,
+		`CREATE INDEX push_outbox_by_config ON push_outbox (task_id, config_id, id)`,
+	},
+}
+
+// counterKeys returns, for the row named ref in a trigger, the kind,
+// context and state of the four counters the row is counted in.
+func counterKeys(ref string) [4][3]string {
+	return [4][3]string{
+		{"0", "''", "0"},
+		{fmt.Sprint(int(withContext)), ref + ".context_id", "0"},
+		{fmt.Sprint(int(withState)), "''", ref + ".state"},
+		{fmt.Sprint(int(withContext | withState)), ref + ".context_id", ref + ".state"},
+	}
+}
+
+// countUp returns trigger statements adding the row ref to its counters.
+func countUp(ref string) string {
+	var vals []string
+	for _, k := range counterKeys(ref) {
+		vals = append(vals, fmt.Sprintf("(%s.tenant, %s.owner, %s, %s, %s, 1)", ref, ref, k[0], k[1], k[2]))
+	}
+	return `INSERT INTO task_counts (tenant, owner, kind, context_id, state, n) VALUES ` +
+		strings.Join(vals, ", ") +
+		` ON CONFLICT (tenant, owner, kind, context_id, state) DO UPDATE SET n = n + 1;`
+}
+
+// countDown returns trigger statements removing the row ref from its
+// counters, dropping per-context counters that reach zero so that
+// contexts which come and go leave nothing behind.
+func countDown(ref string) string {
+	var b strings.Builder
+	for _, k := range counterKeys(ref) {
+		fmt.Fprintf(&b, `UPDATE task_counts SET n = n - 1 WHERE tenant = %s.tenant AND owner = %s.owner
+			AND kind = %s AND context_id = %s AND state = %s;`, ref, ref, k[0], k[1], k[2])
+	}
+	fmt.Fprintf(&b, `DELETE FROM task_counts WHERE tenant = %s.tenant AND owner = %s.owner
+		AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
+		ref, ref, withContext, withContext|withState, ref)
+	return b.String()
+}

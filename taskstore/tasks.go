@@ -1,0 +1,96 @@
+package taskstore
+
+import (
+	"context"
+	"time"
+
+	"parley.dev/parley/a2a"
+)
+
+// Tasks keeps tasks and their event sequence numbers. The server core
+// calls it for every operation on a task, at start-up (ListActive) and in
+// its periodic cleanup (DeleteFinished). All methods may be called
+// concurrently.
+type Tasks interface {
+	// CreateTask stores a new task and the event that created it. The id
+	// must not exist in any scope.
+	CreateTask(ctx context.Context, s Scope, t *a2a.Task, ev Event) error
+	// UpdateTask replaces a stored task with the same id in the scope and
+	// records the event that changed it, in one atomic write.
+	UpdateTask(ctx context.Context, s Scope, t *a2a.Task, ev Event) error
+	// GetTask returns the task with the id in the scope, or ErrNotFound.
+	GetTask(ctx context.Context, s Scope, id string) (*a2a.Task, error)
+	// LastSeq returns the sequence number of the task's last recorded
+	// event, or ErrNotFound. Sequence numbers survive restarts, so stream
+	// event ids keep increasing (the ground for lossless resume).
+	LastSeq(ctx context.Context, s Scope, id string) (uint64, error)
+	// ListTasks returns one page of the scope's tasks. Implementations must
+	// use an index on the sort key, not scan every task, to find a page.
+	ListTasks(ctx context.Context, s Scope, q ListQuery) (ListResult, error)
+	// ListActive returns every task, in all scopes, whose state is
+	// SUBMITTED or WORKING. The server uses it at start-up to find tasks
+	// whose execution was lost in a crash.
+	ListActive(ctx context.Context) ([]ScopedTask, error)
+	// DeleteFinished removes tasks in a terminal state whose status
+	// timestamp is before the given time, with their push configurations
+	// and queued notifications. It returns how many tasks were removed.
+	DeleteFinished(ctx context.Context, before time.Time) (int, error)
+}
+
+// Event is the change a write records: the task's event sequence number
+// after the change and the event sent to the task's subscribers. The stored
+// sequence number never decreases: a zero Seq (a change that produced no
+// event, such as a client message appended to the history) keeps it.
+type Event struct {
+	Seq      uint64
+	Response *a2a.StreamResponse
+	// Push queues Response in the push outbox, in the same atomic write:
+	// CreateTask and UpdateTask queue it once for every active (not
+	// suspended) push configuration of the task, PutPushConfig once for
+	// the configuration it writes. The server sets it only when push
+	// delivery is on, so a store never fills an outbox nobody drains.
+	Push bool
+	// PushConfig, on CreateTask only, is a push configuration stored with
+	// the new task in the same write (SendMessage's inline configuration),
+	// so it is active for, and receives, the creation event.
+	PushConfig *a2a.TaskPushNotificationConfig
+}
+
+// Cursor is a position in the ListTasks order (status timestamp descending,
+// then id descending). A page starting after a cursor holds only tasks that
+// sort strictly after it.
+type Cursor struct {
+	Time time.Time
+	ID   string
+}
+
+// ListQuery selects one page of tasks within a scope.
+type ListQuery struct {
+	// ContextID keeps only tasks of this context when non-empty.
+	ContextID string
+	// State keeps only tasks in this state when not TASK_STATE_UNSPECIFIED.
+	State a2a.TaskState
+	// Since keeps only tasks whose status timestamp is at or after it
+	// (inclusive, brief §2.7 statusTimestampAfter) when non-zero.
+	Since time.Time
+	// After starts the page strictly after this position when non-nil.
+	After *Cursor
+	// Limit is the page size; it is always at least 1.
+	Limit int
+}
+
+// ListResult is one page of tasks.
+type ListResult struct {
+	// Tasks in order: status timestamp descending, then id descending.
+	Tasks []*a2a.Task
+	// Total counts every task matching the filters (ignoring After and Limit).
+	Total int
+	// More reports whether tasks exist beyond this page.
+	More bool
+}
+
+// ScopedTask is a task together with the scope that owns it.
+type ScopedTask struct {
+	Scope Scope
+	Task  *a2a.Task
+}

@@ -3,13 +3,16 @@ package a2a
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
 // Code identifies an error kind. It is a closed set: the nine A2A errors
 // (brief §7.1), the standard JSON-RPC errors the spec references (§7.2), and
-// three transport-level kinds Parley needs (authentication, oversized
-// requests). Its numeric value is the JSON-RPC error code.
+// two transport-level kinds Parley needs (authentication, oversized
+// requests). Its numeric value is the JSON-RPC error code, except for
+// CodeRequestTooLarge (see there).
 type Code int
 
 // The error codes. The A2A codes are fixed by brief §7.1; the JSON-RPC codes
@@ -73,13 +76,28 @@ var codeTable = [...]codeInfo{
 	{CodeRequestTooLarge, "RequestTooLargeError", "", "request too large", 413, "RESOURCE_EXHAUSTED", 8},
 }
 
+// unknownCodeFallback is the code whose row describes a Code missing from
+// codeTable: such a code is named, mapped and described as an internal
+// error.
+const unknownCodeFallback = CodeInternal
+
+// lookup returns c's row of codeTable, or the row of unknownCodeFallback
+// when c has none.
 func lookup(c Code) *codeInfo {
-	for i := range codeTable {
-		if codeTable[i].code == c {
-			return &codeTable[i]
-		}
+	if row, ok := codeRow(c); ok {
+		return row
 	}
-	return &codeTable[len(codeTable)-3] // CodeInternal
+	row, _ := codeRow(unknownCodeFallback)
+	return row
+}
+
+// codeRow returns c's row of codeTable.
+func codeRow(c Code) (*codeInfo, bool) {
+	i := slices.IndexFunc(codeTable[:], func(row codeInfo) bool { return row.code == c })
+	if i < 0 {
+		return nil, false
+	}
+	return &codeTable[i], true
 }
 
 // Name is the spec's name for the error, e.g. "TaskNotFoundError".
@@ -138,6 +156,7 @@ const DomainA2A = "a2a-protocol.org"
 // errors.Is(err, ErrTaskNotFound) matches any *Error with the same Code, so
 // it keeps working after the error went over the wire and back.
 type Error struct {
+	// Code is the error kind; it decides the status on every binding.
 	Code Code
 	// Message is a human-readable description safe to show to clients.
 	Message string
@@ -236,9 +255,7 @@ func (e *Error) Unwrap() error { return e.cause }
 func (e *Error) WithMeta(key, value string) *Error {
 	c := *e
 	c.Metadata = make(map[string]string, len(e.Metadata)+1)
-	for k, v := range e.Metadata {
-		c.Metadata[k] = v
-	}
+	maps.Copy(c.Metadata, e.Metadata)
 	c.Metadata[key] = value
 	return &c
 }

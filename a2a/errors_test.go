@@ -92,3 +92,14 @@ func TestInvalidParamsListsViolations(t *testing.T) {
 		t.Fatalf("InvalidParams = %+v", e)
 	}
 }
+
+func TestUnknownCodeFallsBackToInternal(t *testing.T) {
+	c := Code(12345)
+	code, status := c.GRPCStatus()
+	if c.Name() != "InternalError" || c.HTTPStatus() != 500 || c.JSONRPC() != int(CodeInternal) || code != 13 || status != "INTERNAL" || c.Reason() != "" {
+		t.Errorf("Code(12345) maps to %s/%d/%d/%d %s/%q, want the InternalError row", c.Name(), c.HTTPStatus(), c.JSONRPC(), code, status, c.Reason())
+	}
+	if got := (&Error{Code: c}).WireMessage(); got != "internal error" {
+		t.Errorf("WireMessage() of an unknown code = %q, want %q", got, "internal error")
+	}
+}

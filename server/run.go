@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
-	"runtime/debug"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -41,27 +39,6 @@ type run struct {
 	pendingContextID string
 	pendingMessageID string
 	pendingPush      *a2a.TaskPushNotificationConfig
-}
-
-// execution is one call of Agent.Execute and, when detached, its
-// background continuation.
-type execution struct {
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	detached bool
-	returned bool          // Execute has returned
-	done     bool          // the execution is over; the emitter is invalid
-	ended    chan struct{} // closed when done is set
-}
-
-// event is one thing an agent emitted.
-type event struct {
-	reply     *a2a.Message
-	state     a2a.TaskState
-	message   *a2a.Message
-	artifact  *a2a.Artifact
-	append    bool
-	lastChunk bool
 }
 
 // subscriber receives a task's events through a bounded buffer. A reader
@@ -109,6 +86,13 @@ func (s *Server) release(r *run) {
 	if k := (runKey{r.scope, r.id}); r.refs == 0 && s.runs[k] == r {
 		delete(s.runs, k)
 	}
+}
+
+// releaseLocked releases a run whose lock the caller holds.
+func (s *Server) releaseLocked(r *run) {
+	r.mu.Unlock()
+	s.release(r)
+	r.mu.Lock()
 }
 
 // load reads the task from the store once. It returns TaskNotFoundError when
@@ -209,282 +193,9 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 	}
 }
 
-// start launches the agent for a request. Callers hold r.mu and have
-// checked that no execution is active.
-func (r *run) start(req *Request) *execution {
-	ctx, cancel := context.WithCancelCause(r.s.base)
-	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
-	r.exec = ex
-	r.s.ref(r) // held until the execution is over (finish), detached or not
-	r.s.wg.Add(1)
-	go func() {
-		defer r.s.wg.Done()
-		err := r.invoke(ex, req)
-		r.returned(ex, err)
-	}()
-	return ex
-}
-
-// invoke calls the agent, turning a panic into an error.
-func (r *run) invoke(ex *execution, req *Request) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.s.log.Error("agent panicked", "task", r.id, "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("agent panicked: %v", p)
-		}
-	}()
-	return r.s.agent.Execute(ex.ctx, req, &Emitter{r: r, ex: ex})
-}
-
-// returned handles the end of Agent.Execute: a task left in an active state
-// without Detach becomes FAILED.
-func (r *run) returned(ex *execution, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ex.returned = true
-	if err != nil {
-		r.s.log.Error("agent failed", "task", r.id, "err", err)
-	}
-	if ex.detached && err == nil && !ex.done {
-		return // the background work owns the task now
-	}
-	if r.reply == nil && !ex.done && (err != nil || r.task == nil || !settled(r.task.GetStatus().GetState())) {
-		why := "the agent stopped without finishing the task"
-		switch {
-		case err != nil:
-			why = "the agent failed while working on the task"
-		case r.task == nil:
-			why = "the agent returned without a reply or a task update"
-		}
-		if cause := context.Cause(ex.ctx); cause == ErrShutdown {
-			why = "the server shut down while the task was running"
-		}
-		r.fail(ex, why)
-	}
-	r.finish(ex)
-}
-
-// settled reports whether a state lets an execution end: terminal or
-// interrupted.
-func settled(s a2a.TaskState) bool { return a2a.IsTerminal(s) || a2a.IsInterrupted(s) }
-
-// fail moves the task to FAILED with a status message. Callers hold r.mu.
-func (r *run) fail(ex *execution, why string) {
-	if err := r.apply(ex, event{state: a2a.TaskState_TASK_STATE_FAILED, message: a2a.AgentMessage(why)}); err != nil {
-		r.s.log.Error("could not fail task", "task", r.id, "err", err)
-	}
-}
-
-// finish ends an execution. Callers hold r.mu.
-func (r *run) finish(ex *execution) {
-	if ex.done {
-		return
-	}
-	ex.done = true
-	ex.cancel(ErrExecutionEnded)
-	close(ex.ended)
-	if r.exec == ex {
-		r.exec = nil
-	}
-	r.wake()
-	r.s.release(r) // the reference taken by start
-}
-
-// detach marks the execution as continuing in the background.
-func (r *run) detach(ex *execution) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !ex.done {
-		ex.detached = true
-	}
-}
-
-// emit applies an event from the agent.
-func (r *run) emit(ex *execution, ev event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
-		return ErrTaskClosed
-	}
-	if ex.done || (ex.returned && !ex.detached) {
-		return ErrExecutionEnded
-	}
-	err := r.apply(ex, ev)
-	if err == nil && r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
-		r.finish(ex)
-	}
-	return err
-}
-
-// apply validates, persists and publishes one event. Callers hold r.mu.
-func (r *run) apply(ex *execution, ev event) error {
-	ctx := context.WithoutCancel(ex.ctx)
-	if ev.reply != nil {
-		if r.task != nil || r.reply != nil {
-			return ErrReplyNotFirst
-		}
-		m := proto.Clone(ev.reply).(*a2a.Message)
-		r.stampAgentMessage(m, false)
-		if v := a2a.CheckRequired(m); len(v) > 0 {
-			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
-		}
-		r.reply = m
-		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
-			r.s.log.Error("could not record reply", "task", r.id, "err", err)
-		}
-		r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: m}}, false)
-		r.finish(ex)
-		return nil
-	}
-	if r.reply != nil {
-		return ErrReplyNotFirst
-	}
-	if r.task == nil {
-		if err := r.create(ctx); err != nil {
-			return err
-		}
-	}
-	if a2a.IsTerminal(r.task.GetStatus().GetState()) {
-		return ErrTaskClosed
-	}
-	if ev.artifact != nil {
-		return r.applyArtifact(ctx, ev)
-	}
-	return r.setStatus(ctx, ev.state, ev.message)
-}
-
-// create makes the task on the agent's first update: SUBMITTED, with the
-// client's message in its history, published as the stream's first event.
-// Callers hold r.mu.
-func (r *run) create(ctx context.Context) error {
-	t := &a2a.Task{
-		Id:        r.id,
-		ContextId: r.pendingContextID,
-		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: a2a.Timestamp(r.s.now())},
-		History:   []*a2a.Message{r.pendingMessage},
-	}
-	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}
-	// The inline push config is stored with the task, so it receives this
-	// creation event (its first notification, a Task).
-	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev,
-		Push: r.s.delivering(), PushConfig: r.pendingPush}); err != nil {
-		return a2a.Internal(err)
-	}
-	r.task, r.loaded = t, true
-	r.s.queued(r.id)
-	r.publish(ev, true)
-	return nil
-}
-
-// setStatus records a status change. Callers hold r.mu.
-func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message) error {
-	if state == a2a.TaskState_TASK_STATE_UNSPECIFIED || a2a.TaskState_name[int32(state)] == "" {
-		return fmt.Errorf("server: invalid task state %d", state)
-	}
-	st := &a2a.TaskStatus{State: state, Timestamp: a2a.Timestamp(r.s.now())}
-	if m != nil {
-		m = proto.Clone(m).(*a2a.Message)
-		r.stampAgentMessage(m, true)
-		if v := a2a.CheckRequired(m); len(v) > 0 {
-			return fmt.Errorf("server: invalid status message: %s: %s", v[0].Field, v[0].Description)
-		}
-		st.Message = m
-	}
-	prev := r.task.Status
-	prevHist := len(r.task.History)
-	r.task.Status = st
-	if m != nil {
-		r.task.History = append(r.task.History, m)
-	}
-	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
-	}}}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()}); err != nil {
-		r.task.Status, r.task.History = prev, r.task.History[:prevHist]
-		return a2a.Internal(err)
-	}
-	r.s.queued(r.id)
-	r.publish(ev, true)
-	return nil
-}
-
-// applyArtifact records an artifact chunk. Callers hold r.mu.
-func (r *run) applyArtifact(ctx context.Context, ev event) error {
-	a := proto.Clone(ev.artifact).(*a2a.Artifact)
-	if v := a2a.CheckRequired(a); len(v) > 0 {
-		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
-	}
-	prev := r.task.Artifacts
-	idx := -1
-	for i, x := range r.task.Artifacts {
-		if x.ArtifactId == a.ArtifactId {
-			idx = i
-			break
-		}
-	}
-	next := append([]*a2a.Artifact(nil), prev...)
-	switch {
-	case ev.append && idx >= 0:
-		merged := proto.Clone(next[idx]).(*a2a.Artifact)
-		merged.Parts = append(merged.Parts, a.Parts...)
-		if a.Name != "" {
-			merged.Name = a.Name
-		}
-		if a.Description != "" {
-			merged.Description = a.Description
-		}
-		next[idx] = merged
-	case idx >= 0:
-		next[idx] = a
-	default:
-		if ev.append {
-			// DESIGN B11: an append to an artifact never sent starts it, so
-			// nothing is lost.
-			r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", a.ArtifactId)
-		}
-		next = append(next, a)
-	}
-	r.task.Artifacts = next
-	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
-		Append: ev.append, LastChunk: ev.lastChunk,
-	}}}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: out, Push: r.s.delivering()}); err != nil {
-		r.task.Artifacts = prev
-		return a2a.Internal(err)
-	}
-	r.s.queued(r.id)
-	r.publish(out, true)
-	return nil
-}
-
-// stampAgentMessage fills the ids and role of a message the agent sent.
-func (r *run) stampAgentMessage(m *a2a.Message, withTask bool) {
-	if m.MessageId == "" {
-		m.MessageId = a2a.NewID()
-	}
-	if m.Role == a2a.Role_ROLE_UNSPECIFIED {
-		m.Role = a2a.Role_ROLE_AGENT
-	}
-	ctxID := r.pendingContextID
-	if r.task != nil {
-		ctxID = r.task.ContextId
-	}
-	m.ContextId = ctxID
-	if withTask {
-		m.TaskId = r.id
-	}
-}
-
-// cancel moves the task to CANCELED and stops its execution. Callers hold
-// r.mu and have loaded the task.
-func (r *run) cancelTask(ctx context.Context) error {
-	if err := r.setStatus(context.WithoutCancel(ctx), a2a.TaskState_TASK_STATE_CANCELED, nil); err != nil {
-		return err
-	}
-	if r.exec != nil {
-		r.exec.cancel(ErrCanceled)
-		r.finish(r.exec)
-	}
-	return nil
+// snapshot returns the task as a stream's first event, numbered with the
+// sequence number of the last event it reflects. Callers hold r.mu and have
+// loaded the task.
+func (r *run) snapshot() a2a.StreamEvent {
+	return a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(r.task).(*a2a.Task)}}}
 }

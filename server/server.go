@@ -1,10 +1,3 @@
-// Package server is Parley's binding-free A2A core: it implements the eleven
-// operations of a2a.Service with the exact semantics of the specification,
-// owns the task lifecycle, validation, protocol versions, idempotent resends,
-// authorization scoping and event fan-out, and runs the user's Agent.
-//
-// Bindings (packages jsonrpc, rest) only translate between their wire format
-// and a2a.Service; every rule lives here, so all bindings behave the same.
 package server
 
 import (
@@ -12,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -87,6 +77,7 @@ type Server struct {
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
 }
 
+// Server must keep implementing every operation of a2a.Service.
 var _ a2a.Service = (*Server)(nil)
 
 // New returns a server. It checks the options, and moves every task whose
@@ -97,18 +88,43 @@ func New(opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	o.fillDefaults()
+	s := &Server{
+		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
+		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
+	}
+	s.base, s.stop = context.WithCancelCause(context.Background())
+	if err := s.recover(context.Background()); err != nil {
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.sweep()
+	return s, nil
+}
+
+// check reports the first problem with the options: a missing Card or
+// Agent, an invalid card, or Push without the card's pushNotifications.
+func (o *Options) check() error {
 	if o.Card == nil {
-		return nil, errors.New("server: Options.Card is required")
+		return errors.New("server: Options.Card is required")
 	}
 	if o.Agent == nil {
-		return nil, errors.New("server: Options.Agent is required")
+		return errors.New("server: Options.Agent is required")
 	}
 	if v := a2a.CheckRequired(o.Card); len(v) > 0 {
-		return nil, fmt.Errorf("server: invalid agent card: %s: %s", v[0].Field, v[0].Description)
+		return fmt.Errorf("server: invalid agent card: %s: %s", v[0].Field, v[0].Description)
 	}
 	if o.Push != nil && !o.Card.GetCapabilities().GetPushNotifications() {
-		return nil, errors.New("server: Options.Push is set but the card does not declare capabilities.pushNotifications")
+		return errors.New("server: Options.Push is set but the card does not declare capabilities.pushNotifications")
 	}
+	return nil
+}
+
+// fillDefaults sets every unset field that has a default.
+func (o *Options) fillDefaults() {
 	if o.Store == nil {
 		o.Store = memstore.New()
 	}
@@ -127,17 +143,6 @@ func New(opts *Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Server{
-		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
-		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
-	}
-	s.base, s.stop = context.WithCancelCause(context.Background())
-	if err := s.recover(context.Background()); err != nil {
-		return nil, err
-	}
-	s.wg.Add(1)
-	go s.sweep()
-	return s, nil
 }
 
 // recover fails tasks whose execution was lost in a crash.
@@ -232,120 +237,4 @@ func (s *Server) Close(ctx context.Context) error {
 		r.mu.Unlock()
 	}
 	return err
-}
-
-// call is what every operation learns about its caller.
-type call struct {
-	info  *a2a.CallInfo
-	scope taskstore.Scope
-}
-
-// begin runs the checks common to every operation, in this order:
-// authentication, protocol version (DESIGN B7), required extensions. It
-// returns the caller's scope for the tenant.
-func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
-	ci := a2a.CallInfoFrom(ctx)
-	if ci == nil {
-		ci = &a2a.CallInfo{}
-	}
-	if s.opts.RequireAuth && ci.Principal == "" {
-		return call{}, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: send a bearer token in the Authorization header")
-	}
-	if err := checkVersion(ci.Version); err != nil {
-		return call{}, err
-	}
-	if err := s.activateExtensions(ci); err != nil {
-		return call{}, err
-	}
-	return call{info: ci, scope: taskstore.Scope{Tenant: tenant, Owner: ci.Principal}}, nil
-}
-
-// SupportedVersions are the protocol versions this server serves.
-var SupportedVersions = []string{a2a.ProtocolVersion}
-
-// checkVersion applies DESIGN B7: compare Major.Minor, ignore a patch, and
-// treat a missing or empty version as 0.3 (brief §9.2), which is not served.
-func checkVersion(v string) error {
-	v = strings.TrimSpace(v)
-	asked := v
-	if v == "" {
-		asked = "0.3"
-	}
-	mm := asked
-	if parts := strings.Split(asked, "."); len(parts) >= 2 {
-		mm = parts[0] + "." + parts[1]
-	}
-	for _, sv := range SupportedVersions {
-		if mm == sv {
-			return nil
-		}
-	}
-	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s", asked, strings.Join(SupportedVersions, ", "))
-	if v == "" {
-		msg = fmt.Sprintf("no A2A-Version given, which means 0.3; this server supports only %s: send the A2A-Version service parameter %s (an HTTP header, or gRPC metadata a2a-version)",
-			strings.Join(SupportedVersions, ", "), a2a.ProtocolVersion)
-	}
-	e := a2a.NewError(a2a.CodeVersionNotSupported, "%s", msg)
-	return e.WithMeta("supportedVersions", strings.Join(SupportedVersions, ",")).WithMeta("requestedVersion", asked)
-}
-
-// activateExtensions checks required extensions and records which requested
-// extensions the agent declares (they are echoed back, brief §9.3).
-func (s *Server) activateExtensions(ci *a2a.CallInfo) error {
-	declared := s.card.GetCapabilities().GetExtensions()
-	var missing []string
-	for _, ext := range declared {
-		if ext.GetRequired() && !contains(ci.Extensions, ext.GetUri()) {
-			missing = append(missing, ext.GetUri())
-		}
-	}
-	if len(missing) > 0 {
-		e := a2a.NewError(a2a.CodeExtensionSupportRequired,
-			"the agent requires these extensions; activate them with the A2A-Extensions header: %s", strings.Join(missing, ", "))
-		return e.WithMeta("extensions", strings.Join(missing, ","))
-	}
-	ci.Activated = ci.Activated[:0]
-	for _, uri := range ci.Extensions {
-		for _, ext := range declared {
-			if ext.GetUri() == uri && !contains(ci.Activated, uri) {
-				ci.Activated = append(ci.Activated, uri)
-			}
-		}
-	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// streaming reports whether the card declares streaming.
-func (s *Server) streaming() bool { return s.card.GetCapabilities().GetStreaming() }
-
-// pushEnabled reports whether the card declares push notifications.
-func (s *Server) pushEnabled() bool { return s.card.GetCapabilities().GetPushNotifications() }
-
-func taskNotFound(id string) error {
-	return a2a.NewError(a2a.CodeTaskNotFound, "task %q not found", id).WithMeta("taskId", id)
-}
-
-// withHistory returns a copy of t limited to the last n history messages
-// (DESIGN B4: nil means all, 0 means none).
-func withHistory(t *a2a.Task, n *int32, owned bool) *a2a.Task {
-	if !owned {
-		t = proto.Clone(t).(*a2a.Task)
-	}
-	if n != nil {
-		if *n == 0 {
-			t.History = nil
-		} else if int(*n) < len(t.History) {
-			t.History = t.History[len(t.History)-int(*n):]
-		}
-	}
-	return t
 }

@@ -2,13 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"errors"
 	"iter"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -45,6 +39,33 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if err != nil {
 		return nil, err
 	}
+	filter := filterDigest(c.scope, req)
+	q, v := s.listQuery(req, filter)
+	if len(v) > 0 {
+		return nil, a2a.InvalidParams(v...)
+	}
+	res, err := s.store.ListTasks(ctx, c.scope, q)
+	if err != nil {
+		return nil, a2a.Internal(err)
+	}
+	out := &a2a.ListTasksResponse{Tasks: res.Tasks, PageSize: int32(q.Limit), TotalSize: int32(res.Total)}
+	for _, t := range res.Tasks {
+		if !req.GetIncludeArtifacts() {
+			t.Artifacts = nil // brief §3.4: omitted entirely
+		}
+		withHistory(t, req.HistoryLength, true)
+	}
+	if res.More && len(res.Tasks) > 0 {
+		last := res.Tasks[len(res.Tasks)-1]
+		out.NextPageToken = s.encodeCursor(taskstore.Cursor{Time: last.GetStatus().GetTimestamp().AsTime(), ID: last.Id}, filter)
+	}
+	return out, nil
+}
+
+// listQuery turns a ListTasks request into a store query, checking every
+// field; filter is the request's filterDigest, which its page token must
+// carry.
+func (s *Server) listQuery(req *a2a.ListTasksRequest, filter []byte) (taskstore.ListQuery, []a2a.FieldViolation) {
 	var v []a2a.FieldViolation
 	size := DefaultPageSize
 	if req.PageSize != nil {
@@ -65,7 +86,6 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 			q.Since = ts.AsTime()
 		}
 	}
-	filter := filterDigest(c.scope, req)
 	if req.PageToken != "" {
 		cur, ok := s.decodeCursor(req.PageToken, filter)
 		if !ok {
@@ -73,25 +93,7 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		}
 		q.After = cur
 	}
-	if len(v) > 0 {
-		return nil, a2a.InvalidParams(v...)
-	}
-	res, err := s.store.ListTasks(ctx, c.scope, q)
-	if err != nil {
-		return nil, a2a.Internal(err)
-	}
-	out := &a2a.ListTasksResponse{Tasks: res.Tasks, PageSize: int32(size), TotalSize: int32(res.Total)}
-	for _, t := range res.Tasks {
-		if !req.GetIncludeArtifacts() {
-			t.Artifacts = nil // brief §3.4: omitted entirely
-		}
-		withHistory(t, req.HistoryLength, true)
-	}
-	if res.More && len(res.Tasks) > 0 {
-		last := res.Tasks[len(res.Tasks)-1]
-		out.NextPageToken = s.encodeCursor(taskstore.Cursor{Time: last.GetStatus().GetTimestamp().AsTime(), ID: last.Id}, filter)
-	}
-	return out, nil
+	return q, v
 }
 
 // CancelTask implements a2a.Service (brief §3.5). Cancelable states are
@@ -155,7 +157,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 				"task %q is already %s; read it with GetTask", req.Id, st).WithMeta("taskId", req.Id))
 			return
 		}
-		snap := a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(r.task).(*a2a.Task)}}}
+		snap := r.snapshot()
 		sub := r.subscribe()
 		r.mu.Unlock()
 		defer r.unsubscribe(sub)
@@ -164,131 +166,6 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		}
 		pump(ctx, sub, nil, false, yield)
 	}
-}
-
-// CreateTaskPushNotificationConfig implements a2a.Service (brief §3.7). The
-// server assigns the id unless the client gave one (SPEC SILENT; a
-// client-chosen id replaces the config with that id). With delivery on, the
-// URL must pass the pusher's SSRF guard, and the new configuration's first
-// notification is a snapshot of the task (see putPushConfig).
-func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	c, err := s.beginPush(ctx, req.GetTenant())
-	if err != nil {
-		return nil, err
-	}
-	v := a2a.CheckRequired(req)
-	if req.TaskId == "" {
-		v = append(v, a2a.FieldViolation{Field: "taskId", Description: "is required"})
-	}
-	if req.Url != "" {
-		v = append(v, validatePushURL("url", req.Url)...)
-	}
-	if len(v) > 0 {
-		return nil, a2a.InvalidParams(v...)
-	}
-	if _, err := s.store.GetTask(ctx, c.scope, req.TaskId); err != nil {
-		return nil, storeErr(err, req.TaskId)
-	}
-	if err := s.checkPushURL(ctx, "url", req.Url); err != nil {
-		return nil, err
-	}
-	cfg := proto.Clone(req).(*a2a.TaskPushNotificationConfig)
-	if cfg.Id == "" {
-		cfg.Id = a2a.NewID()
-	}
-	// Under the run's lock, so the snapshot and the events after it reach
-	// the configuration in order.
-	r := s.acquire(req.TaskId, c.scope)
-	defer s.release(r)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.load(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.putPushConfig(context.WithoutCancel(ctx), cfg); err != nil {
-		return nil, storeErr(err, req.TaskId)
-	}
-	return cfg, nil
-}
-
-// GetTaskPushNotificationConfig implements a2a.Service (brief §3.8); a
-// missing configuration is TaskNotFoundError.
-func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
-	c, err := s.beginPush(ctx, req.GetTenant())
-	if err != nil {
-		return nil, err
-	}
-	if err := validate(req); err != nil {
-		return nil, err
-	}
-	cfg, err := s.store.GetPushConfig(ctx, c.scope, req.TaskId, req.Id)
-	if err != nil {
-		if errors.Is(err, taskstore.ErrNotFound) {
-			return nil, a2a.NewError(a2a.CodeTaskNotFound, "push notification config %q of task %q not found", req.Id, req.TaskId).
-				WithMeta("taskId", req.TaskId).WithMeta("configId", req.Id)
-		}
-		return nil, a2a.Internal(err)
-	}
-	return cfg, nil
-}
-
-// ListTaskPushNotificationConfigs implements a2a.Service (brief §3.9). All
-// of a task's configurations come in one page.
-func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	c, err := s.beginPush(ctx, req.GetTenant())
-	if err != nil {
-		return nil, err
-	}
-	v := a2a.CheckRequired(req)
-	if req.PageSize < 0 {
-		v = append(v, a2a.FieldViolation{Field: "pageSize", Description: "must not be negative"})
-	}
-	if req.PageToken != "" {
-		v = append(v, a2a.FieldViolation{Field: "pageToken", Description: "this server returns every configuration in one page; there is no next page"})
-	}
-	if len(v) > 0 {
-		return nil, a2a.InvalidParams(v...)
-	}
-	if _, err := s.store.GetTask(ctx, c.scope, req.TaskId); err != nil {
-		return nil, storeErr(err, req.TaskId)
-	}
-	cfgs, err := s.store.ListPushConfigs(ctx, c.scope, req.TaskId)
-	if err != nil {
-		return nil, storeErr(err, req.TaskId)
-	}
-	return &a2a.ListTaskPushNotificationConfigsResponse{Configs: cfgs}, nil
-}
-
-// DeleteTaskPushNotificationConfig implements a2a.Service (brief §3.10):
-// idempotent for a config already gone, TaskNotFoundError for an unknown
-// task.
-func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
-	c, err := s.beginPush(ctx, req.GetTenant())
-	if err != nil {
-		return err
-	}
-	if err := validate(req); err != nil {
-		return err
-	}
-	if _, err := s.store.GetTask(ctx, c.scope, req.TaskId); err != nil {
-		return storeErr(err, req.TaskId)
-	}
-	if err := s.store.DeletePushConfig(ctx, c.scope, req.TaskId, req.Id); err != nil {
-		return storeErr(err, req.TaskId)
-	}
-	if p := s.opts.Push; p != nil {
-		p.Forget(taskstore.PushTarget{Scope: c.scope, TaskID: req.TaskId, ConfigID: req.Id})
-	}
-	return nil
-}
-
-// beginPush is begin plus the push capability gate (brief §3.3.4).
-func (s *Server) beginPush(ctx context.Context, tenant string) (call, error) {
-	c, err := s.begin(ctx, tenant)
-	if err == nil && !s.pushEnabled() {
-		err = a2a.NewError(a2a.CodePushNotificationNotSupported, "this agent does not support push notifications")
-	}
-	return c, err
 }
 
 // GetExtendedAgentCard implements a2a.Service (brief §3.11, DESIGN B13).
@@ -307,74 +184,4 @@ func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedA
 		return nil, a2a.NewError(a2a.CodeExtendedAgentCardNotConfigured, "this agent declares an extended agent card but none is configured")
 	}
 	return proto.Clone(s.opts.ExtendedCard).(*a2a.AgentCard), nil
-}
-
-// validate checks REQUIRED fields plus extra violations.
-func validate(m proto.Message, extra ...[]a2a.FieldViolation) error {
-	v := a2a.CheckRequired(m)
-	for _, e := range extra {
-		v = append(v, e...)
-	}
-	if len(v) > 0 {
-		return a2a.InvalidParams(v...)
-	}
-	return nil
-}
-
-// historyCheck rejects a negative historyLength (DESIGN B4).
-func historyCheck(field string, n *int32) []a2a.FieldViolation {
-	if n != nil && *n < 0 {
-		return []a2a.FieldViolation{{Field: field, Description: "must be zero or positive"}}
-	}
-	return nil
-}
-
-// storeErr maps a store error for a task id.
-func storeErr(err error, id string) error {
-	if errors.Is(err, taskstore.ErrNotFound) {
-		return taskNotFound(id)
-	}
-	return a2a.Internal(err)
-}
-
-// filterDigest binds a page token to the caller and the filters it was
-// issued for, so a token replayed with other filters is refused.
-func filterDigest(scope taskstore.Scope, req *a2a.ListTasksRequest) []byte {
-	h := sha256.New()
-	for _, s := range []string{scope.Tenant, scope.Owner, req.ContextId, req.Status.String()} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	if ts := req.StatusTimestampAfter; ts != nil {
-		_ = binary.Write(h, binary.BigEndian, ts.AsTime().UnixMilli())
-	}
-	return h.Sum(nil)[:8]
-}
-
-// encodeCursor makes a page token: the position (status time in ms and task
-// id), a digest of the filters, and an HMAC over both, base64url-encoded.
-func (s *Server) encodeCursor(c taskstore.Cursor, filter []byte) string {
-	b := binary.BigEndian.AppendUint64(nil, uint64(c.Time.UnixMilli()))
-	b = append(b, filter...)
-	b = append(b, c.ID...)
-	mac := hmac.New(sha256.New, s.opts.CursorKey)
-	mac.Write(b)
-	b = mac.Sum(b)[:len(b)+16]
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// decodeCursor checks and opens a page token.
-func (s *Server) decodeCursor(tok string, filter []byte) (*taskstore.Cursor, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil || len(b) < 8+len(filter)+16 {
-		return nil, false
-	}
-	body, sum := b[:len(b)-16], b[len(b)-16:]
-	mac := hmac.New(sha256.New, s.opts.CursorKey)
-	mac.Write(body)
-	if !hmac.Equal(mac.Sum(nil)[:16], sum) || !hmac.Equal(body[8:8+len(filter)], filter) {
-		return nil, false
-	}
-	ms := int64(binary.BigEndian.Uint64(body[:8]))
-	return &taskstore.Cursor{Time: time.UnixMilli(ms).UTC(), ID: string(body[8+len(filter):])}, true
 }

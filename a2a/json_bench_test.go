@@ -1,0 +1,66 @@
+package a2a
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+func BenchmarkMarshalTask(b *testing.B) {
+	task := sampleTask()
+	b.Run("parley", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 4096)
+		for b.Loop() {
+			var err error
+			if buf, err = AppendJSON(buf[:0], task); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+	b.Run("parley-Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Marshal(task); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("protojson", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := protojson.Marshal(task); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkUnmarshalSendMessageRequest(b *testing.B) {
+	data, err := Marshal(sampleSendRequest())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parley", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var m SendMessageRequest
+			if err := Unmarshal(data, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("protojson", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		opts := protojson.UnmarshalOptions{DiscardUnknown: true}
+		for b.Loop() {
+			var m SendMessageRequest
+			if err := opts.Unmarshal(data, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,93 @@
+package a2a
+
+// Reading ProtoJSON is delegated to protojson (tolerant: unknown members are
+// ignored, both lowerCamelCase and snake_case member names are accepted),
+// with one extra rule: an enum given by a name the schema does not define
+// (such as the v0.3 spellings "completed" or "user") is an error instead of
+// being silently dropped. The enum check lives in json_decode_enums.go.
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// MaxDepth bounds the nesting of decoded JSON (messages, Struct and Value
+// members): deeper input is refused with a DecodeError instead of costing
+// stack and time.
+const MaxDepth = 64
+
+// unmarshalOptions is the protojson configuration behind Unmarshal.
+var unmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: true, RecursionLimit: MaxDepth}
+
+// DecodeError reports wire input that could not be decoded into a protocol
+// message. Its text names the expected message type and the problem, and is
+// safe to return to a client.
+type DecodeError struct {
+	// Type is the full name of the message that was being decoded.
+	Type protoreflect.FullName
+	// Detail describes the problem (position information included when
+	// known).
+	Detail string
+	// Syntax is true when the input is not well-formed JSON at all, as
+	// opposed to well-formed JSON that does not fit the message schema.
+	Syntax bool
+}
+
+// Error implements error.
+func (e *DecodeError) Error() string {
+	return "invalid JSON for " + string(e.Type) + ": " + e.Detail
+}
+
+// maxDetail bounds the length of DecodeError.Detail, which may quote input.
+const maxDetail = 256
+
+// Unmarshal decodes ProtoJSON b into m. It accepts lowerCamelCase and
+// original proto member names, enum values by name or number, and ignores
+// members it does not know. Enum names not defined by the schema are
+// rejected. Errors are of type *DecodeError. On error m is reset.
+func Unmarshal(b []byte, m proto.Message) error {
+	md := m.ProtoReflect().Descriptor()
+	if err := unmarshalOptions.Unmarshal(b, m); err != nil {
+		proto.Reset(m)
+		detail := cleanDetail(err.Error())
+		if len(bytes.TrimSpace(b)) == 0 {
+			detail = "empty input"
+		}
+		return &DecodeError{Type: md.FullName(), Detail: detail, Syntax: !json.Valid(b)}
+	}
+	if infoFor(md).hasEnum {
+		s := enumScanner{b: b}
+		if err := s.message(md); err != nil {
+			proto.Reset(m)
+			return &DecodeError{Type: md.FullName(), Detail: cleanDetail(err.Error())}
+		}
+	}
+	return nil
+}
+
+// cleanDetail strips protobuf-go's "proto:" prefixes (which come with a
+// deliberately unstable space character) and bounds the length.
+func cleanDetail(s string) string {
+	for _, p := range []string{"proto: ", "proto:\u00a0"} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	s = strings.ReplaceAll(s, "\u00a0", " ")
+	s = strings.TrimSpace(s)
+	if len(s) > maxDetail {
+		cut := maxDetail
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	if s == "" {
+		s = "malformed input"
+	}
+	return s
+}

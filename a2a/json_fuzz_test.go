@@ -1,0 +1,79 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+)
+
+var fuzzSeeds = []string{
+	`{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"What is the weather today?"}]}}`,
+	`{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"Run the report"}]},"configuration":{"returnImmediately":true,"historyLength":0}}`,
+	`{"message":{"messageId":"m-3","taskId":"t-1","contextId":"c-1","role":"ROLE_USER","parts":[{"text":"From San Francisco to New York"}]}}`,
+	`{"message":{"messageId":"m-4","role":"ROLE_USER","parts":[{"text":"Generate the Q1 sales report"}]},"configuration":{"taskPushNotificationConfig":{"url":"https://client.example.com/webhook/a2a","authentication":{"scheme":"Bearer","credentials":"x"}}}}`,
+	`{"message":{"message_id":"m","role":2,"parts":[{"raw":"iVBORw0KGgo=","filename":"d.png","media_type":"image/png"},{"url":"https://x/y"},{"data":{"a":[1,2.5e3,null,true,"s",{}]}}],"metadata":{"k":{"n":-0}}},"tenant":"t"}`,
+	`{"task":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING","timestamp":"2025-04-17T17:47:09.680794Z"}}}`,
+	`{"artifactUpdate":{"taskId":"t-1","contextId":"c-1","artifact":{"artifactId":"a-1","parts":[{"text":"Part two."}]},"append":true,"lastChunk":true}}`,
+	`{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2023-10-27T10:00:00+02:00"}}}`,
+	`{"message":{"messageId":"m","role":"agent","parts":[]}}`,
+	`{"kind":"message","unknown":[{"deep":[[[]]]}],"message":null}`,
+	`{"message":{"messageId":"\u00e9\ud83d\ude00\"\\","role":"ROLE_USER","parts":[{"text":"\u0000\u001f"}]}}`,
+}
+
+func fuzzCheck(t *testing.T, data []byte, m proto.Message) {
+	err := Unmarshal(data, m)
+	if err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			t.Fatalf("error %T is not *DecodeError", err)
+		}
+		if strings.Contains(err.Error(), "proto:") {
+			t.Fatalf("error leaks library prefix: %q", err)
+		}
+		return
+	}
+	_ = CheckRequired(m)
+	out, err := Marshal(m)
+	if err != nil {
+		t.Fatalf("Marshal after successful Unmarshal: %v\ninput: %q", err, data)
+	}
+	if !json.Valid(out) {
+		t.Fatalf("Marshal produced invalid JSON: %q", out)
+	}
+	back := m.ProtoReflect().New().Interface()
+	if err := Unmarshal(out, back); err != nil {
+		t.Fatalf("re-decode of %q: %v", out, err)
+	}
+	want := proto.Clone(m)
+	truncateTimestamps(want.ProtoReflect())
+	if !proto.Equal(want, back) {
+		t.Fatalf("round trip mismatch\ninput:  %q\noutput: %q", data, out)
+	}
+	again, err := Marshal(back)
+	if err != nil || !bytes.Equal(out, again) {
+		t.Fatalf("second Marshal differs (%v)\n%q\n%q", err, out, again)
+	}
+}
+
+func FuzzUnmarshalSendMessageRequest(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzCheck(t, data, &SendMessageRequest{})
+	})
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzCheck(t, data, &SendMessageRequest{})
+		fuzzCheck(t, data, &StreamResponse{})
+	})
+}

@@ -1,0 +1,322 @@
+package server
+
+// Accepting a client message: idempotent resends (DESIGN B14), new tasks
+// and follow-ups of existing ones (brief §4.4, §4.5).
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// msgKey identifies a client message for idempotency (DESIGN B14).
+type msgKey struct {
+	scope taskstore.Scope
+	id    string
+}
+
+// accepted is a client message the core took on: the run working on it and
+// the caller's subscription. replay is set when the message was a resend.
+type accepted struct {
+	r      *run
+	sub    *subscriber
+	snap   *a2a.StreamEvent // first event for a follow-up: the task snapshot
+	replay *taskstore.MessageRecord
+	ex     *execution // the execution started for the message (nil for a replay)
+	seq    uint64     // the run's sequence number when the message was accepted
+}
+
+// accept validates a send, handles a resend of a known messageId, resolves
+// the task and starts the agent. On success the caller owns a reference on
+// acc.r and, when acc.sub is set (streams only), the subscription.
+func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream bool) (*accepted, error) {
+	c, err := s.checkSend(ctx, req, stream)
+	if err != nil {
+		return nil, err
+	}
+	msg := proto.Clone(req.Message).(*a2a.Message)
+	digest := digestOf(msg)
+	unclaim, err := s.claimMessage(ctx, msgKey{c.scope, msg.MessageId})
+	if err != nil {
+		return nil, err
+	}
+	defer unclaim()
+	if acc, known, err := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
+		return acc, err
+	}
+	areq := agentRequest(c, req)
+	push := inlinePushConfig(req)
+	if msg.TaskId != "" {
+		return s.continueTask(ctx, c, msg, digest, areq, push, stream)
+	}
+	return s.startTask(ctx, c, msg, digest, areq, push, stream)
+}
+
+// checkSend runs the checks of a send that come before anything is stored:
+// those of every operation, the streaming capability, the request's fields
+// and the inline push URL.
+func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, stream bool) (call, error) {
+	c, err := s.begin(ctx, req.GetTenant())
+	if err != nil {
+		return call{}, err
+	}
+	if stream && !s.streaming() {
+		return call{}, a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
+	}
+	if err := s.validateSend(req); err != nil {
+		return call{}, err
+	}
+	if p := req.GetConfiguration().GetTaskPushNotificationConfig(); p != nil {
+		if err := s.checkPushURL(ctx, "configuration.taskPushNotificationConfig.url", p.GetUrl()); err != nil {
+			return call{}, err
+		}
+	}
+	return c, nil
+}
+
+// claimMessage lets one first send of a messageId run at a time (DESIGN
+// B14): a later send of the same key waits until the earlier one calls the
+// returned unclaim, and then finds its record.
+func (s *Server) claimMessage(ctx context.Context, key msgKey) (unclaim func(), err error) {
+	for {
+		s.mu.Lock()
+		ch, busy := s.inflight[key]
+		if !busy {
+			s.inflight[key] = make(chan struct{})
+		}
+		s.mu.Unlock()
+		if !busy {
+			break
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	return func() {
+		s.mu.Lock()
+		close(s.inflight[key])
+		delete(s.inflight, key)
+		s.mu.Unlock()
+	}, nil
+}
+
+// answerResend looks the messageId up among the messages already accepted
+// in the caller's scope. known is false for a new message; for a known one
+// the result is the original answer (see replay), or InvalidParams when the
+// content differs from the first send.
+func (s *Server) answerResend(ctx context.Context, c call, msgID, digest string, stream bool) (acc *accepted, known bool, err error) {
+	rec, err := s.store.GetMessage(ctx, c.scope, msgID)
+	switch {
+	case errors.Is(err, taskstore.ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, true, a2a.Internal(err)
+	case rec.Digest != digest:
+		return nil, true, a2a.InvalidParams(a2a.FieldViolation{Field: "message.messageId",
+			Description: "this messageId was already used for a different message; use a new messageId"})
+	}
+	acc, err = s.replay(ctx, c, rec, stream)
+	return acc, true, err
+}
+
+// agentRequest starts the Request the agent will get: what is known before
+// the task is resolved.
+func agentRequest(c call, req *a2a.SendMessageRequest) *Request {
+	return &Request{
+		Principal: c.info.Principal, Extensions: append([]string(nil), c.info.Activated...),
+		Configuration: req.GetConfiguration(), Metadata: req.GetMetadata(),
+	}
+}
+
+// inlinePushConfig returns a copy of the send's push configuration with
+// its tenant and id filled in, or nil when the send has none.
+func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConfig {
+	p := req.GetConfiguration().GetTaskPushNotificationConfig()
+	if p == nil {
+		return nil
+	}
+	push := proto.Clone(p).(*a2a.TaskPushNotificationConfig)
+	push.Tenant = req.GetTenant()
+	if push.Id == "" {
+		push.Id = a2a.NewID()
+	}
+	return push
+}
+
+// startTask accepts a message that starts a new task. The ids are minted
+// now; the task itself is created when the agent first updates it (brief
+// §4.4: task ids are server-minted).
+func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
+	id := a2a.NewID()
+	ctxID := msg.ContextId
+	if ctxID == "" {
+		ctxID = a2a.NewID()
+	}
+	msg.TaskId, msg.ContextId = id, ctxID
+	if push != nil {
+		push.TaskId = id
+	}
+	areq.TaskID, areq.ContextID = id, ctxID
+	areq.Message = proto.Clone(msg).(*a2a.Message) // the agent's own copy
+	r := s.acquire(id, c.scope)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.loaded = true
+	r.pendingMessage, r.pendingContextID, r.pendingMessageID, r.pendingPush = msg, ctxID, msg.MessageId, push
+	if _, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
+		MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
+	}); err != nil {
+		s.releaseLocked(r)
+		return nil, a2a.Internal(err)
+	}
+	sub := r.subscribeIf(stream)
+	seq := r.seq
+	ex := r.start(areq)
+	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
+}
+
+// continueTask accepts a message for an existing task (brief §4.4, §4.5).
+func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
+	r := s.acquire(msg.TaskId, c.scope)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.load(ctx)
+	if err == nil {
+		err = r.awaitSettledExecution(ctx)
+	}
+	if err == nil {
+		err = r.refuseFollowUp(msg)
+	}
+	if err == nil {
+		err = s.recordFollowUp(ctx, c, r, msg, digest, areq, push)
+	}
+	if err != nil {
+		s.releaseLocked(r)
+		return nil, err
+	}
+	r.reply = nil
+	snap := r.snapshot()
+	sub := r.subscribeIf(stream)
+	seq := r.seq
+	ex := r.start(areq)
+	return &accepted{r: r, sub: sub, snap: &snap, ex: ex, seq: seq}, nil
+}
+
+// awaitSettledExecution waits, bounded by ctx, until an execution that
+// already left the task terminal or interrupted has ended: an agent that
+// just reported INPUT_REQUIRED may not have returned yet, and the follow-up
+// the task asked for must not be refused for that. Callers hold r.mu, which
+// is let go while waiting, and have loaded the task.
+func (r *run) awaitSettledExecution(ctx context.Context) error {
+	for ex := r.exec; ex != nil && !ex.detached && settled(r.task.GetStatus().GetState()); ex = r.exec {
+		r.mu.Unlock()
+		select {
+		case <-ex.ended:
+			r.mu.Lock()
+		case <-ctx.Done():
+			r.mu.Lock()
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// refuseFollowUp returns why the task cannot take msg now, or nil. Callers
+// hold r.mu and have loaded the task.
+func (r *run) refuseFollowUp(msg *a2a.Message) error {
+	t := r.task
+	// DESIGN B10 before B6: a mismatched contextId is invalid whatever the
+	// task's state.
+	if msg.ContextId != "" && msg.ContextId != t.ContextId {
+		return a2a.InvalidParams(a2a.FieldViolation{Field: "message.contextId",
+			Description: "does not match the contextId of task " + t.Id})
+	}
+	if a2a.IsTerminal(t.GetStatus().GetState()) {
+		return a2a.NewError(a2a.CodeUnsupportedOperation,
+			"task %q is %s: a terminal task accepts no more messages; start a new task in the same context", t.Id, t.GetStatus().GetState()).
+			WithMeta("taskId", t.Id)
+	}
+	if r.exec != nil {
+		return a2a.NewError(a2a.CodeUnsupportedOperation,
+			"task %q is still working on an earlier message; send more input once it asks for it", t.Id).WithMeta("taskId", t.Id)
+	}
+	return nil
+}
+
+// recordFollowUp stores an accepted follow-up: the message in the task's
+// history, its inline push configuration, and its idempotency record. It
+// also completes the agent's Request. Callers hold r.mu and have loaded the
+// task.
+func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig) error {
+	t := r.task
+	// DESIGN B9: the context is inferred from the task and stamped on the
+	// stored message.
+	msg.ContextId = t.ContextId
+	areq.TaskID, areq.ContextID = t.Id, t.ContextId
+	areq.Task = proto.Clone(t).(*a2a.Task)
+	areq.Message = proto.Clone(msg).(*a2a.Message)
+	t.History = append(t.History, msg)
+	if err := s.store.UpdateTask(ctx, c.scope, t, taskstore.Event{}); err != nil {
+		t.History = t.History[:len(t.History)-1]
+		return a2a.Internal(err)
+	}
+	if push != nil {
+		push.TaskId = t.Id
+		if err := r.putPushConfig(ctx, push); err != nil {
+			return a2a.Internal(err)
+		}
+	}
+	if _, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
+		MessageID: msg.MessageId, Digest: digest, TaskID: t.Id, Created: s.now(),
+	}); err != nil {
+		return a2a.Internal(err)
+	}
+	return nil
+}
+
+// replay answers a resend of a known messageId with the original result,
+// without running the agent again (DESIGN B14): the direct reply, or the
+// task, followed live while it is still running.
+func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord, stream bool) (*accepted, error) {
+	r := s.acquire(rec.TaskID, c.scope)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec.Reply != nil && r.reply == nil {
+		r.reply = rec.Reply
+	}
+	if r.reply != nil {
+		return &accepted{r: r, replay: rec}, nil
+	}
+	if !(r.loaded && r.task == nil && r.exec != nil) { // not a new task still starting
+		if err := r.load(ctx); err != nil {
+			s.releaseLocked(r)
+			return nil, err
+		}
+	}
+	acc := &accepted{r: r, replay: rec}
+	if r.task != nil {
+		snap := r.snapshot()
+		acc.snap = &snap
+		if settled(r.task.GetStatus().GetState()) {
+			return acc, nil
+		}
+	}
+	acc.sub = r.subscribeIf(stream)
+	acc.ex, acc.seq = r.exec, r.seq
+	return acc, nil
+}
+
+// digestOf identifies a message's content for DESIGN B14.
+func digestOf(m *a2a.Message) string {
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,189 @@
+package server
+
+// What happens to one event an agent emits: it is validated, persisted,
+// and only then published to subscribers (see run).
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// event is one thing an agent emitted.
+type event struct {
+	reply     *a2a.Message
+	state     a2a.TaskState
+	message   *a2a.Message
+	artifact  *a2a.Artifact
+	append    bool
+	lastChunk bool
+}
+
+// apply validates, persists and publishes one event. Callers hold r.mu.
+func (r *run) apply(ex *execution, ev event) error {
+	ctx := context.WithoutCancel(ex.ctx)
+	if ev.reply != nil {
+		if r.task != nil || r.reply != nil {
+			return ErrReplyNotFirst
+		}
+		m := proto.Clone(ev.reply).(*a2a.Message)
+		r.stampAgentMessage(m, false)
+		if v := a2a.CheckRequired(m); len(v) > 0 {
+			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
+		}
+		r.reply = m
+		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
+			r.s.log.Error("could not record reply", "task", r.id, "err", err)
+		}
+		r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: m}}, false)
+		r.finish(ex)
+		return nil
+	}
+	if r.reply != nil {
+		return ErrReplyNotFirst
+	}
+	if r.task == nil {
+		if err := r.create(ctx); err != nil {
+			return err
+		}
+	}
+	if a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		return ErrTaskClosed
+	}
+	if ev.artifact != nil {
+		return r.applyArtifact(ctx, ev)
+	}
+	return r.setStatus(ctx, ev.state, ev.message)
+}
+
+// create makes the task on the agent's first update: SUBMITTED, with the
+// client's message in its history, published as the stream's first event.
+// Callers hold r.mu.
+func (r *run) create(ctx context.Context) error {
+	t := &a2a.Task{
+		Id:        r.id,
+		ContextId: r.pendingContextID,
+		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: a2a.Timestamp(r.s.now())},
+		History:   []*a2a.Message{r.pendingMessage},
+	}
+	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}
+	// The inline push config is stored with the task, so it receives this
+	// creation event (its first notification, a Task).
+	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev,
+		Push: r.s.delivering(), PushConfig: r.pendingPush}); err != nil {
+		return a2a.Internal(err)
+	}
+	r.task, r.loaded = t, true
+	r.s.queued(r.id)
+	r.publish(ev, true)
+	return nil
+}
+
+// setStatus records a status change. Callers hold r.mu.
+func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message) error {
+	if state == a2a.TaskState_TASK_STATE_UNSPECIFIED || a2a.TaskState_name[int32(state)] == "" {
+		return fmt.Errorf("server: invalid task state %d", state)
+	}
+	st := &a2a.TaskStatus{State: state, Timestamp: a2a.Timestamp(r.s.now())}
+	if m != nil {
+		m = proto.Clone(m).(*a2a.Message)
+		r.stampAgentMessage(m, true)
+		if v := a2a.CheckRequired(m); len(v) > 0 {
+			return fmt.Errorf("server: invalid status message: %s: %s", v[0].Field, v[0].Description)
+		}
+		st.Message = m
+	}
+	prev := r.task.Status
+	prevHist := len(r.task.History)
+	r.task.Status = st
+	if m != nil {
+		r.task.History = append(r.task.History, m)
+	}
+	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
+	}}}
+	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()}); err != nil {
+		r.task.Status, r.task.History = prev, r.task.History[:prevHist]
+		return a2a.Internal(err)
+	}
+	r.s.queued(r.id)
+	r.publish(ev, true)
+	return nil
+}
+
+// applyArtifact records an artifact chunk. Callers hold r.mu.
+func (r *run) applyArtifact(ctx context.Context, ev event) error {
+	a := proto.Clone(ev.artifact).(*a2a.Artifact)
+	if v := a2a.CheckRequired(a); len(v) > 0 {
+		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
+	}
+	prev := r.task.Artifacts
+	next, known := withChunk(prev, a, ev.append)
+	if ev.append && !known {
+		// DESIGN B11: an append to an artifact never sent starts it, so
+		// nothing is lost.
+		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", a.ArtifactId)
+	}
+	r.task.Artifacts = next
+	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
+		Append: ev.append, LastChunk: ev.lastChunk,
+	}}}
+	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: out, Push: r.s.delivering()}); err != nil {
+		r.task.Artifacts = prev
+		return a2a.Internal(err)
+	}
+	r.s.queued(r.id)
+	r.publish(out, true)
+	return nil
+}
+
+// withChunk returns a copy of artifacts with the chunk a applied: with
+// appendTo, its parts are added to the artifact with the same id (and its
+// name and description, when set, replace that artifact's); without, it
+// replaces that artifact. A chunk whose id is new is added at the end;
+// known reports whether the id was there.
+func withChunk(artifacts []*a2a.Artifact, a *a2a.Artifact, appendTo bool) (next []*a2a.Artifact, known bool) {
+	next = slices.Clone(artifacts)
+	i := slices.IndexFunc(next, func(x *a2a.Artifact) bool { return x.ArtifactId == a.ArtifactId })
+	switch {
+	case i < 0:
+		return append(next, a), false
+	case appendTo:
+		merged := proto.Clone(next[i]).(*a2a.Artifact)
+		merged.Parts = append(merged.Parts, a.Parts...)
+		if a.Name != "" {
+			merged.Name = a.Name
+		}
+		if a.Description != "" {
+			merged.Description = a.Description
+		}
+		next[i] = merged
+	default:
+		next[i] = a
+	}
+	return next, true
+}
+
+// stampAgentMessage fills the ids and role of a message the agent sent.
+func (r *run) stampAgentMessage(m *a2a.Message, withTask bool) {
+	if m.MessageId == "" {
+		m.MessageId = a2a.NewID()
+	}
+	if m.Role == a2a.Role_ROLE_UNSPECIFIED {
+		m.Role = a2a.Role_ROLE_AGENT
+	}
+	ctxID := r.pendingContextID
+	if r.task != nil {
+		ctxID = r.task.ContextId
+	}
+	m.ContextId = ctxID
+	if withTask {
+		m.TaskId = r.id
+	}
+}

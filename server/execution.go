@@ -1,0 +1,143 @@
+package server
+
+// One execution of the agent: starting it, what happens when Execute
+// returns, detaching, ending and canceling it.
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"parley.dev/parley/a2a"
+)
+
+// execution is one call of Agent.Execute and, when detached, its
+// background continuation.
+type execution struct {
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	detached bool
+	returned bool          // Execute has returned
+	done     bool          // the execution is over; the emitter is invalid
+	ended    chan struct{} // closed when done is set
+}
+
+// start launches the agent for a request. Callers hold r.mu and have
+// checked that no execution is active.
+func (r *run) start(req *Request) *execution {
+	ctx, cancel := context.WithCancelCause(r.s.base)
+	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	r.exec = ex
+	r.s.ref(r) // held until the execution is over (finish), detached or not
+	r.s.wg.Add(1)
+	go func() {
+		defer r.s.wg.Done()
+		err := r.invoke(ex, req)
+		r.returned(ex, err)
+	}()
+	return ex
+}
+
+// invoke calls the agent, turning a panic into an error.
+func (r *run) invoke(ex *execution, req *Request) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("agent panicked", "task", r.id, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("agent panicked: %v", p)
+		}
+	}()
+	return r.s.agent.Execute(ex.ctx, req, &Emitter{r: r, ex: ex})
+}
+
+// returned handles the end of Agent.Execute: a task left in an active state
+// without Detach becomes FAILED.
+func (r *run) returned(ex *execution, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ex.returned = true
+	if err != nil {
+		r.s.log.Error("agent failed", "task", r.id, "err", err)
+	}
+	if ex.detached && err == nil && !ex.done {
+		return // the background work owns the task now
+	}
+	if r.reply == nil && !ex.done && (err != nil || r.task == nil || !settled(r.task.GetStatus().GetState())) {
+		why := "the agent stopped without finishing the task"
+		switch {
+		case err != nil:
+			why = "the agent failed while working on the task"
+		case r.task == nil:
+			why = "the agent returned without a reply or a task update"
+		}
+		if cause := context.Cause(ex.ctx); cause == ErrShutdown {
+			why = "the server shut down while the task was running"
+		}
+		r.fail(ex, why)
+	}
+	r.finish(ex)
+}
+
+// settled reports whether a state lets an execution end: terminal or
+// interrupted.
+func settled(s a2a.TaskState) bool { return a2a.IsTerminal(s) || a2a.IsInterrupted(s) }
+
+// fail moves the task to FAILED with a status message. Callers hold r.mu.
+func (r *run) fail(ex *execution, why string) {
+	if err := r.apply(ex, event{state: a2a.TaskState_TASK_STATE_FAILED, message: a2a.AgentMessage(why)}); err != nil {
+		r.s.log.Error("could not fail task", "task", r.id, "err", err)
+	}
+}
+
+// finish ends an execution. Callers hold r.mu.
+func (r *run) finish(ex *execution) {
+	if ex.done {
+		return
+	}
+	ex.done = true
+	ex.cancel(ErrExecutionEnded)
+	close(ex.ended)
+	if r.exec == ex {
+		r.exec = nil
+	}
+	r.wake()
+	r.s.release(r) // the reference taken by start
+}
+
+// detach marks the execution as continuing in the background.
+func (r *run) detach(ex *execution) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ex.done {
+		ex.detached = true
+	}
+}
+
+// emit applies an event from the agent.
+func (r *run) emit(ex *execution, ev event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		return ErrTaskClosed
+	}
+	if ex.done || (ex.returned && !ex.detached) {
+		return ErrExecutionEnded
+	}
+	err := r.apply(ex, ev)
+	if err == nil && r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		r.finish(ex)
+	}
+	return err
+}
+
+// cancelTask moves the task to CANCELED and stops its execution. Callers hold
+// r.mu and have loaded the task.
+func (r *run) cancelTask(ctx context.Context) error {
+	if err := r.setStatus(context.WithoutCancel(ctx), a2a.TaskState_TASK_STATE_CANCELED, nil); err != nil {
+		return err
+	}
+	if r.exec != nil {
+		r.exec.cancel(ErrCanceled)
+		r.finish(r.exec)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package server
+
+// SendMessage and SendStreamingMessage: how the answer to an accepted
+// message reaches the caller, as one result or as a stream.
+
+import (
+	"context"
+	"iter"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+)
+
+// SendMessage implements a2a.Service (brief §3.1). It blocks until the task
+// is terminal or interrupted unless configuration.returnImmediately is set.
+func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	acc, err := s.accept(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(acc.r)
+	r := acc.r // a blocking call waits on the run's state, not on a stream
+	immediate := req.GetConfiguration().GetReturnImmediately() && acc.replay == nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := r.wait()
+	defer func() { r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
+	for !acc.answered(immediate) {
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			r.mu.Lock()
+			return nil, context.Cause(ctx)
+		case <-ch:
+		}
+		r.mu.Lock()
+	}
+	if r.reply != nil {
+		return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Message{Message: r.reply}}, nil
+	}
+	if r.task == nil {
+		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")
+	}
+	t := withHistory(r.task, historyOf(req.GetConfiguration()), false)
+	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}, nil
+}
+
+// answered reports whether a blocking send can return: there is a direct
+// reply; or the task exists and either the caller asked to return at once,
+// or the task changed since the message was accepted and is now terminal or
+// interrupted; or the execution is over. Callers hold acc.r.mu.
+func (acc *accepted) answered(immediate bool) bool {
+	r := acc.r
+	switch {
+	case r.reply != nil:
+		return true
+	case r.task == nil:
+		return acc.ex == nil || acc.ex.done
+	case immediate, acc.ex == nil, acc.ex.done:
+		return true
+	}
+	return r.seq > acc.seq && settled(r.task.GetStatus().GetState())
+}
+
+// SendStreamingMessage implements a2a.Service (brief §3.2). A task stream
+// starts with the Task and closes after a terminal state or INPUT_REQUIRED;
+// it stays open through AUTH_REQUIRED (DESIGN B2). A direct reply streams
+// one Message.
+func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
+	return func(yield func(a2a.StreamEvent, error) bool) {
+		acc, err := s.accept(ctx, req, true)
+		if err != nil {
+			yield(a2a.StreamEvent{}, err)
+			return
+		}
+		defer s.release(acc.r)
+		if acc.sub != nil {
+			defer acc.r.unsubscribe(acc.sub)
+		}
+		hl := historyOf(req.GetConfiguration())
+		if acc.snap != nil {
+			acc.snap.Response.GetTask().History = withHistory(acc.snap.Response.GetTask(), hl, true).History
+			if !yield(*acc.snap, nil) {
+				return
+			}
+			if acc.sub == nil {
+				return
+			}
+		}
+		if acc.sub == nil {
+			acc.r.mu.Lock()
+			reply := acc.r.reply
+			acc.r.mu.Unlock()
+			if reply != nil {
+				yield(a2a.StreamEvent{Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: reply}}}, nil)
+			}
+			return
+		}
+		pump(ctx, acc.sub, hl, true, yield)
+	}
+}
+
+// pump forwards a subscription's events until the stream must end.
+func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yield func(a2a.StreamEvent, error) bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-sub.ch:
+			if !ok {
+				if sub.err != nil {
+					yield(a2a.StreamEvent{}, sub.err)
+				}
+				return
+			}
+			if t := ev.Response.GetTask(); t != nil && hl != nil {
+				// The event is shared by every subscriber: trim a copy.
+				ev.Response = &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: withHistory(t, hl, false)}}
+			}
+			if !yield(ev, nil) {
+				return
+			}
+			if ev.Response.GetMessage() != nil {
+				return
+			}
+			if su := ev.Response.GetStatusUpdate(); su != nil {
+				st := su.GetStatus().GetState()
+				if a2a.IsTerminal(st) || (closeOnInput && st == a2a.TaskState_TASK_STATE_INPUT_REQUIRED) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// historyOf returns the configuration's historyLength (nil when unset).
+func historyOf(cfg *a2a.SendMessageConfiguration) *int32 {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.HistoryLength
+}
+
+// withHistory returns a copy of t limited to the last n history messages
+// (DESIGN B4: nil means all, 0 means none).
+func withHistory(t *a2a.Task, n *int32, owned bool) *a2a.Task {
+	if !owned {
+		t = proto.Clone(t).(*a2a.Task)
+	}
+	if n != nil {
+		if *n == 0 {
+			t.History = nil
+		} else if int(*n) < len(t.History) {
+			t.History = t.History[len(t.History)-int(*n):]
+		}
+	}
+	return t
+}

@@ -1,0 +1,125 @@
+package server
+
+// Request validation shared by the operations, and the errors they answer
+// with for a missing task.
+
+import (
+	"errors"
+	"mime"
+	"net/url"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// validateSend checks a SendMessageRequest before anything runs (brief §7.3).
+func (s *Server) validateSend(req *a2a.SendMessageRequest) error {
+	var v []a2a.FieldViolation
+	v = append(v, a2a.CheckRequired(req)...)
+	if m := req.GetMessage(); m != nil && m.Role == a2a.Role_ROLE_AGENT {
+		v = append(v, a2a.FieldViolation{Field: "message.role", Description: "a client message must have role ROLE_USER"})
+	}
+	cfg := req.GetConfiguration()
+	v = append(v, historyCheck("configuration.historyLength", historyOf(cfg))...)
+	if p := cfg.GetTaskPushNotificationConfig(); p != nil {
+		if !s.pushEnabled() {
+			return a2a.NewError(a2a.CodePushNotificationNotSupported, "this agent does not support push notifications")
+		}
+		v = append(v, validatePushURL("configuration.taskPushNotificationConfig.url", p.GetUrl())...)
+	}
+	if len(v) > 0 {
+		return a2a.InvalidParams(v...)
+	}
+	return s.checkMediaTypes(req.GetMessage().GetParts())
+}
+
+// checkMediaTypes refuses the first part whose media type (given, or
+// implied by a text or data part) the card's defaultInputModes do not
+// accept.
+func (s *Server) checkMediaTypes(parts []*a2a.Part) error {
+	for i, p := range parts {
+		mt := p.GetMediaType()
+		if mt == "" {
+			switch p.GetContent().(type) {
+			case *a2a.Part_Text:
+				mt = "text/plain"
+			case *a2a.Part_Data:
+				mt = "application/json"
+			}
+		}
+		if mt != "" && !acceptsMedia(s.card.GetDefaultInputModes(), mt) {
+			return a2a.NewError(a2a.CodeContentTypeNotSupported,
+				"message.parts[%d]: media type %q is not accepted; the agent accepts %s", i, mt, strings.Join(s.card.GetDefaultInputModes(), ", ")).
+				WithMeta("mediaType", mt)
+		}
+	}
+	return nil
+}
+
+// acceptsMedia reports whether a media type matches one of the modes
+// (exact, "type/*" or "*/*"; parameters ignored).
+func acceptsMedia(modes []string, mt string) bool {
+	base, _, err := mime.ParseMediaType(mt)
+	if err != nil {
+		base = strings.ToLower(strings.TrimSpace(mt))
+	}
+	for _, m := range modes {
+		mb, _, err := mime.ParseMediaType(m)
+		if err != nil {
+			mb = strings.ToLower(strings.TrimSpace(m))
+		}
+		if mb == "*/*" || mb == base || (strings.HasSuffix(mb, "/*") && strings.HasPrefix(base, strings.TrimSuffix(mb, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// validatePushURL checks a webhook URL is an absolute http(s) URL with a
+// host (brief §6.1).
+func validatePushURL(field, raw string) []a2a.FieldViolation {
+	u, err := url.Parse(raw)
+	if raw == "" {
+		return []a2a.FieldViolation{{Field: field, Description: "is required"}}
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return []a2a.FieldViolation{{Field: field, Description: "must be an absolute http or https URL"}}
+	}
+	return nil
+}
+
+// validate checks REQUIRED fields plus extra violations.
+func validate(m proto.Message, extra ...[]a2a.FieldViolation) error {
+	v := a2a.CheckRequired(m)
+	for _, e := range extra {
+		v = append(v, e...)
+	}
+	if len(v) > 0 {
+		return a2a.InvalidParams(v...)
+	}
+	return nil
+}
+
+// historyCheck rejects a negative historyLength (DESIGN B4).
+func historyCheck(field string, n *int32) []a2a.FieldViolation {
+	if n != nil && *n < 0 {
+		return []a2a.FieldViolation{{Field: field, Description: "must be zero or positive"}}
+	}
+	return nil
+}
+
+// storeErr maps a store error for a task id.
+func storeErr(err error, id string) error {
+	if errors.Is(err, taskstore.ErrNotFound) {
+		return taskNotFound(id)
+	}
+	return a2a.Internal(err)
+}
+
+// taskNotFound is the TaskNotFoundError for a task id.
+func taskNotFound(id string) error {
+	return a2a.NewError(a2a.CodeTaskNotFound, "task %q not found", id).WithMeta("taskId", id)
+}

@@ -71,6 +71,7 @@ func NewInvoker(svc Service) Invoker {
 	return serviceInvoker{svc}
 }
 
+// serviceInvoker performs each operation on a Service by the method table.
 type serviceInvoker struct{ svc Service }
 
 func (s serviceInvoker) Call(ctx context.Context, m *Method, req proto.Message) (proto.Message, error) {
@@ -87,6 +88,7 @@ func (s serviceInvoker) Stream(ctx context.Context, m *Method, req proto.Message
 	return m.stream(ctx, s.svc, req)
 }
 
+// errorStream is a stream whose only item is err.
 func errorStream(err error) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, err) }
 }
@@ -97,6 +99,8 @@ func errorStream(err error) iter.Seq2[StreamEvent, error] {
 // Service from it.
 func NewService(inv Invoker) Service { return invokerService{inv} }
 
+// invokerService is a Service over an Invoker; each method names its
+// operation's table entry and types the result.
 type invokerService struct{ inv Invoker }
 
 // call performs a unary operation and types its result.

@@ -9,7 +9,7 @@
 // field_behavior). Those protos are not vendored here, so the routes are
 // written as comments above each RPC and REQUIRED fields carry a trailing
 // "// REQUIRED" comment. The authoritative presence table used at runtime
-// lives in a2a/json.go (requiredFields).
+// lives in a2a/required.go (requiredFields).
 
 package a2aconnect
 

@@ -26,6 +26,7 @@ const (
 	ansiCyan   = "\x1b[36m"
 )
 
+// paint colours s when colours are on.
 func (o TextOptions) paint(code, s string) string {
 	if !o.Color {
 		return s
@@ -33,6 +34,7 @@ func (o TextOptions) paint(code, s string) string {
 	return code + s + ansiReset
 }
 
+// verdict renders a verdict in a column of four, in its colour.
 func (o TextOptions) verdict(v Verdict) string {
 	s := fmt.Sprintf("%-4s", string(v))
 	switch v {
@@ -47,92 +49,117 @@ func (o TextOptions) verdict(v Verdict) string {
 	}
 }
 
+// textWriter writes a text report; the first write error sticks.
+type textWriter struct {
+	w   io.Writer
+	o   TextOptions
+	err error
+}
+
+// p writes formatted text, unless an earlier write failed.
+func (t *textWriter) p(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
+}
+
 // WriteText writes the report for people: the agent, the interfaces, then
 // every result grouped by binding, then a summary.
 func (r *Report) WriteText(w io.Writer, o TextOptions) error {
-	ew := &errWriter{w: w}
-	p := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
-	p("%s %s\n", o.paint(ansiBold, "parley check"), r.Target)
-	p("  card:    %s\n", r.CardURL)
+	t := &textWriter{w: w, o: o}
+	r.writeHeader(t)
+	group := "\x00"
+	for _, res := range r.Results {
+		if g := resultGroup(res); g != group {
+			group = g
+			t.p("\n%s\n", o.paint(ansiBold+ansiCyan, "== "+g+" =="))
+		}
+		writeResult(t, res)
+	}
+	r.writeSummary(t)
+	return t.err
+}
+
+// writeHeader writes the target, the agent and its interfaces, and a key
+// to the verdicts.
+func (r *Report) writeHeader(t *textWriter) {
+	t.p("%s %s\n", t.o.paint(ansiBold, "parley check"), r.Target)
+	t.p("  card:    %s\n", r.CardURL)
 	if r.Agent != "" {
-		p("  agent:   %s\n", r.Agent)
+		t.p("  agent:   %s\n", r.Agent)
 	}
 	if r.Conformance {
-		p("  conformance agent: yes (%s): every check runs\n", r.Detected)
+		t.p("  conformance agent: yes (%s): every check runs\n", r.Detected)
 	} else if r.Detected != "" {
-		p("  conformance agent: %s\n", r.Detected)
+		t.p("  conformance agent: %s\n", r.Detected)
 	}
 	for _, in := range r.Bindings {
 		state := "checked"
 		if !in.Checked {
 			state = "not checked: " + in.Reason
 		}
-		p("  interface %-9s %s (A2A %s): %s\n", in.Binding, in.URL, in.Version, state)
+		t.p("  interface %-9s %s (A2A %s): %s\n", in.Binding, in.URL, in.Version, state)
 	}
-	p("  verdicts: FAIL = a MUST failed, WARN = a SHOULD not met, PASS, N/A = no requirement applies (observed behaviour in the finding), SKIP = not run\n")
-	p("  \"Parley:\" notes compare with Parley's own choices (DESIGN B1–B14); they are not requirements.\n")
+	t.p("  verdicts: FAIL = a MUST failed, WARN = a SHOULD not met, PASS, N/A = no requirement applies (observed behaviour in the finding), SKIP = not run\n")
+	t.p("  \"Parley:\" notes compare with Parley's own choices (DESIGN B1–B14); they are not requirements.\n")
+}
 
-	group := "\x00"
-	for _, res := range r.Results {
-		g := res.Binding
-		if g == "" {
-			g = "card and cross-binding"
-			if strings.HasPrefix(res.ID, "equivalence.") {
-				g = "across bindings"
-			} else {
-				g = "agent card"
-			}
-		}
-		if g != group {
-			group = g
-			p("\n%s\n", o.paint(ansiBold+ansiCyan, "== "+g+" =="))
-		}
-		row := res.Row
-		if row == "" {
-			row = "-"
-		}
-		op := res.Operation
-		p("%s %-4s %-45s %s", o.verdict(res.Verdict), row, res.ID, res.Title)
-		if op != "" {
-			p(" [%s]", op)
-		}
-		p("\n")
-		if o.Brief && res.Verdict == Pass {
-			continue
-		}
-		ind := "       "
-		if res.Sent != "" {
-			p("%s%s %s\n", ind, o.paint(ansiDim, "sent:    "), res.Sent)
-		}
-		if res.Received != "" {
-			p("%s%s %s\n", ind, o.paint(ansiDim, "received:"), res.Received)
-		}
-		p("%s%s %s %s: %s\n", ind, o.paint(ansiDim, "spec:    "), res.Level, res.Section, res.Requires)
-		if res.Finding != "" {
-			p("%s%s %s: %s\n", ind, o.paint(ansiDim, "verdict: "), res.Verdict.Describe(), res.Finding)
-		}
-		if res.Parley != "" {
-			p("%s%s %s\n", ind, o.paint(ansiDim, "Parley:  "), res.Parley)
-		}
+// resultGroup is the heading a result is listed under: its binding, the
+// agent card, or across bindings.
+func resultGroup(res Result) string {
+	switch {
+	case res.Binding != "":
+		return res.Binding
+	case strings.HasPrefix(res.ID, "equivalence."):
+		return "across bindings"
 	}
+	return "agent card"
+}
+
+// writeResult writes one result: a line with its verdict, then its details
+// (only for results other than PASS in a brief report).
+func writeResult(t *textWriter, res Result) {
+	row := res.Row
+	if row == "" {
+		row = "-"
+	}
+	t.p("%s %-4s %-45s %s", t.o.verdict(res.Verdict), row, res.ID, res.Title)
+	if res.Operation != "" {
+		t.p(" [%s]", res.Operation)
+	}
+	t.p("\n")
+	if t.o.Brief && res.Verdict == Pass {
+		return
+	}
+	const ind = "       "
+	if res.Sent != "" {
+		t.p("%s%s %s\n", ind, t.o.paint(ansiDim, "sent:    "), res.Sent)
+	}
+	if res.Received != "" {
+		t.p("%s%s %s\n", ind, t.o.paint(ansiDim, "received:"), res.Received)
+	}
+	t.p("%s%s %s %s: %s\n", ind, t.o.paint(ansiDim, "spec:    "), res.Level, res.Section, res.Requires)
+	if res.Finding != "" {
+		t.p("%s%s %s: %s\n", ind, t.o.paint(ansiDim, "verdict: "), res.Verdict.Describe(), res.Finding)
+	}
+	if res.Parley != "" {
+		t.p("%s%s %s\n", ind, t.o.paint(ansiDim, "Parley:  "), res.Parley)
+	}
+}
+
+// writeSummary writes the counts, then the MUST failures, the SHOULDs not
+// met and the differences from Parley's choices.
+func (r *Report) writeSummary(t *textWriter) {
 	c := r.Counts
-	p("\n%s %d MUST failed, %d SHOULD not met, %d passed, %d not applicable, %d skipped (%s)\n",
-		o.paint(ansiBold, "summary:"), c.Fail, c.Warn, c.Pass, c.NA, c.Skip, r.Duration)
+	t.p("\n%s %d MUST failed, %d SHOULD not met, %d passed, %d not applicable, %d skipped (%s)\n",
+		t.o.paint(ansiBold, "summary:"), c.Fail, c.Warn, c.Pass, c.NA, c.Skip, r.Duration)
 	if c.Fail > 0 {
-		p("%s\n", o.paint(ansiBold+ansiRed, "MUST failures:"))
-		for _, res := range r.Results {
-			if res.Verdict == Fail {
-				p("  %s %s %s: %s\n", bindingLabel(res.Binding), res.ID, res.Section, res.Finding)
-			}
-		}
+		t.p("%s\n", t.o.paint(ansiBold+ansiRed, "MUST failures:"))
+		r.writeVerdicts(t, Fail)
 	}
 	if c.Warn > 0 {
-		p("%s\n", o.paint(ansiYellow, "SHOULD not met:"))
-		for _, res := range r.Results {
-			if res.Verdict == Warn {
-				p("  %s %s %s: %s\n", bindingLabel(res.Binding), res.ID, res.Section, res.Finding)
-			}
-		}
+		t.p("%s\n", t.o.paint(ansiYellow, "SHOULD not met:"))
+		r.writeVerdicts(t, Warn)
 	}
 	var diffs []string
 	for _, res := range r.Results {
@@ -141,11 +168,20 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 		}
 	}
 	if len(diffs) > 0 {
-		p("differs from Parley's choices (not requirements):\n%s\n", strings.Join(diffs, "\n"))
+		t.p("differs from Parley's choices (not requirements):\n%s\n", strings.Join(diffs, "\n"))
 	}
-	return ew.err
 }
 
+// writeVerdicts lists the results with verdict v, one line each.
+func (r *Report) writeVerdicts(t *textWriter, v Verdict) {
+	for _, res := range r.Results {
+		if res.Verdict == v {
+			t.p("  %s %s %s: %s\n", bindingLabel(res.Binding), res.ID, res.Section, res.Finding)
+		}
+	}
+}
+
+// bindingLabel names a result's binding in the summary.
 func bindingLabel(b string) string {
 	if b == "" {
 		return "[card]"
@@ -158,18 +194,4 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

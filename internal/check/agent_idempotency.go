@@ -1,0 +1,83 @@
+package check
+
+import (
+	"context"
+	"slices"
+
+	"parley.dev/parley/a2a"
+)
+
+// idempotencyFamily is what the resend checks share: the message sent
+// twice.
+type idempotencyFamily struct {
+	*agentRun
+	resent *a2a.Message
+}
+
+// idempotencySteps grade an append to an unknown artifact (B11) and
+// resent messageIds (B14).
+var idempotencySteps = []step[*idempotencyFamily]{
+	agentStep("B11.append-unknown", (*idempotencyFamily).appendUnknown),
+	agentStep("B14.resend-same", (*idempotencyFamily).resendSame),
+	agentStep("B14.resend-different", (*idempotencyFamily).resendDifferent),
+}
+
+// appendUnknown has the agent send a chunk with append true for an
+// artifact ("never-sent") it never sent.
+func (f *idempotencyFamily) appendUnknown(ctx context.Context, r *rec) {
+	res, resp := f.send(ctx, a2a.UserMessage("append-unknown"), nil, callOpts{})
+	r.saw(res)
+	if r.incomplete(res) {
+		return
+	}
+	t := resp.GetTask()
+	completed := t.GetStatus().GetState() == a2a.TaskState_TASK_STATE_COMPLETED
+	switch {
+	case t == nil:
+		r.differs("Parley starts a new artifact").na("no task: %s", res.outcome())
+	case completed && slices.ContainsFunc(t.GetArtifacts(), func(a *a2a.Artifact) bool { return a.GetArtifactId() == "never-sent" }):
+		r.same().na("COMPLETED; the chunk started a new artifact")
+	case completed:
+		r.differs("Parley starts a new artifact").na("COMPLETED; the chunk was dropped")
+	default:
+		r.differs("Parley starts a new artifact").na("the task ended %s", stateName(t.GetStatus().GetState()))
+	}
+}
+
+func (f *idempotencyFamily) resendSame(ctx context.Context, r *rec) {
+	f.resent = a2a.UserMessage("hello")
+	res1, resp1 := f.send(ctx, f.resent, nil, callOpts{})
+	res2, resp2 := f.send(ctx, f.resent, nil, callOpts{})
+	r.Sent = "the same request twice: " + describeRequest(res1.ex)
+	r.Received = describeResponse(res1) + " | " + describeResponse(res2)
+	switch {
+	case res1.failed() || res2.failed():
+		r.skip("could not complete the requests")
+	case resp1.GetTask() == nil:
+		r.skip("the first send returned no task: %s", res1.outcome())
+	case resp2.GetTask().GetId() == resp1.GetTask().GetId():
+		r.same().na("the resend returned the original task %s", resp1.GetTask().GetId())
+	case resp2.GetTask() != nil:
+		r.differs("Parley returns the original result without running the agent again").na("the resend created a second task %s", resp2.GetTask().GetId())
+	default:
+		r.differs("Parley returns the original result").na("the resend answered %s", res2.outcome())
+	}
+}
+
+// resendDifferent sends other content under the messageId of
+// B14.resend-same.
+func (f *idempotencyFamily) resendDifferent(ctx context.Context, r *rec) {
+	m := a2a.UserMessage("something else")
+	m.MessageId = f.resent.GetMessageId()
+	res, resp := f.send(ctx, m, nil, callOpts{})
+	r.saw(res)
+	switch {
+	case r.incomplete(res):
+	case res.err.is(a2a.CodeInvalidParams):
+		r.same().na("refused: %s", describeError(res.err))
+	case resp.GetTask() != nil:
+		r.differs("Parley refuses with InvalidParamsError").na("accepted as a new message (task %s)", resp.GetTask().GetId())
+	default:
+		r.differs("Parley refuses with InvalidParamsError").na("%s", res.outcome())
+	}
+}

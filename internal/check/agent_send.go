@@ -1,0 +1,140 @@
+package check
+
+import (
+	"context"
+
+	"parley.dev/parley/a2a"
+)
+
+// sendSteps grade SendMessage: blocking sends that end in each kind of
+// state, a direct reply, and a message to a completed task (B6).
+var sendSteps = []step[*agentRun]{
+	agentStep("op.send-blocking", (*agentRun).sendBlocking),
+	agentStep("op.send-message-reply", (*agentRun).sendMessageReply),
+	agentStep("op.send-input-required", (*agentRun).sendInputRequired),
+	agentStep("op.send-auth-required", (*agentRun).sendAuthRequired),
+	agentStep("op.send-rejected", (*agentRun).sendRejected),
+	agentStep("B6.terminal-message", (*agentRun).sendToCompleted),
+}
+
+// sendBlocking sends "hello", which the agent completes with an echo; the
+// task is kept for the checks that need a completed task.
+func (a *agentRun) sendBlocking(ctx context.Context, r *rec) {
+	res, resp := a.send(ctx, a2a.UserMessage("hello"), nil, callOpts{})
+	r.saw(res)
+	if r.incomplete(res) {
+		return
+	}
+	t := resp.GetTask()
+	switch {
+	case !res.ok():
+		r.fail("SendMessage failed: %s", res.outcome())
+	case t == nil:
+		r.fail("no task in the response (the conformance agent answers \"hello\" with a task)")
+	case t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED:
+		r.fail("state %s; a blocking call must wait for the end", stateName(t.GetStatus().GetState()))
+	case len(t.GetArtifacts()) == 0 || a2a.JoinText(t.GetArtifacts()[0].GetParts()) != "hello":
+		r.fail("COMPLETED, but the artifacts %v do not hold the echo \"hello\"", t.GetArtifacts())
+	default:
+		if v := a2a.CheckRequired(resp); len(v) > 0 {
+			r.fail("REQUIRED member missing: %s: %s", v[0].Field, v[0].Description)
+		} else {
+			r.pass("COMPLETED with artifact %q", t.GetArtifacts()[0].GetArtifactId())
+		}
+		a.completed = t
+	}
+}
+
+func (a *agentRun) sendMessageReply(ctx context.Context, r *rec) {
+	res, resp := a.send(ctx, a2a.UserMessage("message"), nil, callOpts{})
+	r.saw(res)
+	if r.incomplete(res) {
+		return
+	}
+	m := resp.GetMessage()
+	switch {
+	case !res.ok():
+		r.fail("SendMessage failed: %s", res.outcome())
+	case m == nil:
+		r.fail("no message in the response")
+	case m.GetRole() != a2a.Role_ROLE_AGENT:
+		r.fail("role %s, want ROLE_AGENT", m.GetRole())
+	case len(a2a.CheckRequired(m)) > 0:
+		v := a2a.CheckRequired(m)
+		r.fail("REQUIRED member missing: %s: %s", v[0].Field, v[0].Description)
+	case m.GetContextId() == "":
+		r.fail("the agent's message has no contextId (\"for server messages, context_id must be provided\")")
+	default:
+		r.pass("message %q, contextId %s", a2a.JoinText(m.GetParts()), m.GetContextId())
+	}
+}
+
+func (a *agentRun) sendInputRequired(ctx context.Context, r *rec) {
+	res, resp := a.send(ctx, a2a.UserMessage("input-required"), nil, callOpts{})
+	r.saw(res)
+	if r.incomplete(res) {
+		return
+	}
+	t := resp.GetTask()
+	switch {
+	case t == nil:
+		r.fail("no task: %s", res.outcome())
+	case t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED:
+		r.fail("state %s, want INPUT_REQUIRED", stateName(t.GetStatus().GetState()))
+	default:
+		r.pass("INPUT_REQUIRED: %q", a2a.JoinText(t.GetStatus().GetMessage().GetParts()))
+		a.cancel(ctx, t.GetId())
+	}
+}
+
+func (a *agentRun) sendAuthRequired(ctx context.Context, r *rec) {
+	res, resp := a.send(ctx, a2a.UserMessage("auth-required"), nil, callOpts{})
+	r.saw(res)
+	if r.incomplete(res) {
+		return
+	}
+	t := resp.GetTask()
+	switch {
+	case t == nil:
+		r.fail("no task: %s", res.outcome())
+	case t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_AUTH_REQUIRED:
+		r.fail("state %s, want AUTH_REQUIRED", stateName(t.GetStatus().GetState()))
+	case len(t.GetStatus().GetMessage().GetParts()) == 0:
+		r.fail("AUTH_REQUIRED without a status message")
+	default:
+		r.pass("AUTH_REQUIRED: %q", a2a.JoinText(t.GetStatus().GetMessage().GetParts()))
+	}
+	if t != nil {
+		a.cancel(ctx, t.GetId())
+	}
+}
+
+func (a *agentRun) sendRejected(ctx context.Context, r *rec) {
+	res1, resp1 := a.send(ctx, a2a.UserMessage("reject"), nil, callOpts{})
+	res2, resp2 := a.send(ctx, a2a.UserMessage("fail"), nil, callOpts{})
+	r.sawBoth(res1, res2)
+	state1, state2 := resp1.GetTask().GetStatus().GetState(), resp2.GetTask().GetStatus().GetState()
+	switch {
+	case res1.failed() || res2.failed():
+		r.skip("could not complete the requests")
+	case state1 == a2a.TaskState_TASK_STATE_REJECTED && state2 == a2a.TaskState_TASK_STATE_FAILED:
+		r.pass("REJECTED and FAILED")
+	default:
+		r.fail("got %s and %s; want REJECTED and FAILED", res1.outcome()+"/"+stateName(state1), res2.outcome()+"/"+stateName(state2))
+	}
+}
+
+// sendToCompleted sends a follow-up to the completed task (B6).
+func (a *agentRun) sendToCompleted(ctx context.Context, r *rec) {
+	if a.completed == nil {
+		r.skip("no completed task (op.send-blocking failed)")
+		return
+	}
+	m := a2a.UserMessage("again")
+	m.TaskId, m.ContextId = a.completed.GetId(), a.completed.GetContextId()
+	res, _ := a.send(ctx, m, nil, callOpts{})
+	if r.expect(a.t.binding, res, a2a.CodeUnsupportedOperation) {
+		r.same()
+	}
+	a.probes["SendMessage to a completed task"] = outcomeKey(res)
+}

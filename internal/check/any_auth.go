@@ -1,0 +1,92 @@
+package check
+
+import (
+	"context"
+
+	"parley.dev/parley/a2a"
+)
+
+// authFamily is what the authentication checks share: the answer to the
+// anonymous request.
+type authFamily struct {
+	b   *bindingRun
+	res *result
+}
+
+// authSteps grade authentication when the card declares it.
+var authSteps = []step[*authFamily]{
+	{Result{ID: "auth.anonymous", Operation: a2a.MethodGetTask, Title: "a request without credentials is refused when the card requires authentication",
+		Level: "MUST", Section: "§3.3.2, §7.4",
+		Requires: "Servers MUST reject requests with invalid or missing authentication credentials; MUST authenticate every incoming request"},
+		(*authFamily).anonymous},
+	{Result{ID: "auth.challenge", Title: "the refusal carries an authentication challenge", Level: "SHOULD", Section: "§3.3.2, §7.4",
+		Requires: "Servers SHOULD include authentication challenge information in the error response (WWW-Authenticate)"},
+		(*authFamily).challenge},
+}
+
+// authChecks grades authentication when the card declares it. It returns
+// false when the remaining checks cannot run (credentials needed and not
+// given).
+func (b *bindingRun) authChecks(ctx context.Context) bool {
+	if !requiresAuth(b.s.card) {
+		b.check(authSteps[0].desc).na("the card declares no security requirements")
+		b.check(Result{ID: "auth.challenge", Title: "the refusal carries an authentication challenge", Level: "SHOULD", Section: "§3.3.2, §7.4",
+			Requires: "Servers SHOULD include authentication challenge information in the error response"}).na("the card declares no security requirements")
+		return true
+	}
+	runSteps(ctx, b, &authFamily{b: b}, authSteps)
+	if b.t.token == "" {
+		b.check(Result{ID: "auth.credentials", Title: "credentials for the operation checks", Level: "MUST", Section: "§7.3",
+			Requires: "the client includes credentials for every A2A request"}).
+			skip("the card requires authentication and no --token was given: the operation checks cannot run")
+		return false
+	}
+	return true
+}
+
+// requiresAuth reports whether the card declares security requirements.
+func requiresAuth(card *a2a.AgentCard) bool {
+	for _, r := range card.GetSecurityRequirements() {
+		if len(r.GetSchemes()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *authFamily) anonymous(ctx context.Context, r *rec) {
+	b := f.b
+	f.res = b.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{Id: unknownID("task")}, callOpts{token: new("")})
+	res := f.res
+	r.saw(res)
+	if r.incomplete(res) {
+		return
+	}
+	switch {
+	case res.err.is(a2a.CodeUnauthenticated):
+		r.pass("refused: %s", describeError(res.err))
+	case res.ok():
+		r.fail("an anonymous request was served")
+	default:
+		r.fail("an anonymous request got %s instead of an authentication error (so the server looked for the task before checking the caller, §13.1)", describeError(res.err))
+	}
+}
+
+func (f *authFamily) challenge(_ context.Context, r *rec) {
+	res := f.res
+	r.saw(res)
+	challenge := res.ex.Header.Get("WWW-Authenticate")
+	if challenge == "" && res.ex.Trailer != nil {
+		challenge = res.ex.Trailer.Get("WWW-Authenticate") // gRPC: metadata may come as trailers
+	}
+	switch {
+	case res.failed() || !res.err.is(a2a.CodeUnauthenticated):
+		r.skip("the anonymous request was not refused as unauthenticated")
+	case challenge != "":
+		r.pass("WWW-Authenticate: %s", challenge)
+	case f.b.t.binding == a2a.BindingGRPC:
+		r.warn("no www-authenticate metadata")
+	default:
+		r.warn("no WWW-Authenticate header")
+	}
+}

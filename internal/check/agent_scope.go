@@ -56,12 +56,23 @@ func (f *scopeFamily) ready(r *rec) bool {
 }
 
 // notFound grades an answer to the second principal: TaskNotFoundError.
-func (f *scopeFamily) notFound(r *rec, res *result) {
-	if r.expect(f.t.binding, res, a2a.CodeTaskNotFound) {
-		r.same()
-	} else if res.ex.Status == http.StatusForbidden {
-		r.Finding += " (403 reveals that the task exists)"
-	}
+// check, when set, may still fail a passing answer (by what the task
+// looks like afterwards).
+func (f *scopeFamily) notFound(r *rec, res *result, check func() string) {
+	r.expectThen(f.t.binding, res, a2a.CodeTaskNotFound, func(v *Verdict, finding *string) {
+		switch {
+		case *v == Pass && check != nil:
+			if why := check(); why != "" {
+				*v, *finding = Fail, why
+				return
+			}
+			r.same()
+		case *v == Pass || *v == Warn:
+			r.same()
+		case res.ex.Status == http.StatusForbidden:
+			*finding += " (403 reveals that the task exists)"
+		}
+	})
 }
 
 // readOther makes the first principal's task (INPUT_REQUIRED, so it stays) and
@@ -71,7 +82,7 @@ func (f *scopeFamily) readOther(ctx context.Context, r *rec) {
 	if f.parked == nil {
 		return
 	}
-	f.notFound(r, f.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{Id: f.parked.GetId()}, f.other))
+	f.notFound(r, f.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{Id: f.parked.GetId()}, f.other), nil)
 }
 
 func (f *scopeFamily) cancelOther(ctx context.Context, r *rec) {
@@ -79,10 +90,12 @@ func (f *scopeFamily) cancelOther(ctx context.Context, r *rec) {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodCancelTask, &a2a.CancelTaskRequest{Id: f.parked.GetId()}, f.other)
-	f.notFound(r, res)
-	if _, t := f.getTask(ctx, f.parked.GetId(), nil); t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED && r.Verdict == Pass {
-		r.Verdict, r.Finding = Fail, "refused, but the task is now "+stateName(t.GetStatus().GetState())
-	}
+	f.notFound(r, res, func() string {
+		if _, t := f.getTask(ctx, f.parked.GetId(), nil); t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+			return "refused, but the task is now " + stateName(t.GetStatus().GetState())
+		}
+		return ""
+	})
 }
 
 func (f *scopeFamily) subscribeOther(ctx context.Context, r *rec) {
@@ -95,7 +108,7 @@ func (f *scopeFamily) subscribeOther(ctx context.Context, r *rec) {
 	if res.err == nil && len(res.ex.Events) > 0 {
 		r.saw(res).fail("the other principal got a stream (first event %s)", res.ex.Events[0].kind())
 	} else {
-		f.notFound(r, res)
+		f.notFound(r, res, nil)
 	}
 }
 
@@ -106,7 +119,7 @@ func (f *scopeFamily) sendOther(ctx context.Context, r *rec) {
 	m := a2a.UserMessage("follow-up")
 	m.TaskId = f.parked.GetId()
 	res, _ := f.send(ctx, m, nil, f.other)
-	f.notFound(r, res)
+	f.notFound(r, res, nil)
 }
 
 func (f *scopeFamily) pushOther(ctx context.Context, r *rec) {
@@ -117,7 +130,7 @@ func (f *scopeFamily) pushOther(ctx context.Context, r *rec) {
 		r.na("the card does not declare pushNotifications")
 		return
 	}
-	f.notFound(r, f.t.call(ctx, a2a.MethodListTaskPushNotificationConfigs, &a2a.ListTaskPushNotificationConfigsRequest{TaskId: f.parked.GetId()}, f.other))
+	f.notFound(r, f.t.call(ctx, a2a.MethodListTaskPushNotificationConfigs, &a2a.ListTaskPushNotificationConfigsRequest{TaskId: f.parked.GetId()}, f.other), nil)
 }
 
 func (f *scopeFamily) listOther(ctx context.Context, r *rec) {

@@ -51,8 +51,8 @@ func (f *streamFamily) subscribeTerminal(ctx context.Context, r *rec) {
 	res.firstEventError()
 	if res.err == nil && res.ok() && len(res.ex.Events) > 0 {
 		r.saw(res).fail("a stream of %d events for a completed task", len(res.ex.Events))
-	} else if r.expect(f.t.binding, res, a2a.CodeUnsupportedOperation) {
-		r.same()
+	} else {
+		r.expectSame(f.t.binding, res, a2a.CodeUnsupportedOperation)
 	}
 	f.probes["SubscribeToTask of a completed task"] = outcomeKey(res)
 }

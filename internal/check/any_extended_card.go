@@ -53,9 +53,7 @@ func extendedCardNotDeclared(_ *bindingRun, _ context.Context, r *rec) {
 
 func (b *bindingRun) extendedCardUndeclared(ctx context.Context, r *rec) {
 	res := b.t.call(ctx, a2a.MethodGetExtendedAgentCard, &a2a.GetExtendedAgentCardRequest{}, callOpts{})
-	if r.expect(b.t.binding, res, a2a.CodeUnsupportedOperation) {
-		r.same()
-	}
+	r.expectSame(b.t.binding, res, a2a.CodeUnsupportedOperation)
 	b.probes["GetExtendedAgentCard"] = outcomeKey(res)
 }
 

@@ -54,9 +54,7 @@ func (b *bindingRun) grpcProtocol(_ context.Context, r *rec) {
 
 func (b *bindingRun) grpcUnknownMethod(ctx context.Context, r *rec) {
 	res := b.t.call(ctx, "NoSuchMethod", &a2a.GetTaskRequest{Id: unknownID("task")}, callOpts{})
-	if r.expect(b.t.binding, res, a2a.CodeMethodNotFound) {
-		r.Parley = "same"
-	}
+	r.expectSame(b.t.binding, res, a2a.CodeMethodNotFound)
 }
 
 func (b *bindingRun) grpcInvalidParams(ctx context.Context, r *rec) {

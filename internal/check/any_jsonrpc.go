@@ -42,9 +42,7 @@ var envelopeSteps = []step[*bindingRun]{
 func refusedEnvelope(body string, want a2a.Code) func(*bindingRun, context.Context, *rec) {
 	return func(b *bindingRun, ctx context.Context, r *rec) {
 		res := b.t.rawPost(ctx, []byte(body), callOpts{})
-		if r.expect(b.t.binding, res, want) {
-			r.Parley = "same"
-		}
+		r.expectSame(b.t.binding, res, want)
 	}
 }
 

@@ -66,9 +66,7 @@ func (b *bindingRun) versionMissing(ctx context.Context, r *rec) {
 
 func (b *bindingRun) versionUnsupported(ctx context.Context, r *rec) {
 	res := b.getUnknown(ctx, callOpts{version: new("9.9")})
-	if r.expect(b.t.binding, res, a2a.CodeVersionNotSupported) {
-		r.same()
-	}
+	r.expectSame(b.t.binding, res, a2a.CodeVersionNotSupported)
 	b.probes["GetTask with A2A-Version 9.9"] = outcomeKey(res)
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
@@ -23,6 +24,13 @@ import (
 // bindings (gRPC on the same port, over cleartext HTTP/2); wrap, when set,
 // wraps the handler (to break the server on purpose).
 func startParley(t *testing.T, tokens map[string]string, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	return startParleyWith(t, tokens, wrap, nil)
+}
+
+// startParleyWith is startParley with middleware around every operation
+// (to break the server's core behaviour on purpose).
+func startParleyWith(t *testing.T, tokens map[string]string, wrap func(http.Handler) http.Handler, mw []a2a.Middleware) string {
 	t.Helper()
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
@@ -49,7 +57,7 @@ func startParley(t *testing.T, tokens map[string]string, wrap func(http.Handler)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: tokens})
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: tokens, Middleware: mw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +200,43 @@ func TestRunCatchesDefects(t *testing.T) {
 	for _, r := range rep.Find("B5.list-shape") {
 		if r.Binding == a2a.BindingHTTPJSON && !strings.Contains(r.Finding, "missing: nextPageToken") {
 			t.Errorf("B5.list-shape finding: %s", r.Finding)
+		}
+	}
+}
+
+// TestRunCatchesCrossPrincipalCancel: a server that answers another
+// principal's CancelTask with TaskNotFoundError but cancels the task all the
+// same fails B12.cancel on every binding, and nothing else.
+func TestRunCatchesCrossPrincipalCancel(t *testing.T) {
+	t.Parallel()
+	leaky := func(next a2a.Invoker) a2a.Invoker {
+		return a2a.InvokerFuncs{Next: next,
+			CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+				if m.Name != a2a.MethodCancelTask || a2a.CallInfoFrom(ctx).Principal != "bob" {
+					return next.Call(ctx, m, req)
+				}
+				next.Call(a2a.WithPrincipal(ctx, "alice"), m, req) // the defect: alice's task is canceled
+				return nil, a2a.NewError(a2a.CodeTaskNotFound, "task not found")
+			},
+		}
+	}
+	base := startParleyWith(t, map[string]string{"tok-a": "alice", "tok-b": "bob"}, nil, []a2a.Middleware{leaky})
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", Token2: "tok-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"GRPC B12.cancel FAIL", "HTTP+JSON B12.cancel FAIL", "JSONRPC B12.cancel FAIL"}
+	if got := notPassing(rep, check.Fail, check.Warn); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for _, r := range rep.Find("B12.cancel") {
+		if !strings.Contains(r.Finding, "the task is now CANCELED") {
+			t.Errorf("%s B12.cancel finding: %s", r.Binding, r.Finding)
+		}
+	}
+	for _, r := range rep.Find("B12.get") {
+		if r.Parley != "same" {
+			t.Errorf("%s B12.get passed without the note that Parley does the same: %+v", r.Binding, r)
 		}
 	}
 }

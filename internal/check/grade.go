@@ -95,11 +95,31 @@ func gradeJSONRPCError(e *wireError, want a2a.Code) (Verdict, string) {
 
 // expect grades r as gradeError says and records it.
 func (r *rec) expect(binding string, res *result, want a2a.Code) bool {
+	return r.expectThen(binding, res, want, nil)
+}
+
+// expectSame is expect for a B row where the wanted error is also
+// Parley's choice: a pass is noted "same".
+func (r *rec) expectSame(binding string, res *result, want a2a.Code) bool {
+	return r.expectThen(binding, res, want, func(v *Verdict, _ *string) {
+		if *v == Pass || *v == Warn {
+			r.same()
+		}
+	})
+}
+
+// expectThen is expect with a last look at (and a chance to change) the
+// verdict and finding before the result is recorded: a result cannot
+// change once recorded.
+func (r *rec) expectThen(binding string, res *result, want a2a.Code, adjust func(v *Verdict, finding *string)) bool {
 	r.saw(res)
 	if r.incomplete(res) {
 		return false
 	}
 	v, msg := gradeError(binding, res, want)
+	if adjust != nil {
+		adjust(&v, &msg)
+	}
 	r.finish(v, "%s", msg)
 	return v == Pass || v == Warn
 }

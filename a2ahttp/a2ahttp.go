@@ -5,11 +5,22 @@
 // in front of all three. gRPC needs HTTP/2: serve the handler from an
 // http.Server whose Protocols allow unencrypted HTTP/2, or with TLS.
 //
-// Who is calling is decided once per request, before any binding runs: a
-// principal already set on the request context (a2a.WithPrincipal, by the
-// library user's own HTTP middleware) is kept as it is; otherwise the
-// configured Authenticators are asked in order. The core then decides
-// what the caller may do (server.Options.RequireAuth, task scoping).
+// Who is calling is decided once per request from its headers, before any
+// binding runs and before the body is read: a principal already set on the
+// request context (a2a.WithPrincipal, by the library user's own HTTP
+// middleware) is kept as it is; otherwise the configured authenticators
+// are asked in order. Once any credential is configured, a request without
+// one is refused (401 in the caller's binding) unless AllowAnonymous is
+// set, and refused credentials are always refused. The core then decides
+// what the caller may do (task scoping; server.Options.RequireAuth).
+//
+// Before the binding, a request also meets the browser rules (a
+// cross-origin request from an origin not in CORSOrigins is refused; with
+// anonymous callers allowed, so is a Host the server does not answer to,
+// against DNS rebinding) and its body is read whole under a deadline
+// (BodyTimeout) and a memory budget shared by all requests (BodyBudget),
+// with a cap on anonymous requests still sending theirs
+// (MaxPendingAnonymous).
 package a2ahttp
 
 import (
@@ -20,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"parley.dev/parley/a2a"
@@ -39,15 +51,41 @@ type Options struct {
 	// URLs); without one, JSON-RPC is at "/" and HTTP+JSON at the root.
 	Card *a2a.AgentCard
 	// Tokens maps bearer tokens to principal names: a BearerTokens
-	// authenticator asked before Authenticators. Whether a request without
-	// a known token may go on is the core's decision
-	// (server.Options.RequireAuth); the card stays public.
+	// authenticator asked before Authenticators. The card stays public.
 	Tokens map[string]string
 	// Authenticators find the caller of a request that no outer middleware
 	// authenticated, asked in order: the first that names a principal
 	// wins, and one that refuses the request's credentials ends it with
 	// an authentication error in the caller's binding.
 	Authenticators []Authenticator
+	// AllowAnonymous lets requests without credentials through (as the
+	// anonymous caller, sharing one scope) although Tokens or
+	// Authenticators are configured. Without credentials configured every
+	// request is anonymous and this has no effect.
+	AllowAnonymous bool
+	// AllowedHosts are more Host names (a port is ignored; "*" for any)
+	// that requests may be addressed to when anonymous callers are
+	// allowed; the hosts of the card's interfaces and the loopback names
+	// are always allowed.
+	AllowedHosts []string
+	// CORSOrigins are the origins (e.g. "https://app.example.com"; "*"
+	// for any) whose browser pages may call the agent: they get CORS
+	// answers, preflights included. Other cross-origin requests are
+	// refused with 403.
+	CORSOrigins []string
+	// BodyTimeout bounds the time a request body may take to arrive once
+	// its headers have (default 30 s; negative: no bound). A slower body
+	// gets 408.
+	BodyTimeout time.Duration
+	// BodyBudget is the memory, shared by all requests, for the part of
+	// request bodies past their first 64 KiB while they are being read
+	// (default 64 MiB; negative: no budget). A body that does not fit now
+	// gets 503 with Retry-After.
+	BodyBudget int64
+	// MaxPendingAnonymous caps the requests without a principal that are
+	// still sending their body (default 256; negative: no cap); more get
+	// 503 with Retry-After.
+	MaxPendingAnonymous int
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).
 	Middleware []a2a.Middleware
@@ -68,16 +106,20 @@ type Options struct {
 
 // Handler serves the card and the three bindings. Create it with New.
 type Handler struct {
-	opts     Options
-	auth     []Authenticator
-	jsonrpc  http.Handler
-	rest     http.Handler
-	grpc     *grpcbind.Handler // nil when disabled
-	rpcPath  string            // JSON-RPC path without a trailing slash ("" for root)
-	restBase string            // HTTP+JSON base path without a trailing slash
-	card     []byte
-	etag     string
-	modified time.Time
+	opts        Options
+	auth        []Authenticator
+	hosts       map[string]bool // Host names answered when anonymous callers are allowed
+	origins     map[string]bool // CORSOrigins
+	budget      *httpx.Budget   // nil: none
+	pendingAnon atomic.Int64    // anonymous requests sending their body
+	jsonrpc     http.Handler
+	rest        http.Handler
+	grpc        *grpcbind.Handler // nil when disabled
+	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
+	restBase    string            // HTTP+JSON base path without a trailing slash
+	card        []byte
+	etag        string
+	modified    time.Time
 }
 
 // New returns a Handler serving svc.
@@ -95,6 +137,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	if h.opts.CacheMaxAge == 0 {
 		h.opts.CacheMaxAge = 5 * time.Minute
 	}
+	h.setGuardDefaults()
 	card, err := a2a.Marshal(h.opts.Card)
 	if err != nil {
 		return nil, fmt.Errorf("a2ahttp: encoding the card: %w", err)
@@ -122,7 +165,8 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		h.auth = append(h.auth, BearerTokens(h.opts.Tokens))
 	}
 	h.auth = append(h.auth, h.opts.Authenticators...)
-	mw := append([]a2a.Middleware{refuseUnauthenticated}, h.opts.Middleware...)
+	h.hosts = hostsOf(h)
+	mw := h.opts.Middleware
 	bopts := &httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Middleware: mw}
 	h.jsonrpc = jsonrpc.NewHandler(svc, bopts)
 	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, bopts))
@@ -151,7 +195,9 @@ func (h *Handler) GRPC() http.Handler {
 		return nil
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.grpc.ServeHTTP(w, h.authenticate(r)) // 415 for anything but gRPC
+		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
+			h.dispatch(w, r, h.grpc, func(w http.ResponseWriter, r *http.Request, e *a2a.Error) { h.grpc.WriteError(w, r, e) })
+		}
 	})
 }
 
@@ -209,22 +255,40 @@ func (w *statusWriter) Flush() {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
-	if h.grpc != nil && grpcbind.IsGRPC(r) {
-		h.grpc.ServeHTTP(w, h.authenticate(r))
+	if !h.checkOrigin(w, r) || !h.hostAllowed(w, r) {
 		return
 	}
-	if r.URL.Path == CardPath {
+	switch {
+	case h.grpc != nil && grpcbind.IsGRPC(r):
+		h.dispatch(w, r, h.grpc, func(w http.ResponseWriter, r *http.Request, e *a2a.Error) { h.grpc.WriteError(w, r, e) })
+	case r.URL.Path == CardPath:
 		h.serveCard(w, r)
+	// JSON-RPC is served at its URL with or without a trailing slash (the
+	// official TCK adds one, brief-004).
+	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
+		h.dispatch(w, r, h.jsonrpc, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { jsonrpc.WriteError(w, e) })
+	default:
+		h.dispatch(w, r, h.rest, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { rest.WriteError(w, e) })
+	}
+}
+
+// dispatch authenticates a request, reads its body and hands it to a
+// binding; refuse answers a refusal in that binding's shape.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.Handler, refuse func(http.ResponseWriter, *http.Request, *a2a.Error)) {
+	r, e := h.authenticate(r)
+	if e != nil {
+		refuse(w, r, e)
 		return
 	}
-	r = h.authenticate(r)
-	// JSON-RPC is served at its URL with or without a trailing slash
-	// (the official TCK adds one, brief-004).
-	if r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath {
-		h.jsonrpc.ServeHTTP(w, r)
-		return
+	// The gRPC binding's other services (reflection is a bidirectional
+	// stream) read their own bodies.
+	if !grpcbind.IsGRPC(r) || grpcbind.IsA2AProcedure(r.URL.Path) {
+		var ok bool
+		if r, ok = h.readBody(w, r, a2a.CallInfoFrom(r.Context()).Principal == ""); !ok {
+			return
+		}
 	}
-	h.rest.ServeHTTP(w, r)
+	binding.ServeHTTP(w, r)
 }
 
 // serveCard serves the public card with HTTP caching headers (brief §8.9).

@@ -1,19 +1,17 @@
 package a2ahttp
 
 import (
-	"context"
 	"crypto/subtle"
-	"iter"
+	"errors"
 	"net/http"
 	"strings"
-
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 )
 
-// Authenticator finds who sent a request from its credentials. It may be
-// called concurrently.
+// Authenticator finds who sent a request from its headers (it must not
+// read the body: authentication happens before the body is read). It may
+// be called concurrently.
 type Authenticator interface {
 	// Authenticate returns the principal the request's credentials name,
 	// or "" when it finds no credentials it understands (the next
@@ -29,10 +27,14 @@ type AuthenticatorFunc func(r *http.Request) (string, error)
 // Authenticate implements Authenticator.
 func (f AuthenticatorFunc) Authenticate(r *http.Request) (string, error) { return f(r) }
 
+// ErrTokenRefused is BearerTokens' answer to a bearer token it does not
+// know.
+var ErrTokenRefused = errors.New("the bearer token was refused")
+
 // BearerTokens authenticates "Authorization: Bearer TOKEN" against a fixed
-// map of tokens to principals, comparing in constant time. An unknown token
-// names nobody (the request goes on as anonymous, and the core refuses it
-// when authentication is required).
+// map of tokens to principals, comparing in constant time. A request
+// without a bearer token names nobody; an unknown token is refused
+// (ErrTokenRefused).
 func BearerTokens(tokens map[string]string) Authenticator {
 	return AuthenticatorFunc(func(r *http.Request) (string, error) {
 		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -46,53 +48,46 @@ func BearerTokens(tokens map[string]string) Authenticator {
 				name = n
 			}
 		}
+		if name == "" {
+			return "", ErrTokenRefused
+		}
 		return name, nil
 	})
 }
 
+// authRequired reports whether a request without a principal is refused
+// here, before its body is read: some credential is configured and
+// anonymous callers are not explicitly allowed.
+func (h *Handler) authRequired() bool { return len(h.auth) > 0 && !h.opts.AllowAnonymous }
+
 // authenticate records the request's caller in a CallInfo of its own: the
 // principal an outer middleware set, else the first one an authenticator
-// names. A refusal is kept in the context for refuseUnauthenticated, so
-// that it is answered in the caller's binding like any other error.
-func (h *Handler) authenticate(r *http.Request) *http.Request {
+// names. It returns an error for a request to refuse: credentials an
+// authenticator refused, more than one Authorization header (a proxy
+// reading the other one would disagree about who is calling), or no
+// principal where one is required.
+func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 	ci := &a2a.CallInfo{}
 	ctx := r.Context()
 	if outer := a2a.CallInfoFrom(ctx); outer != nil && outer.Principal != "" {
 		ci.Principal = outer.Principal
-		return r.WithContext(a2a.WithCallInfo(ctx, ci))
+		return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
+	}
+	if len(r.Header.Values("Authorization")) > 1 {
+		return r, a2a.NewError(a2a.CodeUnauthenticated, "more than one Authorization header")
 	}
 	for _, a := range h.auth {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			ctx = context.WithValue(ctx, refusedKey{}, a2a.NewError(a2a.CodeUnauthenticated, "%v", err))
-			break
+			return r, a2a.NewError(a2a.CodeUnauthenticated, "%v", err)
 		}
 		if p != "" {
 			ci.Principal = p
 			break
 		}
 	}
-	return r.WithContext(a2a.WithCallInfo(ctx, ci))
-}
-
-type refusedKey struct{}
-
-// refuseUnauthenticated is the outermost middleware of every
-// binding: it ends a call whose credentials an Authenticator refused.
-func refuseUnauthenticated(next a2a.Invoker) a2a.Invoker {
-	return a2a.InvokerFuncs{
-		Next: next,
-		CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-			if err, ok := ctx.Value(refusedKey{}).(*a2a.Error); ok {
-				return nil, err
-			}
-			return next.Call(ctx, m, req)
-		},
-		StreamFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-			if err, ok := ctx.Value(refusedKey{}).(*a2a.Error); ok {
-				return func(yield func(a2a.StreamEvent, error) bool) { yield(a2a.StreamEvent{}, err) }
-			}
-			return next.Stream(ctx, m, req)
-		},
+	if ci.Principal == "" && h.authRequired() {
+		return r, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: no credentials were sent")
 	}
+	return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
 }

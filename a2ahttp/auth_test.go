@@ -30,8 +30,15 @@ var whoAmI = server.AgentFunc(func(ctx context.Context, req *server.Request, em 
 })
 
 // identityServer serves whoAmI on all three bindings behind outer, an HTTP
-// middleware of the library user's own, with opts for a2ahttp.
+// middleware of the library user's own, with opts for a2ahttp; the core
+// requires authentication.
 func identityServer(t *testing.T, outer func(http.Handler) http.Handler, opts a2ahttp.Options) *a2a.AgentCard {
+	t.Helper()
+	return startWho(t, outer, opts, true)
+}
+
+// startWho is identityServer with the core's RequireAuth given.
+func startWho(t *testing.T, outer func(http.Handler) http.Handler, opts a2ahttp.Options, requireAuth bool) *a2a.AgentCard {
 	t.Helper()
 	hs := httptest.NewUnstartedServer(nil)
 	p := new(http.Protocols)
@@ -51,7 +58,7 @@ func identityServer(t *testing.T, outer func(http.Handler) http.Handler, opts a2
 		DefaultOutputModes: []string{"text/plain"},
 		Skills:             []*a2a.AgentSkill{{Id: "who", Name: "who", Description: "who", Tags: []string{"who"}}},
 	}
-	srv, err := server.New(&server.Options{Card: card, Agent: whoAmI, Store: memstore.New(), RequireAuth: true})
+	srv, err := server.New(&server.Options{Card: card, Agent: whoAmI, Store: memstore.New(), RequireAuth: requireAuth})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,10 +184,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.unimplemented(w, r)
 }
 
+// WriteError answers a gRPC request with e as its status, for a request
+// refused before the handler ran (by authentication in front of it, say).
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, e *a2a.Error) {
+	httpx.SetResponseHeaders(w.Header(), nil, e)
+	h.errw.Write(w, r, Status(e))
+}
+
 // unimplemented answers a request for an unknown service or method with the
 // gRPC status UNIMPLEMENTED (not a bare HTTP 404).
 func (h *Handler) unimplemented(w http.ResponseWriter, r *http.Request) {
 	h.errw.Write(w, r, connect.NewError(connect.CodeUnimplemented, errors.New("unknown method "+r.URL.Path)))
+}
+
+// IsA2AProcedure reports whether path names a procedure of the A2A service
+// (its request is one message), as opposed to health or reflection.
+func IsA2AProcedure(path string) bool {
+	return strings.HasPrefix(path, "/"+a2aconnect.A2AServiceName+"/")
 }
 
 // procedure is the gRPC path of an operation.

@@ -10,7 +10,9 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"mime"
 	"net/http"
+	"strings"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
@@ -42,6 +44,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ci := httpx.CallInfo(r)
+	if !jsonMedia(r.Header.Get("Content-Type")) {
+		// A browser sends text/plain or a form across sites without asking
+		// first (no CORS preflight); JSON-RPC over HTTP is JSON.
+		h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest,
+			"Content-Type %q is not accepted: JSON-RPC requests are application/json", r.Header.Get("Content-Type")), http.StatusUnsupportedMediaType)
+		return
+	}
 	body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
 	if err != nil {
 		h.writeError(w, ci, nullID, a2a.AsError(err), 0)
@@ -136,6 +145,18 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 	return "", appendError(nil, e.id, ae)
 }
 
+// WriteError writes a JSON-RPC error response with a null id, for a
+// request refused before its body was read (by authentication in front of
+// the handler, say): 401 with a challenge for an authentication error,
+// otherwise the error's HTTP status.
+func WriteError(w http.ResponseWriter, e *a2a.Error) {
+	status := e.Code.HTTPStatus()
+	if e.Code == a2a.CodeUnauthenticated {
+		status = http.StatusUnauthorized
+	}
+	(*Handler)(nil).writeError(w, nil, nullID, e, status)
+}
+
 // writeError writes a JSON-RPC error response. JSON-RPC errors travel in an
 // HTTP 200 response, except authentication errors (401 with a challenge)
 // and the explicit status given.
@@ -150,4 +171,11 @@ func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.Ra
 	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
 	w.WriteHeader(status)
 	w.Write(appendError(nil, id, e))
+}
+
+// jsonMedia reports whether a Content-Type is JSON: application/json or a
+// +json type such as application/a2a+json.
+func jsonMedia(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")))
 }

@@ -67,6 +67,9 @@ func (t *Transport) Call(ctx context.Context, m *a2a.Method, req proto.Message) 
 		return nil, err
 	}
 	out := m.NewResponse()
+	if httpx.NoContent(out, result) {
+		return out, nil
+	}
 	if err := a2a.Unmarshal(result, out); err != nil {
 		return nil, &transport.Error{Op: m.Name, URL: t.url, Phase: transport.PhaseResponse, Err: err}
 	}

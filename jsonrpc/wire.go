@@ -28,16 +28,10 @@ type envelope struct {
 // member names are case-sensitive, so "ID" is not "id" (encoding/json's
 // struct decoding would match it).
 func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
-	var members map[string]json.RawMessage
 	var env envelope
-	if err := json.Unmarshal(body, &members); err != nil {
-		if _, ok := err.(*json.UnmarshalTypeError); ok {
-			return env, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
-		}
-		return env, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err)
-	}
-	if members == nil {
-		return env, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+	members, err := topMembers(body)
+	if err != nil {
+		return env, err
 	}
 	env.ID, env.Params = members["id"], members["params"]
 	if v, ok := members["jsonrpc"]; ok && json.Unmarshal(v, &env.JSONRPC) != nil {
@@ -51,6 +45,38 @@ func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
 		env.Method = &m
 	}
 	return env, nil
+}
+
+// topMembers reads the members of a request object, refusing a member
+// that appears twice: which of the two a server runs would be a guess
+// that another reader of the same bytes (a proxy, a logger) may not share.
+func topMembers(body []byte) (map[string]json.RawMessage, *a2a.Error) {
+	notObject := a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+	if !json.Valid(body) {
+		var v any
+		return nil, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", json.Unmarshal(body, &v))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, _ := dec.Token(); tok != json.Delim('{') {
+		return nil, notObject
+	}
+	members := make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return nil, notObject
+		}
+		if _, dup := members[key]; dup {
+			return nil, a2a.NewError(a2a.CodeInvalidRequest, "member %q appears more than once", key)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, notObject
+		}
+		members[key] = v
+	}
+	return members, nil
 }
 
 // checkID accepts a string, number or null id and refuses a missing one

@@ -135,6 +135,11 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 	return "error", AppendError(nil, ae, 0)
 }
 
+// WriteError writes an error response for a request refused before the
+// handler ran (by authentication in front of it, say): the error's HTTP
+// status and a google.rpc.Status body.
+func WriteError(w http.ResponseWriter, e *a2a.Error) { (*Handler)(nil).writeError(w, nil, e, 0) }
+
 // writeError writes an error response: the HTTP status of the error (or
 // the given one) and a google.rpc.Status body (brief §7.4).
 func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, e *a2a.Error, status int) {

@@ -76,6 +76,9 @@ func (t *Transport) Call(ctx context.Context, m *a2a.Method, req proto.Message) 
 		return nil, httpx.Failure(m.Name, u, resp, rb)
 	}
 	out := m.NewResponse()
+	if httpx.NoContent(out, rb) {
+		return out, nil
+	}
 	if err := a2a.Unmarshal(rb, out); err != nil {
 		return nil, &transport.Error{Op: m.Name, URL: u, Phase: transport.PhaseResponse, StatusCode: resp.StatusCode, Err: err}
 	}

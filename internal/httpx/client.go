@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/sse"
 	"parley.dev/parley/transport"
@@ -173,4 +175,15 @@ func ReadEvents(ctx context.Context, op, u string, resp *http.Response, decode E
 // ErrorStream is a stream whose only item is err.
 func ErrorStream(err error) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) { yield(a2a.StreamEvent{}, err) }
+}
+
+// NoContent reports whether a response body carries nothing to decode for
+// an operation without a result (google.protobuf.Empty): an empty body
+// (REST 204), JSON null (a JSON-RPC result) or {}.
+func NoContent(out proto.Message, body []byte) bool {
+	if _, ok := out.(*emptypb.Empty); !ok {
+		return false
+	}
+	b := bytes.TrimSpace(body)
+	return len(b) == 0 || string(b) == "null" || string(b) == "{}"
 }

@@ -114,6 +114,12 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
+	if pb, ok := r.Body.(*PrereadBody); ok {
+		if int64(len(pb.b)) > limit {
+			return nil, tooLarge(limit)
+		}
+		return pb.b, nil
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError

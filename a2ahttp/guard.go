@@ -1,0 +1,166 @@
+package a2ahttp
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"parley.dev/parley/internal/httpx"
+)
+
+// This file is what a request meets before any binding: the browser rules
+// (Origin and CORS, and Host when anonymous callers are allowed, against
+// DNS rebinding), and the bounded reading of its body.
+
+// Defaults of the guard options.
+const (
+	DefaultBodyTimeout         = 30 * time.Second
+	DefaultBodyBudget          = 64 << 20
+	DefaultMaxPendingAnonymous = 256
+)
+
+// corsAllowHeaders are the request headers an allowed origin may send.
+const corsAllowHeaders = "Authorization, Content-Type, A2A-Version, A2A-Extensions, X-Request-Id, X-API-Key, " +
+	"X-Grpc-Web, X-User-Agent, Grpc-Timeout"
+
+// corsExposeHeaders are the response headers a page of an allowed origin
+// may read.
+const corsExposeHeaders = "A2A-Extensions, X-Request-Id, WWW-Authenticate, Retry-After, Grpc-Status, Grpc-Message"
+
+// setGuardDefaults fills in the guard options' defaults.
+func (h *Handler) setGuardDefaults() {
+	o := &h.opts
+	switch {
+	case o.BodyTimeout == 0:
+		o.BodyTimeout = DefaultBodyTimeout
+	case o.BodyTimeout < 0:
+		o.BodyTimeout = 0
+	}
+	switch {
+	case o.BodyBudget == 0:
+		h.budget = httpx.NewBudget(DefaultBodyBudget)
+	case o.BodyBudget > 0:
+		h.budget = httpx.NewBudget(o.BodyBudget)
+	}
+	if o.MaxPendingAnonymous == 0 {
+		o.MaxPendingAnonymous = DefaultMaxPendingAnonymous
+	}
+	h.origins = map[string]bool{}
+	for _, o := range o.CORSOrigins {
+		h.origins[strings.TrimRight(o, "/")] = true
+	}
+}
+
+// hostsOf returns the host names the card's interfaces are served at, with
+// the loopback names: the Host values accepted when anonymous callers are
+// allowed.
+func hostsOf(h *Handler) map[string]bool {
+	hosts := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	for _, in := range h.opts.Card.GetSupportedInterfaces() {
+		raw := in.GetUrl()
+		if !strings.Contains(raw, "://") {
+			raw = "//" + raw // a gRPC dial target, host:port
+		}
+		if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+			hosts[strings.ToLower(u.Hostname())] = true
+		}
+	}
+	for _, a := range h.opts.AllowedHosts {
+		hosts[strings.ToLower(hostOnly(a))] = true
+	}
+	return hosts
+}
+
+// hostOnly strips a port (and IPv6 brackets) from a Host value.
+func hostOnly(hostport string) string {
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		return host
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// hostAllowed refuses, when anonymous callers are allowed, a request whose
+// Host the server does not answer to: a page on another site that
+// re-points its own name at this server (DNS rebinding) must not reach an
+// agent that asks no credentials.
+func (h *Handler) hostAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if h.authRequired() || h.hosts["*"] || h.hosts[strings.ToLower(hostOnly(r.Host))] {
+		return true
+	}
+	http.Error(w, "host "+strconv.Quote(r.Host)+" is not served here (the server asks no credentials, so it answers only to its own names; see AllowedHosts / --allowed-host)", http.StatusMisdirectedRequest)
+	return false
+}
+
+// checkOrigin applies the browser rules to a request with an Origin
+// header: same-origin requests and allowed origins go on (an allowed
+// origin gets CORS headers, and its preflight is answered here), any other
+// cross-origin request is refused. It reports whether the request goes on.
+func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	allowed := h.origins[origin] || h.origins["*"]
+	if !allowed {
+		if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+			return true // same origin: not a CORS request
+		}
+		http.Error(w, "cross-origin request from "+strconv.Quote(origin)+" refused (see CORSOrigins / --cors-origin)", http.StatusForbidden)
+		return false
+	}
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Origin", origin)
+	hd.Add("Vary", "Origin")
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+		hd.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+		hd.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	}
+	hd.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	return true
+}
+
+// readBody reads the request body ahead of the binding (see
+// httpx.Preread), counting anonymous requests that are still receiving
+// theirs. It answers 503 when too many are, or the budget is spent, and
+// 408 when the body is too slow; it reports whether the request goes on.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, anonymous bool) (*http.Request, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return r, true
+	}
+	if anonymous && h.opts.MaxPendingAnonymous > 0 {
+		if h.pendingAnon.Add(1) > int64(h.opts.MaxPendingAnonymous) {
+			h.pendingAnon.Add(-1)
+			busy(w, "too many requests without credentials are sending their bodies")
+			return r, false
+		}
+		defer h.pendingAnon.Add(-1)
+	}
+	r2, err := httpx.Preread(w, r, h.opts.MaxBody, h.opts.BodyTimeout, h.budget)
+	switch {
+	case err == nil:
+		return r2, true
+	case errors.Is(err, httpx.ErrBusy):
+		busy(w, err.Error())
+	case errors.Is(err, httpx.ErrBodyTimeout):
+		w.Header().Set("Connection", "close")
+		http.Error(w, err.Error(), http.StatusRequestTimeout)
+	default:
+		w.Header().Set("Connection", "close")
+		http.Error(w, "could not read the request body", http.StatusBadRequest)
+	}
+	return r, false
+}
+
+// busy answers 503 with a Retry-After: every binding's clients (gRPC ones
+// as UNAVAILABLE) take it as "retry later".
+func busy(w http.ResponseWriter, why string) {
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, why, http.StatusServiceUnavailable)
+}

@@ -1,0 +1,145 @@
+package httpx
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// A request body is read whole before any binding decodes it (brief: no
+// limit is given; DESIGN: sizes are bounded): Preread reads it under a
+// deadline and a memory budget shared by every request, so that slow or
+// stalled uploads can neither pin memory nor hold a handler forever.
+
+// FreeBodyBytes is how much of one body Preread reads without drawing on
+// the shared budget: the bodies of ordinary requests are far smaller.
+const FreeBodyBytes = 64 << 10
+
+// Budget is a shared allowance of bytes for request bodies being read. It
+// is safe for concurrent use; the zero value has no allowance.
+type Budget struct {
+	mu   sync.Mutex
+	left int64
+}
+
+// NewBudget returns a budget of n bytes.
+func NewBudget(n int64) *Budget { return &Budget{left: n} }
+
+func (b *Budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+func (b *Budget) give(n int64) {
+	b.mu.Lock()
+	b.left += n
+	b.mu.Unlock()
+}
+
+// Errors of Preread.
+var (
+	// ErrBodyTimeout: the body did not arrive before the deadline.
+	ErrBodyTimeout = errors.New("the request body did not arrive in time")
+	// ErrBusy: the shared budget cannot hold the body now.
+	ErrBusy = errors.New("the server is receiving too many large request bodies; retry shortly")
+)
+
+// PrereadBody is a request body that was read ahead of the handler. The
+// bindings take its bytes without another copy (ReadBody).
+type PrereadBody struct {
+	b   []byte
+	off int
+}
+
+// Read implements io.Reader.
+func (p *PrereadBody) Read(out []byte) (int, error) {
+	if p.off >= len(p.b) {
+		return 0, io.EOF
+	}
+	n := copy(out, p.b[p.off:])
+	p.off += n
+	return n, nil
+}
+
+// Close implements io.Closer.
+func (p *PrereadBody) Close() error { return nil }
+
+// Preread reads r's body (at most limit+1 bytes, so that the binding can
+// still refuse an oversized body in its own shape) within timeout (0: no
+// deadline), drawing every byte past FreeBodyBytes from budget (nil: no
+// budget), and returns r with the body replaced by a PrereadBody. The
+// budget is given back when Preread returns: from then on the body is
+// ordinary handler memory, bounded by limit. A failure is ErrBodyTimeout,
+// ErrBusy or the read error.
+func Preread(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, budget *Budget) (*http.Request, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return r, nil
+	}
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	if timeout > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+			defer rc.SetReadDeadline(time.Time{})
+		}
+	}
+	size := int64(512)
+	if r.ContentLength > 0 {
+		size = min(r.ContentLength, limit+1)
+	}
+	var held int64
+	defer func() {
+		if held > 0 {
+			budget.give(held)
+		}
+	}()
+	grow := func(n int64) bool { // holds budget for a buffer of n bytes
+		need := n - FreeBodyBytes - held
+		if need <= 0 || budget == nil {
+			return true
+		}
+		if !budget.take(need) {
+			return false
+		}
+		held += need
+		return true
+	}
+	if !grow(size) {
+		return r, ErrBusy
+	}
+	buf := make([]byte, 0, size)
+	for int64(len(buf)) <= limit {
+		if len(buf) == cap(buf) {
+			next := min(int64(cap(buf))*2, limit+1)
+			if !grow(next) {
+				return r, ErrBusy
+			}
+			nb := make([]byte, len(buf), next)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return r, ErrBodyTimeout
+			}
+			return r, err
+		}
+	}
+	r2 := *r
+	r2.Body = &PrereadBody{b: buf}
+	return &r2, nil
+}

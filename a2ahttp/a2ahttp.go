@@ -79,7 +79,7 @@ type Options struct {
 	BodyTimeout time.Duration
 	// BodyBudget is the memory, shared by all requests, for the part of
 	// request bodies past their first 64 KiB while they are being read
-	// (default 64 MiB; negative: no budget). A body that does not fit now
+	// (default 32 MiB; negative: no budget). A body that does not fit now
 	// gets 503 with Retry-After.
 	BodyBudget int64
 	// MaxPendingAnonymous caps the requests without a principal that are

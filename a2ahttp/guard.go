@@ -19,7 +19,7 @@ import (
 // Defaults of the guard options.
 const (
 	DefaultBodyTimeout         = 30 * time.Second
-	DefaultBodyBudget          = 64 << 20
+	DefaultBodyBudget          = 32 << 20
 	DefaultMaxPendingAnonymous = 256
 )
 

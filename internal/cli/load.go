@@ -33,6 +33,8 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	pid := fs.Int("server-pid", 0, "report this local server process's CPU per request and peak memory (from /proc)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
+	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
 	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
 	// Flags may come before or after the URL.
 	var rest []string
@@ -68,7 +70,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{errors.New("-concurrency, -duration and -chunks must be positive")}
 	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], Op: *op, Binding: *binding, Concurrency: *conc,
-		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid})
+		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid, StalledUploads: *stalled, SlowReaders: *slow})
 	if err != nil {
 		return err
 	}

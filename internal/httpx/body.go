@@ -92,9 +92,11 @@ func Preread(w http.ResponseWriter, r *http.Request, limit int64, timeout time.D
 			defer rc.SetReadDeadline(time.Time{})
 		}
 	}
+	// The buffer grows as bytes arrive, not by the declared length: a
+	// Content-Length alone must not reserve memory.
 	size := int64(512)
 	if r.ContentLength > 0 {
-		size = min(r.ContentLength, limit+1)
+		size = min(r.ContentLength, limit+1, FreeBodyBytes)
 	}
 	var held int64
 	defer func() {

@@ -32,6 +32,9 @@ type Config struct {
 	Chunks      int           // chunks per stream (OpStream); default 20
 	Timeout     time.Duration // per request; default 30s
 	ServerPID   int           // when > 0, the server process whose CPU and memory are reported
+	// Hostile traffic beside the load (see Attack): connections that
+	// stall a large upload, and streams read very slowly.
+	StalledUploads, SlowReaders int
 }
 
 // Result is what a run measured. Durations are in nanoseconds in JSON.
@@ -55,6 +58,8 @@ type Result struct {
 	LoadCPUms float64 `json:"loadCpuMsPerOp"`
 	// Server figures, with Config.ServerPID (from /proc).
 	Server *ServerStats `json:"server,omitempty"`
+	// Attack is what the hostile connections met, when there were any.
+	Attack *Attack `json:"attack,omitempty"`
 }
 
 // ServerStats is the measured server process's cost during the run.
@@ -85,11 +90,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	var atk *attacker
+	actx, stopAttack := context.WithCancel(ctx)
+	defer stopAttack()
+	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 {
+		atk = startAttack(actx, t.ep, cfg.StalledUploads, cfg.SlowReaders)
+		time.Sleep(time.Second) // let the hostile connections settle in
+	}
 	cpu0 := selfCPU()
 	elapsed := runWorkers(ctx, cfg, t, workers)
 	cpu := selfCPU() - cpu0
 
 	res := summarize(cfg, workers, elapsed, cpu)
+	if atk != nil {
+		stopAttack()
+		res.Attack = atk.stop(cfg.StalledUploads, cfg.SlowReaders)
+	}
 	if sampler != nil {
 		st, err := sampler.stop()
 		if err != nil {

@@ -70,6 +70,10 @@ func (r *Result) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  errors     %s\n  first      %s\n", strings.Join(parts, ", "), r.FirstError)
 	}
+	if a := r.Attack; a != nil {
+		fmt.Fprintf(w, "  attack     %d stalled uploads (answers %v), %d slow readers (%d streams opened)\n",
+			a.StalledUploads, a.Answers, a.SlowReaders, a.Connections)
+	}
 }
 
 // ms renders d in milliseconds, to two decimals.

@@ -14,6 +14,7 @@ import (
 
 // target is the parsed URL and the request bytes of a run.
 type target struct {
+	ep         *endpoint
 	addr, host string
 	req        []byte // one request; idOff is where its messageId counter is
 	idOff      int    // -1: nothing to rewrite
@@ -32,7 +33,7 @@ func newTarget(ctx context.Context, cfg Config) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &target{addr: ep.addr, host: ep.host}
+	t := &target{ep: ep, addr: ep.addr, host: ep.host}
 	switch cfg.Op {
 	case OpSend:
 		t.req, t.idOff = ep.send("SendMessage", "/message:send", "", ep.message("hello"))

@@ -33,7 +33,7 @@ func (s *Store) prepareOutbox(p *preparer) {
 	// queued rows after a (task, config) position.
 	s.nextPushTarget = p.reader(`SELECT task_id, config_id, tenant, owner FROM push_outbox
 		WHERE (task_id, config_id) > (?, ?) ORDER BY task_id, config_id LIMIT 1`)
-	s.pending = p.reader(`SELECT o.id, o.seq, o.event, c.data FROM push_outbox o
+	s.pending = p.reader(`SELECT o.id, o.seq, o.event, c.data, c.secret FROM push_outbox o
 		JOIN push_configs c ON c.task_id = o.task_id AND c.id = o.config_id
 		WHERE o.task_id = ? AND o.config_id = ? AND o.tenant = ? AND o.owner = ?
 		ORDER BY o.id LIMIT ?`)
@@ -116,18 +116,18 @@ func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit i
 	defer rows.Close()
 	var out []*taskstore.Notification
 	for rows.Next() {
-		n := &taskstore.Notification{Target: t, Config: new(a2a.TaskPushNotificationConfig), Event: new(a2a.StreamResponse)}
+		n := &taskstore.Notification{Target: t, Event: new(a2a.StreamResponse)}
 		var seq int64
-		var ev, cfg sql.RawBytes
-		if err := rows.Scan(&n.ID, &seq, &ev, &cfg); err != nil {
+		var ev, cfg, secret sql.RawBytes
+		if err := rows.Scan(&n.ID, &seq, &ev, &cfg, &secret); err != nil {
 			return nil, wrap("pending push", err)
 		}
 		n.Seq = uint64(seq)
 		if err := proto.Unmarshal(ev, n.Event); err != nil {
 			return nil, wrap("decode queued event", err)
 		}
-		if err := proto.Unmarshal(cfg, n.Config); err != nil {
-			return nil, wrap("decode push config", err)
+		if n.Config, err = s.openConfig(t.Scope, t.TaskID, t.ConfigID, cfg, secret); err != nil {
+			return nil, err
 		}
 		out = append(out, n)
 	}

@@ -17,24 +17,25 @@ import (
 func (s *Store) preparePushConfigs(p *preparer) {
 	// The configuration takes its tenant and owner from the task row, and
 	// is written only if that row is in the caller's scope.
-	s.putConfig = p.writer(`INSERT INTO push_configs (tenant, owner, task_id, id, data)
-		SELECT tenant, owner, id, ?, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
-		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data`)
-	s.getConfig = p.reader(`SELECT data FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	s.putConfig = p.writer(`INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
+		SELECT tenant, owner, id, ?, ?, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
+		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret`)
+	s.getConfig = p.reader(`SELECT data, secret FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
 	// One row with a NULL config when the task has none; no row when the
 	// task is not in the scope.
-	s.listConfigs = p.reader(`SELECT p.id IS NOT NULL, p.data FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
+	s.listConfigs = p.reader(`SELECT p.id IS NOT NULL, p.id, p.data, p.secret FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
 		WHERE t.id = ? AND t.tenant = ? AND t.owner = ? ORDER BY p.id`)
 	s.deleteConfig = p.writer(`DELETE FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
 	s.taskInScope = p.reader(`SELECT 1 FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
 }
 
 // PutPushConfig creates or replaces a configuration of a task in the
-// scope. In the same transaction it drops the configuration's queued
+// scope, its secrets sealed under the first push key when keys are given.
+// In the same transaction it drops the configuration's queued
 // notifications, lifts its suspension and, with ev.Push, queues
 // ev.Response for it.
 func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
-	data, err := marshal(c)
+	data, secret, err := s.sealConfig(sc, c)
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		return err
 	}
 	err = s.write(ctx, func(w *wtx) error {
-		n, err := affected(w.exec(ctx, s.putConfig, c.GetId(), data, c.GetTaskId(), sc.Tenant, sc.Owner))
+		n, err := affected(w.exec(ctx, s.putConfig, c.GetId(), data, secret, c.GetTaskId(), sc.Tenant, sc.Owner))
 		if err != nil {
 			return err
 		}
@@ -67,17 +68,18 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 	return err
 }
 
-// GetPushConfig returns one configuration of a task in the scope.
+// GetPushConfig returns one configuration of a task in the scope, with its
+// secrets opened.
 func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
-	var data []byte
-	err := s.getConfig.QueryRowContext(ctx, taskID, id, sc.Tenant, sc.Owner).Scan(&data)
+	var data, secret []byte
+	err := s.getConfig.QueryRowContext(ctx, taskID, id, sc.Tenant, sc.Owner).Scan(&data, &secret)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, taskstore.ErrNotFound
 	}
 	if err != nil {
 		return nil, wrap("get push config", err)
 	}
-	return unmarshalConfig(data)
+	return s.openConfig(sc, taskID, id, data, secret)
 }
 
 func unmarshalConfig(data []byte) (*a2a.TaskPushNotificationConfig, error) {
@@ -101,14 +103,15 @@ func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID 
 	for rows.Next() {
 		found = true
 		var has bool
-		var data sql.RawBytes
-		if err := rows.Scan(&has, &data); err != nil {
+		var id sql.NullString
+		var data, secret sql.RawBytes
+		if err := rows.Scan(&has, &id, &data, &secret); err != nil {
 			return nil, wrap("list push configs", err)
 		}
 		if !has {
 			continue // the task has no configuration
 		}
-		c, err := unmarshalConfig(data)
+		c, err := s.openConfig(sc, taskID, id.String, data, secret)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -123,6 +123,15 @@ var migrations = [][]string{
 			FOREIGN KEY (task_id, config_id) REFERENCES push_configs (task_id, id) ON DELETE CASCADE
 		)`,
 		`CREATE INDEX push_outbox_by_config ON push_outbox (task_id, config_id, id)`,
+	},
+	// Version 3: sealed push secrets. With push keys, a configuration's
+	// credentials and token are cleared from data and kept, encrypted,
+	// in secret (see secrets.go); without keys secret is NULL and data
+	// holds the configuration as given. The version also keeps an older
+	// program, which would read such a configuration as one without
+	// credentials, from opening the file.
+	2: {
+		`ALTER TABLE push_configs ADD COLUMN secret BLOB`,
 	},
 }
 

@@ -26,6 +26,22 @@
 // event and configuration, written in the transaction that records the
 // event, removed by cascade with its configuration or task.
 //
+// The database files are private to their owner: Open creates the
+// database with mode 0600 (Options.FileMode) whatever the umask, SQLite
+// gives its -wal and -shm files the same mode, and Open narrows the mode
+// of files that exist (such as those older versions created 0644). Deleted
+// rows are overwritten in the pages a write touches (secure_delete=FAST).
+//
+// Push secrets can be encrypted at rest (spec §13.2): with
+// Options.PushKeys, the credentials and token of every push configuration
+// are sealed with AES-256-GCM by package taskstore/seal, bound to the
+// configuration's scope, task, id and URL, so a sealed value cannot be
+// read without the key nor moved to another row. The rest of the
+// configuration stays readable. Open refuses a database whose sealed
+// secrets the given keys cannot open, and ResealPushConfigs moves every
+// configuration to the first key, after a key is added or rotated. Without
+// keys, the secrets are stored as given. See secrets.go.
+//
 // ListTasks pages with keyset conditions on (status_ms, id) over an index
 // that matches each filter exactly, so finding a page never scans the
 // table. The exact total comes from per-scope counters that triggers keep
@@ -36,15 +52,18 @@
 //
 // The files of this package follow the taskstore roles: tasks.go and
 // list.go, pushconfigs.go, outbox.go and messages.go hold each role's
-// methods and statements; schema.go the tables and their migrations;
+// methods and statements; secrets.go the sealing of push secrets; files.go
+// the file modes; schema.go the tables and their migrations;
 // groupcommit.go the writer goroutine; statements.go the helpers that
 // prepare and run statements.
 package sqlitestore
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -56,13 +75,15 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/seal"
 )
 
 // Store is a taskstore.Store backed by an SQLite database file. Create one
 // with Open; it is safe for concurrent use.
 type Store struct {
-	writer *sql.DB // one connection: every write goes through it
-	reader *sql.DB // a pool of query_only connections
+	writer *sql.DB    // one connection: every write goes through it
+	reader *sql.DB    // a pool of query_only connections
+	keys   *seal.Keys // seal push secrets; nil stores them as given
 
 	stmts   []*sql.Stmt // every prepared statement, for Close
 	queries []string    // their text, for the query plan test
@@ -79,6 +100,7 @@ type Store struct {
 	queueEvent, queueOne, dropQueued         *sql.Stmt // the push outbox (writer)
 	suspend, unsuspend, deletePush           *sql.Stmt
 	pushTargetsOf, nextPushTarget, pending   *sql.Stmt // the push outbox (readers)
+	resealBatch, resealOne                   *sql.Stmt // ResealPushConfigs
 	getMessage, setReply                     *sql.Stmt
 	insertMessage, getMessageW               *sql.Stmt // getMessageW runs on the writer
 	deleteMessages                           *sql.Stmt
@@ -99,6 +121,24 @@ type Options struct {
 	// FullSync makes every write durable against power loss
 	// (synchronous=FULL) instead of against process crashes only.
 	FullSync bool
+
+	// PushKeys, when set, encrypts the secrets of push configurations at
+	// rest: the credentials of their authentication and their token (spec
+	// §13.2: agents SHOULD store push credentials securely). The first key
+	// seals; every key opens, so keys can be rotated (see
+	// Store.ResealPushConfigs). Without keys the secrets are stored as
+	// given, and Open refuses a database that holds sealed secrets. Get
+	// the keys from wherever you keep secrets and pass them to seal.New,
+	// or read them as text with seal.Parse.
+	PushKeys *seal.Keys
+
+	// FileMode is the permission of the database files; zero means
+	// DefaultFileMode (0600). It must grant the owner read and write and
+	// nothing beyond 0666. A new database is created with exactly this
+	// mode whatever the process umask, and SQLite gives its -wal and -shm
+	// files the same. An existing file keeps only the bits it shares with
+	// FileMode: Open narrows permissions, it never widens them.
+	FileMode fs.FileMode
 }
 
 // Open opens or creates the database at path with default options; see
@@ -108,10 +148,22 @@ func Open(path string) (*Store, error) { return OpenWith(path, nil) }
 // OpenWith opens or creates the database at path and brings its schema up to
 // date. path must name a file; in-memory databases are not supported (use
 // package memstore instead). opts may be nil.
+//
+// Open checks that the push keys can open every sealed secret in the
+// database: it fails with ErrNoPushKey when the database holds sealed
+// secrets and opts gives no keys, and with an error wrapping
+// seal.ErrUnknownKey when they were sealed under a key opts does not hold.
 func OpenWith(path string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
 	sync := "NORMAL"
-	if opts != nil && opts.FullSync {
+	if opts.FullSync {
 		sync = "FULL"
+	}
+	mode := opts.FileMode
+	if mode == 0 {
+		mode = DefaultFileMode
 	}
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlitestore: %q is not a plain file path", path)
@@ -120,17 +172,28 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
+	if err := prepareFiles(abs, mode); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
 	// A file: URI keeps characters such as '?' and '#' in the path intact.
 	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 
-	s := &Store{}
+	s := &Store{keys: opts.PushKeys}
+	// secure_delete=FAST zeroes deleted and replaced row content within the
+	// pages a write touches anyway, so that a secret sealed again, or a
+	// configuration deleted, does not linger in the file's free space.
 	s.writer, err = sql.Open("sqlite", base+"?_pragma=busy_timeout(10000)"+
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=foreign_keys(1)&_txlock=immediate")
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=foreign_keys(1)"+
+		"&_pragma=secure_delete(FAST)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
 	keepOpen(s.writer, 1)
 	if err := s.setUp(); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	if err := s.checkPushKeys(context.Background()); err != nil {
 		s.writer.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}

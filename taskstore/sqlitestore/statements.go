@@ -19,6 +19,7 @@ func (s *Store) prepare() error {
 	s.prepareList(p)
 	s.preparePushConfigs(p)
 	s.prepareOutbox(p)
+	s.prepareSecrets(p)
 	s.prepareMessages(p)
 	s.prepareGroupCommit(p)
 	return p.err

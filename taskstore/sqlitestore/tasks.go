@@ -50,9 +50,9 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	if err != nil {
 		return err
 	}
-	var cfg []byte
+	var cfg, secret []byte
 	if ev.PushConfig != nil {
-		if cfg, err = marshal(ev.PushConfig); err != nil {
+		if cfg, secret, err = s.sealConfig(sc, ev.PushConfig); err != nil {
 			return err
 		}
 	}
@@ -70,7 +70,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return taskstore.ErrExists
 		}
 		if cfg != nil {
-			if _, err := w.exec(ctx, s.putConfig, ev.PushConfig.GetId(), cfg, t.Id, sc.Tenant, sc.Owner); err != nil {
+			if _, err := w.exec(ctx, s.putConfig, ev.PushConfig.GetId(), cfg, secret, t.Id, sc.Tenant, sc.Owner); err != nil {
 				return err
 			}
 		}

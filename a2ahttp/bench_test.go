@@ -2,21 +2,15 @@ package a2ahttp_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
-	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/internal/testkit"
 )
 
 // benchHTTP is a loopback server (a2ahttp in front of the conformance agent
@@ -30,32 +24,15 @@ type benchHTTP struct {
 
 func startBenchHTTP(b *testing.B) *benchHTTP {
 	b.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: "http://127.0.0.1/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
-		{Url: "http://127.0.0.1", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New(), Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, KeepAlive: -1, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
+	s := testkit.StartServer(b, &testkit.Options{Quiet: true, Interfaces: func(string) []*a2a.AgentInterface {
+		return []*a2a.AgentInterface{
+			{Url: "http://127.0.0.1/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+			{Url: "http://127.0.0.1", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+		}
+	}})
 	tr := &http.Transport{MaxIdleConns: 4, MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}
-	b.Cleanup(func() {
-		tr.CloseIdleConnections()
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	return &benchHTTP{url: ts.URL, client: &http.Client{Transport: tr}}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &benchHTTP{url: s.URL, client: &http.Client{Transport: tr}}
 }
 
 // do sends a request, drains the answer (so the connection is reused) and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,50 +13,28 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2a/a2aconnect"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
-	"parley.dev/parley/server"
+	"parley.dev/parley/internal/testkit"
 )
 
 // grpcEnv serves the conformance agent over all three bindings with
-// cleartext HTTP/2, as `parley serve` does.
+// cleartext HTTP/2, as `parley serve` does, or (grpcOnly) gRPC alone, and
+// returns the base URL and a gRPC client of it.
 func grpcEnv(t *testing.T, opts a2ahttp.Options, grpcOnly bool) (string, a2aconnect.A2AServiceClient) {
 	t.Helper()
-	hs := httptest.NewUnstartedServer(nil)
-	host := hs.Listener.Addr().String()
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: "http://" + host + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
-		{Url: "http://" + host, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
-		{Url: host, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"},
-	})
-	if err != nil {
-		t.Fatal(err)
+	kit := &testkit.Options{
+		Tokens: opts.Tokens,
+		// The handler takes opts as they are, with the card the kit made.
+		HTTP: func(o *a2ahttp.Options) {
+			card := o.Card
+			*o = opts
+			o.Card = card
+		},
 	}
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), RequireAuth: len(opts.Tokens) > 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Card = card
-	h, err := a2ahttp.New(srv, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = h
 	if grpcOnly {
-		hs.Config.Handler = h.GRPC()
+		kit.Wrap = func(h http.Handler) http.Handler { return h.(*a2ahttp.Handler).GRPC() }
 	}
-	hs.Config.Protocols = new(http.Protocols)
-	hs.Config.Protocols.SetHTTP1(true)
-	hs.Config.Protocols.SetUnencryptedHTTP2(true)
-	hs.Start()
-	t.Cleanup(func() {
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	return "http://" + host, a2aconnect.NewA2AServiceClient(&http.Client{Transport: &http.Transport{Protocols: p}}, "http://"+host, connect.WithGRPC())
+	s := testkit.StartServer(t, kit)
+	return s.URL, a2aconnect.NewA2AServiceClient(testkit.H2CClient(), s.URL, connect.WithGRPC())
 }
 
 func grpcStream(t *testing.T, c a2aconnect.A2AServiceClient, token string) []*a2a.StreamResponse {

@@ -1,24 +1,22 @@
 package a2ahttp_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
 )
 
 // env is one Parley server on a loopback port, spoken to with raw HTTP.
@@ -38,48 +36,23 @@ type config struct {
 }
 
 // start runs the conformance agent (or cfg.agent) behind a2ahttp on a
-// loopback port.
+// loopback port, with a card listing JSON-RPC and HTTP+JSON.
 func start(t *testing.T, cfg config) *env {
 	t.Helper()
-	hs := httptest.NewUnstartedServer(nil)
-	base := "http://" + hs.Listener.Addr().String()
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
-		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
+	s := testkit.StartServer(t, &testkit.Options{
+		Agent:  cfg.agent,
+		Tokens: cfg.tokens,
+		Mutate: cfg.mutate,
+		Interfaces: func(base string) []*a2a.AgentInterface {
+			return testkit.Interfaces(base)[:2] // no gRPC interface
+		},
+		HTTP: func(o *a2ahttp.Options) {
+			if cfg.keepAlive != 0 {
+				o.KeepAlive = cfg.keepAlive
+			}
+		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := cfg.agent
-	if agent == nil {
-		agent = agents.Conformance()
-	}
-	opts := &server.Options{Card: card, Agent: agent, Store: memstore.New(), RequireAuth: len(cfg.tokens) > 0}
-	if cfg.mutate != nil {
-		cfg.mutate(card, opts)
-	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ka := cfg.keepAlive
-	if ka == 0 {
-		ka = -1
-	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: cfg.tokens, KeepAlive: ka})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = h
-	hs.Start()
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	return &env{t: t, url: base, srv: srv, card: card}
+	return &env{t: t, url: s.URL, srv: s.Core, card: s.Card}
 }
 
 // binding names used in test names.
@@ -327,35 +300,21 @@ func restError(status int, o map[string]any) *wireErr {
 	return w
 }
 
-// readSSE parses a whole event stream.
+// readSSE reads a whole event stream and decodes the data of each event
+// as JSON. The only event name Parley writes is "error".
 func readSSE(t *testing.T, r io.Reader) []sseEvent {
 	t.Helper()
 	var out []sseEvent
-	var id string
-	var data []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if len(data) > 0 {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(strings.Join(data, "\n")), &m); err != nil {
-					t.Fatalf("SSE data is not JSON: %q", data)
-				}
-				out = append(out, sseEvent{id: id, data: m})
-			}
-			id, data = "", nil
-		case strings.HasPrefix(line, ":"):
-		case line == "event: error":
-		case strings.HasPrefix(line, "id: "):
-			id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, strings.TrimPrefix(line, "data: "))
-		default:
-			t.Fatalf("unexpected SSE line %q", line)
+	for _, ev := range testkit.ReadSSE(t, r, "error") {
+		var m map[string]any
+		if err := json.Unmarshal(ev.Data, &m); err != nil {
+			t.Fatalf("SSE data is not JSON: %q", ev.Data)
 		}
+		id := ""
+		if ev.ID != 0 {
+			id = strconv.FormatUint(ev.ID, 10)
+		}
+		out = append(out, sseEvent{id: id, data: m})
 	}
 	return out
 }

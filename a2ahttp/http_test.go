@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
-	"parley.dev/parley/server"
+	"parley.dev/parley/internal/testkit"
 )
 
 func TestAgentCardCaching(t *testing.T) {
@@ -115,27 +113,18 @@ func TestRESTRoutes(t *testing.T) {
 }
 
 func TestJSONRPCPathWithAndWithoutSlash(t *testing.T) {
-	hs := httptest.NewUnstartedServer(nil)
-	base := "http://" + hs.Listener.Addr().String()
-	card, _ := agents.Card("echo", []*a2a.AgentInterface{
-		{Url: base + "/a2a/jsonrpc", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
-		{Url: base + "/a2a/rest", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
-	})
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Echo()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = h
-	hs.Start()
-	defer hs.Close()
+	s := testkit.StartServer(t, &testkit.Options{Kind: "echo", Interfaces: func(base string) []*a2a.AgentInterface {
+		return []*a2a.AgentInterface{
+			{Url: base + "/a2a/jsonrpc", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
+			{Url: base + "/a2a/rest", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
+		}
+	}})
+	base := s.URL
 	e := &env{t: t, url: base}
 	for _, path := range []string{"/a2a/jsonrpc", "/a2a/jsonrpc/"} {
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader(`{"jsonrpc":"2.0","id":"req-1","method":"SendMessage","params":`+msg("hi")+`}`))
 		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Content-Type", "application/json")
 		if r := mustOK(t, e.do(jsonRPC, req)); str(r.value, "task", "status", "state") != "TASK_STATE_COMPLETED" {
 			t.Fatalf("%s: %s", path, r.body)
 		}
@@ -153,6 +142,7 @@ func TestKeepAliveAndDisconnect(t *testing.T) {
 			var req *http.Request
 			if b == jsonRPC {
 				req, _ = http.NewRequest("POST", e.url+"/", strings.NewReader(`{"jsonrpc":"2.0","id":"req-1","method":"SendStreamingMessage","params":`+msg("slow 600")+`}`))
+				req.Header.Set("Content-Type", "application/json")
 			} else {
 				req, _ = http.NewRequest("POST", e.url+"/message:stream", strings.NewReader(msg("slow 600")))
 			}

@@ -2,13 +2,10 @@ package a2ahttp_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,10 +13,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
-	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/internal/testkit"
 )
 
 // limitsEnv is a real loopback server: a2ahttp in front of the conformance
@@ -35,32 +29,15 @@ const defaultMaxBody = 10 << 20
 
 func startLimits(t testing.TB) *limitsEnv {
 	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: "http://127.0.0.1/rpc", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
-		{Url: "http://127.0.0.1/rest", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, KeepAlive: -1, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	client := ts.Client()
+	s := testkit.StartServer(t, &testkit.Options{Quiet: true, Interfaces: func(string) []*a2a.AgentInterface {
+		return []*a2a.AgentInterface{
+			{Url: "http://127.0.0.1/rpc", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+			{Url: "http://127.0.0.1/rest", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+		}
+	}})
+	client := s.HTTP.Client()
 	client.Timeout = 30 * time.Second
-	return &limitsEnv{url: ts.URL, client: client}
+	return &limitsEnv{url: s.URL, client: client}
 }
 
 // limitsReply is a decoded HTTP answer.

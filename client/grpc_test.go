@@ -16,11 +16,9 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2a/a2aconnect"
-	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
-	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/internal/testkit"
 )
 
 // fakeGRPC is a hand-written gRPC server: SendStreamingMessage sends the
@@ -53,12 +51,7 @@ func (f *fakeGRPC) GetTask(context.Context, *connect.Request[a2a.GetTaskRequest]
 // its gRPC interface only.
 func fakeGRPCClient(t *testing.T, h http.Handler) *client.Client {
 	t.Helper()
-	hs := httptest.NewUnstartedServer(h)
-	hs.Config.Protocols = new(http.Protocols)
-	hs.Config.Protocols.SetHTTP1(true)
-	hs.Config.Protocols.SetUnencryptedHTTP2(true)
-	hs.Start()
-	t.Cleanup(hs.Close)
+	hs := testkit.ServeH2C(t, h, nil)
 	card, _ := agents.Card("echo", []*a2a.AgentInterface{{Url: hs.Listener.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"}})
 	c, err := client.New(card, &client.Options{Retries: -1})
 	if err != nil {
@@ -92,14 +85,7 @@ func TestGRPCStreamEnds(t *testing.T) {
 	if d, err := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: "TASK_NOT_FOUND", Domain: a2a.DomainA2A}); err == nil {
 		notFound.AddDetail(d)
 	}
-	cases := []struct {
-		name      string
-		subscribe bool
-		events    []string
-		end       error
-		want      string // "ok", "ended STATE", "cut STATE", a code name, or "transport"
-		n         int
-	}{
+	cases := []grpcStreamEndCase{
 		{name: "send closed while working", events: []string{workingTask}, want: "ended TASK_STATE_WORKING", n: 1},
 		{name: "send closed with no event", want: "ended TASK_STATE_UNSPECIFIED"},
 		{name: "send at input required", events: []string{workingTask, inputStatus}, want: "ok", n: 2},
@@ -118,56 +104,73 @@ func TestGRPCStreamEnds(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := &fakeGRPC{end: tc.end}
-			for _, js := range tc.events {
-				f.events = append(f.events, streamEvent(t, js))
-			}
-			c := fakeGRPCClient(t, fakeService(f))
-			ctx := testCtx(t)
-			seq := c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("x")})
-			if tc.subscribe {
-				seq = c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: "t1"})
-			}
-			evs, err := collect(seq)
-			for _, ev := range evs {
-				if ev.Seq != 0 {
-					t.Errorf("event with Seq %d on gRPC", ev.Seq)
-				}
-			}
-			got := "ok"
-			var se *client.StreamEndedError
-			var te *client.TransportError
-			var ae *a2a.Error
-			switch {
-			case err == nil:
-			case errors.As(err, &se):
-				got = "ended " + se.State.String()
-				if se.Err != nil {
-					got = "cut " + se.State.String()
-					if !errors.As(err, &te) || te.Phase != client.PhaseStream || te.GRPCStatus == "" {
-						t.Errorf("cut stream: %v, want a stream-phase TransportError with the gRPC status", err)
-					}
-				}
-				if !errors.Is(err, client.ErrStreamEnded) {
-					t.Errorf("errors.Is(%v, ErrStreamEnded) = false", err)
-				}
-				if tc.n > 0 && se.TaskID != "t1" {
-					t.Errorf("TaskID = %q, want t1", se.TaskID)
-				}
-			case errors.As(err, &te):
-				got = "transport"
-				if te.GRPCStatus != "UNAVAILABLE" || !te.Temporary() {
-					t.Errorf("TransportError %+v, want a temporary one with gRPC status UNAVAILABLE", te)
-				}
-			case errors.As(err, &ae):
-				got = ae.Code.Name()
-			default:
-				t.Fatalf("error %v (%T)", err, err)
-			}
-			if got != tc.want || len(evs) != tc.n {
-				t.Fatalf("%d events, then %s (%v); want %d events, then %s", len(evs), got, err, tc.n, tc.want)
-			}
+			checkGRPCStreamEnd(t, tc)
 		})
+	}
+}
+
+// grpcStreamEndCase is a stream a fake gRPC server sends, and how it must
+// end.
+type grpcStreamEndCase struct {
+	name      string
+	subscribe bool
+	events    []string
+	end       error
+	want      string // "ok", "ended STATE", "cut STATE", a code name, or "transport"
+	n         int
+}
+
+// checkGRPCStreamEnd streams tc's events from a fake gRPC server and checks
+// how the client reports the end.
+func checkGRPCStreamEnd(t *testing.T, tc grpcStreamEndCase) {
+	f := &fakeGRPC{end: tc.end}
+	for _, js := range tc.events {
+		f.events = append(f.events, streamEvent(t, js))
+	}
+	c := fakeGRPCClient(t, fakeService(f))
+	ctx := testCtx(t)
+	seq := c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("x")})
+	if tc.subscribe {
+		seq = c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: "t1"})
+	}
+	evs, err := testkit.Collect(seq)
+	for _, ev := range evs {
+		if ev.Seq != 0 {
+			t.Errorf("event with Seq %d on gRPC", ev.Seq)
+		}
+	}
+	got := "ok"
+	var se *client.StreamEndedError
+	var te *client.TransportError
+	var ae *a2a.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &se):
+		got = "ended " + se.State.String()
+		if se.Err != nil {
+			got = "cut " + se.State.String()
+			if !errors.As(err, &te) || te.Phase != client.PhaseStream || te.GRPCStatus == "" {
+				t.Errorf("cut stream: %v, want a stream-phase TransportError with the gRPC status", err)
+			}
+		}
+		if !errors.Is(err, client.ErrStreamEnded) {
+			t.Errorf("errors.Is(%v, ErrStreamEnded) = false", err)
+		}
+		if tc.n > 0 && se.TaskID != "t1" {
+			t.Errorf("TaskID = %q, want t1", se.TaskID)
+		}
+	case errors.As(err, &te):
+		got = "transport"
+		if te.GRPCStatus != "UNAVAILABLE" || !te.Temporary() {
+			t.Errorf("TransportError %+v, want a temporary one with gRPC status UNAVAILABLE", te)
+		}
+	case errors.As(err, &ae):
+		got = ae.Code.Name()
+	default:
+		t.Fatalf("error %v (%T)", err, err)
+	}
+	if got != tc.want || len(evs) != tc.n {
+		t.Fatalf("%d events, then %s (%v); want %d events, then %s", len(evs), got, err, tc.n, tc.want)
 	}
 }
 
@@ -311,37 +314,25 @@ func TestGRPCTargets(t *testing.T) {
 // dialled over TLS, as parley serve --tls-cert serves it.
 func TestGRPCOverTLS(t *testing.T) {
 	t.Parallel()
-	hs := httptest.NewUnstartedServer(nil)
-	host := hs.Listener.Addr().String()
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{{Url: host, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = h
-	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the cleartext attempt below
-	hs.EnableHTTP2 = true
-	hs.StartTLS()
-	t.Cleanup(func() {
-		hs.Close()
-		srv.Close(context.Background())
+	s := testkit.StartServer(t, &testkit.Options{
+		TLS: true,
+		Interfaces: func(base string) []*a2a.AgentInterface {
+			return []*a2a.AgentInterface{{Url: hostOf(base), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"}}
+		},
+		Configure: func(hs *httptest.Server) {
+			hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the cleartext attempt below
+		},
 	})
+	card := s.Card
 	ctx := testCtx(t)
-	c, err := client.New(card, &client.Options{HTTPClient: hs.Client(), Retries: -1})
+	c, err := client.New(card, &client.Options{HTTPClient: s.HTTP.Client(), Retries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	evs, err := collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 2")}))
+	evs, err := testkit.Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 2")}))
 	if err != nil || len(evs) < 4 {
-		t.Fatalf("SendStreamingMessage over TLS = %q, %v", kinds(evs), err)
+		t.Fatalf("SendStreamingMessage over TLS = %q, %v", testkit.Kinds(evs), err)
 	}
 	// Without the TLS configuration the same target is dialled in
 	// cleartext, which a TLS port does not answer: a transport failure.

@@ -5,10 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"iter"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,11 +15,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
 )
 
 // env is one Parley server (conformance agent) on a loopback port.
@@ -47,64 +43,31 @@ type config struct {
 	ifaces func(base string) []*a2a.AgentInterface
 }
 
-// hostOf returns the host:port of an http URL: the url of a GRPC
+// hostOf returns the host:port of an http or https URL: the url of a GRPC
 // interface on the same server.
-func hostOf(base string) string { return strings.TrimPrefix(base, "http://") }
+func hostOf(base string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
+}
 
 // start runs the conformance agent behind a2ahttp, serving JSON-RPC,
 // HTTP+JSON and gRPC on one loopback port (HTTP/1.1 and cleartext HTTP/2,
 // as parley serve does).
 func start(t *testing.T, cfg config) *env {
 	t.Helper()
-	hs := httptest.NewUnstartedServer(nil)
-	base := "http://" + hs.Listener.Addr().String()
-	ifaces := []*a2a.AgentInterface{
-		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},
-		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: "1.0"},
-		{Url: hostOf(base), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"},
-	}
-	if cfg.ifaces != nil {
-		ifaces = cfg.ifaces(base)
-	}
-	card, err := agents.Card("conformance", ifaces)
-	if err != nil {
-		t.Fatal(err)
-	}
 	runs := &atomic.Int64{}
 	inner := agents.Conformance()
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		runs.Add(1)
 		return inner.Execute(ctx, req, em)
 	})
-	opts := &server.Options{Card: card, Agent: agent, Store: memstore.New(), RequireAuth: len(cfg.tokens) > 0}
-	if cfg.mutate != nil {
-		cfg.mutate(card, opts)
-	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: cfg.tokens, KeepAlive: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var handler http.Handler = h
-	if cfg.wrap != nil {
-		handler = cfg.wrap(h)
-	}
-	hs.Config.Handler = handler
-	hs.Config.Protocols = new(http.Protocols)
-	hs.Config.Protocols.SetHTTP1(true)
-	hs.Config.Protocols.SetUnencryptedHTTP2(true)
-	hs.Start()
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
+	s := testkit.StartServer(t, &testkit.Options{
+		Agent:      agent,
+		Tokens:     cfg.tokens,
+		Mutate:     cfg.mutate,
+		Wrap:       cfg.wrap,
+		Interfaces: cfg.ifaces,
 	})
-	return &env{t: t, url: base, card: card, srv: srv, runs: runs}
+	return &env{t: t, url: s.URL, card: s.Card, srv: s.Core, runs: runs}
 }
 
 // binding is one row of the binding table every behaviour test runs over.
@@ -131,13 +94,6 @@ func grpcMessage(body []byte, m proto.Message) error {
 		return io.ErrUnexpectedEOF
 	}
 	return proto.Unmarshal(body[5:], m)
-}
-
-// h2cClient is an HTTP client that speaks cleartext HTTP/2 only.
-func h2cClient() *http.Client {
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: p}}
 }
 
 // client returns a Client restricted to one binding.
@@ -179,50 +135,10 @@ func send(t *testing.T, c *client.Client, text string, cfg *a2a.SendMessageConfi
 	return resp.GetTask()
 }
 
-// collect drains a stream.
-func collect(seq iter.Seq2[a2a.StreamEvent, error]) ([]a2a.StreamEvent, error) {
-	var evs []a2a.StreamEvent
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
-// kinds names the payload of each event, with the state of task and
-// status events.
-func kinds(evs []a2a.StreamEvent) []string {
-	var out []string
-	for _, ev := range evs {
-		r := ev.Response
-		switch {
-		case r.GetTask() != nil:
-			out = append(out, "task:"+r.GetTask().GetStatus().GetState().String())
-		case r.GetStatusUpdate() != nil:
-			out = append(out, "status:"+r.GetStatusUpdate().GetStatus().GetState().String())
-		case r.GetArtifactUpdate() != nil:
-			out = append(out, "artifact:"+a2a.JoinText(r.GetArtifactUpdate().GetArtifact().GetParts()))
-		case r.GetMessage() != nil:
-			out = append(out, "message:"+a2a.FirstText(r.GetMessage()))
-		default:
-			out = append(out, "?")
-		}
-	}
-	return out
-}
-
 // closedURL returns an http URL on a loopback port nothing listens on.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
+	return "http://" + testkit.FreeAddr(t)
 }
 
 // recorder keeps the requests a wrapped handler saw.

@@ -1,10 +1,10 @@
 package equivalence_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/sse"
 )
 
 // BenchmarkBindings compares the three bindings in one run, on one server
@@ -93,10 +94,33 @@ func benchGRPC(ctx context.Context, e *env, id, text string, streaming bool) (in
 	return n, s.Err()
 }
 
+// benchJSON makes one JSON-RPC or HTTP+JSON call, decoding the answer as
+// a client does, and returns the number of events of a stream.
 func benchJSON(ctx context.Context, e *env, b, id, text string, streaming bool) (int, error) {
-	params, err := a2a.Marshal(benchMessage(id, text))
+	r, err := benchJSONRequest(ctx, e, b, id, text, streaming)
 	if err != nil {
 		return 0, err
+	}
+	r.Header.Set("A2A-Version", "1.0")
+	resp, err := e.hc.Do(r)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	if streaming {
+		return benchJSONStream(b, resp.Body)
+	}
+	return 0, benchJSONUnary(b, resp.Body)
+}
+
+// benchJSONRequest builds the request of a (streamed) send.
+func benchJSONRequest(ctx context.Context, e *env, b, id, text string, streaming bool) (*http.Request, error) {
+	params, err := a2a.Marshal(benchMessage(id, text))
+	if err != nil {
+		return nil, err
 	}
 	var r *http.Request
 	if b == jsonRPC {
@@ -120,60 +144,64 @@ func benchJSON(ctx context.Context, e *env, b, id, text string, streaming bool) 
 		r, _ = http.NewRequestWithContext(ctx, "POST", e.base+path, bytes.NewReader(params))
 		r.Header.Set("Content-Type", "application/a2a+json")
 	}
-	r.Header.Set("A2A-Version", "1.0")
-	resp, err := e.hc.Do(r)
+	return r, nil
+}
+
+// benchJSONUnary decodes the answer of a blocking send, which must be a
+// completed task.
+func benchJSONUnary(b string, r io.Reader) error {
+	body, err := io.ReadAll(r)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	if b == jsonRPC {
+		if body, err = rpcResult(body); err != nil {
+			return err
+		}
 	}
-	if !streaming {
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return 0, err
-		}
-		if b == jsonRPC {
-			var env struct {
-				Result json.RawMessage `json:"result"`
-			}
-			if err := json.Unmarshal(body, &env); err != nil {
-				return 0, err
-			}
-			body = env.Result
-		}
-		var out a2a.SendMessageResponse
-		if err := a2a.Unmarshal(body, &out); err != nil {
-			return 0, err
-		}
-		if out.GetTask().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
-			return 0, fmt.Errorf("task %v", out.GetTask().GetStatus())
-		}
-		return 0, nil
+	var out a2a.SendMessageResponse
+	if err := a2a.Unmarshal(body, &out); err != nil {
+		return err
 	}
+	if out.GetTask().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
+		return fmt.Errorf("task %v", out.GetTask().GetStatus())
+	}
+	return nil
+}
+
+// benchJSONStream decodes every event of a stream and counts them.
+func benchJSONStream(b string, r io.Reader) (int, error) {
+	rd := sse.NewReader(r, maxEvent)
 	n := 0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
-		if !ok {
-			continue
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
 		}
+		if err != nil {
+			return n, err
+		}
+		data := ev.Data
 		if b == jsonRPC {
-			var env struct {
-				Result json.RawMessage `json:"result"`
-			}
-			if err := json.Unmarshal(data, &env); err != nil {
+			if data, err = rpcResult(data); err != nil {
 				return n, err
 			}
-			data = env.Result
 		}
-		var ev a2a.StreamResponse
-		if err := a2a.Unmarshal(data, &ev); err != nil {
+		var sr a2a.StreamResponse
+		if err := a2a.Unmarshal(data, &sr); err != nil {
 			return n, err
 		}
 		n++
 	}
-	return n, sc.Err()
+}
+
+// rpcResult returns the result member of a JSON-RPC response.
+func rpcResult(b []byte) ([]byte, error) {
+	var env struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, err
+	}
+	return env.Result, nil
 }

@@ -29,22 +29,7 @@ func TestCrossBinding(t *testing.T) {
 			}
 			watched := mk.task(send("auth-required")).GetId()
 
-			// Every binding subscribes to the same task; then it is
-			// canceled over the creator's binding.
-			streams := map[string]*stream{}
-			for _, b := range bindings {
-				c := &caller{t: t, e: e, b: b, z: newNormalizer()}
-				streams[b] = openUntil(c, "SubscribeToTask", subscribe(watched), func(*a2a.StreamResponse) bool { return true })
-			}
-			mk.ok("CancelTask", cancelTask(watched))
-			events := map[string][]*a2a.StreamResponse{}
-			for b, s := range streams {
-				out := s.drain()
-				if out.err != nil {
-					t.Fatalf("subscription over %s ended with %s", b, out.err)
-				}
-				events[b] = out.events
-			}
+			events := subscribeEverywhere(t, e, mk, watched)
 
 			wantGet := mk.ok("GetTask", getTask(done.GetId())).value
 			if !proto.Equal(wantGet, done) {
@@ -101,4 +86,25 @@ func sameMessage(t *testing.T, got, want proto.Message, other string) {
 	if !proto.Equal(got, want) {
 		t.Errorf("differs from the same read over %s:\n%s\nwant:\n%s", other, prototext.Format(got), prototext.Format(want))
 	}
+}
+
+// subscribeEverywhere subscribes to the task watched over every binding,
+// then cancels it over mk's, and returns the events each binding received.
+func subscribeEverywhere(t *testing.T, e *env, mk *caller, watched string) map[string][]*a2a.StreamResponse {
+	t.Helper()
+	streams := map[string]*stream{}
+	for _, b := range bindings {
+		c := &caller{t: t, e: e, b: b, z: newNormalizer()}
+		streams[b] = openUntil(c, "SubscribeToTask", subscribe(watched), func(*a2a.StreamResponse) bool { return true })
+	}
+	mk.ok("CancelTask", cancelTask(watched))
+	events := map[string][]*a2a.StreamResponse{}
+	for b, s := range streams {
+		out := s.drain()
+		if out.err != nil {
+			t.Fatalf("subscription over %s ended with %s", b, out.err)
+		}
+		events[b] = out.events
+	}
+	return events
 }

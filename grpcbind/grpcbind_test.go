@@ -23,65 +23,32 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2a/a2aconnect"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/grpcbind"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
 )
 
-// h2cServer serves h on a loopback port with HTTP/1.1 and cleartext HTTP/2,
-// as `parley serve` does, and returns its base URL and an HTTP/2 client.
-func h2cServer(t *testing.T, h http.Handler, base func(net.Listener) context.Context) (*httptest.Server, *http.Client) {
-	t.Helper()
-	hs := httptest.NewUnstartedServer(h)
-	hs.Config.Protocols = new(http.Protocols)
-	hs.Config.Protocols.SetHTTP1(true)
-	hs.Config.Protocols.SetUnencryptedHTTP2(true)
-	if base != nil {
-		hs.Config.BaseContext = base
-	}
-	hs.Start()
-	t.Cleanup(hs.Close)
-	return hs, h2cClient()
-}
-
-// h2cClient is an HTTP client that speaks cleartext HTTP/2 (prior
-// knowledge), as gRPC clients do.
-func h2cClient() *http.Client {
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{Protocols: p}}
-}
-
-// service is the conformance agent on an in-memory store.
+// service is the conformance agent on an in-memory store, for the tests
+// that put the gRPC binding alone in front of it.
 func service(t *testing.T, mutate func(*a2a.AgentCard, *server.Options)) (*server.Server, *a2a.AgentCard) {
 	t.Helper()
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
+	return testkit.NewCore(t, []*a2a.AgentInterface{
 		{Url: "127.0.0.1:1", ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: "1.0"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := &server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New()}
-	if mutate != nil {
-		mutate(card, opts)
-	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Close(ctx)
-	})
-	return srv, card
+	}, &testkit.Options{Mutate: mutate})
+}
+
+// serveGRPC serves h on a loopback port with HTTP/1.1 and cleartext HTTP/2,
+// as `parley serve` does, and returns its base URL and an HTTP/2 client.
+func serveGRPC(t *testing.T, h http.Handler) (string, *http.Client) {
+	t.Helper()
+	return testkit.ServeH2C(t, h, nil).URL, testkit.H2CClient()
 }
 
 func v1[T any](msg *T) *connect.Request[T] {
@@ -136,13 +103,8 @@ func readSpecFields(t *testing.T) map[string]map[string]int {
 // spec's messages field for field.
 func TestReflection(t *testing.T) {
 	t.Parallel()
-	srv, card := service(t, nil)
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, client := h2cServer(t, h, nil)
-	stream := grpcreflect.NewClient(client, hs.URL, connect.WithGRPC()).NewStream(testCtx(t))
+	s := testkit.StartServer(t, nil)
+	stream := grpcreflect.NewClient(testkit.H2CClient(), s.URL, connect.WithGRPC()).NewStream(testCtx(t))
 	defer stream.Close()
 
 	names, err := stream.ListServices()
@@ -178,6 +140,15 @@ func TestReflection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reflected files do not resolve: %v", err)
 	}
+	checkSpecMessages(t, reg)
+	checkServiceMethods(t, reg)
+}
+
+// checkSpecMessages checks that the reflected messages are the spec's,
+// field for field (testdata/spec_fields.txt), and that the proto has no
+// message the spec lacks.
+func checkSpecMessages(t *testing.T, reg *protoregistry.Files) {
+	t.Helper()
 	spec := readSpecFields(t)
 	if len(spec) != 44 {
 		t.Fatalf("spec_fields.txt lists %d messages, want 44", len(spec))
@@ -206,9 +177,12 @@ func TestReflection(t *testing.T) {
 			t.Errorf("message %s is not in the spec", msgs.Get(i).Name())
 		}
 	}
+}
 
-	// The service has the eleven operations of the method table; the two
-	// streaming ones are server streams.
+// checkServiceMethods checks that the reflected service has the eleven
+// operations of the method table, the two streaming ones as server streams.
+func checkServiceMethods(t *testing.T, reg *protoregistry.Files) {
+	t.Helper()
 	sd, err := reg.FindDescriptorByName(a2aconnect.A2AServiceName)
 	if err != nil {
 		t.Fatal(err)
@@ -234,20 +208,18 @@ func TestReflection(t *testing.T) {
 
 func TestReflectionOff(t *testing.T) {
 	t.Parallel()
-	srv, card := service(t, nil)
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, GRPC: &grpcbind.Options{DisableReflection: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, client := h2cServer(t, h, nil)
-	stream := grpcreflect.NewClient(client, hs.URL, connect.WithGRPC()).NewStream(testCtx(t))
+	s := testkit.StartServer(t, &testkit.Options{HTTP: func(o *a2ahttp.Options) {
+		o.GRPC = &grpcbind.Options{DisableReflection: true}
+	}})
+	client := testkit.H2CClient()
+	stream := grpcreflect.NewClient(client, s.URL, connect.WithGRPC()).NewStream(testCtx(t))
 	defer stream.Close()
-	_, err = stream.ListServices()
+	_, err := stream.ListServices()
 	if connect.CodeOf(err) != connect.CodeUnimplemented {
 		t.Fatalf("ListServices() with reflection off: %v, want Unimplemented", err)
 	}
 	// Health is still served.
-	res, err := grpchealth.NewClient(client, hs.URL, connect.WithGRPC()).Check(testCtx(t), &grpchealth.CheckRequest{})
+	res, err := grpchealth.NewClient(client, s.URL, connect.WithGRPC()).Check(testCtx(t), &grpchealth.CheckRequest{})
 	if err != nil || res.Status != grpchealth.StatusServing {
 		t.Fatalf("Check() = %v, %v", res, err)
 	}
@@ -257,8 +229,8 @@ func TestHealth(t *testing.T) {
 	t.Parallel()
 	srv, _ := service(t, nil)
 	g := grpcbind.NewHandler(srv, nil)
-	hs, client := h2cServer(t, g, nil)
-	hc := grpchealth.NewClient(client, hs.URL, connect.WithGRPC())
+	base, client := serveGRPC(t, g)
+	hc := grpchealth.NewClient(client, base, connect.WithGRPC())
 	for _, svc := range []string{"", a2aconnect.A2AServiceName} {
 		res, err := hc.Check(testCtx(t), &grpchealth.CheckRequest{Service: svc})
 		if err != nil || res.Status != grpchealth.StatusServing {
@@ -278,9 +250,9 @@ func TestHealth(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	t.Parallel()
 	srv, _ := service(t, nil)
-	hs, client := h2cServer(t, grpcbind.NewHandler(srv, nil), nil)
+	base, client := serveGRPC(t, grpcbind.NewHandler(srv, nil))
 	for _, path := range []string{"/lf.a2a.v1.A2AService/NoSuchMethod", "/no.such.Service/Method"} {
-		c := connect.NewClient[emptypb.Empty, emptypb.Empty](client, hs.URL+path, connect.WithGRPC())
+		c := connect.NewClient[emptypb.Empty, emptypb.Empty](client, base+path, connect.WithGRPC())
 		_, err := c.CallUnary(testCtx(t), connect.NewRequest(&emptypb.Empty{}))
 		if connect.CodeOf(err) != connect.CodeUnimplemented || !connect.IsWireError(err) {
 			t.Errorf("%s: %v, want a gRPC UNIMPLEMENTED status", path, err)
@@ -373,8 +345,8 @@ func TestClientGoesAway(t *testing.T) {
 	t.Parallel()
 	srv, _ := service(t, nil)
 	sp := &spy{Service: srv, ended: make(chan struct{})}
-	hs, client := h2cServer(t, grpcbind.NewHandler(sp, nil), nil)
-	c := a2aconnect.NewA2AServiceClient(client, hs.URL, connect.WithGRPC())
+	base, client := serveGRPC(t, grpcbind.NewHandler(sp, nil))
+	c := a2aconnect.NewA2AServiceClient(client, base, connect.WithGRPC())
 	ctx, cancel := context.WithCancel(testCtx(t))
 	stream, err := c.SendStreamingMessage(ctx, v1(textMessage("slow 800")))
 	if err != nil {
@@ -412,15 +384,12 @@ func TestClientGoesAway(t *testing.T) {
 // proper trailer, and Shutdown returns promptly.
 func TestGracefulStop(t *testing.T) {
 	t.Parallel()
-	srv, card := service(t, nil)
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
-	if err != nil {
-		t.Fatal(err)
-	}
 	baseCtx, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
-	hs, client := h2cServer(t, h, func(net.Listener) context.Context { return baseCtx })
-	c := a2aconnect.NewA2AServiceClient(client, hs.URL, connect.WithGRPC())
+	s := testkit.StartServer(t, &testkit.Options{Configure: func(hs *httptest.Server) {
+		hs.Config.BaseContext = func(net.Listener) context.Context { return baseCtx }
+	}})
+	c := a2aconnect.NewA2AServiceClient(testkit.H2CClient(), s.URL, connect.WithGRPC())
 	created, err := c.SendMessage(testCtx(t), v1(&a2a.SendMessageRequest{
 		Message:       textMessage("slow 10000").Message,
 		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true},
@@ -443,7 +412,7 @@ func TestGracefulStop(t *testing.T) {
 		stopRequests()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := hs.Config.Shutdown(ctx); err != nil {
+		if err := s.HTTP.Config.Shutdown(ctx); err != nil {
 			shutdownErr.Store(err)
 		}
 	}()
@@ -466,8 +435,8 @@ func TestGracefulStop(t *testing.T) {
 func TestMessageLimit(t *testing.T) {
 	t.Parallel()
 	srv, _ := service(t, nil)
-	hs, client := h2cServer(t, grpcbind.NewHandler(srv, &grpcbind.Options{MaxRecvBytes: 64 << 10}), nil)
-	c := a2aconnect.NewA2AServiceClient(client, hs.URL, connect.WithGRPC())
+	base, client := serveGRPC(t, grpcbind.NewHandler(srv, &grpcbind.Options{MaxRecvBytes: 64 << 10}))
+	c := a2aconnect.NewA2AServiceClient(client, base, connect.WithGRPC())
 	_, err := c.SendMessage(testCtx(t), v1(textMessage(strings.Repeat("x", 100<<10))))
 	if connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Fatalf("oversized request: %v, want ResourceExhausted", err)
@@ -481,16 +450,8 @@ func TestMessageLimit(t *testing.T) {
 // TestTLS: the same handler serves gRPC over HTTP/2 with TLS.
 func TestTLS(t *testing.T) {
 	t.Parallel()
-	srv, card := service(t, nil)
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewUnstartedServer(h)
-	hs.EnableHTTP2 = true
-	hs.StartTLS()
-	defer hs.Close()
-	c := a2aconnect.NewA2AServiceClient(hs.Client(), hs.URL, connect.WithGRPC())
+	s := testkit.StartServer(t, &testkit.Options{TLS: true})
+	c := a2aconnect.NewA2AServiceClient(s.HTTP.Client(), s.URL, connect.WithGRPC())
 	res, err := c.SendMessage(testCtx(t), v1(textMessage("over tls")))
 	if err != nil || a2a.JoinText(res.Msg.GetTask().GetArtifacts()[0].GetParts()) != "over tls" {
 		t.Fatalf("SendMessage over TLS: %v %v", res, err)
@@ -502,13 +463,13 @@ func TestTLS(t *testing.T) {
 func TestOnlyGRPC(t *testing.T) {
 	t.Parallel()
 	srv, _ := service(t, nil)
-	hs, client := h2cServer(t, grpcbind.NewHandler(srv, nil), nil)
-	c := a2aconnect.NewA2AServiceClient(client, hs.URL) // the Connect protocol
+	base, client := serveGRPC(t, grpcbind.NewHandler(srv, nil))
+	c := a2aconnect.NewA2AServiceClient(client, base) // the Connect protocol
 	_, err := c.GetTask(testCtx(t), v1(&a2a.GetTaskRequest{Id: "x"}))
 	if connect.CodeOf(err) == connect.CodeNotFound || err == nil {
 		t.Fatalf("a Connect-protocol call was served: %v", err)
 	}
-	resp, err := http.Post(hs.URL+"/lf.a2a.v1.A2AService/GetTask", "application/json", strings.NewReader(`{"id":"x"}`))
+	resp, err := http.Post(base+"/lf.a2a.v1.A2AService/GetTask", "application/json", strings.NewReader(`{"id":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,9 +497,9 @@ func (q queryAdder) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestVersionOnlyFromMetadata(t *testing.T) {
 	t.Parallel()
 	srv, _ := service(t, nil)
-	hs, client := h2cServer(t, grpcbind.NewHandler(srv, nil), nil)
+	base, client := serveGRPC(t, grpcbind.NewHandler(srv, nil))
 	client.Transport = queryAdder{rt: client.Transport, query: "A2A-Version=1.0"}
-	c := a2aconnect.NewA2AServiceClient(client, hs.URL, connect.WithGRPC())
+	c := a2aconnect.NewA2AServiceClient(client, base, connect.WithGRPC())
 	_, err := c.GetTask(testCtx(t), connect.NewRequest(&a2a.GetTaskRequest{Id: "x"}))
 	if connect.CodeOf(err) != connect.CodeFailedPrecondition || !strings.Contains(err.Error(), "A2A-Version") {
 		t.Fatalf("GetTask without a2a-version metadata = %v, want VersionNotSupported (FAILED_PRECONDITION)", err)

@@ -2,12 +2,11 @@ package interop_test
 
 import (
 	"context"
-	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testkit"
 )
 
 // TestJSGRPCClientInterop runs the official A2A JavaScript SDK's gRPC client
@@ -19,24 +18,15 @@ import (
 // Without Node.js or without interop/js/node_modules the test is skipped,
 // unless CI=true, in which case it fails.
 func TestJSGRPCClientInterop(t *testing.T) {
-	root := moduleRoot(t)
-	jsDir := filepath.Join(root, "interop", "js")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, "node is not on PATH; install Node.js >= 20 to run the JS SDK interop test")
-	}
-	checkSDKInstalled(t, jsDir)
-	for _, dep := range []string{"@grpc/grpc-js", "@bufbuild/protobuf"} {
-		if _, err := os.Stat(filepath.Join(jsDir, "node_modules", dep, "package.json")); errors.Is(err, os.ErrNotExist) {
-			skipOrFail(t, dep+" is not installed; run `npm ci` in "+jsDir)
-		}
-	}
+	dir := jsDir(t)
+	node := testkit.RequireNode(t, dir, "@grpc/grpc-js", "@bufbuild/protobuf")
+	checkSDKInstalled(t, dir)
 
-	base := startParley(t, buildParley(t, root))
+	base := startParley(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "grpc_check.mjs", base)
-	cmd.Dir = jsDir
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node grpc_check.mjs %s failed (%v):\n%s", base, err, out)

@@ -1,73 +1,75 @@
 package interop_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testkit"
 )
 
-// child is a server process a test started.
-type child struct {
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	exited  chan struct{} // closed when the process has exited
-	waitErr error         // set before exited is closed
-}
+// jsSDKVersion is the exact @a2a-js/sdk release the interop check is pinned to
+// (see interop/js/package.json).
+const jsSDKVersion = "1.3.0"
 
-// startChild starts cmd and watches for its exit.
-func startChild(cmd *exec.Cmd, logs *syncBuffer) (*child, error) {
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
-	}
-	c := &child{cmd: cmd, logs: logs, exited: make(chan struct{})}
-	go func() {
-		c.waitErr = cmd.Wait()
-		close(c.exited)
-	}()
-	return c, nil
-}
-
-// stop interrupts the process, and kills it if it has not exited after 5 s.
-func (c *child) stop() {
-	select {
-	case <-c.exited:
-		return
-	default:
-	}
-	_ = c.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-c.exited:
-	case <-time.After(5 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
-}
-
-// stopAtCleanup stops the process when the test ends, logging its output if
-// the test failed.
-func (c *child) stopAtCleanup(t *testing.T, what string) {
-	t.Cleanup(func() {
-		c.stop()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", what, c.logs.String())
-		}
-	})
-}
-
-// startOnFreePort calls try with a free port, up to three times: a port
-// found free can be taken by someone else before the server binds it.
-func startOnFreePort(t *testing.T, what string, try func(port int) (string, error)) string {
+// jsDir is the directory of the JavaScript side of the interop tests.
+func jsDir(t *testing.T) string {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		base, err := try(freePort(t))
-		if err == nil {
-			return base
-		}
-		lastErr = err
+	return filepath.Join(testkit.ModuleRoot(t), "interop", "js")
+}
+
+// checkSDKInstalled verifies that npm dependencies are installed and that the
+// installed SDK is the pinned version.
+func checkSDKInstalled(t *testing.T, jsDir string) {
+	t.Helper()
+	pkgJSON := filepath.Join(jsDir, "node_modules", "@a2a-js", "sdk", "package.json")
+	data, err := os.ReadFile(pkgJSON)
+	if errors.Is(err, os.ErrNotExist) {
+		testkit.SkipOrFailInCI(t, fmt.Sprintf("%s is missing; run `npm ci` in %s", pkgJSON, jsDir))
 	}
-	t.Fatalf("%s did not start: %v", what, lastErr)
-	return ""
+	if err != nil {
+		t.Fatalf("reading %s: %v", pkgJSON, err)
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		t.Fatalf("parsing %s: %v", pkgJSON, err)
+	}
+	if pkg.Version != jsSDKVersion {
+		t.Fatalf("installed @a2a-js/sdk is %q, want %q; run `npm ci` in %s", pkg.Version, jsSDKVersion, jsDir)
+	}
+}
+
+// startParley runs a freshly built `parley serve` with the conformance agent
+// and an in-memory store, waits until its agent card is served, and returns
+// the base URL. The server is stopped when the test ends.
+func startParley(t *testing.T) string {
+	t.Helper()
+	bin := testkit.ParleyBinary(t)
+	return testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
+		base := "http://" + addr
+		cmd := exec.Command(bin, "serve", "--agent", "conformance", "--store", "memory", "--addr", addr)
+		p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley server"})
+		client := &http.Client{Timeout: 2 * time.Second}
+		cardServed := func() bool {
+			resp, err := client.Get(base + "/.well-known/agent-card.json")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}
+		if err := p.WaitUntil(cardServed, 20*time.Second); err != nil {
+			p.Stop()
+			return "", err
+		}
+		return base, nil
+	})
 }

@@ -2,50 +2,23 @@ package jsonrpc_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/jsonrpc"
-	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
 )
-
-// fuzzTimeout bounds one request. The conformance agent's "slow MS" can
-// hold a blocking SendMessage or a stream for as long as the input says;
-// such a request ends when its context does, and that is fine.
-const fuzzTimeout = 2 * time.Second
 
 // newConformanceHandler returns a JSON-RPC handler in front of a real core
 // running the conformance agent on a memory store, logging nowhere.
 func newConformanceHandler(tb testing.TB) http.Handler {
 	tb.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: "http://127.0.0.1/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New(), Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			tb.Errorf("server.Close: %v", err)
-		}
-	})
-	return jsonrpc.NewHandler(srv, &jsonrpc.Options{KeepAlive: -1, Logger: quiet})
+	core := testkit.FuzzCore(tb, &a2a.AgentInterface{Url: "http://127.0.0.1/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion})
+	return jsonrpc.NewHandler(core, &jsonrpc.Options{KeepAlive: -1, Logger: testkit.DiscardLogger})
 }
 
 // fuzzSeeds are request bodies: one valid request per method and the
@@ -131,23 +104,14 @@ func FuzzEnvelope(f *testing.F) {
 
 // checkExchange posts body to h and checks the invariants of every JSON-RPC
 // answer: it comes promptly; it is a JSON-RPC 2.0 response object (one per
-// SSE data line for a stream) holding a result or an error with a known
+// SSE event for a stream) holding a result or an error with a known
 // code; its id is the request's or, for a request whose id could not be
 // read, null; and an internal error only comes from the request's own
 // deadline.
 func checkExchange(t *testing.T, h http.Handler, body []byte) string {
-	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
-	req.Header.Set("A2A-Version", "1.0")
+	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	start := time.Now()
-	h.ServeHTTP(rec, req)
-	if d := time.Since(start); d > fuzzTimeout+5*time.Second {
-		t.Fatalf("request took %v (timeout %v)", d, fuzzTimeout)
-	}
-	timedOut := ctx.Err() != nil
+	rec, timedOut := testkit.Exchange(t, h, req)
 	res := rec.Result()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("HTTP status %d, want 200 for an anonymous POST; body %q", res.StatusCode, rec.Body.String())
@@ -155,19 +119,12 @@ func checkExchange(t *testing.T, h http.Handler, body []byte) string {
 	reqID, idKnown := requestID(body)
 	ct := res.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "text/event-stream") {
-		datas := 0
-		for _, line := range strings.Split(rec.Body.String(), "\n") {
-			switch {
-			case line == "", strings.HasPrefix(line, ":"), strings.HasPrefix(line, "id: "):
-			case strings.HasPrefix(line, "data: "):
-				datas++
-				checkResponse(t, []byte(line[len("data: "):]), reqID, idKnown, timedOut)
-			default:
-				t.Fatalf("unexpected SSE line %q in %q", line, rec.Body.String())
-			}
-		}
-		if datas == 0 {
+		events := testkit.ReadSSE(t, bytes.NewReader(rec.Body.Bytes()))
+		if len(events) == 0 {
 			t.Fatalf("a stream without events: %q", rec.Body.String())
+		}
+		for _, ev := range events {
+			checkResponse(t, ev.Data, reqID, idKnown, timedOut)
 		}
 		return rec.Body.String()
 	}
@@ -305,6 +262,7 @@ func TestEnvelopeMembersAreCaseSensitive(t *testing.T) {
 	} {
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.body))
 		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if got := rec.Body.String(); !strings.Contains(got, c.want) {

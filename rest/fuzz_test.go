@@ -2,27 +2,17 @@ package rest_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/rest"
-	"parley.dev/parley/server"
-	"parley.dev/parley/taskstore/memstore"
 )
-
-// fuzzTimeout bounds one request: the conformance agent's "slow MS" holds a
-// blocking send or a stream as long as the input asks, and a request that
-// ends with its context is fine.
-const fuzzTimeout = 2 * time.Second
 
 // fuzzMethods are the HTTP methods a fuzz input picks from.
 var fuzzMethods = []string{"GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS"}
@@ -34,25 +24,8 @@ var fuzzContentTypes = []string{"application/a2a+json", "application/json", "", 
 // running the conformance agent on a memory store, logging nowhere.
 func newConformanceHandler(tb testing.TB) http.Handler {
 	tb.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	card, err := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: "http://127.0.0.1", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: memstore.New(), Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			tb.Errorf("server.Close: %v", err)
-		}
-	})
-	return rest.NewHandler(srv, &rest.Options{KeepAlive: -1, Logger: quiet})
+	core := testkit.FuzzCore(tb, &a2a.AgentInterface{Url: "http://127.0.0.1", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion})
+	return rest.NewHandler(core, &rest.Options{KeepAlive: -1, Logger: testkit.DiscardLogger})
 }
 
 type fuzzSeed struct {
@@ -165,22 +138,13 @@ func requestURL(path, query string) *url.URL {
 // error object); and an internal error only comes from the request's own
 // deadline.
 func checkExchange(t *testing.T, h http.Handler, method, path, query string, body []byte, contentType string) (status int, resp string) {
-	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, method, "/", bytes.NewReader(body))
+	req := httptest.NewRequest(method, "/", bytes.NewReader(body))
 	req.URL = requestURL(path, query)
 	req.RequestURI = req.URL.RequestURI()
-	req.Header.Set("A2A-Version", "1.0")
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	rec := httptest.NewRecorder()
-	start := time.Now()
-	h.ServeHTTP(rec, req)
-	if d := time.Since(start); d > fuzzTimeout+5*time.Second {
-		t.Fatalf("%s %s took %v (timeout %v)", method, req.URL, d, fuzzTimeout)
-	}
-	timedOut := ctx.Err() != nil
+	rec, timedOut := testkit.Exchange(t, h, req)
 	res := rec.Result()
 	ct := res.Header.Get("Content-Type")
 	out := rec.Body.String()
@@ -264,39 +228,27 @@ func checkErrorBody(t *testing.T, where string, b []byte, status int) {
 // exactly one payload, or an error object after `event: error`.
 func checkStream(t *testing.T, where, body string, timedOut bool) {
 	t.Helper()
-	events := 0
-	isError := false
-	for _, line := range strings.Split(body, "\n") {
-		switch {
-		case line == "":
-			isError = false
-		case strings.HasPrefix(line, ":"), strings.HasPrefix(line, "id: "):
-		case line == "event: error":
-			isError = true
-		case strings.HasPrefix(line, "data: "):
-			events++
-			data := []byte(line[len("data: "):])
-			if isError {
-				checkErrorBody(t, where, data, 0)
-				if !timedOut && strings.Contains(string(data), `"INTERNAL"`) {
-					t.Fatalf("%s: internal error in a stream that did not time out: %s", where, data)
-				}
-				continue
-			}
-			var top map[string]json.RawMessage
-			if err := json.Unmarshal(data, &top); err != nil || len(top) != 1 {
-				t.Fatalf("%s: data line is not a one-member JSON object: %s", where, data)
-			}
-			var sr a2a.StreamResponse
-			if err := a2a.Unmarshal(data, &sr); err != nil || sr.Payload == nil {
-				t.Fatalf("%s: data line is not a StreamResponse (%v): %s", where, err, data)
-			}
-		default:
-			t.Fatalf("%s: unexpected SSE line %q in %q", where, line, body)
-		}
-	}
-	if events == 0 {
+	events := testkit.ReadSSE(t, strings.NewReader(body), "error")
+	if len(events) == 0 {
 		t.Fatalf("%s: a stream without events: %q", where, body)
+	}
+	for _, ev := range events {
+		data := ev.Data
+		if ev.Name == "error" {
+			checkErrorBody(t, where, data, 0)
+			if !timedOut && strings.Contains(string(data), `"INTERNAL"`) {
+				t.Fatalf("%s: internal error in a stream that did not time out: %s", where, data)
+			}
+			continue
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(data, &top); err != nil || len(top) != 1 {
+			t.Fatalf("%s: data line is not a one-member JSON object: %s", where, data)
+		}
+		var sr a2a.StreamResponse
+		if err := a2a.Unmarshal(data, &sr); err != nil || sr.Payload == nil {
+			t.Fatalf("%s: data line is not a StreamResponse (%v): %s", where, err, data)
+		}
 	}
 }
 

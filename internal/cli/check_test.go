@@ -1,21 +1,18 @@
 package cli_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
+
+	"parley.dev/parley/internal/testkit"
 )
 
 // checkReport is the part of `parley check --json` the tests read.
@@ -202,7 +199,7 @@ func TestCheckOtherAgent(t *testing.T) {
 // TestCheckNotAnAgent checks URLs that serve no agent.
 func TestCheckNotAnAgent(t *testing.T) {
 	t.Parallel()
-	_, errs := mustRun(t, 3, "check", "http://"+freeAddr(t))
+	_, errs := mustRun(t, 3, "check", "http://"+testkit.FreeAddr(t))
 	contains(t, "stderr", errs, "cannot reach the agent")
 
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -297,72 +294,11 @@ func TestCheckJSServer(t *testing.T) {
 }
 
 // startJSServer runs interop/js/server_conformance.mjs on a free port and
-// returns its base URL.
+// returns its base URL. Without Node.js or the npm packages the test is
+// skipped (failed when CI=true).
 func startJSServer(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	jsDir := filepath.Join(filepath.Dir(file), "..", "..", "interop", "js")
-	skip := func(msg string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not on PATH; install Node.js >= 20 to run the JS SDK check test")
-	}
-	for _, pkg := range []string{"@a2a-js/sdk", "express"} {
-		if _, err := os.Stat(filepath.Join(jsDir, "node_modules", pkg, "package.json")); err != nil {
-			skip(fmt.Sprintf("%s is not installed; run `npm ci` in %s", pkg, jsDir))
-		}
-	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		_, port, _ := strings.Cut(freeAddr(t), ":")
-		cmd := exec.Command(node, "server_conformance.mjs", port)
-		cmd.Dir = jsDir
-		logs := &syncBuf{}
-		cmd.Stderr = logs
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		ready := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if rest, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
-					ready <- strings.TrimSpace(rest)
-				}
-			}
-			io.Copy(io.Discard, stdout)
-		}()
-		select {
-		case base := <-ready:
-			t.Cleanup(func() {
-				cmd.Process.Signal(os.Interrupt)
-				select {
-				case <-exited:
-				case <-time.After(5 * time.Second):
-					cmd.Process.Kill()
-					<-exited
-				}
-			})
-			return base
-		case err := <-exited:
-			lastErr = fmt.Errorf("node exited: %v\n%s", err, logs)
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			lastErr = fmt.Errorf("no READY line\n%s", logs)
-		}
-	}
-	t.Fatalf("the JS SDK server did not start: %v", lastErr)
-	return ""
+	jsDir := filepath.Join(testkit.ModuleRoot(t), "interop", "js")
+	node := testkit.RequireNode(t, jsDir, "@a2a-js/sdk", "express")
+	return testkit.StartNodeServer(t, node, jsDir, "server_conformance.mjs")
 }

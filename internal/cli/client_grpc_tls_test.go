@@ -1,17 +1,12 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestClientGRPCOverTLS: against parley serve --tls-cert, the card's GRPC
@@ -27,24 +22,11 @@ func TestClientGRPCOverTLS(t *testing.T) {
 	}
 	run := func(want int, args ...string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, parleyBinary(t), args...)
-		cmd.Env = append(os.Environ(), "NO_COLOR=1", "SSL_CERT_FILE="+caFile)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		out, errs, code := parleyWithEnv(t, []string{"SSL_CERT_FILE=" + caFile}, args...)
 		if code != want {
-			t.Fatalf("parley %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out.String(), errb.String())
+			t.Fatalf("parley %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errs)
 		}
-		return out.String()
+		return out
 	}
 	url := "https://" + p.addr
 	out := run(0, "send", url, "stream 2", "--stream", "--binding", "grpc")

@@ -14,16 +14,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testkit"
 )
 
 // parley runs the built binary with args and returns its stdout, stderr
 // and exit code.
 func parley(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return parleyWithEnv(t, nil, args...)
+}
+
+// parleyWithEnv runs parley like parley does, with env added to its
+// environment.
+func parleyWithEnv(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, parleyBinary(t), args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd := exec.CommandContext(ctx, testkit.ParleyBinary(t), args...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -91,7 +100,7 @@ func TestCardCommand(t *testing.T) {
 func TestCardBadInput(t *testing.T) {
 	t.Parallel()
 	// Unreachable host: exit 3.
-	_, errs := mustRun(t, 3, "card", "http://"+freeAddr(t))
+	_, errs := mustRun(t, 3, "card", "http://"+testkit.FreeAddr(t))
 	contains(t, "stderr", errs, "cannot connect")
 
 	// A web page, not an agent: exit 1.
@@ -470,7 +479,7 @@ func TestClientGRPCBinding(t *testing.T) {
 // only gRPC interface is on a closed port: exit 3.
 func TestClientGRPCDeadTarget(t *testing.T) {
 	t.Parallel()
-	dead := freeAddr(t)
+	dead := testkit.FreeAddr(t)
 	card := `{"name":"ghost","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
 		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
 		"supportedInterfaces":[{"url":"` + dead + `","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`
@@ -489,14 +498,14 @@ func TestClientGRPCDeadTarget(t *testing.T) {
 func TestSendUnreachableAndStreamCut(t *testing.T) {
 	t.Parallel()
 	// Unreachable: exit 3, for every command that calls the agent.
-	url := "http://" + freeAddr(t)
+	url := "http://" + testkit.FreeAddr(t)
 	for _, args := range [][]string{{"send", url, "hi"}, {"task", "get", url, "x"}, {"push", "list", url, "x"}} {
 		_, errs := mustRun(t, 3, args...)
 		contains(t, "stderr", errs, "cannot connect")
 	}
 	// A server that answers the card but whose interface is gone: the
 	// client falls back, then reports a transport failure.
-	dead := "http://" + freeAddr(t)
+	dead := "http://" + testkit.FreeAddr(t)
 	card := `{"name":"ghost","description":"d","version":"1","capabilities":{"streaming":true},"defaultInputModes":["text/plain"],
 		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
 		"supportedInterfaces":[{"url":"` + dead + `/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`

@@ -1,71 +1,49 @@
 package cli_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testkit"
 )
 
 // hook is a running `parley webhook`.
 type hook struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *syncBuf
-	done   chan error
-
-	mu    sync.Mutex
-	lines []string
+	*testkit.Process
+	url string
 }
+
+// listening starts the line on which `parley webhook` says where it listens.
+const listening = "Listening for push notifications on "
 
 // startWebhook starts `parley webhook` with args and waits until it
-// listens.
+// listens. It is killed when the test ends.
 func startWebhook(t *testing.T, args ...string) *hook {
 	t.Helper()
-	cmd := exec.Command(parleyBinary(t), append([]string{"webhook"}, args...)...)
-	h := &hook{cmd: cmd, stderr: &syncBuf{}, done: make(chan error, 1)}
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = h.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"webhook"}, args...)...)
+	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley webhook", KillAtCleanup: true})
+	line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, listening) }, 15*time.Second)
+	if err != nil {
+		t.Fatalf("parley webhook did not start: %v", err)
 	}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			if rest, ok := strings.CutPrefix(line, "Listening for push notifications on "); ok {
-				ready <- strings.Fields(rest)[0]
-				continue
-			}
-			h.mu.Lock()
-			h.lines = append(h.lines, line)
-			h.mu.Unlock()
-		}
-	}()
-	go func() { h.done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-h.done })
-	select {
-	case h.url = <-ready:
-	case err := <-h.done:
-		h.done <- err // for the cleanup's wait
-		t.Fatalf("parley webhook exited early: %v\n%s", err, h.stderr)
-	case <-time.After(15 * time.Second):
-		t.Fatalf("parley webhook did not start\n%s", h.stderr)
-	}
-	return h
+	return &hook{Process: p, url: strings.Fields(strings.TrimPrefix(line, listening))[0]}
 }
 
+// output returns the lines the webhook printed about notifications.
 func (h *hook) output() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.lines...)
+	var out []string
+	for _, l := range h.Lines() {
+		if !strings.HasPrefix(l, listening) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // waitLines waits until the webhook printed lines for which done holds.
@@ -78,7 +56,7 @@ func (h *hook) waitLines(t *testing.T, what string, done func([]string) bool) []
 			return lines
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("webhook: waiting for %s; printed:\n%s\nstderr:\n%s", what, strings.Join(lines, "\n"), h.stderr)
+			t.Fatalf("webhook: waiting for %s; printed:\n%s\nstderr:\n%s", what, strings.Join(lines, "\n"), h.Stderr())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -115,8 +93,8 @@ func TestWebhookEndToEnd(t *testing.T) {
 		t.Errorf("artifact lines do not show the chunks:\n%s", strings.Join(lines, "\n"))
 	}
 	for _, s := range []string{"delivery 1 answered 500", "delivery 2 answered 500"} {
-		if !strings.Contains(wh.stderr.String(), s) {
-			t.Errorf("webhook stderr lacks %q:\n%s", s, wh.stderr)
+		if !strings.Contains(wh.Stderr(), s) {
+			t.Errorf("webhook stderr lacks %q:\n%s", s, wh.Stderr())
 		}
 	}
 
@@ -188,7 +166,7 @@ func TestServePushFlags(t *testing.T) {
 func TestPushSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	db := t.TempDir() + "/parley.db"
-	down := freeAddr(t) // nothing listens there yet
+	down := testkit.FreeAddr(t) // nothing listens there yet
 	url := "http://" + down + "/hook"
 	p := serve(t, "--agent", "conformance", "--store", "sqlite:"+db, "--push-allow-private")
 	want := map[string][]string{}
@@ -205,15 +183,14 @@ func TestPushSurvivesKill9(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(p.stderr.String(), "delivery failed") {
+	for !strings.Contains(p.Stderr(), "delivery failed") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no failed delivery logged:\n%s", p.stderr)
+			t.Fatalf("no failed delivery logged:\n%s", p.Stderr())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	p.done <- nil
+	p.Signal(syscall.SIGKILL)
+	p.Wait()
 
 	wh := startWebhook(t, "--addr", down, "--json", "--token", "tk")
 	serve(t, "--agent", "conformance", "--store", "sqlite:"+db, "--push-allow-private")

@@ -17,13 +17,12 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2a/a2aconnect"
+	"parley.dev/parley/internal/testkit"
 )
 
 // grpcClient dials a host:port target over cleartext HTTP/2.
 func grpcClient(target string) (a2aconnect.A2AServiceClient, *http.Client) {
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	hc := &http.Client{Transport: &http.Transport{Protocols: p}}
+	hc := testkit.H2CClient()
 	return a2aconnect.NewA2AServiceClient(hc, "http://"+target, connect.WithGRPC()), hc
 }
 
@@ -71,8 +70,8 @@ func TestServeGRPCOnTheSamePort(t *testing.T) {
 	if target := grpcInterface(t, p); target != p.addr {
 		t.Fatalf("GRPC interface url %q, want the dial target %q", target, p.addr)
 	}
-	if !strings.Contains(p.stdout.String(), "gRPC:       "+p.addr) {
-		t.Fatalf("stdout does not say where gRPC is:\n%s", p.stdout)
+	if !strings.Contains(p.Stdout(), "gRPC:       "+p.addr) {
+		t.Fatalf("stdout does not say where gRPC is:\n%s", p.Stdout())
 	}
 	sendOverGRPC(t, p.addr)
 	names, err := listServices(t, p.addr)
@@ -94,7 +93,7 @@ func TestServeGRPCReflectionOff(t *testing.T) {
 }
 
 func TestServeGRPCAddr(t *testing.T) {
-	gaddr := freeAddr(t)
+	gaddr := testkit.FreeAddr(t)
 	p := serve(t, "--store", "memory", "--grpc-addr", gaddr)
 	if target := grpcInterface(t, p); target != gaddr {
 		t.Fatalf("GRPC interface url %q, want the --grpc-addr listener %q", target, gaddr)
@@ -110,7 +109,7 @@ func TestServeGRPCAddr(t *testing.T) {
 		t.Fatalf("a plain HTTP request on the gRPC listener: %d, want 415", resp.StatusCode)
 	}
 	// With a public URL the card keeps its host and takes the listener's port.
-	_, port, _ := net.SplitHostPort(freeAddr(t))
+	_, port, _ := net.SplitHostPort(testkit.FreeAddr(t))
 	p = serve(t, "--store", "memory", "--grpc-addr", "127.0.0.1:"+port, "--public-url", "https://agent.example.com/a2a")
 	if target := grpcInterface(t, p); target != "agent.example.com:"+port {
 		t.Fatalf("GRPC interface url %q with a public URL", target)

@@ -1,113 +1,38 @@
 package cli_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testkit"
 )
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// parleyBinary builds cmd/parley once per test run.
-func parleyBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "parley-cli-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "parley")
-		out, err := exec.Command("go", "build", "-o", binPath, "parley.dev/parley/cmd/parley").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // proc is a running `parley serve`.
 type proc struct {
-	cmd    *exec.Cmd
-	addr   string
-	stdout *bytes.Buffer
-	stderr *syncBuf
-	done   chan error
+	*testkit.Process
+	addr string
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-// serve starts `parley serve` with args and waits for its card.
+// serve starts `parley serve` with args and waits for its card. It is
+// killed when the test ends.
 func serve(t *testing.T, args ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(parleyBinary(t), append([]string{"serve", "--addr", addr}, args...)...)
-	p := &proc{cmd: cmd, addr: addr, stderr: &syncBuf{}, done: make(chan error, 1)}
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	addr := testkit.FreeAddr(t)
+	cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"serve", "--addr", addr}, args...)...)
+	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
+	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
+		t.Fatalf("parley serve did not start: %v", err)
 	}
-	var out bytes.Buffer
-	lines := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "message:send") {
-				close(lines)
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
-	select {
-	case <-lines:
-	case err := <-p.done:
-		p.done <- err // for the cleanup's wait
-		t.Fatalf("parley serve exited early: %v\n%s", err, p.stderr)
-	case <-time.After(15 * time.Second):
-		t.Fatalf("parley serve did not start\n%s", p.stderr)
-	}
-	p.stdout = &out
-	return p
+	return &proc{Process: p, addr: addr}
 }
 
 func (p *proc) post(t *testing.T, path, body string) map[string]any {
@@ -149,14 +74,14 @@ func field(m any, keys ...string) any {
 
 func TestServePrintsWhereTheCardIs(t *testing.T) {
 	p := serve(t, "--store", "memory")
-	out := p.stdout.String()
+	out := p.Stdout()
 	if !strings.Contains(out, "http://"+p.addr+"/.well-known/agent-card.json") || !strings.Contains(out, "curl") {
 		t.Fatalf("stdout:\n%s", out)
 	}
 	// stderr is copied by another goroutine: give it a moment.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.stderr.String(), "authentication is off"); {
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.Stderr(), "authentication is off"); {
 		if time.Now().After(deadline) {
-			t.Fatalf("no warning about the shared scope:\n%s", p.stderr)
+			t.Fatalf("no warning about the shared scope:\n%s", p.Stderr())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -165,13 +90,12 @@ func TestServePrintsWhereTheCardIs(t *testing.T) {
 		t.Fatalf("card %v", card)
 	}
 	// Graceful stop on SIGTERM.
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.Signal(syscall.SIGTERM)
 	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	case <-p.Exited():
+		if err := p.Err(); err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, p.Stderr())
 		}
-		p.done <- nil
 	case <-time.After(15 * time.Second):
 		t.Fatal("no exit after SIGTERM")
 	}
@@ -185,7 +109,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "extra-arg"},
 		{"frobnicate"},
 	} {
-		cmd := exec.Command(parleyBinary(t), args...)
+		cmd := exec.Command(testkit.ParleyBinary(t), args...)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
@@ -235,9 +159,8 @@ func TestSQLiteSurvivesKill9(t *testing.T) {
 	runID, _ := field(running, "task", "id").(string)
 	parked := p.post(t, "/message:send", `{"message":{"messageId":"m-3","role":"ROLE_USER","parts":[{"text":"input-required"}]}}`)
 	parkedID, _ := field(parked, "task", "id").(string)
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	p.done <- nil
+	p.Signal(syscall.SIGKILL)
+	p.Wait()
 
 	q := serve(t, "--agent", "conformance", "--store", "sqlite:"+db)
 	got := q.getJSON(t, "/tasks/"+doneID)

@@ -28,6 +28,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2a/a2aconnect"
+	"parley.dev/parley/internal/testkit"
 )
 
 // testCA is a throw-away certificate authority that signs server
@@ -160,7 +161,7 @@ func httpsJSON(t *testing.T, hc *http.Client, method, url, contentType, body str
 func TestServeTLS(t *testing.T) {
 	p, ca, _ := serveTLS(t)
 	base := "https://" + p.addr
-	if out := p.stdout.String(); !strings.Contains(out, base+"/.well-known/agent-card.json") || !strings.Contains(out, "over TLS") {
+	if out := p.Stdout(); !strings.Contains(out, base+"/.well-known/agent-card.json") || !strings.Contains(out, "over TLS") {
 		t.Fatalf("stdout does not show the https card URL and gRPC over TLS:\n%s", out)
 	}
 
@@ -296,7 +297,7 @@ func grpcSendAndStream(t *testing.T, ca *testCA, target string) {
 }
 
 func TestServeTLSGRPCAddr(t *testing.T) {
-	gaddr := freeAddr(t)
+	gaddr := testkit.FreeAddr(t)
 	p, ca, _ := serveTLS(t, "--grpc-addr", gaddr)
 	card, _ := httpsJSON(t, ca.httpsClient(false), "GET", "https://"+p.addr+"/.well-known/agent-card.json", "", "")
 	var target any
@@ -342,14 +343,14 @@ func TestServeTLSReload(t *testing.T) {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("server certificate %q, want %q\n%s", got, want, p.stderr)
+				t.Fatalf("server certificate %q, want %q\n%s", got, want, p.Stderr())
 			}
 		}
 	}
 	waitCN("parley-1")
 
 	ca.issue(t, dir, "parley-2", 3)
-	p.cmd.Process.Signal(syscall.SIGHUP)
+	p.Signal(syscall.SIGHUP)
 	waitCN("parley-2")
 
 	// A key that does not match: the reload fails, parley-2 stays.
@@ -359,10 +360,10 @@ func TestServeTLSReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFileAtomic(t, filepath.Join(dir, "server.crt"), certPEM) // its key is not server.key
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.stderr.String(), "not reloaded"); time.Sleep(20 * time.Millisecond) {
+	p.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Stderr(), "not reloaded"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no log of the failed reload:\n%s", p.stderr)
+			t.Fatalf("no log of the failed reload:\n%s", p.Stderr())
 		}
 	}
 	if got := peerCN(); got != "parley-2" {
@@ -383,7 +384,7 @@ func TestServeTLSErrors(t *testing.T) {
 	missing := filepath.Join(dir, "missing.key")
 	run := func(args ...string) (int, string) {
 		t.Helper()
-		cmd := exec.Command(parleyBinary(t), append([]string{"serve", "--store", "memory", "--addr", freeAddr(t)}, args...)...)
+		cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"serve", "--store", "memory", "--addr", testkit.FreeAddr(t)}, args...)...)
 		done := make(chan struct{})
 		defer close(done)
 		go func() {

@@ -1,0 +1,10 @@
+// Package testkit is the harness that Parley's tests share, so that each
+// test file says what it checks rather than how to set the scene: a Parley
+// server on a loopback port (StartServer, NewCore, ServeH2C), child
+// processes stopped when the test ends (StartProcess, StartNodeServer,
+// ParleyBinary), the draining of streams (Collect, Kinds, ReadSSE), and the
+// bounded exchange a fuzz target makes with a handler (Exchange).
+//
+// Everything here reports failures through the testing.TB it is given and
+// releases what it started with TB.Cleanup. Only _test.go files import it.
+package testkit

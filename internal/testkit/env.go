@@ -1,0 +1,160 @@
+package testkit
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// FreeAddr returns "127.0.0.1:PORT" for a loopback port nothing listened
+// on a moment ago: a place for a server to start, or a dead address.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return addr
+}
+
+// OnFreeAddr calls try with a free address, up to three times, and returns
+// what the first success returns: an address found free can be taken by
+// someone else before the server binds it. It fails the test, naming
+// what, after three failures.
+func OnFreeAddr(tb testing.TB, what string, try func(addr string) (string, error)) string {
+	tb.Helper()
+	var lastErr error
+	for range 3 {
+		out, err := try(FreeAddr(tb))
+		if err == nil {
+			return out
+		}
+		lastErr = err
+	}
+	tb.Fatalf("%s did not start: %v", what, lastErr)
+	return ""
+}
+
+// ModuleRoot returns the directory holding Parley's go.mod, found from the
+// directory the test runs in.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+var parleyBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// ParleyBinary builds cmd/parley, once per test binary, and returns its
+// path. The binary stays in a temporary directory after the tests.
+func ParleyBinary(tb testing.TB) string {
+	tb.Helper()
+	root := ModuleRoot(tb)
+	parleyBuild.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			parleyBuild.err = fmt.Errorf("go tool not on PATH: %w", err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "parley-test")
+		if err != nil {
+			parleyBuild.err = err
+			return
+		}
+		bin := filepath.Join(dir, "parley")
+		cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/parley")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			parleyBuild.err = fmt.Errorf("go build ./cmd/parley: %v\n%s", err, out)
+			return
+		}
+		parleyBuild.path = bin
+	})
+	if parleyBuild.err != nil {
+		tb.Fatal(parleyBuild.err)
+	}
+	return parleyBuild.path
+}
+
+// SkipOrFailInCI skips a test whose prerequisite (Node.js, an npm
+// package) is missing, or fails it when CI=true, where every prerequisite
+// is expected.
+func SkipOrFailInCI(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("CI=true but the test cannot run: %s", why)
+	}
+	tb.Skip(why)
+}
+
+// RequireNode returns the path of node, after checking that each of pkgs
+// is installed in jsDir/node_modules; a missing one skips the test (see
+// SkipOrFailInCI).
+func RequireNode(tb testing.TB, jsDir string, pkgs ...string) string {
+	tb.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		SkipOrFailInCI(tb, "node is not on PATH; install Node.js >= 20 to run the JS SDK tests")
+	}
+	for _, pkg := range pkgs {
+		if _, err := os.Stat(filepath.Join(jsDir, "node_modules", pkg, "package.json")); err != nil {
+			SkipOrFailInCI(tb, fmt.Sprintf("%s is not installed; run `npm ci` in %s", pkg, jsDir))
+		}
+	}
+	return node
+}
+
+// StartNodeServer runs `node script PORT` in dir on a free loopback port
+// and waits for the line "READY BASE_URL" on its standard output and for
+// the agent card at that URL, then returns the URL. The server is stopped
+// when the test ends.
+func StartNodeServer(tb testing.TB, node, dir, script string) string {
+	tb.Helper()
+	name := "node " + script
+	return OnFreeAddr(tb, name, func(addr string) (string, error) {
+		_, port, _ := net.SplitHostPort(addr)
+		cmd := exec.Command(node, script, port)
+		cmd.Dir = dir
+		p := StartProcess(tb, cmd, &ProcessOptions{Name: name})
+		line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, "READY ") }, 20*time.Second)
+		if err != nil {
+			p.Stop()
+			return "", err
+		}
+		base := strings.TrimSpace(strings.TrimPrefix(line, "READY "))
+		resp, err := http.Get(base + "/.well-known/agent-card.json")
+		if err != nil {
+			p.Stop()
+			return "", err
+		}
+		resp.Body.Close()
+		return base, nil
+	})
+}

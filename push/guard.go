@@ -17,19 +17,26 @@ import (
 // unspecified, multicast or otherwise not publicly routable.
 var ErrForbiddenAddress = errors.New("push: webhook address not allowed")
 
-// AddressError says which address the guard refused and why.
+// AddressError is the guard's refusal of an address. Its message never
+// says what a host name resolved to: it is shown to whoever registered the
+// webhook (an InvalidParams answer) and logged, and naming the address
+// would let any client map the server's internal DNS. For an IP literal
+// the message repeats the address, as written, with the reason.
 type AddressError struct {
 	Host   string     // the host as written in the URL
-	Addr   netip.Addr // the refused address
-	Reason string     // e.g. "loopback", "private"
+	Addr   netip.Addr // the refused address; not in the message when Host is a name
+	Reason string     // why Addr is refused, e.g. "loopback", "private"
 }
 
 // Error implements the error interface.
 func (e *AddressError) Error() string {
-	if e.Host != "" && e.Host != e.Addr.String() {
-		return fmt.Sprintf("webhook host %s resolves to %s, a %s address, which is not allowed", e.Host, e.Addr, e.Reason)
+	if e.Host == "" {
+		return fmt.Sprintf("webhook address %s is not allowed (%s)", e.Addr, e.Reason)
 	}
-	return fmt.Sprintf("webhook address %s is a %s address, which is not allowed", e.Addr, e.Reason)
+	if _, err := netip.ParseAddr(e.Host); err == nil {
+		return fmt.Sprintf("webhook address %s is not allowed (%s)", e.Host, e.Reason)
+	}
+	return fmt.Sprintf("webhook host %s is not allowed: it resolves to a private, loopback, link-local or otherwise non-public address", e.Host)
 }
 
 // Is makes errors.Is(err, ErrForbiddenAddress) true.
@@ -57,7 +64,10 @@ type GuardOptions struct {
 	AllowPrivate bool
 	// AllowHosts lists exceptions: a host name or IP literal, matched
 	// against the URL's host (case-insensitive, port ignored), or a CIDR
-	// prefix such as 10.1.0.0/16, matched against the resolved address.
+	// prefix such as 10.1.0.0/16, matched against the resolved address
+	// (an IPv4-mapped prefix, ::ffff:10.1.0.0/112, stands for its IPv4
+	// prefix). AllowPrivate and AllowHosts are the only ways past
+	// Forbidden.
 	AllowHosts []string
 	// Resolver resolves host names; default net.DefaultResolver.
 	Resolver Resolver
@@ -101,6 +111,10 @@ func NewGuard(o *GuardOptions) (*Guard, error) {
 			p, err := netip.ParsePrefix(h)
 			if err != nil {
 				return nil, fmt.Errorf("push: allowed host %q: %v", h, err)
+			}
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				// Addresses are checked unmapped: so is a mapped prefix.
+				p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 			}
 			g.nets = append(g.nets, p.Masked())
 		default:
@@ -175,11 +189,13 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 }
 
 // checkAddr refuses a forbidden address unless an allowed prefix holds it.
+// The address is judged unmapped and without its zone (netip.Prefix never
+// contains a zoned address).
 func (g *Guard) checkAddr(host string, a netip.Addr) error {
 	if g.allowPrivate {
 		return nil
 	}
-	a = a.Unmap()
+	a = a.Unmap().WithZone("")
 	reason, bad := Forbidden(a)
 	if !bad {
 		return nil
@@ -216,6 +232,9 @@ func (g *Guard) DialContext(ctx context.Context, network, address string) (net.C
 	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Is4In6() {
+			a = a.Unmap() // as the name's addresses below: dialled over IPv4
+		}
 		addrs = []netip.Addr{a}
 	} else {
 		ias, err := g.resolver.LookupIPAddr(ctx, host)
@@ -253,69 +272,4 @@ func (g *Guard) DialContext(ctx context.Context, network, address string) (net.C
 		first = fmt.Errorf("push: no address found for %s", host)
 	}
 	return nil, first
-}
-
-var (
-	sharedSpace = netip.MustParsePrefix("100.64.0.0/10")  // carrier-grade NAT
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")      // "this host on this network"
-	ietfv4      = netip.MustParsePrefix("192.0.0.0/24")   // IETF protocol assignments
-	benchmark   = netip.MustParsePrefix("198.18.0.0/15")  // network benchmarking
-	reservedv4  = netip.MustParsePrefix("240.0.0.0/4")    // reserved, and broadcast
-	siteLocal   = netip.MustParsePrefix("fec0::/10")      // deprecated site-local
-	nat64       = netip.MustParsePrefix("64:ff9b::/96")   // NAT64, embeds an IPv4 address
-	nat64Local  = netip.MustParsePrefix("64:ff9b:1::/48") // local-use NAT64
-	sixToFour   = netip.MustParsePrefix("2002::/16")      // 6to4, embeds an IPv4 address
-	compatv4    = netip.MustParsePrefix("::/96")          // deprecated IPv4-compatible
-)
-
-// Forbidden reports whether the guard refuses an address by default, and
-// why: loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
-// link-local (169.254/16, fe80::/10), unspecified, multicast, the shared
-// address space 100.64/10, and other ranges that are not publicly
-// routable. IPv4 addresses embedded in IPv6 (mapped, compatible, NAT64,
-// 6to4) are judged by the IPv4 address.
-func Forbidden(a netip.Addr) (reason string, forbidden bool) {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid():
-		return "invalid", true
-	case a.IsLoopback():
-		return "loopback", true
-	case a.IsUnspecified():
-		return "unspecified", true
-	case a.IsPrivate():
-		return "private", true
-	case a.IsLinkLocalUnicast():
-		return "link-local", true
-	case a.IsMulticast(), a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast():
-		return "multicast", true
-	}
-	if a.Is4() {
-		switch {
-		case sharedSpace.Contains(a):
-			return "shared (carrier-grade NAT)", true
-		case thisNetwork.Contains(a), ietfv4.Contains(a), benchmark.Contains(a), reservedv4.Contains(a):
-			return "reserved", true
-		}
-		return "", false
-	}
-	if siteLocal.Contains(a) {
-		return "site-local", true
-	}
-	b := a.As16()
-	var v4 netip.Addr
-	switch {
-	case nat64.Contains(a), compatv4.Contains(a):
-		v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	case sixToFour.Contains(a):
-		v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-	case nat64Local.Contains(a):
-		return "local NAT64", true
-	}
-	if v4.IsValid() {
-		if r, bad := Forbidden(v4); bad {
-			return r + " (embedded IPv4)", true
-		}
-	}
-	return "", false
 }

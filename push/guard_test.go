@@ -3,6 +3,7 @@ package push_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -110,9 +111,16 @@ func TestCheckURL(t *testing.T) {
 			}
 		}
 	}
+	// A refused name is named, but what it resolves to is not said
+	// (internal DNS stays private); a refused literal is named with why.
 	err := strict.CheckURL(context.Background(), "https://internal.example/hook")
+	if !errors.Is(err, push.ErrForbiddenAddress) || !strings.Contains(err.Error(), "internal.example") ||
+		!strings.Contains(err.Error(), "not allowed") || strings.Contains(err.Error(), "10.0.0.5") {
+		t.Errorf("refusal %q: want ErrForbiddenAddress naming the host, not its address", err)
+	}
+	err = strict.CheckURL(context.Background(), "http://10.0.0.5/hook")
 	if !errors.Is(err, push.ErrForbiddenAddress) || !strings.Contains(err.Error(), "10.0.0.5") || !strings.Contains(err.Error(), "private") {
-		t.Errorf("refusal %q: want ErrForbiddenAddress naming the address and why", err)
+		t.Errorf("refusal %q: want ErrForbiddenAddress naming the literal address and why", err)
 	}
 	if _, err := push.NewGuard(&push.GuardOptions{AllowHosts: []string{" "}}); err == nil {
 		t.Error("NewGuard accepted an empty allowed host")
@@ -165,6 +173,9 @@ func TestDialRefusesPrivate(t *testing.T) {
 		if !tc.ok && !errors.Is(err, push.ErrForbiddenAddress) {
 			t.Errorf("%s: DialContext(%s) = %v, want ErrForbiddenAddress", tc.name, tc.addr, err)
 		}
+		if !tc.ok && strings.HasPrefix(tc.addr, "hook.example") && strings.Contains(fmt.Sprint(err), "127.0.0.1") {
+			t.Errorf("%s: DialContext(%s) = %v, which says what the name resolved to", tc.name, tc.addr, err)
+		}
 	}
 }
 
@@ -191,8 +202,9 @@ func TestDNSRebinding(t *testing.T) {
 	if n := len(rc.all()); n != 0 {
 		t.Errorf("receiver got %d requests through a rebound name", n)
 	}
-	if logs := e.logs.String(); !strings.Contains(logs, "notification dropped") || !strings.Contains(logs, "loopback") {
-		t.Errorf("the refusal is not logged:\n%s", logs)
+	if logs := e.logs.String(); !strings.Contains(logs, "notification dropped") || !strings.Contains(logs, "rebind.example is not allowed") ||
+		strings.Contains(logs, "resolves to 127") {
+		t.Errorf("the refusal is not logged, or says what the name resolved to:\n%s", logs)
 	}
 }
 

@@ -312,3 +312,16 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// storeConfig puts a configuration straight into the store, with the task
+// snapshot queued for it, as a configuration written before the current
+// registration rules (or by another process) would be: the server's checks
+// are bypassed, so delivery alone must cope with it.
+func (e *env) storeConfig(t testing.TB, task *a2a.Task, cfg *a2a.TaskPushNotificationConfig) {
+	t.Helper()
+	snap := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: task}}
+	if err := e.store.PutPushConfig(call(t), taskstore.Scope{}, cfg, taskstore.Event{Push: true, Response: snap}); err != nil {
+		t.Fatalf("PutPushConfig(%s): %v", cfg.GetUrl(), err)
+	}
+	e.sender.Queued(cfg.TaskId)
+}

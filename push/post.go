@@ -23,8 +23,18 @@ const (
 )
 
 // attempt makes one POST. For a retry it returns the receiver's
-// Retry-After (0 when none); for a failure, a reason for the log.
+// Retry-After (0 when none); for a failure, a reason, which is logged and,
+// on suspension, stored: it is scrubbed of the configuration's secrets
+// (see scrub).
 func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification) (outcome, time.Duration, string) {
+	out, wait, why := s.post(ctx, n)
+	return out, wait, scrub(why, n.Config)
+}
+
+// post makes one POST; see attempt. No reason it returns quotes the
+// webhook URL: net/http puts the whole URL, query string included, in
+// front of its errors (*url.Error), which errText takes off.
+func (s *Sender) post(ctx context.Context, n *taskstore.Notification) (outcome, time.Duration, string) {
 	s.attempts.Add(1)
 	cfg := n.Config
 	if _, err := ParseURL(cfg.GetUrl()); err != nil {
@@ -38,7 +48,7 @@ func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification) (outcom
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.GetUrl(), bytes.NewReader(body))
 	if err != nil {
-		return drop, 0, "webhook URL: " + err.Error()
+		return drop, 0, "the request could not be made: " + errText(err)
 	}
 	SetHeaders(req.Header, cfg)
 	select {
@@ -50,12 +60,12 @@ func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification) (outcom
 	<-s.sem
 	if err != nil {
 		if errors.Is(err, ErrForbiddenAddress) {
-			return drop, 0, err.Error()
+			return drop, 0, errText(err)
 		}
 		if ctx.Err() == context.DeadlineExceeded {
 			return retry, 0, fmt.Sprintf("no answer within %v", s.opts.Timeout)
 		}
-		return retry, 0, err.Error()
+		return retry, 0, errText(err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 	resp.Body.Close()
@@ -91,13 +101,4 @@ func SetHeaders(h http.Header, cfg *a2a.TaskPushNotificationConfig) {
 		h.Set("A2A-Notification-Token", tok)
 		h.Set("X-A2A-Notification-Token", tok)
 	}
-}
-
-// redact returns a URL without its query and fragment, for logs.
-func redact(raw string) string {
-	u, err := ParseURL(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }

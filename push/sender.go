@@ -28,10 +28,12 @@
 // drop that notification. After MaxFailures consecutive failures the
 // configuration is suspended (taskstore.Outbox.SuspendPush): its queue is
 // dropped, nothing more is queued for it until it is created again, and
-// the reason is logged and reported by Stats.
+// the reason is logged, stored with the suspension and reported by Stats.
+// Those reasons and the log lines hold no secret of the configuration (see
+// Options.Logger).
 //
 // Webhook URLs pass the SSRF guard (Guard) at registration and at every
-// connection.
+// connection; Forbidden says which addresses it refuses.
 package push
 
 import (
@@ -50,7 +52,10 @@ import (
 // default.
 type Options struct {
 	// Logger receives delivery failures and suspensions; default
-	// slog.Default(). Credentials and tokens are never logged.
+	// slog.Default(). A webhook is logged as its scheme and host only,
+	// and no reason (logged, stored with a suspension, or in Stats) holds
+	// the URL's path, query, fragment or user information, the
+	// credentials or the token.
 	Logger *slog.Logger
 	// Timeout bounds one POST, answer included; default 10 s.
 	Timeout time.Duration

@@ -204,7 +204,6 @@ func (s *Sender) suspend(t *target, gen uint64, reason string) {
 	if stale {
 		return
 	}
-	s.suspended.Add(1)
 	s.log.Warn("push: configuration suspended: no more notifications are sent to it until it is created again",
 		"task", t.key.TaskID, "config", t.key.ConfigID, "reason", reason)
 	if err := s.store.SuspendPush(s.ctx, t.key, reason); err != nil && s.ctx.Err() == nil {
@@ -216,6 +215,9 @@ func (s *Sender) suspend(t *target, gen uint64, reason string) {
 		t.gen++
 	}
 	t.failures = 0
+	// Counted with its record, under the lock, so that Stats never shows
+	// a suspension in Suspended and not yet in Recent.
+	s.suspended.Add(1)
 	s.suspensions = append(s.suspensions, Suspension{Target: t.key, Reason: reason, At: time.Now()})
 	if len(s.suspensions) > 100 {
 		s.suspensions = s.suspensions[len(s.suspensions)-100:]

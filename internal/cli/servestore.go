@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/taskstore/seal"
+	"parley.dev/parley/taskstore/sqlitestore"
+)
+
+// pushKeyEnv names the environment variable that may hold the push keys,
+// read when -push-key-file is not given.
+const pushKeyEnv = "PARLEY_PUSH_KEY"
+
+// storeFlags are the flags of `parley serve` about keeping the store's
+// secrets: the push keys that encrypt webhook credentials at rest
+// (spec §13.2), and -new-push-key, which makes one.
+//
+// The keys are text, read from -push-key-file or else from
+// PARLEY_PUSH_KEY: 32-byte keys, each as base64 (44 characters) or hex (64
+// characters), separated by newlines, commas or spaces, with '#' starting
+// a comment (see seal.Parse). The first key encrypts; all of them decrypt.
+// To rotate, put a new key first and keep the old ones after it: at start
+// the server encrypts every configuration again under the first key, after
+// which the old keys can go. Without a key the credentials are stored as
+// the client gave them, and the server says so at start.
+type storeFlags struct {
+	pushKeyFile *string
+	newPushKey  *bool
+	getenv      func(string) string // os.Getenv; tests replace it
+}
+
+// addStoreFlags defines the store secret flags on fs.
+func addStoreFlags(fs *flag.FlagSet) *storeFlags {
+	return &storeFlags{
+		pushKeyFile: fs.String("push-key-file", "", "encrypt push credentials in the sqlite store with the keys in `FILE` (base64 or hex, one per line, the first encrypts; default: the "+pushKeyEnv+" environment variable)"),
+		newPushKey:  fs.Bool("new-push-key", false, "print a new random push key (base64) and exit"),
+		getenv:      os.Getenv,
+	}
+}
+
+// printNewPushKey writes a new key from crypto/rand to w, in the form
+// -push-key-file reads.
+func printNewPushKey(w io.Writer) error {
+	_, err := fmt.Fprintln(w, seal.Encode(seal.NewKey()))
+	return err
+}
+
+// pushKeys reads the push keys: from -push-key-file when it is given,
+// otherwise from PARLEY_PUSH_KEY; nil when neither is set. The flag wins
+// over the environment, with a warning when both are set. No error repeats
+// a key.
+func (f *storeFlags) pushKeys(log *slog.Logger) (keys *seal.Keys, from string, err error) {
+	env := f.getenv(pushKeyEnv)
+	if *f.pushKeyFile == "" {
+		if env == "" {
+			return nil, "", nil
+		}
+		if keys, err = seal.Parse(env); err != nil {
+			return nil, "", usageError{fmt.Errorf("%s: %v", pushKeyEnv, err)}
+		}
+		return keys, pushKeyEnv, nil
+	}
+	file := *f.pushKeyFile
+	if env != "" {
+		log.Warn("push: -push-key-file is given, so "+pushKeyEnv+" is ignored", "file", file)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("-push-key-file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("push: the key file can be read by others than its owner; chmod 600 it", "file", file, "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
+	}
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("-push-key-file: %w", err)
+	}
+	if keys, err = seal.Parse(string(text)); err != nil {
+		return nil, "", usageError{fmt.Errorf("-push-key-file %s: %v", file, err)}
+	}
+	return keys, file, nil
+}
+
+// open opens the task store named by a -store value with the push keys,
+// if any. With keys, it encrypts under the first key every configuration
+// stored in plain text or under another key before the server starts.
+// Without keys and with push delivery on, it warns that credentials are
+// stored in plain text. A database holding credentials the keys cannot
+// decrypt is refused, with a message saying how to give the keys.
+func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
+	keys, from, err := f.pushKeys(log)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case spec == "memory":
+		if keys != nil {
+			log.Warn("push: the push keys are not used: the memory store keeps nothing at rest", "from", from)
+		}
+		return memstore.New(), nil
+	case strings.HasPrefix(spec, "sqlite:"):
+		path := strings.TrimPrefix(spec, "sqlite:")
+		if path == "" {
+			return nil, usageError{errors.New("-store sqlite:PATH needs a path")}
+		}
+		return openSQLite(ctx, path, keys, from, pushOn, log)
+	}
+	return nil, usageError{fmt.Errorf("-store %q: want memory or sqlite:PATH", spec)}
+}
+
+// openSQLite opens the SQLite store at path with the push keys (nil for
+// none) and brings every stored configuration under the first key.
+func openSQLite(ctx context.Context, path string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
+	s, err := sqlitestore.OpenWith(path, &sqlitestore.Options{PushKeys: keys})
+	if errors.Is(err, sqlitestore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey) {
+		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with -push-key-file FILE or %s)", err, pushKeyEnv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil {
+		if pushOn {
+			log.Warn("push: webhook credentials are stored in plain text in the database; give a key with -push-key-file or "+
+				pushKeyEnv+" to encrypt them (parley serve -new-push-key makes one)", "file", path)
+		}
+		return s, nil
+	}
+	ids := keys.IDs()
+	log.Info("push: webhook credentials are encrypted at rest", "key", ids[0], "older_keys", len(ids)-1, "from", from)
+	n, err := s.ResealPushConfigs(ctx)
+	if n > 0 {
+		log.Info("push: encrypted stored configurations under the first key", "configs", n, "key", ids[0])
+	}
+	if err != nil {
+		// What did not decrypt stays as it is and fails when used; the
+		// rest of the store is sound.
+		log.Error("push: some stored configurations could not be decrypted", "err", err)
+	}
+	return s, nil
+}

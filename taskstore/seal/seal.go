@@ -12,11 +12,11 @@
 //
 //	"PSv1" | key id (4 bytes) | nonce (12 bytes) | AES-256-GCM ciphertext and tag
 //
-// The key id names the key that sealed the value; it is derived from the key
-// with HKDF-SHA256, as is the AES key itself, so that neither needs to be
-// named by the operator and neither is the key as given. The four-byte
-// prefix carries the format version and, with the key id, is authenticated
-// along with the caller's additional data: a value opens only with the key
+// The key id names the key that sealed the value. It is derived from the
+// key with HKDF-SHA256, so operators never have to name their keys; the AES
+// key is derived the same way under another label, so the id tells nothing
+// about it. The four-byte prefix carries the format version and, with the
+// key id, is authenticated along with the caller's additional data: a value opens only with the key
 // and the additional data it was sealed with, so a store that passes a
 // row's identity as additional data gets ciphertexts that cannot be moved
 // to another row. Nonces are random; with 96-bit nonces a key should seal
@@ -79,7 +79,8 @@ var (
 	ErrAuth = errors.New("seal: authentication failed (the value was altered or moved)")
 )
 
-// Keys is an ordered set of keys: the first seals, all of them open.
+// Keys is an ordered set of keys: the first seals, all of them open. Make
+// one with New or Parse; the zero value holds no key and cannot be used.
 type Keys struct {
 	keys []key
 }

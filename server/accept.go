@@ -153,9 +153,14 @@ func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConf
 
 // startTask accepts a message that starts a new task. The ids are minted
 // now; the task itself is created when the agent first updates it (brief
-// §4.4: task ids are server-minted).
+// §4.4: task ids are server-minted). The caller's task quotas are taken
+// here (Limits.MaxOpenTasks, Limits.TaskRate), in memory, and given back
+// when the task becomes terminal or is never made (see run.finish).
 func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
 	id := a2a.NewID()
+	if err := s.quota.admit(c.scope.Owner, id, s.now()); err != nil {
+		return nil, err
+	}
 	ctxID := msg.ContextId
 	if ctxID == "" {
 		ctxID = a2a.NewID()
@@ -174,6 +179,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	if _, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
 		MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
 	}); err != nil {
+		s.quota.closed(c.scope.Owner, id)
 		s.releaseLocked(r)
 		return nil, a2a.Internal(err)
 	}
@@ -253,10 +259,16 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 
 // recordFollowUp stores an accepted follow-up: the message in the task's
 // history, its inline push configuration, and its idempotency record. It
-// also completes the agent's Request. Callers hold r.mu and have loaded the
-// task.
+// also completes the agent's Request. An inline configuration the task has
+// no room for (Limits.MaxPushConfigs) refuses the follow-up before anything
+// is stored. Callers hold r.mu and have loaded the task.
 func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig) error {
 	t := r.task
+	if push != nil {
+		if err := r.roomForPushConfig(ctx, push.Id, "configuration.taskPushNotificationConfig"); err != nil {
+			return err
+		}
+	}
 	// DESIGN B9: the context is inferred from the task and stamped on the
 	// stored message.
 	msg.ContextId = t.ContextId

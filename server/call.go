@@ -20,8 +20,9 @@ type call struct {
 }
 
 // begin runs the checks common to every operation, in this order:
-// authentication, protocol version (DESIGN B7), required extensions. It
-// returns the caller's scope for the tenant.
+// authentication, protocol version (DESIGN B7), required extensions, the
+// length of the tenant (Limits.MaxIDBytes). It returns the caller's scope
+// for the tenant.
 func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
 	ci := a2a.CallInfoFrom(ctx)
 	if ci == nil {
@@ -35,6 +36,9 @@ func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
 	}
 	if err := s.activateExtensions(ci); err != nil {
 		return call{}, err
+	}
+	if v := s.limits.id(nil, "", "tenant", tenant); len(v) > 0 {
+		return call{}, a2a.InvalidParams(v...)
 	}
 	return call{info: ci, scope: taskstore.Scope{Tenant: tenant, Owner: ci.Principal}}, nil
 }

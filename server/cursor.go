@@ -1,7 +1,8 @@
 package server
 
-// ListTasks page tokens: opaque, signed, and bound to the caller and the
-// filters they were issued for.
+// Page tokens of ListTasks and ListTaskPushNotificationConfigs: opaque,
+// signed, and bound to the caller and the filters (or the task) they were
+// issued for.
 
 import (
 	"crypto/hmac"
@@ -24,6 +25,19 @@ func filterDigest(scope taskstore.Scope, req *a2a.ListTasksRequest) []byte {
 	}
 	if ts := req.StatusTimestampAfter; ts != nil {
 		_ = binary.Write(h, binary.BigEndian, ts.AsTime().UnixMilli())
+	}
+	return h.Sum(nil)[:8]
+}
+
+// pushFilterDigest binds a ListTaskPushNotificationConfigs page token to
+// the caller and the task. Its leading label keeps it apart from a
+// ListTasks digest, so a token of one list is refused by the other (and
+// would only name a position in the caller's own data if it were not).
+func pushFilterDigest(scope taskstore.Scope, taskID string) []byte {
+	h := sha256.New()
+	for _, s := range []string{"push-configs", scope.Tenant, scope.Owner, taskID} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
 	}
 	return h.Sum(nil)[:8]
 }

@@ -12,5 +12,7 @@
 // every operation starts with), accept.go and send.go (SendMessage and
 // SendStreamingMessage), tasks.go and pushconfig.go (the other operations),
 // run.go, execution.go and events.go (the live state of a task, the agent's
-// executions and the events it emits), agent.go (the Agent API).
+// executions and the events it emits), agent.go (the Agent API), limits.go
+// (Limits: the bounds on what a request may carry) and quota.go (the
+// per-caller task quotas).
 package server

@@ -33,7 +33,7 @@ func (r *run) apply(ex *execution, ev event) error {
 		}
 		m := proto.Clone(ev.reply).(*a2a.Message)
 		r.stampAgentMessage(m, false)
-		if v := a2a.CheckRequired(m); len(v) > 0 {
+		if v := r.s.checkAgentMessage(m); len(v) > 0 {
 			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
 		}
 		r.reply = m
@@ -93,7 +93,7 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	if m != nil {
 		m = proto.Clone(m).(*a2a.Message)
 		r.stampAgentMessage(m, true)
-		if v := a2a.CheckRequired(m); len(v) > 0 {
+		if v := r.s.checkAgentMessage(m); len(v) > 0 {
 			return fmt.Errorf("server: invalid status message: %s: %s", v[0].Field, v[0].Description)
 		}
 		st.Message = m
@@ -111,13 +111,33 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 		r.task.Status, r.task.History = prev, r.task.History[:prevHist]
 		return a2a.Internal(err)
 	}
+	if a2a.IsTerminal(state) {
+		r.s.quota.closed(r.scope.Owner, r.id)
+	}
 	r.s.queued(r.id)
 	r.publish(ev, true)
 	return nil
 }
 
+// checkAgentMessage returns what is wrong with a message the agent sent
+// (ids stamped): missing REQUIRED fields, a role the Role enum does not
+// define, or sizes over the Limits.
+func (s *Server) checkAgentMessage(m *a2a.Message) []a2a.FieldViolation {
+	v := s.limits.message(nil, "message", m)
+	if len(v) > 0 {
+		return v
+	}
+	if _, ok := a2a.Role_name[int32(m.Role)]; !ok {
+		v = append(v, a2a.FieldViolation{Field: "message.role", Description: "is not a Role value"})
+	}
+	return append(v, a2a.CheckRequired(m)...)
+}
+
 // applyArtifact records an artifact chunk. Callers hold r.mu.
 func (r *run) applyArtifact(ctx context.Context, ev event) error {
+	if v := r.s.limits.artifact(nil, "artifact", ev.artifact); len(v) > 0 {
+		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
+	}
 	a := proto.Clone(ev.artifact).(*a2a.Artifact)
 	if v := a2a.CheckRequired(a); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)

@@ -88,10 +88,15 @@ func (r *run) fail(ex *execution, why string) {
 	}
 }
 
-// finish ends an execution. Callers hold r.mu.
+// finish ends an execution. An execution that leaves no task (a direct
+// reply, or a failure before the task could be stored) gives back the
+// open-task quota its message took. Callers hold r.mu.
 func (r *run) finish(ex *execution) {
 	if ex.done {
 		return
+	}
+	if r.task == nil {
+		r.s.quota.closed(r.scope.Owner, r.id)
 	}
 	ex.done = true
 	ex.cancel(ErrExecutionEnded)

@@ -5,6 +5,9 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -16,11 +19,15 @@ import (
 // server assigns the id unless the client gave one (SPEC SILENT; a
 // client-chosen id replaces the config with that id). With delivery on, the
 // URL must pass the pusher's SSRF guard, and the new configuration's first
-// notification is a snapshot of the task (see putPushConfig).
+// notification is a snapshot of the task (see putPushConfig). A task holds
+// at most Limits.MaxPushConfigs configurations.
 func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
 	c, err := s.beginPush(ctx, req.GetTenant())
 	if err != nil {
 		return nil, err
+	}
+	if v := s.limits.pushConfig(nil, "", req); len(v) > 0 {
+		return nil, a2a.InvalidParams(v...)
 	}
 	v := a2a.CheckRequired(req)
 	if req.TaskId == "" {
@@ -43,12 +50,16 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.
 		cfg.Id = a2a.NewID()
 	}
 	// Under the run's lock, so the snapshot and the events after it reach
-	// the configuration in order.
+	// the configuration in order, and two creations cannot both take the
+	// last free place.
 	r := s.acquire(req.TaskId, c.scope)
 	defer s.release(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.load(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.roomForPushConfig(ctx, cfg.Id, "taskId"); err != nil {
 		return nil, err
 	}
 	if err := r.putPushConfig(context.WithoutCancel(ctx), cfg); err != nil {
@@ -64,33 +75,47 @@ func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Get
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(req); err != nil {
+	if err := validate(req, s.limits.id(s.limits.id(nil, "", "taskId", req.TaskId), "", "id", req.Id)); err != nil {
 		return nil, err
 	}
 	cfg, err := s.store.GetPushConfig(ctx, c.scope, req.TaskId, req.Id)
 	if err != nil {
 		if errors.Is(err, taskstore.ErrNotFound) {
-			return nil, a2a.NewError(a2a.CodeTaskNotFound, "push notification config %q of task %q not found", req.Id, req.TaskId).
-				WithMeta("taskId", req.TaskId).WithMeta("configId", req.Id)
+			id, task := clip(req.Id), clip(req.TaskId)
+			return nil, a2a.NewError(a2a.CodeTaskNotFound, "push notification config %q of task %q not found", id, task).
+				WithMeta("taskId", task).WithMeta("configId", id)
 		}
 		return nil, a2a.Internal(err)
 	}
 	return cfg, nil
 }
 
-// ListTaskPushNotificationConfigs implements a2a.Service (brief §3.9). All
-// of a task's configurations come in one page.
+// ListTaskPushNotificationConfigs implements a2a.Service (brief §3.9): a
+// page of the task's configurations in id order. pageSize is 1 to
+// MaxPageSize, DefaultPageSize when unset (0), as for ListTasks; pageToken
+// is an opaque token from the previous page, signed and bound to the caller
+// and the task; nextPageToken is "" on the last page.
 func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
 	c, err := s.beginPush(ctx, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
-	v := a2a.CheckRequired(req)
-	if req.PageSize < 0 {
-		v = append(v, a2a.FieldViolation{Field: "pageSize", Description: "must not be negative"})
+	v := s.limits.id(nil, "", "taskId", req.TaskId)
+	v = append(v, a2a.CheckRequired(req)...)
+	size := DefaultPageSize
+	if req.PageSize != 0 {
+		size = int(req.PageSize)
+		if size < 1 || size > MaxPageSize {
+			v = append(v, a2a.FieldViolation{Field: "pageSize", Description: "must be between 1 and 100 inclusive"})
+		}
 	}
+	filter := pushFilterDigest(c.scope, req.TaskId)
+	var after *taskstore.Cursor
 	if req.PageToken != "" {
-		v = append(v, a2a.FieldViolation{Field: "pageToken", Description: "this server returns every configuration in one page; there is no next page"})
+		var ok bool
+		if after, ok = s.decodeCursor(req.PageToken, filter); !ok {
+			v = append(v, a2a.FieldViolation{Field: "pageToken", Description: "is not a page token this server issued for this task"})
+		}
 	}
 	if len(v) > 0 {
 		return nil, a2a.InvalidParams(v...)
@@ -102,7 +127,54 @@ func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.L
 	if err != nil {
 		return nil, storeErr(err, req.TaskId)
 	}
-	return &a2a.ListTaskPushNotificationConfigsResponse{Configs: cfgs}, nil
+	page, more := pushPage(cfgs, after, size)
+	out := &a2a.ListTaskPushNotificationConfigsResponse{Configs: page}
+	if more {
+		out.NextPageToken = s.encodeCursor(taskstore.Cursor{ID: page[len(page)-1].Id}, filter)
+	}
+	return out, nil
+}
+
+// pushPage returns the page of at most size configurations whose ids come
+// after the cursor's, from cfgs in id order (byte order, as the stores
+// sort), and whether more follow. A configuration deleted since the token
+// was issued does not move the page. (The store lists every configuration
+// of the task; MaxPushConfigs keeps that short.)
+func pushPage(cfgs []*a2a.TaskPushNotificationConfig, after *taskstore.Cursor, size int) (page []*a2a.TaskPushNotificationConfig, more bool) {
+	if after != nil {
+		i, found := slices.BinarySearchFunc(cfgs, after.ID, func(c *a2a.TaskPushNotificationConfig, id string) int {
+			return strings.Compare(c.Id, id)
+		})
+		if found {
+			i++
+		}
+		cfgs = cfgs[i:]
+	}
+	if len(cfgs) > size {
+		return cfgs[:size], true
+	}
+	return cfgs, false
+}
+
+// roomForPushConfig refuses a configuration with a new id when the task
+// already has Limits.MaxPushConfigs of them; field names the request field
+// the violation is reported on. Callers hold r.mu, so the count cannot
+// change before the configuration is stored.
+func (r *run) roomForPushConfig(ctx context.Context, id, field string) error {
+	max := r.s.limits.pushConfigs
+	if max == noLimit {
+		return nil
+	}
+	cfgs, err := r.s.store.ListPushConfigs(ctx, r.scope, r.id)
+	if err != nil {
+		return storeErr(err, r.id)
+	}
+	if len(cfgs) < max || slices.ContainsFunc(cfgs, func(c *a2a.TaskPushNotificationConfig) bool { return c.Id == id }) {
+		return nil
+	}
+	return a2a.InvalidParams(a2a.FieldViolation{Field: field, Description: fmt.Sprintf(
+		"the task already has %d push notification configurations; at most %d are allowed (limit maxPushConfigs): delete one, or replace one by its id",
+		len(cfgs), max)})
 }
 
 // DeleteTaskPushNotificationConfig implements a2a.Service (brief §3.10):
@@ -113,7 +185,7 @@ func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	if err != nil {
 		return err
 	}
-	if err := validate(req); err != nil {
+	if err := validate(req, s.limits.id(s.limits.id(nil, "", "taskId", req.TaskId), "", "id", req.Id)); err != nil {
 		return err
 	}
 	if _, err := s.store.GetTask(ctx, c.scope, req.TaskId); err != nil {

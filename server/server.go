@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -55,6 +56,9 @@ type Options struct {
 	// pushNotifications, but nothing is sent. With Push set the card must
 	// declare pushNotifications.
 	Push Pusher
+	// Limits bound request sizes and per-caller task quotas; the zero
+	// value means every default (see Limits).
+	Limits Limits
 }
 
 // Server is the A2A core. It implements a2a.Service. Create it with New and
@@ -71,6 +75,9 @@ type Server struct {
 	stop     context.CancelCauseFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
+
+	limits limits  // Options.Limits resolved
+	quota  *quotas // nil when the task quotas are off
 
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
@@ -95,6 +102,7 @@ func New(opts *Options) (*Server, error) {
 	s := &Server{
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
 		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
+		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
 	}
 	s.base, s.stop = context.WithCancelCause(context.Background())
 	if err := s.recover(context.Background()); err != nil {
@@ -106,7 +114,8 @@ func New(opts *Options) (*Server, error) {
 }
 
 // check reports the first problem with the options: a missing Card or
-// Agent, an invalid card, or Push without the card's pushNotifications.
+// Agent, an invalid card, Push without the card's pushNotifications, or a
+// TaskRate that is not a number.
 func (o *Options) check() error {
 	if o.Card == nil {
 		return errors.New("server: Options.Card is required")
@@ -119,6 +128,9 @@ func (o *Options) check() error {
 	}
 	if o.Push != nil && !o.Card.GetCapabilities().GetPushNotifications() {
 		return errors.New("server: Options.Push is set but the card does not declare capabilities.pushNotifications")
+	}
+	if math.IsNaN(o.Limits.TaskRate) {
+		return errors.New("server: Options.Limits.TaskRate is NaN")
 	}
 	return nil
 }
@@ -172,7 +184,8 @@ func (s *Server) recover(ctx context.Context) error {
 	return nil
 }
 
-// sweep applies the retention and idempotency windows periodically.
+// sweep applies the retention and idempotency windows periodically, and
+// forgets idle callers' quota state.
 func (s *Server) sweep() {
 	defer s.wg.Done()
 	every := s.opts.SweepInterval
@@ -202,6 +215,7 @@ func (s *Server) sweep() {
 		if _, err := s.store.DeleteMessagesBefore(ctx, now.Add(-s.opts.IdempotencyWindow)); err != nil {
 			s.log.Error("idempotency sweep failed", "err", err)
 		}
+		s.quota.prune(now)
 	}
 }
 

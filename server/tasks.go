@@ -16,7 +16,7 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(req, historyCheck("historyLength", req.HistoryLength)); err != nil {
+	if err := validate(req, s.limits.id(nil, "", "id", req.Id), historyCheck("historyLength", req.HistoryLength)); err != nil {
 		return nil, err
 	}
 	t, err := s.store.GetTask(ctx, c.scope, req.Id)
@@ -74,6 +74,7 @@ func (s *Server) listQuery(req *a2a.ListTasksRequest, filter []byte) (taskstore.
 			v = append(v, a2a.FieldViolation{Field: "pageSize", Description: "must be between 1 and 100 inclusive"})
 		}
 	}
+	v = s.limits.id(v, "", "contextId", req.ContextId)
 	v = append(v, historyCheck("historyLength", req.HistoryLength)...)
 	if _, ok := a2a.TaskState_name[int32(req.Status)]; !ok {
 		v = append(v, a2a.FieldViolation{Field: "status", Description: "is not a TaskState value"})
@@ -105,7 +106,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(req); err != nil {
+	if err := validate(req, s.limits.id(nil, "", "id", req.Id)); err != nil {
 		return nil, err
 	}
 	r := s.acquire(req.Id, c.scope)
@@ -137,7 +138,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 			err = a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
 		}
 		if err == nil {
-			err = validate(req)
+			err = validate(req, s.limits.id(nil, "", "id", req.Id))
 		}
 		if err != nil {
 			yield(a2a.StreamEvent{}, err)

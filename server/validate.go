@@ -5,6 +5,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"mime"
 	"net/url"
 	"strings"
@@ -15,25 +16,55 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// validateSend checks a SendMessageRequest before anything runs (brief §7.3).
+// validateSend checks a SendMessageRequest before anything runs (brief
+// §7.3): the push capability when the request carries a push
+// configuration, then the sizes (Limits) alone, so that an oversized
+// request costs no more than counting, then the REQUIRED fields, the role,
+// the history length, the inline push URL and the media types.
 func (s *Server) validateSend(req *a2a.SendMessageRequest) error {
-	var v []a2a.FieldViolation
-	v = append(v, a2a.CheckRequired(req)...)
-	if m := req.GetMessage(); m != nil && m.Role == a2a.Role_ROLE_AGENT {
-		v = append(v, a2a.FieldViolation{Field: "message.role", Description: "a client message must have role ROLE_USER"})
-	}
 	cfg := req.GetConfiguration()
+	push := cfg.GetTaskPushNotificationConfig()
+	if push != nil && !s.pushEnabled() {
+		return a2a.NewError(a2a.CodePushNotificationNotSupported, "this agent does not support push notifications")
+	}
+	l := &s.limits
+	v := l.message(nil, "message", req.GetMessage())
+	v = l.metadata(v, "", "metadata", req.GetMetadata())
+	v = l.list(v, "configuration", "acceptedOutputModes", cfg.GetAcceptedOutputModes())
+	if push != nil {
+		v = l.pushConfig(v, "configuration.taskPushNotificationConfig", push)
+	}
+	if len(v) > 0 {
+		return a2a.InvalidParams(v...)
+	}
+	v = a2a.CheckRequired(req)
+	if m := req.GetMessage(); m != nil {
+		v = append(v, clientRole(m.Role)...)
+	}
 	v = append(v, historyCheck("configuration.historyLength", historyOf(cfg))...)
-	if p := cfg.GetTaskPushNotificationConfig(); p != nil {
-		if !s.pushEnabled() {
-			return a2a.NewError(a2a.CodePushNotificationNotSupported, "this agent does not support push notifications")
-		}
-		v = append(v, validatePushURL("configuration.taskPushNotificationConfig.url", p.GetUrl())...)
+	if push != nil {
+		v = append(v, validatePushURL("configuration.taskPushNotificationConfig.url", push.GetUrl())...)
 	}
 	if len(v) > 0 {
 		return a2a.InvalidParams(v...)
 	}
 	return s.checkMediaTypes(req.GetMessage().GetParts())
+}
+
+// clientRole checks the role of a client message: ROLE_USER (a missing
+// role is CheckRequired's to report). A number the Role enum does not
+// define is refused too, rather than stored and echoed: every decoder
+// keeps such a number (proto3 enums are open; a2a.Unmarshal refuses only
+// undefined names), so the core's check is the one all bindings share.
+func clientRole(r a2a.Role) []a2a.FieldViolation {
+	switch r {
+	case a2a.Role_ROLE_USER, a2a.Role_ROLE_UNSPECIFIED:
+		return nil
+	case a2a.Role_ROLE_AGENT:
+		return []a2a.FieldViolation{{Field: "message.role", Description: "a client message must have role ROLE_USER"}}
+	}
+	return []a2a.FieldViolation{{Field: "message.role",
+		Description: fmt.Sprintf("%d is not a Role value; a client message must have role ROLE_USER", int32(r))}}
 }
 
 // checkMediaTypes refuses the first part whose media type (given, or
@@ -119,7 +150,9 @@ func storeErr(err error, id string) error {
 	return a2a.Internal(err)
 }
 
-// taskNotFound is the TaskNotFoundError for a task id.
+// taskNotFound is the TaskNotFoundError for a task id. The id is clipped:
+// with Limits.MaxIDBytes off, it may be long.
 func taskNotFound(id string) error {
+	id = clip(id)
 	return a2a.NewError(a2a.CodeTaskNotFound, "task %q not found", id).WithMeta("taskId", id)
 }

@@ -21,8 +21,9 @@ import (
 const pushKeyEnv = "PARLEY_PUSH_KEY"
 
 // storeFlags are the flags of `parley serve` about keeping the store's
-// secrets: the push keys that encrypt webhook credentials at rest
-// (spec §13.2), and -new-push-key, which makes one.
+// secrets: the push keys that encrypt the webhook URLs, tokens and
+// credentials of push configurations at rest (spec §13.2), and
+// -new-push-key, which makes one.
 //
 // The keys are text, read from -push-key-file or else from
 // PARLEY_PUSH_KEY: 32-byte keys, each as base64 (44 characters) or hex (64
@@ -30,8 +31,8 @@ const pushKeyEnv = "PARLEY_PUSH_KEY"
 // a comment (see seal.Parse). The first key encrypts; all of them decrypt.
 // To rotate, put a new key first and keep the old ones after it: at start
 // the server encrypts every configuration again under the first key, after
-// which the old keys can go. Without a key the credentials are stored as
-// the client gave them, and the server says so at start.
+// which the old keys can go. Without a key the secrets are stored as the
+// client gave them, and the server says so at start.
 type storeFlags struct {
 	pushKeyFile *string
 	newPushKey  *bool
@@ -41,7 +42,7 @@ type storeFlags struct {
 // addStoreFlags defines the store secret flags on fs.
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	return &storeFlags{
-		pushKeyFile: fs.String("push-key-file", "", "encrypt push credentials in the sqlite store with the keys in `FILE` (base64 or hex, one per line, the first encrypts; default: the "+pushKeyEnv+" environment variable)"),
+		pushKeyFile: fs.String("push-key-file", "", "encrypt push webhook URLs, tokens and credentials in the sqlite store with the keys in `FILE` (base64 or hex, one per line, the first encrypts; default: the "+pushKeyEnv+" environment variable)"),
 		newPushKey:  fs.Bool("new-push-key", false, "print a new random push key (base64) and exit"),
 		getenv:      os.Getenv,
 	}
@@ -129,13 +130,13 @@ func openSQLite(ctx context.Context, path string, keys *seal.Keys, from string, 
 	}
 	if keys == nil {
 		if pushOn {
-			log.Warn("push: webhook credentials are stored in plain text in the database; give a key with -push-key-file or "+
+			log.Warn("push: webhook URLs, tokens and credentials are stored in plain text in the database; give a key with -push-key-file or "+
 				pushKeyEnv+" to encrypt them (parley serve -new-push-key makes one)", "file", path)
 		}
 		return s, nil
 	}
 	ids := keys.IDs()
-	log.Info("push: webhook credentials are encrypted at rest", "key", ids[0], "older_keys", len(ids)-1, "from", from)
+	log.Info("push: webhook URLs, tokens and credentials are encrypted at rest", "key", ids[0], "older_keys", len(ids)-1, "from", from)
 	n, err := s.ResealPushConfigs(ctx)
 	if n > 0 {
 		log.Info("push: encrypted stored configurations under the first key", "configs", n, "key", ids[0])

@@ -90,7 +90,7 @@ func newKey(t *testing.T) string {
 // credentials while the database holds none in plain text, a restart
 // without the key that is refused, and a rotation through PARLEY_PUSH_KEY.
 func TestServePushKeys(t *testing.T) {
-	const cred, token = "CRED-E2E-0123456789", "TOKEN-E2E-0123456789"
+	const cred, token, hookPath = "CRED-E2E-0123456789", "TOKEN-E2E-0123456789", "/HOOK-E2E-0123456789"
 	auth := make(chan string, 16)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -114,7 +114,7 @@ func TestServePushKeys(t *testing.T) {
 	task, _ := parked["task"].(map[string]any)
 	taskID, _ := task["id"].(string)
 	created := p.call(t, "POST", "/tasks/"+taskID+"/pushNotificationConfigs", fmt.Sprintf(
-		`{"url":%q,"token":%q,"authentication":{"scheme":"Bearer","credentials":%q}}`, hook.URL+"/hook", token, cred))
+		`{"url":%q,"token":%q,"authentication":{"scheme":"Bearer","credentials":%q}}`, hook.URL+hookPath, token, cred))
 	configID, _ := created["id"].(string)
 	select {
 	case got := <-auth:
@@ -135,11 +135,11 @@ func TestServePushKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() == "parley.db" && !bytes.Contains(b, []byte(hook.URL)) {
-			t.Error("the webhook URL is not in the database: the search looks in the wrong place")
+		if e.Name() == "parley.db" && !bytes.Contains(b, []byte(taskID)) {
+			t.Error("the task id is not in the database: the search looks in the wrong place")
 		}
-		if bytes.Contains(b, []byte(cred)) || bytes.Contains(b, []byte(token)) {
-			t.Errorf("%s holds the push credentials in plain text", e.Name())
+		if bytes.Contains(b, []byte(cred)) || bytes.Contains(b, []byte(token)) || bytes.Contains(b, []byte(hookPath)) {
+			t.Errorf("%s holds the push credentials or the webhook URL in plain text", e.Name())
 		}
 		if fi, _ := e.Info(); strings.HasPrefix(e.Name(), "parley.db") && fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s has mode %#o, want 0600", e.Name(), fi.Mode().Perm())
@@ -160,7 +160,7 @@ func TestServePushKeys(t *testing.T) {
 	r.Stop()
 	n := serveKeyed(t, []string{"PARLEY_PUSH_KEY=" + keyB}, true, common...)
 	got := n.call(t, "GET", "/tasks/"+taskID+"/pushNotificationConfigs/"+configID, "")
-	if a, _ := got["authentication"].(map[string]any); a["credentials"] != cred || got["token"] != token {
+	if a, _ := got["authentication"].(map[string]any); a["credentials"] != cred || got["token"] != token || got["url"] != hook.URL+hookPath {
 		t.Errorf("config read with the new key alone = %v", got)
 	}
 }

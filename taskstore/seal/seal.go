@@ -1,6 +1,6 @@
-// Package seal encrypts the secrets a store keeps at rest: the webhook
-// credentials and tokens of push notification configurations, which the
-// spec asks agents to store securely (spec §13.2: "Agents SHOULD securely
+// Package seal encrypts the secrets a store keeps at rest, such as the
+// webhook URLs, credentials and tokens of push notification
+// configurations, which the spec asks agents to store securely (spec §13.2: "Agents SHOULD securely
 // store push notification configurations and credentials").
 //
 // A Keys value holds one or more 32-byte keys that the operator provides.

@@ -19,9 +19,14 @@ import (
 //
 // The secrets of a configuration are the values that let their holder call
 // the webhook as the agent: authentication.credentials (sent in the
-// Authorization header) and token. With Options.PushKeys the push_configs
-// row keeps them apart from the rest: data is the configuration with both
-// cleared, secret is a seal of a configuration holding only those two.
+// Authorization header), token, and the URL itself, which often carries a
+// secret of its own (a capability path such as a chat service's incoming
+// webhook, an api_key query parameter, user information). With
+// Options.PushKeys the push_configs row keeps them apart from the rest:
+// data is the configuration with the three cleared, secret is a seal of a
+// configuration holding only those three. Sealing the URL also means that
+// whoever can write to the file cannot point a configuration, and with it
+// the credentials, at a host of their own.
 // Every row written with keys has a secret, even an empty one, so that a
 // row whose secret is NULL or starts with another header is one to seal
 // again (ResealPushConfigs). Without keys, secret is NULL and data is the
@@ -54,14 +59,12 @@ func (s *Store) prepareSecrets(p *preparer) {
 }
 
 // secretAD is the additional data a configuration's secrets are sealed
-// with: the row's scope and identity, and the webhook URL. A sealed value
-// copied to another row, task, tenant or owner does not open, and neither
-// does one whose configuration was pointed at another URL, which would
-// otherwise send the credentials to whoever can write to the file. Each
-// field is length-prefixed, so no two field lists give the same bytes.
-func secretAD(sc taskstore.Scope, taskID, configID, url string) []byte {
+// with: the row's scope and identity. A sealed value copied to another
+// configuration, task, tenant or owner does not open. Each field is
+// length-prefixed, so no two field lists give the same bytes.
+func secretAD(sc taskstore.Scope, taskID, configID string) []byte {
 	b := []byte("parley push config secrets v1")
-	for _, f := range []string{sc.Tenant, sc.Owner, taskID, configID, url} {
+	for _, f := range []string{sc.Tenant, sc.Owner, taskID, configID} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
@@ -70,15 +73,15 @@ func secretAD(sc taskstore.Scope, taskID, configID, url string) []byte {
 
 // sealConfig encodes c for the push_configs row (task c.TaskId, id c.Id)
 // in scope sc: without keys, data is c and secret nil; with keys, data is
-// c without its secrets and secret their seal.
+// c without its URL, token and credentials, and secret their seal.
 func (s *Store) sealConfig(sc taskstore.Scope, c *a2a.TaskPushNotificationConfig) (data, secret []byte, err error) {
 	if s.keys == nil {
 		data, err = marshal(c)
 		return data, nil, err
 	}
 	public := proto.CloneOf(c)
-	public.Token = ""
-	secrets := &a2a.TaskPushNotificationConfig{Token: c.GetToken()}
+	public.Url, public.Token = "", ""
+	secrets := &a2a.TaskPushNotificationConfig{Url: c.GetUrl(), Token: c.GetToken()}
 	if public.Authentication != nil {
 		public.Authentication.Credentials = ""
 		if cred := c.GetAuthentication().GetCredentials(); cred != "" {
@@ -92,7 +95,7 @@ func (s *Store) sealConfig(sc taskstore.Scope, c *a2a.TaskPushNotificationConfig
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, s.keys.Seal(plain, secretAD(sc, c.GetTaskId(), c.GetId(), c.GetUrl())), nil
+	return data, s.keys.Seal(plain, secretAD(sc, c.GetTaskId(), c.GetId())), nil
 }
 
 // openConfig decodes a push_configs row of task taskID, id configID in
@@ -110,7 +113,7 @@ func (s *Store) openConfig(sc taskstore.Scope, taskID, configID string, data, se
 	if s.keys == nil {
 		return nil, fail(ErrNoPushKey)
 	}
-	plain, err := s.keys.Open(secret, secretAD(sc, taskID, configID, c.GetUrl()))
+	plain, err := s.keys.Open(secret, secretAD(sc, taskID, configID))
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -49,13 +49,15 @@ func ids(k *seal.Keys) []string {
 	return k.IDs()
 }
 
-// The secrets of the test configurations: each must never be found in the
-// database files once sealed.
-func credOf(id string) string  { return "CRED-SECRET-" + id }
-func tokenOf(id string) string { return "TOKEN-SECRET-" + id }
+// The secrets of the test configurations: none must be found in the
+// database files once sealed. publicOf is a value that stays readable.
+func credOf(id string) string   { return "CRED-SECRET-" + id }
+func tokenOf(id string) string  { return "TOKEN-SECRET-" + id }
+func urlOf(id string) string    { return "https://hooks.example/URL-SECRET-" + id }
+func publicOf(id string) string { return "PUBLIC-" + id }
 
 func secretConfig(taskID, id string) *a2a.TaskPushNotificationConfig {
-	return &a2a.TaskPushNotificationConfig{Id: id, TaskId: taskID, Url: "https://hooks.example/" + id,
+	return &a2a.TaskPushNotificationConfig{Tenant: publicOf(id), Id: id, TaskId: taskID, Url: urlOf(id),
 		Token: tokenOf(id), Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: credOf(id)}}
 }
 
@@ -79,7 +81,7 @@ func fillSecrets(t *testing.T, s *Store) map[string]*a2a.TaskPushNotificationCon
 	if err := s.CreateTask(ctx, scope, newTask("task-2", a2a.TaskState_TASK_STATE_SUBMITTED, 1), taskstore.Event{Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
-	p4 := &a2a.TaskPushNotificationConfig{Id: "p4", TaskId: "task-2", Url: "https://hooks.example/p4"}
+	p4 := &a2a.TaskPushNotificationConfig{Tenant: publicOf("p4"), Id: "p4", TaskId: "task-2", Url: urlOf("p4")}
 	for _, c := range []*a2a.TaskPushNotificationConfig{secretConfig("task-1", "p2"), secretConfig("task-2", "p3"), p4} {
 		if err := s.PutPushConfig(ctx, scope, c, taskstore.Event{Seq: 1, Response: statusEvent(c.TaskId, a2a.TaskState_TASK_STATE_SUBMITTED), Push: true}); err != nil {
 			t.Fatal(err)
@@ -197,17 +199,18 @@ func fileBytes(t *testing.T, dir string) map[string][]byte {
 }
 
 // wantNoSecrets fails if any secret of the configurations is in a value of
-// the database or anywhere in the files of dir. It also wants each URL in
-// the values, so that a search that finds nothing is known to look.
+// the database or anywhere in the files of dir. It also wants each
+// configuration's public marker in the values, so that a search that finds
+// nothing is known to look.
 func wantNoSecrets(t *testing.T, dir, path string, want map[string]*a2a.TaskPushNotificationConfig) {
 	t.Helper()
 	values := bytes.Join(rawValues(t, path), []byte{0})
 	files := fileBytes(t, dir)
 	for id, c := range want {
-		if !bytes.Contains(values, []byte(c.Url)) {
-			t.Errorf("the URL of %s is not in the raw values: the search looks in the wrong place", id)
+		if !bytes.Contains(values, []byte(c.Tenant)) {
+			t.Errorf("the public marker of %s is not in the raw values: the search looks in the wrong place", id)
 		}
-		for _, secret := range []string{credOf(id), tokenOf(id)} {
+		for _, secret := range []string{credOf(id), tokenOf(id), urlOf(id)} {
 			if bytes.Contains(values, []byte(secret)) {
 				t.Errorf("%q is in plain text in a database value", secret)
 			}
@@ -261,8 +264,9 @@ func TestSecretsAtRest(t *testing.T) {
 }
 
 // TestSecretsRefused checks that a secret which does not open is an error
-// that says so: no key, a wrong key, a changed ciphertext, a ciphertext
-// moved to another row, a configuration pointed at another URL.
+// that says so (no key, a wrong key, a changed ciphertext, a ciphertext
+// moved to another row), and that a configuration cannot be pointed at
+// another URL.
 func TestSecretsRefused(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -306,7 +310,7 @@ func TestSecretsRefused(t *testing.T) {
 	exec(`UPDATE push_configs SET secret = ? WHERE id = 'p2'`, sec)
 	// p3 (task-2): given p1's secret, from task-1.
 	exec(`UPDATE push_configs SET secret = (SELECT secret FROM push_configs WHERE id = 'p1') WHERE id = 'p3'`)
-	// p4: pointed at another URL.
+	// p4: pointed at another URL in its readable part.
 	var data []byte
 	if err := db.QueryRowContext(ctx, `SELECT data FROM push_configs WHERE id = 'p4'`).Scan(&data); err != nil {
 		t.Fatal(err)
@@ -324,7 +328,10 @@ func TestSecretsRefused(t *testing.T) {
 	if _, err := s.GetPushConfig(ctx, scope, "task-1", "p1"); err != nil {
 		t.Errorf("GetPushConfig(p1), undamaged: %v", err)
 	}
-	for _, tc := range []struct{ taskID, id string }{{"task-1", "p2"}, {"task-2", "p3"}, {"task-2", "p4"}} {
+	if got, err := s.GetPushConfig(ctx, scope, "task-2", "p4"); err != nil || got.Url != urlOf("p4") {
+		t.Errorf("GetPushConfig(p4) pointed elsewhere = %v, %v; want the sealed URL %s", got, err, urlOf("p4"))
+	}
+	for _, tc := range []struct{ taskID, id string }{{"task-1", "p2"}, {"task-2", "p3"}} {
 		got, err := s.GetPushConfig(ctx, scope, tc.taskID, tc.id)
 		if !errors.Is(err, seal.ErrAuth) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.id)) {
 			t.Errorf("GetPushConfig(%s) = %v, %v; want ErrAuth naming the config", tc.id, got, err)
@@ -340,12 +347,12 @@ func TestSecretsRefused(t *testing.T) {
 	s.Close()
 
 	// Resealing under a new key leaves what does not open alone, and says
-	// so; the good row moves to the new key.
+	// so; the good rows move to the new key.
 	ba := testKeys(t, 0xB, 0xA)
 	s = openKeyed(t, path, ba)
 	defer s.Close()
-	if n, err := s.ResealPushConfigs(ctx); n != 1 || !errors.Is(err, seal.ErrAuth) || !strings.Contains(err.Error(), "3 could not be opened") {
-		t.Errorf("ResealPushConfigs = %d, %v; want 1 and the three failures", n, err)
+	if n, err := s.ResealPushConfigs(ctx); n != 2 || !errors.Is(err, seal.ErrAuth) || !strings.Contains(err.Error(), "2 could not be opened") {
+		t.Errorf("ResealPushConfigs = %d, %v; want 2 (p1, p4) and the two failures", n, err)
 	}
 	// Replacing a damaged configuration mends it.
 	if err := s.PutPushConfig(ctx, scope, secretConfig("task-1", "p2"), taskstore.Event{}); err != nil {

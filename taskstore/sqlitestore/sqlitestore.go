@@ -33,11 +33,11 @@
 // rows are overwritten in the pages a write touches (secure_delete=FAST).
 //
 // Push secrets can be encrypted at rest (spec §13.2): with
-// Options.PushKeys, the credentials and token of every push configuration
-// are sealed with AES-256-GCM by package taskstore/seal, bound to the
-// configuration's scope, task, id and URL, so a sealed value cannot be
-// read without the key nor moved to another row. The rest of the
-// configuration stays readable. Open refuses a database whose sealed
+// Options.PushKeys, the webhook URL, token and credentials of every push
+// configuration are sealed with AES-256-GCM by package taskstore/seal,
+// bound to the configuration's scope, task and id, so a sealed value can
+// be neither read without the key, nor changed, nor moved to another row.
+// The rest of the configuration stays readable. Open refuses a database whose sealed
 // secrets the given keys cannot open, and ResealPushConfigs moves every
 // configuration to the first key, after a key is added or rotated. Without
 // keys, the secrets are stored as given. See secrets.go.
@@ -123,8 +123,9 @@ type Options struct {
 	FullSync bool
 
 	// PushKeys, when set, encrypts the secrets of push configurations at
-	// rest: the credentials of their authentication and their token (spec
-	// §13.2: agents SHOULD store push credentials securely). The first key
+	// rest: the credentials of their authentication, their token and their
+	// webhook URL, which may carry a secret too (spec §13.2: agents SHOULD
+	// store push credentials securely). The first key
 	// seals; every key opens, so keys can be rotated (see
 	// Store.ResealPushConfigs). Without keys the secrets are stored as
 	// given, and Open refuses a database that holds sealed secrets. Get

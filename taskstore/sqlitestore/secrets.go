@@ -121,8 +121,17 @@ func (s *Store) openConfig(sc taskstore.Scope, taskID, configID string, data, se
 	if err := proto.Unmarshal(plain, secrets); err != nil {
 		return nil, fail(fmt.Errorf("decode secrets: %w", err))
 	}
-	// data has the secrets cleared, so merging sets exactly them.
-	proto.Merge(c, secrets)
+	// The sealed values replace whatever the readable part holds in their
+	// place, so changing that part cannot redirect the credentials.
+	c.Url, c.Token = secrets.GetUrl(), secrets.GetToken()
+	if cred := secrets.GetAuthentication().GetCredentials(); cred != "" {
+		if c.Authentication == nil {
+			c.Authentication = &a2a.AuthenticationInfo{}
+		}
+		c.Authentication.Credentials = cred
+	} else if c.Authentication != nil {
+		c.Authentication.Credentials = ""
+	}
 	return c, nil
 }
 

@@ -131,9 +131,15 @@ func TestSlowBody(t *testing.T) {
 func TestBodyBudget(t *testing.T) {
 	card := identityServer(t, userHeader, a2ahttp.Options{BodyBudget: 256 << 10})
 	addr := addrOf(card)
-	status, h := rawExchange(t, addr, stalledPost(addr, "/message:send", "application/a2a+json", "", 1<<20, 10), 3*time.Second)
+	// A declared length reserves nothing: the budget is spent by bytes
+	// that arrive.
+	status, h := rawExchange(t, addr, stalledPost(addr, "/message:send", "application/a2a+json", "", 1<<20, 10), time.Second)
+	if !strings.HasPrefix(status, "no answer") {
+		t.Errorf("1 MiB declared, 10 bytes sent: %q, want no answer yet (the body is still awaited)", status)
+	}
+	status, h = rawExchange(t, addr, stalledPost(addr, "/message:send", "application/a2a+json", "", 1<<20, 400<<10), 3*time.Second)
 	if !strings.HasPrefix(status, "503") || h.Get("Retry-After") == "" {
-		t.Errorf("1 MiB body over a 256 KiB budget: %q (Retry-After %q), want 503 with Retry-After", status, h.Get("Retry-After"))
+		t.Errorf("400 KiB sent of a 1 MiB body over a 256 KiB budget: %q (Retry-After %q), want 503 with Retry-After", status, h.Get("Retry-After"))
 	}
 	c := as(t, card, a2a.BindingJSONRPC, "alice")
 	if _, err := c.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.UserMessage("small")}); err != nil {

@@ -17,8 +17,6 @@ import (
 	"parley.dev/parley/grpcbind"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/memstore"
-	"parley.dev/parley/taskstore/sqlitestore"
 )
 
 // serve runs `parley serve`: it serves the chosen agent on every binding
@@ -27,6 +25,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseServeFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if *cfg.store.newPushKey {
+		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	certs, err := cfg.loadCerts(log)
@@ -38,11 +39,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ln = limit(ln, cfg.guard.maxConns)
 	defer ln.Close()
 	gln, err := listenIfSet(cfg.grpcAddr)
 	if err != nil {
 		return err
 	}
+	gln = limit(gln, cfg.guard.maxConns)
 	if gln != nil {
 		defer gln.Close()
 	}
@@ -56,7 +59,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	store, err := openStore(cfg.storeSpec)
+	store, err := cfg.store.open(ctx, cfg.storeSpec, *cfg.push.on, log)
 	if err != nil {
 		return err
 	}
@@ -79,6 +82,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // serveConfig is the command line of `parley serve`, parsed and checked.
 type serveConfig struct {
+	guard          *guardFlags
 	addr           string
 	agentName      string
 	agent          server.Agent
@@ -96,6 +100,8 @@ type serveConfig struct {
 	tlsKey         string
 	principals     map[string]string // bearer token → principal name
 	push           *pushFlags
+	store          *storeFlags // push keys
+	limits         server.Limits
 }
 
 // parseServeFlags reads the flags of `parley serve`. Every error it
@@ -118,9 +124,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.BoolVar(&cfg.grpcReflection, "grpc-reflection", true, "serve gRPC server reflection, for grpcurl and similar tools")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs -tls-key; SIGHUP reloads both)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of -tls-cert")
+	cfg.guard = addGuardFlags(fs)
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable)")
 	cfg.push = addPushFlags(fs)
+	cfg.store = addStoreFlags(fs)
+	addLimitFlags(fs, &cfg.limits)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -144,6 +153,20 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, usageError{errors.New("-tls-cert and -tls-key go together: give both or neither")}
 	}
 	return cfg, nil
+}
+
+// addLimitFlags adds the flags of server.Limits: request sizes and
+// per-caller task quotas. A negative value turns a limit off.
+func addLimitFlags(fs *flag.FlagSet, l *server.Limits) {
+	fs.IntVar(&l.MaxParts, "max-parts", server.DefaultMaxParts, "most parts in one message (also bounds referenceTaskIds, extensions, acceptedOutputModes; negative: no limit)")
+	fs.IntVar(&l.MaxIDBytes, "max-id-bytes", server.DefaultMaxIDBytes, "longest task, context, message, push config or artifact id and tenant, in bytes (negative: no limit)")
+	fs.IntVar(&l.MaxMetadataBytes, "max-metadata-bytes", server.DefaultMaxMetadataBytes, "largest metadata object (request, message, part, artifact), in encoded bytes (negative: no limit)")
+	fs.IntVar(&l.MaxPushConfigs, "max-push-configs", server.DefaultMaxPushConfigs, "most push notification configs per task (negative: no limit)")
+	fs.IntVar(&l.MaxPushURLBytes, "max-push-url-bytes", server.DefaultMaxPushURLBytes, "longest push config url, in bytes (negative: no limit)")
+	fs.IntVar(&l.MaxPushSecretBytes, "max-push-secret-bytes", server.DefaultMaxPushSecretBytes, "longest push config token, and credentials, in bytes (negative: no limit)")
+	fs.IntVar(&l.MaxOpenTasks, "max-open-tasks", server.DefaultMaxOpenTasks, "most open (non-terminal) tasks per caller (negative: no limit)")
+	fs.Float64Var(&l.TaskRate, "task-rate", 0, "new tasks per second per caller (0: no limit)")
+	fs.IntVar(&l.TaskBurst, "task-burst", 0, "burst of -task-rate (0: the rate rounded up)")
 }
 
 // parseAuthTokens reads the -auth-token values into a map from bearer
@@ -181,29 +204,14 @@ func listenIfSet(addr string) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
-// openStore opens the task store named by a -store value.
-func openStore(spec string) (taskstore.Store, error) {
-	switch {
-	case spec == "memory":
-		return memstore.New(), nil
-	case strings.HasPrefix(spec, "sqlite:"):
-		path := strings.TrimPrefix(spec, "sqlite:")
-		if path == "" {
-			return nil, usageError{errors.New("-store sqlite:PATH needs a path")}
-		}
-		return sqlitestore.Open(path)
-	}
-	return nil, usageError{fmt.Errorf("-store %q: want memory or sqlite:PATH", spec)}
-}
-
 // newHandler makes the core server and the HTTP handler that serves it on
 // every binding.
 func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) (*server.Server, *a2ahttp.Handler, error) {
 	srv, err := server.New(&server.Options{
 		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
-		RequireAuth: len(cfg.principals) > 0, Logger: log,
+		RequireAuth: len(cfg.principals) > 0 && !cfg.guard.allowAnonymous, Logger: log,
 		Retention: cfg.retention, IdempotencyWindow: cfg.idemWindow,
-		Push: pusher,
+		Push: pusher, Limits: cfg.limits,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -212,8 +220,10 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	if keepAlive == 0 {
 		keepAlive = -1 // a2ahttp reads 0 as its default and a negative interval as off
 	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
-		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}})
+	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
+		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
+	cfg.guard.apply(hopts)
+	h, err := a2ahttp.New(srv, hopts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -40,26 +40,8 @@ const (
 // status line, and a host name the guard refuses at connect time.
 func TestNoSecretsWritten(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close() // nothing listens there now
-
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, buf, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer c.Close()
-		buf.WriteString("HTTP/1.1 503 " + r.URL.RawQuery + " " + r.URL.Query().Get("api_key") + " " + r.URL.Path + " " +
-			r.Header.Get("Authorization") + " " + r.Header.Get("A2A-Notification-Token") + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-		buf.Flush()
-	}))
-	t.Cleanup(echo.Close)
-	echoAddr := echo.Listener.Addr().String()
+	closed := closedAddr(t)
+	echoAddr := echoSecrets(t)
 	_, echoPort, _ := net.SplitHostPort(echoAddr)
 
 	dbPath := filepath.Join(t.TempDir(), "tasks.db")
@@ -75,16 +57,61 @@ func TestNoSecretsWritten(t *testing.T) {
 			return []net.IPAddr{{IP: net.ParseIP("127.0.0.1")}}, nil
 		})})
 	e := newEnv(t, store, o)
-	auth := &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: credential}
 	tk := e.send(t, "input-required", nil)
+	registerSecretWebhooks(t, e, tk, closed, echoAddr, echoPort)
 
-	// Registered through the server: a refused connection, and the echo.
+	e.follow(t, tk.Id, "more") // three more notifications for each
+	eventually(t, "four suspensions", func() bool { return e.sender.Stats().Suspended == 4 })
+
+	checkLogsKeepSecrets(t, e.logs.String(), closed, echoPort)
+	checkStatsKeepSecrets(t, e.sender.Stats())
+	checkStoreKeepsSecrets(t, dbPath)
+}
+
+// closedAddr returns a loopback address that nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	return addr
+}
+
+// echoSecrets starts a receiver that answers 503 with the secrets of the
+// request (query, api_key, path, Authorization, notification token) in
+// its status line, and returns its address.
+func echoSecrets(t *testing.T) string {
+	t.Helper()
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		buf.WriteString("HTTP/1.1 503 " + r.URL.RawQuery + " " + r.URL.Query().Get("api_key") + " " + r.URL.Path + " " +
+			r.Header.Get("Authorization") + " " + r.Header.Get("A2A-Notification-Token") + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		buf.Flush()
+	}))
+	t.Cleanup(echo.Close)
+	return echo.Listener.Addr().String()
+}
+
+// registerSecretWebhooks gives tk four webhooks carrying every secret:
+// through the server, one at the closed address and one at the echo; and,
+// as registration refuses them (without the secrets in the answer),
+// straight into the store, one with user information and one at a host
+// name the guard refuses.
+func registerSecretWebhooks(t *testing.T, e *env, tk *a2a.Task, closed, echoAddr, echoPort string) {
+	t.Helper()
+	auth := &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: credential}
 	e.create(t, &a2a.TaskPushNotificationConfig{TaskId: tk.Id, Id: "refused",
 		Url: "http://" + closed + pathPart + "?" + query + fragment, Token: token, Authentication: auth})
 	e.create(t, &a2a.TaskPushNotificationConfig{TaskId: tk.Id, Id: "echo",
 		Url: "http://" + echoAddr + pathPart + "?" + query, Token: token, Authentication: auth})
-	// Refused at registration, without the secrets in the answer; put in
-	// the store directly.
 	for _, cfg := range []*a2a.TaskPushNotificationConfig{
 		{TaskId: tk.Id, Id: "userinfo", Url: "http://" + userinfo + echoAddr + pathPart + "?" + query, Token: token, Authentication: auth},
 		{TaskId: tk.Id, Id: "name", Url: "http://vm.example:" + echoPort + pathPart + "?" + query, Token: token, Authentication: auth},
@@ -97,10 +124,13 @@ func TestNoSecretsWritten(t *testing.T) {
 		}
 		e.storeConfig(t, tk, cfg)
 	}
-	e.follow(t, tk.Id, "more") // three more notifications for each
-	eventually(t, "four suspensions", func() bool { return e.sender.Stats().Suspended == 4 })
+}
 
-	logs := e.logs.String()
+// checkLogsKeepSecrets checks that logs hold no secret, yet name every
+// failure path, its reason and its webhook, and not what a refused name
+// resolved to.
+func checkLogsKeepSecrets(t *testing.T, logs, closed, echoPort string) {
+	t.Helper()
 	if s := leaked(logs); s != "" {
 		t.Errorf("the logs hold a secret (%s):\n%s", s, logs)
 	}
@@ -116,8 +146,12 @@ func TestNoSecretsWritten(t *testing.T) {
 	if strings.Contains(logs, "resolves to 127") {
 		t.Errorf("the logs say what a refused name resolved to:\n%s", logs)
 	}
+}
 
-	st := e.sender.Stats()
+// checkStatsKeepSecrets checks that Stats lists the four suspensions
+// with no secret in their reasons.
+func checkStatsKeepSecrets(t *testing.T, st push.Stats) {
+	t.Helper()
 	if len(st.Recent) != 4 {
 		t.Errorf("Stats.Recent has %d suspensions, want 4", len(st.Recent))
 	}
@@ -126,7 +160,12 @@ func TestNoSecretsWritten(t *testing.T) {
 			t.Errorf("Stats.Recent reason of %s holds a secret (%s): %s", s.Target.ConfigID, l, s.Reason)
 		}
 	}
+}
 
+// checkStoreKeepsSecrets reads the database at dbPath directly and checks
+// that it holds four suspension reasons, none empty and none with a secret.
+func checkStoreKeepsSecrets(t *testing.T, dbPath string) {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)

@@ -268,7 +268,6 @@ func TestSecretsAtRest(t *testing.T) {
 // moved to another row), and that a configuration cannot be pointed at
 // another URL.
 func TestSecretsRefused(t *testing.T) {
-	ctx := t.Context()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tasks.db")
 	a := testKeys(t, 0xA)
@@ -276,20 +275,49 @@ func TestSecretsRefused(t *testing.T) {
 	fillSecrets(t, s)
 	s.Close()
 
-	// Without a key, or with another key only, Open refuses and names the
-	// key it needs.
+	b := testKeys(t, 0xB)
+	checkOpenNeedsKey(t, path, a, b)
+	damageSecrets(t, path)
+	checkDamagedReads(t, path, a)
+	ba := testKeys(t, 0xB, 0xA)
+	checkResealDamaged(t, path, ba)
+
+	// Now the first row under key A is p3, which holds p1's secret: Open
+	// itself refuses.
+	if got := headers(t, path); got["p1"] != b.IDs()[0] || got["p3"] != a.IDs()[0] {
+		t.Fatalf("keys = %v; want p1 under B, p3 under A", got)
+	}
+	if s, err := OpenWith(path, &Options{PushKeys: ba}); !errors.Is(err, seal.ErrAuth) || !strings.Contains(err.Error(), `"p3"`) {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("Open with a damaged first secret: %v; want ErrAuth naming p3", err)
+	}
+}
+
+// checkOpenNeedsKey: without a key, or with another key (other) only,
+// Open of the database at path, sealed under a, refuses and names the key
+// it needs.
+func checkOpenNeedsKey(t *testing.T, path string, a, other *seal.Keys) {
+	t.Helper()
 	_, err := OpenWith(path, nil)
 	if !errors.Is(err, ErrNoPushKey) || !strings.Contains(err.Error(), a.IDs()[0]) {
 		t.Errorf("Open without a key: %v; want ErrNoPushKey naming key %s", err, a.IDs()[0])
 	}
-	b := testKeys(t, 0xB)
-	_, err = OpenWith(path, &Options{PushKeys: b})
+	_, err = OpenWith(path, &Options{PushKeys: other})
 	if !errors.Is(err, seal.ErrUnknownKey) || !strings.Contains(err.Error(), a.IDs()[0]) {
 		t.Errorf("Open with another key: %v; want ErrUnknownKey naming key %s", err, a.IDs()[0])
 	}
+}
 
-	// Damage rows behind the store's back. Open checks one secret per key
-	// (the first row, p1), so these are found when read.
+// damageSecrets damages rows of fillSecrets behind the store's back: p2
+// has one bit of its ciphertext flipped, p3 (task-2) is given p1's secret
+// from task-1, and p4 is pointed at another URL in its readable part.
+// Open checks one secret per key (the first row, p1), so these are found
+// when read.
+func damageSecrets(t *testing.T, path string) {
+	t.Helper()
+	ctx := t.Context()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
@@ -301,16 +329,13 @@ func TestSecretsRefused(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	// p2: one bit of its ciphertext flipped.
 	var sec []byte
 	if err := db.QueryRowContext(ctx, `SELECT secret FROM push_configs WHERE id = 'p2'`).Scan(&sec); err != nil {
 		t.Fatal(err)
 	}
 	sec[len(sec)-20] ^= 1
 	exec(`UPDATE push_configs SET secret = ? WHERE id = 'p2'`, sec)
-	// p3 (task-2): given p1's secret, from task-1.
 	exec(`UPDATE push_configs SET secret = (SELECT secret FROM push_configs WHERE id = 'p1') WHERE id = 'p3'`)
-	// p4: pointed at another URL in its readable part.
 	var data []byte
 	if err := db.QueryRowContext(ctx, `SELECT data FROM push_configs WHERE id = 'p4'`).Scan(&data); err != nil {
 		t.Fatal(err)
@@ -322,9 +347,16 @@ func TestSecretsRefused(t *testing.T) {
 	c.Url = "https://attacker.example/"
 	data, _ = proto.Marshal(c)
 	exec(`UPDATE push_configs SET data = ? WHERE id = 'p4'`, data)
-	db.Close()
+}
 
-	s = openKeyed(t, path, a)
+// checkDamagedReads opens the store damaged by damageSecrets with key a:
+// p1 reads, p4 reads with its sealed URL, and every read of p2 or p3 is
+// ErrAuth.
+func checkDamagedReads(t *testing.T, path string, a *seal.Keys) {
+	t.Helper()
+	ctx := t.Context()
+	s := openKeyed(t, path, a)
+	defer s.Close()
 	if _, err := s.GetPushConfig(ctx, scope, "task-1", "p1"); err != nil {
 		t.Errorf("GetPushConfig(p1), undamaged: %v", err)
 	}
@@ -344,35 +376,24 @@ func TestSecretsRefused(t *testing.T) {
 			t.Errorf("PendingPush(%s) = %d rows, %v; want ErrAuth", tc.id, len(ns), err)
 		}
 	}
-	s.Close()
+}
 
-	// Resealing under a new key leaves what does not open alone, and says
-	// so; the good rows move to the new key.
-	ba := testKeys(t, 0xB, 0xA)
-	s = openKeyed(t, path, ba)
+// checkResealDamaged: resealing under a new key (ba) leaves what does not
+// open alone, and says so; the good rows move to the new key. Replacing a
+// damaged configuration mends it.
+func checkResealDamaged(t *testing.T, path string, ba *seal.Keys) {
+	t.Helper()
+	ctx := t.Context()
+	s := openKeyed(t, path, ba)
 	defer s.Close()
 	if n, err := s.ResealPushConfigs(ctx); n != 2 || !errors.Is(err, seal.ErrAuth) || !strings.Contains(err.Error(), "2 could not be opened") {
 		t.Errorf("ResealPushConfigs = %d, %v; want 2 (p1, p4) and the two failures", n, err)
 	}
-	// Replacing a damaged configuration mends it.
 	if err := s.PutPushConfig(ctx, scope, secretConfig("task-1", "p2"), taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.GetPushConfig(ctx, scope, "task-1", "p2"); err != nil || got.Token != tokenOf("p2") {
 		t.Errorf("GetPushConfig(p2) after Put = %v, %v", got, err)
-	}
-	s.Close()
-
-	// Now the first row under key A is p3, which holds p1's secret: Open
-	// itself refuses.
-	if got := headers(t, path); got["p1"] != b.IDs()[0] || got["p3"] != a.IDs()[0] {
-		t.Fatalf("keys = %v; want p1 under B, p3 under A", got)
-	}
-	if s, err := OpenWith(path, &Options{PushKeys: ba}); !errors.Is(err, seal.ErrAuth) || !strings.Contains(err.Error(), `"p3"`) {
-		if err == nil {
-			s.Close()
-		}
-		t.Errorf("Open with a damaged first secret: %v; want ErrAuth naming p3", err)
 	}
 }
 

@@ -82,7 +82,7 @@ func TestProcess(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	p := testkit.StartProcess(t, exec.Command(sh, "-c", "echo one; echo READY x; echo oops >&2; exec sleep 60"), nil)
+	p := testkit.StartProcess(t, exec.Command(sh, "-c", "echo one; echo oops >&2; echo READY x; exec sleep 60"), nil)
 	line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, "READY ") }, 10*time.Second)
 	if err != nil || line != "READY x" {
 		t.Fatalf("WaitLine = %q, %v", line, err)

@@ -1,0 +1,8 @@
+// Package interop holds no code, only tests: Parley against the official
+// A2A JavaScript SDK (@a2a-js/sdk, installed by `npm ci --prefix
+// interop/js`), in both directions and on every binding the SDK speaks —
+// Parley's client against the SDK's server, the SDK's client against
+// Parley's server — plus `parley check` grading the SDK's server. In CI the
+// tests are required; elsewhere they skip when Node.js or the packages are
+// missing.
+package interop

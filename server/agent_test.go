@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -84,7 +86,7 @@ func TestAgentMustSettle(t *testing.T) {
 	t.Run("streaming", func(t *testing.T) {
 		t.Parallel()
 		for _, name := range []string{"panics", "emits nothing", "returns while working"} {
-			evs, err := collect(s.SendStreamingMessage(shortCtx(t, ""), msgReq(name)))
+			evs, err := testkit.Collect(s.SendStreamingMessage(shortCtx(t, ""), msgReq(name)))
 			if err != nil || len(evs) < 2 || evs[0].Response.GetTask() == nil || describe(evs[len(evs)-1]) != "status:FAILED" {
 				t.Errorf("%s: stream = %v, %v; want a task ending FAILED", name, describeAll(evs), err)
 			}
@@ -437,7 +439,7 @@ func TestArtifactChunks(t *testing.T) {
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 	})
 	s := newServer(t, server.Options{Agent: agent})
-	evs, err := collect(s.SendStreamingMessage(shortCtx(t, ""), msgReq("chunks")))
+	evs, err := testkit.Collect(s.SendStreamingMessage(shortCtx(t, ""), msgReq("chunks")))
 	if err != nil {
 		t.Fatal(err)
 	}

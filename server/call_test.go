@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -143,11 +145,11 @@ func TestCapabilityGating(t *testing.T) {
 		t.Parallel()
 		s := newServer(t, server.Options{Card: testCard(false, true)})
 		task := sendTask(t, s, anon(t), "input-required")
-		_, err := collect(s.SendStreamingMessage(anon(t), msgReq("hello")))
+		_, err := testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("hello")))
 		wantErr(t, "SendStreamingMessage", err, a2a.ErrUnsupportedOperation)
-		_, err = collect(s.SendStreamingMessage(anon(t), followReq(task.Id, "more")))
+		_, err = testkit.Collect(s.SendStreamingMessage(anon(t), followReq(task.Id, "more")))
 		wantErr(t, "SendStreamingMessage follow-up", err, a2a.ErrUnsupportedOperation)
-		_, err = collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: task.Id}))
+		_, err = testkit.Collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: task.Id}))
 		wantErr(t, "SubscribeToTask", err, a2a.ErrUnsupportedOperation)
 		if got, _ := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: task.Id}); len(got.GetHistory()) != len(task.History) {
 			t.Errorf("refused stream still appended to the task: %v", historyTexts(got))
@@ -167,7 +169,7 @@ func TestCapabilityGating(t *testing.T) {
 		before := calls.Load()
 		_, err := s.SendMessage(anon(t), withConfig(msgReq("hello"), inline))
 		wantErr(t, "SendMessage with an inline config", err, a2a.ErrPushNotificationNotSupported)
-		_, err = collect(s.SendStreamingMessage(anon(t), withConfig(msgReq("hello"), inline)))
+		_, err = testkit.Collect(s.SendStreamingMessage(anon(t), withConfig(msgReq("hello"), inline)))
 		wantErr(t, "SendStreamingMessage with an inline config", err, a2a.ErrPushNotificationNotSupported)
 		if calls.Load() != before {
 			t.Errorf("the agent ran for a refused request")

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -47,7 +49,7 @@ func (f *followUpFixture) unknownTask(t *testing.T) {
 	s := f.s
 	_, err := s.SendMessage(anon(t), followReq("no-such-task", "more"))
 	wantErr(t, "SendMessage", err, a2a.ErrTaskNotFound)
-	_, err = collect(s.SendStreamingMessage(anon(t), followReq("no-such-task", "more")))
+	_, err = testkit.Collect(s.SendStreamingMessage(anon(t), followReq("no-such-task", "more")))
 	wantErr(t, "SendStreamingMessage", err, a2a.ErrTaskNotFound)
 }
 
@@ -104,7 +106,7 @@ func (f *followUpFixture) mismatchedContext(t *testing.T) {
 		fr.Message.ContextId = "some-other-context"
 		_, err := followUp(t, s, "", fr)
 		wantErr(t, "SendMessage on a "+short(state(task))+" task", err, a2a.ErrInvalidParams)
-		_, err = collect(s.SendStreamingMessage(anon(t), fr))
+		_, err = testkit.Collect(s.SendStreamingMessage(anon(t), fr))
 		wantErr(t, "SendStreamingMessage on a "+short(state(task))+" task", err, a2a.ErrInvalidParams)
 		if got, _ := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: task.Id}); len(got.History) != len(task.History) {
 			t.Errorf("refused message appended: %q", historyTexts(got))
@@ -121,7 +123,7 @@ func (f *followUpFixture) terminalTask(t *testing.T) {
 		fr := followReq(task.Id, "terminal "+a2a.NewID())
 		_, err := s.SendMessage(anon(t), fr)
 		wantErr(t, "SendMessage to a "+short(state(task))+" task", err, a2a.ErrUnsupportedOperation)
-		_, err = collect(s.SendStreamingMessage(anon(t), fr))
+		_, err = testkit.Collect(s.SendStreamingMessage(anon(t), fr))
 		wantErr(t, "SendStreamingMessage to a "+short(state(task))+" task", err, a2a.ErrUnsupportedOperation)
 		if _, ran := seen.Load(a2a.FirstText(fr.Message)); ran {
 			t.Errorf("the agent ran for a message to a %s task", short(state(task)))
@@ -166,7 +168,7 @@ func (f *followUpFixture) streamingFollowUp(t *testing.T) {
 	var evs []a2a.StreamEvent
 	var err error
 	for range 10000 {
-		evs, err = collect(s.SendStreamingMessage(anon(t), followReq(parked.Id, "streamed answer")))
+		evs, err = testkit.Collect(s.SendStreamingMessage(anon(t), followReq(parked.Id, "streamed answer")))
 		if !stillWorking(err) {
 			break
 		}

@@ -8,13 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testkit"
 
 	"google.golang.org/protobuf/proto"
 
@@ -175,18 +176,6 @@ func wantErr(t testing.TB, what string, err error, target *a2a.Error) {
 	}
 }
 
-// collect runs a stream to its end: the events, and the error that ended it.
-func collect(seq iter.Seq2[a2a.StreamEvent, error]) ([]a2a.StreamEvent, error) {
-	var evs []a2a.StreamEvent
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
 // describe names an event compactly for comparisons and messages.
 func describe(ev a2a.StreamEvent) string {
 	switch p := ev.Response.GetPayload().(type) {
@@ -257,11 +246,11 @@ func operations(s a2a.Service, taskID, configID string) []op {
 			return err
 		}},
 		{"SendStreamingMessage", func(ctx context.Context) error {
-			_, err := collect(s.SendStreamingMessage(ctx, msgReq("hello")))
+			_, err := testkit.Collect(s.SendStreamingMessage(ctx, msgReq("hello")))
 			return err
 		}},
 		{"SendStreamingMessage(taskId)", func(ctx context.Context) error {
-			_, err := collect(s.SendStreamingMessage(ctx, followReq(taskID, "more")))
+			_, err := testkit.Collect(s.SendStreamingMessage(ctx, followReq(taskID, "more")))
 			return err
 		}},
 		{"GetTask", func(ctx context.Context) error {

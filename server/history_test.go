@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -110,7 +112,7 @@ func checkSnapshotHistory(t *testing.T, s a2a.Service, taskID string, n *int32) 
 	var evs []a2a.StreamEvent
 	var err error
 	for range 10000 {
-		evs, err = collect(s.SendStreamingMessage(anon(t), proto.Clone(f).(*a2a.SendMessageRequest)))
+		evs, err = testkit.Collect(s.SendStreamingMessage(anon(t), proto.Clone(f).(*a2a.SendMessageRequest)))
 		if !stillWorking(err) {
 			break
 		}
@@ -136,7 +138,7 @@ func checkSnapshotHistory(t *testing.T, s a2a.Service, taskID string, n *int32) 
 func checkNewStreamHistory(t *testing.T, s a2a.Service) {
 	for _, n := range []*int32{nil, i32(0), i32(1)} {
 		req := withConfig(msgReq("start"), &a2a.SendMessageConfiguration{HistoryLength: n})
-		evs, err := collect(s.SendStreamingMessage(anon(t), req))
+		evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), req))
 		if err != nil || len(evs) == 0 || evs[0].Response.GetTask() == nil {
 			t.Fatalf("stream = %v, %v", describeAll(evs), err)
 		}
@@ -154,7 +156,7 @@ func checkNegativeHistoryLength(t *testing.T, s a2a.Service) {
 	neg := &a2a.SendMessageConfiguration{HistoryLength: i32(-1)}
 	_, err := s.SendMessage(anon(t), withConfig(msgReq("start"), neg))
 	wantErr(t, "SendMessage", err, a2a.ErrInvalidParams)
-	_, err = collect(s.SendStreamingMessage(anon(t), withConfig(msgReq("start"), neg)))
+	_, err = testkit.Collect(s.SendStreamingMessage(anon(t), withConfig(msgReq("start"), neg)))
 	wantErr(t, "SendStreamingMessage", err, a2a.ErrInvalidParams)
 	_, err = s.SendMessage(anon(t), withConfig(followReq(parked.Id, "more"), neg))
 	wantErr(t, "SendMessage follow-up", err, a2a.ErrInvalidParams)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -51,7 +53,7 @@ func resendSameMessage(t *testing.T) {
 		t.Errorf("%d tasks exist, want 1", res.GetTotalSize())
 	}
 	// A streaming resend of a finished task: its snapshot, then the end.
-	evs, err := collect(s.SendStreamingMessage(anon(t), proto.Clone(req).(*a2a.SendMessageRequest)))
+	evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), proto.Clone(req).(*a2a.SendMessageRequest)))
 	if err != nil || len(evs) != 1 || evs[0].Response.GetTask().GetId() != first.Id || state(evs[0].Response.GetTask()) != a2a.TaskState_TASK_STATE_COMPLETED {
 		t.Errorf("streaming resend = %v, %v", describeAll(evs), err)
 	}
@@ -71,7 +73,7 @@ func resendOtherContent(t *testing.T) {
 	other.Message.Parts = []*a2a.Part{a2a.TextPart("goodbye")}
 	_, err := s.SendMessage(anon(t), other)
 	wantErr(t, "resend with other content", err, a2a.ErrInvalidParams)
-	_, err = collect(s.SendStreamingMessage(anon(t), other))
+	_, err = testkit.Collect(s.SendStreamingMessage(anon(t), other))
 	wantErr(t, "streaming resend with other content", err, a2a.ErrInvalidParams)
 	if n := calls.Load(); n != 1 {
 		t.Errorf("agent ran %d times, want once", n)
@@ -131,7 +133,7 @@ func resendDirectReply(t *testing.T) {
 	if err != nil || !proto.Equal(again.GetMessage(), first.GetMessage()) {
 		t.Errorf("resend = %v, %v; want the same reply %v", again, err, first.GetMessage())
 	}
-	evs, err := collect(s.SendStreamingMessage(anon(t), proto.Clone(req).(*a2a.SendMessageRequest)))
+	evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), proto.Clone(req).(*a2a.SendMessageRequest)))
 	if err != nil || len(evs) != 1 || !proto.Equal(evs[0].Response.GetMessage(), first.GetMessage()) {
 		t.Errorf("streaming resend = %v, %v", describeAll(evs), err)
 	}
@@ -236,7 +238,7 @@ func TestResendWhileInterrupted(t *testing.T) {
 			}
 			sctx, scancel := context.WithTimeout(anon(t), 3*time.Second)
 			defer scancel()
-			evs, err := collect(s.SendStreamingMessage(sctx, proto.Clone(req).(*a2a.SendMessageRequest)))
+			evs, err := testkit.Collect(s.SendStreamingMessage(sctx, proto.Clone(req).(*a2a.SendMessageRequest)))
 			if err != nil || len(evs) == 0 || evs[0].Response.GetTask().GetId() != first.Id {
 				t.Errorf("streaming resend = %v, %v", describeAll(evs), err)
 			}

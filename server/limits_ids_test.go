@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
@@ -135,7 +137,7 @@ func sendIDCases(s *server.Server, long string) []idCase {
 		{"SendStreamingMessage messageId", "message.messageId", func(ctx context.Context) error {
 			req := msgReq("x")
 			req.Message.MessageId = long
-			_, err := collect(s.SendStreamingMessage(ctx, req))
+			_, err := testkit.Collect(s.SendStreamingMessage(ctx, req))
 			return err
 		}},
 	}
@@ -162,7 +164,7 @@ func taskIDCases(s *server.Server, parkedID, long string) []idCase {
 			return err
 		}},
 		{"SubscribeToTask", "id", func(ctx context.Context) error {
-			_, err := collect(s.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: long}))
+			_, err := testkit.Collect(s.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: long}))
 			return err
 		}},
 		{"GetExtendedAgentCard tenant", "tenant", func(ctx context.Context) error {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -99,7 +101,7 @@ func TestMaxParts(t *testing.T) {
 			tc.mod(req)
 			_, err := s.SendMessage(anon(t), req)
 			wantLimit(t, tc.field, err, tc.field, "maxParts", 3)
-			_, err = collect(s.SendStreamingMessage(anon(t), req))
+			_, err = testkit.Collect(s.SendStreamingMessage(anon(t), req))
 			wantLimit(t, tc.field+" (stream)", err, tc.field, "maxParts", 3)
 		}
 		req := msgReq("x")

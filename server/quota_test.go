@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testkit"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/server"
 )
@@ -45,7 +47,7 @@ func TestMaxOpenTasks(t *testing.T) {
 	refused := msgReq("input-required")
 	_, err := s.SendMessage(anon(t), refused)
 	wantQuota(t, "a third open task", err, "maxOpenTasks", "2")
-	_, err = collect(s.SendStreamingMessage(anon(t), msgReq("input-required")))
+	_, err = testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("input-required")))
 	wantQuota(t, "a third open task (stream)", err, "maxOpenTasks", "2")
 
 	// The quota is the caller's: another principal, and the same caller

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/server"
@@ -49,7 +51,7 @@ func TestSendValidation(t *testing.T) {
 				return
 			}
 			wantErr(t, "SendMessage", err, tc.want)
-			_, err = collect(s.SendStreamingMessage(anon(t), tc.req))
+			_, err = testkit.Collect(s.SendStreamingMessage(anon(t), tc.req))
 			wantErr(t, "SendStreamingMessage", err, tc.want)
 			if calls.Load() != before {
 				t.Error("the agent ran for an invalid request")

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"parley.dev/parley/internal/testkit"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -37,7 +39,7 @@ func TestSendStreamingMessage(t *testing.T) {
 		t.Run(tc.text, func(t *testing.T) {
 			t.Parallel()
 			ctx := shortCtx(t, "")
-			evs, err := collect(s.SendStreamingMessage(ctx, msgReq(tc.text)))
+			evs, err := testkit.Collect(s.SendStreamingMessage(ctx, msgReq(tc.text)))
 			if err != nil || ctx.Err() != nil {
 				t.Fatalf("stream ended with %v (ctx %v) after %v", err, ctx.Err(), describeAll(evs))
 			}
@@ -158,9 +160,9 @@ func TestSubscribeToTask(t *testing.T) {
 
 	t.Run("terminal task refused", func(t *testing.T) { subscribeToTerminalTasks(t, s, task) })
 	t.Run("unknown task", func(t *testing.T) {
-		_, err := collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: "no-such-task"}))
+		_, err := testkit.Collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: "no-such-task"}))
 		wantErr(t, "SubscribeToTask", err, a2a.ErrTaskNotFound)
-		_, err = collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{}))
+		_, err = testkit.Collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{}))
 		wantErr(t, "SubscribeToTask without id", err, a2a.ErrInvalidParams)
 	})
 	t.Run("open through input-required", func(t *testing.T) { subscribeThroughInputRequired(t, s) })
@@ -238,12 +240,12 @@ func subscribeMany(t *testing.T, s a2a.Service, id string, n int, started func()
 func subscribeToTerminalTasks(t *testing.T, s a2a.Service, finished *a2a.Task) {
 	for _, text := range []string{"hello", "fail", "reject"} {
 		done := sendTask(t, s, anon(t), text)
-		evs, err := collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: done.Id}))
+		evs, err := testkit.Collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: done.Id}))
 		if len(evs) != 0 || !errors.Is(err, a2a.ErrUnsupportedOperation) {
 			t.Errorf("subscribe to a %s task: %v, %v; want UnsupportedOperationError", short(state(done)), describeAll(evs), err)
 		}
 	}
-	evs, err := collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: finished.Id}))
+	evs, err := testkit.Collect(s.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: finished.Id}))
 	if len(evs) != 0 || !errors.Is(err, a2a.ErrUnsupportedOperation) {
 		t.Errorf("subscribe to the completed task: %v, %v", describeAll(evs), err)
 	}
@@ -401,7 +403,7 @@ func readThenStall(t *testing.T, s a2a.Service, id string, ready, resume chan st
 func TestSeqContinuesAcrossExecutions(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, server.Options{})
-	first, err := collect(s.SendStreamingMessage(shortCtx(t, ""), msgReq("input-required")))
+	first, err := testkit.Collect(s.SendStreamingMessage(shortCtx(t, ""), msgReq("input-required")))
 	if err != nil || len(first) != 2 {
 		t.Fatalf("first stream: %v, %v", describeAll(first), err)
 	}
@@ -410,7 +412,7 @@ func TestSeqContinuesAcrossExecutions(t *testing.T) {
 	settle(t, s, "", id)
 	var evs []a2a.StreamEvent
 	for range 10000 {
-		evs, err = collect(s.SendStreamingMessage(shortCtx(t, ""), followReq(id, "answer")))
+		evs, err = testkit.Collect(s.SendStreamingMessage(shortCtx(t, ""), followReq(id, "answer")))
 		if !stillWorking(err) {
 			break
 		}

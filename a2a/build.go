@@ -46,6 +46,28 @@ func AgentMessage(text string) *Message {
 	return &Message{MessageId: NewID(), Role: Role_ROLE_AGENT, Parts: []*Part{TextPart(text)}}
 }
 
+// UserMessageFor returns a ROLE_USER message with a fresh messageId and one
+// text part, addressed to an existing task: a follow-up, such as the answer
+// to a task in INPUT_REQUIRED. contextID may be "" (the server takes the
+// task's own); when set it must be the task's. With taskID "" the message
+// starts a new task in the context contextID.
+func UserMessageFor(taskID, contextID, text string) *Message {
+	m := UserMessage(text)
+	m.TaskId, m.ContextId = taskID, contextID
+	return m
+}
+
+// FollowUp returns a ROLE_USER message with a fresh messageId and one text
+// part, addressed to task (its id and contextId). task must not be nil: a
+// message without a taskId would start a new task, so FollowUp panics
+// instead.
+func FollowUp(task *Task, text string) *Message {
+	if task == nil {
+		panic("a2a.FollowUp: nil task")
+	}
+	return UserMessageFor(task.Id, task.ContextId, text)
+}
+
 // NewArtifact returns an artifact with the id and parts.
 func NewArtifact(id string, parts ...*Part) *Artifact {
 	return &Artifact{ArtifactId: id, Parts: parts}
@@ -66,8 +88,11 @@ func FirstText(m *Message) string {
 	return ""
 }
 
-// JoinText concatenates the text parts of the message, separated by
-// newlines.
+// JoinText returns the text of the text parts among parts, with a newline
+// inserted between consecutive ones; other parts are skipped. It suits the
+// parts of a message written as separate paragraphs. The chunks of a
+// streamed artifact must not be separated: use ArtifactText or
+// ArtifactAssembler.Text for those.
 func JoinText(parts []*Part) string {
 	var b strings.Builder
 	for _, p := range parts {
@@ -81,25 +106,23 @@ func JoinText(parts []*Part) string {
 	return b.String()
 }
 
-// IsTerminal reports whether s is COMPLETED, FAILED, CANCELED or REJECTED
-// (brief §4.1).
-func IsTerminal(s TaskState) bool {
-	switch s {
-	case TaskState_TASK_STATE_COMPLETED, TaskState_TASK_STATE_FAILED,
-		TaskState_TASK_STATE_CANCELED, TaskState_TASK_STATE_REJECTED:
-		return true
+// ArtifactText returns the text of the artifact's text parts concatenated
+// without separators, the way the chunks of a streamed artifact join ("Hel"
+// and "lo" make "Hello"); other parts are skipped. It is "" for a nil
+// artifact.
+func ArtifactText(a *Artifact) string {
+	var b strings.Builder
+	for _, p := range a.GetParts() {
+		if t, ok := p.GetContent().(*Part_Text); ok {
+			b.WriteString(t.Text)
+		}
 	}
-	return false
-}
-
-// IsInterrupted reports whether s is INPUT_REQUIRED or AUTH_REQUIRED
-// (brief §4.1).
-func IsInterrupted(s TaskState) bool {
-	return s == TaskState_TASK_STATE_INPUT_REQUIRED || s == TaskState_TASK_STATE_AUTH_REQUIRED
+	return b.String()
 }
 
 // Timestamp returns t, in UTC and truncated to milliseconds (the precision
-// the wire carries, brief §2.0), as a protobuf Timestamp.
+// the wire carries, §5.6.1 of the A2A specification), as a protobuf
+// Timestamp.
 func Timestamp(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t.UTC().Truncate(time.Millisecond))
 }

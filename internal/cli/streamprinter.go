@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,10 +23,9 @@ type streamPrinter struct {
 	events   int
 	state    a2a.TaskState
 	taskID   string
-	open     map[string]*strings.Builder // artifacts being streamed
-	order    []string                    // their ids, in arrival order
-	current  string                      // piped: the artifact whose text ends the current line
-	midLine  bool                        // piped: the current line is unfinished
+	arts     a2a.ArtifactAssembler // the stream's artifacts, reassembled
+	current  string                // piped: the artifact whose text ends the current line
+	midLine  bool                  // piped: the current line is unfinished
 	lastTick time.Time
 	frame    int
 }
@@ -35,7 +33,7 @@ type streamPrinter struct {
 // newStreamPrinter returns a printer writing to o, with its live line
 // started.
 func newStreamPrinter(o *output) *streamPrinter {
-	p := &streamPrinter{o: o, start: time.Now(), open: map[string]*strings.Builder{}}
+	p := &streamPrinter{o: o, start: time.Now()}
 	o.startLive(p.liveLine)
 	return p
 }
@@ -52,9 +50,9 @@ func (p *streamPrinter) liveLine() string {
 	if p.state == 0 {
 		s = fmt.Sprintf("%c waiting · %d events · %.1fs", spinner[p.frame%len(spinner)], p.events, time.Since(p.start).Seconds())
 	}
-	if n := len(p.order); n > 0 {
-		id := p.order[n-1]
-		text := strings.ReplaceAll(p.open[id].String(), "\n", " ⏎ ")
+	if a := p.streaming(); a != nil {
+		id := a.GetArtifactId()
+		text := strings.ReplaceAll(artifactBody(a), "\n", " ⏎ ")
 		if r := utf8.RuneCountInString(text); r > 60 {
 			text = "…" + string([]rune(text)[r-60:])
 		}
@@ -72,6 +70,7 @@ func (p *streamPrinter) event(ev a2a.StreamEvent) {
 	}
 	p.mu.Lock()
 	p.events++
+	p.arts.Add(ev)
 	p.mu.Unlock()
 	r := ev.Response
 	switch {
@@ -117,24 +116,14 @@ func (p *streamPrinter) line(s string) {
 	p.o.printf("%s\n", s)
 }
 
-// artifact reassembles artifact chunks: a chunk with append adds to the
-// artifact of the same id, any other starts it afresh.
+// artifact shows an artifact chunk, already added to p.arts by event:
+// a whole artifact at its last chunk on a terminal, the chunk's text as it
+// comes when piped.
 func (p *streamPrinter) artifact(au *a2a.TaskArtifactUpdateEvent) {
 	a := au.GetArtifact()
 	id := a.GetArtifactId()
 	text := partsText(a.GetParts())
-	p.mu.Lock()
-	buf, ok := p.open[id]
-	if !ok || !au.GetAppend() {
-		buf = &strings.Builder{}
-		if !ok {
-			p.order = append(p.order, id)
-		}
-		p.open[id] = buf
-	}
-	buf.WriteString(text)
 	last := au.GetLastChunk()
-	p.mu.Unlock()
 
 	if p.o.tty {
 		if last {
@@ -160,25 +149,51 @@ func (p *streamPrinter) artifact(au *a2a.TaskArtifactUpdateEvent) {
 	if last {
 		p.mu.Lock()
 		p.current, p.midLine = "", false
-		delete(p.open, id)
-		p.order = slices.DeleteFunc(p.order, func(x string) bool { return x == id })
 		p.mu.Unlock()
 		p.o.printf("\n")
 	}
 }
 
-// finishArtifact prints a complete artifact (terminal) and drops it from
-// the live line.
+// finishArtifact prints an artifact as reassembled (terminal).
 func (p *streamPrinter) finishArtifact(id string) {
 	p.mu.Lock()
-	buf := p.open[id]
-	delete(p.open, id)
-	p.order = slices.DeleteFunc(p.order, func(x string) bool { return x == id })
+	a := p.arts.Artifact(id)
+	body := artifactBody(a)
 	p.mu.Unlock()
-	if buf == nil {
+	if a == nil {
 		return
 	}
-	p.o.printf("%s %s\n%s\n", p.o.dim("artifact"), id, indent(buf.String(), "    "))
+	p.o.printf("%s %s\n%s\n", p.o.dim("artifact"), id, indent(body, "    "))
+}
+
+// streaming returns the artifact shown on the live line: the last one
+// whose last chunk has not come, or nil. The caller holds p.mu.
+func (p *streamPrinter) streaming() *a2a.Artifact {
+	arts := p.arts.Artifacts()
+	for i := len(arts) - 1; i >= 0; i-- {
+		if !p.arts.Done(arts[i].GetArtifactId()) {
+			return arts[i]
+		}
+	}
+	return nil
+}
+
+// artifactBody renders a reassembled artifact: consecutive text parts
+// concatenated as chunks join (see a2a.ArtifactText), other parts summarised
+// on lines of their own.
+func artifactBody(a *a2a.Artifact) string {
+	var lines []string
+	text := false // the last line is text that the next text part continues
+	for _, part := range a.GetParts() {
+		_, isText := part.GetContent().(*a2a.Part_Text)
+		if isText && text {
+			lines[len(lines)-1] += partText(part)
+			continue
+		}
+		lines = append(lines, partText(part))
+		text = isText
+	}
+	return strings.Join(lines, "\n")
 }
 
 // done ends the stream display: unfinished artifacts are printed as they
@@ -189,7 +204,12 @@ func (p *streamPrinter) done() {
 		return
 	}
 	p.mu.Lock()
-	ids := append([]string(nil), p.order...)
+	var ids []string
+	for _, a := range p.arts.Artifacts() {
+		if id := a.GetArtifactId(); !p.arts.Done(id) {
+			ids = append(ids, id)
+		}
+	}
 	mid := p.midLine
 	p.midLine = false
 	p.mu.Unlock()

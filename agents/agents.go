@@ -78,8 +78,7 @@ func conformance(ctx context.Context, req *server.Request, em *server.Emitter) e
 			return err
 		}
 		for i := 0; i < n; i++ {
-			chunk := a2a.TextArtifact("stream", fmt.Sprintf("chunk %d", i))
-			if err := em.Chunk(chunk, i > 0, i == n-1); err != nil {
+			if err := streamChunk(em, i, n); err != nil {
 				return err
 			}
 		}
@@ -94,12 +93,27 @@ func conformance(ctx context.Context, req *server.Request, em *server.Emitter) e
 		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 			return err
 		}
-		if err := em.Chunk(a2a.TextArtifact("never-sent", "appended"), true, true); err != nil {
+		if err := em.FinishArtifact(a2a.TextArtifact("never-sent", "appended")); err != nil {
 			return err
 		}
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 	}
 	return echo(em, text)
+}
+
+// streamChunk emits chunk i of n of the "stream" artifact: the first starts
+// it, the others are appended, the last one finishes it.
+func streamChunk(em *server.Emitter, i, n int) error {
+	chunk := a2a.TextArtifact("stream", fmt.Sprintf("chunk %d", i))
+	switch {
+	case n == 1:
+		return em.Artifact(chunk)
+	case i == 0:
+		return em.StartArtifact(chunk)
+	case i == n-1:
+		return em.FinishArtifact(chunk)
+	}
+	return em.AppendArtifact(chunk)
 }
 
 // echo completes the task with an "echo" artifact holding text.
@@ -132,14 +146,19 @@ func slow(ctx context.Context, em *server.Emitter, text string, d time.Duration)
 }
 
 // Card returns the agent card of a built-in agent ("echo" or
-// "conformance") for the given interfaces. Both declare streaming and push
-// notifications, one skill, and text/plain in and out.
+// "conformance") for the given interfaces, for example those of
+// a2ahttp.Interfaces. Both declare streaming, one skill, and text/plain in
+// and out.
+//
+// The card does not declare push notifications: server.New accepts that
+// capability only with a Pusher to deliver them. To serve push, set
+// card.Capabilities.PushNotifications to true and give server.Options.Push.
 func Card(kind string, interfaces []*a2a.AgentInterface) (*a2a.AgentCard, error) {
 	yes := true
 	card := &a2a.AgentCard{
 		SupportedInterfaces: interfaces,
 		Version:             "1.0.0",
-		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes, PushNotifications: &yes},
+		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes},
 		DefaultInputModes:   []string{"text/plain"},
 		DefaultOutputModes:  []string{"text/plain"},
 		Provider:            &a2a.AgentProvider{Organization: "Parley", Url: "https://parley.dev"},

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/push"
@@ -45,7 +47,8 @@ func Example() {
 
 	card, _ := agents.Card("echo", []*a2a.AgentInterface{
 		{Url: "http://127.0.0.1:8080/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
-	}) // declares pushNotifications
+	})
+	card.Capabilities.PushNotifications = proto.Bool(true) // served: Options.Push is the sender
 	srv, _ := server.New(&server.Options{Card: card, Agent: agents.Echo(), Store: store, Push: sender})
 	defer srv.Close(context.Background())
 

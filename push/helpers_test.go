@@ -235,6 +235,7 @@ func newEnv(t testing.TB, store taskstore.Store, o *push.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	card.Capabilities.PushNotifications = proto.Bool(true)
 	e.srv, err = server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: store, Logger: log, Push: e.sender})
 	if err != nil {
 		t.Fatal(err)

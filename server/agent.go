@@ -105,14 +105,43 @@ func (e *Emitter) StatusText(state a2a.TaskState, text string) error {
 	return e.Status(state, m)
 }
 
-// Artifact emits a complete artifact (or replaces one with the same id).
+// Artifact emits a complete artifact, or replaces the one with the same id
+// with a complete one.
+//
+// An artifact sent in pieces (a streamed answer) is emitted with
+// StartArtifact, then AppendArtifact for each further piece, and
+// FinishArtifact for the last one; every piece carries the artifact's id.
 func (e *Emitter) Artifact(a *a2a.Artifact) error {
-	return e.Chunk(a, false, true)
+	return e.r.emit(e.ex, event{artifact: a, lastChunk: true})
+}
+
+// StartArtifact emits the first chunk of an artifact whose further chunks
+// follow (AppendArtifact, FinishArtifact). Like Artifact, it replaces an
+// artifact with the same id that was sent before.
+func (e *Emitter) StartArtifact(a *a2a.Artifact) error {
+	return e.r.emit(e.ex, event{artifact: a})
+}
+
+// AppendArtifact adds a's parts to the artifact with the same id; more
+// chunks follow. Appending to an id never sent starts a new artifact
+// (DESIGN B11).
+func (e *Emitter) AppendArtifact(a *a2a.Artifact) error {
+	return e.r.emit(e.ex, event{artifact: a, append: true})
+}
+
+// FinishArtifact adds a's parts to the artifact with the same id and marks
+// them as its last chunk.
+func (e *Emitter) FinishArtifact(a *a2a.Artifact) error {
+	return e.r.emit(e.ex, event{artifact: a, append: true, lastChunk: true})
 }
 
 // Chunk emits part of an artifact: with appendTo, its parts are added to
 // the artifact with the same id (one that was never sent starts a new
 // artifact, DESIGN B11); lastChunk marks the artifact's final chunk.
+//
+// Deprecated: two positional booleans are easily swapped. Use
+// StartArtifact (false, false), AppendArtifact (true, false),
+// FinishArtifact (true, true) or Artifact (false, true).
 func (e *Emitter) Chunk(a *a2a.Artifact, appendTo, lastChunk bool) error {
 	return e.r.emit(e.ex, event{artifact: a, append: appendTo, lastChunk: lastChunk})
 }

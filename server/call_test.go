@@ -118,8 +118,8 @@ func TestExtendedAgentCard(t *testing.T) {
 		principal string
 		want      *a2a.Error
 	}{
-		{"not declared, anonymous", testCard(true, true), extended, "", a2a.ErrUnsupportedOperation},
-		{"not declared, authenticated", testCard(true, true), extended, "alice", a2a.ErrUnsupportedOperation},
+		{"not declared, anonymous", testCard(true, true), nil, "", a2a.ErrUnsupportedOperation},
+		{"not declared, authenticated", testCard(true, true), nil, "alice", a2a.ErrUnsupportedOperation},
 		{"declared, anonymous", declared, extended, "", a2a.ErrUnauthenticated},
 		{"declared, not configured", declared, nil, "alice", a2a.ErrExtendedAgentCardNotConfigured},
 		{"configured", declared, extended, "alice", nil},

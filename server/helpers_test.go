@@ -65,7 +65,8 @@ func testCard(streaming, push bool) *a2a.AgentCard {
 }
 
 // newServer starts a server (conformance agent, memory store, streaming and
-// push declared unless o says otherwise) and closes it when the test ends.
+// push declared unless o says otherwise; a declared push is served by
+// testkit.NoDelivery unless o.Push is set) and closes it when the test ends.
 func newServer(t testing.TB, o server.Options) *server.Server {
 	t.Helper()
 	if o.Card == nil {
@@ -76,6 +77,9 @@ func newServer(t testing.TB, o server.Options) *server.Server {
 	}
 	if o.Logger == nil {
 		o.Logger = quiet
+	}
+	if o.Push == nil && o.Card.GetCapabilities().GetPushNotifications() {
+		o.Push = testkit.NoDelivery{}
 	}
 	s, err := server.New(&o)
 	if err != nil {

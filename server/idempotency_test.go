@@ -262,7 +262,8 @@ func TestIdempotencySurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := server.New(&server.Options{Card: testCard(true, true), Agent: counting(agents.Conformance(), &calls), Store: st, Logger: quiet})
+		s, err := server.New(&server.Options{Card: testCard(true, true), Agent: counting(agents.Conformance(), &calls), Store: st, Logger: quiet,
+			Push: testkit.NoDelivery{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -232,7 +232,7 @@ func TestLimitsDoNotChangeValidRequests(t *testing.T) {
 func TestLimitsOptions(t *testing.T) {
 	t.Parallel()
 	nan := server.Options{Card: testCard(true, true), Agent: server.AgentFunc(func(context.Context, *server.Request, *server.Emitter) error { return nil }),
-		Limits: server.Limits{TaskRate: zero() / zero()}}
+		Push: testkit.NoDelivery{}, Limits: server.Limits{TaskRate: zero() / zero()}}
 	if _, err := server.New(&nan); err == nil {
 		t.Error("New with TaskRate NaN succeeded; want an error")
 	}

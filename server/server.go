@@ -18,11 +18,15 @@ import (
 // default.
 type Options struct {
 	// Card is the public agent card. Its capabilities gate operations
-	// (brief §3.3.4) and its extensions decide which are required.
+	// (brief §3.3.4) and its extensions decide which are required. New
+	// refuses a card whose capabilities the other options do not back:
+	// pushNotifications needs Push (and Push needs pushNotifications).
 	// Required.
 	Card *a2a.AgentCard
 	// ExtendedCard is served by GetExtendedAgentCard to authenticated
-	// callers when Card declares capabilities.extendedAgentCard.
+	// callers. Card must then declare capabilities.extendedAgentCard; a
+	// card that declares it without an ExtendedCard makes the operation
+	// answer ExtendedAgentCardNotConfiguredError.
 	ExtendedCard *a2a.AgentCard
 	// Agent does the work. Required.
 	Agent Agent
@@ -51,10 +55,11 @@ type Options struct {
 	CursorKey []byte
 	// Now returns the current time; default time.Now (tests replace it).
 	Now func() time.Time
-	// Push delivers push notifications (package push); nil means no
-	// delivery: configurations are still stored when the card declares
-	// pushNotifications, but nothing is sent. With Push set the card must
-	// declare pushNotifications.
+	// Push delivers push notifications (package push). It is required
+	// exactly when the card declares pushNotifications: New refuses a card
+	// that promises notifications nobody would deliver, and a Pusher the
+	// card gives no way to use. Without it the push configuration
+	// operations answer PushNotificationNotSupportedError.
 	Push Pusher
 	// Limits bound request sizes and per-caller task quotas; the zero
 	// value means every default (see Limits).
@@ -104,6 +109,10 @@ func New(opts *Options) (*Server, error) {
 		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
 		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
 	}
+	if s.card.GetCapabilities().GetExtendedAgentCard() && o.ExtendedCard == nil {
+		s.log.Warn("the card declares capabilities.extendedAgentCard but Options.ExtendedCard is nil: " +
+			"GetExtendedAgentCard will answer ExtendedAgentCardNotConfiguredError")
+	}
 	s.base, s.stop = context.WithCancelCause(context.Background())
 	if err := s.recover(context.Background()); err != nil {
 		return nil, err
@@ -114,8 +123,8 @@ func New(opts *Options) (*Server, error) {
 }
 
 // check reports the first problem with the options: a missing Card or
-// Agent, an invalid card, Push without the card's pushNotifications, or a
-// TaskRate that is not a number.
+// Agent, an invalid card, a capability the card and the options disagree
+// on (see checkCapabilities), or a TaskRate that is not a number.
 func (o *Options) check() error {
 	if o.Card == nil {
 		return errors.New("server: Options.Card is required")
@@ -126,11 +135,39 @@ func (o *Options) check() error {
 	if v := a2a.CheckRequired(o.Card); len(v) > 0 {
 		return fmt.Errorf("server: invalid agent card: %s: %s", v[0].Field, v[0].Description)
 	}
-	if o.Push != nil && !o.Card.GetCapabilities().GetPushNotifications() {
-		return errors.New("server: Options.Push is set but the card does not declare capabilities.pushNotifications")
+	if err := o.checkCapabilities(); err != nil {
+		return err
 	}
 	if math.IsNaN(o.Limits.TaskRate) {
 		return errors.New("server: Options.Limits.TaskRate is NaN")
+	}
+	return nil
+}
+
+// checkCapabilities refuses a card that promises what the server will not
+// do, and options the card gives no way to reach:
+//
+//   - pushNotifications needs Options.Push: without a Pusher, configurations
+//     would be accepted and nothing ever delivered. Options.Push in turn
+//     needs pushNotifications, or no configuration could be registered.
+//   - Options.ExtendedCard needs extendedAgentCard, or it is never served.
+//     The reverse (declared, nothing configured) is allowed: the operation
+//     then answers ExtendedAgentCardNotConfiguredError, as the specification
+//     requires, and New logs a warning.
+//
+// streaming needs nothing: the core serves every declared stream.
+func (o *Options) checkCapabilities() error {
+	caps := o.Card.GetCapabilities()
+	switch {
+	case caps.GetPushNotifications() && o.Push == nil:
+		return errors.New("server: the card declares capabilities.pushNotifications but Options.Push is nil, " +
+			"so no notification would ever be delivered: set Options.Push (a push.Sender) or set the capability to false")
+	case !caps.GetPushNotifications() && o.Push != nil:
+		return errors.New("server: Options.Push is set but the card does not declare capabilities.pushNotifications: " +
+			"declare it, or leave Options.Push nil")
+	case !caps.GetExtendedAgentCard() && o.ExtendedCard != nil:
+		return errors.New("server: Options.ExtendedCard is set but the card does not declare capabilities.extendedAgentCard, " +
+			"so it would never be served: declare it, or leave Options.ExtendedCard nil")
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/internal/check"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )
 
@@ -53,7 +54,9 @@ func startParleyWith(t *testing.T, tokens map[string]string, wrap func(http.Hand
 			Capabilities: &a2a.AgentCapabilities{}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 			Skills: card.Skills}
 	}
-	srv, err := server.New(&server.Options{Card: card, ExtendedCard: ext, Agent: agents.Conformance(), RequireAuth: len(tokens) > 0})
+	card.Capabilities.PushNotifications = proto.Bool(true)
+	srv, err := server.New(&server.Options{Card: card, ExtendedCard: ext, Agent: agents.Conformance(), RequireAuth: len(tokens) > 0,
+		Push: testkit.NoDelivery{}})
 	if err != nil {
 		t.Fatal(err)
 	}

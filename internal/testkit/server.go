@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
@@ -163,8 +165,12 @@ func NewCore(tb testing.TB, ifaces []*a2a.AgentInterface, o *Options) (*server.S
 	if o.Quiet {
 		opts.Logger = DiscardLogger
 	}
+	card.Capabilities.PushNotifications = proto.Bool(true) // served by NoDelivery unless Mutate says otherwise
 	if o.Mutate != nil {
 		o.Mutate(card, opts)
+	}
+	if opts.Push == nil && card.GetCapabilities().GetPushNotifications() {
+		opts.Push = NoDelivery{}
 	}
 	core, err := server.New(opts)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"parley.dev/parley/a2a"
 )
@@ -108,6 +109,7 @@ type Client struct {
 	retries     int
 	delay       time.Duration
 	poll        time.Duration
+	notes       notes // what WaitForCompletion needs to know about follow-ups
 }
 
 // candidate is one usable interface of the card and its transport.
@@ -387,15 +389,44 @@ func own(m *a2a.Method, req proto.Message) proto.Message {
 	return req
 }
 
-// Call implements a2a.Invoker.
+// Call implements a2a.Invoker. The task in the answer is noted (see
+// notes), and the reply to a follow-up is remembered, for WaitForCompletion.
 func (v invoker) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
 	r := own(m, req)
+	msgID, taskID := followUpOf(r)
+	var before *timestamppb.Timestamp
+	if taskID != "" {
+		before = v.c.notes.seenAt(taskID)
+	}
 	var out proto.Message
 	err := v.c.unary(ctx, r, m.RetrySafe, func(t Transport) (err error) {
 		out, err = t.Call(ctx, m, r)
 		return err
 	})
+	if err != nil {
+		return out, err
+	}
+	switch o := out.(type) {
+	case *a2a.Task:
+		v.c.notes.observe(o.GetId(), o.GetStatus())
+	case *a2a.SendMessageResponse:
+		switch t := o.GetTask(); {
+		case t != nil && taskID != "":
+			v.c.notes.sent(msgID, t, before)
+		case t != nil:
+			v.c.notes.observe(t.GetId(), t.GetStatus())
+		}
+	}
 	return out, err
+}
+
+// followUpOf returns the messageId and task id of a send that continues an
+// existing task ("", "" for any other request).
+func followUpOf(req proto.Message) (msgID, taskID string) {
+	if r, ok := req.(*a2a.SendMessageRequest); ok && r.GetMessage().GetTaskId() != "" {
+		return r.GetMessage().GetMessageId(), r.GetMessage().GetTaskId()
+	}
+	return "", ""
 }
 
 // Stream implements a2a.Invoker.
@@ -404,11 +435,44 @@ func (v invoker) Stream(ctx context.Context, m *a2a.Method, req proto.Message) i
 	var tr streamTracker
 	switch r := r.(type) {
 	case *a2a.SendMessageRequest:
-		tr = streamTracker{send: true, taskID: r.GetMessage().GetTaskId()}
+		tr = streamTracker{send: true, taskID: r.GetMessage().GetTaskId(), followUp: r.GetMessage().GetTaskId() != ""}
 	case *a2a.SubscribeToTaskRequest:
 		tr = streamTracker{taskID: r.GetId()}
 	}
-	return v.c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+	seq := v.c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
 		return t.Stream(ctx, m, r)
 	})
+	msgID, taskID := followUpOf(r)
+	return func(yield func(a2a.StreamEvent, error) bool) {
+		var before *timestamppb.Timestamp
+		if taskID != "" {
+			before = v.c.notes.seenAt(taskID)
+		}
+		for ev, err := range seq {
+			if err == nil {
+				v.c.noteEvent(ev, msgID, taskID, before)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// noteEvent records what a stream event says about its task: the first
+// event of a follow-up stream is the task as the follow-up found it, and
+// any status update after it is the agent's answer.
+func (c *Client) noteEvent(ev a2a.StreamEvent, msgID, taskID string, before *timestamppb.Timestamp) {
+	switch r := ev.Response; {
+	case r.GetTask() != nil && taskID != "":
+		c.notes.sent(msgID, r.GetTask(), before)
+	case r.GetTask() != nil:
+		c.notes.observe(r.GetTask().GetId(), r.GetTask().GetStatus())
+	case r.GetStatusUpdate() != nil:
+		su := r.GetStatusUpdate()
+		if taskID != "" {
+			c.notes.progressed(taskID, msgID)
+		}
+		c.notes.observe(su.GetTaskId(), su.GetStatus())
+	}
 }

@@ -32,6 +32,18 @@
 //     that ends before the task settled ends with ErrStreamEnded, and
 //     WaitForCompletion follows a task to its end by the best channel.
 //
+// Answering a task that asked for input (a follow-up: a message whose
+// taskId is the task's, see a2a.FollowUp) does not change the task's
+// state when the server accepts it. The reply to a follow-up sent with
+// returnImmediately still says INPUT_REQUIRED, and so does the first event
+// of a follow-up stream, a Task snapshot of the task as the follow-up found
+// it; only the events after it are the agent's answer. A loop that asks the
+// user whenever it sees INPUT_REQUIRED must skip that snapshot
+// (a2a.StreamEvent.Snapshot), or it asks the same question twice.
+// WaitForCompletion does this for you: it never returns a state older than
+// the last follow-up the same Client sent on the task, and a follow-up
+// stream that ends right after its snapshot ends with ErrStreamEnded.
+//
 // Everything sent leaves the process only to the URLs of the card's
 // interfaces (and, for Resolve, the card URL).
 package client

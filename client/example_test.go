@@ -147,7 +147,11 @@ func ExampleGRPC() {
 	// true
 }
 
-// Start a task without waiting for it, then follow it to its end.
+// Answer a task's question without waiting for the agent, then follow
+// the task to its end. The reply to the follow-up still shows
+// INPUT_REQUIRED (accepting a message does not change the task's state);
+// WaitForCompletion knows this Client sent the follow-up, and waits for
+// the agent's answer to it rather than returning the old question.
 func ExampleClient_WaitForCompletion() {
 	base, stop := serveConformance()
 	defer stop()
@@ -163,23 +167,31 @@ func ExampleClient_WaitForCompletion() {
 	}
 	defer c.Close()
 
-	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
-		Message:       a2a.UserMessage("slow 200"),
+	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("input-required")})
+	if err != nil {
+		panic(err)
+	}
+	task := resp.GetTask()
+	fmt.Println("asked:", task.GetStatus().GetState())
+
+	_, err = c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message:       a2a.FollowUp(task, "yes, go ahead"),
 		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true},
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("sent:", resp.GetTask().GetStatus().GetState())
 
-	task, err := c.WaitForCompletion(ctx, resp.GetTask().GetId())
+	task, err = c.WaitForCompletion(ctx, task.GetId())
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("done:", task.GetStatus().GetState())
+	fmt.Println(a2a.JoinText(task.GetArtifacts()[0].GetParts()))
 	// Output:
-	// sent: TASK_STATE_WORKING
+	// asked: TASK_STATE_INPUT_REQUIRED
 	// done: TASK_STATE_COMPLETED
+	// yes, go ahead
 }
 
 // Share one CardCache between resolutions: a card is fetched again only

@@ -11,7 +11,8 @@ import (
 // ErrStreamEnded matches (with errors.Is) the error that ends a task
 // stream which closed too early: SendStreamingMessage before a terminal or
 // interrupted state (or a direct Message), SubscribeToTask before a
-// terminal state. The error is a *StreamEndedError carrying the last task
+// terminal state. The Task snapshot that starts a follow-up stream does not
+// count: its interrupted state is the one the follow-up answers. The error is a *StreamEndedError carrying the last task
 // id and state seen, so the caller can GetTask and, if the task goes on,
 // SubscribeToTask again (brief §5.4: the end of the stream is the only
 // completion signal, and servers disagree on when they close).
@@ -47,10 +48,14 @@ func (e *StreamEndedError) Unwrap() error { return e.Err }
 
 // streamTracker follows a stream's task to judge its end.
 type streamTracker struct {
-	send    bool // SendStreamingMessage: an interrupted state is a proper end
-	taskID  string
-	state   a2a.TaskState
-	message bool
+	send     bool // SendStreamingMessage: an interrupted state is a proper end
+	followUp bool // ... of a message on an existing task
+	taskID   string
+	state    a2a.TaskState
+	message  bool
+	// snapshot is set while the last state seen is a follow-up stream's
+	// first Task: the state that asked for the follow-up, not an answer.
+	snapshot bool
 }
 
 // observe records what an event says about the task.
@@ -59,12 +64,14 @@ func (s *streamTracker) observe(ev a2a.StreamEvent) {
 	case ev.Response.GetTask() != nil:
 		t := ev.Response.GetTask()
 		s.taskID, s.state = t.GetId(), t.GetStatus().GetState()
+		s.snapshot = s.followUp
 	case ev.Response.GetStatusUpdate() != nil:
 		su := ev.Response.GetStatusUpdate()
 		if su.GetTaskId() != "" {
 			s.taskID = su.GetTaskId()
 		}
 		s.state = su.GetStatus().GetState()
+		s.snapshot = false
 	case ev.Response.GetArtifactUpdate() != nil:
 		if id := ev.Response.GetArtifactUpdate().GetTaskId(); id != "" {
 			s.taskID = id
@@ -79,7 +86,7 @@ func (s *streamTracker) settled() bool {
 	if a2a.IsTerminal(s.state) {
 		return true
 	}
-	return s.send && (s.message || a2a.IsInterrupted(s.state))
+	return s.send && (s.message || (a2a.IsInterrupted(s.state) && !s.snapshot))
 }
 
 // end returns the error for a stream the server closed: nil when the task

@@ -13,6 +13,19 @@ import (
 // CANCELED, REJECTED) or interrupted (INPUT_REQUIRED, AUTH_REQUIRED), and
 // returns it as GetTask reports it then.
 //
+// It never returns a state older than the last follow-up message this
+// Client sent on the task. Accepting a follow-up does not change the
+// task's status, so right after a follow-up sent with returnImmediately
+// the task still says INPUT_REQUIRED; WaitForCompletion keeps following
+// it until the agent answers. An interrupted state counts as the answer
+// when its status message comes after the follow-up in the task's history,
+// when its status timestamp is later than the status the follow-up found,
+// or when the task was seen working since. (Against a server that stamps
+// neither status messages nor timestamps, an agent that answers with a
+// bare interrupted state before the follow-up's reply is built cannot be
+// told from the old state: WaitForCompletion then waits for ctx.) A
+// follow-up sent by another Client, or another process, is not known here.
+//
 // When the card declares streaming it subscribes to the task; a
 // subscription that ends early (ErrStreamEnded, a broken connection) is
 // followed by a GetTask and a new subscription, the recovery the spec
@@ -46,7 +59,7 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 			if err != nil {
 				return nil, err
 			}
-			if st := t.GetStatus().GetState(); a2a.IsTerminal(st) || a2a.IsInterrupted(st) {
+			if c.notes.current(t) {
 				return t, nil
 			}
 			if refused {
@@ -69,7 +82,7 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 		if err != nil {
 			return nil, err
 		}
-		if st := t.GetStatus().GetState(); a2a.IsTerminal(st) || a2a.IsInterrupted(st) {
+		if c.notes.current(t) {
 			return t, nil
 		}
 		if err := sleep(ctx, jitter(poll)); err != nil {
@@ -80,20 +93,33 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 }
 
 // follow subscribes to a task until the stream reports a terminal or
-// interrupted state (nil error), or ends otherwise. It returns how many
-// events after the first snapshot it saw.
+// interrupted state that WaitForCompletion may return (nil error), or ends
+// otherwise. It returns how many events after the first snapshot it saw.
+//
+// The first event, a snapshot of the task, may still show the state that
+// asked for the Client's last follow-up; every status update after it is
+// newer than the follow-up (the subscription started after it was
+// accepted), so it answers it.
 func (c *Client) follow(ctx context.Context, taskID string) (int, error) {
 	n := 0
+	pending := c.notes.pendingOn(taskID)
 	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: taskID}) {
 		if err != nil {
 			return n, err
 		}
-		state := ev.Response.GetTask().GetStatus().GetState()
-		if ev.Response.GetTask() == nil {
-			n++
-			state = ev.Response.GetStatusUpdate().GetStatus().GetState()
+		if t := ev.Response.GetTask(); t != nil {
+			if c.notes.current(t) {
+				return n, nil
+			}
+			continue
 		}
-		if a2a.IsTerminal(state) || a2a.IsInterrupted(state) {
+		n++
+		su := ev.Response.GetStatusUpdate()
+		if su == nil {
+			continue
+		}
+		c.notes.progressed(taskID, pending)
+		if state := su.GetStatus().GetState(); a2a.IsTerminal(state) || a2a.IsInterrupted(state) {
 			return n, nil
 		}
 	}

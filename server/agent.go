@@ -22,7 +22,13 @@ import (
 // stays WORKING forever because an agent forgot it.
 //
 // ctx is canceled when the task is canceled (context.Cause is ErrCanceled)
-// or the server shuts down; it is not tied to the client's connection.
+// or the server shuts down (ErrShutdown); it is not tied to the client's
+// connection. Either way the agent should stop and return nil: the core
+// has already made a canceled task CANCELED, and ends FAILED a task left
+// unfinished at shutdown. A non-nil error, ctx.Err() or context.Cause(ctx)
+// included, is logged at ERROR level.
+// See the package documentation for the order of Server.Close and
+// http.Server.Shutdown.
 type Agent interface {
 	Execute(ctx context.Context, req *Request, em *Emitter) error
 }

@@ -9,14 +9,14 @@ import (
 )
 
 // Code identifies an error kind. It is a closed set: the nine A2A errors
-// (brief §7.1), the standard JSON-RPC errors the spec references (§7.2), and
+// (spec §3.3.2), the standard JSON-RPC errors the spec references (§9.5), and
 // two transport-level kinds Parley needs (authentication, oversized
 // requests). Its numeric value is the JSON-RPC error code, except for
 // CodeRequestTooLarge (see there).
 type Code int
 
-// The error codes. The A2A codes are fixed by brief §7.1; the JSON-RPC codes
-// by §7.2.
+// The error codes. The A2A codes are fixed by spec §5.4; the JSON-RPC codes
+// by §9.5.
 const (
 	CodeTaskNotFound                   Code = -32001
 	CodeTaskNotCancelable              Code = -32002
@@ -35,7 +35,7 @@ const (
 	CodeInternal       Code = -32603
 
 	// CodeUnauthenticated is a caller without valid credentials. The spec
-	// assigns it no JSON-RPC code (brief §7.2, "JSON-RPC custom error");
+	// assigns it no JSON-RPC code (spec §3.3.2, "JSON-RPC custom error");
 	// Parley uses -32000, the first server-defined code outside the band
 	// -32001..-32099 that §7.1 reserves for A2A.
 	CodeUnauthenticated Code = -32000
@@ -44,7 +44,7 @@ const (
 	CodeRequestTooLarge Code = -32600 - 1000
 )
 
-// codeInfo is one row of the mapping table of brief §5.4 / §7.1.
+// codeInfo is one row of the mapping table of spec §5.4.
 type codeInfo struct {
 	code    Code
 	name    string // spec name, e.g. TaskNotFoundError
@@ -104,7 +104,7 @@ func codeRow(c Code) (*codeInfo, bool) {
 func (c Code) Name() string { return lookup(c).name }
 
 // Reason is the google.rpc.ErrorInfo reason of an A2A error (the name in
-// UPPER_SNAKE_CASE without "Error", brief §7.1), or "" for other errors.
+// UPPER_SNAKE_CASE without "Error", spec §10.6, §11.6), or "" for other errors.
 func (c Code) Reason() string { return lookup(c).reason }
 
 // HTTPStatus is the HTTP status of the error on the HTTP+JSON binding.
@@ -147,7 +147,7 @@ func CodeForJSONRPC(n int) (Code, bool) {
 	return 0, false
 }
 
-// DomainA2A is the ErrorInfo domain of every A2A error (brief §7.4).
+// DomainA2A is the ErrorInfo domain of every A2A error (spec §10.6, §11.6).
 const DomainA2A = "a2a-protocol.org"
 
 // Error is an A2A or JSON-RPC error. Its Message, Metadata and Violations

@@ -41,7 +41,7 @@ func TestCodesSurviveTheWire(t *testing.T) {
 }
 
 func TestErrorMappingTable(t *testing.T) {
-	// brief §7.1 / §5.4.
+	// spec §5.4.
 	cases := []struct {
 		code   Code
 		rpc    int

@@ -16,8 +16,8 @@ import (
 type Method struct {
 	// Name is the operation's name: the JSON-RPC method and the gRPC rpc.
 	Name string
-	// HTTPMethod and Path are the HTTP+JSON route (brief §3.0, from the
-	// proto's google.api.http annotations). Path segments in braces are
+	// HTTPMethod and Path are the HTTP+JSON route (spec §11.3, taken
+	// from the proto's google.api.http annotations). Path segments in braces are
 	// variables; every route is also served under a leading /{tenant}.
 	HTTPMethod string
 	Path       string
@@ -30,9 +30,9 @@ type Method struct {
 	// RetrySafe is true when receiving the same request twice does no harm,
 	// so a client may repeat it after a failure that left it unsure
 	// whether the server got it: the reads, the operations the spec makes
-	// idempotent (CancelTask, DeleteTaskPushNotificationConfig, brief
-	// §3.5, §3.10), and SendMessage and SendStreamingMessage, which a
-	// client resends with the same messageId (DESIGN B14).
+	// idempotent (CancelTask, DeleteTaskPushNotificationConfig, spec
+	// §3.3.1, §3.1.10), and SendMessage and SendStreamingMessage, which a
+	// client resends with the same messageId (docs/decisions.md#b14).
 	RetrySafe bool
 	// NewRequest returns an empty request message of the operation.
 	NewRequest func() proto.Message
@@ -95,8 +95,9 @@ const (
 
 // Methods lists the eleven operations.
 //
-// SubscribeToTask: the proto says GET and the prose says POST (brief §12.2
-// D1); Parley serves both (DESIGN B1).
+// SubscribeToTask: a2a.proto's google.api.http annotation says GET and
+// the prose (spec §5.3, §11.3.2) says POST; Parley serves both
+// (docs/decisions.md#b1).
 var Methods []Method
 
 func init() {

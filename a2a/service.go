@@ -13,7 +13,7 @@ type StreamEvent struct {
 	Response *StreamResponse
 }
 
-// Service is the eleven operations of the A2A protocol (brief §3), the same
+// Service is the eleven operations of the A2A protocol (spec §3.1), the same
 // shape for the server core, for clients of every binding, and for
 // middleware. Implementations may be called concurrently.
 //
@@ -35,8 +35,8 @@ type Service interface {
 }
 
 // CallInfo is the per-call information a binding extracts from the transport
-// and hands to the core through the context: service parameters (brief
-// §9.1) and the authenticated principal. The core writes Activated.
+// and hands to the core through the context: service parameters (spec
+// §3.2.6) and the authenticated principal. The core writes Activated.
 //
 // A CallInfo belongs to one call; only that call's goroutine touches it.
 type CallInfo struct {

@@ -41,7 +41,7 @@ import (
 	"parley.dev/parley/rest"
 )
 
-// CardPath is the well-known path of the public agent card (brief §8.2).
+// CardPath is the well-known path of the public agent card (spec §8.2).
 const CardPath = "/.well-known/agent-card.json"
 
 // Options configure a Handler.
@@ -264,7 +264,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == CardPath:
 		h.serveCard(w, r)
 	// JSON-RPC is served at its URL with or without a trailing slash (the
-	// official TCK adds one, brief-004).
+	// official conformance kit, a2a-tck, adds one).
 	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
 		h.dispatch(w, r, h.jsonrpc, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { jsonrpc.WriteError(w, e) })
 	default:
@@ -291,7 +291,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 	binding.ServeHTTP(w, r)
 }
 
-// serveCard serves the public card with HTTP caching headers (brief §8.9).
+// serveCard serves the public card with HTTP caching headers (spec §8.6).
 func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")

@@ -48,7 +48,7 @@ func TestAgentCardCaching(t *testing.T) {
 
 func TestContentTypes(t *testing.T) {
 	e := start(t, config{})
-	// DESIGN B8: JSON-RPC answers application/json, HTTP+JSON
+	// docs/decisions.md#b8: JSON-RPC answers application/json, HTTP+JSON
 	// application/a2a+json, both for success and error.
 	for _, c := range []struct {
 		b, method, params, want string
@@ -79,7 +79,7 @@ func TestContentTypes(t *testing.T) {
 
 func TestRESTRoutes(t *testing.T) {
 	e := start(t, config{})
-	// Every route also works under /{tenant}/ (brief §3.0), scoped to it.
+	// Every route also works under /{tenant}/ (a2a.proto's HTTP annotations), scoped to it.
 	ten := callOpts{tenant: "acme"}
 	r := mustOK(t, e.call(restB, "SendMessage", msg("input-required"), ten))
 	id := str(r.value, "task", "id")

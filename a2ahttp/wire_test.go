@@ -38,7 +38,7 @@ func TestSendMessage(t *testing.T) {
 			if _, err := time.Parse("2006-01-02T15:04:05.000Z", ts); err != nil {
 				t.Fatalf("timestamp %q is not UTC with milliseconds", ts)
 			}
-			// The stored user message carries both ids (DESIGN B9 stamping).
+			// The stored user message carries both ids (B9 stamping, docs/decisions.md#b9).
 			if str(task, "history", 0, "taskId") != str(task, "id") || str(task, "history", 0, "role") != "ROLE_USER" {
 				t.Fatalf("history = %v", get(task, "history"))
 			}
@@ -48,7 +48,7 @@ func TestSendMessage(t *testing.T) {
 				t.Fatalf("direct reply = %v", r.value)
 			}
 			if str(r.value, "message", "contextId") == "" {
-				t.Fatal("a server message must carry a contextId (brief §4.4)")
+				t.Fatal("a server message must carry a contextId (a2a.proto, Message.context_id)")
 			}
 			if get(r.value, "task") != nil {
 				t.Fatal("reply has both task and message")
@@ -97,11 +97,11 @@ func TestSendMessageErrors(t *testing.T) {
 			done := mustOK(t, e.call(b, "SendMessage", msg("hello")))
 			doneID, doneCtx := str(done.value, "task", "id"), str(done.value, "task", "contextId")
 
-			// TaskNotFound: a taskId must reference an existing task (brief §4.4).
+			// TaskNotFound: a taskId must reference an existing task (spec §3.4.2).
 			mustErr(t, e.call(b, "SendMessage", msg("x", `"taskId":"no-such-task"`)), a2a.CodeTaskNotFound)
-			// DESIGN B6: a terminal task takes no more messages.
+			// docs/decisions.md#b6: a terminal task takes no more messages.
 			mustErr(t, e.call(b, "SendMessage", msg("x", fmt.Sprintf(`"taskId":%q`, doneID))), a2a.CodeUnsupportedOperation)
-			// DESIGN B10: a mismatched contextId is InvalidParams, checked before B6.
+			// docs/decisions.md#b10: a mismatched contextId is InvalidParams, checked before B6.
 			w := mustErr(t, e.call(b, "SendMessage", msg("x", fmt.Sprintf(`"taskId":%q,"contextId":"other"`, doneID))), a2a.CodeInvalidParams)
 			if len(w.fields) == 0 || w.fields[0] != "message.contextId" {
 				t.Errorf("field violations %v, want message.contextId", w.fields)
@@ -143,7 +143,7 @@ func TestSendMessageHistoryLength(t *testing.T) {
 			if n := len(get(first.value, "task", "history").([]any)); n != 2 {
 				t.Fatalf("history has %d messages, want 2 (user, agent status)", n)
 			}
-			// DESIGN B9: only taskId; the context is inferred.
+			// docs/decisions.md#b9: only taskId; the context is inferred.
 			r := mustOK(t, e.call(b, "SendMessage", strings.TrimSuffix(msg("follow-up", fmt.Sprintf(`"taskId":%q`, id)), "}")+`,"configuration":{"historyLength":1}}`))
 			task := get(r.value, "task")
 			if str(task, "status", "state") != "TASK_STATE_COMPLETED" || str(task, "artifacts", 0, "parts", 0, "text") != "follow-up" {
@@ -153,7 +153,7 @@ func TestSendMessageHistoryLength(t *testing.T) {
 			if len(h) != 1 || str(h[0], "parts", 0, "text") != "follow-up" || str(h[0], "contextId") != str(task, "contextId") {
 				t.Fatalf("historyLength 1 gave %v", h)
 			}
-			// DESIGN B4 on GetTask: unset all, 0 none, N most recent, negative invalid.
+			// docs/decisions.md#b4 on GetTask: unset all, 0 none, N most recent, negative invalid.
 			all := mustOK(t, e.call(b, "GetTask", fmt.Sprintf(`{"id":%q}`, id)))
 			if n := len(get(all.value, "history").([]any)); n != 3 {
 				t.Fatalf("full history %d, want 3", n)
@@ -215,18 +215,18 @@ func TestStreaming(t *testing.T) {
 				t.Fatalf("stored artifact has %d parts", len(parts))
 			}
 
-			// A direct reply streams exactly one message (DESIGN B2).
+			// A direct reply streams exactly one message (docs/decisions.md#b2).
 			r = mustOK(t, e.call(b, "SendStreamingMessage", msg("message")))
 			if len(r.events) != 1 || str(r.events[0].data, "message", "parts", 0, "text") != "pong" {
 				t.Fatalf("message stream %v", r.events)
 			}
-			// INPUT_REQUIRED closes the stream (DESIGN B2).
+			// INPUT_REQUIRED closes the stream (docs/decisions.md#b2).
 			r = mustOK(t, e.call(b, "SendStreamingMessage", msg("input-required")))
 			last := r.events[len(r.events)-1]
 			if str(last.data, "statusUpdate", "status", "state") != "TASK_STATE_INPUT_REQUIRED" {
 				t.Fatalf("input-required stream ended with %v", last.data)
 			}
-			// DESIGN B11: an append to an unknown artifact starts it.
+			// docs/decisions.md#b11: an append to an unknown artifact starts it.
 			r = mustOK(t, e.call(b, "SendStreamingMessage", msg("append-unknown")))
 			id = str(r.events[0].data, "task", "id")
 			task = mustOK(t, e.call(b, "GetTask", fmt.Sprintf(`{"id":%q}`, id)))
@@ -263,7 +263,7 @@ func TestSubscribeToTask(t *testing.T) {
 				e := start(t, config{})
 				r := mustOK(t, e.call(b, "SendMessage", strings.TrimSuffix(msg("slow 400"), "}")+`,"configuration":{"returnImmediately":true}}`))
 				id := str(r.value, "task", "id")
-				// DESIGN B1: both verbs on :subscribe.
+				// docs/decisions.md#b1: both verbs on :subscribe.
 				s := mustOK(t, e.call(b, "SubscribeToTask", fmt.Sprintf(`{"id":%q}`, id), callOpts{restVerb: verb}))
 				if len(s.events) < 2 {
 					t.Fatalf("events %v", s.events)
@@ -275,7 +275,7 @@ func TestSubscribeToTask(t *testing.T) {
 				if str(last, "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
 					t.Fatalf("stream ended with %v", last)
 				}
-				// A terminal task cannot be subscribed to (DESIGN B2).
+				// A terminal task cannot be subscribed to (docs/decisions.md#b2).
 				mustErr(t, e.call(b, "SubscribeToTask", fmt.Sprintf(`{"id":%q}`, id), callOpts{restVerb: verb}), a2a.CodeUnsupportedOperation)
 				mustErr(t, e.call(b, "SubscribeToTask", `{"id":"nope"}`, callOpts{restVerb: verb}), a2a.CodeTaskNotFound)
 			})
@@ -327,7 +327,7 @@ func TestListTasks(t *testing.T) {
 				for _, task := range get(r.value, "tasks").([]any) {
 					seen = append(seen, str(task, "id"))
 					if _, ok := task.(map[string]any)["artifacts"]; ok {
-						t.Fatal("artifacts must be omitted unless includeArtifacts (brief §3.4)")
+						t.Fatal("artifacts must be omitted unless includeArtifacts (spec §3.1.4)")
 					}
 				}
 				token = str(r.value, "nextPageToken")
@@ -356,7 +356,7 @@ func TestListTasks(t *testing.T) {
 			if get(r.value, "totalSize") != float64(0) || len(get(r.value, "tasks").([]any)) != 0 || str(r.value, "nextPageToken") != "" {
 				t.Fatalf("empty list: %s", r.body)
 			}
-			// Errors (DESIGN B5).
+			// Errors (docs/decisions.md#b5).
 			mustErr(t, e.call(b, "ListTasks", `{"pageSize":0}`), a2a.CodeInvalidParams)
 			mustErr(t, e.call(b, "ListTasks", `{"pageSize":101}`), a2a.CodeInvalidParams)
 			mustErr(t, e.call(b, "ListTasks", `{"pageToken":"forged"}`), a2a.CodeInvalidParams)
@@ -454,7 +454,7 @@ func TestVersionAndExtensions(t *testing.T) {
 				c.Capabilities.Extensions = []*a2a.AgentExtension{{Uri: ext, Required: true}, {Uri: opt}}
 			}})
 			exts := map[string]string{"A2A-Extensions": ext + ", " + opt + ", https://unknown.example/x"}
-			// DESIGN B7: missing means 0.3, refused with the supported list.
+			// docs/decisions.md#b7: missing means 0.3, refused with the supported list.
 			w := mustErr(t, e.call(b, "GetTask", `{"id":"x"}`, callOpts{version: ptr(""), headers: exts}), a2a.CodeVersionNotSupported)
 			if w.meta["supportedVersions"] != "1.0" || !strings.Contains(w.message, "1.0") {
 				t.Fatalf("version error %+v", w)
@@ -502,7 +502,7 @@ func TestAuthentication(t *testing.T) {
 			bob := callOpts{token: "tok-bob"}
 			r := mustOK(t, e.call(b, "SendMessage", msg("input-required"), alice))
 			id := str(r.value, "task", "id")
-			// DESIGN B12: another principal sees TaskNotFound everywhere.
+			// docs/decisions.md#b12: another principal sees TaskNotFound everywhere.
 			mustErr(t, e.call(b, "GetTask", fmt.Sprintf(`{"id":%q}`, id), bob), a2a.CodeTaskNotFound)
 			mustErr(t, e.call(b, "CancelTask", fmt.Sprintf(`{"id":%q}`, id), bob), a2a.CodeTaskNotFound)
 			mustErr(t, e.call(b, "SubscribeToTask", fmt.Sprintf(`{"id":%q}`, id), bob), a2a.CodeTaskNotFound)

@@ -1,6 +1,6 @@
 // Package agents holds Parley's built-in agents: Echo, a minimal example,
 // and Conformance, the test agent that checkers and interop tests drive
-// (DESIGN, "The conformance agent").
+// (its behaviours are listed on Conformance).
 package agents
 
 import (

@@ -103,7 +103,7 @@ func pushConfigScenarios() []scenario {
 	}
 }
 
-// extendedCardScenarios: GetExtendedAgentCard (DESIGN B13).
+// extendedCardScenarios: GetExtendedAgentCard (docs/decisions.md#b13).
 func extendedCardScenarios() []scenario {
 	return []scenario{
 		{op: "GetExtendedAgentCard", name: "B13-not-declared", cfg: authed, run: func(c *caller) outcome {

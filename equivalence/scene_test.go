@@ -166,7 +166,7 @@ func isState(st a2a.TaskState) func(*a2a.StreamResponse) bool {
 }
 
 // stillOpen checks that a stream delivers nothing more and stays open for
-// a while (DESIGN B2: AUTH_REQUIRED keeps a stream open).
+// a while (docs/decisions.md#b2: AUTH_REQUIRED keeps a stream open).
 func stillOpen(c *caller, s *stream) {
 	c.t.Helper()
 	got := s.readAhead()

@@ -260,7 +260,7 @@ func TestUnknownMethod(t *testing.T) {
 	}
 }
 
-// TestStatus checks the error mapping of brief §5.4 and §10.6 for every
+// TestStatus checks the error mapping of spec §5.4 and §10.6 for every
 // code, directly on the converter.
 func TestStatus(t *testing.T) {
 	codes := []a2a.Code{
@@ -492,7 +492,7 @@ func (q queryAdder) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestVersionOnlyFromMetadata: on gRPC, service parameters are metadata
-// (brief §10.2); the HTTP bindings' A2A-Version query-parameter fallback
+// (spec §10.2); the HTTP bindings' A2A-Version query-parameter fallback
 // does not apply.
 func TestVersionOnlyFromMetadata(t *testing.T) {
 	t.Parallel()

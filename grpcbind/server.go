@@ -1,4 +1,4 @@
-// Package grpcbind is the gRPC binding of A2A (brief §10), both halves:
+// Package grpcbind is the gRPC binding of A2A (spec §10), both halves:
 // Handler serves the service lf.a2a.v1.A2AService (proto/a2a.proto) with
 // connect-go from a plain http.Handler, so that it shares one port (and one
 // authentication step) with the JSON-RPC and HTTP+JSON bindings, and
@@ -165,9 +165,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not a gRPC request (Content-Type application/grpc)", http.StatusUnsupportedMediaType)
 		return
 	}
-	// Service parameters (brief §10.2) are gRPC metadata, that is HTTP/2
+	// Service parameters (spec §10.2) are gRPC metadata, that is HTTP/2
 	// headers, and nothing else: the same rules as on the HTTP bindings
-	// apply (DESIGN B7), but there is no query-parameter fallback.
+	// apply (docs/decisions.md#b7), but there is no query-parameter fallback.
 	ci := httpx.MetadataCallInfo(r)
 	r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
 	path := r.URL.Path
@@ -231,7 +231,7 @@ func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.H
 // client's deadline passed, or the server is stopping; when the client went
 // away nobody reads it) the status is DEADLINE_EXCEEDED or UNAVAILABLE
 // rather than OK, so that a client never mistakes it for the normal end of
-// the stream, which only the core decides (DESIGN B2).
+// the stream, which only the core decides (docs/decisions.md#b2).
 func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[message]) error {
 	ci := a2a.CallInfoFrom(ctx)
 	sent := false

@@ -11,10 +11,10 @@ import (
 	"parley.dev/parley/internal/httpx"
 )
 
-// This file is the one copy of this binding's error mapping (brief §10.6,
+// This file is the one copy of this binding's error mapping (spec §10.6,
 // §5.4): an *a2a.Error as a gRPC status with details, and back.
 
-// Status converts an A2A error to its gRPC form (brief §10.6): the code of
+// Status converts an A2A error to its gRPC form (spec §10.6): the code of
 // §5.4 (a2a.Code.GRPCStatus), the error's wire message, a
 // google.rpc.ErrorInfo for the A2A errors (reason, domain a2a-protocol.org,
 // metadata) and a google.rpc.BadRequest listing field violations. (The

@@ -160,7 +160,7 @@ func jsStream(t *testing.T, ctx context.Context, c *client.Client) {
 	if err != nil || !slices.Equal(testkit.Kinds(evs), want) {
 		t.Fatalf("SendStreamingMessage(stream 3) = %q, %v; want %q", testkit.Kinds(evs), err, want)
 	}
-	// SPEC SILENT on SSE ids (brief §5.1): the JS server sends no `id:`
+	// SPEC SILENT on SSE ids (spec §11.7): the JS server sends no `id:`
 	// lines, so no event has a sequence number.
 	for _, ev := range evs {
 		required(t, "stream event", ev.Response)
@@ -185,7 +185,7 @@ func jsInputRequired(t *testing.T, ctx context.Context, c *client.Client) {
 	if err != nil || got[len(got)-1] != "status:TASK_STATE_COMPLETED" || !slices.Contains(got, "artifact:more") {
 		t.Fatalf("follow-up = %q, %v; want the echo and COMPLETED", got, err)
 	}
-	// Split (seed 000 B9): the JS SDK gives the agent the task's
+	// Split (docs/decisions.md#b9): the JS SDK gives the agent the task's
 	// contextId but stores the follow-up in the history as it was sent,
 	// without one (Parley stamps the inferred contextId on it). Read the
 	// contextId from the Task, never from a history entry.
@@ -318,7 +318,7 @@ func jsTenant(t *testing.T, ctx context.Context, c *client.Client) {
 // jsExtendedCard: what the JS server answers an anonymous GetExtendedAgentCard.
 func jsExtendedCard(t *testing.T, ctx context.Context, c *client.Client) {
 	// Deviation from §13.3 ("The Get Extended Agent Card operation MUST
-	// require authentication"; seed 000 B13): given a static extended
+	// require authentication"; docs/decisions.md#b13): given a static extended
 	// card, the JS SDK answers an anonymous caller with the public card
 	// and no error, where Parley answers 401 / Unauthenticated.
 	got, err := c.GetExtendedAgentCard(ctx, nil)
@@ -334,7 +334,7 @@ func jsExtendedCard(t *testing.T, ctx context.Context, c *client.Client) {
 // negative historyLength.
 func jsNegativeHistoryLength(t *testing.T, ctx context.Context, c *client.Client) {
 	// Deviation from §5.1 ("Consistent Behavior", "Same Error
-	// Handling" across bindings; seed 000 B4): a negative historyLength
+	// Handling" across bindings; docs/decisions.md#b4): a negative historyLength
 	// is read as 0 over JSON-RPC (the task comes back without history)
 	// but refused with 400 over HTTP+JSON. Parley refuses it on every
 	// binding with InvalidParams.
@@ -351,7 +351,7 @@ func jsNegativeHistoryLength(t *testing.T, ctx context.Context, c *client.Client
 
 // jsResentMessageID: the JS server does not deduplicate a resent messageId.
 func jsResentMessageID(t *testing.T, ctx context.Context, c *client.Client) {
-	// Deviation from Parley's choice (seed 000 B14; the spec allows it,
+	// Deviation from Parley's choice (docs/decisions.md#b14; the spec allows it,
 	// §3.3.1 "MAY be idempotent"): the JS SDK does not recognise a
 	// resent messageId, so the resend creates a second task and runs the
 	// agent again. Parley's client therefore only retries a send that

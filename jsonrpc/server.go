@@ -1,4 +1,4 @@
-// Package jsonrpc is the JSON-RPC 2.0 binding of A2A (brief §9), both
+// Package jsonrpc is the JSON-RPC 2.0 binding of A2A (spec §9), both
 // halves: Handler serves it and Transport calls it. Every operation is a
 // POST whose `method` is the operation name and whose `params` is the
 // operation's request message in ProtoJSON; streams are Server-Sent Events
@@ -116,7 +116,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// streamEncoder renders a stream (brief §5.1): each event a complete
+// streamEncoder renders a stream (spec §9.4.2): each event a complete
 // JSON-RPC response carrying the request's id; an error before the first
 // event is an ordinary JSON-RPC error response, and a later one is a last
 // event holding a JSON-RPC error response.

@@ -80,7 +80,7 @@ func topMembers(body []byte) (map[string]json.RawMessage, *a2a.Error) {
 }
 
 // checkID accepts a string, number or null id and refuses a missing one
-// (a notification: the spec is silent, brief §3.0; Parley answers every
+// (a notification: the spec is silent on them; Parley answers every
 // request, so it refuses notifications) and any other JSON type.
 func checkID(raw json.RawMessage) (json.RawMessage, *a2a.Error) {
 	raw = bytes.TrimSpace(raw)
@@ -104,7 +104,7 @@ func appendResult(b []byte, id json.RawMessage, result proto.Message) ([]byte, e
 }
 
 // appendError renders a JSON-RPC error response: code, message and data,
-// the array of error details (brief §7.4).
+// the array of error details (spec §9.5).
 func appendError(b []byte, id json.RawMessage, e *a2a.Error) []byte {
 	if id == nil {
 		id = nullID
@@ -152,7 +152,7 @@ type response struct {
 }
 
 // appendRequest renders a request envelope. GetExtendedAgentCard with
-// nothing to say goes without params (brief §3.0).
+// nothing to say goes without params (spec §9.4.8).
 func appendRequest(b []byte, id int64, method string, params proto.Message) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)

@@ -11,7 +11,7 @@ import "net/netip"
 // (2000::/3) is acceptable, so space IANA has never allocated is refused
 // without being listed.
 //
-// Addresses that embed an IPv4 address (decided here, as the brief is
+// Addresses that embed an IPv4 address (decided here, as the spec is
 // silent):
 //   - IPv4-mapped ::ffff:0:0/96 is the IPv4 address itself (Go dials it
 //     over IPv4): judged as that IPv4 address.

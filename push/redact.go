@@ -12,7 +12,7 @@ import (
 
 // What the Sender writes down about a webhook (log lines, the reason of a
 // suspension kept in the store, Stats) holds none of the configuration's
-// secrets (brief §13.2: tokens and credentials are secrets). A webhook URL
+// secrets (spec §13.2, §13.4: tokens and credentials are secrets). A webhook URL
 // can carry them too: in its query (?api_key=...), its user information,
 // and, for capability URLs such as many chat services hand out, its path.
 // So a URL is written as its scheme and host only (redact), errors lose the

@@ -1,4 +1,4 @@
-// Package push delivers A2A push notifications (DESIGN B3): every event of
+// Package push delivers A2A push notifications (docs/decisions.md#b3): every event of
 // a task with push configurations is posted to each configuration's
 // webhook, in event order, at least once, from a durable outbox kept in the
 // task store.

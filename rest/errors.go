@@ -12,7 +12,7 @@ import (
 )
 
 // This file is the one copy of this binding's error mapping: the
-// google.rpc.Status-shaped body (brief §7.4) a server writes, and how a
+// google.rpc.Status-shaped body (spec §11.6) a server writes, and how a
 // client reads an error that ends a stream.
 
 // AppendError renders {"error":{"code","status","message","details"}}.

@@ -13,13 +13,13 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// The query string of GET and DELETE requests (brief §11.5): scalar
+// The query string of GET and DELETE requests (spec §11.5): scalar
 // members by their JSON names, in both directions.
 
 // decodeQuery sets scalar fields of req from query parameters named by their
 // JSON (camelCase) or proto (snake_case) names; unknown names are ignored
 // (the A2A-Version parameter among them). Nested messages are not supported
-// in queries (brief §11.5), except google.protobuf.Timestamp.
+// in queries (spec §11.5), except google.protobuf.Timestamp.
 func decodeQuery(q url.Values, req proto.Message) error {
 	if len(q) == 0 {
 		return nil
@@ -81,7 +81,7 @@ func scalar(fd protoreflect.FieldDescriptor, raw string) (protoreflect.Value, bo
 }
 
 // queryOf renders the populated fields of a GET or DELETE request as query
-// parameters named by their JSON names (brief §11.5): strings as they are,
+// parameters named by their JSON names (spec §11.5): strings as they are,
 // booleans true/false, enums by name, timestamps in RFC 3339.
 func encodeQuery(msg protoreflect.Message, bound map[string]bool) (string, error) {
 	q := url.Values{}

@@ -13,7 +13,7 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// This file is the one copy of the HTTP+JSON routes (brief §11): the server
+// This file is the one copy of the HTTP+JSON routes (spec §11.3): the server
 // matches requests against them, and the client, the conformance checker
 // and any other caller build requests with EncodeRequest.
 
@@ -143,7 +143,7 @@ type Request struct {
 	// filled in, each segment percent-encoded.
 	Path string
 	// Query is the encoded query string ("" when empty) of a GET or
-	// DELETE request: the members not carried by the path (brief §11.5).
+	// DELETE request: the members not carried by the path (spec §11.5).
 	Query string
 	// Body is the JSON body of a POST request without the members carried
 	// by the path; nil when nothing remains.
@@ -152,7 +152,7 @@ type Request struct {
 
 // EncodeRequest maps a request message onto its operation's route. verb
 // overrides the route's HTTP method when not "" (the client sends
-// SubscribeToTask as POST, DESIGN B1). A path variable left empty is
+// SubscribeToTask as POST, docs/decisions.md#b1). A path variable left empty is
 // refused with InvalidParams, since the route cannot be built.
 func EncodeRequest(m *a2a.Method, req proto.Message, verb string) (Request, error) {
 	msg := req.ProtoReflect()

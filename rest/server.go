@@ -1,4 +1,4 @@
-// Package rest is the HTTP+JSON (REST) binding of A2A (brief §11), both
+// Package rest is the HTTP+JSON (REST) binding of A2A (spec §11), both
 // halves: Handler serves it and Transport calls it. There is one route per
 // operation, taken from the method table a2a.Methods, each also served
 // under a leading /{tenant} segment; streams are Server-Sent Events whose
@@ -18,7 +18,7 @@ import (
 	"parley.dev/parley/sse"
 )
 
-// ContentType is the media type of HTTP+JSON bodies (brief §9.4, DESIGN B8).
+// ContentType is the media type of HTTP+JSON bodies (spec §11.1; docs/decisions.md#b8).
 const ContentType = "application/a2a+json"
 
 // Options configure a Handler: body limit, SSE keep-alive interval (0 means
@@ -85,7 +85,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // decode fills req from the body (operations with a body) and the query
-// string (brief §11.5).
+// string (spec §11.5).
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req proto.Message) error {
 	if rt.m.HasBody || r.Method == http.MethodPost {
 		body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
@@ -108,7 +108,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 	return decodeQuery(r.URL.Query(), req)
 }
 
-// streamEncoder renders a stream (brief §5.1): each event's data a bare
+// streamEncoder renders a stream (spec §11.7): each event's data a bare
 // StreamResponse; an error before the first event is an ordinary error
 // response, and a later one an event named "error" holding the error body.
 type streamEncoder struct {
@@ -141,7 +141,7 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 func WriteError(w http.ResponseWriter, e *a2a.Error) { (*Handler)(nil).writeError(w, nil, e, 0) }
 
 // writeError writes an error response: the HTTP status of the error (or
-// the given one) and a google.rpc.Status body (brief §7.4).
+// the given one) and a google.rpc.Status body (spec §11.6).
 func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, e *a2a.Error, status int) {
 	if status == 0 {
 		status = e.Code.HTTPStatus()

@@ -18,7 +18,7 @@ import (
 
 // Transport is the client half: one request per operation on its route
 // below the interface URL (EncodeRequest). SubscribeToTask is sent as POST
-// (DESIGN B1). Bodies are application/a2a+json; error bodies are read by
+// (decision B1 in docs/decisions.md). Bodies are application/a2a+json; error bodies are read by
 // shape, whatever their content type. It implements transport.Transport and
 // is safe for concurrent use.
 type Transport struct {
@@ -48,7 +48,7 @@ func Factory() transport.Factory {
 func (t *Transport) send(ctx context.Context, m *a2a.Method, req proto.Message, accept string) (*http.Response, string, error) {
 	verb := ""
 	if m.Name == a2a.MethodSubscribeToTask {
-		verb = http.MethodPost // DESIGN B1: the prose's verb, served by every SDK
+		verb = http.MethodPost // docs/decisions.md#b1: the prose's verb, served by every SDK
 	}
 	r, err := EncodeRequest(m, req, verb)
 	if err != nil {

@@ -1,7 +1,7 @@
 package server
 
-// Accepting a client message: idempotent resends (DESIGN B14), new tasks
-// and follow-ups of existing ones (brief §4.4, §4.5).
+// Accepting a client message: idempotent resends (docs/decisions.md#b14), new
+// tasks and follow-ups of existing ones (spec §3.4).
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// msgKey identifies a client message for idempotency (DESIGN B14).
+// msgKey identifies a client message for idempotency (docs/decisions.md#b14).
 type msgKey struct {
 	scope taskstore.Scope
 	id    string
@@ -80,8 +80,8 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 	return c, nil
 }
 
-// claimMessage lets one first send of a messageId run at a time (DESIGN
-// B14): a later send of the same key waits until the earlier one calls the
+// claimMessage lets one first send of a messageId run at a time
+// (docs/decisions.md#b14): a later send of the same key waits until the earlier one calls the
 // returned unclaim, and then finds its record.
 func (s *Server) claimMessage(ctx context.Context, key msgKey) (unclaim func(), err error) {
 	for {
@@ -152,8 +152,8 @@ func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConf
 }
 
 // startTask accepts a message that starts a new task. The ids are minted
-// now; the task itself is created when the agent first updates it (brief
-// §4.4: task ids are server-minted). The caller's task quotas are taken
+// now; the task itself is created when the agent first updates it (task
+// ids are server-minted, spec §3.4.2). The caller's task quotas are taken
 // here (Limits.MaxOpenTasks, Limits.TaskRate), in memory, and given back
 // when the task becomes terminal or is never made (see run.finish).
 func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
@@ -189,7 +189,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
 }
 
-// continueTask accepts a message for an existing task (brief §4.4, §4.5).
+// continueTask accepts a message for an existing task (spec §3.4).
 func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
 	r := s.acquire(msg.TaskId, c.scope)
 	r.mu.Lock()
@@ -239,7 +239,7 @@ func (r *run) awaitSettledExecution(ctx context.Context) error {
 // hold r.mu and have loaded the task.
 func (r *run) refuseFollowUp(msg *a2a.Message) error {
 	t := r.task
-	// DESIGN B10 before B6: a mismatched contextId is invalid whatever the
+	// Decision B10 before B6 (docs/decisions.md): a mismatched contextId is invalid whatever the
 	// task's state.
 	if msg.ContextId != "" && msg.ContextId != t.ContextId {
 		return a2a.InvalidParams(a2a.FieldViolation{Field: "message.contextId",
@@ -269,7 +269,7 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			return err
 		}
 	}
-	// DESIGN B9: the context is inferred from the task and stamped on the
+	// docs/decisions.md#b9: the context is inferred from the task and stamped on the
 	// stored message.
 	msg.ContextId = t.ContextId
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
@@ -295,7 +295,7 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 }
 
 // replay answers a resend of a known messageId with the original result,
-// without running the agent again (DESIGN B14): the direct reply, or the
+// without running the agent again (docs/decisions.md#b14): the direct reply, or the
 // task, followed live while it is still running.
 func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord, stream bool) (*accepted, error) {
 	r := s.acquire(rec.TaskID, c.scope)
@@ -326,7 +326,7 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 	return acc, nil
 }
 
-// digestOf identifies a message's content for DESIGN B14.
+// digestOf identifies a message's content for decision B14 (docs/decisions.md#b14).
 func digestOf(m *a2a.Message) string {
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	sum := sha256.Sum256(b)

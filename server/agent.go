@@ -72,7 +72,7 @@ var (
 	// no longer valid.
 	ErrExecutionEnded = errors.New("server: agent execution has ended")
 	// ErrReplyNotFirst: a direct Message reply is only allowed as the
-	// agent's first and only output (brief §3.1.2).
+	// agent's first and only output (spec §3.1.2).
 	ErrReplyNotFirst = errors.New("server: a direct reply must be the agent's only output")
 	// ErrCanceled is the cause of an agent's context when its task is
 	// canceled.
@@ -130,7 +130,7 @@ func (e *Emitter) StartArtifact(a *a2a.Artifact) error {
 
 // AppendArtifact adds a's parts to the artifact with the same id; more
 // chunks follow. Appending to an id never sent starts a new artifact
-// (DESIGN B11).
+// (docs/decisions.md#b11).
 func (e *Emitter) AppendArtifact(a *a2a.Artifact) error {
 	return e.r.emit(e.ex, event{artifact: a, append: true})
 }
@@ -143,7 +143,7 @@ func (e *Emitter) FinishArtifact(a *a2a.Artifact) error {
 
 // Chunk emits part of an artifact: with appendTo, its parts are added to
 // the artifact with the same id (one that was never sent starts a new
-// artifact, DESIGN B11); lastChunk marks the artifact's final chunk.
+// artifact, docs/decisions.md#b11); lastChunk marks the artifact's final chunk.
 //
 // Deprecated: two positional booleans are easily swapped. Use
 // StartArtifact (false, false), AppendArtifact (true, false),

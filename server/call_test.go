@@ -1,8 +1,8 @@
 package server_test
 
-// The checks every operation starts with: protocol versions (DESIGN B7),
-// extensions, the extended agent card (B13) and capability gating (brief
-// §3.3.4).
+// The checks every operation starts with: protocol versions (B7),
+// extensions, the extended agent card (B13) and capability gating (spec
+// §3.3.4). B7 and B13 are in docs/decisions.md.
 
 import (
 	"context"

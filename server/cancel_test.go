@@ -1,6 +1,6 @@
 package server_test
 
-// CancelTask (brief §3.5).
+// CancelTask (spec §3.1.5).
 
 import (
 	"context"

@@ -145,7 +145,7 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 	prev := r.task.Artifacts
 	next, known := withChunk(prev, a, ev.append)
 	if ev.append && !known {
-		// DESIGN B11: an append to an artifact never sent starts it, so
+		// docs/decisions.md#b11: an append to an artifact never sent starts it, so
 		// nothing is lost.
 		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", a.ArtifactId)
 	}

@@ -1,6 +1,7 @@
 package server_test
 
-// Follow-up messages to an existing task (brief §4.4, DESIGN B6, B9, B10).
+// Follow-up messages to an existing task (spec §3.4; decisions B6, B9, B10 in
+// docs/decisions.md).
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package server_test
 
-// historyLength on every operation that returns a task (DESIGN B4).
+// historyLength on every operation that returns a task (docs/decisions.md#b4).
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package server_test
 
-// Idempotent resends of a messageId (DESIGN B14).
+// Idempotent resends of a messageId (docs/decisions.md#b14).
 
 import (
 	"context"
@@ -184,7 +184,7 @@ func countMessage(t *a2a.Task, id string) int {
 	return n
 }
 
-// TestResendWhileInterrupted: a resend (DESIGN B14) of a message whose task
+// TestResendWhileInterrupted: a resend (docs/decisions.md#b14) of a message whose task
 // is INPUT_REQUIRED or AUTH_REQUIRED returns that task at once, as the
 // first send did, also while Execute is still running after parking the
 // task, or has detached (as an AUTH_REQUIRED agent waiting for an

@@ -17,7 +17,7 @@ import (
 )
 
 // Limits bound what one request, and one caller, can make the server hold
-// (brief §10.8: "Agents SHOULD implement appropriate limits on message
+// (spec §13.4: "Agents SHOULD implement appropriate limits on message
 // sizes, file sizes, and request complexity"). The core enforces them, so
 // every binding refuses the same requests in the same way.
 //
@@ -89,7 +89,7 @@ type Limits struct {
 	// A new task over the quota is refused with UnsupportedOperationError
 	// (JSON-RPC -32004, HTTP 400, gRPC FAILED_PRECONDITION) whose
 	// google.rpc.ErrorInfo metadata says quota "maxOpenTasks" and the
-	// limit. The spec defines no quota error (brief §7.1); this is the
+	// limit. The spec defines no quota error (spec §3.3.2); this is the
 	// A2A error for "an aspect of the operation is not supported now",
 	// it carries ErrorInfo on every binding (so the quota is machine
 	// readable), and unlike InvalidParams it does not blame the request,

@@ -1,6 +1,6 @@
 package server_test
 
-// ListTasks (brief §3.4, DESIGN B5): order, paging, page tokens, filters.
+// ListTasks (spec §3.1.4; docs/decisions.md#b5): order, paging, page tokens, filters.
 
 import (
 	"encoding/base64"

@@ -1,6 +1,6 @@
 package server
 
-// The four push notification configuration operations (brief §3.7-§3.10).
+// The four push notification configuration operations (spec §3.1.7-§3.1.10).
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// CreateTaskPushNotificationConfig implements a2a.Service (brief §3.7). The
+// CreateTaskPushNotificationConfig implements a2a.Service (spec §3.1.7). The
 // server assigns the id unless the client gave one (SPEC SILENT; a
 // client-chosen id replaces the config with that id). With delivery on, the
 // URL must pass the pusher's SSRF guard, and the new configuration's first
@@ -68,7 +68,7 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	return cfg, nil
 }
 
-// GetTaskPushNotificationConfig implements a2a.Service (brief §3.8); a
+// GetTaskPushNotificationConfig implements a2a.Service (spec §3.1.8); a
 // missing configuration is TaskNotFoundError.
 func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 	c, err := s.beginPush(ctx, req.GetTenant())
@@ -90,7 +90,7 @@ func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Get
 	return cfg, nil
 }
 
-// ListTaskPushNotificationConfigs implements a2a.Service (brief §3.9): a
+// ListTaskPushNotificationConfigs implements a2a.Service (spec §3.1.9): a
 // page of the task's configurations in id order. pageSize is 1 to
 // MaxPageSize, DefaultPageSize when unset (0), as for ListTasks; pageToken
 // is an opaque token from the previous page, signed and bound to the caller
@@ -177,7 +177,7 @@ func (r *run) roomForPushConfig(ctx context.Context, id, field string) error {
 		len(cfgs), max)})
 }
 
-// DeleteTaskPushNotificationConfig implements a2a.Service (brief §3.10):
+// DeleteTaskPushNotificationConfig implements a2a.Service (spec §3.1.10):
 // idempotent for a config already gone, TaskNotFoundError for an unknown
 // task.
 func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {

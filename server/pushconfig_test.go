@@ -1,6 +1,6 @@
 package server_test
 
-// The push notification configuration operations (brief §3.7-§3.10).
+// The push notification configuration operations (spec §3.1.7-§3.1.10).
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 package server_test
 
-// Authentication and scoping (DESIGN B12): callers see only their own
+// Authentication and scoping (docs/decisions.md#b12): callers see only their own
 // tasks, per principal and per tenant.
 
 import (

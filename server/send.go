@@ -12,7 +12,7 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// SendMessage implements a2a.Service (brief §3.1). It blocks until the task
+// SendMessage implements a2a.Service (spec §3.1.1). It blocks until the task
 // is terminal or interrupted unless configuration.returnImmediately is set.
 func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	acc, err := s.accept(ctx, req, false)
@@ -63,9 +63,9 @@ func (acc *accepted) answered(immediate bool) bool {
 	return r.seq > acc.seq && settled(r.task.GetStatus().GetState())
 }
 
-// SendStreamingMessage implements a2a.Service (brief §3.2). A task stream
+// SendStreamingMessage implements a2a.Service (spec §3.1.2). A task stream
 // starts with the Task and closes after a terminal state or INPUT_REQUIRED;
-// it stays open through AUTH_REQUIRED (DESIGN B2). A direct reply streams
+// it stays open through AUTH_REQUIRED (docs/decisions.md#b2). A direct reply streams
 // one Message.
 func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
@@ -143,7 +143,7 @@ func historyOf(cfg *a2a.SendMessageConfiguration) *int32 {
 }
 
 // withHistory returns a copy of t limited to the last n history messages
-// (DESIGN B4: nil means all, 0 means none).
+// (docs/decisions.md#b4: nil means all, 0 means none).
 func withHistory(t *a2a.Task, n *int32, owned bool) *a2a.Task {
 	if !owned {
 		t = proto.Clone(t).(*a2a.Task)

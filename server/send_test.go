@@ -1,6 +1,6 @@
 package server_test
 
-// Validation of a send (brief §7.3), and when a blocking SendMessage
+// Validation of a send (spec §3.3.2), and when a blocking SendMessage
 // returns.
 
 import (

@@ -18,7 +18,7 @@ import (
 // default.
 type Options struct {
 	// Card is the public agent card. Its capabilities gate operations
-	// (brief §3.3.4) and its extensions decide which are required. New
+	// (spec §3.3.4) and its extensions decide which are required. New
 	// refuses a card whose capabilities the other options do not back:
 	// pushNotifications needs Push (and Push needs pushNotifications).
 	// Required.
@@ -34,12 +34,12 @@ type Options struct {
 	Store taskstore.Store
 	// RequireAuth makes every operation need an authenticated principal
 	// (CallInfo.Principal). Callers are scoped to their own tasks either
-	// way (DESIGN B12); without authentication all share one scope.
+	// way (docs/decisions.md#b12); without authentication all share one scope.
 	RequireAuth bool
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 	// IdempotencyWindow is how long a messageId is remembered for
-	// idempotent resends (DESIGN B14); default 24 h.
+	// idempotent resends (docs/decisions.md#b14); default 24 h.
 	IdempotencyWindow time.Duration
 	// Retention removes terminal tasks whose status is older than this;
 	// 0 keeps them forever.

@@ -1,6 +1,6 @@
 package server_test
 
-// Streams (DESIGN B2): how SendStreamingMessage and SubscribeToTask start,
+// Streams (docs/decisions.md#b2): how SendStreamingMessage and SubscribeToTask start,
 // order their events, and end; slow readers.
 
 import (
@@ -73,7 +73,7 @@ func TestSendStreamingMessage(t *testing.T) {
 }
 
 // TestStreamStaysOpenThroughAuthRequired: the stream closes after
-// INPUT_REQUIRED but not after AUTH_REQUIRED (DESIGN B2).
+// INPUT_REQUIRED but not after AUTH_REQUIRED (docs/decisions.md#b2).
 func TestStreamStaysOpenThroughAuthRequired(t *testing.T) {
 	t.Parallel()
 	authorized := make(chan struct{})

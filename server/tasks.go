@@ -10,7 +10,7 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// GetTask implements a2a.Service (brief §3.3).
+// GetTask implements a2a.Service (spec §3.1.3).
 func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {
@@ -26,13 +26,13 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	return withHistory(t, req.HistoryLength, true), nil
 }
 
-// Page sizes of ListTasks (brief §3.4).
+// Page sizes of ListTasks (spec §3.1.4).
 const (
 	DefaultPageSize = 50
 	MaxPageSize     = 100
 )
 
-// ListTasks implements a2a.Service (brief §3.4, DESIGN B5): the caller's
+// ListTasks implements a2a.Service (spec §3.1.4; docs/decisions.md#b5): the caller's
 // tasks only, newest status first, with an opaque signed cursor.
 func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	c, err := s.begin(ctx, req.GetTenant())
@@ -51,7 +51,7 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	out := &a2a.ListTasksResponse{Tasks: res.Tasks, PageSize: int32(q.Limit), TotalSize: int32(res.Total)}
 	for _, t := range res.Tasks {
 		if !req.GetIncludeArtifacts() {
-			t.Artifacts = nil // brief §3.4: omitted entirely
+			t.Artifacts = nil // spec §3.1.4: omitted entirely
 		}
 		withHistory(t, req.HistoryLength, true)
 	}
@@ -97,7 +97,7 @@ func (s *Server) listQuery(req *a2a.ListTasksRequest, filter []byte) (taskstore.
 	return q, v
 }
 
-// CancelTask implements a2a.Service (brief §3.5). Cancelable states are
+// CancelTask implements a2a.Service (spec §3.1.5). Cancelable states are
 // SUBMITTED, WORKING, INPUT_REQUIRED and AUTH_REQUIRED; canceling a
 // CANCELED task returns it unchanged (idempotent, §3.3.1); other terminal
 // states are TaskNotCancelableError.
@@ -128,7 +128,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	return proto.Clone(r.task).(*a2a.Task), nil
 }
 
-// SubscribeToTask implements a2a.Service (brief §3.6, DESIGN B2): a Task
+// SubscribeToTask implements a2a.Service (spec §3.1.6; docs/decisions.md#b2): a Task
 // snapshot first, then every event until a terminal state. A task already
 // terminal is refused with UnsupportedOperationError.
 func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
@@ -169,7 +169,8 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 	}
 }
 
-// GetExtendedAgentCard implements a2a.Service (brief §3.11, DESIGN B13).
+// GetExtendedAgentCard implements a2a.Service (spec §3.1.11;
+// docs/decisions.md#b13).
 func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {

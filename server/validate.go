@@ -16,8 +16,8 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// validateSend checks a SendMessageRequest before anything runs (brief
-// §7.3): the push capability when the request carries a push
+// validateSend checks a SendMessageRequest before anything runs (spec
+// §3.3.2): the push capability when the request carries a push
 // configuration, then the sizes (Limits) alone, so that an oversized
 // request costs no more than counting, then the REQUIRED fields, the role,
 // the history length, the inline push URL and the media types.
@@ -110,7 +110,7 @@ func acceptsMedia(modes []string, mt string) bool {
 }
 
 // validatePushURL checks a webhook URL is an absolute http(s) URL with a
-// host (brief §6.1).
+// host (TaskPushNotificationConfig.url in a2a.proto; spec §13.2).
 func validatePushURL(field, raw string) []a2a.FieldViolation {
 	u, err := url.Parse(raw)
 	if raw == "" {
@@ -134,7 +134,7 @@ func validate(m proto.Message, extra ...[]a2a.FieldViolation) error {
 	return nil
 }
 
-// historyCheck rejects a negative historyLength (DESIGN B4).
+// historyCheck rejects a negative historyLength (docs/decisions.md#b4).
 func historyCheck(field string, n *int32) []a2a.FieldViolation {
 	if n != nil && *n < 0 {
 		return []a2a.FieldViolation{{Field: field, Description: "must be zero or positive"}}

@@ -8,7 +8,7 @@ import (
 )
 
 // Messages remembers the client messages the server accepted, so that a
-// resend with the same messageId returns the original result (DESIGN B14).
+// resend with the same messageId returns the original result (docs/decisions.md#b14).
 // The server core calls it when a message arrives, when a direct reply is
 // known, and in its periodic cleanup (DeleteMessagesBefore). All methods
 // may be called concurrently; PutMessage is the atomic check-and-insert

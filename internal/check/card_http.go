@@ -25,7 +25,8 @@ func (f *cardFamily) interfaces(_ context.Context, r *rec) bool {
 				notes = append(notes, fmt.Sprintf("%s uses http (fine for development; production MUST use HTTPS, §7.1)", name))
 			}
 		case a2a.BindingGRPC:
-			// brief D34: a URL at the tag, host:port on main; both accepted.
+			// AgentInterface.url for gRPC: a URL at v1.0.1, host:port in
+			// a2a.proto after it; both accepted.
 		default:
 			notes = append(notes, fmt.Sprintf("%s: custom binding (SHOULD be a URI, §5.8)", name))
 		}

@@ -1,7 +1,6 @@
 // Package check grades an A2A server against the specification (A2A
-// v1.0.1, as summarised in the project's fact brief, whose § numbers the
-// report cites) and against the behaviours where the official SDKs split
-// (DESIGN B1–B14). It is what `parley check` runs.
+// v1.0.1) and against the behaviours where the official SDKs split
+// (B1–B14, docs/decisions.md). It is what `parley check` runs.
 //
 // Run fetches the agent card, checks it, and then runs the operation checks
 // binding by binding, over every interface of the card (JSON-RPC,
@@ -83,7 +82,8 @@ type Result struct {
 	// Binding is the interface's protocolBinding; "" for card checks and
 	// checks across bindings.
 	Binding string `json:"binding,omitempty"`
-	// Row is the DESIGN row (B1..B14) the check is about, "" if none.
+	// Row is the decision (B1..B14, docs/decisions.md) the check is
+	// about, "" if none.
 	Row string `json:"row,omitempty"`
 	// Operation is the A2A operation exercised ("" for card checks).
 	Operation string `json:"operation,omitempty"`
@@ -92,7 +92,9 @@ type Result struct {
 	// Level is the strength of the requirement: MUST, SHOULD, MAY, or
 	// "SPEC SILENT".
 	Level string `json:"level"`
-	// Section is the brief's § number(s).
+	// Section is the § number(s) the report cites. They were taken from
+	// the fact brief the checks were written from, which is not in this
+	// repository; most, not all, are the specification's own sections.
 	Section string `json:"section"`
 	// Requires is what the spec requires, quoted or closely paraphrased.
 	Requires string `json:"requires"`

@@ -240,18 +240,18 @@ func TestCheckJSServer(t *testing.T) {
 	// MUST failures, each for a reason the spec gives (and SHOULDs: none).
 	want := []string{
 		// §13.3: the extended card MUST require authentication; the SDK
-		// hands an anonymous caller the public card (seed 000 B13).
+		// hands an anonymous caller the public card (docs/decisions.md#b13).
 		"HTTP+JSON B13.anonymous FAIL",
 		"JSONRPC B13.anonymous FAIL",
 		// §3.6: patch numbers MUST NOT be considered; the SDK compares the
-		// version string exactly and refuses "1.0.1" (seed 000 B7).
+		// version string exactly and refuses "1.0.1" (docs/decisions.md#b7).
 		"HTTP+JSON B7.version-patch FAIL",
 		"JSONRPC B7.version-patch FAIL",
 		// JSON-RPC 2.0 / §9.5: a request without a method is -32600; the
 		// SDK answers -32602.
 		"JSONRPC envelope.invalid-request FAIL",
 		// §5.1: a negative historyLength is read as 0 over JSON-RPC and
-		// refused over HTTP+JSON (seed 000 B4).
+		// refused over HTTP+JSON (docs/decisions.md#b4).
 		"equivalence.bindings FAIL",
 	}
 	sort.Strings(want)

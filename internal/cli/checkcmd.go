@@ -19,7 +19,7 @@ requires (with its § in the project's fact brief) and a verdict: FAIL (a
 MUST failed), WARN (a SHOULD not met), PASS, N/A (no requirement applies;
 the observed behaviour is reported) or SKIP (not run, with the reason).
 "Parley:" notes compare with Parley's own choices where the SDKs split
-(DESIGN B1-B14); they are not requirements.
+(B1-B14, listed in docs/decisions.md); they are not requirements.
 
 Checks that need a known agent behaviour run when the target serves
 Parley's conformance agent (parley serve --agent conformance); the others

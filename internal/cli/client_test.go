@@ -267,7 +267,7 @@ func sendFileAndDataParts(t *testing.T, url string) {
 
 // sendTimeout checks that send gives up after --timeout, with exit 3.
 func sendTimeout(t *testing.T, url string) {
-	// AUTH_REQUIRED keeps the stream open (DESIGN B2) until --timeout.
+	// AUTH_REQUIRED keeps the stream open (docs/decisions.md#b2) until --timeout.
 	out, errs := mustRun(t, 3, "send", url, "auth-required", "--stream", "--timeout", "1s")
 	contains(t, "stdout", out, "status AUTH_REQUIRED  authorization is required")
 	contains(t, "stderr", errs, "timed out after 1s")

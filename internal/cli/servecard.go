@@ -26,7 +26,8 @@ func publicBase(publicURL string, ln net.Listener, overTLS bool) string {
 }
 
 // grpcTarget is the url of the card's GRPC interface: a "host:port" dial
-// target (fact brief D34), which gRPC clients such as grpc-js accept as
+// target (the form a2a.proto's AgentInterface.url comment adopted after
+// v1.0.1; at v1.0.1 the spec asks for a URL), which gRPC clients such as grpc-js accept as
 // is. The host is the one of the public base URL; the port is the gRPC
 // listener's when there is one (its host too, unless a public URL was
 // given), else the base URL's.

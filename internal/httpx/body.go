@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// A request body is read whole before any binding decodes it (brief: no
-// limit is given; DESIGN: sizes are bounded): Preread reads it under a
+// A request body is read whole before any binding decodes it (the spec
+// gives no limit; Parley bounds every size, see docs/security.md): Preread reads it under a
 // deadline and a memory budget shared by every request, so that slow or
 // stalled uploads can neither pin memory nor hold a handler forever.
 

@@ -18,7 +18,7 @@ import (
 	"parley.dev/parley/transport"
 )
 
-// Media types (brief §9.4).
+// Media types (spec §9.1, §11.1, §11.7).
 const (
 	ContentTypeJSON = "application/json"
 	ContentTypeA2A  = "application/a2a+json"

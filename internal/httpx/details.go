@@ -12,12 +12,12 @@ import (
 )
 
 // Error details travel as the same JSON array on both HTTP bindings: in a
-// JSON-RPC error's data and in a google.rpc.Status body's details (brief
-// §7.4). This file writes them (server) and reads them (client).
+// JSON-RPC error's data and in a google.rpc.Status body's details (spec
+// §9.5, §11.6). This file writes them (server) and reads them (client).
 
 // AppendDetails appends the JSON array of an error's details: a
 // google.rpc.ErrorInfo for A2A errors (reason, domain a2a-protocol.org,
-// metadata; brief §7.4) and a google.rpc.BadRequest when there are field
+// metadata; spec §9.5, §11.6) and a google.rpc.BadRequest when there are field
 // violations.
 func AppendDetails(b []byte, e *a2a.Error) []byte {
 	b = append(b, '[')

@@ -13,7 +13,7 @@ import (
 
 // This file is the client half of error mapping on the HTTP bindings: it
 // turns the error bodies servers actually send into *a2a.Error values, by
-// shape rather than by content type (brief §7.4; seed 000 B8):
+// shape rather than by content type (spec §9.5, §11.6; docs/decisions.md#b8):
 //
 //   - a JSON-RPC error object {code, message, data}, where data is the v1.0
 //     array of typed details or a v0.3 object;
@@ -242,8 +242,8 @@ func codeForStatusName(name string, status int) (a2a.Code, bool) {
 	return 0, false
 }
 
-// codeForHTTPStatus is the last resort: the HTTP status alone (brief
-// §7.1's mapping, read backwards). 502, 503 and 504 are not protocol
+// codeForHTTPStatus is the last resort: the HTTP status alone (spec
+// §5.4's mapping, read backwards). 502, 503 and 504 are not protocol
 // errors and map to nothing.
 func codeForHTTPStatus(status int) (a2a.Code, bool) {
 	switch status {

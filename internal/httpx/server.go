@@ -54,7 +54,7 @@ func (o *Options) WithDefaults() Options {
 	return out
 }
 
-// Header names of the A2A service parameters (brief §9.1).
+// Header names of the A2A service parameters (spec §3.2.6).
 const (
 	HeaderVersion    = "A2A-Version"
 	HeaderExtensions = "A2A-Extensions"
@@ -66,12 +66,12 @@ const DefaultMaxBody = 10 << 20
 // CallInfo returns the request's CallInfo (created by authentication
 // middleware, or new) with the service parameters of the HTTP bindings
 // filled in: A2A-Version from the header or, failing that, the A2A-Version
-// query parameter (DESIGN B7); A2A-Extensions from every header line,
+// query parameter (docs/decisions.md#b7); A2A-Extensions from every header line,
 // comma-separated.
 func CallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, true) }
 
 // MetadataCallInfo is CallInfo for gRPC, whose service parameters travel
-// only as metadata (brief §10.2): no query parameter is read.
+// only as metadata (spec §10.2): no query parameter is read.
 func MetadataCallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, false) }
 
 func callInfo(r *http.Request, query bool) *a2a.CallInfo {
@@ -94,8 +94,8 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	return ci
 }
 
-// SetResponseHeaders echoes activated extensions (brief §9.3) and, for an
-// authentication error, the challenge (brief §7.3).
+// SetResponseHeaders echoes activated extensions (as the A2A extensions guide
+// recommends) and, for an authentication error, the challenge (spec §3.3.2).
 func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 	if ci != nil && len(ci.Activated) > 0 {
 		h.Set(HeaderExtensions, strings.Join(ci.Activated, ", "))

@@ -120,9 +120,10 @@ func as(t *testing.T, card *a2a.AgentCard, binding, user string) *client.Client 
 
 var allBindings = []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC}
 
-// TestOuterMiddlewarePrincipal: a principal set on the request context by
-// the user's own middleware reaches the agent and scopes tasks
-// (docs/decisions.md#b12), on every binding, although no authenticator is configured.
+// TestOuterMiddlewarePrincipal: a principal set on the request context by the
+// user's own middleware reaches the agent and scopes tasks
+// (docs/decisions.md#b12), on every binding, although no authenticator is
+// configured.
 func TestOuterMiddlewarePrincipal(t *testing.T) {
 	card := identityServer(t, userHeader, a2ahttp.Options{})
 	ctx := context.Background()

@@ -79,7 +79,8 @@ func TestContentTypes(t *testing.T) {
 
 func TestRESTRoutes(t *testing.T) {
 	e := start(t, config{})
-	// Every route also works under /{tenant}/ (a2a.proto's HTTP annotations), scoped to it.
+	// Every route also works under /{tenant}/ (a2a.proto's HTTP annotations),
+	// scoped to it.
 	ten := callOpts{tenant: "acme"}
 	r := mustOK(t, e.call(restB, "SendMessage", msg("input-required"), ten))
 	id := str(r.value, "task", "id")

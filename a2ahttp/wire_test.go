@@ -38,7 +38,8 @@ func TestSendMessage(t *testing.T) {
 			if _, err := time.Parse("2006-01-02T15:04:05.000Z", ts); err != nil {
 				t.Fatalf("timestamp %q is not UTC with milliseconds", ts)
 			}
-			// The stored user message carries both ids (B9 stamping, docs/decisions.md#b9).
+			// The stored user message carries both ids (B9 stamping,
+			// docs/decisions.md#b9).
 			if str(task, "history", 0, "taskId") != str(task, "id") || str(task, "history", 0, "role") != "ROLE_USER" {
 				t.Fatalf("history = %v", get(task, "history"))
 			}
@@ -101,7 +102,8 @@ func TestSendMessageErrors(t *testing.T) {
 			mustErr(t, e.call(b, "SendMessage", msg("x", `"taskId":"no-such-task"`)), a2a.CodeTaskNotFound)
 			// docs/decisions.md#b6: a terminal task takes no more messages.
 			mustErr(t, e.call(b, "SendMessage", msg("x", fmt.Sprintf(`"taskId":%q`, doneID))), a2a.CodeUnsupportedOperation)
-			// docs/decisions.md#b10: a mismatched contextId is InvalidParams, checked before B6.
+			// docs/decisions.md#b10: a mismatched contextId is InvalidParams,
+			// checked before B6.
 			w := mustErr(t, e.call(b, "SendMessage", msg("x", fmt.Sprintf(`"taskId":%q,"contextId":"other"`, doneID))), a2a.CodeInvalidParams)
 			if len(w.fields) == 0 || w.fields[0] != "message.contextId" {
 				t.Errorf("field violations %v, want message.contextId", w.fields)
@@ -153,7 +155,8 @@ func TestSendMessageHistoryLength(t *testing.T) {
 			if len(h) != 1 || str(h[0], "parts", 0, "text") != "follow-up" || str(h[0], "contextId") != str(task, "contextId") {
 				t.Fatalf("historyLength 1 gave %v", h)
 			}
-			// docs/decisions.md#b4 on GetTask: unset all, 0 none, N most recent, negative invalid.
+			// docs/decisions.md#b4 on GetTask: unset all, 0 none, N most
+			// recent, negative invalid.
 			all := mustOK(t, e.call(b, "GetTask", fmt.Sprintf(`{"id":%q}`, id)))
 			if n := len(get(all.value, "history").([]any)); n != 3 {
 				t.Fatalf("full history %d, want 3", n)

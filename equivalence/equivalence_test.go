@@ -73,7 +73,8 @@ func TestEquivalence(t *testing.T) {
 }
 
 // TestEquivalenceCoversEveryOperation: the table has scenarios for every
-// operation, and for every error the spec lists for it (the errors listed under each operation in spec §3.1).
+// operation, and for every error the spec lists for it (spec §3.1, under
+// each operation).
 func TestEquivalenceCoversEveryOperation(t *testing.T) {
 	covered := map[string]map[a2a.Code]bool{}
 	for _, sc := range scenarios() {

@@ -12,13 +12,13 @@ import (
 
 // What the Sender writes down about a webhook (log lines, the reason of a
 // suspension kept in the store, Stats) holds none of the configuration's
-// secrets (spec §13.2, §13.4: tokens and credentials are secrets). A webhook URL
-// can carry them too: in its query (?api_key=...), its user information,
-// and, for capability URLs such as many chat services hand out, its path.
-// So a URL is written as its scheme and host only (redact), errors lose the
-// URL that net/http puts in front of them (errText), and every reason is
-// scrubbed of whatever secret still made its way in, for instance a
-// receiver that echoes its query string in its status line (scrub).
+// secrets (spec §13.2, §13.4: tokens and credentials are secrets). A webhook
+// URL can carry them too: in its query (?api_key=...), its user information,
+// and, for capability URLs such as many chat services hand out, its path. So
+// a URL is written as its scheme and host only (redact), errors lose the URL
+// that net/http puts in front of them (errText), and every reason is scrubbed
+// of whatever secret still made its way in, for instance a receiver that
+// echoes its query string in its status line (scrub).
 
 // redact returns the form of a webhook URL fit for logs: scheme, host and
 // port, followed by "/…" when the URL has more (path, query, fragment),

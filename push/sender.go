@@ -1,5 +1,5 @@
-// Package push delivers A2A push notifications (docs/decisions.md#b3): every event of
-// a task with push configurations is posted to each configuration's
+// Package push delivers A2A push notifications (docs/decisions.md#b3): every
+// event of a task with push configurations is posted to each configuration's
 // webhook, in event order, at least once, from a durable outbox kept in the
 // task store.
 //

@@ -18,7 +18,8 @@ import (
 	"parley.dev/parley/sse"
 )
 
-// ContentType is the media type of HTTP+JSON bodies (spec §11.1; docs/decisions.md#b8).
+// ContentType is the media type of HTTP+JSON bodies (spec §11.1;
+// docs/decisions.md#b8).
 const ContentType = "application/a2a+json"
 
 // Options configure a Handler: body limit, SSE keep-alive interval (0 means

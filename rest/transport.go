@@ -16,11 +16,11 @@ import (
 	"parley.dev/parley/transport"
 )
 
-// Transport is the client half: one request per operation on its route
-// below the interface URL (EncodeRequest). SubscribeToTask is sent as POST
-// (decision B1 in docs/decisions.md). Bodies are application/a2a+json; error bodies are read by
-// shape, whatever their content type. It implements transport.Transport and
-// is safe for concurrent use.
+// Transport is the client half: one request per operation on its route below
+// the interface URL (EncodeRequest). SubscribeToTask is sent as POST
+// (decision B1 in docs/decisions.md). Bodies are application/a2a+json; error
+// bodies are read by shape, whatever their content type. It implements
+// transport.Transport and is safe for concurrent use.
 type Transport struct {
 	base string // interface URL without a trailing slash
 	httpx.Caller

@@ -81,8 +81,8 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 }
 
 // claimMessage lets one first send of a messageId run at a time
-// (docs/decisions.md#b14): a later send of the same key waits until the earlier one calls the
-// returned unclaim, and then finds its record.
+// (docs/decisions.md#b14): a later send of the same key waits until the
+// earlier one calls the returned unclaim, and then finds its record.
 func (s *Server) claimMessage(ctx context.Context, key msgKey) (unclaim func(), err error) {
 	for {
 		s.mu.Lock()
@@ -239,8 +239,8 @@ func (r *run) awaitSettledExecution(ctx context.Context) error {
 // hold r.mu and have loaded the task.
 func (r *run) refuseFollowUp(msg *a2a.Message) error {
 	t := r.task
-	// Decision B10 before B6 (docs/decisions.md): a mismatched contextId is invalid whatever the
-	// task's state.
+	// Decision B10 before B6 (docs/decisions.md): a mismatched contextId is
+	// invalid whatever the task's state.
 	if msg.ContextId != "" && msg.ContextId != t.ContextId {
 		return a2a.InvalidParams(a2a.FieldViolation{Field: "message.contextId",
 			Description: "does not match the contextId of task " + t.Id})
@@ -269,8 +269,8 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			return err
 		}
 	}
-	// docs/decisions.md#b9: the context is inferred from the task and stamped on the
-	// stored message.
+	// docs/decisions.md#b9: the context is inferred from the task and stamped
+	// on the stored message.
 	msg.ContextId = t.ContextId
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = proto.Clone(t).(*a2a.Task)
@@ -295,8 +295,8 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 }
 
 // replay answers a resend of a known messageId with the original result,
-// without running the agent again (docs/decisions.md#b14): the direct reply, or the
-// task, followed live while it is still running.
+// without running the agent again (docs/decisions.md#b14): the direct reply,
+// or the task, followed live while it is still running.
 func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord, stream bool) (*accepted, error) {
 	r := s.acquire(rec.TaskID, c.scope)
 	r.mu.Lock()
@@ -326,7 +326,8 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 	return acc, nil
 }
 
-// digestOf identifies a message's content for decision B14 (docs/decisions.md#b14).
+// digestOf identifies a message's content for decision B14
+// (docs/decisions.md#b14).
 func digestOf(m *a2a.Message) string {
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	sum := sha256.Sum256(b)

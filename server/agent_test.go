@@ -1,7 +1,8 @@
 package server_test
 
 // The agent API: what the core does when an agent returns, fails, panics,
-// detaches or is canceled; direct replies; artifact chunks (docs/decisions.md#b11).
+// detaches or is canceled; direct replies; artifact chunks
+// (docs/decisions.md#b11).
 
 import (
 	"context"

@@ -20,9 +20,9 @@ type call struct {
 }
 
 // begin runs the checks common to every operation, in this order:
-// authentication, protocol version (docs/decisions.md#b7), required extensions, the
-// length of the tenant (Limits.MaxIDBytes). It returns the caller's scope
-// for the tenant.
+// authentication, protocol version (docs/decisions.md#b7), required
+// extensions, the length of the tenant (Limits.MaxIDBytes). It returns the
+// caller's scope for the tenant.
 func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
 	ci := a2a.CallInfoFrom(ctx)
 	if ci == nil {
@@ -55,8 +55,9 @@ func (s *Server) beginPush(ctx context.Context, tenant string) (call, error) {
 // SupportedVersions are the protocol versions this server serves.
 var SupportedVersions = []string{a2a.ProtocolVersion}
 
-// checkVersion applies decision B7 (docs/decisions.md#b7): compare Major.Minor, ignore a patch, and
-// treat a missing or empty version as 0.3 (spec §3.6.2), which is not served.
+// checkVersion applies decision B7 (docs/decisions.md#b7): compare
+// Major.Minor, ignore a patch, and treat a missing or empty version as 0.3
+// (spec §3.6.2), which is not served.
 func checkVersion(v string) error {
 	v = strings.TrimSpace(v)
 	asked := v
@@ -80,8 +81,8 @@ func checkVersion(v string) error {
 }
 
 // activateExtensions checks required extensions and records which requested
-// extensions the agent declares (they are echoed back in A2A-Extensions, as the A2A extensions guide
-// recommends).
+// extensions the agent declares (they are echoed back in A2A-Extensions, as
+// the A2A extensions guide recommends).
 func (s *Server) activateExtensions(ci *a2a.CallInfo) error {
 	declared := s.card.GetCapabilities().GetExtensions()
 	var missing []string

@@ -184,11 +184,11 @@ func countMessage(t *a2a.Task, id string) int {
 	return n
 }
 
-// TestResendWhileInterrupted: a resend (docs/decisions.md#b14) of a message whose task
-// is INPUT_REQUIRED or AUTH_REQUIRED returns that task at once, as the
-// first send did, also while Execute is still running after parking the
-// task, or has detached (as an AUTH_REQUIRED agent waiting for an
-// out-of-band sign-in does).
+// TestResendWhileInterrupted: a resend (docs/decisions.md#b14) of a message
+// whose task is INPUT_REQUIRED or AUTH_REQUIRED returns that task at once, as
+// the first send did, also while Execute is still running after parking the
+// task, or has detached (as an AUTH_REQUIRED agent waiting for an out-of-band
+// sign-in does).
 func TestResendWhileInterrupted(t *testing.T) {
 	t.Parallel()
 	hold := make(chan struct{})

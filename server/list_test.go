@@ -1,6 +1,7 @@
 package server_test
 
-// ListTasks (spec §3.1.4; docs/decisions.md#b5): order, paging, page tokens, filters.
+// ListTasks (spec §3.1.4; docs/decisions.md#b5): order, paging, page tokens,
+// filters.
 
 import (
 	"encoding/base64"

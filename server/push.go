@@ -9,8 +9,8 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// Pusher delivers push notifications (docs/decisions.md#b3) from the store's outbox;
-// package push implements it. With a Pusher set, every task event is
+// Pusher delivers push notifications (docs/decisions.md#b3) from the store's
+// outbox; package push implements it. With a Pusher set, every task event is
 // queued in the outbox in the same store write that records it, for every
 // active configuration of the task. Methods may be called concurrently;
 // Queued and Forget must not block.

@@ -50,7 +50,8 @@ type subscriber struct {
 }
 
 // runKey identifies a run: the live-task registry is per scope, so a caller
-// probing another scope's task id never touches that task's run (docs/decisions.md#b12).
+// probing another scope's task id never touches that task's run
+// (docs/decisions.md#b12).
 type runKey struct {
 	scope taskstore.Scope
 	id    string

@@ -1,7 +1,7 @@
 package server_test
 
-// Authentication and scoping (docs/decisions.md#b12): callers see only their own
-// tasks, per principal and per tenant.
+// Authentication and scoping (docs/decisions.md#b12): callers see only their
+// own tasks, per principal and per tenant.
 
 import (
 	"context"

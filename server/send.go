@@ -65,8 +65,8 @@ func (acc *accepted) answered(immediate bool) bool {
 
 // SendStreamingMessage implements a2a.Service (spec §3.1.2). A task stream
 // starts with the Task and closes after a terminal state or INPUT_REQUIRED;
-// it stays open through AUTH_REQUIRED (docs/decisions.md#b2). A direct reply streams
-// one Message.
+// it stays open through AUTH_REQUIRED (docs/decisions.md#b2). A direct reply
+// streams one Message.
 func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		acc, err := s.accept(ctx, req, true)

@@ -1,7 +1,7 @@
 package server_test
 
-// Streams (docs/decisions.md#b2): how SendStreamingMessage and SubscribeToTask start,
-// order their events, and end; slow readers.
+// Streams (docs/decisions.md#b2): how SendStreamingMessage and
+// SubscribeToTask start, order their events, and end; slow readers.
 
 import (
 	"context"

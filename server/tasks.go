@@ -32,8 +32,8 @@ const (
 	MaxPageSize     = 100
 )
 
-// ListTasks implements a2a.Service (spec §3.1.4; docs/decisions.md#b5): the caller's
-// tasks only, newest status first, with an opaque signed cursor.
+// ListTasks implements a2a.Service (spec §3.1.4; docs/decisions.md#b5): the
+// caller's tasks only, newest status first, with an opaque signed cursor.
 func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {
@@ -128,9 +128,9 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	return proto.Clone(r.task).(*a2a.Task), nil
 }
 
-// SubscribeToTask implements a2a.Service (spec §3.1.6; docs/decisions.md#b2): a Task
-// snapshot first, then every event until a terminal state. A task already
-// terminal is refused with UnsupportedOperationError.
+// SubscribeToTask implements a2a.Service (spec §3.1.6; docs/decisions.md#b2):
+// a Task snapshot first, then every event until a terminal state. A task
+// already terminal is refused with UnsupportedOperationError.
 func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		c, err := s.begin(ctx, req.GetTenant())

@@ -6,7 +6,8 @@
 // Every event carries an `id:` with the task's sequence number (when known),
 // so a client can tell where it was; an idle stream gets a comment line at a
 // fixed interval so proxies do not cut it. The spec defines only `data:`
-// lines (spec §9.4.2, §11.7); clients must ignore the rest, as the SSE format says.
+// lines (spec §9.4.2, §11.7); clients must ignore the rest, as the SSE format
+// says.
 package sse
 
 import (

@@ -8,11 +8,12 @@ import (
 )
 
 // Messages remembers the client messages the server accepted, so that a
-// resend with the same messageId returns the original result (docs/decisions.md#b14).
-// The server core calls it when a message arrives, when a direct reply is
-// known, and in its periodic cleanup (DeleteMessagesBefore). All methods
-// may be called concurrently; PutMessage is the atomic check-and-insert
-// that decides which of two concurrent resends runs.
+// resend with the same messageId returns the original result
+// (docs/decisions.md#b14). The server core calls it when a message arrives,
+// when a direct reply is known, and in its periodic cleanup
+// (DeleteMessagesBefore). All methods may be called concurrently; PutMessage
+// is the atomic check-and-insert that decides which of two concurrent resends
+// runs.
 type Messages interface {
 	// PutMessage records a message if its id is new in the scope and
 	// returns (nil, nil). If a record exists it is returned unchanged.

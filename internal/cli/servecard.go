@@ -27,10 +27,10 @@ func publicBase(publicURL string, ln net.Listener, overTLS bool) string {
 
 // grpcTarget is the url of the card's GRPC interface: a "host:port" dial
 // target (the form a2a.proto's AgentInterface.url comment adopted after
-// v1.0.1; at v1.0.1 the spec asks for a URL), which gRPC clients such as grpc-js accept as
-// is. The host is the one of the public base URL; the port is the gRPC
-// listener's when there is one (its host too, unless a public URL was
-// given), else the base URL's.
+// v1.0.1; at v1.0.1 the spec asks for a URL), which gRPC clients such as
+// grpc-js accept as is. The host is the one of the public base URL; the port
+// is the gRPC listener's when there is one (its host too, unless a public URL
+// was given), else the base URL's.
 func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {

@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// A request body is read whole before any binding decodes it (the spec
-// gives no limit; Parley bounds every size, see docs/security.md): Preread reads it under a
-// deadline and a memory budget shared by every request, so that slow or
-// stalled uploads can neither pin memory nor hold a handler forever.
+// A request body is read whole before any binding decodes it (the spec gives
+// no limit; Parley bounds every size, see docs/security.md): Preread reads it
+// under a deadline and a memory budget shared by every request, so that slow
+// or stalled uploads can neither pin memory nor hold a handler forever.
 
 // FreeBodyBytes is how much of one body Preread reads without drawing on
 // the shared budget: the bodies of ordinary requests are far smaller.

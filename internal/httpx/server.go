@@ -64,9 +64,9 @@ const (
 const DefaultMaxBody = 10 << 20
 
 // CallInfo returns the request's CallInfo (created by authentication
-// middleware, or new) with the service parameters of the HTTP bindings
-// filled in: A2A-Version from the header or, failing that, the A2A-Version
-// query parameter (docs/decisions.md#b7); A2A-Extensions from every header line,
+// middleware, or new) with the service parameters of the HTTP bindings filled
+// in: A2A-Version from the header or, failing that, the A2A-Version query
+// parameter (docs/decisions.md#b7); A2A-Extensions from every header line,
 // comma-separated.
 func CallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, true) }
 

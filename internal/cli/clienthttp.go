@@ -33,9 +33,9 @@ func h2Transport() *http.Transport {
 }
 
 // cliTransport rewrites A2A-Version when --a2a-version was given, and
-// sends gRPC calls over HTTP/2. The gRPC transport of package client uses
-// a RoundTripper of its own making as it is, so this one must speak HTTP/2
-// for them.
+// sends gRPC calls over HTTP/2. The gRPC transport (package grpcbind's,
+// which client.GRPC returns) uses a RoundTripper of its own making as it
+// is, so this one must speak HTTP/2 for them.
 type cliTransport struct {
 	base    http.RoundTripper
 	h2      http.RoundTripper // gRPC calls

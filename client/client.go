@@ -34,7 +34,7 @@ type Options struct {
 	// when BearerToken is set) take precedence.
 	Header http.Header
 	// Extensions are the extension URIs to activate on every call, sent in
-	// the A2A-Extensions header (brief §9.3).
+	// the A2A-Extensions header (spec §3.2.6).
 	Extensions []string
 	// Transports are the bindings the client may use (default JSONRPC(),
 	// REST() and GRPC()). The card's order decides which is tried first.
@@ -47,7 +47,7 @@ type Options struct {
 	// messageId, and for streams only before any event arrived), the
 	// reads, SubscribeToTask before its first event, and CancelTask and
 	// DeleteTaskPushNotificationConfig, which the spec makes idempotent
-	// (brief §3.5, §3.10). Errors the server sent are never retried.
+	// (spec §3.3.1, §3.1.10). Errors the server sent are never retried.
 	Retries int
 	// RetryDelay is the base of the exponential backoff between retries
 	// (default 200 ms); each wait is randomized (jitter).
@@ -79,7 +79,7 @@ const (
 // connection to the current one cannot be made (connection refused, DNS
 // or TLS handshake failure; never on an error the server sent); once it
 // moved, it stays on the new interface. Every request message carries the
-// tenant of the interface it is sent to (brief §9.5), every call sends
+// tenant of the interface it is sent to (spec §8.3.2), every call sends
 // A2A-Version: 1.0.
 //
 // Errors the server sent are *a2a.Error values, so errors.Is(err,
@@ -98,7 +98,7 @@ const (
 // *StreamEndedError (errors.Is(err, ErrStreamEnded)): call GetTask, and
 // subscribe again if the task is not finished (WaitForCompletion does
 // this). GetExtendedAgentCard's result is returned, not cached: a caller
-// that wants it to replace the public card (brief §8.8) makes a new Client
+// that wants it to replace the public card (spec §13.3) makes a new Client
 // from it.
 type Client struct {
 	a2a.Service // the eleven operations, over inv
@@ -355,7 +355,7 @@ func (c *Client) stream(ctx context.Context, req proto.Message, tr0 streamTracke
 }
 
 // setTenant sets the request's tenant field to the interface's tenant, or
-// clears it when the interface has none (brief §9.5).
+// clears it when the interface has none (spec §8.3.2).
 func setTenant(req proto.Message, tenant string) {
 	m := req.ProtoReflect()
 	fd := m.Descriptor().Fields().ByName("tenant")

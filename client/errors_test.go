@@ -16,7 +16,7 @@ import (
 )
 
 // TestErrorShapes: error bodies are read by their shape whatever the
-// content type (seed 000 B8), with the ErrorInfo reason first and the HTTP
+// content type (docs/decisions.md#b8), with the ErrorInfo reason first and the HTTP
 // status as the fallback.
 func TestErrorShapes(t *testing.T) {
 	t.Parallel()

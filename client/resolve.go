@@ -23,7 +23,7 @@ import (
 )
 
 // WellKnownCardPath is where an agent publishes its public card, relative
-// to its base URL (brief §8.2).
+// to its base URL (spec §8.2).
 const WellKnownCardPath = "/.well-known/agent-card.json"
 
 // maxCardSize bounds an agent card response.
@@ -217,7 +217,7 @@ func parseCard(cardURL, contentType string, body []byte) (*a2a.AgentCard, error)
 }
 
 // CardCache keeps agent cards by URL for Resolve, following HTTP caching
-// (brief §8.9). The zero value is ready to use, and one CardCache may be
+// (spec §8.6). The zero value is ready to use, and one CardCache may be
 // shared by any number of goroutines. It holds public cards: requests that
 // differ only in their headers share an entry.
 type CardCache struct {

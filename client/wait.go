@@ -28,8 +28,8 @@ import (
 //
 // When the card declares streaming it subscribes to the task; a
 // subscription that ends early (ErrStreamEnded, a broken connection) is
-// followed by a GetTask and a new subscription, the recovery the spec
-// prescribes (brief §5.4). A task already terminal is read with GetTask.
+// followed by a GetTask and a new subscription, the recovery the spec's
+// stream rules lead to (spec §3.1.2, §3.1.6). A task already terminal is read with GetTask.
 // Without streaming, or when the server refuses to stream, it polls
 // GetTask with exponential backoff from Options.PollInterval up to 5 s.
 // It returns when ctx is done, or with the first error the server sends
@@ -45,7 +45,7 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 			case err == nil, errors.Is(err, ErrStreamEnded):
 				// settled, or the stream closed early: read the task
 			case errors.Is(err, a2a.ErrUnsupportedOperation):
-				// the task is terminal (brief §3.6), or the server does
+				// the task is terminal (spec §3.1.6), or the server does
 				// not stream after all: GetTask tells which
 				refused = true
 			default:

@@ -16,8 +16,8 @@ import (
 )
 
 // TestErrorShapes: error bodies are read by their shape whatever the
-// content type (docs/decisions.md#b8), with the ErrorInfo reason first and the HTTP
-// status as the fallback.
+// content type (docs/decisions.md#b8), with the ErrorInfo reason first and
+// the HTTP status as the fallback.
 func TestErrorShapes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range slices.Concat(restErrorShapes(), jsonRPCErrorShapes()) {

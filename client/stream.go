@@ -14,8 +14,8 @@ import (
 // terminal state. The Task snapshot that starts a follow-up stream does not
 // count: its interrupted state is the one the follow-up answers. The error is a *StreamEndedError carrying the last task
 // id and state seen, so the caller can GetTask and, if the task goes on,
-// SubscribeToTask again (spec §3.1.2, §3.1.6: the end of the stream is the only
-// completion signal, and servers disagree on when they close).
+// SubscribeToTask again (spec §3.1.2, §3.1.6: the end of the stream is the
+// only completion signal, and servers disagree on when they close).
 var ErrStreamEnded = errors.New("a2a client: the stream ended before the task settled")
 
 // StreamEndedError is the last item of a task stream that ended too early

@@ -113,7 +113,8 @@ func streamInputRequired(t *testing.T, b binding, c *client.Client) {
 // of the loop.
 func streamBreak(t *testing.T, b binding, c *client.Client) {
 	// Parley keeps a stream open through AUTH_REQUIRED
-	// (docs/decisions.md#b2); the consumer stops it by breaking out of the loop.
+	// (docs/decisions.md#b2); the consumer stops it by breaking out of
+	// the loop.
 	var got []string
 	for ev, err := range c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("auth-required")}) {
 		if err != nil {

@@ -30,8 +30,9 @@ import (
 // subscription that ends early (ErrStreamEnded, a broken connection) is
 // followed by a GetTask and a new subscription, the recovery the spec's
 // stream rules lead to (spec §3.1.2, §3.1.6). A task already terminal is
-// read with GetTask. Without streaming, or when the server refuses to stream, it polls
-// GetTask with exponential backoff from Options.PollInterval up to 5 s.
+// read with GetTask. Without streaming, or when the server refuses to
+// stream, it polls GetTask with exponential backoff from
+// Options.PollInterval up to 5 s.
 // It returns when ctx is done, or with the first error the server sends
 // that is not about streaming.
 func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Task, error) {

@@ -101,7 +101,7 @@ func (r *Report) writeHeader(t *textWriter) {
 		t.p("  interface %-9s %s (A2A %s): %s\n", in.Binding, in.URL, in.Version, state)
 	}
 	t.p("  verdicts: FAIL = a MUST failed, WARN = a SHOULD not met, PASS, N/A = no requirement applies (observed behaviour in the finding), SKIP = not run\n")
-	t.p("  \"Parley:\" notes compare with Parley's own choices (DESIGN B1–B14); they are not requirements.\n")
+	t.p("  \"Parley:\" notes compare with Parley's own choices (B1–B14, docs/decisions.md); they are not requirements.\n")
 }
 
 // resultGroup is the heading a result is listed under: its binding, the

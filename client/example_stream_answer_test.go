@@ -21,6 +21,8 @@ import (
 // Only a status update is a new question, so the loop tests Snapshot
 // before prompting, and stops at the first Final event. The artifact
 // arrives in chunks, which an ArtifactAssembler puts back together.
+//
+// It is one long function on purpose: godoc shows an example as one program.
 func ExampleClient_SendStreamingMessage_answer() {
 	forecaster := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		if req.Task.GetStatus().GetState() != a2a.StateInputRequired {

@@ -27,6 +27,8 @@ import (
 // it stood when the configuration was created, then every event of the
 // task after it, each POSTed as a StreamResponse with the configuration's
 // token in the A2A-Notification-Token header.
+//
+// It is one long function on purpose: godoc shows an example as one program.
 func Example_delivery() {
 	// The receiver: what each notification is, and the token it came
 	// with, in the order they arrive (the sender has at most one POST in

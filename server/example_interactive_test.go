@@ -22,6 +22,8 @@ import (
 // anything else asks again. The agent is served with a2ahttp on a loopback
 // port and called with package client; one task is answered "yes", the
 // other "no".
+//
+// It is one long function on purpose: godoc shows an example as one program.
 func Example_interactive() {
 	const question = "Delete the 3 files in /tmp/build? (yes/no)"
 	cleaner := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {

@@ -150,7 +150,8 @@ func TestPushKeyErrors(t *testing.T) {
 // TestOpenStoreKeys follows an operator through the store's life: no key
 // (a warning), a first key (plain configurations get encrypted), a
 // restart without the key (refused, saying how to give it), a rotation
-// through the environment, and the old key dropped.
+// through the environment, and the old key dropped. The steps build on
+// each other's database, so they stay in one function.
 func TestOpenStoreKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -268,7 +268,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
 		h.dispatch(w, r, h.jsonrpc, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { jsonrpc.WriteError(w, e) })
 	default:
-		h.dispatch(w, r, h.rest, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { rest.WriteError(w, e) })
+		h.dispatch(w, r, h.rest, rest.WriteErrorFor)
 	}
 }
 

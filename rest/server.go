@@ -9,6 +9,7 @@ package rest
 import (
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -43,46 +44,82 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ci := httpx.CallInfo(r)
+	ct := responseType(r)
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
 	rt, vars, tenant, allowed := h.match(r.Method, segs)
 	if rt == nil {
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			h.writeError(w, ci, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
+			h.writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
 			return
 		}
-		h.writeError(w, ci, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+		h.writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	req := rt.m.NewRequest()
 	if err := h.decode(w, r, rt, req); err != nil {
-		h.writeError(w, ci, a2a.AsError(err), 0)
+		h.writeError(w, ci, ct, a2a.AsError(err), 0)
 		return
 	}
 	if err := bindPath(req, vars, tenant); err != nil {
-		h.writeError(w, ci, err, 0)
+		h.writeError(w, ci, ct, err, 0)
 		return
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if rt.m.Streaming {
-		sse.Serve(w, h.inv.Stream(ctx, rt.m, req), &streamEncoder{h: h, ci: ci, op: rt.m.Name}, max(h.opts.KeepAlive, 0))
+		sse.Serve(w, h.inv.Stream(ctx, rt.m, req), &streamEncoder{h: h, ci: ci, ct: ct, op: rt.m.Name}, max(h.opts.KeepAlive, 0))
 		return
 	}
 	resp, err := h.inv.Call(ctx, rt.m, req)
 	if err != nil {
 		e := a2a.AsError(err)
 		httpx.LogError(h.opts.Logger, rt.m.Name, e)
-		h.writeError(w, ci, e, 0)
+		h.writeError(w, ci, ct, e, 0)
 		return
 	}
 	b, err := a2a.AppendJSON(make([]byte, 0, 512), resp)
 	if err != nil {
-		h.writeError(w, ci, a2a.Internal(err), 0)
+		h.writeError(w, ci, ct, a2a.Internal(err), 0)
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, nil)
-	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("Content-Type", ct)
 	w.Write(b)
+}
+
+// responseType is the media type of a response body other than a stream
+// (docs/decisions.md#b8): application/a2a+json (spec §11.1), unless the
+// request's Accept header names application/json and does not name
+// application/a2a+json, in which case application/json, the media type
+// some clients (the official Go SDK among them) insist on before they read
+// an error body. Only named types count: a wildcard such as */* or
+// application/* keeps the default, as does a range refused with q=0.
+func responseType(r *http.Request) string {
+	if r == nil {
+		return ContentType
+	}
+	wantJSON := false
+	for _, v := range r.Header.Values("Accept") {
+		for _, rng := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
+			if err != nil {
+				continue
+			}
+			if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q <= 0 {
+				continue
+			}
+			switch mt {
+			case ContentType:
+				return ContentType
+			case httpx.ContentTypeJSON:
+				wantJSON = true
+			}
+		}
+	}
+	if wantJSON {
+		return httpx.ContentTypeJSON
+	}
+	return ContentType
 }
 
 // decode fills req from the body (operations with a body) and the query
@@ -115,13 +152,14 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 type streamEncoder struct {
 	h  *Handler
 	ci *a2a.CallInfo
+	ct string // the media type of a refusal's body (responseType)
 	op string
 }
 
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 	ae := a2a.AsError(err)
 	httpx.LogError(e.h.opts.Logger, e.op, ae)
-	e.h.writeError(w, e.ci, ae, 0)
+	e.h.writeError(w, e.ci, e.ct, ae, 0)
 }
 
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
@@ -138,17 +176,25 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 
 // WriteError writes an error response for a request refused before the
 // handler ran (by authentication in front of it, say): the error's HTTP
-// status and a google.rpc.Status body.
-func WriteError(w http.ResponseWriter, e *a2a.Error) { (*Handler)(nil).writeError(w, nil, e, 0) }
+// status and a google.rpc.Status body, as application/a2a+json.
+func WriteError(w http.ResponseWriter, e *a2a.Error) { WriteErrorFor(w, nil, e) }
+
+// WriteErrorFor is WriteError answering the request r: the body's media
+// type follows r's Accept header as a response of the handler's would
+// (application/json when r asks for it; see responseType). r may be nil.
+func WriteErrorFor(w http.ResponseWriter, r *http.Request, e *a2a.Error) {
+	(*Handler)(nil).writeError(w, nil, responseType(r), e, 0)
+}
 
 // writeError writes an error response: the HTTP status of the error (or
-// the given one) and a google.rpc.Status body (spec §11.6).
-func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, e *a2a.Error, status int) {
+// the given one) and a google.rpc.Status body (spec §11.6) of media type
+// ct.
+func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Error, status int) {
 	if status == 0 {
 		status = e.Code.HTTPStatus()
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, e)
-	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	w.Write(AppendError(nil, e, status))
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"parley.dev/parley/a2a"
@@ -96,7 +97,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		sse.Serve(w, h.inv.Stream(ctx, m, req), &streamEncoder{h: h, ci: ci, id: id, op: m.Name}, max(h.opts.KeepAlive, 0))
+		sse.Serve(w, h.inv.Stream(ctx, m, req), &streamEncoder{h: h, ci: ci, id: id, op: m.Name, sse: acceptsEventStream(r)}, max(h.opts.KeepAlive, 0))
 		return
 	}
 	resp, err := h.inv.Call(ctx, m, req)
@@ -117,20 +118,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamEncoder renders a stream (spec §9.4.2): each event a complete
-// JSON-RPC response carrying the request's id; an error before the first
-// event is an ordinary JSON-RPC error response, and a later one is a last
-// event holding a JSON-RPC error response.
+// JSON-RPC response carrying the request's id; an error after the first
+// event is a last event holding a JSON-RPC error response. An error before
+// the first event is, for a request that accepts text/event-stream, a
+// stream of that one error event, and otherwise an ordinary JSON-RPC error
+// response (see Refuse).
 type streamEncoder struct {
-	h  *Handler
-	ci *a2a.CallInfo
-	id json.RawMessage
-	op string
+	h   *Handler
+	ci  *a2a.CallInfo
+	id  json.RawMessage
+	op  string
+	sse bool // the request accepts text/event-stream
 }
 
+// Refuse answers a stream that failed before it started. The spec shows
+// streaming errors only as stream events (§9.4.2) and does not say what a
+// refusal looks like, so both are read by Parley's Transport; a client
+// that asked for text/event-stream gets an SSE response whose one event
+// is the JSON-RPC error response (the official Go SDK reads nothing
+// else), any other the plain JSON-RPC error body. An authentication error
+// keeps its 401 and challenge whatever the request accepts.
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 	ae := a2a.AsError(err)
 	httpx.LogError(e.h.opts.Logger, e.op, ae)
-	e.h.writeError(w, e.ci, e.id, ae, 0)
+	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
+		e.h.writeError(w, e.ci, e.id, ae, 0)
+		return
+	}
+	httpx.SetResponseHeaders(w.Header(), e.ci, ae)
+	sse.NewWriter(w).Event("", 0, appendError(nil, e.id, ae))
 }
 
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
@@ -171,6 +187,24 @@ func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.Ra
 	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
 	w.WriteHeader(status)
 	w.Write(appendError(nil, id, e))
+}
+
+// acceptsEventStream reports whether the request's Accept header names
+// text/event-stream (with a q-value above 0).
+func acceptsEventStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, rng := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(rng))
+			if err != nil || mt != httpx.ContentTypeSSE {
+				continue
+			}
+			if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q <= 0 {
+				continue
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // jsonMedia reports whether a Content-Type is JSON: application/json or a

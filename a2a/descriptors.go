@@ -46,7 +46,10 @@ type msgInfo struct {
 	byName  map[string]*fieldInfo // JSON names and proto names, as protojson accepts them
 	wkt     wktKind
 	hasEnum bool // an enum field is reachable through non-WKT messages
-	isPart  bool
+	// hasStringList: a map of StringList values is reachable through
+	// non-WKT messages (json_decode_lists.go).
+	hasStringList bool
+	isPart        bool
 }
 
 // msgInfos caches infoFor's results.
@@ -89,6 +92,7 @@ func infoFor(md protoreflect.MessageDescriptor) *msgInfo {
 		info.byName[f.jsonName] = f
 	}
 	info.hasEnum = reachesEnum(md, map[protoreflect.FullName]bool{})
+	info.hasStringList = reachesStringListMap(md, map[protoreflect.FullName]bool{})
 	v, _ := msgInfos.LoadOrStore(md, info)
 	return v.(*msgInfo)
 }

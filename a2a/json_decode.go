@@ -5,6 +5,8 @@ package a2a
 // with one extra rule: an enum given by a name the schema does not define
 // (such as the v0.3 spellings "completed" or "user") is an error instead of
 // being silently dropped. The enum check lives in json_decode_enums.go.
+// One deviation is tolerated: a StringList map value written as a bare
+// array (json_decode_lists.go).
 
 import (
 	"bytes"
@@ -50,10 +52,18 @@ const maxDetail = 256
 // Unmarshal decodes ProtoJSON b into m. It accepts lowerCamelCase and
 // original proto member names, enum values by name or number, and ignores
 // members it does not know. Enum names not defined by the schema are
-// rejected. Errors are of type *DecodeError. On error m is reset.
+// rejected. A StringList map value (a SecurityRequirement's scopes) may
+// also be a bare array. Errors are of type *DecodeError. On error m is
+// reset.
 func Unmarshal(b []byte, m proto.Message) error {
 	md := m.ProtoReflect().Descriptor()
 	if err := unmarshalOptions.Unmarshal(b, m); err != nil {
+		proto.Reset(m)
+		// The one tolerated deviation (json_decode_lists.go): StringList
+		// map values written as bare arrays.
+		if wb, ok := wrapBareLists(b, md); ok && unmarshalOptions.Unmarshal(wb, m) == nil {
+			return checkEnums(wb, m, md)
+		}
 		proto.Reset(m)
 		detail := cleanDetail(err.Error())
 		if len(bytes.TrimSpace(b)) == 0 {
@@ -61,6 +71,12 @@ func Unmarshal(b []byte, m proto.Message) error {
 		}
 		return &DecodeError{Type: md.FullName(), Detail: detail, Syntax: !json.Valid(b)}
 	}
+	return checkEnums(b, m, md)
+}
+
+// checkEnums refuses enum names the schema does not define in b, the input
+// m (of type md) was decoded from; m is reset when it does.
+func checkEnums(b []byte, m proto.Message, md protoreflect.MessageDescriptor) error {
 	if infoFor(md).hasEnum {
 		s := enumScanner{b: b}
 		if err := s.message(md); err != nil {

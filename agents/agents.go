@@ -45,11 +45,56 @@ func Echo() server.Agent {
 //
 // A messageId starting with "test-resubscribe-message-id" behaves like
 // "slow 4000".
+//
+// A messageId starting with one of the prefixes of the official conformance
+// kit (a2a-tck) chooses the kit's behaviour instead, whatever the text and
+// on follow-ups too; the longest matching prefix wins. Every other messageId,
+// including other "tck-" ones, leaves the text rules above in charge.
+//
+//	messageId prefix             behaviour
+//	tck-complete-task            COMPLETED, status message "Hello from TCK"
+//	tck-delayed-complete         WORKING, 2 s (ends when canceled), then
+//	                             COMPLETED, status message "Done after delay"
+//	tck-artifact-text            artifact "text": text "Generated text
+//	                             content"; COMPLETED
+//	tck-artifact-file            artifact "file": raw bytes "tck", filename
+//	                             output.txt, text/plain; COMPLETED
+//	tck-artifact-file-url        artifact "file-url": url
+//	                             https://example.com/output.txt, filename
+//	                             output.txt, text/plain; COMPLETED
+//	tck-artifact-data            artifact "data": data
+//	                             {"key":"value","count":42}; COMPLETED
+//	tck-message-response         a direct Message "Direct message response"
+//	tck-input-required           INPUT_REQUIRED ("Input required"); a
+//	                             follow-up with this prefix keeps it there
+//	tck-auth-required            AUTH_REQUIRED ("Authorization required")
+//	tck-reject-task              REJECTED, status message "rejected"
+//	tck-stream-001               WORKING, artifact "stream": "Stream hello
+//	                             from TCK"; COMPLETED
+//	tck-stream-002               COMPLETED, no artifact
+//	tck-stream-003               WORKING, artifact "stream": "Stream task
+//	                             lifecycle"; COMPLETED
+//	tck-stream-ordering-001      WORKING, artifact "stream": "Ordered
+//	                             output"; COMPLETED
+//	tck-stream-artifact-text     WORKING, artifact "stream": "Streamed text
+//	                             content"; COMPLETED
+//	tck-stream-artifact-file     WORKING, the file artifact of
+//	                             tck-artifact-file; COMPLETED
+//	tck-stream-artifact-chunked  WORKING, artifact "chunked" in two chunks,
+//	                             "chunk-1 " then "chunk-2" (append, last
+//	                             chunk); COMPLETED
+//
+// A follow-up on an INPUT_REQUIRED task therefore completes it when its
+// messageId carries tck-complete-task (as the kit sends), and is echoed as
+// above when it carries no prefix of the kit's.
 func Conformance() server.Agent {
 	return server.AgentFunc(conformance)
 }
 
 func conformance(ctx context.Context, req *server.Request, em *server.Emitter) error {
+	if run := tckRuleFor(req.Message.GetMessageId()); run != nil {
+		return run(ctx, em) // the conformance kit's contract (tck.go)
+	}
 	text := strings.TrimSpace(a2a.FirstText(req.Message))
 	if req.Task != nil && req.Task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
 		return echo(em, text) // the follow-up the task asked for

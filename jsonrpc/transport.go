@@ -62,11 +62,11 @@ func (t *Transport) Call(ctx context.Context, m *a2a.Method, req proto.Message) 
 	if err != nil {
 		return nil, err
 	}
-	result, err := t.readResult(ctx, m.Name, id, resp)
+	out := m.NewResponse()
+	result, err := t.readResult(ctx, m.Name, id, resp, httpx.NoContent(out, nil))
 	if err != nil {
 		return nil, err
 	}
-	out := m.NewResponse()
 	if httpx.NoContent(out, result) {
 		return out, nil
 	}
@@ -77,8 +77,9 @@ func (t *Transport) Call(ctx context.Context, m *a2a.Method, req proto.Message) 
 }
 
 // readResult reads a whole (non-stream) response and returns its result,
-// or the error it carries.
-func (t *Transport) readResult(ctx context.Context, op string, id int64, resp *http.Response) (json.RawMessage, error) {
+// or the error it carries. noResult says the operation returns nothing
+// (google.protobuf.Empty), so a response without a result is success.
+func (t *Transport) readResult(ctx context.Context, op string, id int64, resp *http.Response, noResult bool) (json.RawMessage, error) {
 	rb, err := httpx.ReadAll(ctx, op, t.url, resp)
 	if err != nil {
 		return nil, err
@@ -86,12 +87,16 @@ func (t *Transport) readResult(ctx context.Context, op string, id int64, resp *h
 	if !httpx.Success(resp) && !isEnvelope(rb) {
 		return nil, httpx.Failure(op, t.url, resp, rb)
 	}
-	return t.parse(op, id, rb)
+	return t.parse(op, id, rb, noResult)
 }
 
 // parse reads a response envelope and checks its id. It returns the result
-// or the error the envelope carries.
-func (t *Transport) parse(op string, id int64, body []byte) (json.RawMessage, error) {
+// or the error the envelope carries. A response with neither result nor
+// error breaks JSON-RPC 2.0 (one of the two is REQUIRED); for an
+// operation that returns nothing (noResult) it is read as success all the
+// same, since there is nothing it could have carried (some SDKs answer
+// DeleteTaskPushNotificationConfig so).
+func (t *Transport) parse(op string, id int64, body []byte, noResult bool) (json.RawMessage, error) {
 	var env response
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, &transport.Error{Op: op, URL: t.url, Phase: transport.PhaseResponse, Err: fmt.Errorf("not a JSON-RPC response: %w", err)}
@@ -99,7 +104,7 @@ func (t *Transport) parse(op string, id int64, body []byte) (json.RawMessage, er
 	if env.Error != nil {
 		return nil, env.Error.toError()
 	}
-	if env.JSONRPC != "2.0" || env.Result == nil {
+	if env.JSONRPC != "2.0" || (env.Result == nil && !noResult) {
 		return nil, &transport.Error{Op: op, URL: t.url, Phase: transport.PhaseResponse, Err: httpx.BodySnippet(body)}
 	}
 	if got := string(bytes.TrimSpace(env.ID)); got != strconv.FormatInt(id, 10) {
@@ -140,7 +145,7 @@ func (t *Transport) single(ctx context.Context, op string, id int64, resp *http.
 	}
 	var result json.RawMessage
 	if err == nil {
-		result, err = t.parse(op, id, rb)
+		result, err = t.parse(op, id, rb, false)
 	}
 	if err != nil {
 		return a2a.StreamEvent{}, err
@@ -156,7 +161,7 @@ func (t *Transport) single(ctx context.Context, op string, id int64, resp *http.
 // eventDecoder reads each event's data as a JSON-RPC response.
 func (t *Transport) eventDecoder(op string, id int64) httpx.EventDecoder {
 	return func(ev sse.Event) (*a2a.StreamResponse, error) {
-		result, err := t.parse(op, id, ev.Data)
+		result, err := t.parse(op, id, ev.Data, false)
 		if err != nil {
 			if te, ok := err.(*transport.Error); ok {
 				te.Phase = transport.PhaseStream

@@ -176,6 +176,28 @@ func ParseErrorBody(body []byte) (ErrorBody, bool) {
 	return b, true
 }
 
+// authReasons are ErrorInfo reasons outside the A2A table (spec §5.4
+// gives reasons to the A2A errors only) that peers give their
+// authentication errors: the official Go SDK sends UNAUTHENTICATED (with
+// JSON-RPC code -31401) and UNAUTHORIZED (-31403). Parley has one code
+// for both, as it has for the gRPC statuses UNAUTHENTICATED and
+// PERMISSION_DENIED.
+var authReasons = [...]string{"UNAUTHENTICATED", "UNAUTHORIZED"}
+
+// CodeForKnownReason maps an ErrorInfo reason spelled exactly: one of the
+// A2A table's (a2a.CodeForReason) or one of authReasons.
+func CodeForKnownReason(s string) (a2a.Code, bool) {
+	if c, ok := a2a.CodeForReason(s); ok {
+		return c, true
+	}
+	for _, r := range authReasons {
+		if s == r {
+			return a2a.CodeUnauthenticated, true
+		}
+	}
+	return 0, false
+}
+
 // CodeForReason maps an ErrorInfo reason to a code. It also accepts the
 // forms other SDKs use: the error's name ("TaskNotFoundError"), kebab or
 // lower case, or a URI whose last segment is one of those.
@@ -184,7 +206,7 @@ func CodeForReason(s string) (a2a.Code, bool) {
 	if s == "" {
 		return 0, false
 	}
-	if c, ok := a2a.CodeForReason(s); ok {
+	if c, ok := CodeForKnownReason(s); ok {
 		return c, true
 	}
 	if i := strings.LastIndexAny(s, "/#:"); i >= 0 {

@@ -17,6 +17,7 @@ import (
 // URL.
 func startSDKAgent(t *testing.T) string {
 	t.Helper()
+	peer.RequireSDK(t)
 	return peer.Start(t, peer.Binary(t, "parley.dev/parley/interop/gosdk/cmd/sdkpeer"))
 }
 

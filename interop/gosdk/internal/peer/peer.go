@@ -136,3 +136,27 @@ func SkipOrFailInCI(tb testing.TB, why string) {
 	}
 	tb.Skip(why)
 }
+
+// SDK is the module of the official A2A Go SDK these tests run against.
+const SDK = "github.com/a2aproject/a2a-go/v2@v2.4.0"
+
+var sdkCheck struct {
+	once sync.Once
+	err  error
+}
+
+// RequireSDK skips the test (or fails it when CI=true) when the Go SDK's
+// module cannot be had: not in the module cache and not downloadable, say
+// without network.
+func RequireSDK(tb testing.TB) {
+	tb.Helper()
+	sdkCheck.once.Do(func() {
+		out, err := exec.Command("go", "mod", "download", SDK).CombinedOutput()
+		if err != nil {
+			sdkCheck.err = fmt.Errorf("go mod download %s: %v\n%s", SDK, err, out)
+		}
+	})
+	if sdkCheck.err != nil {
+		SkipOrFailInCI(tb, fmt.Sprintf("the Go SDK is not available (%v); these tests need the Go module proxy once", sdkCheck.err))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,11 @@ type ResolveOptions struct {
 	// Cache, when set, keeps cards by URL under HTTP caching rules; share
 	// one among all the resolutions of a program.
 	Cache *CardCache
+	// Warn, when set, is told of each deviation Resolve tolerates in a
+	// card it accepts (an empty skills list), in words for a user. It is
+	// called from Resolve's goroutine before Resolve returns; a card
+	// served from the Cache is not checked again.
+	Warn func(msg string)
 }
 
 // ErrLegacyCard matches (with errors.Is) the *CardError for an A2A v0.3
@@ -101,7 +107,8 @@ func CardURL(u string) (string, error) {
 
 // Resolve fetches the agent card from an agent's base URL (at
 // /.well-known/agent-card.json below it) or from a card URL, and checks
-// that it is an A2A v1.0 card with every REQUIRED member. With a Cache it
+// that it is an A2A v1.0 card with every REQUIRED member (an empty skills
+// list is tolerated and reported to ResolveOptions.Warn). With a Cache it
 // honours Cache-Control max-age (and no-store, no-cache, Age, Expires),
 // and revalidates an expired card with If-None-Match / If-Modified-Since,
 // reusing it on 304 Not Modified.
@@ -170,7 +177,7 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	if len(body) > maxCardSize {
 		return nil, &CardError{URL: cardURL, msg: fmt.Sprintf("larger than %d bytes", maxCardSize)}
 	}
-	card, err := parseCard(cardURL, resp.Header.Get("Content-Type"), body)
+	card, err := parseCard(cardURL, resp.Header.Get("Content-Type"), body, o.Warn)
 	if err != nil {
 		return nil, err
 	}
@@ -180,8 +187,9 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	return proto.Clone(card).(*a2a.AgentCard), nil
 }
 
-// parseCard decodes and checks a card body.
-func parseCard(cardURL, contentType string, body []byte) (*a2a.AgentCard, error) {
+// parseCard decodes and checks a card body. warn (may be nil) hears of the
+// deviations it tolerates.
+func parseCard(cardURL, contentType string, body []byte, warn func(string)) (*a2a.AgentCard, error) {
 	body = bytes.TrimSpace(body)
 	var top map[string]json.RawMessage
 	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &top) != nil {
@@ -210,11 +218,25 @@ func parseCard(cardURL, contentType string, body []byte) (*a2a.AgentCard, error)
 	if err := a2a.Unmarshal(body, card); err != nil {
 		return nil, &CardError{URL: cardURL, msg: "not an agent card", Err: err}
 	}
-	if v := a2a.CheckRequired(card); len(v) > 0 {
+	v := a2a.CheckRequired(card)
+	if len(card.GetSkills()) == 0 {
+		v = slices.DeleteFunc(v, func(fv a2a.FieldViolation) bool { return fv.Field == "skills" })
+		if warn != nil {
+			warn(emptySkillsWarning)
+		}
+	}
+	if len(v) > 0 {
 		return nil, &CardError{URL: cardURL, msg: "REQUIRED members are missing or empty", Violations: v}
 	}
 	return card, nil
 }
+
+// emptySkillsWarning is what Resolve says of a card with no skills. The
+// spec makes skills REQUIRED and its REQUIRED arrays non-empty (§5.7), yet
+// its own canonicalization example card has "skills": [] (§8.4.1), and
+// some SDKs publish such cards; the rest of the card is usable, so the
+// client reads it and says so.
+const emptySkillsWarning = "the agent card lists no skills (skills is REQUIRED and should not be empty, spec §5.7); using it anyway"
 
 // CardCache keeps agent cards by URL for Resolve, following HTTP caching
 // (spec §8.6). The zero value is ready to use, and one CardCache may be

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
 )
 
 // Reading error responses is part of the grading: wireError keeps the
@@ -82,6 +83,10 @@ func parseRPCError(raw json.RawMessage, ex *exchange) *wireError {
 	e.JSONRPCCode, e.Message = o.Code, o.Message
 	readDetails(e, o.Data)
 	if c, ok := a2a.CodeForJSONRPC(o.Code); ok {
+		e.identify(c)
+	} else if c, ok := httpx.CodeForKnownReason(e.Reason); ok {
+		// A code outside the spec's table with a reason that says it all
+		// (the official Go SDK: -31401, UNAUTHENTICATED).
 		e.identify(c)
 	}
 	if unauthorized(ex.Status) {

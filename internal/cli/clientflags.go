@@ -23,6 +23,9 @@ type common struct {
 	versionSet bool
 	json       bool
 	timeout    time.Duration
+	// warn prints a warning about what the command tolerates (a card
+	// without skills) on the command's stderr.
+	warn func(msg string)
 }
 
 // newFlags returns a flag set for a client command with the common flags.
@@ -30,7 +33,7 @@ type common struct {
 func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) {
 	fs := flag.NewFlagSet("parley "+e.name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	c := &common{}
+	c := &common{warn: func(msg string) { fmt.Fprintf(e.stderr, "parley %s: warning: %s\n", e.name, msg) }}
 	fs.StringVar(&c.binding, "binding", "", "use this binding: jsonrpc, rest or grpc (default: the card's order)")
 	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN")
 	fs.Var(&c.headers, "header", "extra request header `K=V` (repeatable)")

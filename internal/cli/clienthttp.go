@@ -106,7 +106,7 @@ func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) 
 	if c.token != "" {
 		h.Set("Authorization", "Bearer "+c.token)
 	}
-	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: h})
+	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: h, Warn: c.warn})
 }
 
 // connect resolves the card at url and returns a client for it.

@@ -1,0 +1,89 @@
+package check_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/check"
+)
+
+// sdkShapes makes a Parley server answer as the official Go SDK does where
+// it differs from Parley and the spec leaves room: a card with no skills
+// and scopes written as bare arrays, and an anonymous JSON-RPC call refused
+// with HTTP 200, code -31401 and ErrorInfo reason UNAUTHENTICATED.
+func sdkShapes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		card := r.URL.Path == "/.well-known/agent-card.json"
+		rpc := r.Method == http.MethodPost && r.URL.Path == "/" && r.Header.Get("Authorization") == ""
+		if !card && !rpc {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		body, status := rec.Body.Bytes(), rec.Code
+		switch {
+		case card && status == http.StatusOK:
+			var c map[string]any
+			if err := json.Unmarshal(body, &c); err != nil {
+				panic(err)
+			}
+			c["skills"] = []any{}
+			c["securityRequirements"] = []any{map[string]any{"schemes": map[string]any{"bearer": []any{}}}}
+			body, _ = json.Marshal(c)
+		case rpc && status == http.StatusUnauthorized:
+			status = http.StatusOK
+			body = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"unauthenticated","data":[` +
+				`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNAUTHENTICATED","domain":"a2a-protocol.org","metadata":{"timestamp":"2026-01-01T00:00:00Z"}}]}}`)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.Header().Del("ETag")
+		w.WriteHeader(status)
+		w.Write(body)
+	})
+}
+
+// TestRunToleratesPeerShapes: what Parley reads with tolerance is not
+// graded as a failure: a card with bare-array scopes decodes, an empty
+// skills list is a warning of card.required, and a JSON-RPC refusal
+// identified by its ErrorInfo reason (code -31401, reason
+// UNAUTHENTICATED) passes auth.anonymous.
+func TestRunToleratesPeerShapes(t *testing.T) {
+	t.Parallel()
+	base := startParley(t, map[string]string{"tok-a": "alice", "tok-b": "bob"}, sdkShapes)
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", Token2: "tok-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id, binding string
+		want        check.Verdict
+		finding     string
+	}{
+		{"card.decode", "", check.Pass, ""},
+		{"card.required", "", check.Warn, "skills is empty"},
+		{"auth.anonymous", a2a.BindingJSONRPC, check.Pass, "UnauthenticatedError"},
+	} {
+		rs := rep.Find(c.id)
+		i := slices.IndexFunc(rs, func(r check.Result) bool { return r.Binding == c.binding })
+		if i < 0 {
+			t.Errorf("%s %s: no result in %+v", c.binding, c.id, rs)
+			continue
+		}
+		if r := rs[i]; r.Verdict != c.want || !strings.Contains(r.Finding, c.finding) {
+			t.Errorf("%s %s = %s %q, want %s with %q", c.binding, c.id, r.Verdict, r.Finding, c.want, c.finding)
+		}
+	}
+	if got := notPassing(rep, check.Fail); len(got) > 0 {
+		t.Errorf("failures: %v", got)
+	}
+}

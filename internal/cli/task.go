@@ -204,17 +204,27 @@ func (e *env) taskCancel(ctx context.Context, cl *client.Client, id string) erro
 	return nil
 }
 
-// taskWait runs `task wait`, with a live line while it waits.
+// taskWait runs `task wait`, with a live line while it waits. It reads
+// the task first: a task already finished or waiting for input is shown
+// as it is, without subscribing, since an agent may refuse to subscribe to
+// a terminal task in ways (spec §3.1.6 names UnsupportedOperationError;
+// other SDKs answer otherwise) that the wait would report as failures.
 func (e *env) taskWait(ctx context.Context, cl *client.Client, url, id string) error {
-	start, frame := time.Now(), 0
-	e.out.startLive(func() string {
-		frame++
-		return fmt.Sprintf("%c waiting for task %s · %.0fs", spinner[frame%len(spinner)], id, time.Since(start).Seconds())
-	})
-	t, err := cl.WaitForCompletion(ctx, id)
-	e.out.stopLiveLine()
+	t, err := cl.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
 	if err != nil {
 		return err
+	}
+	if st := t.GetStatus().GetState(); !a2a.IsTerminal(st) && !a2a.IsInterrupted(st) {
+		start, frame := time.Now(), 0
+		e.out.startLive(func() string {
+			frame++
+			return fmt.Sprintf("%c waiting for task %s · %.0fs", spinner[frame%len(spinner)], id, time.Since(start).Seconds())
+		})
+		t, err = cl.WaitForCompletion(ctx, id)
+		e.out.stopLiveLine()
+		if err != nil {
+			return err
+		}
 	}
 	if e.c.json {
 		return e.out.jsonLine(t)

@@ -37,7 +37,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = load(ctx, args[1:], stdout, stderr)
 	case "card", "send", "task", "push", "check": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return versionCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return commandHelp(ctx, args[1:], stdout, stderr)
+		}
 		usage(stdout)
 		return ExitOK
 	default:
@@ -60,6 +65,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// commandHelp runs `parley help COMMAND [SUBCOMMAND]`: the help the
+// command prints for -h.
+func commandHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if _, ok := helps[args[0]]; !ok {
+		fmt.Fprintf(stderr, "parley help: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return ExitUsage
+	}
+	return Run(ctx, append(append([]string{}, args...), "-h"), stdout, stderr)
+}
+
 // usageError marks an error in the command line.
 type usageError struct{ error }
 
@@ -77,13 +93,15 @@ usage:
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
   parley check URL        grade an A2A server against the spec (and B1-B14)
   parley load URL [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
+  parley version          the version, commit and Go version of this build (also --version)
+  parley help COMMAND     a command's help (the same as parley COMMAND -h)
 
 The client commands take --binding jsonrpc|rest|grpc, --token, --header K=V, --a2a-version,
 --json and --timeout, before or after their arguments. Their exit status:
 0 success, 1 failure (check: a MUST failed), 2 bad usage, 3 the agent could
 not be reached or the connection broke, 4 the agent answered with an error.
 
-Run 'parley COMMAND -h' for a command's flags.
+Run 'parley help COMMAND' or 'parley COMMAND -h' for a command's flags and examples.
 `, "\n"))
 }
 

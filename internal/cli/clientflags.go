@@ -42,10 +42,8 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 	}
 	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON document per line")
 	fs.DurationVar(&c.timeout, "timeout", 0, "give up after `DURATION` (default 30s; streams and check: no limit)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: parley %s\n\nflags (anywhere after the command):\n", strings.TrimSpace(usage))
-		fs.PrintDefaults()
-	}
+	command, _, _ := strings.Cut(e.name, " ") // "task list" shares the help of "task"
+	fs.Usage = func() { writeHelp(fs.Output(), command, usage, "flags (anywhere after the command)", fs) }
 	e.c = c
 	return fs, c
 }
@@ -89,7 +87,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			fs.Usage()
 			return nil, err
 		}
-		return nil, usageError{fmt.Errorf("%v (run 'parley %s -h' for the flags)", err, e.name)}
+		return nil, usageError{fmt.Errorf("%v (run 'parley %s -h' for the flags)", dashes(err.Error()), e.name)}
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "a2a-version" {

@@ -8,28 +8,29 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
 	"parley.dev/parley/internal/loadgen"
 )
 
+// loadSynopsis is the usage line and the notes of `parley load -h`.
+const loadSynopsis = `load URL [flags]     (or: parley load --ceiling ADDR [--chunks N])
+
+Runs --concurrency clients against the A2A server at URL for --duration,
+each sending its next request when the last one is answered (plain
+HTTP/1.1), and prints throughput and latency. --ceiling ADDR instead serves
+the cheapest possible responder, the yardstick to compare a server with.`
+
 // load runs `parley load`: the closed-loop load generator, or with
 // -ceiling the cheapest responder its figures are compared with.
 func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: parley load URL [flags]      closed-loop load against an A2A server (plain HTTP/1.1)\n"+
-			"       parley load -ceiling ADDR [-chunks N]   serve the ceiling responder\n\nflags:\n")
-		fs.PrintDefaults()
-	}
 	op := fs.String("op", "send", "operation: send (blocking SendMessage \"hello\"), stream (SendStreamingMessage \"stream N\") or get (GetTask)")
 	binding := fs.String("binding", "jsonrpc", "binding: jsonrpc or rest")
 	conc := fs.Int("concurrency", 64, "concurrent clients, one connection each")
 	dur := fs.Duration("duration", 10*time.Second, "how long to send requests")
-	chunks := fs.Int("chunks", 20, "chunks per stream (-op stream; and the ceiling's streams)")
+	chunks := fs.Int("chunks", 20, "chunks per stream (--op stream; and the ceiling's streams)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	pid := fs.Int("server-pid", 0, "report this local server process's CPU per request and peak memory (from /proc)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -39,11 +40,8 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Flags may come before or after the URL.
 	var rest []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageError{err}
+		if err := parseCommandFlags(fs, args, "load", loadSynopsis, stdout); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -54,20 +52,20 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	if *ceiling != "" {
 		if len(rest) > 0 {
-			return usageError{fmt.Errorf("-ceiling takes no URL (got %q)", rest[0])}
+			return usageError{fmt.Errorf("--ceiling takes no URL (got %q)", rest[0])}
 		}
 		return serveCeiling(ctx, *ceiling, *chunks, stdout, stderr)
 	}
 	if len(rest) != 1 {
-		return usageError{errors.New("want one URL, e.g. parley load http://127.0.0.1:8080 -op send")}
+		return usageError{errors.New("want one URL, e.g. parley load http://127.0.0.1:8080 --op send")}
 	}
 	switch {
 	case *op != loadgen.OpSend && *op != loadgen.OpStream && *op != loadgen.OpGet:
-		return usageError{fmt.Errorf("-op %q: want send, stream or get", *op)}
+		return usageError{fmt.Errorf("--op %q: want send, stream or get", *op)}
 	case *binding != loadgen.BindingJSONRPC && *binding != loadgen.BindingREST:
-		return usageError{fmt.Errorf("-binding %q: want jsonrpc or rest", *binding)}
+		return usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", *binding)}
 	case *conc < 1 || *dur <= 0 || *chunks < 1:
-		return usageError{errors.New("-concurrency, -duration and -chunks must be positive")}
+		return usageError{errors.New("--concurrency, --duration and --chunks must be positive")}
 	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], Op: *op, Binding: *binding, Concurrency: *conc,
 		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid, StalledUploads: *stalled, SlowReaders: *slow})
@@ -85,7 +83,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // serveCeiling serves loadgen.Ceiling on addr until ctx ends.
 func serveCeiling(ctx context.Context, addr string, chunks int, stdout, stderr io.Writer) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("--ceiling", addr)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"parley.dev/parley/a2a"
@@ -22,7 +24,7 @@ import (
 // serve runs `parley serve`: it serves the chosen agent on every binding
 // until ctx ends, then stops gracefully.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseServeFlags(args, stderr)
+	cfg, err := parseServeFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -35,13 +37,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	logBuild(log)
+	ln, err := listen("--addr", cfg.addr)
 	if err != nil {
 		return err
 	}
 	ln = limit(ln, cfg.guard.maxConns)
 	defer ln.Close()
-	gln, err := listenIfSet(cfg.grpcAddr)
+	gln, err := listenIfSet("--grpc-addr", cfg.grpcAddr)
 	if err != nil {
 		return err
 	}
@@ -88,7 +91,7 @@ type serveConfig struct {
 	agent          server.Agent
 	storeSpec      string
 	publicURL      string
-	extendedCard   string // the file of -extended-card
+	extendedCard   string // the file of --extended-card
 	keepAlive      time.Duration
 	retention      time.Duration
 	idemWindow     time.Duration
@@ -104,43 +107,49 @@ type serveConfig struct {
 	limits         server.Limits
 }
 
-// parseServeFlags reads the flags of `parley serve`. Every error it
-// returns is flag.ErrHelp or a usageError.
-func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
+// serveSynopsis is the usage line and the notes of `parley serve -h`.
+const serveSynopsis = `serve [flags]
+
+Serves a built-in agent (echo, or conformance: the one the examples and
+parley check use) on JSON-RPC, HTTP+JSON and gRPC, all on --addr. Tasks are
+kept in --store (default ./parley.db; memory keeps nothing). Without
+--auth-token every caller shares one task scope. Webhooks on private and
+loopback addresses are refused unless --push-allow-private. Ctrl-C stops
+the server gracefully.`
+
+// parseServeFlags reads the flags of `parley serve`; -h prints the help
+// on stdout. Every error it returns is flag.ErrHelp or a usageError.
+func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("parley serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo or conformance")
 	fs.StringVar(&cfg.storeSpec, "store", "sqlite:./parley.db", "task store: memory or sqlite:PATH")
-	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with -tls-cert)")
-	fs.StringVar(&cfg.extendedCard, "extended-card", "", "JSON AgentCard `FILE` served to authenticated callers by GetExtendedAgentCard")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
+	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest accepted request body in bytes")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "", "also serve gRPC alone on this `HOST:PORT` (gRPC is always served on -addr too; the card then lists this one)")
+	logLevel := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "", "also serve gRPC alone on this `HOST:PORT` (gRPC is always served on --addr too; the card then lists this one)")
 	fs.BoolVar(&cfg.grpcReflection, "grpc-reflection", true, "serve gRPC server reflection, for grpcurl and similar tools")
-	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs -tls-key; SIGHUP reloads both)")
-	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of -tls-cert")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs --tls-key; SIGHUP reloads both)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	cfg.guard = addGuardFlags(fs)
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable)")
 	cfg.push = addPushFlags(fs)
 	cfg.store = addStoreFlags(fs)
 	addLimitFlags(fs, &cfg.limits)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageError{err}
+	if err := parseCommandFlags(fs, args, "serve", serveSynopsis, stdout); err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(*logLevel)); err != nil {
-		return nil, usageError{fmt.Errorf("-log-level: %v", err)}
+		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)}
 	}
 	var err error
 	if cfg.principals, err = parseAuthTokens(tokens); err != nil {
@@ -149,8 +158,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveConfig, error) {
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {
 		return nil, usageError{err}
 	}
+	if cfg.extendedCard != "" && len(cfg.principals) == 0 {
+		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+
+			"add --auth-token NAME=TOKEN (repeatable), then fetch it with that token", cfg.extendedCard)}
+	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
-		return nil, usageError{errors.New("-tls-cert and -tls-key go together: give both or neither")}
+		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
 	}
 	return cfg, nil
 }
@@ -166,24 +179,24 @@ func addLimitFlags(fs *flag.FlagSet, l *server.Limits) {
 	fs.IntVar(&l.MaxPushSecretBytes, "max-push-secret-bytes", server.DefaultMaxPushSecretBytes, "longest push config token, and credentials, in bytes (negative: no limit)")
 	fs.IntVar(&l.MaxOpenTasks, "max-open-tasks", server.DefaultMaxOpenTasks, "most open (non-terminal) tasks per caller (negative: no limit)")
 	fs.Float64Var(&l.TaskRate, "task-rate", 0, "new tasks per second per caller (0: no limit)")
-	fs.IntVar(&l.TaskBurst, "task-burst", 0, "burst of -task-rate (0: the rate rounded up)")
+	fs.IntVar(&l.TaskBurst, "task-burst", 0, "burst of --task-rate (0: the rate rounded up)")
 }
 
-// parseAuthTokens reads the -auth-token values into a map from bearer
+// parseAuthTokens reads the --auth-token values into a map from bearer
 // token to principal name.
 func parseAuthTokens(tokens []string) (map[string]string, error) {
 	principals := map[string]string{}
 	for _, t := range tokens {
 		name, tok, ok := strings.Cut(t, "=")
 		if !ok || name == "" || tok == "" {
-			return nil, usageError{fmt.Errorf("-auth-token %q: want NAME=TOKEN", t)}
+			return nil, usageError{fmt.Errorf("--auth-token %q: want NAME=TOKEN", t)}
 		}
 		principals[tok] = name
 	}
 	return principals, nil
 }
 
-// loadCerts reads the -tls-cert key pair; it returns nil when the server
+// loadCerts reads the --tls-cert key pair; it returns nil when the server
 // serves plain HTTP.
 func (cfg *serveConfig) loadCerts(log *slog.Logger) (*certReloader, error) {
 	if cfg.tlsCert == "" {
@@ -196,12 +209,35 @@ func (cfg *serveConfig) loadCerts(log *slog.Logger) (*certReloader, error) {
 	return certs, nil
 }
 
-// listenIfSet listens on addr, or returns a nil listener when addr is "".
-func listenIfSet(addr string) (net.Listener, error) {
+// listenIfSet listens on addr, given by flag, or returns a nil listener
+// when addr is "".
+func listenIfSet(flag, addr string) (net.Listener, error) {
 	if addr == "" {
 		return nil, nil
 	}
-	return net.Listen("tcp", addr)
+	return listen(flag, addr)
+}
+
+// listen listens on the TCP address addr given by flag; its error names
+// the flag and the address ("--addr 127.0.0.1:8080: address already in
+// use") rather than Go's "listen tcp …: bind: …".
+func listen(flag, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	var sysErr *os.SyscallError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s %s: address already in use (another server listens there: stop it or choose another %s)", flag, addr, flag)
+	case errors.As(err, &sysErr):
+		return nil, fmt.Errorf("%s %s: %v", flag, addr, sysErr.Err)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		return nil, fmt.Errorf("%s %s: %v", flag, addr, opErr.Err)
+	}
+	return nil, fmt.Errorf("%s %s: %v", flag, addr, err)
 }
 
 // newHandler makes the core server and the HTTP handler that serves it on
@@ -235,7 +271,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr, base, target string, overTLS bool) {
 	log.Info("serving", "agent", cfg.agentName, "addr", listenAddr, "store", cfg.storeSpec)
 	if len(cfg.principals) == 0 {
-		log.Warn("authentication is off: every caller shares one task scope (use -auth-token NAME=TOKEN to scope tasks per caller)")
+		log.Warn("authentication is off: every caller shares one task scope (use --auth-token NAME=TOKEN to scope tasks per caller)")
 	}
 	transport := "cleartext HTTP/2"
 	if overTLS {
@@ -248,8 +284,12 @@ func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr,
 	fmt.Fprintf(stdout, "Parley is serving the %s agent.\n", cfg.agentName)
 	fmt.Fprintf(stdout, "  agent card: %s%s\n", base, a2ahttp.CardPath)
 	fmt.Fprintf(stdout, "  gRPC:       %s (lf.a2a.v1.A2AService, %s; reflection %s)\n", target, transport, reflection)
+	// The curl makes a fresh messageId each run: a resent messageId is an
+	// idempotent resend (docs/decisions.md#b14), which would answer with
+	// the first run's task.
 	fmt.Fprintf(stdout, "  try:        curl -s -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\\n"+
-		"                -d '{\"message\":{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n", base)
+		"                -d '{\"message\":{\"messageId\":\"m-'$(date +%%s%%N)'\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n"+
+		"              (the shell puts the time in the messageId, so each run sends a new message: a messageId sent again returns the first answer)\n", base)
 }
 
 // awaitStop waits until an HTTP server fails or ctx ends. When ctx ends it

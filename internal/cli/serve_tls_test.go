@@ -412,7 +412,7 @@ func TestServeTLSErrors(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--tls-cert", cert}, {"--tls-key", key}} {
 		code, out := run(args...)
-		if code != 2 || !strings.Contains(out, "-tls-cert and -tls-key go together") {
+		if code != 2 || !strings.Contains(out, "--tls-cert and --tls-key go together") {
 			t.Fatalf("%v: exit %d, want 2\n%s", args, code, out)
 		}
 	}

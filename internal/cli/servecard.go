@@ -11,7 +11,7 @@ import (
 	"parley.dev/parley/agents"
 )
 
-// publicBase is the base URL the card advertises: -public-url when given,
+// publicBase is the base URL the card advertises: --public-url when given,
 // else the listener's address over http, or https when serving TLS. It
 // never ends in a slash.
 func publicBase(publicURL string, ln net.Listener, overTLS bool) string {
@@ -34,7 +34,7 @@ func publicBase(publicURL string, ln net.Listener, overTLS bool) string {
 func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("-public-url %q: want an absolute URL", base)
+		return "", fmt.Errorf("--public-url %q: want an absolute URL", base)
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
@@ -57,8 +57,8 @@ func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
 }
 
 // cards builds the public card, which lists the JSON-RPC and HTTP+JSON
-// interfaces at base, the gRPC one at target and, with -auth-token, the
-// bearer scheme; and the card of -extended-card, nil without it.
+// interfaces at base, the gRPC one at target and, with --auth-token, the
+// bearer scheme; and the card of --extended-card, nil without it.
 func (cfg *serveConfig) cards(base, target string) (card, extended *a2a.AgentCard, err error) {
 	card, err = agents.Card(cfg.agentName, []*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
@@ -97,10 +97,10 @@ func readExtendedCard(file string) (*a2a.AgentCard, error) {
 	}
 	card := &a2a.AgentCard{}
 	if err := a2a.Unmarshal(b, card); err != nil {
-		return nil, fmt.Errorf("-extended-card %s: %w", file, err)
+		return nil, fmt.Errorf("--extended-card %s: %w", file, err)
 	}
 	if v := a2a.CheckRequired(card); len(v) > 0 {
-		return nil, fmt.Errorf("-extended-card %s: %s: %s", file, v[0].Field, v[0].Description)
+		return nil, fmt.Errorf("--extended-card %s: %s: %s", file, v[0].Field, v[0].Description)
 	}
 	return card, nil
 }

@@ -25,7 +25,7 @@ type guardFlags struct {
 // addGuardFlags registers the guard flags on fs.
 func addGuardFlags(fs *flag.FlagSet) *guardFlags {
 	g := &guardFlags{}
-	fs.BoolVar(&g.allowAnonymous, "allow-anonymous", false, "with -auth-token, still let callers without a token in (as one shared anonymous caller)")
+	fs.BoolVar(&g.allowAnonymous, "allow-anonymous", false, "with --auth-token, still let callers without a token in (as one shared anonymous caller)")
 	fs.Var(&g.allowedHosts, "allowed-host", "also answer requests addressed to this `HOST` when no credentials are required (repeatable; the card's host and loopback names always are)")
 	fs.Var(&g.corsOrigins, "cors-origin", "let web pages of this `ORIGIN` (e.g. https://app.example.com) call the agent from a browser (repeatable)")
 	fs.DurationVar(&g.bodyTimeout, "body-timeout", a2ahttp.DefaultBodyTimeout, "longest time a request body may take to arrive after its headers")

@@ -10,13 +10,13 @@ import (
 	"parley.dev/parley/a2ahttp"
 )
 
-// httpFront is the HTTP side of `parley serve`: the server on -addr, which
-// speaks every binding, and with -grpc-addr a second one that speaks gRPC
+// httpFront is the HTTP side of `parley serve`: the server on --addr, which
+// speaks every binding, and with --grpc-addr a second one that speaks gRPC
 // alone. Both share one base context, so that cancelling it ends the
 // requests still open (streams) while their tasks go on.
 type httpFront struct {
 	main       *http.Server
-	grpcOnly   *http.Server // nil without -grpc-addr
+	grpcOnly   *http.Server // nil without --grpc-addr
 	served     chan error   // what a Serve call returned, when one returns
 	cancelReqs context.CancelFunc
 	stopReload func() // stops reloading the TLS certificate on SIGHUP

@@ -52,7 +52,9 @@ func (p *pushFlags) start(card *a2a.AgentCard, store taskstore.Store, log *slog.
 		return nil, nil, err
 	}
 	if *p.allowPrivate {
-		log.Warn("push: webhooks on private, loopback and link-local addresses are allowed (-push-allow-private)")
+		log.Warn("push: webhooks on private, loopback and link-local addresses are allowed (--push-allow-private)")
+	} else {
+		log.Info("push: webhooks on private, loopback and link-local addresses are refused when registered (--push-allow-private allows them, --push-allow-host one host)")
 	}
 	stop = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

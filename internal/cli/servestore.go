@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"parley.dev/parley/taskstore"
@@ -17,15 +18,15 @@ import (
 )
 
 // pushKeyEnv names the environment variable that may hold the push keys,
-// read when -push-key-file is not given.
+// read when --push-key-file is not given.
 const pushKeyEnv = "PARLEY_PUSH_KEY"
 
 // storeFlags are the flags of `parley serve` about keeping the store's
 // secrets: the push keys that encrypt the webhook URLs, tokens and
 // credentials of push configurations at rest (spec §13.2), and
-// -new-push-key, which makes one.
+// --new-push-key, which makes one.
 //
-// The keys are text, read from -push-key-file or else from
+// The keys are text, read from --push-key-file or else from
 // PARLEY_PUSH_KEY: 32-byte keys, each as base64 (44 characters) or hex (64
 // characters), separated by newlines, commas or spaces, with '#' starting
 // a comment (see seal.Parse). The first key encrypts; all of them decrypt.
@@ -49,13 +50,13 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 }
 
 // printNewPushKey writes a new key from crypto/rand to w, in the form
-// -push-key-file reads.
+// --push-key-file reads.
 func printNewPushKey(w io.Writer) error {
 	_, err := fmt.Fprintln(w, seal.Encode(seal.NewKey()))
 	return err
 }
 
-// pushKeys reads the push keys: from -push-key-file when it is given,
+// pushKeys reads the push keys: from --push-key-file when it is given,
 // otherwise from PARLEY_PUSH_KEY; nil when neither is set. The flag wins
 // over the environment, with a warning when both are set. No error repeats
 // a key.
@@ -72,26 +73,26 @@ func (f *storeFlags) pushKeys(log *slog.Logger) (keys *seal.Keys, from string, e
 	}
 	file := *f.pushKeyFile
 	if env != "" {
-		log.Warn("push: -push-key-file is given, so "+pushKeyEnv+" is ignored", "file", file)
+		log.Warn("push: --push-key-file is given, so "+pushKeyEnv+" is ignored", "file", file)
 	}
 	fi, err := os.Stat(file)
 	if err != nil {
-		return nil, "", fmt.Errorf("-push-key-file: %w", err)
+		return nil, "", fmt.Errorf("--push-key-file: %w", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		log.Warn("push: the key file can be read by others than its owner; chmod 600 it", "file", file, "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
 	}
 	text, err := os.ReadFile(file)
 	if err != nil {
-		return nil, "", fmt.Errorf("-push-key-file: %w", err)
+		return nil, "", fmt.Errorf("--push-key-file: %w", err)
 	}
 	if keys, err = seal.Parse(string(text)); err != nil {
-		return nil, "", usageError{fmt.Errorf("-push-key-file %s: %v", file, err)}
+		return nil, "", usageError{fmt.Errorf("--push-key-file %s: %v", file, err)}
 	}
 	return keys, file, nil
 }
 
-// open opens the task store named by a -store value with the push keys,
+// open opens the task store named by a --store value with the push keys,
 // if any. With keys, it encrypts under the first key every configuration
 // stored in plain text or under another key before the server starts.
 // Without keys and with push delivery on, it warns that credentials are
@@ -111,27 +112,30 @@ func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *sl
 	case strings.HasPrefix(spec, "sqlite:"):
 		path := strings.TrimPrefix(spec, "sqlite:")
 		if path == "" {
-			return nil, usageError{errors.New("-store sqlite:PATH needs a path")}
+			return nil, usageError{errors.New("--store sqlite:PATH needs a path")}
 		}
 		return openSQLite(ctx, path, keys, from, pushOn, log)
 	}
-	return nil, usageError{fmt.Errorf("-store %q: want memory or sqlite:PATH", spec)}
+	return nil, usageError{fmt.Errorf("--store %q: want memory or sqlite:PATH", spec)}
 }
 
 // openSQLite opens the SQLite store at path with the push keys (nil for
 // none) and brings every stored configuration under the first key.
 func openSQLite(ctx context.Context, path string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
+	if err := checkDir(path); err != nil {
+		return nil, err
+	}
 	s, err := sqlitestore.OpenWith(path, &sqlitestore.Options{PushKeys: keys})
 	if errors.Is(err, sqlitestore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey) {
-		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with -push-key-file FILE or %s)", err, pushKeyEnv)
+		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with --push-key-file FILE or %s)", err, pushKeyEnv)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if keys == nil {
 		if pushOn {
-			log.Warn("push: webhook URLs, tokens and credentials are stored in plain text in the database; give a key with -push-key-file or "+
-				pushKeyEnv+" to encrypt them (parley serve -new-push-key makes one)", "file", path)
+			log.Warn("push: webhook URLs, tokens and credentials are stored in plain text in the database; give a key with --push-key-file or "+
+				pushKeyEnv+" to encrypt them (parley serve --new-push-key makes one)", "file", path)
 		}
 		return s, nil
 	}
@@ -147,4 +151,25 @@ func openSQLite(ctx context.Context, path string, keys *seal.Keys, from string, 
 		log.Error("push: some stored configurations could not be decrypted", "err", err)
 	}
 	return s, nil
+}
+
+// checkDir reports a database path whose directory is missing or is not a
+// directory, naming the directory: SQLite would only say that it is
+// "unable to open database file". URIs (file:…) and :memory: are left to
+// SQLite.
+func checkDir(path string) error {
+	if strings.HasPrefix(path, "file:") || strings.HasPrefix(path, ":memory:") {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return usageError{fmt.Errorf("--store sqlite:%s: the directory %s does not exist (create it, or choose another path)", path, dir)}
+	case err != nil:
+		return fmt.Errorf("--store sqlite:%s: %w", path, err)
+	case !fi.IsDir():
+		return usageError{fmt.Errorf("--store sqlite:%s: %s is not a directory", path, dir)}
+	}
+	return nil
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// certReloader holds the server's TLS certificate, read from -tls-cert and
-// -tls-key at start-up and again on SIGHUP; connections already open keep
+// certReloader holds the server's TLS certificate, read from --tls-cert and
+// --tls-key at start-up and again on SIGHUP; connections already open keep
 // the certificate they were made with.
 type certReloader struct {
 	certFile, keyFile string
@@ -24,7 +24,7 @@ type certReloader struct {
 func (c *certReloader) load() error {
 	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
 	if err != nil {
-		return fmt.Errorf("TLS certificate (-tls-cert %s, -tls-key %s): %w", c.certFile, c.keyFile, err)
+		return fmt.Errorf("TLS certificate (--tls-cert %s, --tls-key %s): %w", c.certFile, c.keyFile, err)
 	}
 	c.cert.Store(&cert)
 	if leaf := cert.Leaf; leaf != nil {

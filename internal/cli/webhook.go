@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,29 +18,34 @@ import (
 	"parley.dev/parley/a2a"
 )
 
+// webhookSynopsis is the usage line and the notes of `parley webhook -h`.
+const webhookSynopsis = `webhook [flags]
+
+Listens on --addr and prints every push notification POSTed to it (any
+path), one line each; --auth and --token make it check what the agent sends.
+Register it with parley push create URL TASK_ID --url http://ADDR/hook; a
+server refuses webhooks on loopback and private addresses unless it runs
+with --push-allow-private.`
+
 // webhook runs `parley webhook`: a push notification receiver for
 // developers. It prints every notification it accepts, one per line.
 func webhook(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley webhook", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:9000", "listen address `HOST:PORT` (port 0 picks a free one)")
 	auth := fs.String("auth", "", "require this Authorization `VALUE`, e.g. \"Bearer xyz\" (401 otherwise)")
 	token := fs.String("token", "", "require this notification `TOKEN` in A2A-Notification-Token or X-A2A-Notification-Token (401 otherwise)")
 	asJSON := fs.Bool("json", false, "print each notification as one line of JSON (the body as received, compacted)")
 	failFirst := fs.Int("fail-first", 0, "answer 500 to the first `N` deliveries, to exercise the sender's retries")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseCommandFlags(fs, args, "webhook", webhookSynopsis, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	if *failFirst < 0 {
-		return usageError{errors.New("-fail-first must not be negative")}
+		return usageError{errors.New("--fail-first must not be negative")}
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := listen("--addr", *addr)
 	if err != nil {
 		return err
 	}
@@ -53,7 +57,7 @@ func webhook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	fmt.Fprintf(stdout, "Listening for push notifications on http://%s/ (any path)\n", ln.Addr())
 	if *auth == "" && *token == "" {
-		fmt.Fprintln(stderr, "parley webhook: no -auth or -token given: every notification is accepted")
+		fmt.Fprintln(stderr, "parley webhook: no --auth or --token given: every notification is accepted")
 	}
 	select {
 	case err := <-served:
@@ -98,8 +102,8 @@ func (rc *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := rc.deliveries
 	rc.mu.Unlock()
 	if n <= rc.failFirst {
-		rc.logf("delivery %d answered 500 (-fail-first %d)", n, rc.failFirst)
-		http.Error(w, "failing on purpose (-fail-first)", http.StatusInternalServerError)
+		rc.logf("delivery %d answered 500 (--fail-first %d)", n, rc.failFirst)
+		http.Error(w, "failing on purpose (--fail-first)", http.StatusInternalServerError)
 		return
 	}
 	ev := new(a2a.StreamResponse)
@@ -167,8 +171,8 @@ func describeNotification(ev *a2a.StreamResponse) string {
 	switch {
 	case ev.GetTask() != nil:
 		t := ev.GetTask()
-		s := fmt.Sprintf("task %s %s (context %s, %d messages, %d artifacts)", t.Id, stateName(t.GetStatus().GetState()),
-			t.ContextId, len(t.History), len(t.Artifacts))
+		s := fmt.Sprintf("task %s %s (context %s, %s, %s)", t.Id, stateName(t.GetStatus().GetState()),
+			t.ContextId, plural(len(t.History), "message"), plural(len(t.Artifacts), "artifact"))
 		if m := t.GetStatus().GetMessage(); m != nil {
 			s += ": " + quoteLine(a2a.JoinText(m.GetParts()))
 		}
@@ -193,7 +197,7 @@ func describeNotification(ev *a2a.StreamResponse) string {
 		if u.LastChunk {
 			s += " last-chunk"
 		}
-		s += fmt.Sprintf(": %d parts", len(a.GetParts()))
+		s += ": " + plural(len(a.GetParts()), "part")
 		if txt := a2a.JoinText(a.GetParts()); txt != "" {
 			s += " " + quoteLine(txt)
 		}
@@ -211,4 +215,13 @@ func quoteLine(s string) string {
 		s = string(r[:200]) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// plural writes n and noun, with an "s" unless n is one: "1 message",
+// "0 messages", "2 messages".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

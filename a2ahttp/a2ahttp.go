@@ -2,8 +2,10 @@
 // the public agent card at /.well-known/agent-card.json, the JSON-RPC
 // binding, the HTTP+JSON binding and the gRPC binding (requests whose
 // Content-Type is application/grpc*), with authentication and middleware
-// in front of all three. gRPC needs HTTP/2: serve the handler from an
-// http.Server whose Protocols allow unencrypted HTTP/2, or with TLS.
+// in front of all three. A GET of "/" itself, where no operation is, gets
+// a short plain-text page naming the card's path and the interfaces.
+// gRPC needs HTTP/2: serve the handler from an http.Server whose
+// Protocols allow unencrypted HTTP/2, or with TLS.
 //
 // Who is calling is decided once per request from its headers, before any
 // binding runs and before the body is read: a principal already set on the
@@ -118,6 +120,7 @@ type Handler struct {
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
 	card        []byte
+	index       []byte // the page served for GET / (index.go)
 	etag        string
 	modified    time.Time
 }
@@ -144,6 +147,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	}
 	sum := sha256.Sum256(card)
 	h.card, h.etag, h.modified = card, `"`+hex.EncodeToString(sum[:16])+`"`, time.Now().UTC().Truncate(time.Second)
+	h.index = indexPage(h.opts.Card)
 	for _, in := range h.opts.Card.GetSupportedInterfaces() {
 		b := in.GetProtocolBinding()
 		if b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON {
@@ -267,6 +271,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	// official conformance kit, a2a-tck, adds one).
 	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
 		h.dispatch(w, r, h.jsonrpc, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { jsonrpc.WriteError(w, e) })
+	// GET / is no operation: a short page points to the card instead of a
+	// 404. Every other unknown path keeps the HTTP+JSON binding's 404.
+	case isIndex(r):
+		h.serveIndex(w, r)
 	default:
 		h.dispatch(w, r, h.rest, rest.WriteErrorFor)
 	}

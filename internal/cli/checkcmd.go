@@ -39,6 +39,9 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs(pos, 1, 1, "the agent URL"); err != nil {
 		return err
 	}
+	if err := checkAgentURL(pos[0]); err != nil {
+		return err
+	}
 	opts := check.Options{URL: pos[0], Token: c.token, Token2: *token2, Header: c.header(), WebhookAddr: *webhookAddr}
 	if b, _ := bindingOf(c.binding); b != "" { // e.parse has checked it
 		opts.Bindings = []string{b}

@@ -99,7 +99,8 @@ usage:
 The client commands take --binding jsonrpc|rest|grpc, --token, --header K=V, --a2a-version,
 --json and --timeout, before or after their arguments. Their exit status:
 0 success, 1 failure (check: a MUST failed), 2 bad usage, 3 the agent could
-not be reached or the connection broke, 4 the agent answered with an error.
+not be reached or the connection broke, 4 the agent answered with an error,
+130 interrupted by Ctrl-C (a task being followed goes on at the agent).
 
 Run 'parley help COMMAND' or 'parley COMMAND -h' for a command's flags and examples.
 `, "\n"))

@@ -17,6 +17,9 @@ import (
 const (
 	ExitTransport = 3 // the agent could not be reached, or the connection broke
 	ExitA2A       = 4 // the agent answered with an A2A (or JSON-RPC) error
+	// ExitInterrupted: the user interrupted the command (Ctrl-C); a task
+	// it was following goes on at the agent. 128+SIGINT, as shells report.
+	ExitInterrupted = 130
 )
 
 // clientCommand runs one of the client commands and returns its exit code.

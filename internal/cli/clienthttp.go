@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 
@@ -102,6 +104,9 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 
 // resolve fetches the agent card at url.
 func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) (*a2a.AgentCard, error) {
+	if err := checkAgentURL(url); err != nil {
+		return nil, err
+	}
 	h := c.header()
 	if c.token != "" {
 		h.Set("Authorization", "Bearer "+c.token)
@@ -142,4 +147,20 @@ func grpcOverTLS(card *a2a.AgentCard, agentURL string) {
 			in.Url = "https://" + strings.TrimPrefix(u, "dns:///")
 		}
 	}
+}
+
+// checkAgentURL reports an agent URL that is not an absolute URL with a
+// host, such as 127.0.0.1:8080 or localhost:8080 without their scheme, in
+// one message that suggests the URL meant, instead of the URL parser's
+// ("first path segment in URL cannot contain colon") or a request's.
+func checkAgentURL(raw string) error {
+	u, err := neturl.Parse(raw)
+	if err == nil && u.Scheme != "" && u.Host != "" {
+		return nil
+	}
+	lower := strings.ToLower(raw)
+	if raw == "" || strings.Contains(raw, "://") || strings.HasPrefix(lower, "http:") || strings.HasPrefix(lower, "https:") {
+		return usageError{fmt.Errorf("%q is not a URL: want http://HOST:PORT or https://HOST[:PORT]", raw)}
+	}
+	return usageError{fmt.Errorf("%s is not a URL: did you mean http://%s?", raw, strings.TrimPrefix(raw, "//"))}
 }

@@ -67,6 +67,9 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *conc < 1 || *dur <= 0 || *chunks < 1:
 		return usageError{errors.New("--concurrency, --duration and --chunks must be positive")}
 	}
+	if err := checkAgentURL(rest[0]); err != nil {
+		return err
+	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], Op: *op, Binding: *binding, Concurrency: *conc,
 		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid, StalledUploads: *stalled, SlowReaders: *slow})
 	if err != nil {

@@ -60,7 +60,7 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer cl.Close()
 	if f.stream {
-		return e.showStream(cl.SendStreamingMessage(ctx, req), pos[0])
+		return e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0])
 	}
 	resp, err := cl.SendMessage(ctx, req)
 	if err != nil {
@@ -174,8 +174,10 @@ func (e *env) nextSteps(url string, t *a2a.Task) {
 	}
 }
 
-// showStream prints a stream's events as they arrive.
-func (e *env) showStream(seq iter.Seq2[a2a.StreamEvent, error], url string) error {
+// showStream prints a stream's events as they arrive. When the user
+// interrupts it (ctx canceled by Ctrl-C), it says that the task goes on
+// and how to follow or cancel it, and the command exits 130.
+func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, error], url string) error {
 	p := newStreamPrinter(e.out)
 	var err error
 	for ev, ierr := range seq {
@@ -183,9 +185,18 @@ func (e *env) showStream(seq iter.Seq2[a2a.StreamEvent, error], url string) erro
 			err = ierr
 			break
 		}
+		if interrupted(ctx) {
+			break
+		}
 		p.event(ev)
 	}
 	p.done()
+	if interrupted(ctx) {
+		p.mu.Lock()
+		id, st := p.taskID, p.state
+		p.mu.Unlock()
+		return e.interruptedTask(url, id, st)
+	}
 	var se *client.StreamEndedError
 	if errors.As(err, &se) {
 		why := "the server closed it"
@@ -199,6 +210,34 @@ func (e *env) showStream(seq iter.Seq2[a2a.StreamEvent, error], url string) erro
 		}
 	}
 	return err
+}
+
+// interrupted tells whether the user interrupted the command: ctx, the
+// command's context, was canceled by its parent (Ctrl-C or SIGTERM), not
+// by --timeout.
+func interrupted(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
+}
+
+// interruptedTask tells the user, after Ctrl-C, that the task id (""
+// when no event named it yet) goes on at the agent and how to follow or
+// cancel it; it returns the error that makes the command exit 130.
+func (e *env) interruptedTask(url, id string, st a2a.TaskState) error {
+	if e.out != nil {
+		e.out.stopLiveLine()
+	}
+	if id == "" {
+		fmt.Fprintf(e.stderr, "parley %s: interrupted before the agent named a task; any task it started goes on: parley task list %s\n", e.name, url)
+		return codeError{errReported, ExitInterrupted}
+	}
+	if a2a.IsTerminal(st) {
+		fmt.Fprintf(e.stderr, "parley %s: interrupted; task %s had already ended (%s): parley task get %s %s\n", e.name, id, stateName(st), url, id)
+		return codeError{errReported, ExitInterrupted}
+	}
+	fmt.Fprintf(e.stderr, "parley %s: interrupted: task %s goes on at the agent (last state %s)\n", e.name, id, stateName(st))
+	fmt.Fprintf(e.stderr, "  follow it: parley task subscribe %s %s   (or: parley task wait / task get)\n", url, id)
+	fmt.Fprintf(e.stderr, "  cancel it: parley task cancel %s %s\n", url, id)
+	return codeError{errReported, ExitInterrupted}
 }
 
 // textPart is the text part of TEXT; "-" reads it from standard input.

@@ -67,7 +67,7 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	case "cancel":
 		return e.taskCancel(ctx, cl, pos[1])
 	case "subscribe":
-		return e.showStream(cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url)
+		return e.showStream(ctx, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url)
 	default: // "wait"
 		return e.taskWait(ctx, cl, url, pos[1])
 	}
@@ -220,8 +220,12 @@ func (e *env) taskWait(ctx context.Context, cl *client.Client, url, id string) e
 			frame++
 			return fmt.Sprintf("%c waiting for task %s · %.0fs", spinner[frame%len(spinner)], id, time.Since(start).Seconds())
 		})
+		last := t.GetStatus().GetState()
 		t, err = cl.WaitForCompletion(ctx, id)
 		e.out.stopLiveLine()
+		if interrupted(ctx) {
+			return e.interruptedTask(url, id, last)
+		}
 		if err != nil {
 			return err
 		}

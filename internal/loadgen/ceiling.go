@@ -25,7 +25,7 @@ const (
 // event flushed on its own, as a real server sends them), over JSON-RPC
 // (POST to any other path) and HTTP+JSON. It keeps no store and validates
 // nothing; it is the yardstick Parley's throughput is measured
-// against (the README's "Measuring performance").
+// against (docs/performance.md).
 func Ceiling(chunks int) http.Handler {
 	if chunks < 0 {
 		chunks = 0

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -324,6 +325,15 @@ func TestTaskCommands(t *testing.T) {
 		t.Fatalf("--since 1h: %s", out)
 	}
 	mustRun(t, 2, "task", "list", url, "--status", "sleeping")
+	// ARTIFACTS counts the artifacts only when they were asked for; else "-".
+	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID, "--include-artifacts")
+	if !regexp.MustCompile(`(?m)^\S+\s+COMPLETED\s.*\s\d+$`).MatchString(out) {
+		t.Errorf("task list --include-artifacts: no artifact count:\n%s", out)
+	}
+	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID)
+	if !regexp.MustCompile(`(?m)^\S+\s+COMPLETED\s.*\s-$`).MatchString(out) || regexp.MustCompile(`(?m)^\S+\s+COMPLETED\s.*\s\d+$`).MatchString(out) {
+		t.Errorf("task list without --include-artifacts: want - in ARTIFACTS:\n%s", out)
+	}
 
 	// Cancel a running task; cancelling a completed one is an A2A error.
 	out, _ = mustRun(t, 0, "send", url, "slow 5000", "--async", "--json")

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -123,8 +124,11 @@ func (o *output) printMessage(m *a2a.Message) {
 	}
 }
 
-// printTaskList shows a page of tasks as a table.
-func (o *output) printTaskList(l *a2a.ListTasksResponse) {
+// printTaskList shows a page of tasks as a table. The ARTIFACTS column
+// counts each task's artifacts when they were asked for
+// (withArtifacts: --include-artifacts); otherwise the server left them out
+// and the column shows "-", not a misleading 0.
+func (o *output) printTaskList(l *a2a.ListTasksResponse, withArtifacts bool) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tCONTEXT\tUPDATED\tARTIFACTS")
@@ -133,7 +137,11 @@ func (o *output) printTaskList(l *a2a.ListTasksResponse) {
 		if ts := t.GetStatus().GetTimestamp(); ts != nil {
 			up = ts.AsTime().UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", t.GetId(), stateName(t.GetStatus().GetState()), orDash(t.GetContextId()), up, len(t.GetArtifacts()))
+		arts := "-"
+		if withArtifacts {
+			arts = strconv.Itoa(len(t.GetArtifacts()))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.GetId(), stateName(t.GetStatus().GetState()), orDash(t.GetContextId()), up, arts)
 	}
 	tw.Flush()
 	out := b.String()

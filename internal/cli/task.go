@@ -16,7 +16,8 @@ const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
   task get URL ID        print a task (--history N: with its last N messages)
   task list URL          list tasks, newest first (--context, --status,
                          --page-size, --page-token, --history,
-                         --include-artifacts, --since)
+                         --include-artifacts, --since); its ARTIFACTS
+                         column shows - unless --include-artifacts
   task cancel URL ID     cancel a task
   task subscribe URL ID  stream a task's events until it ends
   task wait URL ID       wait until a task is finished or needs input
@@ -118,7 +119,7 @@ func addTaskFlags(fs *flag.FlagSet, list bool) *taskFlags {
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
 		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
-		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts")
+		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts (without it the server leaves them out and the ARTIFACTS column shows -)")
 		fs.StringVar(&f.since, "since", "", "only tasks whose status changed at or after `TIME` (RFC 3339, or a duration such as 1h: that long ago)")
 	}
 	return f
@@ -187,7 +188,7 @@ func (e *env) taskList(ctx context.Context, cl *client.Client, req *a2a.ListTask
 	if e.c.json {
 		return e.out.jsonLine(l)
 	}
-	e.out.printTaskList(l)
+	e.out.printTaskList(l, req.GetIncludeArtifacts())
 	return nil
 }
 

@@ -121,7 +121,7 @@ func (f *pushCmdFlags) config(taskID string) *a2a.TaskPushNotificationConfig {
 func (e *env) pushCreate(ctx context.Context, cl *client.Client, cfg *a2a.TaskPushNotificationConfig) error {
 	got, err := cl.CreateTaskPushNotificationConfig(ctx, cfg)
 	if err != nil {
-		return err
+		return withPrivateWebhookHint(err)
 	}
 	if e.c.json {
 		return e.out.jsonLine(got)
@@ -174,4 +174,26 @@ func (e *env) pushDelete(ctx context.Context, cl *client.Client, taskID, id stri
 	}
 	e.out.printf("deleted push config %s of task %s\n", id, taskID)
 	return nil
+}
+
+// withPrivateWebhookHint adds advice to the refusal of a webhook whose
+// address is loopback, private or link-local: the server's message (the
+// push guard's "… is not allowed") cannot say how the server is run, but
+// a Parley server accepts such webhooks with --push-allow-private.
+func withPrivateWebhookHint(err error) error {
+	var ae *a2a.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := strings.ToLower(ae.WireMessage())
+	if !strings.Contains(msg, "not allowed") {
+		return err
+	}
+	for _, word := range []string{"loopback", "private", "link-local", "non-public"} {
+		if strings.Contains(msg, word) {
+			return fmt.Errorf("%w\n  hint: the server refuses webhooks on loopback and private addresses; "+
+				"for development, run a Parley server with --push-allow-private (or --push-allow-host HOST)", err)
+		}
+	}
+	return err
 }

@@ -12,7 +12,8 @@ type TextOptions struct {
 	// Color uses ANSI colours for verdicts (for a terminal).
 	Color bool
 	// Brief prints the details (sent, received, requirement) only for
-	// results that are not PASS.
+	// results that are not PASS, and folds the SKIP results of each
+	// heading into one line per reason, after the heading's other results.
 	Brief bool
 }
 
@@ -69,15 +70,55 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	t := &textWriter{w: w, o: o}
 	r.writeHeader(t)
 	group := "\x00"
+	var skipped []Result // the current heading's SKIP results, in a brief report
 	for _, res := range r.Results {
 		if g := resultGroup(res); g != group {
+			writeSkips(t, skipped)
+			skipped = skipped[:0]
 			group = g
 			t.p("\n%s\n", o.paint(ansiBold+ansiCyan, "== "+g+" =="))
 		}
+		if o.Brief && res.Verdict == Skip {
+			skipped = append(skipped, res)
+			continue
+		}
 		writeResult(t, res)
 	}
+	writeSkips(t, skipped)
 	r.writeSummary(t)
 	return t.err
+}
+
+// briefSkipIDs is the most check ids a folded SKIP line names; a larger
+// group gives only its count.
+const briefSkipIDs = 3
+
+// writeSkips writes the SKIP results of one heading for a brief report:
+// one line per reason, in the order the reasons first appear, with the
+// number of checks (and their ids when there are few).
+func writeSkips(t *textWriter, skipped []Result) {
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, res := range skipped {
+		if _, ok := byReason[res.Finding]; !ok {
+			reasons = append(reasons, res.Finding)
+		}
+		byReason[res.Finding] = append(byReason[res.Finding], res.ID)
+	}
+	for _, why := range reasons {
+		ids := byReason[why]
+		n := fmt.Sprintf("%d checks", len(ids))
+		if len(ids) == 1 {
+			n = "1 check"
+		}
+		if len(ids) <= briefSkipIDs {
+			n += " (" + strings.Join(ids, ", ") + ")"
+		}
+		if why == "" {
+			why = "no reason given"
+		}
+		t.p("%s %s: %s\n", t.o.verdict(Skip), n, why)
+	}
 }
 
 // writeHeader writes the target, the agent and its interfaces, and a key
@@ -117,7 +158,8 @@ func resultGroup(res Result) string {
 }
 
 // writeResult writes one result: a line with its verdict, then its details
-// (only for results other than PASS in a brief report).
+// (only for results other than PASS in a brief report, which folds SKIP
+// results with writeSkips instead).
 func writeResult(t *textWriter, res Result) {
 	row := res.Row
 	if row == "" {

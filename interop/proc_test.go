@@ -3,7 +3,6 @@ package interop_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,7 +30,7 @@ func checkSDKInstalled(t *testing.T, jsDir string) {
 	pkgJSON := filepath.Join(jsDir, "node_modules", "@a2a-js", "sdk", "package.json")
 	data, err := os.ReadFile(pkgJSON)
 	if errors.Is(err, os.ErrNotExist) {
-		testkit.SkipOrFailInCI(t, fmt.Sprintf("%s is missing; run `npm ci` in %s", pkgJSON, jsDir))
+		testkit.SkipOrFailInCI(t, testkit.MissingNode(jsDir, "@a2a-js/sdk"))
 	}
 	if err != nil {
 		t.Fatalf("reading %s: %v", pkgJSON, err)
@@ -43,7 +42,7 @@ func checkSDKInstalled(t *testing.T, jsDir string) {
 		t.Fatalf("parsing %s: %v", pkgJSON, err)
 	}
 	if pkg.Version != jsSDKVersion {
-		t.Fatalf("installed @a2a-js/sdk is %q, want %q; run `npm ci` in %s", pkg.Version, jsSDKVersion, jsDir)
+		t.Fatalf("installed @a2a-js/sdk is %q, want %q: run `%s` in the module root", pkg.Version, jsSDKVersion, testkit.NPMInstall)
 	}
 }
 

@@ -114,19 +114,39 @@ func SkipOrFailInCI(tb testing.TB, why string) {
 	tb.Skip(why)
 }
 
-// RequireNode returns the path of node, after checking that each of pkgs
-// is installed in jsDir/node_modules; a missing one skips the test (see
-// SkipOrFailInCI).
-func RequireNode(tb testing.TB, jsDir string, pkgs ...string) string {
-	tb.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		SkipOrFailInCI(tb, "node is not on PATH; install Node.js >= 20 to run the JS SDK tests")
+// NPMInstall is the command, run in the module root, that installs the
+// npm packages of the JavaScript interop tests into interop/js/node_modules.
+const NPMInstall = "npm ci --prefix interop/js --no-audit --no-fund"
+
+// MissingNode says what is missing for tests that run Node.js on the
+// scripts of jsDir (the module's interop/js): node on PATH, or one of pkgs
+// (npm package names) in jsDir/node_modules; and how to install it. It
+// returns "" when nothing is missing.
+func MissingNode(jsDir string, pkgs ...string) string {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "node is not on PATH: install Node.js >= 20, then run `" + NPMInstall + "` in the module root"
 	}
 	for _, pkg := range pkgs {
 		if _, err := os.Stat(filepath.Join(jsDir, "node_modules", pkg, "package.json")); err != nil {
-			SkipOrFailInCI(tb, fmt.Sprintf("%s is not installed; run `npm ci` in %s", pkg, jsDir))
+			return fmt.Sprintf("the npm package %s is not installed in %s: run `%s` in the module root",
+				pkg, filepath.Join(jsDir, "node_modules"), NPMInstall)
 		}
+	}
+	return ""
+}
+
+// RequireNode returns the path of node, after checking that each of pkgs
+// is installed in jsDir/node_modules; anything missing skips the test
+// with how to install it, or fails it when CI=true (see MissingNode and
+// SkipOrFailInCI).
+func RequireNode(tb testing.TB, jsDir string, pkgs ...string) string {
+	tb.Helper()
+	if why := MissingNode(jsDir, pkgs...); why != "" {
+		SkipOrFailInCI(tb, why)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil { // gone since MissingNode looked
+		SkipOrFailInCI(tb, err.Error())
 	}
 	return node
 }

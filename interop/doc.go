@@ -4,5 +4,6 @@
 // Parley's client against the SDK's server, the SDK's client against
 // Parley's server — plus `parley check` grading the SDK's server. In CI the
 // tests are required; elsewhere they skip when Node.js or the packages are
-// missing.
+// missing, saying so (and the command that installs them) on the terminal.
+// The official Go SDK's tests are a module of their own, interop/gosdk.
 package interop

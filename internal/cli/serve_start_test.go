@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeStartup: the start-up log names the build (one info line) and
@@ -16,6 +17,8 @@ import (
 func TestServeStartup(t *testing.T) {
 	t.Parallel()
 	p := serve(t, "--store", "memory")
+	// stderr is a pipe of its own: the banner on stdout can arrive first.
+	p.WaitUntil(func() bool { return strings.Contains(p.Stderr(), "msg=serving") }, 10*time.Second)
 	logs := p.Stderr()
 	contains(t, "serve log", logs, "level=INFO msg=parley version=", " commit=", " go=go1.",
 		"webhooks on private, loopback and link-local addresses are refused", "--push-allow-private")

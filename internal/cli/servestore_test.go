@@ -47,6 +47,8 @@ func serveKeyed(t *testing.T, env []string, wantStart bool, args ...string) *key
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v\n%s", err, p.Stderr())
 	}
+	// The log has a pipe of its own and may lag the banner.
+	p.WaitUntil(func() bool { return strings.Contains(p.Stderr(), "msg=serving") }, 10*time.Second)
 	return &keyedServer{Process: p, base: "http://" + addr}
 }
 

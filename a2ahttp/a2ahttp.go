@@ -77,7 +77,9 @@ type Options struct {
 	CORSOrigins []string
 	// BodyTimeout bounds the time a request body may take to arrive once
 	// its headers have (default 30 s; negative: no bound). A slower body
-	// gets 408.
+	// gets 408. When the http.Server sets ReadTimeout, that bounds the
+	// whole request already and the handler adds no deadline of its own
+	// (a deadline per request costs two timer updates).
 	BodyTimeout time.Duration
 	// BodyBudget is the memory, shared by all requests, for the part of
 	// request bodies past their first 64 KiB while they are being read

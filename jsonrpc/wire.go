@@ -51,32 +51,93 @@ func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
 // that appears twice: which of the two a server runs would be a guess
 // that another reader of the same bytes (a proxy, a logger) may not share.
 func topMembers(body []byte) (map[string]json.RawMessage, *a2a.Error) {
-	notObject := a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
-	if !json.Valid(body) {
-		var v any
-		return nil, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", json.Unmarshal(body, &v))
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		if _, ok := err.(*json.UnmarshalTypeError); ok {
+			return nil, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+		}
+		return nil, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, _ := dec.Token(); tok != json.Delim('{') {
-		return nil, notObject
+	if members == nil {
+		return nil, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
 	}
-	members := make(map[string]json.RawMessage, 4)
-	for dec.More() {
-		tok, err := dec.Token()
-		key, ok := tok.(string)
-		if err != nil || !ok {
-			return nil, notObject
-		}
-		if _, dup := members[key]; dup {
-			return nil, a2a.NewError(a2a.CodeInvalidRequest, "member %q appears more than once", key)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, notObject
-		}
-		members[key] = v
+	if key, dup := repeatedKey(body); dup {
+		return nil, a2a.NewError(a2a.CodeInvalidRequest, "member %q appears more than once", key)
 	}
 	return members, nil
+}
+
+// repeatedKey scans the members of a JSON object that is known to be valid
+// and reports the first key that appears twice at its top level. It does
+// not allocate unless it finds one: a request has a handful of members.
+func repeatedKey(obj []byte) (string, bool) {
+	var keys [8][]byte
+	var more [][]byte
+	n, depth, inString, escaped, keyStart, expectKey := 0, 0, false, false, -1, false
+	for i, c := range obj {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if keyStart >= 0 {
+					k := obj[keyStart:i]
+					keyStart = -1
+					if bytes.IndexByte(k, '\\') >= 0 {
+						k = []byte(unquote(k)) // "\u006dethod" is "method"
+					}
+					if contains(keys[:min(n, len(keys))], k) || contains(more, k) {
+						return unquote(k), true
+					}
+					if n < len(keys) {
+						keys[n] = k
+					} else {
+						more = append(more, k)
+					}
+					n++
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			if depth == 1 && expectKey {
+				keyStart = i + 1
+				expectKey = false
+			}
+		case '{', '[':
+			depth++
+			expectKey = depth == 1 && c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		}
+	}
+	return "", false
+}
+
+// contains reports whether list holds k.
+func contains(list [][]byte, k []byte) bool {
+	for _, seen := range list {
+		if bytes.Equal(seen, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// unquote turns the raw bytes of a JSON string's contents into text.
+func unquote(raw []byte) string {
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
+		return string(raw)
+	}
+	return s
 }
 
 // checkID accepts a string, number or null id and refuses a missing one

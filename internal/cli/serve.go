@@ -77,7 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	front := startHTTP(h, ln, gln, certs, cfg.keepAlive, log)
+	front := startHTTP(h, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
 	defer front.close()
 	cfg.announce(stdout, log, ln.Addr().String(), base, target, certs != nil)
 	return awaitStop(ctx, front, srv, log)

@@ -28,7 +28,7 @@ func addGuardFlags(fs *flag.FlagSet) *guardFlags {
 	fs.BoolVar(&g.allowAnonymous, "allow-anonymous", false, "with --auth-token, still let callers without a token in (as one shared anonymous caller)")
 	fs.Var(&g.allowedHosts, "allowed-host", "also answer requests addressed to this `HOST` when no credentials are required (repeatable; the card's host and loopback names always are)")
 	fs.Var(&g.corsOrigins, "cors-origin", "let web pages of this `ORIGIN` (e.g. https://app.example.com) call the agent from a browser (repeatable)")
-	fs.DurationVar(&g.bodyTimeout, "body-timeout", a2ahttp.DefaultBodyTimeout, "longest time a request body may take to arrive after its headers")
+	fs.DurationVar(&g.bodyTimeout, "body-timeout", a2ahttp.DefaultBodyTimeout, "longest time a whole request (headers and body) may take to arrive; 0: no bound")
 	fs.Int64Var(&g.bodyBudget, "body-budget", a2ahttp.DefaultBodyBudget, "memory in bytes shared by request bodies past their first 64 KiB while they arrive")
 	fs.IntVar(&g.maxPendingAnonymous, "max-pending-anonymous", a2ahttp.DefaultMaxPendingAnonymous, "requests without credentials that may be sending their bodies at once")
 	fs.IntVar(&g.maxConns, "max-conns", 4096, "open connections accepted at once on each listener (0: no limit)")

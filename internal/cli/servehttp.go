@@ -25,16 +25,16 @@ type httpFront struct {
 // startHTTP serves h on ln and, when gln is not nil, h's gRPC binding
 // alone on gln; over TLS when certs is not nil. keepAlive is the HTTP/2
 // ping interval (0: no pings).
-func startHTTP(h *a2ahttp.Handler, ln, gln net.Listener, certs *certReloader, keepAlive time.Duration, log *slog.Logger) *httpFront {
+func startHTTP(h *a2ahttp.Handler, ln, gln net.Listener, certs *certReloader, keepAlive, bodyTimeout time.Duration, log *slog.Logger) *httpFront {
 	reqCtx, cancel := context.WithCancel(context.Background())
 	f := &httpFront{served: make(chan error, 2), cancelReqs: cancel, stopReload: func() {}}
-	f.main = newHTTPServer(reqCtx, h, keepAlive, certs, log)
+	f.main = newHTTPServer(reqCtx, h, keepAlive, bodyTimeout, certs, log)
 	if certs != nil {
 		f.stopReload = certs.reloadOnSIGHUP()
 	}
 	go func() { f.served <- serveOn(f.main, ln) }()
 	if gln != nil {
-		f.grpcOnly = newHTTPServer(reqCtx, h.GRPC(), keepAlive, certs, log)
+		f.grpcOnly = newHTTPServer(reqCtx, h.GRPC(), keepAlive, bodyTimeout, certs, log)
 		go func() { f.served <- serveOn(f.grpcOnly, gln) }()
 	}
 	return f
@@ -43,13 +43,20 @@ func startHTTP(h *a2ahttp.Handler, ln, gln net.Listener, certs *certReloader, ke
 // newHTTPServer returns the server of one listener: HTTP/1.1 and HTTP/2,
 // over TLS with the certificate of certs when it is not nil, else with
 // cleartext HTTP/2 (h2c) as well.
-func newHTTPServer(reqCtx context.Context, h http.Handler, keepAlive time.Duration, certs *certReloader, log *slog.Logger) *http.Server {
+func newHTTPServer(reqCtx context.Context, h http.Handler, keepAlive, bodyTimeout time.Duration, certs *certReloader, log *slog.Logger) *http.Server {
+	const headerTimeout = 10 * time.Second
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if bodyTimeout > 0 {
+		// The server bounds the whole request (headers and body) by
+		// --body-timeout itself, at no extra cost per request; a2ahttp then
+		// sets no deadline of its own.
+		hs.ReadTimeout = bodyTimeout
 	}
 	http2Server(hs, keepAlive)
 	if certs != nil {

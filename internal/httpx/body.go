@@ -75,8 +75,10 @@ func (p *PrereadBody) Close() error { return nil }
 // Preread reads r's body (at most limit+1 bytes, so that the binding can
 // still refuse an oversized body in its own shape) within timeout (0: no
 // deadline), drawing every byte past FreeBodyBytes from budget (nil: no
-// budget), and returns r with the body replaced by a PrereadBody. The
-// budget is given back when Preread returns: from then on the body is
+// budget), and replaces r.Body by a PrereadBody: the caller must own r (a
+// copy made by WithContext, say). A server whose ReadTimeout is set bounds
+// the body already, and no deadline of Preread's own is set. The budget is
+// given back when Preread returns: from then on the body is
 // ordinary handler memory, bounded by limit. A failure is ErrBodyTimeout,
 // ErrBusy or the read error.
 func Preread(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, budget *Budget) (*http.Request, error) {
@@ -86,7 +88,7 @@ func Preread(w http.ResponseWriter, r *http.Request, limit int64, timeout time.D
 	if limit <= 0 {
 		limit = DefaultMaxBody
 	}
-	if timeout > 0 {
+	if timeout > 0 && !serverBounded(r) {
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
 			defer rc.SetReadDeadline(time.Time{})
@@ -141,7 +143,14 @@ func Preread(w http.ResponseWriter, r *http.Request, limit int64, timeout time.D
 			return r, err
 		}
 	}
-	r2 := *r
-	r2.Body = &PrereadBody{b: buf}
-	return &r2, nil
+	r.Body = &PrereadBody{b: buf}
+	return r, nil
+}
+
+// serverBounded reports whether the http.Server serving r bounds the time
+// to read a whole request itself (ReadTimeout): then a deadline of the
+// handler's own would only cost two timer updates per request.
+func serverBounded(r *http.Request) bool {
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	return ok && srv.ReadTimeout > 0
 }

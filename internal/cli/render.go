@@ -45,6 +45,33 @@ func partsText(ps []*a2a.Part) string {
 	return strings.Join(out, "\n")
 }
 
+// artifactParts renders an artifact's parts: consecutive text parts joined
+// without a separator (a streamed artifact is stored as its chunks, and
+// token-sized chunks must read as one text), any other part on a line of
+// its own.
+func artifactParts(ps []*a2a.Part) string {
+	var lines []string
+	var text strings.Builder
+	inText := false
+	for _, p := range ps {
+		if t, ok := p.GetContent().(*a2a.Part_Text); ok {
+			text.WriteString(t.Text)
+			inText = true
+			continue
+		}
+		if inText {
+			lines = append(lines, text.String())
+			text.Reset()
+			inText = false
+		}
+		lines = append(lines, partText(p))
+	}
+	if inText {
+		lines = append(lines, text.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
 // orDash is s, or "-" when s is empty.
 func orDash(s string) string {
 	if s == "" {
@@ -92,7 +119,7 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 		if a.GetName() != "" {
 			name += " (" + a.GetName() + ")"
 		}
-		fmt.Fprintf(&b, "  %s %s\n%s\n", o.dim("artifact"), name, indent(partsText(a.GetParts()), "    "))
+		fmt.Fprintf(&b, "  %s %s\n%s\n", o.dim("artifact"), name, indent(artifactParts(a.GetParts()), "    "))
 	}
 	if showHistory {
 		fmt.Fprintf(&b, "  %s  %d message(s)\n", o.dim("history"), len(t.GetHistory()))

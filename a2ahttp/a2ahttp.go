@@ -202,7 +202,7 @@ func (h *Handler) GRPC() http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
-			h.dispatch(w, r, h.grpc, func(w http.ResponseWriter, r *http.Request, e *a2a.Error) { h.grpc.WriteError(w, r, e) })
+			h.dispatch(w, r, h.grpc, h.grpc.WriteError)
 		}
 	})
 }
@@ -266,19 +266,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case h.grpc != nil && grpcbind.IsGRPC(r):
-		h.dispatch(w, r, h.grpc, func(w http.ResponseWriter, r *http.Request, e *a2a.Error) { h.grpc.WriteError(w, r, e) })
+		h.dispatch(w, r, h.grpc, h.grpc.WriteError)
 	case r.URL.Path == CardPath:
 		h.serveCard(w, r)
 	// JSON-RPC is served at its URL with or without a trailing slash (the
 	// official conformance kit, a2a-tck, adds one).
 	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
-		h.dispatch(w, r, h.jsonrpc, func(w http.ResponseWriter, _ *http.Request, e *a2a.Error) { jsonrpc.WriteError(w, e) })
+		h.dispatch(w, r, h.jsonrpc, jsonrpc.WriteError)
 	// GET / is no operation: a short page points to the card instead of a
 	// 404. Every other unknown path keeps the HTTP+JSON binding's 404.
 	case isIndex(r):
 		h.serveIndex(w, r)
 	default:
-		h.dispatch(w, r, h.rest, rest.WriteErrorFor)
+		h.dispatch(w, r, h.rest, rest.WriteError)
 	}
 }
 

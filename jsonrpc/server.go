@@ -41,57 +41,57 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		h.writeError(w, nil, nullID, a2a.NewError(a2a.CodeInvalidRequest, "JSON-RPC requests must use POST"), http.StatusMethodNotAllowed)
+		writeError(w, nil, nullID, a2a.NewError(a2a.CodeInvalidRequest, "JSON-RPC requests must use POST"), http.StatusMethodNotAllowed)
 		return
 	}
 	ci := httpx.CallInfo(r)
 	if !jsonMedia(r.Header.Get("Content-Type")) {
 		// A browser sends text/plain or a form across sites without asking
 		// first (no CORS preflight); JSON-RPC over HTTP is JSON.
-		h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest,
+		writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest,
 			"Content-Type %q is not accepted: JSON-RPC requests are application/json", r.Header.Get("Content-Type")), http.StatusUnsupportedMediaType)
 		return
 	}
 	body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
 	if err != nil {
-		h.writeError(w, ci, nullID, a2a.AsError(err), 0)
+		writeError(w, ci, nullID, a2a.AsError(err), 0)
 		return
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		h.writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest, "batch requests are not supported: send one JSON-RPC request per HTTP request"), 0)
+		writeError(w, ci, nullID, a2a.NewError(a2a.CodeInvalidRequest, "batch requests are not supported: send one JSON-RPC request per HTTP request"), 0)
 		return
 	}
 	env, envErr := decodeEnvelope(body)
 	if envErr != nil {
-		h.writeError(w, ci, nullID, envErr, 0)
+		writeError(w, ci, nullID, envErr, 0)
 		return
 	}
 	id, idErr := checkID(env.ID)
 	switch {
 	case idErr != nil:
-		h.writeError(w, ci, nullID, idErr, 0)
+		writeError(w, ci, nullID, idErr, 0)
 		return
 	case env.JSONRPC != "2.0":
-		h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidRequest, `"jsonrpc" must be "2.0"`), 0)
+		writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidRequest, `"jsonrpc" must be "2.0"`), 0)
 		return
 	case env.Method == nil:
-		h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidRequest, `"method" is required`), 0)
+		writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidRequest, `"method" is required`), 0)
 		return
 	}
 	m := a2a.MethodByName(*env.Method)
 	if m == nil {
-		h.writeError(w, ci, id, a2a.NewError(a2a.CodeMethodNotFound, "method %q not found", *env.Method), 0)
+		writeError(w, ci, id, a2a.NewError(a2a.CodeMethodNotFound, "method %q not found", *env.Method), 0)
 		return
 	}
 	req := m.NewRequest()
 	if p := bytes.TrimSpace(env.Params); len(p) > 0 && !bytes.Equal(p, nullID) {
 		if p[0] != '{' {
-			h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, `"params" must be an object`), 0)
+			writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, `"params" must be an object`), 0)
 			return
 		}
 		if err := a2a.Unmarshal(p, req); err != nil {
-			h.writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, "%v", err), 0)
+			writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, "%v", err), 0)
 			return
 		}
 	}
@@ -104,12 +104,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		e := a2a.AsError(err)
 		httpx.LogError(h.opts.Logger, m.Name, e)
-		h.writeError(w, ci, id, e, 0)
+		writeError(w, ci, id, e, 0)
 		return
 	}
 	b, err := appendResult(make([]byte, 0, 512), id, resp)
 	if err != nil {
-		h.writeError(w, ci, id, a2a.Internal(err), 0)
+		writeError(w, ci, id, a2a.Internal(err), 0)
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, nil)
@@ -142,7 +142,7 @@ func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 	ae := a2a.AsError(err)
 	httpx.LogError(e.h.opts.Logger, e.op, ae)
 	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
-		e.h.writeError(w, e.ci, e.id, ae, 0)
+		writeError(w, e.ci, e.id, ae, 0)
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), e.ci, ae)
@@ -161,22 +161,22 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 	return "", appendError(nil, e.id, ae)
 }
 
-// WriteError writes a JSON-RPC error response with a null id, for a
-// request refused before its body was read (by authentication in front of
-// the handler, say): 401 with a challenge for an authentication error,
-// otherwise the error's HTTP status.
-func WriteError(w http.ResponseWriter, e *a2a.Error) {
+// WriteError answers r, refused before its body was read (by
+// authentication in front of the handler, say), with a JSON-RPC error
+// response whose id is null: 401 with a challenge for an authentication
+// error, otherwise the error's HTTP status.
+func WriteError(w http.ResponseWriter, _ *http.Request, e *a2a.Error) {
 	status := e.Code.HTTPStatus()
 	if e.Code == a2a.CodeUnauthenticated {
 		status = http.StatusUnauthorized
 	}
-	(*Handler)(nil).writeError(w, nil, nullID, e, status)
+	writeError(w, nil, nullID, e, status)
 }
 
 // writeError writes a JSON-RPC error response. JSON-RPC errors travel in an
 // HTTP 200 response, except authentication errors (401 with a challenge)
 // and the explicit status given.
-func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error, status int) {
+func writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error, status int) {
 	httpx.SetResponseHeaders(w.Header(), ci, e)
 	if status == 0 {
 		status = http.StatusOK
@@ -210,6 +210,9 @@ func acceptsEventStream(r *http.Request) bool {
 // jsonMedia reports whether a Content-Type is JSON: application/json or a
 // +json type such as application/a2a+json.
 func jsonMedia(ct string) bool {
+	if ct == httpx.ContentTypeJSON {
+		return true // the common case, without parsing
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")))
 }

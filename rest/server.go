@@ -50,19 +50,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt == nil {
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			h.writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
+			writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
 			return
 		}
-		h.writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+		writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	req := rt.m.NewRequest()
 	if err := h.decode(w, r, rt, req); err != nil {
-		h.writeError(w, ci, ct, a2a.AsError(err), 0)
+		writeError(w, ci, ct, a2a.AsError(err), 0)
 		return
 	}
 	if err := bindPath(req, vars, tenant); err != nil {
-		h.writeError(w, ci, ct, err, 0)
+		writeError(w, ci, ct, err, 0)
 		return
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
@@ -74,12 +74,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		e := a2a.AsError(err)
 		httpx.LogError(h.opts.Logger, rt.m.Name, e)
-		h.writeError(w, ci, ct, e, 0)
+		writeError(w, ci, ct, e, 0)
 		return
 	}
 	b, err := a2a.AppendJSON(make([]byte, 0, 512), resp)
 	if err != nil {
-		h.writeError(w, ci, ct, a2a.Internal(err), 0)
+		writeError(w, ci, ct, a2a.Internal(err), 0)
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, nil)
@@ -95,7 +95,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // an error body. Only named types count: a wildcard such as */* or
 // application/* keeps the default, as does a range refused with q=0.
 func responseType(r *http.Request) string {
-	if r == nil {
+	// Most requests name no plain JSON at all: answer without parsing.
+	if r == nil || !strings.Contains(strings.Join(r.Header.Values("Accept"), ","), httpx.ContentTypeJSON) {
 		return ContentType
 	}
 	wantJSON := false
@@ -159,7 +160,7 @@ type streamEncoder struct {
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 	ae := a2a.AsError(err)
 	httpx.LogError(e.h.opts.Logger, e.op, ae)
-	e.h.writeError(w, e.ci, e.ct, ae, 0)
+	writeError(w, e.ci, e.ct, ae, 0)
 }
 
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
@@ -174,22 +175,18 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 	return "error", AppendError(nil, ae, 0)
 }
 
-// WriteError writes an error response for a request refused before the
-// handler ran (by authentication in front of it, say): the error's HTTP
-// status and a google.rpc.Status body, as application/a2a+json.
-func WriteError(w http.ResponseWriter, e *a2a.Error) { WriteErrorFor(w, nil, e) }
-
-// WriteErrorFor is WriteError answering the request r: the body's media
-// type follows r's Accept header as a response of the handler's would
-// (application/json when r asks for it; see responseType). r may be nil.
-func WriteErrorFor(w http.ResponseWriter, r *http.Request, e *a2a.Error) {
-	(*Handler)(nil).writeError(w, nil, responseType(r), e, 0)
+// WriteError answers r, refused before the handler ran (by authentication
+// in front of it, say), with the error's HTTP status and a
+// google.rpc.Status body whose media type follows r's Accept header as the
+// handler's responses do (see responseType).
+func WriteError(w http.ResponseWriter, r *http.Request, e *a2a.Error) {
+	writeError(w, nil, responseType(r), e, 0)
 }
 
 // writeError writes an error response: the HTTP status of the error (or
 // the given one) and a google.rpc.Status body (spec §11.6) of media type
 // ct.
-func (h *Handler) writeError(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Error, status int) {
+func writeError(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Error, status int) {
 	if status == 0 {
 		status = e.Code.HTTPStatus()
 	}

@@ -196,7 +196,7 @@ func (g *Guard) checkAddr(host string, a netip.Addr) error {
 		return nil
 	}
 	a = a.Unmap().WithZone("")
-	reason, bad := Forbidden(a)
+	reason, bad := forbiddenNormal(a)
 	if !bad {
 		return nil
 	}

@@ -22,28 +22,44 @@ const (
 	drop              // any other answer, a refused address, a bad URL
 )
 
-// attempt makes one POST. For a retry it returns the receiver's
-// Retry-After (0 when none); for a failure, a reason, which is logged and,
-// on suspension, stored: it is scrubbed of the configuration's secrets
-// (see scrub).
-func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification) (outcome, time.Duration, string) {
-	out, wait, why := s.post(ctx, n)
+// payload is what every attempt at one notification sends, worked out
+// once before the first (see prepare).
+type payload struct {
+	body []byte // the encoded event
+	bad  string // when not "", why the notification cannot be sent at all
+}
+
+// prepare checks a notification's webhook URL and encodes its event, for
+// all the attempts at it.
+func prepare(n *taskstore.Notification) payload {
+	if _, err := ParseURL(n.Config.GetUrl()); err != nil {
+		return payload{bad: "webhook URL " + err.Error()}
+	}
+	body, err := a2a.Marshal(n.Event)
+	if err != nil {
+		return payload{bad: "the event could not be encoded: " + err.Error()}
+	}
+	return payload{body: body}
+}
+
+// attempt makes one POST of p, prepared from n. For a retry it returns
+// the receiver's Retry-After (0 when none); for a failure, a reason, which
+// is logged and, on suspension, stored: it is scrubbed of the
+// configuration's secrets (see scrub).
+func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification, p payload) (outcome, time.Duration, string) {
+	out, wait, why := s.post(ctx, n, p)
 	return out, wait, scrub(why, n.Config)
 }
 
 // post makes one POST; see attempt. No reason it returns quotes the
 // webhook URL: net/http puts the whole URL, query string included, in
 // front of its errors (*url.Error), which errText takes off.
-func (s *Sender) post(ctx context.Context, n *taskstore.Notification) (outcome, time.Duration, string) {
+func (s *Sender) post(ctx context.Context, n *taskstore.Notification, p payload) (outcome, time.Duration, string) {
 	s.attempts.Add(1)
-	cfg := n.Config
-	if _, err := ParseURL(cfg.GetUrl()); err != nil {
-		return drop, 0, "webhook URL " + err.Error()
+	if p.bad != "" {
+		return drop, 0, p.bad
 	}
-	body, err := a2a.Marshal(n.Event)
-	if err != nil {
-		return drop, 0, "the event could not be encoded: " + err.Error()
-	}
+	cfg, body := n.Config, p.body
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.GetUrl(), bytes.NewReader(body))

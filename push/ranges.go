@@ -99,7 +99,12 @@ var (
 // and 6to4 (2002::/16) addresses are refused when the IPv4 address they
 // embed is. An IPv6 zone is ignored. The reason never holds the address.
 func Forbidden(a netip.Addr) (reason string, forbidden bool) {
-	a = a.Unmap().WithZone("")
+	return forbiddenNormal(a.Unmap().WithZone(""))
+}
+
+// forbiddenNormal is Forbidden of an address already unmapped and without
+// its zone.
+func forbiddenNormal(a netip.Addr) (string, bool) {
 	if !a.IsValid() {
 		return "invalid", true
 	}
@@ -131,7 +136,7 @@ func Forbidden(a netip.Addr) (reason string, forbidden bool) {
 
 // embedded judges an address that embeds v4 by v4.
 func embedded(kind string, v4 netip.Addr) (string, bool) {
-	if r, bad := Forbidden(v4); bad {
+	if r, bad := forbiddenNormal(v4); bad {
 		return kind + " (embedded IPv4: " + r + ")", true
 	}
 	return "", false

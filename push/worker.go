@@ -142,8 +142,9 @@ func (s *Sender) deliver(t *target, gen uint64, n *taskstore.Notification) bool 
 	t.cancel = cancel
 	s.mu.Unlock()
 
+	p := prepare(n)
 	for try := 1; ; try++ {
-		out, wait, why := s.attempt(ctx, n)
+		out, wait, why := s.attempt(ctx, n, p)
 		if out == delivered {
 			s.acknowledge(ctx, t, n)
 			return ctx.Err() == nil

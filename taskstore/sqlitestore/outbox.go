@@ -33,10 +33,11 @@ func (s *Store) prepareOutbox(p *preparer) {
 	// queued rows after a (task, config) position.
 	s.nextPushTarget = p.reader(`SELECT task_id, config_id, tenant, owner FROM push_outbox
 		WHERE (task_id, config_id) > (?, ?) ORDER BY task_id, config_id LIMIT 1`)
-	s.pending = p.reader(`SELECT o.id, o.seq, o.event, c.data, c.secret FROM push_outbox o
-		JOIN push_configs c ON c.task_id = o.task_id AND c.id = o.config_id
-		WHERE o.task_id = ? AND o.config_id = ? AND o.tenant = ? AND o.owner = ?
-		ORDER BY o.id LIMIT ?`)
+	// The rows only: their configuration is read, and opened, once per
+	// batch (PendingPush), not joined into every row.
+	s.pending = p.reader(`SELECT id, seq, event FROM push_outbox
+		WHERE task_id = ? AND config_id = ? AND tenant = ? AND owner = ?
+		ORDER BY id LIMIT ?`)
 }
 
 // queuedEvent returns the encoded event that ev queues in the outbox, or
@@ -107,34 +108,77 @@ func (s *Store) pushTargetsOfTask(ctx context.Context, taskID string) ([]tasksto
 }
 
 // PendingPush returns up to limit of a configuration's queued
-// notifications, oldest first.
+// notifications, oldest first. They all share one copy of the
+// configuration, read and opened once, in the same read transaction as
+// the rows: a target with no stored configuration (scope included) has
+// none. Errors come out as if the configuration were opened with the
+// first row: a row that cannot be read before it fails the call, a
+// configuration that cannot be opened before any later row's failure.
 func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
-	rows, err := s.pending.QueryContext(ctx, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner, max(limit, 1))
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, wrap("pending push", err)
 	}
+	defer tx.Rollback()
+	out, rowErr, err := pendingRows(ctx, tx.StmtContext(ctx, s.pending), t, limit)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	var data, secret []byte
+	err = tx.StmtContext(ctx, s.getConfig).QueryRowContext(ctx, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner).Scan(&data, &secret)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap("pending push", err)
+	}
+	cfg, err := s.openConfig(t.Scope, t.TaskID, t.ConfigID, data, secret)
+	if err != nil {
+		return nil, err
+	}
+	if rowErr != nil {
+		return nil, rowErr
+	}
+	for _, n := range out {
+		n.Config = cfg
+	}
+	return out, nil
+}
+
+// pendingRows reads and decodes a target's queued rows. A failure after
+// the first row is returned as rowErr, with the rows before it, so that
+// PendingPush can order it after the configuration's; err is a failure
+// with no row read.
+func pendingRows(ctx context.Context, stmt *sql.Stmt, t taskstore.PushTarget, limit int) (out []*taskstore.Notification, rowErr, err error) {
+	rows, err := stmt.QueryContext(ctx, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner, max(limit, 1))
+	if err != nil {
+		return nil, nil, wrap("pending push", err)
+	}
 	defer rows.Close()
-	var out []*taskstore.Notification
 	for rows.Next() {
 		n := &taskstore.Notification{Target: t, Event: new(a2a.StreamResponse)}
 		var seq int64
-		var ev, cfg, secret sql.RawBytes
-		if err := rows.Scan(&n.ID, &seq, &ev, &cfg, &secret); err != nil {
-			return nil, wrap("pending push", err)
+		var ev sql.RawBytes
+		if err := rows.Scan(&n.ID, &seq, &ev); err != nil {
+			rowErr = wrap("pending push", err)
+			break
 		}
 		n.Seq = uint64(seq)
 		if err := proto.Unmarshal(ev, n.Event); err != nil {
-			return nil, wrap("decode queued event", err)
-		}
-		if n.Config, err = s.openConfig(t.Scope, t.TaskID, t.ConfigID, cfg, secret); err != nil {
-			return nil, err
+			rowErr = wrap("decode queued event", err)
+			break
 		}
 		out = append(out, n)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("pending push", err)
+	if rowErr == nil {
+		if err := rows.Err(); err != nil {
+			rowErr = wrap("pending push", err)
+		}
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil, rowErr
+	}
+	return out, rowErr, nil
 }
 
 // DeletePush removes notifications by id, in one transaction.

@@ -62,17 +62,24 @@ func (as *ArtifactAssembler) AddChunk(u *TaskArtifactUpdateEvent) *Artifact {
 	if !ok || !u.GetAppend() {
 		return as.put(proto.Clone(a).(*Artifact), u.GetLastChunk())
 	}
-	for _, p := range a.Parts {
-		cur.a.Parts = append(cur.a.Parts, proto.Clone(p).(*Part))
-	}
-	if a.Name != "" {
-		cur.a.Name = a.Name
-	}
-	if a.Description != "" {
-		cur.a.Description = a.Description
-	}
+	AppendChunk(cur.a, proto.Clone(a).(*Artifact))
 	cur.done = u.GetLastChunk()
 	return cur.a
+}
+
+// AppendChunk applies an appended chunk (append: true, spec §4.2.2) to dst,
+// the artifact with the same id: the chunk's parts are added after dst's,
+// and its name and description, when set, replace dst's. dst keeps the
+// chunk's parts (not copies). The server builds stored artifacts and
+// ArtifactAssembler rebuilds streamed ones with this one rule.
+func AppendChunk(dst, chunk *Artifact) {
+	dst.Parts = append(dst.Parts, chunk.Parts...)
+	if chunk.Name != "" {
+		dst.Name = chunk.Name
+	}
+	if chunk.Description != "" {
+		dst.Description = chunk.Description
+	}
 }
 
 // put sets the artifact a (the assembler's own copy), keeping the place of

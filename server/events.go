@@ -176,13 +176,7 @@ func withChunk(artifacts []*a2a.Artifact, a *a2a.Artifact, appendTo bool) (next 
 		return append(next, a), false
 	case appendTo:
 		merged := proto.Clone(next[i]).(*a2a.Artifact)
-		merged.Parts = append(merged.Parts, a.Parts...)
-		if a.Name != "" {
-			merged.Name = a.Name
-		}
-		if a.Description != "" {
-			merged.Description = a.Description
-		}
+		a2a.AppendChunk(merged, a)
 		next[i] = merged
 	default:
 		next[i] = a

@@ -33,9 +33,7 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	if req.TaskId == "" {
 		v = append(v, a2a.FieldViolation{Field: "taskId", Description: "is required"})
 	}
-	if req.Url != "" {
-		v = append(v, validatePushURL("url", req.Url)...)
-	}
+	v = append(v, validatePushURL("url", req.Url)...)
 	if len(v) > 0 {
 		return nil, a2a.InvalidParams(v...)
 	}

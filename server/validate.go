@@ -93,15 +93,9 @@ func (s *Server) checkMediaTypes(parts []*a2a.Part) error {
 // acceptsMedia reports whether a media type matches one of the modes
 // (exact, "type/*" or "*/*"; parameters ignored).
 func acceptsMedia(modes []string, mt string) bool {
-	base, _, err := mime.ParseMediaType(mt)
-	if err != nil {
-		base = strings.ToLower(strings.TrimSpace(mt))
-	}
+	base := mediaBase(mt)
 	for _, m := range modes {
-		mb, _, err := mime.ParseMediaType(m)
-		if err != nil {
-			mb = strings.ToLower(strings.TrimSpace(m))
-		}
+		mb := mediaBase(m)
 		if mb == "*/*" || mb == base || (strings.HasSuffix(mb, "/*") && strings.HasPrefix(base, strings.TrimSuffix(mb, "*"))) {
 			return true
 		}
@@ -109,13 +103,27 @@ func acceptsMedia(modes []string, mt string) bool {
 	return false
 }
 
+// mediaBase is a media type without its parameters, in lower case; a type
+// without parameters (the common case) is not parsed.
+func mediaBase(mt string) string {
+	if !strings.Contains(mt, ";") {
+		return strings.ToLower(strings.TrimSpace(mt))
+	}
+	if base, _, err := mime.ParseMediaType(mt); err == nil {
+		return base
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
 // validatePushURL checks a webhook URL is an absolute http(s) URL with a
 // host (TaskPushNotificationConfig.url in a2a.proto; spec §13.2).
+// An empty URL is left to the REQUIRED check (a2a.CheckRequired), which
+// reports it once.
 func validatePushURL(field, raw string) []a2a.FieldViolation {
-	u, err := url.Parse(raw)
 	if raw == "" {
-		return []a2a.FieldViolation{{Field: field, Description: "is required"}}
+		return nil
 	}
+	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return []a2a.FieldViolation{{Field: field, Description: "must be an absolute http or https URL"}}
 	}

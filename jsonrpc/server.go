@@ -166,11 +166,7 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 // response whose id is null: 401 with a challenge for an authentication
 // error, otherwise the error's HTTP status.
 func WriteError(w http.ResponseWriter, _ *http.Request, e *a2a.Error) {
-	status := e.Code.HTTPStatus()
-	if e.Code == a2a.CodeUnauthenticated {
-		status = http.StatusUnauthorized
-	}
-	writeError(w, nil, nullID, e, status)
+	writeError(w, nil, nullID, e, e.Code.HTTPStatus())
 }
 
 // writeError writes a JSON-RPC error response. JSON-RPC errors travel in an

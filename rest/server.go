@@ -7,6 +7,7 @@
 package rest
 
 import (
+	"bytes"
 	"mime"
 	"net/http"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 
 // ContentType is the media type of HTTP+JSON bodies (spec §11.1;
 // docs/decisions.md#b8).
-const ContentType = "application/a2a+json"
+const ContentType = httpx.ContentTypeA2A
 
 // Options configure a Handler: body limit, SSE keep-alive interval (0 means
 // 15 s, negative turns it off), logger and middleware.
@@ -131,7 +132,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 		if err != nil {
 			return err
 		}
-		if len(strings.TrimSpace(string(body))) > 0 {
+		if len(bytes.TrimSpace(body)) > 0 {
 			if ct := r.Header.Get("Content-Type"); ct != "" {
 				mt, _, err := mime.ParseMediaType(ct)
 				if err != nil || (mt != ContentType && mt != "application/json") {

@@ -172,11 +172,6 @@ func ReadEvents(ctx context.Context, op, u string, resp *http.Response, decode E
 	}
 }
 
-// ErrorStream is a stream whose only item is err.
-func ErrorStream(err error) iter.Seq2[a2a.StreamEvent, error] {
-	return func(yield func(a2a.StreamEvent, error) bool) { yield(a2a.StreamEvent{}, err) }
-}
-
 // NoContent reports whether a response body carries nothing to decode for
 // an operation without a result (google.protobuf.Empty): an empty body
 // (REST 204), JSON null (a JSON-RPC result) or {}.

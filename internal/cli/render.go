@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -27,11 +28,11 @@ func partText(p *a2a.Part) string {
 		if err != nil {
 			return "[data]"
 		}
-		var v any
-		if json.Unmarshal(b, &v) == nil {
-			b, _ = json.Marshal(v) // compact
+		var compact bytes.Buffer
+		if json.Compact(&compact, b) != nil {
+			return string(b)
 		}
-		return string(b)
+		return compact.String()
 	}
 	return ""
 }
@@ -43,33 +44,6 @@ func partsText(ps []*a2a.Part) string {
 		out = append(out, partText(p))
 	}
 	return strings.Join(out, "\n")
-}
-
-// artifactParts renders an artifact's parts: consecutive text parts joined
-// without a separator (a streamed artifact is stored as its chunks, and
-// token-sized chunks must read as one text), any other part on a line of
-// its own.
-func artifactParts(ps []*a2a.Part) string {
-	var lines []string
-	var text strings.Builder
-	inText := false
-	for _, p := range ps {
-		if t, ok := p.GetContent().(*a2a.Part_Text); ok {
-			text.WriteString(t.Text)
-			inText = true
-			continue
-		}
-		if inText {
-			lines = append(lines, text.String())
-			text.Reset()
-			inText = false
-		}
-		lines = append(lines, partText(p))
-	}
-	if inText {
-		lines = append(lines, text.String())
-	}
-	return strings.Join(lines, "\n")
 }
 
 // orDash is s, or "-" when s is empty.
@@ -119,7 +93,7 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 		if a.GetName() != "" {
 			name += " (" + a.GetName() + ")"
 		}
-		fmt.Fprintf(&b, "  %s %s\n%s\n", o.dim("artifact"), name, indent(artifactParts(a.GetParts()), "    "))
+		fmt.Fprintf(&b, "  %s %s\n%s\n", o.dim("artifact"), name, indent(artifactBody(a), "    "))
 	}
 	if showHistory {
 		fmt.Fprintf(&b, "  %s  %d message(s)\n", o.dim("history"), len(t.GetHistory()))

@@ -19,15 +19,14 @@ type streamPrinter struct {
 	o     *output
 	start time.Time
 
-	mu       sync.Mutex
-	events   int
-	state    a2a.TaskState
-	taskID   string
-	arts     a2a.ArtifactAssembler // the stream's artifacts, reassembled
-	current  string                // piped: the artifact whose text ends the current line
-	midLine  bool                  // piped: the current line is unfinished
-	lastTick time.Time
-	frame    int
+	mu      sync.Mutex
+	events  int
+	state   a2a.TaskState
+	taskID  string
+	arts    a2a.ArtifactAssembler // the stream's artifacts, reassembled
+	current string                // piped: the artifact whose text ends the current line
+	midLine bool                  // piped: the current line is unfinished
+	frame   int
 }
 
 // newStreamPrinter returns a printer writing to o, with its live line
@@ -46,10 +45,11 @@ func (p *streamPrinter) liveLine() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.frame++
-	s := fmt.Sprintf("%c %s · %d events · %.1fs", spinner[p.frame%len(spinner)], p.o.state(p.state), p.events, time.Since(p.start).Seconds())
-	if p.state == 0 {
-		s = fmt.Sprintf("%c waiting · %d events · %.1fs", spinner[p.frame%len(spinner)], p.events, time.Since(p.start).Seconds())
+	label := "waiting"
+	if p.state != 0 {
+		label = p.o.state(p.state)
 	}
+	s := fmt.Sprintf("%c %s · %d events · %.1fs", spinner[p.frame%len(spinner)], label, p.events, time.Since(p.start).Seconds())
 	if a := p.streaming(); a != nil {
 		id := a.GetArtifactId()
 		text := strings.ReplaceAll(artifactBody(a), "\n", " ⏎ ")
@@ -178,7 +178,7 @@ func (p *streamPrinter) streaming() *a2a.Artifact {
 	return nil
 }
 
-// artifactBody renders a reassembled artifact: consecutive text parts
+// artifactBody renders an artifact (reassembled, or as stored): consecutive text parts
 // concatenated as chunks join (see a2a.ArtifactText), other parts summarised
 // on lines of their own.
 func artifactBody(a *a2a.Artifact) string {

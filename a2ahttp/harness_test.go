@@ -80,7 +80,7 @@ type wireErr struct {
 	code    a2a.Code
 	message string
 	reason  string
-	meta    map[string]any
+	meta    map[string]string
 	fields  []string // BadRequest field violations
 }
 
@@ -208,7 +208,7 @@ func (e *env) do(binding string, req *http.Request) result {
 					e.t.Fatalf("SSE event %d is not a JSON-RPC response for id req-1: %v", i, ev.data)
 				}
 				if errObj, ok := ev.data["error"].(map[string]any); ok {
-					res.err = rpcError(errObj)
+					res.err = e.rpcError(errObj)
 					res.events[i].data = nil
 					continue
 				}
@@ -217,7 +217,7 @@ func (e *env) do(binding string, req *http.Request) result {
 		} else {
 			for i, ev := range res.events {
 				if errObj, ok := ev.data["error"].(map[string]any); ok {
-					res.err = restError(resp.StatusCode, errObj)
+					res.err = e.restError(resp.StatusCode, errObj)
 					res.events[i].data = nil
 				}
 			}
@@ -234,70 +234,57 @@ func (e *env) do(binding string, req *http.Request) result {
 			e.t.Fatalf("not a JSON-RPC response: %s", res.body)
 		}
 		if errObj, ok := doc["error"].(map[string]any); ok {
-			res.err = rpcError(errObj)
+			res.err = e.rpcError(errObj)
 			return res
 		}
 		res.value, _ = doc["result"].(map[string]any)
 		return res
 	}
 	if errObj, ok := doc["error"].(map[string]any); ok && resp.StatusCode >= 400 {
-		res.err = restError(resp.StatusCode, errObj)
+		res.err = e.restError(resp.StatusCode, errObj)
 		return res
 	}
 	res.value = doc
 	return res
 }
 
-func details(d any) (reason string, meta map[string]any, fields []string) {
-	list, _ := d.([]any)
-	for _, x := range list {
-		m, _ := x.(map[string]any)
-		switch m["@type"] {
-		case "type.googleapis.com/google.rpc.ErrorInfo":
-			reason, _ = m["reason"].(string)
-			meta, _ = m["metadata"].(map[string]any)
-			if m["domain"] != a2a.DomainA2A {
-				panic(fmt.Sprintf("ErrorInfo domain %v", m["domain"]))
-			}
-		case "type.googleapis.com/google.rpc.BadRequest":
-			fv, _ := m["fieldViolations"].([]any)
-			for _, f := range fv {
-				fm, _ := f.(map[string]any)
-				fields = append(fields, fmt.Sprint(fm["field"]))
-			}
-		}
-	}
-	return
+// rpcError decodes a JSON-RPC error object (testkit.RPCWireError).
+func (e *env) rpcError(o map[string]any) *wireErr {
+	e.t.Helper()
+	w, err := testkit.RPCWireError(e.reencode(o))
+	return e.fromWire(w, err)
 }
 
-func rpcError(o map[string]any) *wireErr {
-	n, _ := o["code"].(float64)
-	w := &wireErr{message: fmt.Sprint(o["message"])}
-	w.code, _ = a2a.CodeForJSONRPC(int(n))
-	w.reason, w.meta, w.fields = details(o["data"])
-	return w
+// restError decodes the google.rpc.Status of an HTTP+JSON error
+// (testkit.StatusWireError): the ErrorInfo reason names an A2A error;
+// other errors are known by their HTTP status.
+func (e *env) restError(status int, o map[string]any) *wireErr {
+	e.t.Helper()
+	w, err := testkit.StatusWireError(status, e.reencode(o))
+	return e.fromWire(w, err)
 }
 
-func restError(status int, o map[string]any) *wireErr {
-	w := &wireErr{message: fmt.Sprint(o["message"])}
-	w.reason, w.meta, w.fields = details(o["details"])
-	if c, ok := a2a.CodeForReason(w.reason); ok {
-		w.code = c
-		return w
+// reencode turns decoded JSON back into its text.
+func (e *env) reencode(v any) []byte {
+	e.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	switch status {
-	case 400:
-		w.code = a2a.CodeInvalidParams
-	case 401:
-		w.code = a2a.CodeUnauthenticated
-	case 404, 405:
-		w.code = a2a.CodeMethodNotFound
-	case 413:
-		w.code = a2a.CodeRequestTooLarge
-	default:
-		w.code = a2a.CodeInternal
+	return b
+}
+
+// fromWire is the result error of a decoded error, which must decode and
+// whose ErrorInfo, if any, must be in the A2A domain.
+func (e *env) fromWire(w *testkit.WireError, err error) *wireErr {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return w
+	if w.ErrorInfo && w.Domain != a2a.DomainA2A {
+		e.t.Fatalf("ErrorInfo domain %q, want %q: %v", w.Domain, a2a.DomainA2A, w)
+	}
+	return &wireErr{code: w.Code, message: w.Message, reason: w.Reason, meta: w.Metadata, fields: w.Fields}
 }
 
 // readSSE reads a whole event stream and decodes the data of each event

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/sse"
 )
 
@@ -171,7 +172,7 @@ func (e *env) decodeJSON(b, method string, status int, body []byte) (proto.Messa
 			e.t.Fatalf("%s: not a JSON-RPC response (%d): %s", method, status, body)
 		}
 		if env.Error != nil {
-			return nil, rpcError(env.Error)
+			return nil, e.rpcError(env.Error)
 		}
 		v := responseType(method)
 		if err := a2a.Unmarshal(env.Result, v); err != nil {
@@ -186,7 +187,7 @@ func (e *env) decodeJSON(b, method string, status int, body []byte) (proto.Messa
 		if err := json.Unmarshal(body, &doc); err != nil || doc.Error == nil {
 			e.t.Fatalf("%s: error response %d is not a google.rpc.Status body: %s", method, status, body)
 		}
-		return nil, restError(status, doc.Error)
+		return nil, e.restError(status, doc.Error)
 	}
 	v := responseType(method)
 	if err := a2a.Unmarshal(body, v); err != nil {
@@ -195,73 +196,36 @@ func (e *env) decodeJSON(b, method string, status int, body []byte) (proto.Messa
 	return v, nil
 }
 
-// details decodes the JSON form of google.rpc error details.
-func details(w *wireErr, raw json.RawMessage) {
-	var list []map[string]json.RawMessage
-	json.Unmarshal(raw, &list)
-	for _, d := range list {
-		var typ string
-		json.Unmarshal(d["@type"], &typ)
-		switch typ {
-		case "type.googleapis.com/google.rpc.ErrorInfo":
-			json.Unmarshal(d["reason"], &w.reason)
-			json.Unmarshal(d["domain"], &w.domain)
-			json.Unmarshal(d["metadata"], &w.meta)
-		case "type.googleapis.com/google.rpc.BadRequest":
-			var fv []struct{ Field string }
-			json.Unmarshal(d["fieldViolations"], &fv)
-			for _, f := range fv {
-				w.fields = append(w.fields, f.Field)
-			}
-		}
+// rpcError decodes a JSON-RPC error object (testkit.RPCWireError). JSON-RPC
+// has no code of its own for an oversized request: Parley sends -32600
+// saying it exceeds the limit.
+func (e *env) rpcError(raw json.RawMessage) *wireErr {
+	e.t.Helper()
+	w, err := testkit.RPCWireError(raw)
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	if w.Code == a2a.CodeInvalidRequest && strings.Contains(w.Message, "exceeds the limit") {
+		w.Code = a2a.CodeRequestTooLarge
+	}
+	return fromWire(w)
 }
 
-// rpcError decodes a JSON-RPC error object. JSON-RPC has no code of its own
-// for an oversized request: Parley sends -32600 saying it exceeds the limit.
-func rpcError(raw json.RawMessage) *wireErr {
-	var o struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
+// restError decodes an HTTP+JSON error body (testkit.StatusWireError): the
+// ErrorInfo reason names an A2A error; other errors are known by their
+// HTTP status.
+func (e *env) restError(status int, raw json.RawMessage) *wireErr {
+	e.t.Helper()
+	w, err := testkit.StatusWireError(status, raw)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	json.Unmarshal(raw, &o)
-	w := &wireErr{message: o.Message}
-	w.code, _ = a2a.CodeForJSONRPC(o.Code)
-	if o.Code == int(a2a.CodeInvalidRequest) && strings.Contains(o.Message, "exceeds the limit") {
-		w.code = a2a.CodeRequestTooLarge
-	}
-	details(w, o.Data)
-	return w
+	return fromWire(w)
 }
 
-// restError decodes an HTTP+JSON error body: the ErrorInfo reason names an
-// A2A error; other errors are known by their HTTP status.
-func restError(status int, raw json.RawMessage) *wireErr {
-	var o struct {
-		Message string          `json:"message"`
-		Details json.RawMessage `json:"details"`
-	}
-	json.Unmarshal(raw, &o)
-	w := &wireErr{message: o.Message}
-	details(w, o.Details)
-	if c, ok := a2a.CodeForReason(w.reason); ok {
-		w.code = c
-		return w
-	}
-	switch status {
-	case 400:
-		w.code = a2a.CodeInvalidParams
-	case 401:
-		w.code = a2a.CodeUnauthenticated
-	case 404, 405:
-		w.code = a2a.CodeMethodNotFound
-	case 413:
-		w.code = a2a.CodeRequestTooLarge
-	default:
-		w.code = a2a.CodeInternal
-	}
-	return w
+// fromWire is the outcome error of a decoded JSON error.
+func fromWire(w *testkit.WireError) *wireErr {
+	return &wireErr{code: w.Code, message: w.Message, reason: w.Reason, domain: w.Domain, meta: w.Metadata, fields: w.Fields}
 }
 
 // sseSource reads a Server-Sent Events stream of either JSON binding.
@@ -298,12 +262,12 @@ func (s *sseSource) event(data []byte) (*a2a.StreamResponse, *wireErr) {
 		}
 		if doc["error"] != nil {
 			s.done = true
-			return nil, rpcError(doc["error"])
+			return nil, s.e.rpcError(doc["error"])
 		}
 		raw = doc["result"]
 	} else if doc["error"] != nil {
 		s.done = true
-		return nil, restError(s.status, doc["error"])
+		return nil, s.e.restError(s.status, doc["error"])
 	}
 	ev := &a2a.StreamResponse{}
 	if err := a2a.Unmarshal(raw, ev); err != nil {

@@ -110,35 +110,24 @@ func jsServerChecks(t *testing.T, ctx context.Context, c *client.Client) {
 	}
 }
 
-// jsSend sends a text message that must make a task, and returns it.
-func jsSend(t *testing.T, ctx context.Context, c *client.Client, text string, cfg *a2a.SendMessageConfiguration) *a2a.Task {
-	t.Helper()
-	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage(text), Configuration: cfg})
-	if err != nil || resp.GetTask() == nil {
-		t.Fatalf("SendMessage(%q) = %v, %v; want a task", text, resp, err)
-	}
-	required(t, "SendMessage", resp)
-	return resp.GetTask()
-}
-
 // jsSendGetList: a task is sent, read back and listed by its context.
 func jsSendGetList(t *testing.T, ctx context.Context, c *client.Client) {
-	task := jsSend(t, ctx, c, "hello", nil)
+	task := testkit.SendTask(t, ctx, c, "hello", nil)
 	if st := task.GetStatus().GetState(); st != a2a.TaskState_TASK_STATE_COMPLETED {
 		t.Fatalf("state %v, want COMPLETED", st)
 	}
 	if len(task.Artifacts) != 1 || a2a.JoinText(task.Artifacts[0].Parts) != "hello" {
 		t.Fatalf("artifacts %v, want the echo", task.Artifacts)
 	}
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: ptr[int32](1)})
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: testkit.Ptr[int32](1)})
 	if err != nil || got.Id != task.Id || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || len(got.History) > 1 {
 		t.Fatalf("GetTask = %v, %v", got, err)
 	}
-	list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextId: task.ContextId, IncludeArtifacts: ptr(true)})
+	list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextId: task.ContextId, IncludeArtifacts: testkit.Ptr(true)})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].Id != task.Id || list.NextPageToken != "" || len(list.Tasks[0].Artifacts) != 1 {
 		t.Fatalf("ListTasks(contextId) = %v, %v; want the one task, with its artifact", list, err)
 	}
-	required(t, "ListTasks", list)
+	testkit.CheckRequired(t, "ListTasks", list)
 }
 
 // jsDirectMessage: a direct reply, blocking and streamed.
@@ -163,7 +152,7 @@ func jsStream(t *testing.T, ctx context.Context, c *client.Client) {
 	// SPEC SILENT on SSE ids (spec §11.7): the JS server sends no `id:`
 	// lines, so no event has a sequence number.
 	for _, ev := range evs {
-		required(t, "stream event", ev.Response)
+		testkit.CheckRequired(t, "stream event", ev.Response)
 		if ev.Seq != 0 {
 			t.Errorf("event with Seq %d from a server that sends no ids", ev.Seq)
 		}
@@ -193,7 +182,7 @@ func jsInputRequired(t *testing.T, ctx context.Context, c *client.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	required(t, "GetTask", task)
+	testkit.CheckRequired(t, "GetTask", task)
 	var stored *a2a.Message
 	for _, h := range task.History {
 		if h.MessageId == m.MessageId {
@@ -207,12 +196,12 @@ func jsInputRequired(t *testing.T, ctx context.Context, c *client.Client) {
 
 // jsCancel: a running task is canceled, a completed one is not cancelable.
 func jsCancel(t *testing.T, ctx context.Context, c *client.Client) {
-	task := jsSend(t, ctx, c, "slow 10000", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+	task := testkit.SendTask(t, ctx, c, "slow 10000", &a2a.SendMessageConfiguration{ReturnImmediately: true})
 	got, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: task.Id})
 	if err != nil || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_CANCELED {
 		t.Fatalf("CancelTask = %v, %v; want CANCELED", got, err)
 	}
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: jsSend(t, ctx, c, "hello", nil).Id}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: testkit.SendTask(t, ctx, c, "hello", nil).Id}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Fatalf("CancelTask(completed) = %v, want TaskNotCancelable", err)
 	}
 }
@@ -220,7 +209,7 @@ func jsCancel(t *testing.T, ctx context.Context, c *client.Client) {
 // jsSubscribe: a subscription follows a running task to its end; a finished
 // task cannot be subscribed to.
 func jsSubscribe(t *testing.T, ctx context.Context, c *client.Client) {
-	task := jsSend(t, ctx, c, "slow 500", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+	task := testkit.SendTask(t, ctx, c, "slow 500", &a2a.SendMessageConfiguration{ReturnImmediately: true})
 	evs, err := testkit.Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: task.Id}))
 	got := testkit.Kinds(evs)
 	if err != nil || len(got) < 2 || !strings.HasPrefix(got[0], "task:") || got[len(got)-1] != "status:TASK_STATE_COMPLETED" {
@@ -233,7 +222,7 @@ func jsSubscribe(t *testing.T, ctx context.Context, c *client.Client) {
 
 // jsWait: WaitForCompletion follows a task to COMPLETED.
 func jsWait(t *testing.T, ctx context.Context, c *client.Client) {
-	task := jsSend(t, ctx, c, "slow 300", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+	task := testkit.SendTask(t, ctx, c, "slow 300", &a2a.SendMessageConfiguration{ReturnImmediately: true})
 	got, err := c.WaitForCompletion(ctx, task.Id)
 	if err != nil || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
 		t.Fatalf("WaitForCompletion = %v, %v", got, err)
@@ -242,7 +231,7 @@ func jsWait(t *testing.T, ctx context.Context, c *client.Client) {
 
 // jsPushConfigs: a push configuration is created, read, listed and deleted.
 func jsPushConfigs(t *testing.T, ctx context.Context, c *client.Client) {
-	task := jsSend(t, ctx, c, "hello", nil)
+	task := testkit.SendTask(t, ctx, c, "hello", nil)
 	cfg, err := c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskId: task.Id, Url: "http://127.0.0.1:9/hook", Token: "t"})
 	if err != nil || cfg.Id == "" || cfg.Url != "http://127.0.0.1:9/hook" {
 		t.Fatalf("CreateTaskPushNotificationConfig = %v, %v", cfg, err)
@@ -267,21 +256,21 @@ func jsErrors(t *testing.T, ctx context.Context, c *client.Client) {
 		t.Errorf("SubscribeToTask(unknown) = %v, want TaskNotFound", err)
 	}
 	m := a2a.UserMessage("again")
-	m.TaskId = jsSend(t, ctx, c, "hello", nil).Id
+	m.TaskId = testkit.SendTask(t, ctx, c, "hello", nil).Id
 	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
 		t.Errorf("SendMessage(terminal task) = %v, want UnsupportedOperation", err)
 	}
-	if _, err := c.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: ptr[int32](500)}); !errors.Is(err, a2a.ErrInvalidParams) {
+	if _, err := c.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: testkit.Ptr[int32](500)}); !errors.Is(err, a2a.ErrInvalidParams) {
 		t.Errorf("ListTasks(pageSize 500) = %v, want InvalidParams", err)
 	}
 }
 
 // jsListFilters: ListTasks with every filter.
 func jsListFilters(t *testing.T, ctx context.Context, c *client.Client) {
-	task := jsSend(t, ctx, c, "hello", nil)
+	task := testkit.SendTask(t, ctx, c, "hello", nil)
 	list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{
-		ContextId: task.ContextId, Status: a2a.TaskState_TASK_STATE_COMPLETED, PageSize: ptr[int32](10),
-		HistoryLength: ptr[int32](0), StatusTimestampAfter: a2a.Timestamp(time.Now().Add(-time.Hour)),
+		ContextId: task.ContextId, Status: a2a.TaskState_TASK_STATE_COMPLETED, PageSize: testkit.Ptr[int32](10),
+		HistoryLength: testkit.Ptr[int32](0), StatusTimestampAfter: a2a.Timestamp(time.Now().Add(-time.Hour)),
 	})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].Id != task.Id || len(list.Tasks[0].History) != 0 || len(list.Tasks[0].Artifacts) != 0 {
 		t.Fatalf("ListTasks(all filters) = %v, %v; want the task without history or artifacts", list, err)
@@ -338,8 +327,8 @@ func jsNegativeHistoryLength(t *testing.T, ctx context.Context, c *client.Client
 	// is read as 0 over JSON-RPC (the task comes back without history)
 	// but refused with 400 over HTTP+JSON. Parley refuses it on every
 	// binding with InvalidParams.
-	task := jsSend(t, ctx, c, "hello", nil)
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: ptr[int32](-1)})
+	task := testkit.SendTask(t, ctx, c, "hello", nil)
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: testkit.Ptr[int32](-1)})
 	if c.Interface().GetProtocolBinding() == a2a.BindingJSONRPC {
 		if err != nil || got.Id != task.Id || len(got.History) != 0 {
 			t.Fatalf("JSON-RPC GetTask(historyLength -1) = %v, %v; want the task without history", got, err)
@@ -386,14 +375,6 @@ func (n notModified) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// required fails the test when a response lacks a REQUIRED member.
-func required(t *testing.T, what string, m proto.Message) {
-	t.Helper()
-	if v := a2a.CheckRequired(m); len(v) > 0 {
-		t.Errorf("%s response lacks REQUIRED members: %v", what, v)
-	}
-}
-
 // factoryOf returns the transport factory of the binding c uses.
 func factoryOf(c *client.Client) client.TransportFactory {
 	if c.Interface().GetProtocolBinding() == a2a.BindingJSONRPC {
@@ -401,5 +382,3 @@ func factoryOf(c *client.Client) client.TransportFactory {
 	}
 	return client.REST()
 }
-
-func ptr[T any](v T) *T { return &v }

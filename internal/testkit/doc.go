@@ -2,8 +2,10 @@
 // test file says what it checks rather than how to set the scene: a Parley
 // server on a loopback port (StartServer, NewCore, ServeH2C), child
 // processes stopped when the test ends (StartProcess, StartNodeServer,
-// ParleyBinary), the draining of streams (Collect, Kinds, ReadSSE), and the
-// bounded exchange a fuzz target makes with a handler (Exchange).
+// ParleyBinary), the draining of streams (Collect, Kinds, ReadSSE), the
+// bounded exchange a fuzz target makes with a handler (Exchange), client
+// calls (SendTask, CheckRequired, Ptr), and the reading of the errors of
+// the JSON bindings off the wire (WireError).
 //
 // Everything here reports failures through the testing.TB it is given and
 // releases what it started with TB.Cleanup. Only _test.go files import it.

@@ -3,13 +3,13 @@ package parleyclient_test
 import (
 	"context"
 	"errors"
-	"iter"
 	"slices"
 	"testing"
 	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/interop/gosdk/internal/peer"
 )
 
@@ -75,53 +75,13 @@ func TestParleyClient(t *testing.T) {
 	}
 }
 
-// collect drains a stream into the names of its events ("kind:detail")
-// and the error that ended it.
-func collect(seq iter.Seq2[a2a.StreamEvent, error]) ([]string, []a2a.StreamEvent, error) {
-	var names []string
-	var evs []a2a.StreamEvent
-	for ev, err := range seq {
-		if err != nil {
-			return names, evs, err
-		}
-		evs = append(evs, ev)
-		r := ev.Response
-		switch {
-		case r.GetTask() != nil:
-			names = append(names, "task:"+r.GetTask().GetStatus().GetState().String())
-		case r.GetStatusUpdate() != nil:
-			names = append(names, "status:"+r.GetStatusUpdate().GetStatus().GetState().String())
-		case r.GetArtifactUpdate() != nil:
-			names = append(names, "artifact:"+a2a.JoinText(r.GetArtifactUpdate().GetArtifact().GetParts()))
-		case r.GetMessage() != nil:
-			names = append(names, "message:"+a2a.FirstText(r.GetMessage()))
-		default:
-			names = append(names, "?")
-		}
-	}
-	return names, evs, nil
-}
-
-// send sends text and returns the task it must make.
-func send(t *testing.T, ctx context.Context, c *client.Client, text string, cfg *a2a.SendMessageConfiguration) *a2a.Task {
-	t.Helper()
-	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage(text), Configuration: cfg})
-	if err != nil || resp.GetTask() == nil {
-		t.Fatalf("SendMessage(%q) = %v, %v; want a task", text, resp, err)
-	}
-	if v := a2a.CheckRequired(resp); len(v) > 0 {
-		t.Errorf("SendMessage(%q) response lacks REQUIRED members: %v", text, v)
-	}
-	return resp.GetTask()
-}
-
 // sendGetList: a task is sent, read back and listed by its context.
 func sendGetList(t *testing.T, ctx context.Context, c *client.Client) {
-	task := send(t, ctx, c, "hello", nil)
+	task := testkit.SendTask(t, ctx, c, "hello", nil)
 	if st := task.GetStatus().GetState(); st != a2a.TaskState_TASK_STATE_COMPLETED || len(task.Artifacts) != 1 || a2a.JoinText(task.Artifacts[0].Parts) != "hello" {
 		t.Fatalf("SendMessage(hello) = %v; want COMPLETED with the echo", task)
 	}
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: ptr[int32](1)})
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id, HistoryLength: testkit.Ptr[int32](1)})
 	if err != nil || got.Id != task.Id || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || len(got.History) > 1 {
 		t.Fatalf("GetTask(historyLength 1) = %v, %v", got, err)
 	}
@@ -129,7 +89,7 @@ func sendGetList(t *testing.T, ctx context.Context, c *client.Client) {
 	// refuses an anonymous ListTasks with -31401 / 401 / UNAUTHENTICATED
 	// (a choice the spec leaves open, §3.1.4). Parley's client must read
 	// that as Unauthenticated on every binding.
-	_, err = c.ListTasks(ctx, &a2a.ListTasksRequest{ContextId: task.ContextId, PageSize: ptr[int32](10)})
+	_, err = c.ListTasks(ctx, &a2a.ListTasksRequest{ContextId: task.ContextId, PageSize: testkit.Ptr[int32](10)})
 	if !errors.Is(err, a2a.ErrUnauthenticated) {
 		t.Fatalf("ListTasks(anonymous) = %v; want Unauthenticated", err)
 	}
@@ -141,7 +101,8 @@ func directMessage(t *testing.T, ctx context.Context, c *client.Client) {
 	if err != nil || a2a.FirstText(resp.GetMessage()) != "ahoy" {
 		t.Fatalf("SendMessage(reply) = %v, %v; want the message ahoy", resp, err)
 	}
-	got, _, err := collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("reply")}))
+	evs, err := testkit.Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("reply")}))
+	got := testkit.Kinds(evs)
 	if err != nil || !slices.Equal(got, []string{"message:ahoy"}) {
 		t.Fatalf("SendStreamingMessage(reply) = %q, %v", got, err)
 	}
@@ -149,7 +110,8 @@ func directMessage(t *testing.T, ctx context.Context, c *client.Client) {
 
 // stream: three artifact chunks, in order, between WORKING and COMPLETED.
 func stream(t *testing.T, ctx context.Context, c *client.Client) {
-	got, _, err := collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 3")}))
+	evs, err := testkit.Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 3")}))
+	got := testkit.Kinds(evs)
 	want := []string{"task:TASK_STATE_SUBMITTED", "status:TASK_STATE_WORKING", "artifact:chunk 0", "artifact:chunk 1", "artifact:chunk 2", "status:TASK_STATE_COMPLETED"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("SendStreamingMessage(stream 3) = %q, %v; want %q", got, err, want)
@@ -158,20 +120,21 @@ func stream(t *testing.T, ctx context.Context, c *client.Client) {
 
 // cancelTask: a running task is canceled, a completed one is not cancelable.
 func cancelTask(t *testing.T, ctx context.Context, c *client.Client) {
-	task := send(t, ctx, c, "slow 10000", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+	task := testkit.SendTask(t, ctx, c, "slow 10000", &a2a.SendMessageConfiguration{ReturnImmediately: true})
 	got, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: task.Id})
 	if err != nil || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_CANCELED {
 		t.Fatalf("CancelTask(running) = %v, %v; want CANCELED", got, err)
 	}
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: send(t, ctx, c, "hello", nil).Id}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: testkit.SendTask(t, ctx, c, "hello", nil).Id}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Fatalf("CancelTask(completed) = %v, want TaskNotCancelable", err)
 	}
 }
 
 // subscribe: a subscription follows a running task to its end.
 func subscribe(t *testing.T, ctx context.Context, c *client.Client) {
-	task := send(t, ctx, c, "slow 500", &a2a.SendMessageConfiguration{ReturnImmediately: true})
-	got, _, err := collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: task.Id}))
+	task := testkit.SendTask(t, ctx, c, "slow 500", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+	evs, err := testkit.Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: task.Id}))
+	got := testkit.Kinds(evs)
 	if err != nil || len(got) < 2 || got[len(got)-1] != "status:TASK_STATE_COMPLETED" {
 		t.Fatalf("SubscribeToTask(running) = %q, %v; want ... COMPLETED", got, err)
 	}
@@ -179,7 +142,7 @@ func subscribe(t *testing.T, ctx context.Context, c *client.Client) {
 
 // wait: WaitForCompletion follows a task to COMPLETED.
 func wait(t *testing.T, ctx context.Context, c *client.Client) {
-	task := send(t, ctx, c, "slow 300", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+	task := testkit.SendTask(t, ctx, c, "slow 300", &a2a.SendMessageConfiguration{ReturnImmediately: true})
 	got, err := c.WaitForCompletion(ctx, task.Id)
 	if err != nil || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
 		t.Fatalf("WaitForCompletion = %v, %v", got, err)
@@ -188,7 +151,7 @@ func wait(t *testing.T, ctx context.Context, c *client.Client) {
 
 // pushConfigs: a push configuration is created, read, listed and deleted.
 func pushConfigs(t *testing.T, ctx context.Context, c *client.Client) {
-	task := send(t, ctx, c, "hello", nil)
+	task := testkit.SendTask(t, ctx, c, "hello", nil)
 	cfg, err := c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskId: task.Id, Url: "https://example.com/hook", Token: "t"})
 	if err != nil || cfg.Id == "" || cfg.Url != "https://example.com/hook" {
 		t.Fatalf("CreateTaskPushNotificationConfig = %v, %v", cfg, err)
@@ -217,7 +180,7 @@ func mappedErrors(t *testing.T, ctx context.Context, c *client.Client) {
 	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: "no-such-task"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("CancelTask(unknown) = %v, want TaskNotFound", err)
 	}
-	if _, _, err := collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: "no-such-task"})); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := testkit.Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: "no-such-task"})); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("SubscribeToTask(unknown) = %v, want TaskNotFound", err)
 	}
 	_, err := c.GetExtendedAgentCard(ctx, nil)
@@ -235,6 +198,3 @@ func mappedErrors(t *testing.T, ctx context.Context, c *client.Client) {
 		t.Errorf("GetExtendedAgentCard(none declared) = %v, want UnsupportedOperation", err)
 	}
 }
-
-// ptr returns a pointer to v.
-func ptr[T any](v T) *T { return &v }

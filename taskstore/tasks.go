@@ -15,15 +15,28 @@ type Tasks interface {
 	// CreateTask stores a new task and the event that created it. The id
 	// must not exist in any scope.
 	CreateTask(ctx context.Context, s Scope, t *a2a.Task, ev Event) error
-	// UpdateTask replaces a stored task with the same id in the scope and
-	// records the event that changed it, in one atomic write.
-	UpdateTask(ctx context.Context, s Scope, t *a2a.Task, ev Event) error
+	// Append records one change of a task in the scope, in one atomic
+	// write: ev.Response, when set, is appended to the task's event log
+	// under ev.Seq and applied to the stored task as Apply does; ev.Message,
+	// when set, is added to the task's history without an event (a client's
+	// follow-up). The cost of an append must not grow with the task: no
+	// rewrite or copy of the whole task per event. ev.Seq is the task's
+	// last sequence number plus one when ev.Response is set, and zero
+	// otherwise; an Append whose Seq is not LastSeq+1 fails without
+	// writing (ErrSeq).
+	Append(ctx context.Context, s Scope, id string, ev Event) error
 	// GetTask returns the task with the id in the scope, or ErrNotFound.
 	GetTask(ctx context.Context, s Scope, id string) (*a2a.Task, error)
 	// LastSeq returns the sequence number of the task's last recorded
 	// event, or ErrNotFound. Sequence numbers survive restarts, so stream
 	// event ids keep increasing (the ground for lossless resume).
 	LastSeq(ctx context.Context, s Scope, id string) (uint64, error)
+	// Events returns up to limit of the task's logged events whose sequence
+	// number is greater than after, oldest first, each with its Seq. It
+	// returns ErrNotFound when the task does not exist in the scope, and
+	// ErrPruned when event after+1 exists no more (pruned by PruneEvents,
+	// see the resume window) while the task does.
+	Events(ctx context.Context, s Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error)
 	// ListTasks returns one page of the scope's tasks. Implementations must
 	// use an index on the sort key, not scan every task, to find a page.
 	ListTasks(ctx context.Context, s Scope, q ListQuery) (ListResult, error)
@@ -35,15 +48,23 @@ type Tasks interface {
 	// timestamp is before the given time, with their push configurations
 	// and queued notifications. It returns how many tasks were removed.
 	DeleteFinished(ctx context.Context, before time.Time) (int, error)
+	// PruneEvents removes logged events recorded before the given time, in
+	// every scope, except each task's last event (so LastSeq and resume
+	// from the last event keep working). Tasks are not changed. It returns
+	// how many events were removed.
+	PruneEvents(ctx context.Context, before time.Time) (int, error)
 }
 
-// Event is the change a write records: the task's event sequence number
-// after the change and the event sent to the task's subscribers. The stored
-// sequence number never decreases: a zero Seq (a change that produced no
-// event, such as a client message appended to the history) keeps it.
+// Event is the change a write records: the event sent to the task's
+// subscribers, with its sequence number (1 for the creation, then +1 per
+// event), and/or a message added to the history without an event.
 type Event struct {
 	Seq      uint64
 	Response *a2a.StreamResponse
+	// Message, on Append only, is a client message added to the task's
+	// history that is not a stream event (a follow-up): Seq is zero and
+	// Response nil when it is set.
+	Message *a2a.Message
 	// Push queues Response in the push outbox, in the same atomic write:
 	// CreateTask and UpdateTask queue it once for every active (not
 	// suspended) push configuration of the task, PutPushConfig once for

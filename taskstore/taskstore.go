@@ -55,3 +55,11 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 }
+
+// ErrPruned is returned by Events when the events asked for are no longer
+// kept (the resume window passed); the caller starts from a snapshot.
+var ErrPruned = errors.New("taskstore: events pruned")
+
+// ErrSeq is returned by Append when the event's sequence number does not
+// follow the task's last one: another writer got there first.
+var ErrSeq = errors.New("taskstore: event out of sequence")

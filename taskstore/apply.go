@@ -1,0 +1,51 @@
+package taskstore
+
+import (
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+)
+
+// Apply changes t as the stream event ev says, the one rule every store
+// uses to keep a task's current state from its log:
+//   - a status update replaces the status, and its message, when it has
+//     one, is added to the history (agent messages are part of the
+//     conversation, spec §4.1.1);
+//   - an artifact update with append adds its parts to the artifact with
+//     the same id (a2a.AppendChunk), without append replaces it; an
+//     artifact whose id is new is added at the end (an append to an
+//     unknown artifact starts it: docs/decisions.md#b11);
+//   - a Task replaces everything;
+//   - a Message changes nothing (a direct reply is not part of a task).
+//
+// Apply keeps what it is given: callers pass values they own (clones).
+// It reports whether the artifact update was for a known artifact id
+// (true for every other event).
+func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
+	switch p := ev.GetPayload().(type) {
+	case *a2a.StreamResponse_StatusUpdate:
+		t.Status = p.StatusUpdate.GetStatus()
+		if m := t.Status.GetMessage(); m != nil {
+			t.History = append(t.History, m)
+		}
+	case *a2a.StreamResponse_ArtifactUpdate:
+		u := p.ArtifactUpdate
+		for i, a := range t.Artifacts {
+			if a.ArtifactId != u.GetArtifact().GetArtifactId() {
+				continue
+			}
+			if u.Append {
+				a2a.AppendChunk(a, u.Artifact)
+			} else {
+				t.Artifacts[i] = u.Artifact
+			}
+			return true
+		}
+		t.Artifacts = append(t.Artifacts, u.Artifact)
+		return false
+	case *a2a.StreamResponse_Task:
+		proto.Reset(t)
+		proto.Merge(t, p.Task)
+	}
+	return true
+}

@@ -46,6 +46,11 @@ type CallInfo struct {
 	Extensions []string
 	// Principal is the authenticated caller's name, "" when anonymous.
 	Principal string
+	// LastEventID is the resume position as received, unparsed: the SSE
+	// Last-Event-ID header on the HTTP bindings, the last-event-id
+	// metadata on gRPC ("" if absent). Only SubscribeToTask reads it; the
+	// core parses and checks it, so every binding refuses a bad one alike.
+	LastEventID string
 	// Activated is filled by the core with the extensions it activated; the
 	// binding echoes them in the response's A2A-Extensions.
 	Activated []string

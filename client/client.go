@@ -52,6 +52,23 @@ type Options struct {
 	// RetryDelay is the base of the exponential backoff between retries
 	// (default 200 ms); each wait is randomized (jitter).
 	RetryDelay time.Duration
+	// Resumes is how many times in a row the client tries to resume a
+	// task stream that broke after its first event (default 5; negative:
+	// never). A stream of SendStreamingMessage or SubscribeToTask that
+	// breaks (the connection drops, or the server cuts off a reader too
+	// slow for it) before its task is terminal or interrupted goes on as
+	// a SubscribeToTask after the last event received (Last-Event-ID on
+	// the HTTP bindings, last-event-id metadata on gRPC): the caller's
+	// iterator continues with no gap and no duplicate. Attempts are
+	// spaced by RetryDelay's backoff, the first made at once, and counted
+	// afresh whenever a resumed stream delivers an event. A stream is
+	// resumable only when its events are numbered (StreamEvent.Seq), as
+	// Parley's are on every binding.
+	Resumes int
+	// OnResume, when set, is called before each attempt to resume a
+	// broken stream with the task, the number of the last event received
+	// and the failure that broke the stream (for logs; it must not block).
+	OnResume func(taskID string, after uint64, cause error)
 	// PollInterval is WaitForCompletion's first wait between GetTask calls
 	// when it cannot stream (default 500 ms); it doubles up to 5 s.
 	PollInterval time.Duration
@@ -64,6 +81,7 @@ type Options struct {
 // Default option values.
 const (
 	DefaultRetries      = 2
+	DefaultResumes      = 5
 	DefaultRetryDelay   = 200 * time.Millisecond
 	DefaultPollInterval = 500 * time.Millisecond
 	maxPollInterval     = 5 * time.Second
@@ -93,11 +111,13 @@ const (
 // honours messageId idempotency (Parley does) runs the agent once; a
 // stream is retried only when it failed before any event arrived;
 // CreateTaskPushNotificationConfig is retried only when the connection
-// failed. A stream that ends before a terminal or interrupted state (or,
-// for SendStreamingMessage, before a direct message) ends with a
-// *StreamEndedError (errors.Is(err, ErrStreamEnded)): call GetTask, and
-// subscribe again if the task is not finished (WaitForCompletion does
-// this). GetExtendedAgentCard's result is returned, not cached: a caller
+// failed. A task stream that breaks after its first event is resumed from
+// the last event received (Options.Resumes): the caller sees one
+// uninterrupted iterator. A stream that ends before a terminal or
+// interrupted state (or, for SendStreamingMessage, before a direct
+// message) and cannot be resumed ends with a *StreamEndedError
+// (errors.Is(err, ErrStreamEnded)): call GetTask, and subscribe again if
+// the task is not finished (WaitForCompletion does this). GetExtendedAgentCard's result is returned, not cached: a caller
 // that wants it to replace the public card (spec §13.3) makes a new Client
 // from it.
 type Client struct {
@@ -107,6 +127,8 @@ type Client struct {
 	cands       []candidate
 	cur         atomic.Int32
 	retries     int
+	resumes     int
+	onResume    func(taskID string, after uint64, cause error)
 	delay       time.Duration
 	poll        time.Duration
 	notes       notes // what WaitForCompletion needs to know about follow-ups
@@ -143,6 +165,12 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	case o.Retries < 0:
 		o.Retries = 0
 	}
+	switch {
+	case o.Resumes == 0:
+		o.Resumes = DefaultResumes
+	case o.Resumes < 0:
+		o.Resumes = 0
+	}
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = DefaultRetryDelay
 	}
@@ -161,7 +189,8 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 		cfg.Header.Set("Authorization", "Bearer "+o.BearerToken)
 	}
 
-	c := &Client{card: proto.Clone(card).(*a2a.AgentCard), retries: o.Retries, delay: o.RetryDelay, poll: o.PollInterval}
+	c := &Client{card: proto.Clone(card).(*a2a.AgentCard), retries: o.Retries, resumes: o.Resumes,
+		onResume: o.OnResume, delay: o.RetryDelay, poll: o.PollInterval}
 	c.inv = a2a.Chain(invoker{c}, o.Middleware...)
 	c.Service = a2a.NewService(c.inv)
 	var skipped []string
@@ -297,63 +326,6 @@ func (c *Client) unary(ctx context.Context, req proto.Message, safe bool, call f
 	}
 }
 
-// stream runs a streaming call with interface fallback and retries before
-// the first event, and checks how the stream ended (see ErrStreamEnded).
-//
-// Each ranging of the returned sequence is one independent call.
-func (c *Client) stream(ctx context.Context, req proto.Message, tr0 streamTracker, open func(Transport, proto.Message) iter.Seq2[a2a.StreamEvent, error]) iter.Seq2[a2a.StreamEvent, error] {
-	return func(yield func(a2a.StreamEvent, error) bool) {
-		req := proto.Clone(req)
-		tr := tr0
-		start := int(c.cur.Load())
-		for attempt := 0; ; attempt++ {
-			var early error // a failure before the first event
-			for k := range c.cands {
-				i := (start + k) % len(c.cands)
-				setTenant(req, c.cands[i].iface.GetTenant())
-				started := false
-				early = nil
-				for ev, err := range open(c.cands[i].t, req) {
-					if !started && k > 0 && !connectFailed(err) {
-						c.cur.CompareAndSwap(int32(start), int32(i)) // this interface answers
-					}
-					if err != nil {
-						if !started {
-							early = err
-							break
-						}
-						yield(a2a.StreamEvent{}, tr.cut(ctx, err))
-						return
-					}
-					started = true
-					tr.observe(ev)
-					if !yield(ev, nil) {
-						return
-					}
-				}
-				if early == nil {
-					if err := tr.end(); err != nil {
-						yield(a2a.StreamEvent{}, err)
-					}
-					return
-				}
-				if !connectFailed(early) {
-					break
-				}
-			}
-			if attempt >= c.retries || !retryable(early, true) || ctx.Err() != nil {
-				yield(a2a.StreamEvent{}, early)
-				return
-			}
-			if werr := c.wait(ctx, attempt); werr != nil {
-				yield(a2a.StreamEvent{}, werr)
-				return
-			}
-			start = int(c.cur.Load())
-		}
-	}
-}
-
 // setTenant sets the request's tenant field to the interface's tenant, or
 // clears it when the interface has none (spec §8.3.2).
 func setTenant(req proto.Message, tenant string) {
@@ -439,9 +411,7 @@ func (v invoker) Stream(ctx context.Context, m *a2a.Method, req proto.Message) i
 	case *a2a.SubscribeToTaskRequest:
 		tr = streamTracker{taskID: r.GetId()}
 	}
-	seq := v.c.stream(ctx, r, tr, func(t Transport, r proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-		return t.Stream(ctx, m, r)
-	})
+	seq := v.c.stream(ctx, m, r, tr)
 	msgID, taskID := followUpOf(r)
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		var before *timestamppb.Timestamp

@@ -89,6 +89,26 @@ func (s *streamTracker) settled() bool {
 	return s.send && (s.message || (a2a.IsInterrupted(s.state) && !s.snapshot))
 }
 
+// over reports whether the task settled as far as resuming goes: a
+// terminal or interrupted state (not a follow-up's starting snapshot), or
+// a direct message. A stream broken after that is not resumed.
+func (s *streamTracker) over() bool {
+	return a2a.IsTerminal(s.state) || s.message || (a2a.IsInterrupted(s.state) && !s.snapshot)
+}
+
+// closesSend reports whether a SendStreamingMessage stream closes here
+// (docs/decisions.md#b2): a terminal state, INPUT_REQUIRED (not a
+// follow-up's starting snapshot) or a direct message.
+func (s *streamTracker) closesSend() bool {
+	return a2a.IsTerminal(s.state) || s.message ||
+		(s.state == a2a.TaskState_TASK_STATE_INPUT_REQUIRED && !s.snapshot)
+}
+
+// resumed notes that the stream goes on as a subscription after a break: a
+// Task arriving now is the task as it stands, not the state a follow-up
+// answers.
+func (s *streamTracker) resumed() { s.followUp = false }
+
 // end returns the error for a stream the server closed: nil when the task
 // settled, a *StreamEndedError otherwise.
 func (s *streamTracker) end() error {

@@ -50,8 +50,8 @@ func TestStreams(t *testing.T) {
 	}
 }
 
-// streamChunks: a stream of artifact chunks arrives whole, in order, with
-// increasing sequence numbers on the SSE bindings.
+// streamChunks: a stream of artifact chunks arrives whole, in order,
+// numbered from 1 on every binding.
 func streamChunks(t *testing.T, b binding, c *client.Client) {
 	evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 3")}))
 	if err != nil {
@@ -62,15 +62,11 @@ func streamChunks(t *testing.T, b binding, c *client.Client) {
 	if len(got) < 5 || !strings.HasPrefix(got[0], "task:") || !slices.Equal(got[len(got)-4:], want) {
 		t.Fatalf("events = %q, want a task, ..., then %q", got, want)
 	}
-	for i := 1; i < len(evs); i++ {
-		if b.name == a2a.BindingGRPC {
-			if evs[i].Seq != 0 {
-				t.Fatalf("gRPC event %d has sequence number %d, want 0 (not on the wire)", i, evs[i].Seq)
-			}
-			continue
-		}
-		if evs[i].Seq <= evs[i-1].Seq || evs[i-1].Seq == 0 {
-			t.Fatalf("sequence numbers %d then %d, want increasing from 1", evs[i-1].Seq, evs[i].Seq)
+	// Every binding numbers the events: SSE by id:, gRPC by the
+	// first-event-id response metadata.
+	for i := range evs {
+		if evs[i].Seq != uint64(i+1) {
+			t.Fatalf("event %d has sequence number %d, want %d", i, evs[i].Seq, i+1)
 		}
 	}
 	a := evs[len(evs)-2].Response.GetArtifactUpdate()
@@ -224,7 +220,7 @@ func fakeClient(t *testing.T, b binding, h http.Handler) *client.Client {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	card, _ := agents.Card("echo", []*a2a.AgentInterface{{Url: hs.URL, ProtocolBinding: b.name, ProtocolVersion: "1.0"}})
-	c, err := client.New(card, &client.Options{Retries: -1})
+	c, err := client.New(card, &client.Options{Retries: -1, Resumes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,8 +39,16 @@ import (
 // UNAVAILABLE, DEADLINE_EXCEEDED and CANCELED from the server, a failed
 // connection, a non-gRPC answer (a proxy's 503) and a broken stream are
 // *transport.Error values, so retries and interface fallback work as on the
-// other bindings. Stream events carry no sequence number (StreamEvent.Seq
-// is 0): the proto has no field for it.
+// other bindings.
+//
+// The proto has no field for an event's sequence number, so a stream
+// carries it once: the server's response header metadata first-event-id
+// holds the number of the stream's first event, and each event after it
+// counts up by one. The transport fills StreamEvent.Seq so; against a
+// server that sends no first-event-id, Seq is 0 (unknown) and the Client
+// cannot resume the stream. A SubscribeToTask call whose context carries a
+// resume position (a2a.WithResumeAfter) sends it as the request metadata
+// last-event-id.
 //
 // It is safe for concurrent use.
 type Transport struct {
@@ -221,6 +230,9 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 	for k, v := range t.md {
 		h[k] = v
 	}
+	if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
+		h.Set(lastEventIDKey, strconv.FormatUint(seq, 10))
+	}
 	return context.WithValue(ctx, callStateKey{}, st), st, req
 }
 
@@ -250,16 +262,41 @@ func (t *Transport) Stream(ctx context.Context, m *a2a.Method, req proto.Message
 			s.Close()
 		}()
 		started := false
+		var seq uint64 // the next event's number; 0 when the server sent none
 		for s.Receive() {
-			started = true
-			if !yield(a2a.StreamEvent{Response: s.Msg().Message.(*a2a.StreamResponse)}, nil) {
+			if !started {
+				seq = firstEventID(s.ResponseHeader())
+				started = true
+			}
+			if !yield(a2a.StreamEvent{Seq: seq, Response: s.Msg().Message.(*a2a.StreamResponse)}, nil) {
 				return
+			}
+			if seq != 0 {
+				seq++
 			}
 		}
 		if err := s.Err(); err != nil {
 			yield(a2a.StreamEvent{}, t.failure(ctx, m.Name, st, started, err))
 		}
 	}
+}
+
+// The metadata keys of stream positions (see Transport): the request's
+// resume position and the number of a response stream's first event.
+const (
+	lastEventIDKey  = "last-event-id"
+	firstEventIDKey = "first-event-id"
+)
+
+// firstEventID reads the first-event-id response metadata: the sequence
+// number of the stream's first event, 0 when absent or not a positive
+// decimal number.
+func firstEventID(h http.Header) uint64 {
+	n, err := strconv.ParseUint(strings.TrimSpace(h.Get(firstEventIDKey)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // failure turns a connect-go error into the error a Transport reports:

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -67,7 +68,9 @@ func CheckURL(raw string) (*url.URL, error) {
 }
 
 // Send performs one request and returns the response, or the error a
-// Transport reports when no response arrived.
+// Transport reports when no response arrived. A SubscribeToTask request
+// whose context carries a resume position (a2a.WithResumeAfter) sends it as
+// Last-Event-ID, the SSE standard's header, which both HTTP bindings read.
 func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, contentType, accept string) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
@@ -84,6 +87,9 @@ func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, co
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", accept)
+	if seq, ok := a2a.ResumeAfter(ctx); ok && op == a2a.MethodSubscribeToTask {
+		req.Header.Set(a2a.LastEventIDHeader, strconv.FormatUint(seq, 10))
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, transport.RequestFailure(ctx, op, u, err)

@@ -1,0 +1,184 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+)
+
+// How a Client carries a task stream (SendStreamingMessage,
+// SubscribeToTask) across a broken connection. Every event of a task has a
+// sequence number (StreamEvent.Seq: 1 for the creation, then +1 per
+// event). When a stream that has delivered numbered events breaks before
+// its task settled, the Client calls SubscribeToTask for the task with the
+// number of the last event it yielded (a2a.WithResumeAfter, sent as
+// Last-Event-ID or the gRPC metadata last-event-id): the server sends the
+// events after it, then live ones, and the caller's iterator goes on as if
+// nothing happened. Any event whose number is not above the last one
+// yielded is dropped, so a server that repeats itself causes no duplicate.
+
+// lastEventIDMeta is the error metadata key under which a server that cut
+// a subscriber off (it read too slowly) names the last event it sent: such
+// an error is a break to resume from, not the end of the stream.
+const lastEventIDMeta = "lastEventId"
+
+// streamRun is one ranging of a task stream.
+type streamRun struct {
+	c     *Client
+	ctx   context.Context
+	m     *a2a.Method
+	tr    streamTracker
+	yield func(a2a.StreamEvent, error) bool
+	// last is the number of the last event yielded; 0 when unknown (no
+	// event yet, or the binding did not number the last one), which rules
+	// resumption out.
+	last uint64
+	// resumed is set once the stream continues as a SubscribeToTask.
+	resumed bool
+}
+
+// stream runs a streaming call with interface fallback, retries before the
+// first event, resumption after it, and the check of how the stream ended
+// (see ErrStreamEnded).
+//
+// Each ranging of the returned sequence is one independent call.
+func (c *Client) stream(ctx context.Context, m *a2a.Method, req proto.Message, tr streamTracker) iter.Seq2[a2a.StreamEvent, error] {
+	return func(yield func(a2a.StreamEvent, error) bool) {
+		s := &streamRun{c: c, ctx: ctx, m: m, tr: tr, yield: yield}
+		if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
+			s.last = seq // the caller resumes by itself: nothing up to seq is news
+		}
+		s.run(proto.Clone(req))
+	}
+}
+
+// run makes the call, retrying it while it fails before any event, and
+// hands a stream broken after its start to resume.
+func (s *streamRun) run(req proto.Message) {
+	for attempt := 0; ; attempt++ {
+		started, err := s.pass(s.ctx, s.m, req)
+		switch {
+		case err == nil:
+			return
+		case started:
+			s.resume(err)
+			return
+		case attempt >= s.c.retries || !retryable(err, true) || s.ctx.Err() != nil:
+			s.yield(a2a.StreamEvent{}, err)
+			return
+		}
+		if werr := s.c.wait(s.ctx, attempt); werr != nil {
+			s.yield(a2a.StreamEvent{}, werr)
+			return
+		}
+	}
+}
+
+// pass makes one call of m, on the current interface and, while
+// connections fail, on the next ones, forwarding its events. started says
+// whether any event arrived. A nil error means the run is over: the stream
+// ended (its end check yielded) or the consumer stopped; otherwise the
+// error is the failure that ended the pass, not yet yielded.
+func (s *streamRun) pass(ctx context.Context, m *a2a.Method, req proto.Message) (started bool, err error) {
+	c := s.c
+	start := int(c.cur.Load())
+	for k := range c.cands {
+		i := (start + k) % len(c.cands)
+		setTenant(req, c.cands[i].iface.GetTenant())
+		started, err = false, nil
+		for ev, e := range c.cands[i].t.Stream(ctx, m, req) {
+			if !started && k > 0 && !connectFailed(e) {
+				c.cur.CompareAndSwap(int32(start), int32(i)) // this interface answers
+			}
+			if e != nil {
+				err = e
+				break
+			}
+			started = true
+			if !s.forward(ev) {
+				return true, nil
+			}
+		}
+		if err == nil {
+			if eerr := s.tr.end(); eerr != nil {
+				s.yield(a2a.StreamEvent{}, eerr)
+			}
+			return started, nil
+		}
+		if started || !connectFailed(err) {
+			return started, err
+		}
+	}
+	return started, err
+}
+
+// forward yields an event unless it was yielded already. It returns false
+// when the run is over: the consumer stopped, or a resumed stream reached
+// the point where the original one would have closed.
+func (s *streamRun) forward(ev a2a.StreamEvent) bool {
+	if ev.Seq != 0 && ev.Seq <= s.last {
+		return true // already yielded before the break
+	}
+	s.last = ev.Seq
+	s.tr.observe(ev)
+	if !s.yield(ev, nil) {
+		return false
+	}
+	// A SendStreamingMessage stream closes at INPUT_REQUIRED
+	// (docs/decisions.md#b2); the subscription carrying it on after a
+	// break would not, so the Client ends it there.
+	return !(s.resumed && s.tr.send && s.tr.closesSend())
+}
+
+// resume carries a stream broken by err on as a SubscribeToTask after the
+// last event yielded, as long as the break allows it (resumable), making at
+// most Options.Resumes attempts in a row without receiving a new event,
+// with backoff between them. The first attempt is made at once.
+func (s *streamRun) resume(err error) {
+	m := a2a.MethodByName(a2a.MethodSubscribeToTask)
+	for tries := 0; s.resumable(err) && tries < s.c.resumes; {
+		if tries > 0 {
+			if werr := s.c.wait(s.ctx, tries-1); werr != nil {
+				s.yield(a2a.StreamEvent{}, werr)
+				return
+			}
+		}
+		tries++
+		if s.c.onResume != nil {
+			s.c.onResume(s.tr.taskID, s.last, err)
+		}
+		s.resumed = true
+		s.tr.resumed()
+		before := s.last
+		sub := &a2a.SubscribeToTaskRequest{Id: s.tr.taskID}
+		_, err = s.pass(a2a.WithResumeAfter(s.ctx, s.last), m, sub)
+		if err == nil {
+			return
+		}
+		if s.last != before {
+			tries = 0 // progress: the next break gets its own attempts
+		}
+	}
+	s.yield(a2a.StreamEvent{}, s.tr.cut(s.ctx, err))
+}
+
+// resumable reports whether a stream broken by err can be resumed: the
+// task and the last event's number are known, the task has not settled,
+// the caller has not given up, and the break is a transport failure or the
+// server's report that it cut a slow reader off (an error whose metadata
+// names lastEventId). Any other error the server sent ends the stream.
+func (s *streamRun) resumable(err error) bool {
+	if s.c.resumes <= 0 || s.ctx.Err() != nil || s.tr.taskID == "" || s.last == 0 || s.tr.over() {
+		return false
+	}
+	var te *TransportError
+	if errors.As(err, &te) {
+		return true
+	}
+	var ae *a2a.Error
+	return errors.As(err, &ae) && ae.Code == a2a.CodeInternal && ae.Metadata[lastEventIDMeta] != ""
+}

@@ -1,0 +1,201 @@
+package client_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
+	"parley.dev/parley/internal/testkit"
+)
+
+// TestResume: a task stream broken after its first event goes on as a
+// SubscribeToTask after the last event received, on every binding, and the
+// caller sees every event of the log once, in order, whatever way the
+// stream broke.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	for _, b := range bindings {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			for _, tc := range []struct {
+				name    string
+				f     *resumeFake
+				sub   bool // SubscribeToTask instead of SendStreamingMessage
+				calls []string
+			}{
+				{name: "cut every 3 events", f: &resumeFake{per: 3},
+					calls: []string{"SendStreamingMessage", "SubscribeToTask@3", "SubscribeToTask@6", "SubscribeToTask@9"}},
+				{name: "cut every event", f: &resumeFake{per: 1},
+					calls: subscribes("SendStreamingMessage", 1, 12)},
+				{name: "server repeats events", f: &resumeFake{per: 4, overlap: 2},
+					calls: []string{"SendStreamingMessage", "SubscribeToTask@4", "SubscribeToTask@6", "SubscribeToTask@8", "SubscribeToTask@10"}},
+				{name: "slow reader cut off", f: &resumeFake{per: 5, slow: true},
+					calls: []string{"SendStreamingMessage", "SubscribeToTask@5", "SubscribeToTask@10"}},
+				{name: "subscription", sub: true, f: &resumeFake{per: 4},
+					calls: subscribes("SubscribeToTask@0", 4, 12)},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					f := tc.f
+					f.log = chunkLog(10, a2a.TaskState_TASK_STATE_COMPLETED)
+					var resumes atomic.Int64
+					c := resumeClient(t, b, f, client.Options{OnResume: func(id string, after uint64, cause error) {
+						if id != "t1" || after == 0 || cause == nil {
+							t.Errorf("OnResume(%q, %d, %v), want task t1, a position and a cause", id, after, cause)
+						}
+						resumes.Add(1)
+					}})
+					ctx := testCtx(t)
+					seq := c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("x")})
+					if tc.sub {
+						seq = c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: "t1"})
+					}
+					evs, err := testkit.Collect(seq)
+					if err != nil {
+						t.Fatalf("stream error = %v, want none", err)
+					}
+					checkWholeLog(t, evs, len(f.log))
+					if got := f.requests(); !slices.Equal(got, tc.calls) {
+						t.Errorf("calls = %q, want %q", got, tc.calls)
+					}
+					if int(resumes.Load()) != len(tc.calls)-1 {
+						t.Errorf("OnResume called %d times, want %d", resumes.Load(), len(tc.calls)-1)
+					}
+				})
+			}
+		})
+	}
+}
+
+// subscribes returns first, then SubscribeToTask calls resuming after
+// step, 2*step, ... below end.
+func subscribes(first string, step, end int) []string {
+	calls := []string{first}
+	for n := step; n < end; n += step {
+		calls = append(calls, fmt.Sprintf("SubscribeToTask@%d", n))
+	}
+	return calls
+}
+
+// checkWholeLog checks that evs are events 1..n of the log, each once, in
+// order, and that the artifact's chunks reassemble to the whole text.
+func checkWholeLog(t *testing.T, evs []a2a.StreamEvent, n int) {
+	t.Helper()
+	if len(evs) != n {
+		t.Fatalf("%d events (%q), want %d", len(evs), testkit.Kinds(evs), n)
+	}
+	var asm a2a.ArtifactAssembler
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has Seq %d, want %d (kinds %q)", i, ev.Seq, i+1, testkit.Kinds(evs))
+		}
+		asm.Add(ev)
+	}
+	var want string
+	for i := range n - 2 {
+		want += fmt.Sprintf("chunk %d", i)
+	}
+	if got := asm.Text("out"); got != want || !asm.Done("out") {
+		t.Errorf("artifact text = %q (done %v), want %q, done", got, asm.Done("out"), want)
+	}
+}
+
+// TestResumeLimits: what is not resumed, and how a stream that cannot be
+// resumed ends.
+func TestResumeLimits(t *testing.T) {
+	t.Parallel()
+	for _, b := range bindings {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			t.Run("disabled", func(t *testing.T) {
+				t.Parallel()
+				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 3}
+				c := resumeClient(t, b, f, client.Options{Resumes: -1})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				checkCut(t, evs, err, 3, a2a.TaskState_TASK_STATE_WORKING)
+				if got := f.requests(); len(got) != 1 {
+					t.Errorf("calls = %q, want only the send", got)
+				}
+			})
+			t.Run("break before any event", func(t *testing.T) {
+				t.Parallel()
+				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 0}
+				c := resumeClient(t, b, f, client.Options{Retries: -1})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				var te *client.TransportError
+				if len(evs) != 0 || !errors.As(err, &te) || errors.Is(err, client.ErrStreamEnded) {
+					t.Errorf("%d events, error %v; want none and the TransportError itself", len(evs), err)
+				}
+				if got := f.requests(); len(got) != 1 {
+					t.Errorf("calls = %q, want only the send", got)
+				}
+			})
+			t.Run("attempts bounded", func(t *testing.T) {
+				t.Parallel()
+				// Every resumed call resends what the client has and
+				// breaks: no progress, so the attempts run out.
+				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 2, overlap: 2}
+				var resumes atomic.Int64
+				c := resumeClient(t, b, f, client.Options{Resumes: 3, OnResume: func(string, uint64, error) { resumes.Add(1) }})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				checkCut(t, evs, err, 2, a2a.TaskState_TASK_STATE_WORKING)
+				want := []string{"SendStreamingMessage", "SubscribeToTask@2", "SubscribeToTask@2", "SubscribeToTask@2"}
+				if got := f.requests(); !slices.Equal(got, want) || resumes.Load() != 3 {
+					t.Errorf("calls = %q, OnResume %d times; want %q, 3 times", got, resumes.Load(), want)
+				}
+			})
+			t.Run("interrupted task not resumed", func(t *testing.T) {
+				t.Parallel()
+				log := chunkLog(1, a2a.TaskState_TASK_STATE_INPUT_REQUIRED)
+				log = append(log, log[0]) // a later event the cut keeps from the client
+				f := &resumeFake{log: log, per: 3}
+				c := resumeClient(t, b, f, client.Options{})
+				evs, err := testkit.Collect(c.SubscribeToTask(testCtx(t), &a2a.SubscribeToTaskRequest{Id: "t1"}))
+				checkCut(t, evs, err, 3, a2a.TaskState_TASK_STATE_INPUT_REQUIRED)
+				if got := f.requests(); len(got) != 1 {
+					t.Errorf("calls = %q, want only the subscription", got)
+				}
+			})
+			t.Run("resume refused", func(t *testing.T) {
+				t.Parallel()
+				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 2,
+					refuse: a2a.NewError(a2a.CodeTaskNotFound, "gone")}
+				c := resumeClient(t, b, f, client.Options{})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				if len(evs) != 2 || !isA2AError(err, a2a.CodeTaskNotFound) {
+					t.Errorf("%d events, error %v; want 2, then TaskNotFoundError", len(evs), err)
+				}
+				if got, want := f.requests(), []string{"SendStreamingMessage", "SubscribeToTask@2"}; !slices.Equal(got, want) {
+					t.Errorf("calls = %q, want %q", got, want)
+				}
+			})
+			t.Run("resumed send ends at input required", func(t *testing.T) {
+				t.Parallel()
+				// The subscription that carries the send on stays open at
+				// INPUT_REQUIRED; the send would have closed: so does the
+				// client.
+				f := &resumeFake{log: chunkLog(3, a2a.TaskState_TASK_STATE_INPUT_REQUIRED), per: 2, hold: true}
+				c := resumeClient(t, b, f, client.Options{})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				if err != nil || len(evs) != 5 || evs[4].State() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+					t.Errorf("%d events (%q), error %v; want 5 ending at INPUT_REQUIRED, no error", len(evs), testkit.Kinds(evs), err)
+				}
+			})
+		})
+	}
+}
+
+// checkCut checks that a stream yielded n events and then ended with a
+// *StreamEndedError in state st wrapping a transport failure.
+func checkCut(t *testing.T, evs []a2a.StreamEvent, err error, n int, st a2a.TaskState) {
+	t.Helper()
+	var se *client.StreamEndedError
+	var te *client.TransportError
+	if len(evs) != n || !errors.As(err, &se) || se.State != st || se.TaskID != "t1" || !errors.As(err, &te) {
+		t.Errorf("%d events, error %v; want %d, then a cut StreamEndedError in %s", len(evs), err, n, st)
+	}
+}

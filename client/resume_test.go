@@ -22,7 +22,7 @@ func TestResume(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			for _, tc := range []struct {
-				name    string
+				name  string
 				f     *resumeFake
 				sub   bool // SubscribeToTask instead of SendStreamingMessage
 				calls []string

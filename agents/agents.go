@@ -38,6 +38,9 @@ func Echo() server.Agent {
 //	reject, fail     ends REJECTED or FAILED with a status message
 //	stream N         N chunks "chunk 0".."chunk N-1" of artifact "stream",
 //	                 then COMPLETED
+//	stream N every MS
+//	                 as stream N, with MS milliseconds between two chunks
+//	                 (ends when canceled); for resume tests
 //	slow MS          WORKING, waits MS milliseconds (ends when canceled),
 //	                 then completes with the echo artifact
 //	append-unknown   an append to an artifact never sent, then COMPLETED
@@ -115,19 +118,11 @@ func conformance(ctx context.Context, req *server.Request, em *server.Emitter) e
 	case "fail":
 		return em.StatusText(a2a.TaskState_TASK_STATE_FAILED, "the agent failed the task on request")
 	case "stream":
-		n, err := strconv.Atoi(strings.TrimSpace(arg))
-		if err != nil || n < 0 {
+		n, every, ok := streamArgs(arg)
+		if !ok {
 			break
 		}
-		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			if err := streamChunk(em, i, n); err != nil {
-				return err
-			}
-		}
-		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+		return stream(ctx, em, n, every)
 	case "slow":
 		ms, err := strconv.Atoi(strings.TrimSpace(arg))
 		if err != nil || ms < 0 {
@@ -144,6 +139,53 @@ func conformance(ctx context.Context, req *server.Request, em *server.Emitter) e
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 	}
 	return echo(em, text)
+}
+
+// streamArgs reads the arguments of "stream N" and "stream N every MS":
+// the number of chunks and the pause between two of them.
+func streamArgs(arg string) (n int, every time.Duration, ok bool) {
+	f := strings.Fields(arg)
+	if len(f) != 1 && (len(f) != 3 || f[1] != "every") {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 0 {
+		return 0, 0, false
+	}
+	if len(f) == 3 {
+		ms, err := strconv.Atoi(f[2])
+		if err != nil || ms < 0 {
+			return 0, 0, false
+		}
+		every = time.Duration(ms) * time.Millisecond
+	}
+	return n, every, true
+}
+
+// stream works, emits n chunks of the "stream" artifact with a pause of
+// every between two of them, and completes. A canceled task stops at once.
+func stream(ctx context.Context, em *server.Emitter, n int, every time.Duration) error {
+	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+		return err
+	}
+	var tick *time.Ticker
+	if every > 0 && n > 1 {
+		tick = time.NewTicker(every)
+		defer tick.Stop()
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 && tick != nil {
+			select {
+			case <-ctx.Done():
+				return nil // canceled: the core already recorded it
+			case <-tick.C:
+			}
+		}
+		if err := streamChunk(em, i, n); err != nil {
+			return err
+		}
+	}
+	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 }
 
 // streamChunk emits chunk i of n of the "stream" artifact: the first starts
@@ -215,9 +257,9 @@ func Card(kind string, interfaces []*a2a.AgentInterface) (*a2a.AgentCard, error)
 		card.Skills = []*a2a.AgentSkill{{Id: "echo", Name: "Echo", Description: "Repeats the text it receives.", Tags: []string{"echo", "test"}}}
 	case "conformance":
 		card.Name = "Parley conformance agent"
-		card.Description = "A test agent whose behaviour is chosen by the first word of the message: message, input-required, auth-required, reject, fail, stream N, slow MS, append-unknown; anything else is echoed."
+		card.Description = "A test agent whose behaviour is chosen by the first word of the message: message, input-required, auth-required, reject, fail, stream N, stream N every MS, slow MS, append-unknown; anything else is echoed."
 		card.Skills = []*a2a.AgentSkill{{Id: "echo", Name: "Echo", Description: "Repeats the text it receives, or follows one of the test commands.",
-			Tags: []string{"echo", "conformance", "test"}, Examples: []string{"hello", "stream 3", "input-required", "slow 2000"}}}
+			Tags: []string{"echo", "conformance", "test"}, Examples: []string{"hello", "stream 3", "stream 20 every 100", "input-required", "slow 2000"}}}
 	default:
 		return nil, fmt.Errorf("agents: unknown agent %q (want echo or conformance)", kind)
 	}

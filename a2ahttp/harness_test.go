@@ -17,14 +17,16 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore"
 )
 
 // env is one Parley server on a loopback port, spoken to with raw HTTP.
 type env struct {
 	t    *testing.T
 	url  string
-	srv  *server.Server
-	card *a2a.AgentCard
+	srv   *server.Server
+	card  *a2a.AgentCard
+	store taskstore.Store // set by startWithStore
 }
 
 // config adjusts a test server.

@@ -26,6 +26,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -241,6 +242,12 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 		}
 		if !sent {
 			httpx.SetResponseHeaders(out.ResponseHeader(), ci, nil)
+			if ev.Seq > 0 {
+				// gRPC messages carry no event id: the header gives the
+				// first one's, and each event after it is one more (the
+				// core never skips a number within a stream).
+				out.ResponseHeader().Set(FirstEventIDHeader, strconv.FormatUint(ev.Seq, 10))
+			}
 			sent = true
 		}
 		if err := out.Send(&message{ev.Response}); err != nil {
@@ -250,11 +257,17 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 	switch {
 	case ctx.Err() != nil:
 		return ended(ctx)
-	case !sent:
+	case !sent && (ci == nil || ci.LastEventID == ""):
 		return h.fail(ctx, op, ci, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"))
 	}
 	return nil
 }
+
+// FirstEventIDHeader is the response metadata of a gRPC stream that holds
+// the sequence number of its first event (a Parley extension: gRPC has no
+// per-message id). A client resumes after event first+n-1 once it has
+// received n events, with the last-event-id request metadata.
+const FirstEventIDHeader = "first-event-id"
 
 // ended is the status of a stream cut short by its context.
 func ended(ctx context.Context) error {

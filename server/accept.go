@@ -275,11 +275,10 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = proto.Clone(t).(*a2a.Task)
 	areq.Message = proto.Clone(msg).(*a2a.Message)
-	t.History = append(t.History, msg)
-	if err := s.store.UpdateTask(ctx, c.scope, t, taskstore.Event{}); err != nil {
-		t.History = t.History[:len(t.History)-1]
+	if err := s.store.Append(ctx, c.scope, t.Id, taskstore.Event{Message: msg}); err != nil {
 		return a2a.Internal(err)
 	}
+	t.History = append(t.History, msg)
 	if push != nil {
 		push.TaskId = t.Id
 		if err := r.putPushConfig(ctx, push); err != nil {

@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -98,24 +97,30 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 		}
 		st.Message = m
 	}
-	prev := r.task.Status
-	prevHist := len(r.task.History)
-	r.task.Status = st
-	if m != nil {
-		r.task.History = append(r.task.History, m)
-	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
 	}}}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()}); err != nil {
-		r.task.Status, r.task.History = prev, r.task.History[:prevHist]
-		return a2a.Internal(err)
+	if err := r.append(ctx, ev); err != nil {
+		return err
 	}
+	// The run's task changes the way the stored one did (taskstore.Apply),
+	// with its own copy of the status.
+	taskstore.Apply(r.task, &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{Status: st}}})
 	if a2a.IsTerminal(state) {
 		r.s.quota.closed(r.scope.Owner, r.id)
 	}
 	r.s.queued(r.id)
 	r.publish(ev, true)
+	return nil
+}
+
+// append records one event of the run's task in the store, numbered after
+// the last one. Callers hold r.mu and publish the event once it returns nil.
+func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
+	err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
+	if err != nil {
+		return a2a.Internal(err)
+	}
 	return nil
 }
 
@@ -142,46 +147,25 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 	if v := a2a.CheckRequired(a); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
-	prev := r.task.Artifacts
-	next, known := withChunk(prev, a, ev.append)
+	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
+		Append: ev.append, LastChunk: ev.lastChunk,
+	}}}
+	if err := r.append(ctx, out); err != nil {
+		return err
+	}
+	// The run's task takes a (its own copy), as the stored task took the
+	// event's: an append costs the chunk, not the artifact.
+	known := taskstore.Apply(r.task, &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{
+		ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{Artifact: a, Append: ev.append}}})
 	if ev.append && !known {
 		// docs/decisions.md#b11: an append to an artifact never sent starts it, so
 		// nothing is lost.
 		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", a.ArtifactId)
 	}
-	r.task.Artifacts = next
-	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
-		Append: ev.append, LastChunk: ev.lastChunk,
-	}}}
-	if err := r.s.store.UpdateTask(ctx, r.scope, r.task, taskstore.Event{Seq: r.seq + 1, Response: out, Push: r.s.delivering()}); err != nil {
-		r.task.Artifacts = prev
-		return a2a.Internal(err)
-	}
 	r.s.queued(r.id)
 	r.publish(out, true)
 	return nil
-}
-
-// withChunk returns a copy of artifacts with the chunk a applied: with
-// appendTo, its parts are added to the artifact with the same id (and its
-// name and description, when set, replace that artifact's); without, it
-// replaces that artifact. A chunk whose id is new is added at the end;
-// known reports whether the id was there.
-func withChunk(artifacts []*a2a.Artifact, a *a2a.Artifact, appendTo bool) (next []*a2a.Artifact, known bool) {
-	next = slices.Clone(artifacts)
-	i := slices.IndexFunc(next, func(x *a2a.Artifact) bool { return x.ArtifactId == a.ArtifactId })
-	switch {
-	case i < 0:
-		return append(next, a), false
-	case appendTo:
-		merged := proto.Clone(next[i]).(*a2a.Artifact)
-		a2a.AppendChunk(merged, a)
-		next[i] = merged
-	default:
-		next[i] = a
-	}
-	return next, true
 }
 
 // stampAgentMessage fills the ids and role of a message the agent sent.

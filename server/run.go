@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -45,8 +46,9 @@ type run struct {
 // that lets the buffer fill is cut off (err is set and ch closed) rather than
 // slowing the agent or growing memory.
 type subscriber struct {
-	ch  chan a2a.StreamEvent
-	err error // set before ch is closed when cut off
+	ch   chan a2a.StreamEvent
+	err  error  // set before ch is closed when cut off
+	last uint64 // sequence number of the last event queued to ch
 }
 
 // runKey identifies a run: the live-task registry is per scope, so a caller
@@ -119,9 +121,10 @@ func (r *run) load(ctx context.Context) error {
 	return nil
 }
 
-// subscribe registers a subscriber. Callers hold r.mu.
+// subscribe registers a subscriber, which has been given (as a snapshot or
+// from the log) every event up to now. Callers hold r.mu.
 func (r *run) subscribe() *subscriber {
-	sub := &subscriber{ch: make(chan a2a.StreamEvent, r.s.opts.SubscriberBuffer)}
+	sub := &subscriber{ch: make(chan a2a.StreamEvent, r.s.opts.SubscriberBuffer), last: r.seq}
 	r.subs[sub] = struct{}{}
 	return sub
 }
@@ -184,9 +187,13 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 	for sub := range r.subs {
 		select {
 		case sub.ch <- ev:
+			sub.last = max(sub.last, ev.Seq)
 		default:
+			// The error names the last event the reader was given, where a
+			// SubscribeToTask with Last-Event-ID picks up without a loss.
 			sub.err = a2a.NewError(a2a.CodeInternal,
-				"stream closed: the reader fell %d events behind; call SubscribeToTask to resume", cap(sub.ch))
+				"stream closed: the reader fell %d events behind; call SubscribeToTask with Last-Event-ID %d to resume",
+				cap(sub.ch), sub.last).WithMeta("taskId", r.id).WithMeta("lastEventId", strconv.FormatUint(sub.last, 10))
 			delete(r.subs, sub)
 			close(sub.ch)
 			r.s.log.Warn("subscriber cut off: too slow", "task", r.id)

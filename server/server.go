@@ -44,6 +44,12 @@ type Options struct {
 	// Retention removes terminal tasks whose status is older than this;
 	// 0 keeps them forever.
 	Retention time.Duration
+	// ResumeWindow is how long a task's events are kept, after they are
+	// recorded, for streams that resume with Last-Event-ID; default 1 h.
+	// A resume from a pruned event gets a Task snapshot first. The last
+	// event of every task is always kept. Negative keeps every event as
+	// long as its task.
+	ResumeWindow time.Duration
 	// SubscriberBuffer is how many events a stream reader may fall behind
 	// before it is cut off; default 256.
 	SubscriberBuffer int
@@ -65,6 +71,9 @@ type Options struct {
 	// value means every default (see Limits).
 	Limits Limits
 }
+
+// DefaultResumeWindow is Options.ResumeWindow's default.
+const DefaultResumeWindow = time.Hour
 
 // Server is the A2A core. It implements a2a.Service. Create it with New and
 // stop it with Close.
@@ -183,6 +192,9 @@ func (o *Options) fillDefaults() {
 	if o.IdempotencyWindow <= 0 {
 		o.IdempotencyWindow = 24 * time.Hour
 	}
+	if o.ResumeWindow == 0 {
+		o.ResumeWindow = DefaultResumeWindow
+	}
 	if o.SubscriberBuffer <= 0 {
 		o.SubscriberBuffer = 256
 	}
@@ -204,15 +216,14 @@ func (s *Server) recover(ctx context.Context) error {
 		t := st.Task
 		msg := a2a.AgentMessage("the task's execution was lost: the server stopped before the task finished")
 		msg.TaskId, msg.ContextId = t.Id, t.ContextId
-		t.Status = &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED, Message: msg, Timestamp: a2a.Timestamp(s.now())}
-		t.History = append(t.History, msg)
+		status := &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED, Message: msg, Timestamp: a2a.Timestamp(s.now())}
 		seq, err := s.store.LastSeq(ctx, st.Scope, t.Id)
 		if err != nil {
 			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
 		}
 		ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-			TaskId: t.Id, ContextId: t.ContextId, Status: t.Status}}}
-		if err := s.store.UpdateTask(ctx, st.Scope, t, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
+			TaskId: t.Id, ContextId: t.ContextId, Status: status}}}
+		if err := s.store.Append(ctx, st.Scope, t.Id, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
 			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
 		}
 		s.queued(t.Id)
@@ -221,7 +232,7 @@ func (s *Server) recover(ctx context.Context) error {
 	return nil
 }
 
-// sweep applies the retention and idempotency windows periodically, and
+// sweep applies the retention, resume and idempotency windows periodically, and
 // forgets idle callers' quota state.
 func (s *Server) sweep() {
 	defer s.wg.Done()
@@ -247,6 +258,11 @@ func (s *Server) sweep() {
 				s.log.Error("retention sweep failed", "err", err)
 			} else if n > 0 {
 				s.log.Info("retention: removed finished tasks", "count", n)
+			}
+		}
+		if w := s.opts.ResumeWindow; w > 0 {
+			if _, err := s.store.PruneEvents(ctx, now.Add(-w)); err != nil {
+				s.log.Error("resume window sweep failed", "err", err)
 			}
 		}
 		if _, err := s.store.DeleteMessagesBefore(ctx, now.Add(-s.opts.IdempotencyWindow)); err != nil {

@@ -131,6 +131,13 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 // SubscribeToTask implements a2a.Service (spec §3.1.6; docs/decisions.md#b2):
 // a Task snapshot first, then every event until a terminal state. A task
 // already terminal is refused with UnsupportedOperationError.
+//
+// With a resume position (CallInfo.LastEventID: the SSE Last-Event-ID
+// header, gRPC last-event-id metadata) it sends the events after that one
+// instead, from the task's log, then live ones: no gap, no duplicate and no
+// snapshot, unless the missed events were pruned (then a snapshot first).
+// A task that ended meanwhile is caught up, not refused; one whose last
+// event was the one named gives an empty stream. See resume.go.
 func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		c, err := s.begin(ctx, req.GetTenant())
@@ -139,6 +146,11 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		}
 		if err == nil {
 			err = validate(req, s.limits.id(nil, "", "id", req.Id))
+		}
+		var after uint64
+		var resuming bool
+		if err == nil {
+			after, resuming, err = resumePosition(ctx)
 		}
 		if err != nil {
 			yield(a2a.StreamEvent{}, err)
@@ -150,6 +162,19 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		if err := r.load(ctx); err != nil {
 			r.mu.Unlock()
 			yield(a2a.StreamEvent{}, err)
+			return
+		}
+		if resuming {
+			p, err := r.planResume(ctx, after)
+			r.mu.Unlock()
+			if err != nil {
+				yield(a2a.StreamEvent{}, err)
+				return
+			}
+			if p.sub != nil {
+				defer r.unsubscribe(p.sub)
+			}
+			r.replay(ctx, p, yield)
 			return
 		}
 		if st := r.task.GetStatus().GetState(); a2a.IsTerminal(st) {

@@ -30,8 +30,8 @@ type Encoder interface {
 }
 
 // Serve answers a streaming operation with the events of seq. An error
-// before the first event (or a stream without any) is answered by
-// enc.Refuse; after that every event is written and flushed as it comes,
+// before the first event is answered by enc.Refuse, a stream without any
+// event by an empty event stream; after that every event is written and flushed as it comes,
 // an idle stream gets a keep-alive comment every keepAlive (0 turns them
 // off), and an error item is written with enc.Fail and ends the stream.
 // Serve returns when the stream ends or a write fails; nothing it started
@@ -41,7 +41,12 @@ func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Enc
 	defer stop()
 	ev, err, ok := next()
 	if !ok {
-		err = a2a.NewError(a2a.CodeInternal, "the stream ended without an event")
+		// No event at all: a resumed stream that had nothing to catch up
+		// on (its task ended with the event the client named). A valid,
+		// empty event stream.
+		enc.Start(w.Header())
+		w.WriteHeader(http.StatusOK)
+		return
 	}
 	if err != nil {
 		enc.Refuse(w, err)

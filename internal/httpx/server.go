@@ -67,7 +67,7 @@ const DefaultMaxBody = 10 << 20
 // middleware, or new) with the service parameters of the HTTP bindings filled
 // in: A2A-Version from the header or, failing that, the A2A-Version query
 // parameter (docs/decisions.md#b7); A2A-Extensions from every header line,
-// comma-separated.
+// comma-separated; Last-Event-ID as it came.
 func CallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, true) }
 
 // MetadataCallInfo is CallInfo for gRPC, whose service parameters travel
@@ -83,6 +83,9 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	if ci.Version == "" && query {
 		ci.Version = strings.TrimSpace(r.URL.Query().Get(HeaderVersion))
 	}
+	// The resume position of SubscribeToTask: the SSE standard's header
+	// on HTTP, the same name as gRPC metadata (headers on the wire).
+	ci.LastEventID = strings.TrimSpace(r.Header.Get(a2a.LastEventIDHeader))
 	ci.Extensions = ci.Extensions[:0]
 	for _, line := range r.Header.Values(HeaderExtensions) {
 		for _, uri := range strings.Split(line, ",") {

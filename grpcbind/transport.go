@@ -231,7 +231,7 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 		h[k] = v
 	}
 	if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
-		h.Set(lastEventIDKey, strconv.FormatUint(seq, 10))
+		h.Set(a2a.LastEventIDHeader, strconv.FormatUint(seq, 10)) // sent as last-event-id
 	}
 	return context.WithValue(ctx, callStateKey{}, st), st, req
 }
@@ -281,18 +281,11 @@ func (t *Transport) Stream(ctx context.Context, m *a2a.Method, req proto.Message
 	}
 }
 
-// The metadata keys of stream positions (see Transport): the request's
-// resume position and the number of a response stream's first event.
-const (
-	lastEventIDKey  = "last-event-id"
-	firstEventIDKey = "first-event-id"
-)
-
 // firstEventID reads the first-event-id response metadata: the sequence
 // number of the stream's first event, 0 when absent or not a positive
 // decimal number.
 func firstEventID(h http.Header) uint64 {
-	n, err := strconv.ParseUint(strings.TrimSpace(h.Get(firstEventIDKey)), 10, 64)
+	n, err := strconv.ParseUint(strings.TrimSpace(h.Get(FirstEventIDHeader)), 10, 64)
 	if err != nil {
 		return 0
 	}

@@ -4,8 +4,9 @@
 // processes stopped when the test ends (StartProcess, StartNodeServer,
 // ParleyBinary), the draining of streams (Collect, Kinds, ReadSSE), the
 // bounded exchange a fuzz target makes with a handler (Exchange), client
-// calls (SendTask, CheckRequired, Ptr), and the reading of the errors of
-// the JSON bindings off the wire (WireError).
+// calls (SendTask, CheckRequired, Ptr), the reading of the errors of
+// the JSON bindings off the wire (WireError), and a TCP proxy that drops
+// connections at random points (StartCutProxy).
 //
 // Everything here reports failures through the testing.TB it is given and
 // releases what it started with TB.Cleanup. Only _test.go files import it.

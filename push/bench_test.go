@@ -70,7 +70,9 @@ func benchDelivery(b *testing.B, store taskstore.Store, receivers int) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		tk := tasks[i%receivers]
-		if err := store.UpdateTask(ctx, sc, tk, taskstore.Event{Seq: uint64(i + 2), Response: ev, Push: true}); err != nil {
+		// Each task's events follow its creation (seq 1) one by one.
+		seq := uint64(i/receivers + 2)
+		if err := store.Append(ctx, sc, tk.Id, taskstore.Event{Seq: seq, Response: ev, Push: true}); err != nil {
 			b.Fatal(err)
 		}
 		s.Queued(tk.Id)

@@ -8,17 +8,38 @@ import (
 	"parley.dev/parley/taskstore/internal/order"
 )
 
-// entry is one stored task. Its fields never change once it is in the
-// store: an update puts a new entry in its place, so a reader may keep and
-// clone an entry after releasing the lock. The configs map is the
-// exception: it is shared by the successive entries of one task and only
-// touched under the write lock.
+// entry is one stored task. An append changes it in place under the write
+// lock, so readers copy what they return while they hold the read lock.
+// key, ctx and state are the values the entry is indexed under; they
+// change only while the entry is out of the indexes (see reindex).
 type entry struct {
 	scope   taskstore.Scope
 	key     order.Key
+	ctx     string
+	state   a2a.TaskState
 	seq     uint64
 	task    *a2a.Task
+	log     eventLog
 	configs map[string]*a2a.TaskPushNotificationConfig
+}
+
+// newEntry returns the entry of task t (the store's own copy) in the scope,
+// indexed by its current values.
+func newEntry(sc taskstore.Scope, t *a2a.Task, seq uint64) *entry {
+	return &entry{scope: sc, key: order.TaskKey(t), ctx: t.GetContextId(),
+		state: t.GetStatus().GetState(), task: t, seq: seq}
+}
+
+// reindex moves e in its scope's indexes when the task's sort key, context
+// or state changed. The caller holds the write lock.
+func (s *Store) reindex(e *entry) {
+	key, ctx, st := order.TaskKey(e.task), e.task.GetContextId(), e.task.GetStatus().GetState()
+	if key == e.key && ctx == e.ctx && st == e.state {
+		return
+	}
+	s.unlink(e)
+	e.key, e.ctx, e.state = key, ctx, st
+	s.link(e)
 }
 
 // index is a slice of entries sorted in reverse ListTasks order: oldest
@@ -111,7 +132,7 @@ func (s *Store) link(e *entry) {
 		}
 		s.scopes[e.scope] = si
 	}
-	ctx, st := e.task.GetContextId(), e.task.GetStatus().GetState()
+	ctx, st := e.ctx, e.state
 	si.all.insert(e)
 	indexFor(si.byCtx, ctx).insert(e)
 	indexFor(si.byState, st).insert(e)
@@ -123,7 +144,7 @@ func (s *Store) link(e *entry) {
 // The caller holds the write lock.
 func (s *Store) unlink(e *entry) {
 	si := s.scopes[e.scope]
-	ctx, st := e.task.GetContextId(), e.task.GetStatus().GetState()
+	ctx, st := e.ctx, e.state
 	si.all.remove(e)
 	removeFrom(si.byCtx, ctx, e)
 	removeFrom(si.byState, st, e)

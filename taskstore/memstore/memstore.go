@@ -10,14 +10,21 @@
 // appended at the end, and an update, which usually moves a recent task to
 // the end, shifts only the tail.
 //
-// One read-write mutex guards everything. Stored tasks and configurations
-// are replaced, never modified in place, so readers clone them after
-// releasing the lock.
+// A task is stored once and changed in place by Append (taskstore.Apply on
+// the store's copy), so an event costs what copying it costs, whatever the
+// size of the task; its log is a slice of the events kept, which
+// PruneEvents shortens from the front. Logged events are never changed,
+// and the push outbox shares them.
+//
+// One read-write mutex guards everything. Readers copy tasks while they
+// hold the read lock; configurations and logged events are replaced,
+// never modified in place, so those may be copied after it is released.
 package memstore
 
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -41,6 +48,8 @@ type Store struct {
 	where     map[int64]configKey // the configuration of each queued row
 	suspended map[configKey]string
 	lastID    int64
+
+	now func() time.Time // the clock of the event log
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -54,6 +63,7 @@ func New() *Store {
 		outbox:    make(map[configKey][]*queued),
 		where:     make(map[int64]configKey),
 		suspended: make(map[configKey]string),
+		now:       time.Now,
 	}
 }
 

@@ -20,22 +20,18 @@ type queued struct {
 	event *a2a.StreamResponse
 }
 
-// queueAll queues ev for every active configuration of the task when
-// ev.Push is set. The caller holds the write lock.
-func (s *Store) queueAll(e *entry, ev taskstore.Event) {
-	if !ev.Push || ev.Response == nil {
+// queueAll queues r, the store's copy of event seq, for every active
+// configuration of the task when push is set. The caller holds the write
+// lock; r must not change afterwards.
+func (s *Store) queueAll(e *entry, push bool, seq uint64, r *a2a.StreamResponse) {
+	if !push {
 		return
 	}
-	var r *a2a.StreamResponse
 	for id := range e.configs {
 		k := configKey{e.key.ID, id}
-		if _, off := s.suspended[k]; off {
-			continue
+		if _, off := s.suspended[k]; !off {
+			s.queue(k, seq, r)
 		}
-		if r == nil {
-			r = cloneEvent(ev.Response)
-		}
-		s.queue(k, ev.Seq, r)
 	}
 }
 

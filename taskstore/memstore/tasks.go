@@ -3,9 +3,10 @@ package memstore
 import (
 	"context"
 	"errors"
-	"slices"
 	"sort"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -13,6 +14,7 @@ import (
 )
 
 // CreateTask stores a copy of t; the id must be new in the whole store.
+// ev.Response, when set, is the first event of the task's log.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -20,41 +22,73 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	if t.GetId() == "" {
 		return errNoID
 	}
-	c := cloneTask(t)
-	e := &entry{scope: sc, key: order.TaskKey(c), task: c, seq: ev.Seq}
+	e := newEntry(sc, cloneTask(t), ev.Seq)
 	if ev.PushConfig != nil {
-		if ev.PushConfig.GetTaskId() != c.Id {
+		if ev.PushConfig.GetTaskId() != t.GetId() {
 			return errors.New("memstore: the push config is not the new task's")
 		}
 		e.configs = map[string]*a2a.TaskPushNotificationConfig{ev.PushConfig.GetId(): cloneConfig(ev.PushConfig)}
 	}
+	var r *a2a.StreamResponse
+	if ev.Response != nil {
+		r = cloneEvent(ev.Response)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.tasks[c.Id]; ok {
+	if _, ok := s.tasks[e.key.ID]; ok {
 		return taskstore.ErrExists
 	}
 	s.link(e)
-	s.queueAll(e, ev)
+	if r != nil {
+		e.log = eventLog{{seq: ev.Seq, at: s.now().UnixNano(), resp: r}}
+		s.queueAll(e, ev.Push, ev.Seq, r)
+	}
 	return nil
 }
 
-// UpdateTask replaces the task with t's id in the scope by a copy of t.
-func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
+// Append records one change of the task with the id in the scope: a client
+// message added to its history, and/or an event added to its log and
+// applied to the stored task (taskstore.Apply). Its cost is that of
+// copying the event and message: the task is changed in place, never
+// copied, and is moved in the ListTasks indexes only when its status
+// timestamp, context or state changed.
+func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c := cloneTask(t)
+	var r, applied *a2a.StreamResponse
+	if ev.Response != nil {
+		r = cloneEvent(ev.Response)
+		applied = r
+		if r.GetArtifactUpdate() != nil {
+			// Apply keeps the update's artifact in the task, and later
+			// chunks change it; the logged copy must not change.
+			applied = cloneEvent(r)
+		}
+	}
+	var m *a2a.Message
+	if ev.Message != nil {
+		m = proto.Clone(ev.Message).(*a2a.Message)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.tasks[c.GetId()]
-	if !ok || old.scope != sc {
+	e := s.lookup(sc, id)
+	if e == nil {
 		return taskstore.ErrNotFound
 	}
-	seq := max(old.seq, ev.Seq)
-	s.unlink(old)
-	e := &entry{scope: sc, key: order.TaskKey(c), task: c, configs: old.configs, seq: seq}
-	s.link(e)
-	s.queueAll(e, ev)
+	if (r != nil && ev.Seq != e.seq+1) || (r == nil && ev.Seq != 0) {
+		return taskstore.ErrSeq
+	}
+	if m != nil {
+		e.task.History = append(e.task.History, m)
+	}
+	if r != nil {
+		e.log = append(e.log, logged{seq: ev.Seq, at: s.now().UnixNano(), resp: r})
+		e.seq = ev.Seq
+		taskstore.Apply(e.task, applied)
+		s.reindex(e)
+		s.queueAll(e, ev.Push, ev.Seq, r)
+	}
 	return nil
 }
 
@@ -78,8 +112,8 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 		return nil, err
 	}
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	e := s.lookup(sc, id)
-	s.mu.RUnlock()
 	if e == nil {
 		return nil, taskstore.ErrNotFound
 	}
@@ -116,15 +150,13 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 		from = hi - limit
 		res.More = true
 	}
-	// Copy the entry pointers: x may be shifted by a writer once the lock
-	// is released, but the entries themselves are immutable.
-	page := slices.Clone(x[from:hi])
-	s.mu.RUnlock()
-
+	// Appends change tasks in place: copy them under the lock.
+	page := x[from:hi]
 	res.Tasks = make([]*a2a.Task, len(page))
 	for i, e := range page {
 		res.Tasks[len(page)-1-i] = cloneTask(e.task)
 	}
+	s.mu.RUnlock()
 	return res, nil
 }
 
@@ -153,17 +185,15 @@ func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var found []*entry
+	var out []taskstore.ScopedTask
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	for _, si := range s.scopes {
 		for _, st := range order.Active {
-			found = append(found, deref(si.byState[st])...)
+			for _, e := range deref(si.byState[st]) {
+				out = append(out, taskstore.ScopedTask{Scope: e.scope, Task: cloneTask(e.task)})
+			}
 		}
-	}
-	s.mu.RUnlock()
-	out := make([]taskstore.ScopedTask, len(found))
-	for i, e := range found {
-		out[i] = taskstore.ScopedTask{Scope: e.scope, Task: cloneTask(e.task)}
 	}
 	return out, nil
 }

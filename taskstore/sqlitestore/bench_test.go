@@ -80,8 +80,9 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 				b.Fatal(err)
 			}
 			for seq, st := range []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED} {
-				t.Status.State = st
-				if err := s.UpdateTask(ctx, scope, t, taskstore.Event{Seq: uint64(seq + 2)}); err != nil {
+				ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+					TaskId: id, ContextId: t.ContextId, Status: &a2a.TaskStatus{State: st}}}}
+				if err := s.Append(ctx, scope, id, taskstore.Event{Seq: uint64(seq + 2), Response: ev}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -81,7 +81,9 @@ func TestGroupCommitConcurrent(t *testing.T) {
 				t.Errorf("duplicate create: %v", err)
 			}
 			for seq := uint64(2); seq <= 20; seq++ {
-				if err := s.UpdateTask(ctx, scope, task, taskstore.Event{Seq: seq}); err != nil {
+				ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+					TaskId: id, Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}}}
+				if err := s.Append(ctx, scope, id, taskstore.Event{Seq: seq, Response: ev}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -54,7 +54,7 @@ func TestUpgradeToOutbox(t *testing.T) {
 	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: tk.Id, ContextId: tk.ContextId,
 		Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED}}}}
-	if err := s.UpdateTask(ctx, scope, tk, taskstore.Event{Seq: 2, Response: ev, Push: true}); err != nil {
+	if err := s.Append(ctx, scope, tk.Id, taskstore.Event{Seq: 2, Response: ev, Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	ns, err := s.PendingPush(ctx, taskstore.PushTarget{Scope: scope, TaskID: tk.Id, ConfigID: "p"}, 10)

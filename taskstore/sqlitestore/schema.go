@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -132,6 +132,19 @@ var migrations = [][]string{
 	// credentials, from opening the file.
 	2: {
 		`ALTER TABLE push_configs ADD COLUMN secret BLOB`,
+	},
+	// Version 4: the event log. A row is one event of a task, kept for
+	// resume until PruneEvents removes it (each task's last event stays);
+	// it goes with its task by cascade.
+	3: {
+		`CREATE TABLE task_events (
+			task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			seq        INTEGER NOT NULL,
+			created_ms INTEGER NOT NULL,
+			response   BLOB NOT NULL,
+			PRIMARY KEY (task_id, seq)
+		) WITHOUT ROWID`,
+		`CREATE INDEX task_events_by_time ON task_events (created_ms)`,
 	},
 }
 

@@ -88,7 +88,7 @@ func fillSecrets(t *testing.T, s *Store) map[string]*a2a.TaskPushNotificationCon
 		}
 		want[c.Id] = c
 	}
-	if err := s.UpdateTask(ctx, scope, newTask("task-1", a2a.TaskState_TASK_STATE_WORKING, 2),
+	if err := s.Append(ctx, scope, "task-1",
 		taskstore.Event{Seq: 2, Response: statusEvent("task-1", a2a.TaskState_TASK_STATE_WORKING), Push: true}); err != nil {
 		t.Fatal(err)
 	}

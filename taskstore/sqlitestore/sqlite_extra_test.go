@@ -34,6 +34,17 @@ func newTask(id string, state a2a.TaskState, ms int) *a2a.Task {
 	}
 }
 
+// replace replaces a stored task with tk by appending a Task event after
+// its last event.
+func replace(ctx context.Context, s *Store, sc taskstore.Scope, tk *a2a.Task) error {
+	seq, err := s.LastSeq(ctx, sc, tk.Id)
+	if err != nil {
+		return err
+	}
+	return s.Append(ctx, sc, tk.Id, taskstore.Event{Seq: seq + 1,
+		Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(tk).(*a2a.Task)}}})
+}
+
 func TestReopen(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "tasks.db")
@@ -50,7 +61,7 @@ func TestReopen(t *testing.T) {
 		}
 	}
 	want[3].Status.State = a2a.TaskState_TASK_STATE_COMPLETED
-	if err := s.UpdateTask(ctx, scope, want[3], taskstore.Event{}); err != nil {
+	if err := replace(ctx, s, scope, want[3]); err != nil {
 		t.Fatal(err)
 	}
 	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "task-05", Url: "https://h.example"}
@@ -441,7 +452,7 @@ func TestCounters(t *testing.T) {
 			id := ids[rng.IntN(len(ids))]
 			tk := newTask(id, states[rng.IntN(len(states))], rng.IntN(100))
 			tk.ContextId = contexts[rng.IntN(len(contexts))]
-			if err := s.UpdateTask(ctx, owner[id], tk, taskstore.Event{}); err != nil && !errors.Is(err, taskstore.ErrNotFound) {
+			if err := replace(ctx, s, owner[id], tk); err != nil && !errors.Is(err, taskstore.ErrNotFound) {
 				t.Fatal(err)
 			}
 		default:

@@ -69,6 +69,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -105,6 +106,11 @@ type Store struct {
 	insertMessage, getMessageW               *sql.Stmt // getMessageW runs on the writer
 	deleteMessages                           *sql.Stmt
 	savepoint, release, rollbackTo           *sql.Stmt // group commit (writer)
+	insertEvent, getTaskW, oldEvents         *sql.Stmt // the event log (writer)
+	pruneEvent                               *sql.Stmt
+	events                                   *sql.Stmt // the event log (reader)
+
+	now func() time.Time // the clock of the event log and the outbox
 
 	ops        chan *writeOp // to the writer goroutine
 	closing    chan struct{} // closed by Close
@@ -179,7 +185,7 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	// A file: URI keeps characters such as '?' and '#' in the path intact.
 	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 
-	s := &Store{keys: opts.PushKeys}
+	s := &Store{keys: opts.PushKeys, now: time.Now}
 	// secure_delete=FAST zeroes deleted and replaced row content within the
 	// pages a write touches anyway, so that a secret sealed again, or a
 	// configuration deleted, does not linger in the file's free space.

@@ -16,6 +16,7 @@ const deleteBatch = 500
 func (s *Store) prepare() error {
 	p := &preparer{s: s}
 	s.prepareTasks(p)
+	s.prepareEvents(p)
 	s.prepareList(p)
 	s.preparePushConfigs(p)
 	s.prepareOutbox(p)

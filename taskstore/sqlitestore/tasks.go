@@ -56,9 +56,14 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return err
 		}
 	}
-	evData, err := queuedEvent(ev)
-	if err != nil {
-		return err
+	var logData, evData []byte
+	if ev.Response != nil {
+		if logData, err = marshal(ev.Response); err != nil {
+			return err
+		}
+		if ev.Push {
+			evData = logData
+		}
 	}
 	err = s.write(ctx, func(w *wtx) error {
 		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, t.ContextId,
@@ -74,38 +79,15 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 				return err
 			}
 		}
+		if ev.Response != nil {
+			if err := s.logEvent(w, t.Id, ev.Seq, logData); err != nil {
+				return err
+			}
+		}
 		return s.queueForTask(ctx, w, sc, t.Id, ev.Seq, evData)
 	})
 	if err != nil && !errors.Is(err, taskstore.ErrExists) {
 		return wrap("create task", err)
-	}
-	return err
-}
-
-// UpdateTask replaces the task with t's id in the scope, and queues the
-// outbox rows of ev in the same transaction.
-func (s *Store) UpdateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	data, err := marshal(t)
-	if err != nil {
-		return err
-	}
-	evData, err := queuedEvent(ev)
-	if err != nil {
-		return err
-	}
-	err = s.write(ctx, func(w *wtx) error {
-		n, err := affected(w.exec(ctx, s.updateTask, t.GetContextId(), int32(t.GetStatus().GetState()),
-			order.StatusMillis(t), data, int64(ev.Seq), t.GetId(), sc.Tenant, sc.Owner))
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return taskstore.ErrNotFound
-		}
-		return s.queueForTask(ctx, w, sc, t.GetId(), ev.Seq, evData)
-	})
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
-		return wrap("update task", err)
 	}
 	return err
 }

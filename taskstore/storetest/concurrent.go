@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -78,10 +76,11 @@ func concurrentTask(ctx context.Context, s taskstore.Store, sc taskstore.Scope, 
 		errs <- fmt.Errorf("CreateTask %s: %w", id, err)
 		return false
 	}
-	tk.Status = &a2a.TaskStatus{State: working, Timestamp: timestamppb.New(at(i + 1))}
-	tk.History = append(tk.History, message("m-"+id, id, tk.ContextId, "hi"))
-	if err := s.UpdateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
-		errs <- fmt.Errorf("UpdateTask %s: %w", id, err)
+	if err := s.Append(ctx, sc, id, taskstore.Event{Message: message("m-"+id, id, tk.ContextId, "hi")}); err != nil {
+		errs <- fmt.Errorf("Append message %s: %w", id, err)
+	}
+	if err := s.Append(ctx, sc, id, statusAt(id, 1, working, at(i+1))); err != nil {
+		errs <- fmt.Errorf("Append working %s: %w", id, err)
 	}
 	if err := s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: id, Url: "https://h.example"}, taskstore.Event{}); err != nil {
 		errs <- fmt.Errorf("PutPushConfig %s: %w", id, err)
@@ -98,9 +97,8 @@ func concurrentTask(ctx context.Context, s taskstore.Store, sc taskstore.Scope, 
 	if _, err := s.ListPushConfigs(ctx, sc, id); err != nil {
 		errs <- fmt.Errorf("ListPushConfigs %s: %w", id, err)
 	}
-	tk.Status = &a2a.TaskStatus{State: completed, Timestamp: timestamppb.New(at(i + 2))}
-	if err := s.UpdateTask(ctx, sc, tk, taskstore.Event{}); err != nil {
-		errs <- fmt.Errorf("UpdateTask %s: %w", id, err)
+	if err := s.Append(ctx, sc, id, statusAt(id, 2, completed, at(i+2))); err != nil {
+		errs <- fmt.Errorf("Append completed %s: %w", id, err)
 	}
 	return true
 }

@@ -114,11 +114,18 @@ func mustCreate(t *testing.T, s taskstore.Tasks, sc taskstore.Scope, tasks ...*a
 	}
 }
 
-// mustUpdate updates the task in the scope, failing the test on an error.
+// mustUpdate replaces the task in the scope with tk by appending a Task
+// event (a snapshot, which replaces everything) after its last event,
+// failing the test on an error.
 func mustUpdate(t *testing.T, s taskstore.Tasks, sc taskstore.Scope, tk *a2a.Task) {
 	t.Helper()
-	if err := s.UpdateTask(t.Context(), sc, tk, taskstore.Event{}); err != nil {
-		t.Fatalf("UpdateTask(%v, %q): %v", sc, tk.GetId(), err)
+	seq, err := s.LastSeq(t.Context(), sc, tk.GetId())
+	if err != nil {
+		t.Fatalf("LastSeq(%v, %q): %v", sc, tk.GetId(), err)
+	}
+	ev := taskstore.Event{Seq: seq + 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(tk).(*a2a.Task)}}}
+	if err := s.Append(t.Context(), sc, tk.GetId(), ev); err != nil {
+		t.Fatalf("Append(%v, %q, snapshot): %v", sc, tk.GetId(), err)
 	}
 }
 

@@ -69,14 +69,15 @@ func fillOutbox(t *testing.T, s OutboxStore) outboxFixture {
 	}
 	workingEv := statusEvent("o1", working)
 	o1.Status.State = working
-	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 2, Response: workingEv, Push: true}); err != nil {
+	if err := s.Append(ctx, scopeA, "o1", taskstore.Event{Seq: 2, Response: workingEv, Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	// Without Push, nothing is queued.
-	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 3, Response: statusEvent("o1", inputRequired)}); err != nil {
+	if err := s.Append(ctx, scopeA, "o1", taskstore.Event{Seq: 3, Response: statusEvent("o1", inputRequired)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{}); err != nil {
+	// Nor with a message, which is no event.
+	if err := s.Append(ctx, scopeA, "o1", taskstore.Event{Message: message("m-o1", "o1", "c", "more"), Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	wantQueue(t, s, target(scopeA, "o1", "b"), hook("o1", "b"), []uint64{1, 2}, snap, workingEv)
@@ -121,7 +122,7 @@ func checkOutboxReads(t *testing.T, s OutboxStore, f outboxFixture) {
 // ids keep increasing after deletions.
 func checkOutboxAcks(t *testing.T, s OutboxStore, f outboxFixture) {
 	ctx := t.Context()
-	o1, inline, workingEv, ns := f.o1, f.inline, f.working, f.queued
+	inline, workingEv, ns := f.inline, f.working, f.queued
 	// Acknowledgement removes rows by id; unknown ids are ignored.
 	if err := s.DeletePush(ctx, ns[0].ID, 1<<40); err != nil {
 		t.Fatalf("DeletePush: %v", err)
@@ -138,7 +139,7 @@ func checkOutboxAcks(t *testing.T, s OutboxStore, f outboxFixture) {
 	if err := s.DeletePush(ctx, last); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateTask(ctx, scopeA, o1, taskstore.Event{Seq: 4, Response: workingEv, Push: true}); err != nil {
+	if err := s.Append(ctx, scopeA, "o1", taskstore.Event{Seq: 4, Response: workingEv, Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	if ns := pending(t, s, target(scopeA, "o1", "c")); len(ns) != 1 || ns[0].ID <= last {
@@ -151,7 +152,9 @@ func checkOutboxAcks(t *testing.T, s OutboxStore, f outboxFixture) {
 func testPushOutboxLifecycle(t *testing.T, s OutboxStore) {
 	ctx := t.Context()
 	tk := task("l1", "c", working, at(1))
-	mustCreate(t, s, scopeA, tk)
+	if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1, Response: snapshotEvent(tk)}); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"a", "b", "c"} {
 		if err := s.PutPushConfig(ctx, scopeA, hook("l1", id), taskstore.Event{}); err != nil {
 			t.Fatal(err)
@@ -159,7 +162,7 @@ func testPushOutboxLifecycle(t *testing.T, s OutboxStore) {
 	}
 	ev := func(seq uint64) {
 		t.Helper()
-		if err := s.UpdateTask(ctx, scopeA, tk, taskstore.Event{Seq: seq, Response: statusEvent("l1", working), Push: true}); err != nil {
+		if err := s.Append(ctx, scopeA, "l1", taskstore.Event{Seq: seq, Response: statusEvent("l1", working), Push: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -206,8 +209,7 @@ func testPushOutboxLifecycle(t *testing.T, s OutboxStore) {
 	wantQueue(t, s, target(scopeA, "l1", "c"), hook("l1", "c"), []uint64{5}, statusEvent("l1", working))
 
 	// Removing the task removes everything queued for it.
-	tk.Status.State = completed
-	if err := s.UpdateTask(ctx, scopeA, tk, taskstore.Event{Seq: 6, Response: statusEvent("l1", completed), Push: true}); err != nil {
+	if err := s.Append(ctx, scopeA, "l1", taskstore.Event{Seq: 6, Response: statusEvent("l1", completed), Push: true}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.DeleteFinished(ctx, at(2)); err != nil || n != 1 {

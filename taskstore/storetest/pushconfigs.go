@@ -94,7 +94,7 @@ func testPushConfigs(t *testing.T, s PushConfigStore) {
 	// Configs survive updates of their task.
 	mustUpdate(t, s, scopeA, task("t1", "c", completed, at(5)))
 	if list, _ := s.ListPushConfigs(ctx, scopeA, "t1"); len(list) != 3 {
-		t.Errorf("ListPushConfigs after UpdateTask: %d configs, want 3", len(list))
+		t.Errorf("ListPushConfigs after a Task event: %d configs, want 3", len(list))
 	}
 
 	mustCreate(t, s, scopeA, task("t3", "c", working, at(3)))

@@ -29,9 +29,13 @@
 //     the task is not in the scope. For a task in the scope, ListPushConfigs
 //     of a task without configurations returns an empty list, and deleting a
 //     missing configuration returns nil.
-//   - UpdateTask may change a task's context and state; ListTasks filters
-//     and totals follow at once.
-//   - Push configurations survive UpdateTask and are removed with their task
+//   - An appended event may change a task's context (a Task event) and
+//     state; ListTasks filters and totals follow at once.
+//   - Events with limit 0 (or less) returns every kept event; after the
+//     last sequence number (or beyond it) it returns none and no error.
+//   - An Append with neither an event nor a message, in the task's scope,
+//     writes nothing and succeeds; with a Seq but no event it is ErrSeq.
+//   - Push configurations survive appends and are removed with their task
 //     by DeleteFinished; a task created later with the same id starts
 //     without any.
 //   - MessageRecord.Created comes back equal (time.Time.Equal) to what was

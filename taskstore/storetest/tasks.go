@@ -34,6 +34,8 @@ var taskChecks = []check[TaskStore]{
 	{"DeleteFinished", testDeleteFinished},
 }
 
+func init() { taskChecks = append(taskChecks, eventChecks...) }
+
 // testCreateGet: a created task reads and lists back exactly as given.
 func testCreateGet(t *testing.T, s TaskStore) {
 	want := richTask("rich")
@@ -50,7 +52,8 @@ func testCreateGet(t *testing.T, s TaskStore) {
 	wantEqual(t, "task listed", res.Tasks[0], want)
 }
 
-// testUpdate: UpdateTask replaces the whole task, and never creates one.
+// testUpdate: a Task event replaces the whole task, and an Append never
+// creates one.
 func testUpdate(t *testing.T, s TaskStore) {
 	tk := richTask("u1")
 	mustCreate(t, s, scopeA, tk)
@@ -61,18 +64,19 @@ func testUpdate(t *testing.T, s TaskStore) {
 	up.Artifacts = nil
 	up.Metadata = nil
 	mustUpdate(t, s, scopeA, up)
-	wantEqual(t, "GetTask after UpdateTask", mustGet(t, s, scopeA, "u1"), up)
+	wantEqual(t, "GetTask after a Task event", mustGet(t, s, scopeA, "u1"), up)
 
-	err := s.UpdateTask(t.Context(), scopeA, task("nope", "c", working, at(1)), taskstore.Event{})
-	wantErr(t, "UpdateTask of an unknown id", err, taskstore.ErrNotFound)
+	err := s.Append(t.Context(), scopeA, "nope", statusAt("nope", 1, working, at(1)))
+	wantErr(t, "Append to an unknown id", err, taskstore.ErrNotFound)
 	if _, err := s.GetTask(t.Context(), scopeA, "nope"); !errors.Is(err, taskstore.ErrNotFound) {
-		t.Errorf("UpdateTask of an unknown id created it (GetTask error %v)", err)
+		t.Errorf("Append to an unknown id created it (GetTask error %v)", err)
 	}
 }
 
 // testEventSequence: the last event sequence number is stored with the
-// task, never goes down, is kept by a write without an event, and is only
-// visible in the task's scope.
+// task, grows by one per event, is kept by a message without an event, and
+// is only visible in the task's scope; an event out of sequence is refused
+// (ErrSeq) without writing anything.
 func testEventSequence(t *testing.T, s TaskStore) {
 	ctx := t.Context()
 	tk := task("seq", "c", working, at(1))
@@ -87,11 +91,30 @@ func testEventSequence(t *testing.T, s TaskStore) {
 		}
 	}
 	want(1)
-	for _, step := range []struct{ write, after uint64 }{{5, 5}, {0, 5}, {3, 5}, {6, 6}} {
-		if err := s.UpdateTask(ctx, scopeA, tk, taskstore.Event{Seq: step.write}); err != nil {
-			t.Fatal(err)
+	for _, step := range []struct {
+		ev   taskstore.Event
+		err  error
+		last uint64
+	}{
+		{statusAt("seq", 2, working, at(2)), nil, 2},
+		{taskstore.Event{Message: message("m1", "seq", "c", "more")}, nil, 2},
+		{statusAt("seq", 2, completed, at(3)), taskstore.ErrSeq, 2},
+		{statusAt("seq", 4, completed, at(3)), taskstore.ErrSeq, 2},
+		{statusAt("seq", 1, completed, at(3)), taskstore.ErrSeq, 2},
+		{taskstore.Event{Response: statusEvent("seq", completed)}, taskstore.ErrSeq, 2},
+		{taskstore.Event{Seq: 3, Message: message("m2", "seq", "c", "more")}, taskstore.ErrSeq, 2},
+		{statusAt("seq", 3, inputRequired, at(4)), nil, 3},
+	} {
+		before := mustGet(t, s, scopeA, "seq")
+		err := s.Append(ctx, scopeA, "seq", step.ev)
+		if step.err == nil && err != nil {
+			t.Fatalf("Append(seq %d): %v", step.ev.Seq, err)
 		}
-		want(step.after)
+		if step.err != nil {
+			wantErr(t, fmt.Sprintf("Append(seq %d) after %d", step.ev.Seq, step.last), err, step.err)
+			wantEqual(t, "task after a refused Append", mustGet(t, s, scopeA, "seq"), before)
+		}
+		want(step.last)
 	}
 	if _, err := s.LastSeq(ctx, scopeB, "seq"); !errors.Is(err, taskstore.ErrNotFound) {
 		t.Fatalf("LastSeq from another scope: %v, want ErrNotFound", err)
@@ -175,8 +198,10 @@ func testScopeIsolation(t *testing.T, s TaskStore) {
 		_, err := s.GetTask(ctx, sc, "a1")
 		wantErr(t, name+": GetTask of another scope's task", err, taskstore.ErrNotFound)
 
-		err = s.UpdateTask(ctx, sc, task("a1", "x", failed, at(99)), taskstore.Event{})
-		wantErr(t, name+": UpdateTask of another scope's task", err, taskstore.ErrNotFound)
+		err = s.Append(ctx, sc, "a1", statusAt("a1", 1, failed, at(99)))
+		wantErr(t, name+": Append to another scope's task", err, taskstore.ErrNotFound)
+		err = s.Append(ctx, sc, "a1", taskstore.Event{Message: message("mx", "a1", "x", "hi")})
+		wantErr(t, name+": Append of a message to another scope's task", err, taskstore.ErrNotFound)
 
 		for _, q := range []taskstore.ListQuery{{}, {ContextID: "shared-ctx"}, {State: working}, {Since: at(0)}} {
 			res := mustList(t, s, sc, q)

@@ -36,6 +36,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
 	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
+	cutShare := fs.Float64("cut-share", 0, "with --op stream: drop the connection of this `SHARE` (0 to 1) of streams mid-way, then resume each with SubscribeToTask and Last-Event-ID; events lost and duplicated are reported (must be 0)")
 	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
 	// Flags may come before or after the URL.
 	var rest []string
@@ -66,12 +67,16 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", *binding)}
 	case *conc < 1 || *dur <= 0 || *chunks < 1:
 		return usageError{errors.New("--concurrency, --duration and --chunks must be positive")}
+	case *cutShare < 0 || *cutShare > 1 || *cutShare != *cutShare:
+		return usageError{fmt.Errorf("--cut-share %v: want a share from 0 to 1", *cutShare)}
+	case *cutShare > 0 && *op != loadgen.OpStream:
+		return usageError{errors.New("--cut-share needs --op stream")}
 	}
 	if err := checkAgentURL(rest[0]); err != nil {
 		return err
 	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], Op: *op, Binding: *binding, Concurrency: *conc,
-		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid, StalledUploads: *stalled, SlowReaders: *slow})
+		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid, StalledUploads: *stalled, SlowReaders: *slow, CutShare: *cutShare})
 	if err != nil {
 		return err
 	}

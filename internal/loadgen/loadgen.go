@@ -35,6 +35,11 @@ type Config struct {
 	// Hostile traffic beside the load (see Attack): connections that
 	// stall a large upload, and streams read very slowly.
 	StalledUploads, SlowReaders int
+	// CutShare is the share (0 to 1) of streams (OpStream) whose
+	// connection the generator drops after some events, then resumes
+	// with SubscribeToTask and Last-Event-ID (see ResumeStats). The
+	// latency of such a stream covers both parts.
+	CutShare float64
 }
 
 // Result is what a run measured. Durations are in nanoseconds in JSON.
@@ -60,6 +65,8 @@ type Result struct {
 	Server *ServerStats `json:"server,omitempty"`
 	// Attack is what the hostile connections met, when there were any.
 	Attack *Attack `json:"attack,omitempty"`
+	// Resume is what the event numbers of the streams showed (OpStream).
+	Resume *ResumeStats `json:"resume,omitempty"`
 }
 
 // ServerStats is the measured server process's cost during the run.
@@ -134,5 +141,6 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
+	cfg.CutShare = min(max(cfg.CutShare, 0), 1)
 	return cfg
 }

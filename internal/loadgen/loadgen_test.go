@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +100,33 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
 		}
+	}
+}
+
+// TestRunCutStreams: with CutShare, a share of streams is dropped mid-way
+// and resumed with Last-Event-ID on both bindings; Parley loses and
+// repeats nothing.
+func TestRunCutStreams(t *testing.T) {
+	url := startParley(t)
+	for _, b := range []string{loadgen.BindingJSONRPC, loadgen.BindingREST} {
+		t.Run(b, func(t *testing.T) {
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: url, Op: loadgen.OpStream, Binding: b,
+				Concurrency: 4, Duration: time.Second / 2, Chunks: 10, CutShare: 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Errors != 0 || res.OK < 4 {
+				t.Fatalf("%d ok, %d errors %v, first: %s", res.OK, res.Errors, res.ErrorKinds, res.FirstError)
+			}
+			r := res.Resume
+			if r == nil || r.StreamsCut < 2 || r.EventsLost != 0 || r.EventsDuplicated != 0 {
+				t.Fatalf("resume stats %+v, want some streams cut, nothing lost or repeated", r)
+			}
+			var out bytes.Buffer
+			res.WriteText(&out)
+			if !strings.Contains(out.String(), "events     0 lost, 0 duplicated; ") {
+				t.Errorf("text output lacks the events line:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -109,32 +109,71 @@ var (
 // readResponse reads one response into c.body; keep says whether the
 // connection can carry the next request.
 func (c *rawConn) readResponse() (status int, keep bool, err error) {
+	status, keep, _, err = c.readBody(0)
+	return status, keep, err
+}
+
+// readBody reads one response into c.body. With stopAfter > 0 it stops
+// reading a chunked body (a stream) once c.body holds that many complete
+// Server-Sent Events; cut then says the body was left unread, and the
+// connection cannot carry another request.
+func (c *rawConn) readBody(stopAfter int) (status int, keep, cut bool, err error) {
+	status, keep, length, chunked, err := c.readHead()
+	if err != nil {
+		return 0, false, false, err
+	}
+	c.body = c.body[:0]
+	switch {
+	case chunked:
+		cut, err = c.readChunked(stopAfter)
+	case length >= 0:
+		c.body = slices.Grow(c.body, length)[:length]
+		_, err = io.ReadFull(c.br, c.body)
+	default: // the body runs to the end of the connection
+		keep = false
+		var b bytes.Buffer
+		_, err = b.ReadFrom(c.br)
+		c.body = append(c.body, b.Bytes()...)
+	}
+	if err != nil {
+		return 0, false, false, &errKind{"read", err}
+	}
+	return status, keep && !cut, cut, nil
+}
+
+// readHead reads a response's status line and header: the status, whether
+// the connection may be kept, the Content-Length (-1 when absent) and
+// whether the body is chunked.
+func (c *rawConn) readHead() (status int, keep bool, length int, chunked bool, err error) {
 	line, err := c.br.ReadSlice('\n')
 	if err != nil {
-		return 0, false, &errKind{"read", err}
+		return 0, false, 0, false, &errKind{"read", err}
+	}
+	bad := func(what string) (int, bool, int, bool, error) {
+		return 0, false, 0, false, &errKind{"protocol", fmt.Errorf("bad %s %q", what, line)}
 	}
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
-		return 0, false, &errKind{"protocol", fmt.Errorf("bad status line %q", line)}
+		return bad("status line")
 	}
 	status, err = strconv.Atoi(string(line[9:12]))
 	if err != nil {
-		return 0, false, &errKind{"protocol", fmt.Errorf("bad status line %q", line)}
+		return bad("status line")
 	}
 	keep = line[7] == '1' // HTTP/1.1 keeps the connection by default
-	length, chunked := -1, false
+	length = -1
 	for {
 		line, err = c.br.ReadSlice('\n')
 		if err != nil {
-			return 0, false, &errKind{"read", err}
+			return 0, false, 0, false, &errKind{"read", err}
 		}
 		if len(line) <= 2 {
-			break // the empty line ending the header
+			return status, keep, length, chunked, nil // the empty line ending the header
 		}
 		switch {
 		case hasPrefixFold(line, hContentLength):
 			length, err = strconv.Atoi(string(bytes.TrimSpace(line[len(hContentLength):])))
 			if err != nil || length < 0 {
-				return 0, false, &errKind{"protocol", fmt.Errorf("bad header %q", line)}
+				return bad("header")
 			}
 		case hasPrefixFold(line, hTransferEncoding):
 			chunked = bytes.Contains(bytes.ToLower(line), []byte("chunked"))
@@ -147,31 +186,22 @@ func (c *rawConn) readResponse() (status int, keep bool, err error) {
 			}
 		}
 	}
-	c.body = c.body[:0]
-	switch {
-	case chunked:
-		err = c.readChunked()
-	case length >= 0:
-		c.body = slices.Grow(c.body, length)[:length]
-		_, err = io.ReadFull(c.br, c.body)
-	default: // the body runs to the end of the connection
-		keep = false
-		var b bytes.Buffer
-		_, err = b.ReadFrom(c.br)
-		c.body = append(c.body, b.Bytes()...)
-	}
-	if err != nil {
-		return 0, false, &errKind{"read", err}
-	}
-	return status, keep, nil
 }
 
-// readChunked appends a chunked body to c.body.
-func (c *rawConn) readChunked() error {
+// eventEnd ends every Server-Sent Event Parley and the ceiling write.
+var eventEnd = []byte("\n\n")
+
+// readChunked appends a chunked body to c.body; with stopAfter > 0 it
+// stops, cut, once c.body holds stopAfter events.
+func (c *rawConn) readChunked(stopAfter int) (cut bool, err error) {
+	events := 0
 	for {
+		if stopAfter > 0 && events >= stopAfter {
+			return true, nil
+		}
 		line, err := c.br.ReadSlice('\n')
 		if err != nil {
-			return err
+			return false, err
 		}
 		line = bytes.TrimSpace(line)
 		if i := bytes.IndexByte(line, ';'); i >= 0 {
@@ -179,26 +209,29 @@ func (c *rawConn) readChunked() error {
 		}
 		n, err := strconv.ParseUint(string(line), 16, 31)
 		if err != nil {
-			return fmt.Errorf("bad chunk size %q", line)
+			return false, fmt.Errorf("bad chunk size %q", line)
 		}
 		if n == 0 {
 			for { // trailers, then the empty line
 				line, err = c.br.ReadSlice('\n')
 				if err != nil {
-					return err
+					return false, err
 				}
 				if len(line) <= 2 {
-					return nil
+					return false, nil
 				}
 			}
 		}
 		off := len(c.body)
 		c.body = slices.Grow(c.body, int(n))[:off+int(n)]
 		if _, err := io.ReadFull(c.br, c.body[off:]); err != nil {
-			return err
+			return false, err
 		}
 		if _, err := c.br.Discard(2); err != nil { // CRLF after the data
-			return err
+			return false, err
+		}
+		if stopAfter > 0 {
+			events = bytes.Count(c.body, eventEnd) // an event may span chunks
 		}
 	}
 }

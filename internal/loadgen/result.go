@@ -17,6 +17,7 @@ func summarize(cfg Config, workers []*worker, elapsed, cpu time.Duration) *Resul
 		Elapsed: elapsed, ErrorKinds: map[string]int{}}
 	if cfg.Op == OpStream {
 		res.Chunks = cfg.Chunks
+		res.Resume = &ResumeStats{}
 	}
 	var all []time.Duration
 	for _, w := range workers {
@@ -27,6 +28,11 @@ func summarize(cfg Config, workers []*worker, elapsed, cpu time.Duration) *Resul
 		}
 		if res.FirstError == "" {
 			res.FirstError = w.first
+		}
+		if res.Resume != nil {
+			res.Resume.StreamsCut += w.streamsCut
+			res.Resume.EventsLost += w.eventsLost
+			res.Resume.EventsDuplicated += w.eventsDup
 		}
 	}
 	slices.Sort(all)
@@ -62,6 +68,9 @@ func (r *Result) WriteText(w io.Writer) {
 			s.CPUmsPerOp, s.CPUms, float64(s.PeakRSSBytes)/(1<<20), float64(s.HWMBytes)/(1<<20), s.PID)
 	}
 	fmt.Fprintf(w, "  generator  %.3f CPU-ms/op\n", r.LoadCPUms)
+	if s := r.Resume; s != nil {
+		fmt.Fprintf(w, "  events     %d lost, %d duplicated; %d streams cut and resumed\n", s.EventsLost, s.EventsDuplicated, s.StreamsCut)
+	}
 	if r.Errors > 0 {
 		kinds := slices.Sorted(maps.Keys(r.ErrorKinds))
 		parts := make([]string, len(kinds))

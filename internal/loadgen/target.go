@@ -21,6 +21,11 @@ type target struct {
 	// check returns the kind of failure an answer shows, "" when it is
 	// the answer the operation expects.
 	check func(status int, body []byte) string
+	// Streams: numbered says the answers are event streams whose numbers
+	// are checked; chunks and cutShare are Config's.
+	numbered bool
+	chunks   int
+	cutShare float64
 }
 
 // counterDigits is the width of the request counter that ends a messageId.
@@ -42,6 +47,7 @@ func newTarget(ctx context.Context, cfg Config) (*target, error) {
 		msg := ep.message("stream " + strconv.Itoa(cfg.Chunks))
 		t.req, t.idOff = ep.send("SendStreamingMessage", "/message:stream", "text/event-stream", msg)
 		t.check = streamCheck(ep.rpc, cfg.Chunks)
+		t.numbered, t.chunks, t.cutShare = true, cfg.Chunks, cfg.CutShare
 	case OpGet:
 		id, err := ep.createTask(ctx, cfg.Timeout)
 		if err != nil {

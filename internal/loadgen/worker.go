@@ -13,11 +13,17 @@ import (
 // request in flight at a time. Only its own goroutine touches it during
 // the run.
 type worker struct {
+	index   int // its number among the workers
 	conn    rawConn
 	req     []byte          // its copy of the request, whose messageId it rewrites
 	samples []time.Duration // the latencies of the successful requests
 	errs    map[string]int  // the failed requests, by kind
 	first   string          // the first failure, described
+	// Streams (resume.go): what the event numbers showed, and buffers.
+	streamsCut, eventsLost, eventsDup int
+	part                              []byte // a cut stream's events, then the resumed ones
+	ids                               []uint64
+	seen                              []bool
 }
 
 // dialWorkers makes n workers for t, each with its connection open and
@@ -26,7 +32,7 @@ type worker struct {
 func dialWorkers(t *target, n int) ([]*worker, error) {
 	workers := make([]*worker, n)
 	for i := range workers {
-		w := &worker{conn: rawConn{addr: t.addr}, req: slices.Clone(t.req), errs: map[string]int{},
+		w := &worker{index: i, conn: rawConn{addr: t.addr}, req: slices.Clone(t.req), errs: map[string]int{},
 			samples: make([]time.Duration, 0, 4096)}
 		if t.idOff >= 0 { // the worker's number, then its counter
 			putHex(w.req[t.idOff-5:t.idOff-1], uint64(i))
@@ -73,7 +79,14 @@ func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Durati
 			putHex(w.req[t.idOff:t.idOff+counterDigits], n)
 		}
 		t0 := time.Now()
-		status, body, err := w.conn.roundTrip(w.req, t0.Add(timeout))
+		var status int
+		var body []byte
+		var err error
+		if t.cuts(n, w.index) {
+			status, body, err = w.cutAndResume(t, n, t0.Add(timeout))
+		} else {
+			status, body, err = w.conn.roundTrip(w.req, t0.Add(timeout))
+		}
 		d := time.Since(t0)
 		if err != nil && runCtx.Err() != nil && ctx.Err() != nil {
 			return // canceled from outside
@@ -90,8 +103,8 @@ func (w *worker) judge(t *target, status int, body []byte, err error) bool {
 	var kind string
 	if err != nil {
 		kind = kindOf(err)
-	} else {
-		kind = t.check(status, body)
+	} else if kind = t.check(status, body); kind == "" && t.numbered {
+		kind = w.checkIDs(body)
 	}
 	if kind == "" {
 		return true

@@ -150,6 +150,28 @@ func CodeForJSONRPC(n int) (Code, bool) {
 // DomainA2A is the ErrorInfo domain of every A2A error (spec §10.6, §11.6).
 const DomainA2A = "a2a-protocol.org"
 
+// DomainParley is the ErrorInfo domain Parley uses for an error that is not
+// an A2A error (a JSON-RPC standard one, such as InternalError) but carries
+// metadata a client needs, such as the lastEventId of a stream cut off for
+// reading too slowly. The spec defines ErrorInfo for A2A errors only; it is
+// silent on metadata of the others, so Parley sends them in its own domain.
+const DomainParley = "parley.dev"
+
+// Info returns the reason and domain of the google.rpc.ErrorInfo that
+// carries the error on the wire: the A2A reason in DomainA2A for A2A
+// errors, the gRPC status name in DomainParley for others with metadata.
+// ok is false when the error has no ErrorInfo.
+func (e *Error) Info() (reason, domain string, ok bool) {
+	switch {
+	case e.Code.IsA2A():
+		return e.Code.Reason(), DomainA2A, true
+	case len(e.Metadata) > 0:
+		_, name := e.Code.GRPCStatus()
+		return name, DomainParley, true
+	}
+	return "", "", false
+}
+
 // Error is an A2A or JSON-RPC error. Its Message, Metadata and Violations
 // cross the wire; the wrapped cause does not (it is for logs only).
 //

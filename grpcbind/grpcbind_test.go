@@ -313,8 +313,12 @@ func TestStatus(t *testing.T) {
 			if info == nil || info.Reason != c.Reason() || info.Domain != "a2a-protocol.org" || info.Metadata["taskId"] != "t-1" {
 				t.Errorf("Status(%s) ErrorInfo = %v", c.Name(), info)
 			}
-		} else if info != nil {
-			t.Errorf("Status(%s) has an ErrorInfo for a non-A2A error", c.Name())
+		} else if _, name := c.GRPCStatus(); info == nil || info.Reason != name || info.Domain != a2a.DomainParley || info.Metadata["taskId"] != "t-1" {
+			// A non-A2A error carries its metadata in Parley's domain.
+			t.Errorf("Status(%s) ErrorInfo = %v, want reason %s in %s with the metadata", c.Name(), info, name, a2a.DomainParley)
+		}
+		if info := grpcbind.Status(a2a.NewError(c, "no metadata")).Details(); !c.IsA2A() && len(info) != 0 {
+			t.Errorf("Status(%s) without metadata has details %v", c.Name(), info)
 		}
 		if br == nil || len(br.FieldViolations) != 1 || br.FieldViolations[0].Field != "message.parts" {
 			t.Errorf("Status(%s) BadRequest = %v", c.Name(), br)

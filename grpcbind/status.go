@@ -23,8 +23,8 @@ import (
 func Status(e *a2a.Error) *connect.Error {
 	code, _ := e.Code.GRPCStatus()
 	ce := connect.NewError(connect.Code(code), errors.New(e.WireMessage()))
-	if e.Code.IsA2A() {
-		info := &errdetails.ErrorInfo{Reason: e.Code.Reason(), Domain: a2a.DomainA2A, Metadata: e.Metadata}
+	if reason, domain, ok := e.Info(); ok {
+		info := &errdetails.ErrorInfo{Reason: reason, Domain: domain, Metadata: e.Metadata}
 		if d, err := connect.NewErrorDetail(info); err == nil {
 			ce.AddDetail(d)
 		}

@@ -45,7 +45,7 @@ func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Enc
 		// on (its task ended with the event the client named). A valid,
 		// empty event stream.
 		enc.Start(w.Header())
-		w.WriteHeader(http.StatusOK)
+		NewWriter(w).close()
 		return
 	}
 	if err != nil {

@@ -17,15 +17,17 @@ import (
 
 // AppendDetails appends the JSON array of an error's details: a
 // google.rpc.ErrorInfo for A2A errors (reason, domain a2a-protocol.org,
-// metadata; spec §9.5, §11.6) and a google.rpc.BadRequest when there are field
+// metadata; spec §9.5, §11.6) and other errors with metadata (a2a.Error.Info),
+// and a google.rpc.BadRequest when there are field
 // violations.
 func AppendDetails(b []byte, e *a2a.Error) []byte {
 	b = append(b, '[')
 	n := 0
-	if e.Code.IsA2A() {
+	if reason, domain, ok := e.Info(); ok {
 		b = append(b, `{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`...)
-		b = strconv.AppendQuote(b, e.Code.Reason())
-		b = append(b, `,"domain":"`+a2a.DomainA2A+`"`...)
+		b = strconv.AppendQuote(b, reason)
+		b = append(b, `,"domain":`...)
+		b = strconv.AppendQuote(b, domain)
 		if len(e.Metadata) > 0 {
 			b = append(b, `,"metadata":{`...)
 			for i, k := range slices.Sorted(maps.Keys(e.Metadata)) {

@@ -94,6 +94,7 @@ type serveConfig struct {
 	extendedCard   string // the file of --extended-card
 	keepAlive      time.Duration
 	retention      time.Duration
+	resumeWindow   time.Duration
 	idemWindow     time.Duration
 	maxBody        int64
 	logLevel       slog.Level
@@ -129,6 +130,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
+	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest accepted request body in bytes")
 	logLevel := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
@@ -246,7 +248,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	srv, err := server.New(&server.Options{
 		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
 		RequireAuth: len(cfg.principals) > 0 && !cfg.guard.allowAnonymous, Logger: log,
-		Retention: cfg.retention, IdempotencyWindow: cfg.idemWindow,
+		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
 		Push: pusher, Limits: cfg.limits,
 	})
 	if err != nil {

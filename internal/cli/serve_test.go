@@ -26,7 +26,12 @@ type proc struct {
 // killed when the test ends.
 func serve(t *testing.T, args ...string) *proc {
 	t.Helper()
-	addr := testkit.FreeAddr(t)
+	return serveAt(t, testkit.FreeAddr(t), args...)
+}
+
+// serveAt is serve listening on addr.
+func serveAt(t *testing.T, addr string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"serve", "--addr", addr}, args...)...)
 	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {

@@ -66,7 +66,7 @@ type Event struct {
 	// Response nil when it is set.
 	Message *a2a.Message
 	// Push queues Response in the push outbox, in the same atomic write:
-	// CreateTask and UpdateTask queue it once for every active (not
+	// CreateTask and Append queue it once for every active (not
 	// suspended) push configuration of the task, PutPushConfig once for
 	// the configuration it writes. The server sets it only when push
 	// delivery is on, so a store never fills an outbox nobody drains.

@@ -14,10 +14,28 @@ import (
 	"parley.dev/parley/taskstore/internal/order"
 )
 
-// prepareEvents prepares the statements of the event log.
+// prepareEvents prepares the statements of Append and of the event log.
 func (s *Store) prepareEvents(p *preparer) {
+	// The header updates check the scope and the sequence in their WHERE
+	// clause and return has_push, so an event needs no read first.
+	const cond = ` WHERE id = ? AND tenant = ? AND owner = ? AND seq = ? RETURNING has_push`
+	s.headSeq = p.writer(`UPDATE tasks SET seq = ?` + cond)
+	s.headStatus = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?` + cond)
+	s.headTask = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
+	s.seqW = p.writer(`SELECT seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+	const nextHistory = `(SELECT coalesce(max(n), -1) + 1 FROM task_history WHERE task_id = ?)`
+	s.addHistory = p.writer(`INSERT INTO task_history (task_id, n, message) VALUES (?, ` + nextHistory + `, ?)`)
+	s.addHistoryIn = p.writer(`INSERT INTO task_history (task_id, n, message)
+		SELECT id, ` + nextHistory + `, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+	s.addChunk = p.writer(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
+		VALUES (?, (SELECT coalesce(max(n), -1) + 1 FROM task_artifacts WHERE task_id = ?), ?, ?, ?)`)
+	const firstChunk = `(SELECT min(n) FROM task_artifacts WHERE task_id = ? AND artifact_id = ?)`
+	s.replaceChunk = p.writer(`UPDATE task_artifacts SET append = 0, chunk = ? WHERE task_id = ? AND n = ` + firstChunk)
+	s.dropChunks = p.writer(`DELETE FROM task_artifacts WHERE task_id = ? AND artifact_id = ? AND n > ` + firstChunk)
+	s.clearHistory = p.writer(`DELETE FROM task_history WHERE task_id = ?`)
+	s.clearChunks = p.writer(`DELETE FROM task_artifacts WHERE task_id = ?`)
+
 	s.insertEvent = p.writer(`INSERT INTO task_events (task_id, seq, created_ms, response) VALUES (?, ?, ?, ?)`)
-	s.getTaskW = p.writer(`SELECT data, seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
 	s.events = p.reader(`SELECT seq, response FROM task_events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
 	// One step of PruneEvents: the next old events, in the order of the
 	// time index, after a position in it.
@@ -34,70 +52,193 @@ func (s *Store) logEvent(w *wtx, taskID string, seq uint64, data []byte) error {
 	return err
 }
 
+// appendOp is one Append, encoded before it joins the group commit.
+type appendOp struct {
+	sc     taskstore.Scope
+	id     string
+	seq    uint64
+	push   bool
+	event  []byte // the logged event; nil for a message alone
+	status *header
+	chunk  *encodedChunk
+	task   *a2a.Task // a Task event: everything is replaced
+	parts  encodedParts
+	msg    []byte // a history message without an event
+	hist   []byte // the status update's message, added to the history
+}
+
 // Append records one change of the task in the scope in one transaction:
-// ev.Message added to its history, ev.Response added to its log, applied
-// to the task (taskstore.Apply) and queued in the push outbox.
+// ev.Message added to its history; ev.Response added to its log, applied
+// to the task's rows and queued in the push outbox. An event is one small
+// header UPDATE (which also checks the scope and sequence) and one or two
+// small INSERTs; only a Task event, which replaces everything, rewrites
+// the task's rows.
 func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
-	var evData []byte
-	var applied *a2a.StreamResponse
-	var err error
-	if ev.Response != nil {
-		if evData, err = marshal(ev.Response); err != nil {
-			return err
-		}
-		applied = proto.Clone(ev.Response).(*a2a.StreamResponse)
+	op, err := encodeAppend(sc, id, ev)
+	if err != nil {
+		return err
 	}
-	var msg *a2a.Message
-	if ev.Message != nil {
-		msg = proto.Clone(ev.Message).(*a2a.Message)
-	}
-	err = s.write(ctx, func(w *wtx) error {
-		var data []byte
-		var last int64
-		err := w.queryRow(s.getTaskW, id, sc.Tenant, sc.Owner).Scan(&data, &last)
-		if errors.Is(err, sql.ErrNoRows) {
-			return taskstore.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if (applied != nil && ev.Seq != uint64(last)+1) || (applied == nil && ev.Seq != 0) {
-			return taskstore.ErrSeq
-		}
-		if msg == nil && applied == nil {
-			return nil
-		}
-		t, err := unmarshalTask(data)
-		if err != nil {
-			return err
-		}
-		if msg != nil {
-			t.History = append(t.History, msg)
-		}
-		seq := uint64(last)
-		if applied != nil {
-			taskstore.Apply(t, applied)
-			seq = ev.Seq
-			if err := s.logEvent(w, id, seq, evData); err != nil {
-				return err
-			}
-		}
-		if data, err = marshal(t); err != nil {
-			return err
-		}
-		if _, err := w.exec(ctx, s.updateTask, t.GetContextId(), int32(t.GetStatus().GetState()),
-			order.StatusMillis(t), data, int64(seq), id, sc.Tenant, sc.Owner); err != nil {
-			return err
-		}
-		if ev.Push && applied != nil {
-			return s.queueForTask(ctx, w, sc, id, seq, evData)
-		}
-		return nil
-	})
+	err = s.write(ctx, func(w *wtx) error { return s.runAppend(w, op) })
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
 		return wrap("append", err)
 	}
 	return err
+}
+
+// encodeAppend encodes what an Append writes.
+func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
+	op := &appendOp{sc: sc, id: id, seq: ev.Seq, push: ev.Push}
+	var err error
+	if ev.Message != nil {
+		if op.msg, err = marshal(ev.Message); err != nil {
+			return nil, err
+		}
+	}
+	if ev.Response == nil {
+		return op, nil
+	}
+	if op.event, err = marshal(ev.Response); err != nil {
+		return nil, err
+	}
+	switch p := ev.Response.GetPayload().(type) {
+	case *a2a.StreamResponse_StatusUpdate:
+		st := p.StatusUpdate.GetStatus()
+		h, err := encodeHeader(&a2a.Task{Status: st})
+		if err != nil {
+			return nil, err
+		}
+		op.status = &h
+		if m := st.GetMessage(); m != nil {
+			if op.hist, err = marshal(m); err != nil {
+				return nil, err
+			}
+		}
+	case *a2a.StreamResponse_ArtifactUpdate:
+		u := p.ArtifactUpdate
+		b, err := marshal(u.GetArtifact())
+		if err != nil {
+			return nil, err
+		}
+		op.chunk = &encodedChunk{id: u.GetArtifact().GetArtifactId(), appendTo: u.GetAppend(), data: b}
+	case *a2a.StreamResponse_Task:
+		op.task = p.Task
+		if op.parts, err = encodeParts(p.Task); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}
+
+// runAppend is an Append inside the writer's transaction.
+func (s *Store) runAppend(w *wtx, op *appendOp) error {
+	bg := context.Background()
+	if op.event == nil {
+		if op.seq != 0 {
+			return s.seqError(w, op)
+		}
+		if op.msg == nil {
+			return s.seqError(w, op) // nil when the task is in the scope
+		}
+		n, err := affected(w.exec(bg, s.addHistoryIn, op.id, op.msg, op.id, op.sc.Tenant, op.sc.Owner))
+		if err == nil && n == 0 {
+			return taskstore.ErrNotFound
+		}
+		return err
+	}
+	hasPush, err := s.updateHeader(w, op)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.seqError(w, op)
+	}
+	if err != nil {
+		return err
+	}
+	if op.msg != nil {
+		if _, err := w.exec(bg, s.addHistory, op.id, op.id, op.msg); err != nil {
+			return err
+		}
+	}
+	if err := s.applyRows(w, op); err != nil {
+		return err
+	}
+	if err := s.logEvent(w, op.id, op.seq, op.event); err != nil {
+		return err
+	}
+	if op.push && hasPush {
+		return s.queueForTask(bg, w, op.sc, op.id, op.seq, op.event)
+	}
+	return nil
+}
+
+// updateHeader moves the task's header to the event's sequence number,
+// with the event's status or, for a Task event, its whole header. It
+// returns has_push, or sql.ErrNoRows when the task is not in the scope or
+// its last sequence number is not op.seq-1.
+func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
+	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq) - 1}
+	var row *sql.Row
+	switch {
+	case op.status != nil:
+		h := op.status
+		row = w.queryRow(s.headStatus, append([]any{int64(op.seq), h.state, h.statusMS, h.status}, where...)...)
+	case op.task != nil:
+		h, err := encodeHeader(op.task)
+		if err != nil {
+			return false, err
+		}
+		row = w.queryRow(s.headTask, append([]any{int64(op.seq), h.state, h.statusMS, h.status, h.contextID, h.data}, where...)...)
+	default:
+		row = w.queryRow(s.headSeq, append([]any{int64(op.seq)}, where...)...)
+	}
+	err = row.Scan(&hasPush)
+	return hasPush, err
+}
+
+// applyRows writes the event's change to the history and artifact rows.
+func (s *Store) applyRows(w *wtx, op *appendOp) error {
+	bg := context.Background()
+	switch {
+	case op.hist != nil:
+		_, err := w.exec(bg, s.addHistory, op.id, op.id, op.hist)
+		return err
+	case op.chunk != nil:
+		c := op.chunk
+		if !c.appendTo {
+			n, err := affected(w.exec(bg, s.replaceChunk, c.data, op.id, op.id, c.id))
+			if err != nil || n > 0 {
+				if err == nil {
+					_, err = w.exec(bg, s.dropChunks, op.id, c.id, op.id, c.id)
+				}
+				return err
+			}
+		}
+		_, err := w.exec(bg, s.addChunk, op.id, op.id, c.id, c.appendTo, c.data)
+		return err
+	case op.task != nil:
+		if _, err := w.exec(bg, s.clearHistory, op.id); err != nil {
+			return err
+		}
+		if _, err := w.exec(bg, s.clearChunks, op.id); err != nil {
+			return err
+		}
+		return s.writeParts(w, op.id, op.parts)
+	}
+	return nil
+}
+
+// seqError explains why an Append wrote nothing: ErrNotFound when the task
+// is not in the scope, otherwise ErrSeq, or nil for an empty Append.
+func (s *Store) seqError(w *wtx, op *appendOp) error {
+	var last int64
+	err := w.queryRow(s.seqW, op.id, op.sc.Tenant, op.sc.Owner).Scan(&last)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return taskstore.ErrNotFound
+	case err != nil:
+		return err
+	case op.event == nil && op.seq == 0:
+		return nil
+	}
+	return taskstore.ErrSeq
 }
 
 // Events returns up to limit of the task's logged events after the

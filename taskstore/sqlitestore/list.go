@@ -78,7 +78,7 @@ func (f listFilter) args(sc taskstore.Scope, q taskstore.ListQuery) []any {
 
 // listSQL returns the page query for f; its last argument is the row limit.
 func listSQL(f listFilter) string {
-	return "SELECT data FROM tasks WHERE " + f.where() + " ORDER BY status_ms DESC, id DESC LIMIT ?"
+	return "SELECT id, data, status, status IS NOT NULL FROM tasks WHERE " + f.where() + " ORDER BY status_ms DESC, id DESC LIMIT ?"
 }
 
 // countSQL returns the range count for f, which must have withSince and
@@ -100,6 +100,11 @@ func (s *Store) prepareList(p *preparer) {
 	}
 	s.counter = p.reader(`SELECT n FROM task_counts
 		WHERE tenant = ? AND owner = ? AND kind = ? AND context_id = ? AND state = ?`)
+	// The history and artifacts of a whole page at once, its task ids
+	// given as a JSON array.
+	const page = `task_id IN (SELECT value FROM json_each(?))`
+	s.pageHistory = p.reader(`SELECT task_id, message FROM task_history WHERE ` + page + ` ORDER BY task_id, n`)
+	s.pageChunks = p.reader(`SELECT task_id, artifact_id, append, chunk FROM task_artifacts WHERE ` + page + ` ORDER BY task_id, n`)
 }
 
 // ListTasks returns one page of the scope's tasks. The page and the total
@@ -124,22 +129,38 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	}
 	defer rows.Close()
 	res.Tasks = make([]*a2a.Task, 0, min(limit, 64))
+	ids := make([]string, 0, min(limit, 64))
 	for rows.Next() {
 		if len(res.Tasks) == limit {
 			res.More = true
 			break
 		}
-		var data sql.RawBytes
-		if err := rows.Scan(&data); err != nil {
+		var id string
+		var data, status sql.RawBytes
+		var hasStatus bool
+		if err := rows.Scan(&id, &data, &status, &hasStatus); err != nil {
 			return taskstore.ListResult{}, wrap("list tasks", err)
 		}
-		t, err := unmarshalTask(data)
+		t, err := decodeHeader(data, status, hasStatus)
 		if err != nil {
 			return taskstore.ListResult{}, err
 		}
 		res.Tasks = append(res.Tasks, t)
+		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	rows.Close()
+	if len(ids) == 0 {
+		return res, nil
+	}
+	byID := make(map[string]*a2a.Task, len(ids))
+	for i, id := range ids {
+		byID[id] = res.Tasks[i]
+	}
+	r := partReader{ctx: ctx, history: tx.StmtContext(ctx, s.pageHistory), chunks: tx.StmtContext(ctx, s.pageChunks), many: true}
+	if err := r.fill(byID, ids); err != nil {
 		return taskstore.ListResult{}, wrap("list tasks", err)
 	}
 	return res, nil

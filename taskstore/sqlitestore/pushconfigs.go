@@ -26,6 +26,9 @@ func (s *Store) preparePushConfigs(p *preparer) {
 	s.listConfigs = p.reader(`SELECT p.id IS NOT NULL, p.id, p.data, p.secret FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
 		WHERE t.id = ? AND t.tenant = ? AND t.owner = ? ORDER BY p.id`)
 	s.deleteConfig = p.writer(`DELETE FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	// has_push stays set once a task had a configuration: a stale mark
+	// only costs the outbox query that finds no active configuration.
+	s.markPush = p.writer(`UPDATE tasks SET has_push = 1 WHERE id = ? AND has_push = 0`)
 	s.taskInScope = p.reader(`SELECT 1 FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
 }
 
@@ -50,6 +53,10 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		}
 		if n == 0 {
 			return taskstore.ErrNotFound
+		}
+		// Appends queue push notifications only for tasks marked so.
+		if _, err := w.exec(ctx, s.markPush, c.GetTaskId()); err != nil {
+			return err
 		}
 		if _, err := w.exec(ctx, s.dropQueued, c.GetTaskId(), c.GetId()); err != nil {
 			return err

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -37,6 +38,11 @@ func (s *Store) setUp() error {
 		for _, stmt := range migrations[v] {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+		if v == 3 {
+			if err := upgradeV4(ctx, tx); err != nil {
+				return fmt.Errorf("migrate to schema version 4: %w", err)
 			}
 		}
 	}
@@ -133,10 +139,31 @@ var migrations = [][]string{
 	2: {
 		`ALTER TABLE push_configs ADD COLUMN secret BLOB`,
 	},
-	// Version 4: the event log. A row is one event of a task, kept for
-	// resume until PruneEvents removes it (each task's last event stays);
-	// it goes with its task by cascade.
+	// Version 4: the event log, and tasks kept in pieces (see layout.go):
+	// the tasks row becomes a small header (data loses the status,
+	// history and artifacts, which move to the status column and the
+	// task_history and task_artifacts rows: upgradeV4 converts the rows
+	// of a version 3 file), has_push says whether the task ever had a
+	// push configuration, and task_events holds each task's events. The
+	// pieces go with their task by cascade.
 	3: {
+		`ALTER TABLE tasks ADD COLUMN status BLOB`,
+		`ALTER TABLE tasks ADD COLUMN has_push INTEGER NOT NULL DEFAULT 0`,
+		`CREATE TABLE task_history (
+			task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			n       INTEGER NOT NULL,
+			message BLOB NOT NULL,
+			PRIMARY KEY (task_id, n)
+		) WITHOUT ROWID`,
+		`CREATE TABLE task_artifacts (
+			task_id     TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			n           INTEGER NOT NULL,
+			artifact_id TEXT NOT NULL,
+			append      INTEGER NOT NULL,
+			chunk       BLOB NOT NULL,
+			PRIMARY KEY (task_id, n)
+		) WITHOUT ROWID`,
+		`CREATE INDEX task_artifacts_by_id ON task_artifacts (task_id, artifact_id, n)`,
 		`CREATE TABLE task_events (
 			task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
 			seq        INTEGER NOT NULL,
@@ -145,6 +172,7 @@ var migrations = [][]string{
 			PRIMARY KEY (task_id, seq)
 		) WITHOUT ROWID`,
 		`CREATE INDEX task_events_by_time ON task_events (created_ms)`,
+		`UPDATE tasks SET has_push = 1 WHERE id IN (SELECT task_id FROM push_configs)`,
 	},
 }
 
@@ -183,4 +211,76 @@ func countDown(ref string) string {
 		AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
 		ref, ref, withContext, withContext|withState, ref)
 	return b.String()
+}
+
+// upgradeV4 splits the tasks of a version 3 database, whose data column
+// holds the whole task, into the version 4 pieces: the header in data and
+// status, the history and artifact rows. It runs inside the migration's
+// transaction, a batch of tasks at a time.
+func upgradeV4(ctx context.Context, tx *sql.Tx) error {
+	type row struct {
+		id   string
+		data []byte
+	}
+	last := ""
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT id, data FROM tasks WHERE id > ? ORDER BY id LIMIT 500`, last)
+		if err != nil {
+			return err
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.data); err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if err := splitTask(ctx, tx, r.id, r.data); err != nil {
+				return fmt.Errorf("task %q: %w", r.id, err)
+			}
+			last = r.id
+		}
+		if len(batch) < 500 {
+			return nil
+		}
+	}
+}
+
+// splitTask rewrites one version 3 task row as a version 4 header with
+// its history and artifact rows.
+func splitTask(ctx context.Context, tx *sql.Tx, id string, data []byte) error {
+	t, err := unmarshalTask(data)
+	if err != nil {
+		return err
+	}
+	h, err := encodeHeader(t)
+	if err != nil {
+		return err
+	}
+	p, err := encodeParts(t)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET data = ?, status = ? WHERE id = ?`, h.data, h.status, id); err != nil {
+		return err
+	}
+	for n, m := range p.history {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_history (task_id, n, message) VALUES (?, ?, ?)`, id, n, m); err != nil {
+			return err
+		}
+	}
+	for n, c := range p.artifacts {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES (?, ?, ?, 0, ?)`,
+			id, n, c.id, c.data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

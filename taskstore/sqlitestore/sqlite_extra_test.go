@@ -252,7 +252,10 @@ func TestQueryPlans(t *testing.T) {
 	// Every other statement finds its rows through an index too.
 	for _, query := range s.queries {
 		p := explain(t, s, query, make([]any, strings.Count(query, "?")))
-		if strings.Contains(p, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
+		// A page's parts are found by a list of ids given as JSON: its
+		// scan is of the argument, not of a table.
+		p2 := strings.ReplaceAll(p, "SCAN json_each VIRTUAL TABLE", "")
+		if strings.Contains(p2, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("%s\n  plan %q scans or sorts", query, p)
 		}
 		if testing.Verbose() {
@@ -313,18 +316,26 @@ func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := tx.Stmt(s.createTask)
+	st, hist := tx.Stmt(s.createTask), tx.Stmt(s.putHistory)
 	states := []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED, a2a.TaskState_TASK_STATE_FAILED}
 	for i := range n {
 		sc := scopes[i%len(scopes)]
 		tk := newTask(fmt.Sprintf("task-%06d", i), states[i%len(states)], i/3)
-		data, err := proto.Marshal(tk)
+		h, err := encodeHeader(tk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, tk.ContextId, int32(tk.Status.State),
-			tk.Status.Timestamp.AsTime().UnixMilli(), 1, data); err != nil {
+		p, err := encodeParts(tk)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.contextID, h.state, h.statusMS, 1, h.data, h.status, false); err != nil {
+			t.Fatal(err)
+		}
+		for n, m := range p.history {
+			if _, err := hist.Exec(tk.Id, n, m); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -1,0 +1,132 @@
+package sqlitestore
+
+import (
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// v3Tasks are the tasks of the version 3 file TestUpgradeToV4 builds: one
+// with everything (status message, history, two artifacts, metadata), one
+// without a status, one plain, with the seq each had.
+func v3Tasks(t *testing.T) map[string]*a2a.Task {
+	meta, err := structpb.NewStruct(map[string]any{"k": "v", "n": 2.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rich := newTask("rich-1", a2a.TaskState_TASK_STATE_INPUT_REQUIRED, 5)
+	rich.Metadata = meta
+	rich.Status.Message = &a2a.Message{MessageId: "m-s", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "more?"}}}}
+	rich.History = append(rich.History, rich.Status.Message)
+	rich.Artifacts = []*a2a.Artifact{
+		{ArtifactId: "a", Name: "first", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "one"}}, {Content: &a2a.Part_Raw{Raw: []byte{0, 1}}}}},
+		{ArtifactId: "b", Metadata: meta, Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "two"}}}},
+	}
+	return map[string]*a2a.Task{
+		"rich-1": rich,
+		"bare-2": {Id: "bare-2", ContextId: "c"},
+		"plain3": newTask("plain3", a2a.TaskState_TASK_STATE_COMPLETED, 9),
+	}
+}
+
+// TestUpgradeToV4 builds a schema version 3 file with the version 3
+// statements, opens it, and reads every task back whole; the upgraded
+// tasks take appends, keep their sequence numbers and their push mark.
+func TestUpgradeToV4(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stmts []string
+	for v := range 3 {
+		stmts = append(stmts, migrations[v]...)
+	}
+	for _, q := range append(stmts, "PRAGMA user_version = 3") {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	want := v3Tasks(t)
+	for id, tk := range want {
+		data, err := proto.Marshal(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms int64
+		if ts := tk.GetStatus().GetTimestamp(); ts != nil {
+			ms = ts.AsTime().UnixMilli()
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data) VALUES (?, ?, ?, ?, ?, ?, 7, ?)`,
+			id, scope.Tenant, scope.Owner, tk.ContextId, int32(tk.GetStatus().GetState()), ms, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "rich-1", Url: "https://h.example/p"}
+	cdata, _ := proto.Marshal(cfg)
+	if _, err := db.ExecContext(ctx, `INSERT INTO push_configs (tenant, owner, task_id, id, data) VALUES (?, ?, ?, ?, ?)`,
+		scope.Tenant, scope.Owner, cfg.TaskId, cfg.Id, cdata); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open of a version 3 file: %v", err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+		t.Fatalf("user_version = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	for id, tk := range want {
+		got, err := s.GetTask(ctx, scope, id)
+		if err != nil || !proto.Equal(got, tk) {
+			t.Errorf("GetTask(%s) after upgrade:\n got  %v, %v\n want %v", id, got, err, tk)
+		}
+		if seq, err := s.LastSeq(ctx, scope, id); err != nil || seq != 7 {
+			t.Errorf("LastSeq(%s) after upgrade = %d, %v; want 7", id, seq, err)
+		}
+		if evs, err := s.Events(ctx, scope, id, 7, 0); err != nil || len(evs) != 0 {
+			t.Errorf("Events(%s, after 7) = %v, %v; want none", id, evs, err)
+		}
+		if _, err := s.Events(ctx, scope, id, 0, 0); !errors.Is(err, taskstore.ErrPruned) {
+			t.Errorf("Events(%s, after 0) = %v; want ErrPruned (no event was logged before version 4)", id, err)
+		}
+	}
+	res, err := s.ListTasks(ctx, scope, taskstore.ListQuery{Limit: 10})
+	if err != nil || res.Total != 3 || len(res.Tasks) != 3 {
+		t.Fatalf("ListTasks after upgrade: %d tasks, Total %d, %v", len(res.Tasks), res.Total, err)
+	}
+	for _, got := range res.Tasks {
+		if !proto.Equal(got, want[got.Id]) {
+			t.Errorf("listed %s after upgrade:\n got  %v\n want %v", got.Id, got, want[got.Id])
+		}
+	}
+
+	// The upgraded task takes appends, and its configuration gets them.
+	rich := want["rich-1"]
+	chunk := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		TaskId: "rich-1", Append: true, Artifact: &a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "three"}}}}}}}
+	if err := s.Append(ctx, scope, "rich-1", taskstore.Event{Seq: 8, Response: chunk, Push: true}); err != nil {
+		t.Fatalf("Append to an upgraded task: %v", err)
+	}
+	taskstore.Apply(rich, proto.Clone(chunk).(*a2a.StreamResponse))
+	if got, err := s.GetTask(ctx, scope, "rich-1"); err != nil || !proto.Equal(got, rich) {
+		t.Errorf("upgraded task after an append:\n got  %v, %v\n want %v", got, err, rich)
+	}
+	ns, err := s.PendingPush(ctx, taskstore.PushTarget{Scope: scope, TaskID: "rich-1", ConfigID: "p"}, 10)
+	if err != nil || len(ns) != 1 || ns[0].Seq != 8 {
+		t.Errorf("outbox of the upgraded task's configuration: %v, %v; want the appended event", ns, err)
+	}
+}

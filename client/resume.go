@@ -39,6 +39,11 @@ type streamRun struct {
 	last uint64
 	// resumed is set once the stream continues as a SubscribeToTask.
 	resumed bool
+	// given is set when the caller asked for a SubscribeToTask after a
+	// position of its own (a2a.WithResumeAfter).
+	given bool
+	// yielded counts the events yielded.
+	yielded int
 }
 
 // stream runs a streaming call with interface fallback, retries before the
@@ -50,7 +55,7 @@ func (c *Client) stream(ctx context.Context, m *a2a.Method, req proto.Message, t
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		s := &streamRun{c: c, ctx: ctx, m: m, tr: tr, yield: yield}
 		if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
-			s.last = seq // the caller resumes by itself: nothing up to seq is news
+			s.last, s.given = seq, true // the caller resumes by itself: nothing up to seq is news
 		}
 		s.run(proto.Clone(req))
 	}
@@ -104,9 +109,7 @@ func (s *streamRun) pass(ctx context.Context, m *a2a.Method, req proto.Message) 
 			}
 		}
 		if err == nil {
-			if eerr := s.tr.end(); eerr != nil {
-				s.yield(a2a.StreamEvent{}, eerr)
-			}
+			s.ended()
 			return started, nil
 		}
 		if started || !connectFailed(err) {
@@ -114,6 +117,19 @@ func (s *streamRun) pass(ctx context.Context, m *a2a.Method, req proto.Message) 
 		}
 	}
 	return started, err
+}
+
+// ended judges a stream the server closed: an error unless the task
+// settled (see ErrStreamEnded). A resumption the caller asked for that
+// brings no event at all is whole: the server closes such a stream at
+// once only when the position it was given is the end of a finished task.
+func (s *streamRun) ended() {
+	if s.given && s.yielded == 0 {
+		return
+	}
+	if err := s.tr.end(); err != nil {
+		s.yield(a2a.StreamEvent{}, err)
+	}
 }
 
 // forward yields an event unless it was yielded already. It returns false
@@ -124,6 +140,7 @@ func (s *streamRun) forward(ev a2a.StreamEvent) bool {
 		return true // already yielded before the break
 	}
 	s.last = ev.Seq
+	s.yielded++
 	s.tr.observe(ev)
 	if !s.yield(ev, nil) {
 		return false
@@ -139,6 +156,10 @@ func (s *streamRun) forward(ev a2a.StreamEvent) bool {
 // most Options.Resumes attempts in a row without receiving a new event,
 // with backoff between them. The first attempt is made at once.
 func (s *streamRun) resume(err error) {
+	var te *TransportError
+	if s.tr.settled() && errors.As(err, &te) {
+		return // the task settled: only the stream's orderly close was lost
+	}
 	m := a2a.MethodByName(a2a.MethodSubscribeToTask)
 	for tries := 0; s.resumable(err) && tries < s.c.resumes; {
 		if tries > 0 {

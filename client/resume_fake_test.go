@@ -42,6 +42,9 @@ type resumeFake struct {
 	// client leaves, as a subscription to a task parked in INPUT_REQUIRED
 	// stays open.
 	hold bool
+	// cutAtEnd breaks a stream that reached the end of the log instead of
+	// closing it.
+	cutAtEnd bool
 
 	mu    sync.Mutex
 	calls []string // "SendStreamingMessage" or "SubscribeToTask@N"
@@ -63,7 +66,7 @@ func (f *resumeFake) window(method string, after uint64) (evs []*a2a.StreamRespo
 		from = max(0, from-f.overlap)
 	}
 	to := min(len(f.log), from+f.per)
-	return f.log[from:to], uint64(from) + 1, to == len(f.log)
+	return f.log[from:to], uint64(from) + 1, to == len(f.log) && !f.cutAtEnd
 }
 
 // requests returns the calls made so far.

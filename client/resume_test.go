@@ -173,6 +173,19 @@ func TestResumeLimits(t *testing.T) {
 					t.Errorf("calls = %q, want %q", got, want)
 				}
 			})
+			t.Run("cut after the task settled", func(t *testing.T) {
+				t.Parallel()
+				// Every event arrived; only the stream's close was lost.
+				f := &resumeFake{log: chunkLog(2, a2a.TaskState_TASK_STATE_COMPLETED), per: 10, cutAtEnd: true}
+				c := resumeClient(t, b, f, client.Options{})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				if err != nil || len(evs) != 4 {
+					t.Errorf("%d events, error %v; want 4, no error", len(evs), err)
+				}
+				if got := f.requests(); len(got) != 1 {
+					t.Errorf("calls = %q, want only the send", got)
+				}
+			})
 			t.Run("resumed send ends at input required", func(t *testing.T) {
 				t.Parallel()
 				// The subscription that carries the send on stays open at
@@ -198,4 +211,47 @@ func checkCut(t *testing.T, evs []a2a.StreamEvent, err error, n int, st a2a.Task
 	if len(evs) != n || !errors.As(err, &se) || se.State != st || se.TaskID != "t1" || !errors.As(err, &te) {
 		t.Errorf("%d events, error %v; want %d, then a cut StreamEndedError in %s", len(evs), err, n, st)
 	}
+}
+
+// TestResumeByHand: SubscribeToTask with a2a.WithResumeAfter against a
+// Parley server, on every binding: the events after the position, numbered
+// as the server numbers them; at the end of a finished task, an empty
+// stream and no error; a position beyond the task's end, InvalidParams.
+func TestResumeByHand(t *testing.T) {
+	t.Parallel()
+	for _, b := range bindings {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e := start(t, config{})
+			c := e.client(b, nil)
+			ctx := testCtx(t)
+			all, err := testkit.Collect(c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 3")}))
+			if err != nil || len(all) != 6 {
+				t.Fatalf("SendStreamingMessage(stream 3) = %d events, %v; want 6", len(all), err)
+			}
+			id, last := all[0].TaskID(), all[len(all)-1].Seq
+			sub := func(after uint64) ([]a2a.StreamEvent, error) {
+				return testkit.Collect(c.SubscribeToTask(a2a.WithResumeAfter(ctx, after), &a2a.SubscribeToTaskRequest{Id: id}))
+			}
+			evs, err := sub(2)
+			if err != nil || len(evs) != 4 || evs[0].Seq != 3 || evs[3].Seq != last || evs[3].State() != a2a.TaskState_TASK_STATE_COMPLETED {
+				t.Errorf("resume after 2: %q (first Seq %v), %v; want events 3..%d ending COMPLETED", testkit.Kinds(evs), seqs(evs), err, last)
+			}
+			if evs, err := sub(last); err != nil || len(evs) != 0 {
+				t.Errorf("resume after the last event: %q, %v; want nothing, no error", testkit.Kinds(evs), err)
+			}
+			if _, err := sub(last + 5); !isA2AError(err, a2a.CodeInvalidParams) {
+				t.Errorf("resume after %d (beyond the end): %v, want InvalidParamsError", last+5, err)
+			}
+		})
+	}
+}
+
+// seqs returns the events' sequence numbers.
+func seqs(evs []a2a.StreamEvent) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Seq
+	}
+	return out
 }

@@ -69,3 +69,23 @@ func TestCutAgainstBadResume(t *testing.T) {
 		t.Errorf("subscribe requests %q, want GET /tasks/t-1:subscribe with Last-Event-ID", subscribes)
 	}
 }
+
+// FuzzCheckIDs: whatever a server sends, judging its event numbers never
+// panics, and the counts hold: no negative count, a repeat for every id
+// beyond the distinct ones.
+func FuzzCheckIDs(f *testing.F) {
+	f.Add([]byte("id: 1\ndata: a\n\nid: 2\ndata: b\n\n"))
+	f.Add([]byte("id: 3\nid: 3\nid:\nid: 18446744073709551615\n"))
+	f.Add([]byte(`data: {"task":{"id":"`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w := &worker{}
+		kind := w.checkIDs(body)
+		if w.eventsLost < 0 || w.eventsDup < 0 || (kind == "" && w.eventsLost+w.eventsDup > 0) {
+			t.Fatalf("checkIDs(%q) = %q, lost %d, dup %d", body, kind, w.eventsLost, w.eventsDup)
+		}
+		if dup := len(eventIDs(body, nil)); kind == "" && w.eventsDup > dup {
+			t.Fatalf("checkIDs(%q): %d repeats among %d ids", body, w.eventsDup, dup)
+		}
+		_ = taskID(body)
+	})
+}

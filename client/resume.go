@@ -18,8 +18,12 @@ import (
 // number of the last event it yielded (a2a.WithResumeAfter, sent as
 // Last-Event-ID or the gRPC metadata last-event-id): the server sends the
 // events after it, then live ones, and the caller's iterator goes on as if
-// nothing happened. Any event whose number is not above the last one
-// yielded is dropped, so a server that repeats itself causes no duplicate.
+// nothing happened. On the resumed stream, any event whose number is not
+// above the last one yielded is dropped, so a server that repeats itself
+// causes no duplicate. Only ids that behave as sequence numbers (one more
+// per event) are trusted before a server has answered a resume: SSE ids
+// of other servers may mean something else, and such a stream is neither
+// filtered nor resumed.
 
 // lastEventIDMeta is the error metadata key under which a server that cut
 // a subscriber off (it read too slowly) names the last event it sent: such
@@ -44,6 +48,9 @@ type streamRun struct {
 	given bool
 	// yielded counts the events yielded.
 	yielded int
+	// numbered says the events carry the task's sequence numbers: every
+	// one numbered, one more than the one before (see forward).
+	numbered bool
 }
 
 // stream runs a streaming call with interface fallback, retries before the
@@ -55,7 +62,7 @@ func (c *Client) stream(ctx context.Context, m *a2a.Method, req proto.Message, t
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		s := &streamRun{c: c, ctx: ctx, m: m, tr: tr, yield: yield}
 		if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
-			s.last, s.given = seq, true // the caller resumes by itself: nothing up to seq is news
+			s.last, s.given, s.numbered = seq, true, true // the caller resumes: nothing up to seq is news
 		}
 		s.run(proto.Clone(req))
 	}
@@ -136,8 +143,20 @@ func (s *streamRun) ended() {
 // when the run is over: the consumer stopped, or a resumed stream reached
 // the point where the original one would have closed.
 func (s *streamRun) forward(ev a2a.StreamEvent) bool {
-	if ev.Seq != 0 && ev.Seq <= s.last {
+	lenient := s.resumed || s.given // a position was sent: the server speaks resume
+	if lenient && ev.Seq != 0 && ev.Seq <= s.last {
 		return true // already yielded before the break
+	}
+	switch {
+	case ev.Seq == 0:
+		s.numbered = false
+	case s.yielded == 0 && !s.given:
+		s.numbered = true
+	case !lenient:
+		// Until a server has answered a resume, its ids count as sequence
+		// numbers only while they go up by one: other servers' SSE ids
+		// may mean something else.
+		s.numbered = s.numbered && ev.Seq == s.last+1
 	}
 	s.last = ev.Seq
 	s.yielded++
@@ -188,12 +207,13 @@ func (s *streamRun) resume(err error) {
 }
 
 // resumable reports whether a stream broken by err can be resumed: the
-// task and the last event's number are known, the task has not settled,
+// task and the last event's number are known (the events were numbered
+// as sequence numbers are, see forward), the task has not settled,
 // the caller has not given up, and the break is a transport failure or the
 // server's report that it cut a slow reader off (an error whose metadata
 // names lastEventId). Any other error the server sent ends the stream.
 func (s *streamRun) resumable(err error) bool {
-	if s.c.resumes <= 0 || s.ctx.Err() != nil || s.tr.taskID == "" || s.last == 0 || s.tr.over() {
+	if s.c.resumes <= 0 || s.ctx.Err() != nil || s.tr.taskID == "" || !s.numbered || s.last == 0 || s.tr.over() {
 		return false
 	}
 	var te *TransportError

@@ -173,6 +173,25 @@ func TestResumeLimits(t *testing.T) {
 					t.Errorf("calls = %q, want %q", got, want)
 				}
 			})
+			t.Run("ids that are not sequence numbers", func(t *testing.T) {
+				t.Parallel()
+				if b.name == a2a.BindingGRPC {
+					t.Skip("gRPC events are numbered by the transport, from first-event-id")
+				}
+				// Another server's SSE ids: nothing is dropped, and a break
+				// is not resumed.
+				working := `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`
+				f := fake{rpc: b.name == a2a.BindingJSONRPC, abort: true, events: []string{
+					"!id: 7\ndata: " + rpcWrap(b, workingTask) + "\n\n",
+					"!id: 3\ndata: " + rpcWrap(b, working) + "\n\n"}}
+				var resumes atomic.Int64
+				c := fakeClientOpts(t, b, f, client.Options{OnResume: func(string, uint64, error) { resumes.Add(1) }})
+				evs, err := testkit.Collect(c.SubscribeToTask(testCtx(t), &a2a.SubscribeToTaskRequest{Id: "t1"}))
+				var se *client.StreamEndedError
+				if len(evs) != 2 || !errors.As(err, &se) || resumes.Load() != 0 {
+					t.Errorf("%d events, error %v, %d resumes; want 2, a StreamEndedError, none", len(evs), err, resumes.Load())
+				}
+			})
 			t.Run("cut after the task settled", func(t *testing.T) {
 				t.Parallel()
 				// Every event arrived; only the stream's close was lost.
@@ -254,4 +273,12 @@ func seqs(evs []a2a.StreamEvent) []uint64 {
 		out[i] = ev.Seq
 	}
 	return out
+}
+
+// rpcWrap wraps a stream event in a JSON-RPC response on that binding.
+func rpcWrap(b binding, ev string) string {
+	if b.name != a2a.BindingJSONRPC {
+		return ev
+	}
+	return `{"jsonrpc":"2.0","id":1,"result":` + ev + `}`
 }

@@ -214,13 +214,20 @@ func (f fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// fakeClient returns a client for one binding of a fake server.
+// fakeClient returns a client for one binding of a fake server, which
+// neither retries nor resumes.
 func fakeClient(t *testing.T, b binding, h http.Handler) *client.Client {
+	t.Helper()
+	return fakeClientOpts(t, b, h, client.Options{Retries: -1, Resumes: -1})
+}
+
+// fakeClientOpts is fakeClient with options.
+func fakeClientOpts(t *testing.T, b binding, h http.Handler, o client.Options) *client.Client {
 	t.Helper()
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	card, _ := agents.Card("echo", []*a2a.AgentInterface{{Url: hs.URL, ProtocolBinding: b.name, ProtocolVersion: "1.0"}})
-	c, err := client.New(card, &client.Options{Retries: -1, Resumes: -1})
+	c, err := client.New(card, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

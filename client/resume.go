@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"google.golang.org/protobuf/proto"
@@ -51,6 +52,11 @@ type streamRun struct {
 	// numbered says the events carry the task's sequence numbers: every
 	// one numbered, one more than the one before (see forward).
 	numbered bool
+	// ignored is set when a server answered a resume with a fresh
+	// subscription (a Task snapshot numbered at or before the position):
+	// it does not honour Last-Event-ID, and the stream cannot go on
+	// without a gap.
+	ignored bool
 }
 
 // stream runs a streaming call with interface fallback, retries before the
@@ -145,6 +151,10 @@ func (s *streamRun) ended() {
 func (s *streamRun) forward(ev a2a.StreamEvent) bool {
 	lenient := s.resumed || s.given // a position was sent: the server speaks resume
 	if lenient && ev.Seq != 0 && ev.Seq <= s.last {
+		if s.resumed && ev.Snapshot() {
+			s.ignored = true
+			return false
+		}
 		return true // already yielded before the break
 	}
 	switch {
@@ -196,6 +206,11 @@ func (s *streamRun) resume(err error) {
 		before := s.last
 		sub := &a2a.SubscribeToTaskRequest{Id: s.tr.taskID}
 		_, err = s.pass(a2a.WithResumeAfter(s.ctx, s.last), m, sub)
+		if s.ignored {
+			s.yield(a2a.StreamEvent{}, &StreamEndedError{TaskID: s.tr.taskID, State: s.tr.state,
+				Err: fmt.Errorf("the server did not resume the stream after event %d: it started over", before)})
+			return
+		}
 		if err == nil {
 			return
 		}

@@ -45,6 +45,11 @@ type resumeFake struct {
 	// cutAtEnd breaks a stream that reached the end of the log instead of
 	// closing it.
 	cutAtEnd bool
+	// drop breaks every SubscribeToTask before its first event.
+	drop bool
+	// restart ignores the resume position, as a server without resume
+	// does: a subscription starts over with the log's first event.
+	restart bool
 
 	mu    sync.Mutex
 	calls []string // "SendStreamingMessage" or "SubscribeToTask@N"
@@ -62,7 +67,13 @@ func (f *resumeFake) window(method string, after uint64) (evs []*a2a.StreamRespo
 	}
 	f.mu.Unlock()
 	from := int(after)
-	if method == a2a.MethodSubscribeToTask {
+	switch {
+	case method != a2a.MethodSubscribeToTask:
+	case f.drop:
+		return nil, after + 1, false
+	case f.restart:
+		from = 0
+	default:
 		from = max(0, from-f.overlap)
 	}
 	to := min(len(f.log), from+f.per)

@@ -136,9 +136,9 @@ func TestResumeLimits(t *testing.T) {
 			})
 			t.Run("attempts bounded", func(t *testing.T) {
 				t.Parallel()
-				// Every resumed call resends what the client has and
-				// breaks: no progress, so the attempts run out.
-				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 2, overlap: 2}
+				// Every resumed call breaks before its first event: no
+				// progress, so the attempts run out.
+				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 2, drop: true}
 				var resumes atomic.Int64
 				c := resumeClient(t, b, f, client.Options{Resumes: 3, OnResume: func(string, uint64, error) { resumes.Add(1) }})
 				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
@@ -146,6 +146,21 @@ func TestResumeLimits(t *testing.T) {
 				want := []string{"SendStreamingMessage", "SubscribeToTask@2", "SubscribeToTask@2", "SubscribeToTask@2"}
 				if got := f.requests(); !slices.Equal(got, want) || resumes.Load() != 3 {
 					t.Errorf("calls = %q, OnResume %d times; want %q, 3 times", got, resumes.Load(), want)
+				}
+			})
+			t.Run("server without resume", func(t *testing.T) {
+				t.Parallel()
+				// It answers the resume with a fresh subscription, starting
+				// over: the client cannot go on without a gap, and says so.
+				f := &resumeFake{log: chunkLog(5, a2a.TaskState_TASK_STATE_COMPLETED), per: 3, restart: true}
+				c := resumeClient(t, b, f, client.Options{})
+				evs, err := testkit.Collect(c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("x")}))
+				var se *client.StreamEndedError
+				if len(evs) != 3 || !errors.As(err, &se) || se.TaskID != "t1" {
+					t.Errorf("%d events, error %v; want 3, then a StreamEndedError", len(evs), err)
+				}
+				if got := f.requests(); len(got) != 2 {
+					t.Errorf("calls = %q, want the send and one resume", got)
 				}
 			})
 			t.Run("interrupted task not resumed", func(t *testing.T) {

@@ -70,7 +70,11 @@ func (r *run) create(ctx context.Context) error {
 		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: a2a.Timestamp(r.s.now())},
 		History:   []*a2a.Message{r.pendingMessage},
 	}
-	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(t).(*a2a.Task)}}
+	// The event shares the status and the message, which nobody changes
+	// (Apply replaces a status, appends to a history): only the task's own
+	// slices must not be shared.
+	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{
+		Id: t.Id, ContextId: t.ContextId, Status: t.Status, History: []*a2a.Message{r.pendingMessage}}}}
 	// The inline push config is stored with the task, so it receives this
 	// creation event (its first notification, a Task).
 	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev,
@@ -98,14 +102,14 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 		st.Message = m
 	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Status: proto.Clone(st).(*a2a.TaskStatus),
+		TaskId: r.id, ContextId: r.task.ContextId, Status: st,
 	}}}
 	if err := r.append(ctx, ev); err != nil {
 		return err
 	}
-	// The run's task changes the way the stored one did (taskstore.Apply),
-	// with its own copy of the status.
-	taskstore.Apply(r.task, &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{Status: st}}})
+	// The run's task changes the way the stored one did, sharing the
+	// immutable event's status (taskstore.Apply).
+	taskstore.Apply(r.task, ev)
 	if a2a.IsTerminal(state) {
 		r.s.quota.closed(r.scope.Owner, r.id)
 	}
@@ -148,16 +152,15 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
 	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Artifact: proto.Clone(a).(*a2a.Artifact),
+		TaskId: r.id, ContextId: r.task.ContextId, Artifact: a,
 		Append: ev.append, LastChunk: ev.lastChunk,
 	}}}
 	if err := r.append(ctx, out); err != nil {
 		return err
 	}
-	// The run's task takes a (its own copy), as the stored task took the
-	// event's: an append costs the chunk, not the artifact.
-	known := taskstore.Apply(r.task, &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{
-		ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{Artifact: a, Append: ev.append}}})
+	// The run's task changes as the stored one did (taskstore.Apply): an
+	// append costs the chunk, not the artifact.
+	known := taskstore.Apply(r.task, out)
 	if ev.append && !known {
 		// docs/decisions.md#b11: an append to an artifact never sent starts it, so
 		// nothing is lost.

@@ -12,14 +12,17 @@ import (
 //     one, is added to the history (agent messages are part of the
 //     conversation, spec §4.1.1);
 //   - an artifact update with append adds its parts to the artifact with
-//     the same id (a2a.AppendChunk), without append replaces it; an
-//     artifact whose id is new is added at the end (an append to an
-//     unknown artifact starts it: docs/decisions.md#b11);
+//     the same id (a2a.AppendChunk), without append replaces it by a copy;
+//     an artifact whose id is new is added at the end, copied (an append to
+//     an unknown artifact starts it: docs/decisions.md#b11);
 //   - a Task replaces everything;
 //   - a Message changes nothing (a direct reply is not part of a task).
 //
-// Apply keeps what it is given: callers pass values they own (clones).
-// It reports whether the artifact update was for a known artifact id
+// Events are immutable (see package taskstore), so t shares what the
+// event points to — the status, the status message, the appended parts —
+// except an artifact it starts or replaces, which it copies, since later
+// chunks change that artifact in place. Applying an event costs the size
+// of the event, never that of the task. It reports whether the artifact update was for a known artifact id
 // (true for every other event).
 func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
 	switch p := ev.GetPayload().(type) {
@@ -37,11 +40,11 @@ func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
 			if u.Append {
 				a2a.AppendChunk(a, u.Artifact)
 			} else {
-				t.Artifacts[i] = u.Artifact
+				t.Artifacts[i] = proto.Clone(u.Artifact).(*a2a.Artifact)
 			}
 			return true
 		}
-		t.Artifacts = append(t.Artifacts, u.Artifact)
+		t.Artifacts = append(t.Artifacts, proto.Clone(u.Artifact).(*a2a.Artifact))
 		return false
 	case *a2a.StreamResponse_Task:
 		proto.Reset(t)

@@ -22,7 +22,11 @@
 //
 // Values passed to and returned from a store are owned by the caller: an
 // implementation must copy what it keeps and return copies, so a caller may
-// modify a returned task freely. Every method of every role may be called
+// modify a returned task freely. Stream events are the exception: an event
+// (an *a2a.StreamResponse and everything it points to) is immutable once
+// made, so the event given to CreateTask or Append, the one published to
+// subscribers and the ones Events returns may be the same value, shared
+// without copies; nobody modifies an event after handing it over. Every method of every role may be called
 // concurrently with any other.
 package taskstore
 

@@ -84,7 +84,7 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 	}
 	out := make([]a2a.StreamEvent, len(l))
 	for i, ev := range l {
-		out[i] = a2a.StreamEvent{Seq: ev.seq, Response: cloneEvent(ev.resp)}
+		out[i] = a2a.StreamEvent{Seq: ev.seq, Response: ev.resp} // immutable: shared
 	}
 	return out, nil
 }

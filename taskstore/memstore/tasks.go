@@ -29,10 +29,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 		}
 		e.configs = map[string]*a2a.TaskPushNotificationConfig{ev.PushConfig.GetId(): cloneConfig(ev.PushConfig)}
 	}
-	var r *a2a.StreamResponse
-	if ev.Response != nil {
-		r = cloneEvent(ev.Response)
-	}
+	r := ev.Response // immutable: kept as it is (package taskstore)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.tasks[e.key.ID]; ok {
@@ -49,23 +46,15 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 // Append records one change of the task with the id in the scope: a client
 // message added to its history, and/or an event added to its log and
 // applied to the stored task (taskstore.Apply). Its cost is that of
-// copying the event and message: the task is changed in place, never
-// copied, and is moved in the ListTasks indexes only when its status
+// the event: the task is changed in place, never copied, and is moved in the ListTasks indexes only when its status
 // timestamp, context or state changed.
 func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var r, applied *a2a.StreamResponse
-	if ev.Response != nil {
-		r = cloneEvent(ev.Response)
-		applied = r
-		if r.GetArtifactUpdate() != nil {
-			// Apply keeps the update's artifact in the task, and later
-			// chunks change it; the logged copy must not change.
-			applied = cloneEvent(r)
-		}
-	}
+	// The event is immutable (package taskstore): the log keeps it as it
+	// is, and Apply copies only an artifact it starts.
+	r := ev.Response
 	var m *a2a.Message
 	if ev.Message != nil {
 		m = proto.Clone(ev.Message).(*a2a.Message)
@@ -85,7 +74,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	if r != nil {
 		e.log = append(e.log, logged{seq: ev.Seq, at: s.now().UnixNano(), resp: r})
 		e.seq = ev.Seq
-		taskstore.Apply(e.task, applied)
+		taskstore.Apply(e.task, r)
 		s.reindex(e)
 		s.queueAll(e, ev.Push, ev.Seq, r)
 	}

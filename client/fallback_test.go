@@ -33,8 +33,6 @@ func TestFallback(t *testing.T) {
 			{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "0.3"}, // wrong version: skipped
 		}
 	}})
-	ctx := testCtx(t)
-
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T, ctx context.Context, e *env, dead string)
@@ -49,7 +47,7 @@ func TestFallback(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.run(t, ctx, e, dead)
+			tc.run(t, testCtx(t), e, dead) // the deadline starts when the subtest does
 		})
 	}
 }

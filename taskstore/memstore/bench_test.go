@@ -10,6 +10,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/taskstore/storetest"
 )
 
 var benchScope = taskstore.Scope{Tenant: "t", Owner: "o"}
@@ -82,4 +83,16 @@ func BenchmarkListPage(b *testing.B) {
 			}
 		})
 	}
+}
+
+func BenchmarkAppendChunk(b *testing.B) {
+	for _, at := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("at=%d", at), func(b *testing.B) {
+			storetest.BenchAppendChunk(b, memstore.New(), at)
+		})
+	}
+}
+
+func BenchmarkSendMessage(b *testing.B) {
+	storetest.BenchSendMessage(b, memstore.New())
 }

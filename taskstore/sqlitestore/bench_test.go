@@ -1,13 +1,12 @@
 package sqlitestore
 
 import (
-	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/storetest"
 )
 
 func BenchmarkCreate(b *testing.B) {
@@ -63,29 +62,22 @@ func BenchmarkListPage(b *testing.B) {
 }
 
 // BenchmarkConcurrentWrites has many goroutines each create a task and
-// update it three times, the write pattern of a blocking SendMessage.
+// append three events to it, the write pattern of a blocking SendMessage
+// (see storetest.BenchSendMessage; one operation is one whole task).
 func BenchmarkConcurrentWrites(b *testing.B) {
 	s := openTemp(b)
 	defer s.Close()
-	b.ReportAllocs()
-	var next atomic.Int64
-	b.SetParallelism(16) // 16 × GOMAXPROCS writers
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		for pb.Next() {
-			i := int(next.Add(1))
-			id := fmt.Sprintf("task-%08d", i)
-			t := newTask(id, a2a.TaskState_TASK_STATE_SUBMITTED, i)
-			if err := s.CreateTask(ctx, scope, t, taskstore.Event{Seq: 1}); err != nil {
-				b.Fatal(err)
-			}
-			for seq, st := range []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED} {
-				ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-					TaskId: id, ContextId: t.ContextId, Status: &a2a.TaskStatus{State: st}}}}
-				if err := s.Append(ctx, scope, id, taskstore.Event{Seq: uint64(seq + 2), Response: ev}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	})
+	storetest.BenchSendMessage(b, s)
+}
+
+// BenchmarkAppendChunk appends chunk 10 (to 20) and chunk 10,000 (to
+// 20,000) of one artifact: the cost must be the same.
+func BenchmarkAppendChunk(b *testing.B) {
+	for _, at := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("at=%d", at), func(b *testing.B) {
+			s := openTemp(b)
+			defer s.Close()
+			storetest.BenchAppendChunk(b, s, at)
+		})
+	}
 }

@@ -311,7 +311,9 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 	total := 0
 	for {
 		var n, seen int
+		from := cur
 		err := s.write(ctx, func(w *wtx) error {
+			n, seen, cur = 0, 0, from
 			rows, err := w.stmt(s.oldEvents).QueryContext(context.Background(), cut, cur.ms, cur.id, cur.seq)
 			if err != nil {
 				return err

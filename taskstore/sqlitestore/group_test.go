@@ -62,6 +62,41 @@ func TestGroupCommitSavepoints(t *testing.T) {
 	}
 }
 
+// TestGroupCommitCleanFailure runs one batch by hand in which an
+// operation fails without writing (ErrSeq): the batch commits without
+// savepoints, and the others' writes stay.
+func TestGroupCommitCleanFailure(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	defer s.Close()
+	create := func(id string) func(w *wtx) error {
+		return func(w *wtx) error {
+			_, err := w.exec(ctx, s.createTask, id, scope.Tenant, scope.Owner, "c", 1, 0, 0, []byte{}, nil, false)
+			return err
+		}
+	}
+	ops := []*writeOp{
+		{ctx: ctx, fn: create("a")},
+		{ctx: ctx, fn: func(*wtx) error { return taskstore.ErrSeq }},
+		{ctx: ctx, fn: create("c")},
+	}
+	for _, op := range ops {
+		op.err = make(chan error, 1)
+	}
+	s.commitBatch(ops)
+	for i, op := range ops {
+		err := <-op.err
+		if want := i == 1; errors.Is(err, taskstore.ErrSeq) != want || (!want && err != nil) {
+			t.Errorf("op %d: err %v", i, err)
+		}
+	}
+	for _, id := range []string{"a", "c"} {
+		if _, err := s.LastSeq(ctx, scope, id); err != nil {
+			t.Errorf("task %s: %v", id, err)
+		}
+	}
+}
+
 // TestGroupCommitConcurrent has many writers at once, each with its own
 // sequence of updates, and checks every write landed in order.
 func TestGroupCommitConcurrent(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"runtime"
+
+	"parley.dev/parley/taskstore"
 )
 
 // maxBatch bounds how many operations one group commit takes.
@@ -119,45 +121,91 @@ func (s *Store) gather(batch []*writeOp) []*writeOp {
 }
 
 // commitBatch runs the operations in one transaction and answers each.
+// It first runs them one after the other without savepoints (two
+// statements per operation saved): an operation that fails with
+// taskstore.ErrExists, ErrNotFound or ErrSeq has written nothing (every
+// operation returns those before its first write), so the others can
+// still commit. Any other failure rolls the transaction back and, when
+// the batch holds other operations, runs it again with each operation in
+// its own savepoint (commitSavepoints), so that the failing one loses
+// only its own changes. Operations must therefore be safe to run twice:
+// they set, rather than add to, what they report.
 func (s *Store) commitBatch(batch []*writeOp) {
 	errs := make([]error, len(batch))
-	fail := func(err error) {
-		for _, op := range batch {
-			op.err <- err
-		}
-	}
-	bg := context.Background()
-	tx, err := s.writer.BeginTx(bg, nil)
+	tx, w, err := s.begin()
 	if err != nil {
-		fail(err)
+		answerAll(batch, err)
 		return
 	}
-	w := &wtx{tx: tx, stmts: make(map[*sql.Stmt]*sql.Stmt, 8)}
-	single := len(batch) == 1
+	for i, op := range batch {
+		if errs[i] = op.ctx.Err(); errs[i] != nil {
+			continue
+		}
+		if errs[i] = op.fn(w); errs[i] != nil && !cleanError(errs[i]) {
+			tx.Rollback()
+			if len(batch) == 1 {
+				op.err <- errs[i]
+				return
+			}
+			s.commitSavepoints(batch)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		answerAll(batch, err)
+		return
+	}
+	for i, op := range batch {
+		op.err <- errs[i]
+	}
+}
+
+// cleanError reports whether an operation that failed with err has
+// written nothing (see commitBatch).
+func cleanError(err error) bool {
+	return errors.Is(err, taskstore.ErrExists) || errors.Is(err, taskstore.ErrNotFound) || errors.Is(err, taskstore.ErrSeq)
+}
+
+// begin starts the writer's transaction.
+func (s *Store) begin() (*sql.Tx, *wtx, error) {
+	tx, err := s.writer.BeginTx(context.Background(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tx, &wtx{tx: tx, stmts: make(map[*sql.Stmt]*sql.Stmt, 8)}, nil
+}
+
+// answerAll gives every operation of the batch the same outcome.
+func answerAll(batch []*writeOp, err error) {
+	for _, op := range batch {
+		op.err <- err
+	}
+}
+
+// commitSavepoints runs the operations in one transaction, each in its
+// own savepoint, and answers each.
+func (s *Store) commitSavepoints(batch []*writeOp) {
+	errs := make([]error, len(batch))
+	tx, w, err := s.begin()
+	if err != nil {
+		answerAll(batch, err)
+		return
+	}
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			errs[i] = err
-			continue
-		}
-		if single {
-			errs[i] = op.fn(w)
 			continue
 		}
 		if errs[i], err = s.runInSavepoint(w, op); err != nil {
 			// The transaction is no longer usable (SQLite may have rolled
 			// it back): nothing in the batch is written.
 			tx.Rollback()
-			fail(err)
+			answerAll(batch, err)
 			return
 		}
 	}
-	if single && errs[0] != nil {
-		tx.Rollback()
-		batch[0].err <- errs[0]
-		return
-	}
 	if err := tx.Commit(); err != nil {
-		fail(err)
+		answerAll(batch, err)
 		return
 	}
 	for i, op := range batch {

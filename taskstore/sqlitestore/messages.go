@@ -46,6 +46,7 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 	var old *taskstore.MessageRecord
 	var opErr error // already wrapped
 	err := s.write(ctx, func(w *wtx) error {
+		old, opErr = nil, nil
 		n, err := affected(w.exec(ctx, s.insertMessage, sc.Tenant, sc.Owner, r.MessageID,
 			r.Digest, r.TaskID, r.Reply != nil, reply, r.Created.UnixMilli()))
 		if err != nil {

@@ -173,6 +173,16 @@ var migrations = [][]string{
 		) WITHOUT ROWID`,
 		`CREATE INDEX task_events_by_time ON task_events (created_ms)`,
 		`UPDATE tasks SET has_push = 1 WHERE id IN (SELECT task_id FROM push_configs)`,
+		// A status update changes the state alone, which moves two of the
+		// four counters; the version 1 trigger moved all four.
+		`DROP TRIGGER tasks_count_update`,
+		`CREATE TRIGGER tasks_count_state AFTER UPDATE OF state ON tasks
+			WHEN old.state IS NOT new.state AND old.tenant IS new.tenant AND old.owner IS new.owner
+				AND old.context_id IS new.context_id
+			BEGIN ` + countDownKeys("old", stateKeys) + countUpKeys("new", stateKeys) + ` END`,
+		`CREATE TRIGGER tasks_count_move AFTER UPDATE OF tenant, owner, context_id ON tasks
+			WHEN old.tenant IS NOT new.tenant OR old.owner IS NOT new.owner OR old.context_id IS NOT new.context_id
+			BEGIN ` + countDown("old") + countUp("new") + ` END`,
 	},
 }
 
@@ -187,10 +197,27 @@ func counterKeys(ref string) [4][3]string {
 	}
 }
 
+// allKeys and stateKeys select, by index in counterKeys, the counters a
+// row is counted in, and those that depend on its state.
+var (
+	allKeys   = []int{0, 1, 2, 3}
+	stateKeys = []int{2, 3}
+)
+
 // countUp returns trigger statements adding the row ref to its counters.
-func countUp(ref string) string {
+func countUp(ref string) string { return countUpKeys(ref, allKeys) }
+
+// countDown returns trigger statements removing the row ref from its
+// counters.
+func countDown(ref string) string { return countDownKeys(ref, allKeys) }
+
+// countUpKeys returns trigger statements adding the row ref to the
+// counters chosen by keys.
+func countUpKeys(ref string, keys []int) string {
 	var vals []string
-	for _, k := range counterKeys(ref) {
+	all := counterKeys(ref)
+	for _, i := range keys {
+		k := all[i]
 		vals = append(vals, fmt.Sprintf("(%s.tenant, %s.owner, %s, %s, %s, 1)", ref, ref, k[0], k[1], k[2]))
 	}
 	return `INSERT INTO task_counts (tenant, owner, kind, context_id, state, n) VALUES ` +
@@ -198,12 +225,14 @@ func countUp(ref string) string {
 		` ON CONFLICT (tenant, owner, kind, context_id, state) DO UPDATE SET n = n + 1;`
 }
 
-// countDown returns trigger statements removing the row ref from its
-// counters, dropping per-context counters that reach zero so that
-// contexts which come and go leave nothing behind.
-func countDown(ref string) string {
+// countDownKeys returns trigger statements removing the row ref from the
+// counters chosen by keys, dropping per-context counters that reach zero
+// so that contexts which come and go leave nothing behind.
+func countDownKeys(ref string, keys []int) string {
 	var b strings.Builder
-	for _, k := range counterKeys(ref) {
+	all := counterKeys(ref)
+	for _, i := range keys {
+		k := all[i]
 		fmt.Fprintf(&b, `UPDATE task_counts SET n = n - 1 WHERE tenant = %s.tenant AND owner = %s.owner
 			AND kind = %s AND context_id = %s AND state = %s;`, ref, ref, k[0], k[1], k[2])
 	}

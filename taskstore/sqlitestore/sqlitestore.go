@@ -195,9 +195,13 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	// secure_delete=FAST zeroes deleted and replaced row content within the
 	// pages a write touches anyway, so that a secret sealed again, or a
 	// configuration deleted, does not linger in the file's free space.
+	// temp_store=MEMORY keeps statement journals (the savepoints of a
+	// group commit, multi-row statements) in memory instead of temporary
+	// files: in a profile of the write path, those files' page writes
+	// were a fifth of the CPU time.
 	s.writer, err = sql.Open("sqlite", base+"?_pragma=busy_timeout(10000)"+
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=foreign_keys(1)"+
-		"&_pragma=secure_delete(FAST)&_txlock=immediate")
+		"&_pragma=secure_delete(FAST)&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}

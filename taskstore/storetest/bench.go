@@ -1,0 +1,117 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// BenchAppendChunk measures Append of one artifact chunk (64 bytes of
+// text) to a task whose artifact already has about `at` chunks: before the
+// clock starts it fills b.N/at+1 tasks with `at` chunks each, and the
+// operations then append `at` more chunks to each in turn, so every
+// operation appends chunk at+1 to 2×at of its artifact. The cost per
+// operation must not grow with at. Call it from a benchmark with a fresh
+// store:
+//
+//	func BenchmarkAppendChunk(b *testing.B) {
+//		for _, at := range []int{10, 10000} {
+//			b.Run(fmt.Sprintf("at=%d", at), func(b *testing.B) {
+//				storetest.BenchAppendChunk(b, open(b), at)
+//			})
+//		}
+//	}
+func BenchAppendChunk(b *testing.B, s taskstore.Tasks, at int) {
+	ctx := context.Background()
+	at = max(at, 1)
+	body := strings.Repeat("x", 64)
+	appendChunk := func(id string, seq uint64, n int) {
+		if err := s.Append(ctx, scopeA, id, taskstore.Event{Seq: seq, Response: chunk(id, "a", n > 0, body)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ids := make([]string, b.N/at+1)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("chunky-%d", k)
+		tk := &a2a.Task{Id: ids[k], ContextId: "c", Status: &a2a.TaskStatus{State: working, Timestamp: timestamppb.Now()}}
+		if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1, Response: snapshotEvent(tk)}); err != nil {
+			b.Fatal(err)
+		}
+		for n := range at {
+			appendChunk(ids[k], uint64(n+2), n)
+		}
+	}
+	b.ReportAllocs()
+	defer ReportCPU(b)()
+	for i := range b.N {
+		n := at + i%at
+		appendChunk(ids[i/at], uint64(n+2), n)
+	}
+}
+
+// ReportCPU resets the benchmark timer and returns a function that
+// reports the process CPU time used since, per operation, as the
+// cpu-ns/op metric (0 where it is not measured). On a machine shared with
+// other work it is a steadier measure of cost than ns/op, which counts
+// the time the benchmark waited for a processor. Call it as
+//
+//	defer storetest.ReportCPU(b)()
+func ReportCPU(b *testing.B) func() {
+	b.ResetTimer()
+	start := processCPU()
+	return func() {
+		b.ReportMetric(float64(processCPU()-start)/float64(max(b.N, 1)), "cpu-ns/op")
+	}
+}
+
+// BenchSendMessage measures the store writes of a blocking SendMessage:
+// per operation a task is created with its first event (a snapshot), then
+// three events are appended (WORKING, an artifact, COMPLETED with a
+// message), from 64 goroutines at once (or GOMAXPROCS, if more). One
+// operation is one whole task.
+func BenchSendMessage(b *testing.B, s taskstore.Tasks) {
+	var next atomic.Int64
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	defer ReportCPU(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			if err := sendOnce(ctx, s, fmt.Sprintf("send-%09d", next.Add(1))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// sendOnce writes the events of one blocking SendMessage.
+func sendOnce(ctx context.Context, s taskstore.Tasks, id string) error {
+	now := time.Now()
+	tk := &a2a.Task{Id: id, ContextId: "ctx-" + id, Status: &a2a.TaskStatus{State: submitted, Timestamp: timestamppb.New(now)},
+		History: []*a2a.Message{message("m-"+id, id, "ctx-"+id, "please do the thing")}}
+	if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1, Response: snapshotEvent(tk)}); err != nil {
+		return err
+	}
+	done := statusAt(id, 4, completed, now)
+	done.Response.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "r-" + id, Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("done")}}
+	for _, ev := range []taskstore.Event{
+		statusAt(id, 2, working, now),
+		{Seq: 3, Response: chunk(id, "result", false, "the answer to the thing")},
+		done,
+	} {
+		if err := s.Append(ctx, scopeA, id, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}

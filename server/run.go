@@ -42,15 +42,6 @@ type run struct {
 	pendingPush      *a2a.TaskPushNotificationConfig
 }
 
-// subscriber receives a task's events through a bounded buffer. A reader
-// that lets the buffer fill is cut off (err is set and ch closed) rather than
-// slowing the agent or growing memory.
-type subscriber struct {
-	ch   chan a2a.StreamEvent
-	err  error  // set before ch is closed when cut off
-	last uint64 // sequence number of the last event queued to ch
-}
-
 // runKey identifies a run: the live-task registry is per scope, so a caller
 // probing another scope's task id never touches that task's run
 // (docs/decisions.md#b12).
@@ -124,7 +115,7 @@ func (r *run) load(ctx context.Context) error {
 // subscribe registers a subscriber, which has been given (as a snapshot or
 // from the log) every event up to now. Callers hold r.mu.
 func (r *run) subscribe() *subscriber {
-	sub := &subscriber{ch: make(chan a2a.StreamEvent, r.s.opts.SubscriberBuffer), last: r.seq}
+	sub := newSubscriber(r.s.opts.SubscriberBuffer, r.seq)
 	r.subs[sub] = struct{}{}
 	return sub
 }
@@ -141,11 +132,9 @@ func (r *run) subscribeIf(want bool) *subscriber {
 // unsubscribe removes a subscriber (idempotent).
 func (r *run) unsubscribe(sub *subscriber) {
 	r.mu.Lock()
-	if _, ok := r.subs[sub]; ok {
-		delete(r.subs, sub)
-		close(sub.ch)
-	}
+	delete(r.subs, sub)
 	r.mu.Unlock()
+	sub.close(nil)
 }
 
 // wait returns a channel that is signalled after every change of the run.
@@ -185,19 +174,17 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 		ev.Seq = r.seq
 	}
 	for sub := range r.subs {
-		select {
-		case sub.ch <- ev:
-			sub.last = max(sub.last, ev.Seq)
-		default:
-			// The error names the last event the reader was given, where a
-			// SubscribeToTask with Last-Event-ID picks up without a loss.
-			sub.err = a2a.NewError(a2a.CodeInternal,
-				"stream closed: the reader fell %d events behind; call SubscribeToTask with Last-Event-ID %d to resume",
-				cap(sub.ch), sub.last).WithMeta("taskId", r.id).WithMeta("lastEventId", strconv.FormatUint(sub.last, 10))
-			delete(r.subs, sub)
-			close(sub.ch)
-			r.s.log.Warn("subscriber cut off: too slow", "task", r.id)
+		if sub.offer(ev) {
+			continue
 		}
+		// The error names the last event the reader was given, where a
+		// SubscribeToTask with Last-Event-ID picks up without a loss.
+		last := sub.lastSeq()
+		delete(r.subs, sub)
+		sub.close(a2a.NewError(a2a.CodeInternal,
+			"stream closed: the reader fell %d events behind; call SubscribeToTask with Last-Event-ID %d to resume",
+			sub.limit, last).WithMeta("taskId", r.id).WithMeta("lastEventId", strconv.FormatUint(last, 10)))
+		r.s.log.Warn("subscriber cut off: too slow", "task", r.id)
 	}
 }
 

@@ -103,35 +103,46 @@ func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageR
 
 // pump forwards a subscription's events until the stream must end.
 func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yield func(a2a.StreamEvent, error) bool) {
+	var evs []a2a.StreamEvent
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-sub.ch:
-			if !ok {
-				if sub.err != nil {
-					yield(a2a.StreamEvent{}, sub.err)
-				}
+		var closed bool
+		var err error
+		evs, closed, err = sub.take(evs)
+		for _, ev := range evs {
+			if !pass(ev, hl, closeOnInput, yield) {
 				return
-			}
-			if t := ev.Response.GetTask(); t != nil && hl != nil {
-				// The event is shared by every subscriber: trim a copy.
-				ev.Response = &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: withHistory(t, hl, false)}}
-			}
-			if !yield(ev, nil) {
-				return
-			}
-			if ev.Response.GetMessage() != nil {
-				return
-			}
-			if su := ev.Response.GetStatusUpdate(); su != nil {
-				st := su.GetStatus().GetState()
-				if a2a.IsTerminal(st) || (closeOnInput && st == a2a.TaskState_TASK_STATE_INPUT_REQUIRED) {
-					return
-				}
 			}
 		}
+		if closed {
+			if err != nil {
+				yield(a2a.StreamEvent{}, err)
+			}
+			return
+		}
+		if len(evs) == 0 && !sub.next(ctx) {
+			return
+		}
 	}
+}
+
+// pass yields one event of pump, trimming a Task's history to hl. It
+// reports whether the stream goes on: not after a direct reply, a terminal
+// state or (with closeOnInput) INPUT_REQUIRED.
+func pass(ev a2a.StreamEvent, hl *int32, closeOnInput bool, yield func(a2a.StreamEvent, error) bool) bool {
+	if t := ev.Response.GetTask(); t != nil && hl != nil {
+		// The event is shared by every subscriber: trim a copy.
+		ev.Response = &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: withHistory(t, hl, false)}}
+	}
+	if !yield(ev, nil) || ev.Response.GetMessage() != nil {
+		return false
+	}
+	if su := ev.Response.GetStatusUpdate(); su != nil {
+		st := su.GetStatus().GetState()
+		if a2a.IsTerminal(st) || (closeOnInput && st == a2a.TaskState_TASK_STATE_INPUT_REQUIRED) {
+			return false
+		}
+	}
+	return true
 }
 
 // historyOf returns the configuration's historyLength (nil when unset).

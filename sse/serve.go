@@ -31,36 +31,31 @@ type Encoder interface {
 
 // Serve answers a streaming operation with the events of seq. An error
 // before the first event is answered by enc.Refuse, a stream without any
-// event by an empty event stream; after that every event is written and flushed as it comes,
-// an idle stream gets a keep-alive comment every keepAlive (0 turns them
-// off), and an error item is written with enc.Fail and ends the stream.
-// Serve returns when the stream ends or a write fails; nothing it started
-// writes to w after it returns.
+// event by an empty event stream; after that every event is written and
+// flushed as it comes, an idle stream gets a keep-alive comment every
+// keepAlive (0 turns them off), and an error item is written with enc.Fail
+// and ends the stream. Serve returns when the stream ends or a write
+// fails; nothing it started writes to w after it returns.
+//
+// An idle stream costs no goroutine of its own: the events come on the
+// handler's goroutine, the keep-alives from a timer.
 func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
-	next, stop := iter.Pull2(seq)
-	defer stop()
-	ev, err, ok := next()
-	if !ok {
-		// No event at all: a resumed stream that had nothing to catch up
-		// on (its task ended with the event the client named). A valid,
-		// empty event stream.
-		enc.Start(w.Header())
-		NewWriter(w).close()
-		return
-	}
-	if err != nil {
-		enc.Refuse(w, err)
-		return
-	}
-	enc.Start(w.Header())
-	sw := NewWriter(w)
-	defer sw.close()
-	if keepAlive > 0 {
-		done := make(chan struct{})
-		defer close(done)
-		go sw.keepAlive(keepAlive, done)
-	}
-	for {
+	var sw *Writer
+	defer func() {
+		if sw != nil {
+			sw.close()
+		}
+	}()
+	for ev, err := range seq {
+		if sw == nil {
+			if err != nil {
+				enc.Refuse(w, err)
+				return
+			}
+			enc.Start(w.Header())
+			sw = NewWriter(w)
+			sw.keepAlive(keepAlive)
+		}
 		var name string
 		var data []byte
 		if err == nil {
@@ -73,8 +68,12 @@ func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Enc
 		if sw.Event(name, ev.Seq, data) != nil || err != nil {
 			return
 		}
-		if ev, err, ok = next(); !ok {
-			return
-		}
+	}
+	if sw == nil {
+		// No event at all: a resumed stream that had nothing to catch up
+		// on (its task ended with the event the client named). A valid,
+		// empty event stream.
+		enc.Start(w.Header())
+		sw = NewWriter(w)
 	}
 }

@@ -21,12 +21,13 @@ import (
 
 // Writer writes events to one HTTP response. It is safe for concurrent use.
 type Writer struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	last time.Time
-	err  error
-	buf  []byte
+	mu    sync.Mutex
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	last  time.Time
+	err   error
+	buf   []byte
+	alive *time.Timer // the keep-alive timer, when on
 }
 
 // NewWriter sends the SSE response headers (status 200, text/event-stream)
@@ -114,23 +115,34 @@ func (s *Writer) close() {
 	if s.err == nil {
 		s.err = errClosed
 	}
+	if s.alive != nil {
+		s.alive.Stop()
+	}
 	s.mu.Unlock()
 }
 
-func (s *Writer) keepAlive(every time.Duration, done <-chan struct{}) {
-	t := time.NewTicker(every / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			s.mu.Lock()
-			idle := time.Since(s.last) >= every
-			s.mu.Unlock()
-			if idle && s.Comment("keep-alive") != nil {
+// keepAlive sends a keep-alive comment whenever the stream has been silent
+// for every (never when every is 0), from a timer until close.
+func (s *Writer) keepAlive(every time.Duration) {
+	if every <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.alive = time.AfterFunc(every, func() {
+		s.mu.Lock()
+		idle := time.Since(s.last)
+		s.mu.Unlock()
+		if idle >= every {
+			if s.Comment("keep-alive") != nil {
 				return
 			}
+			idle = 0
 		}
-	}
+		s.mu.Lock()
+		if s.err == nil {
+			s.alive.Reset(every - idle)
+		}
+		s.mu.Unlock()
+	})
 }

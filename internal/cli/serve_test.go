@@ -24,13 +24,13 @@ type proc struct {
 
 // serve starts `parley serve` with args and waits for its card. It is
 // killed when the test ends.
-func serve(t *testing.T, args ...string) *proc {
+func serve(t testing.TB, args ...string) *proc {
 	t.Helper()
 	return serveAt(t, testkit.FreeAddr(t), args...)
 }
 
 // serveAt is serve listening on addr.
-func serveAt(t *testing.T, addr string, args ...string) *proc {
+func serveAt(t testing.TB, addr string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"serve", "--addr", addr}, args...)...)
 	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
@@ -40,7 +40,7 @@ func serveAt(t *testing.T, addr string, args ...string) *proc {
 	return &proc{Process: p, addr: addr}
 }
 
-func (p *proc) post(t *testing.T, path, body string) map[string]any {
+func (p *proc) post(t testing.TB, path, body string) map[string]any {
 	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+p.addr+path, strings.NewReader(body))
 	req.Header.Set("A2A-Version", "1.0")
@@ -55,7 +55,7 @@ func (p *proc) getJSON(t *testing.T, path string) map[string]any {
 	return p.do(t, req)
 }
 
-func (p *proc) do(t *testing.T, req *http.Request) map[string]any {
+func (p *proc) do(t testing.TB, req *http.Request) map[string]any {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -79,6 +79,9 @@ func StartProcess(tb testing.TB, cmd *exec.Cmd, o *ProcessOptions) *Process {
 // Exited is closed once the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
+// PID is the process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
 // Err is the process's exit status (as from exec.Cmd.Wait), once Exited
 // is closed.
 func (p *Process) Err() error {

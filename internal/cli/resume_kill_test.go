@@ -79,7 +79,9 @@ func TestResumeAfterKill9(t *testing.T) {
 	wg.Wait()
 
 	var before, after int
-	defer func() { t.Logf("%d streams: %d events before the kill, %d more after resuming", streams, before, after) }()
+	defer func() {
+		t.Logf("%d streams: %d events before the kill, %d more after resuming", streams, before, after)
+	}()
 	q := serveAt(t, addr, "--agent", "conformance", "--store", "sqlite:"+db, "--log-level", "error")
 	for i, l := range logs {
 		if len(l.ids) < 2 {

@@ -27,8 +27,9 @@ func BenchmarkGet(b *testing.B) {
 	defer s.Close()
 	fill(b, s, 10000, []taskstore.Scope{scope})
 	b.ReportAllocs()
+	defer storetest.ReportCPU(b)()
 	i := 0
-	for b.Loop() {
+	for range b.N {
 		if _, err := s.GetTask(b.Context(), scope, fmt.Sprintf("task-%06d", i%10000)); err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +52,8 @@ func BenchmarkListPage(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
+			defer storetest.ReportCPU(b)()
+			for range b.N {
 				res, err := s.ListTasks(b.Context(), scope, c.q)
 				if err != nil || len(res.Tasks) != 50 {
 					b.Fatalf("%d tasks, %v", len(res.Tasks), err)

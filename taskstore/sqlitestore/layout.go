@@ -3,7 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
@@ -127,115 +127,130 @@ func (s *Store) writeParts(w *wtx, taskID string, p encodedParts) error {
 // the rule of taskstore.Apply: a chunk of a new id adds an artifact at the
 // end; a known id's chunk is appended (a2a.AppendChunk) or replaces it in
 // place.
-func foldArtifacts(chunks []encodedChunk) ([]*a2a.Artifact, error) {
+func foldArtifacts(chunks []chunk) []*a2a.Artifact {
+	if len(chunks) == 0 {
+		return nil
+	}
 	var out []*a2a.Artifact
 	at := make(map[string]int, 4)
 	for _, c := range chunks {
-		a := new(a2a.Artifact)
-		if err := proto.Unmarshal(c.data, a); err != nil {
-			return nil, fmt.Errorf("sqlitestore: decode artifact: %w", err)
-		}
-		i, known := at[c.id]
+		id := c.a.GetArtifactId()
+		i, known := at[id]
 		switch {
 		case !known:
-			at[c.id] = len(out)
-			out = append(out, a)
+			at[id] = len(out)
+			out = append(out, c.a)
 		case c.appendTo:
-			a2a.AppendChunk(out[i], a)
+			a2a.AppendChunk(out[i], c.a)
 		default:
-			out[i] = a
+			out[i] = c.a
 		}
 	}
-	return out, nil
+	return out
 }
 
-// partReader reads the history and artifacts of tasks, either one task at
-// a time or a page of tasks at once, inside one read transaction.
-type partReader struct {
-	ctx     context.Context
-	history *sql.Stmt // (task_id) or (json array of ids) → [task_id,] message
-	chunks  *sql.Stmt // (task_id) or (json array of ids) → [task_id,] artifact_id, append, chunk
-	many    bool      // the statements take a json array and return task_id first
+// The statements that read a task's pieces return rows of one shape,
+// (kind, n, payload, flag, extra), whatever table they come from:
+//
+//	kindHeader:   payload data, flag whether status is set, extra status
+//	kindHistory:  n, payload message
+//	kindChunk:    n, payload chunk, flag append
+//
+// preceded by the task id when they read several tasks. A task's rows
+// come in n order (each table's primary key), which assemble checks.
+const (
+	kindHeader = iota
+	kindHistory
+	kindChunk
+)
+
+// pieceColumns are the SELECT lists of the three kinds of rows.
+const (
+	headerColumns  = `0, 0, data, status IS NOT NULL, status`
+	historyColumns = `1, n, message, 0, NULL`
+	chunkColumns   = `2, n, chunk, append, NULL`
+)
+
+// pieces is what the rows of one task hold, decoded as they are read.
+type pieces struct {
+	task     *a2a.Task // from the header row; nil when it was not read
+	history  []*a2a.Message
+	chunks   []chunk
+	lastH    int64 // the n of the last history and chunk rows
+	lastC    int64
+	disorder bool // rows came out of n order
 }
 
-// fill reads the history and artifacts of the tasks (keyed by id) and sets
-// them.
-func (r partReader) fill(tasks map[string]*a2a.Task, ids []string) error {
-	arg := any(nil)
-	if r.many {
-		b, err := json.Marshal(ids)
-		if err != nil {
-			return err
-		}
-		arg = string(b)
-	} else {
-		arg = ids[0]
-	}
-	if err := r.fillHistory(tasks, arg, ids[0]); err != nil {
-		return err
-	}
-	return r.fillArtifacts(tasks, arg, ids[0])
+// chunk is one artifact update as stored: the artifact, decoded, and
+// whether it is appended.
+type chunk struct {
+	appendTo bool
+	a        *a2a.Artifact
 }
 
-func (r partReader) fillHistory(tasks map[string]*a2a.Task, arg any, only string) error {
-	rows, err := r.history.QueryContext(r.ctx, arg)
-	if err != nil {
-		return err
-	}
+// readPieces reads rows of the shape above, decoding each at once. With
+// byID the rows start with the task id and go to the pieces byID holds
+// for it (rows of other ids are skipped); otherwise they all go to one.
+func readPieces(rows *sql.Rows, one *pieces, byID map[string]*pieces) error {
 	defer rows.Close()
 	for rows.Next() {
-		id := only
-		var data sql.RawBytes
-		if r.many {
-			err = rows.Scan(&id, &data)
+		var kind, n, flag int64
+		var id, payload, extra sql.RawBytes
+		var err error
+		p := one
+		if byID != nil {
+			err = rows.Scan(&id, &kind, &n, &payload, &flag, &extra)
+			p = byID[string(id)]
 		} else {
-			err = rows.Scan(&data)
+			err = rows.Scan(&kind, &n, &payload, &flag, &extra)
 		}
 		if err != nil {
 			return err
 		}
-		m := new(a2a.Message)
-		if err := proto.Unmarshal(data, m); err != nil {
-			return fmt.Errorf("sqlitestore: decode history: %w", err)
-		}
-		if t := tasks[id]; t != nil {
-			t.History = append(t.History, m)
+		if p != nil {
+			if err := p.add(kind, n, payload, flag != 0, extra); err != nil {
+				return err
+			}
 		}
 	}
 	return rows.Err()
 }
 
-func (r partReader) fillArtifacts(tasks map[string]*a2a.Task, arg any, only string) error {
-	rows, err := r.chunks.QueryContext(r.ctx, arg)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	byTask := make(map[string][]encodedChunk)
-	for rows.Next() {
-		id := only
-		var c encodedChunk
-		if r.many {
-			err = rows.Scan(&id, &c.id, &c.appendTo, &c.data)
-		} else {
-			err = rows.Scan(&c.id, &c.appendTo, &c.data)
-		}
+// add decodes one row into p.
+func (p *pieces) add(kind, n int64, payload []byte, flag bool, extra []byte) error {
+	switch kind {
+	case kindHeader:
+		t, err := decodeHeader(payload, extra, flag)
 		if err != nil {
 			return err
 		}
-		byTask[id] = append(byTask[id], c)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for id, chunks := range byTask {
-		t := tasks[id]
-		if t == nil {
-			continue
+		p.task = t
+	case kindHistory:
+		p.disorder = p.disorder || (len(p.history) > 0 && n <= p.lastH)
+		p.lastH = n
+		m := new(a2a.Message)
+		if err := proto.Unmarshal(payload, m); err != nil {
+			return fmt.Errorf("sqlitestore: decode history: %w", err)
 		}
-		if t.Artifacts, err = foldArtifacts(chunks); err != nil {
-			return err
+		p.history = append(p.history, m)
+	case kindChunk:
+		p.disorder = p.disorder || (len(p.chunks) > 0 && n <= p.lastC)
+		p.lastC = n
+		a := new(a2a.Artifact)
+		if err := proto.Unmarshal(payload, a); err != nil {
+			return fmt.Errorf("sqlitestore: decode artifact: %w", err)
 		}
+		p.chunks = append(p.chunks, chunk{appendTo: flag, a: a})
 	}
+	return nil
+}
+
+// assemble sets t's history and artifacts from p.
+func (p *pieces) assemble(t *a2a.Task) error {
+	if p.disorder {
+		return errors.New("sqlitestore: a task's rows came out of order")
+	}
+	t.History = p.history
+	t.Artifacts = foldArtifacts(p.chunks)
 	return nil
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 
 	"parley.dev/parley/a2a"
@@ -100,11 +101,11 @@ func (s *Store) prepareList(p *preparer) {
 	}
 	s.counter = p.reader(`SELECT n FROM task_counts
 		WHERE tenant = ? AND owner = ? AND kind = ? AND context_id = ? AND state = ?`)
-	// The history and artifacts of a whole page at once, its task ids
-	// given as a JSON array.
-	const page = `task_id IN (SELECT value FROM json_each(?))`
-	s.pageHistory = p.reader(`SELECT task_id, message FROM task_history WHERE ` + page + ` ORDER BY task_id, n`)
-	s.pageChunks = p.reader(`SELECT task_id, artifact_id, append, chunk FROM task_artifacts WHERE ` + page + ` ORDER BY task_id, n`)
+	// The history and artifacts of a whole page at once, in one
+	// statement (see readPieces), its task ids given as a JSON array.
+	const page = ` WHERE task_id IN (SELECT value FROM json_each(?1))`
+	s.pagePieces = p.reader(`SELECT task_id, ` + historyColumns + ` FROM task_history` + page +
+		` UNION ALL SELECT task_id, ` + chunkColumns + ` FROM task_artifacts` + page)
 }
 
 // ListTasks returns one page of the scope's tasks. The page and the total
@@ -137,11 +138,11 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 		}
 		var id string
 		var data, status sql.RawBytes
-		var hasStatus bool
+		var hasStatus int64
 		if err := rows.Scan(&id, &data, &status, &hasStatus); err != nil {
 			return taskstore.ListResult{}, wrap("list tasks", err)
 		}
-		t, err := decodeHeader(data, status, hasStatus)
+		t, err := decodeHeader(data, status, hasStatus != 0)
 		if err != nil {
 			return taskstore.ListResult{}, err
 		}
@@ -155,13 +156,25 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	if len(ids) == 0 {
 		return res, nil
 	}
-	byID := make(map[string]*a2a.Task, len(ids))
-	for i, id := range ids {
-		byID[id] = res.Tasks[i]
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return taskstore.ListResult{}, err
 	}
-	r := partReader{ctx: ctx, history: tx.StmtContext(ctx, s.pageHistory), chunks: tx.StmtContext(ctx, s.pageChunks), many: true}
-	if err := r.fill(byID, ids); err != nil {
+	prows, err := tx.StmtContext(ctx, s.pagePieces).QueryContext(ctx, string(list))
+	if err != nil {
 		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	byID := make(map[string]*pieces, len(ids))
+	for _, id := range ids {
+		byID[id] = new(pieces)
+	}
+	if err := readPieces(prows, nil, byID); err != nil {
+		return taskstore.ListResult{}, wrap("list tasks", err)
+	}
+	for i, id := range ids {
+		if err := byID[id].assemble(res.Tasks[i]); err != nil {
+			return taskstore.ListResult{}, err
+		}
 	}
 	return res, nil
 }

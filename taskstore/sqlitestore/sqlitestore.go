@@ -12,9 +12,11 @@
 // with the writer.
 //
 // Writes are group-committed: one writer goroutine takes every write call
-// waiting, runs each in its own savepoint inside one transaction (a call
-// that fails rolls back only its own changes and gets its own error),
-// commits once and then answers them all. A write method still returns only
+// waiting, runs them inside one transaction, commits once and then answers
+// them all. A call that fails gets its own error and loses only its own
+// changes: the expected refusals (ErrExists, ErrNotFound, ErrSeq) come
+// before any write, and any other failure has the batch run again with
+// each call in its own savepoint. A write method still returns only
 // after its change is committed, and one caller's writes are applied in the
 // order of its calls. A caller's context is checked before its write
 // starts; once started, the write is not interrupted (that would roll back
@@ -22,9 +24,22 @@
 // deletes of DeleteFinished and DeleteMessagesBefore run outside the
 // group, each batch its own transaction.
 //
+// A task is kept in pieces (schema version 4; layout.go), so that an event
+// costs a few small writes whatever the size of the task: the tasks row
+// is a small header (the ListTasks columns, the status, the last sequence
+// number, whether the task ever had a push configuration), history
+// messages and artifact chunks are rows of their own, and task_events is
+// the event log. Append is one header UPDATE, which checks the scope and
+// the sequence number and returns the push mark in the same statement,
+// and one to three small INSERTs; GetTask and ListTasks put the pieces
+// back together (a page's pieces in two queries). Payloads are protobuf
+// binary. Opening a version 3 file splits its tasks into the pieces, in
+// the upgrade's transaction.
+//
 // The push outbox is the push_outbox table (schema version 2): a row per
 // event and configuration, written in the transaction that records the
-// event, removed by cascade with its configuration or task.
+// event, removed by cascade with its configuration or task. A task never
+// given a push configuration skips the outbox query.
 //
 // The database files are private to their owner: Open creates the
 // database with mode 0600 (Options.FileMode) whatever the umask, SQLite
@@ -50,9 +65,10 @@
 // Since bound is the total a COUNT over the matching index range, whose
 // cost grows with the number of tasks at or after Since.
 //
-// The files of this package follow the taskstore roles: tasks.go and
-// list.go, pushconfigs.go, outbox.go and messages.go hold each role's
-// methods and statements; secrets.go the sealing of push secrets; files.go
+// The files of this package follow the taskstore roles: tasks.go,
+// events.go (Append, Events, PruneEvents) and list.go, pushconfigs.go,
+// outbox.go and messages.go hold each role's methods and statements;
+// layout.go how a task is split into rows and put back together; secrets.go the sealing of push secrets; files.go
 // the file modes; schema.go the tables and their migrations;
 // groupcommit.go the writer goroutine; statements.go the helpers that
 // prepare and run statements.
@@ -92,7 +108,7 @@ type Store struct {
 	// Prepared statements, by role; each is prepared on the pool that
 	// runs it (see the prepare functions next to their users).
 	createTask, putHistory, putChunk, lastSeq *sql.Stmt
-	getHeader, getHistory, getChunks          *sql.Stmt
+	getTask                                   *sql.Stmt
 	listActive, deleteFinished                *sql.Stmt
 	list                                      [16]*sql.Stmt // by listFilter
 	countSince                                [8]*sql.Stmt  // by listFilter, only those withSince
@@ -114,7 +130,7 @@ type Store struct {
 	clearHistory, clearChunks                 *sql.Stmt
 	insertEvent, oldEvents, pruneEvent        *sql.Stmt // the event log (writer)
 	events                                    *sql.Stmt // the event log (reader)
-	pageHistory, pageChunks                   *sql.Stmt // ListTasks (reader)
+	pagePieces                                *sql.Stmt // ListTasks (reader)
 
 	now func() time.Time // the clock of the event log and the outbox
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,12 +21,13 @@ func (s *Store) prepareTasks(p *preparer) {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 	s.putHistory = p.writer(`INSERT INTO task_history (task_id, n, message) VALUES (?, ?, ?)`)
 	s.putChunk = p.writer(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES (?, ?, ?, ?, ?)`)
-	s.getHeader = p.reader(`SELECT data, status, status IS NOT NULL FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
-	s.getHistory = p.reader(`SELECT message FROM task_history WHERE task_id = ? ORDER BY n`)
-	s.getChunks = p.reader(`SELECT artifact_id, append, chunk FROM task_artifacts WHERE task_id = ? ORDER BY n`)
+	// A task whole, in one statement (see readPieces): no read
+	// transaction to open, and one query however the task is split.
+	s.getTask = p.reader(`SELECT ` + headerColumns + ` FROM tasks WHERE id = ?1 AND tenant = ?2 AND owner = ?3
+		UNION ALL SELECT ` + historyColumns + ` FROM task_history WHERE task_id = ?1
+		UNION ALL SELECT ` + chunkColumns + ` FROM task_artifacts WHERE task_id = ?1`)
 	s.lastSeq = p.reader(`SELECT seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
-	s.listActive = p.reader(`SELECT tenant, owner, id, data, status, status IS NOT NULL FROM tasks
-		WHERE state IN (` + stateList(order.Active) + `)`)
+	s.listActive = p.reader(`SELECT tenant, owner, id FROM tasks WHERE state IN (` + stateList(order.Active) + `)`)
 	s.deleteFinished = p.writer(`DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks
 		WHERE state IN (` + stateList(order.Terminal) + `) AND status_ms < ? LIMIT ` + fmt.Sprint(deleteBatch) + `)`)
 }
@@ -118,71 +120,61 @@ func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uin
 }
 
 // GetTask returns the task with the id in the scope, assembled from its
-// header, history and artifact rows in one read transaction.
+// header, history and artifact rows read by one statement.
 func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rows, err := s.getTask.QueryContext(ctx, id, sc.Tenant, sc.Owner)
 	if err != nil {
 		return nil, wrap("get task", err)
 	}
-	defer tx.Rollback()
-	var data, status []byte
-	var hasStatus bool
-	err = tx.StmtContext(ctx, s.getHeader).QueryRowContext(ctx, id, sc.Tenant, sc.Owner).Scan(&data, &status, &hasStatus)
-	if errors.Is(err, sql.ErrNoRows) {
+	var p pieces
+	if err := readPieces(rows, &p, nil); err != nil {
+		return nil, wrap("get task", err)
+	}
+	if p.task == nil {
 		return nil, taskstore.ErrNotFound
 	}
-	if err != nil {
-		return nil, wrap("get task", err)
-	}
-	t, err := decodeHeader(data, status, hasStatus)
-	if err != nil {
+	if err := p.assemble(p.task); err != nil {
 		return nil, err
 	}
-	r := partReader{ctx: ctx, history: tx.StmtContext(ctx, s.getHistory), chunks: tx.StmtContext(ctx, s.getChunks)}
-	if err := r.fill(map[string]*a2a.Task{id: t}, []string{id}); err != nil {
-		return nil, wrap("get task", err)
-	}
-	return t, nil
+	return p.task, nil
 }
 
 // ListActive returns every SUBMITTED or WORKING task with its scope. It
-// runs at start-up only, and assembles the tasks one by one.
+// runs at start-up only: it finds the tasks, then reads each with GetTask
+// (one that finished in between is left out).
 func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rows, err := s.listActive.QueryContext(ctx)
 	if err != nil {
 		return nil, wrap("list active tasks", err)
 	}
-	defer tx.Rollback()
-	rows, err := tx.StmtContext(ctx, s.listActive).QueryContext(ctx)
-	if err != nil {
-		return nil, wrap("list active tasks", err)
+	type found struct {
+		sc taskstore.Scope
+		id string
 	}
-	var out []taskstore.ScopedTask
-	var ids []string
+	var ids []found
 	for rows.Next() {
-		var st taskstore.ScopedTask
-		var id string
-		var data, status sql.RawBytes
-		var hasStatus bool
-		if err := rows.Scan(&st.Scope.Tenant, &st.Scope.Owner, &id, &data, &status, &hasStatus); err != nil {
+		var f found
+		if err := rows.Scan(&f.sc.Tenant, &f.sc.Owner, &f.id); err != nil {
 			rows.Close()
 			return nil, wrap("list active tasks", err)
 		}
-		if st.Task, err = decodeHeader(data, status, hasStatus); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, st)
-		ids = append(ids, id)
+		ids = append(ids, f)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, wrap("list active tasks", err)
 	}
-	r := partReader{ctx: ctx, history: tx.StmtContext(ctx, s.getHistory), chunks: tx.StmtContext(ctx, s.getChunks)}
-	for i, id := range ids {
-		if err := r.fill(map[string]*a2a.Task{id: out[i].Task}, ids[i:i+1]); err != nil {
-			return nil, wrap("list active tasks", err)
+	var out []taskstore.ScopedTask
+	for _, f := range ids {
+		t, err := s.GetTask(ctx, f.sc, f.id)
+		if errors.Is(err, taskstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st := t.GetStatus().GetState(); slices.Contains(order.Active, st) {
+			out = append(out, taskstore.ScopedTask{Scope: f.sc, Task: t})
 		}
 	}
 	return out, nil

@@ -25,6 +25,8 @@ var eventChecks = []check[TaskStore]{
 	{"PruneEvents", testPruneEvents},
 	{"ConcurrentAppends", testConcurrentAppends},
 	{"ConcurrentAppendsSameSeq", testConcurrentSameSeq},
+	{"DeleteFinishedDropsLog", testDeleteDropsLog},
+	{"EmptyAppend", testEmptyAppend},
 }
 
 // statusAt returns event seq of a task: a status update to st at ts.
@@ -359,4 +361,53 @@ func testConcurrentSameSeq(t *testing.T, s TaskStore) {
 	if evs := mustEvents(t, s, "race", 0, 0); len(evs) != 2 {
 		t.Errorf("log after the race: %d events, want 2", len(evs))
 	}
+}
+
+// testDeleteDropsLog: DeleteFinished removes a task's history, artifacts
+// and events with it; a task created later with the same id starts with
+// none of them.
+func testDeleteDropsLog(t *testing.T, s TaskStore) {
+	ctx := t.Context()
+	_, _ = logTask(t, s, "gone")
+	done := statusAt("gone", 4, completed, at(2)).Response
+	done.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "m-done", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("bye")}}
+	appendAll(t, s, "gone", task("gone", "c", submitted, at(1)), 2, chunk("gone", "a", false, "x"), chunk("gone", "a", true, "y"), done)
+	if err := s.Append(ctx, scopeA, "gone", taskstore.Event{Message: message("m-u", "gone", "c", "hi")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteFinished(ctx, at(3)); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished = %d, %v; want 1", n, err)
+	}
+	_, err := s.Events(ctx, scopeA, "gone", 0, 0)
+	wantErr(t, "Events of a removed task", err, taskstore.ErrNotFound)
+	again := task("gone", "c2", working, at(10))
+	created := snapshotEvent(again)
+	if err := s.CreateTask(ctx, scopeB, again, taskstore.Event{Seq: 1, Response: created}); err != nil {
+		t.Fatalf("CreateTask of a removed id: %v", err)
+	}
+	got, err := s.GetTask(ctx, scopeB, "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqual(t, "task created with a removed id", got, again)
+	evs, err := s.Events(ctx, scopeB, "gone", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvents(t, "log of a task created with a removed id", evs, 1, created)
+}
+
+// testEmptyAppend: an Append with neither event nor message writes nothing
+// and succeeds in the task's scope, and is ErrNotFound elsewhere.
+func testEmptyAppend(t *testing.T, s TaskStore) {
+	want, _ := logTask(t, s, "empty")
+	if err := s.Append(t.Context(), scopeA, "empty", taskstore.Event{}); err != nil {
+		t.Errorf("empty Append: %v", err)
+	}
+	wantEqual(t, "task after an empty Append", mustGet(t, s, scopeA, "empty"), want)
+	if seq, err := s.LastSeq(t.Context(), scopeA, "empty"); err != nil || seq != 1 {
+		t.Errorf("LastSeq after an empty Append = %d, %v; want 1", seq, err)
+	}
+	err := s.Append(t.Context(), scopeB, "empty", taskstore.Event{})
+	wantErr(t, "empty Append from another scope", err, taskstore.ErrNotFound)
 }

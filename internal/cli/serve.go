@@ -72,7 +72,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopPush() // runs after the core is closed
-	if err := cfg.id.sign(card, extended); err != nil { // after push.start, which sets a capability
+	// Signed after push.start, which sets a capability.
+	if err := cfg.id.sign(card, extended); err != nil {
 		return err
 	}
 	defer cfg.id.reloadOnSIGHUP(log)()

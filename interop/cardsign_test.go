@@ -3,6 +3,8 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,5 +152,47 @@ func TestCardSignedByJSVerifiesInParley(t *testing.T) {
 		if err := lenient.VerifyCard(context.Background(), signed); err == nil {
 			t.Errorf("bearer=%v: a changed JS-signed card verified", bearer)
 		}
+	}
+}
+
+// TestServedCardVerifiesInJS: the card `parley serve --sign-card-key`
+// publishes (with --auth-token, so with a bearer requirement) verifies
+// with the JS SDK, given the JWKS `parley key jwks` prints.
+func TestServedCardVerifiesInJS(t *testing.T) {
+	dir := jsDir(t)
+	node := testkit.RequireNode(t, dir, "@a2a-js/sdk")
+	checkSDKInstalled(t, dir)
+	bin := testkit.ParleyBinary(t)
+	tmp := t.TempDir()
+	keyFile := filepath.Join(tmp, "card.key")
+	if out, err := exec.Command(bin, "key", "new", "--out", keyFile).CombinedOutput(); err != nil {
+		t.Fatalf("parley key new: %v %s", err, out)
+	}
+	jwksOut, err := exec.Command(bin, "key", "jwks", keyFile, "--kid", "served-1").Output()
+	if err != nil {
+		t.Fatalf("parley key jwks: %v", err)
+	}
+	var set struct{ Keys []json.RawMessage }
+	if err := json.Unmarshal(jwksOut, &set); err != nil || len(set.Keys) != 1 {
+		t.Fatalf("JWKS %s: %v", jwksOut, err)
+	}
+	base := testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
+		cmd := exec.Command(bin, "serve", "--store", "memory", "--addr", addr, "--auth-token", "alice=tok",
+			"--sign-card-key", keyFile, "--sign-card-kid", "served-1")
+		p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley server"})
+		if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 20*time.Second); err != nil {
+			p.Stop()
+			return "", err
+		}
+		return "http://" + addr, nil
+	})
+	resp, err := http.Get(base + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if out, err := runCardJS(t, node, "verify", card, set.Keys[0]); err != nil || !strings.Contains(out, "verified") {
+		t.Errorf("JS SDK did not verify the served card: %v %s\n%s", err, out, card)
 	}
 }

@@ -28,7 +28,7 @@ type issuer struct {
 	discovery atomic.Int32
 }
 
-func newIssuer(t *testing.T) *issuer {
+func newIssuer(t testing.TB) *issuer {
 	t.Helper()
 	is := &issuer{keys: map[string]crypto.Signer{}}
 	mux := http.NewServeMux()
@@ -56,7 +56,7 @@ func newIssuer(t *testing.T) *issuer {
 func (is *issuer) URL() string { return is.srv.URL }
 
 // rotate publishes a new EC key under kid (keeping the others).
-func (is *issuer) rotate(t *testing.T, kid string) crypto.Signer {
+func (is *issuer) rotate(t testing.TB, kid string) crypto.Signer {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

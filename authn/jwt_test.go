@@ -205,3 +205,26 @@ func mustEC(t *testing.T) *ecdsa.PrivateKey {
 	}
 	return k
 }
+
+// TestJWTUnknownKidAfterOneRefresh: a token naming a key id the issuer
+// does not publish is refused after exactly one refresh of the key set;
+// more such tokens within MinRefresh cause no more fetches.
+func TestJWTUnknownKidAfterOneRefresh(t *testing.T) {
+	is := newIssuer(t)
+	now := time.Now()
+	j := newJWT(t, is, func(o *authn.JWTOptions) { o.MinRefresh = time.Minute; o.Now = func() time.Time { return now } })
+	if _, err := j.Authenticate(bearer(is.token(t, "k1", is.claims("alice", audience)))); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute)
+	stranger := rsaKey(t)
+	for i := range 5 {
+		_, err := j.Authenticate(bearer(sign(t, jose.RS256, stranger, "k9", is.claims("mallory", audience))))
+		if err == nil || !strings.Contains(err.Error(), "unknown key") {
+			t.Fatalf("token %d under an unknown kid: %v", i, err)
+		}
+	}
+	if got := is.jwksHits.Load(); got != 2 {
+		t.Errorf("key set fetched %d times; want 2 (the first use, one refresh)", got)
+	}
+}

@@ -29,7 +29,7 @@ func testCard() *a2a.AgentCard {
 }
 
 // newSigner makes a signer with a fresh key of alg.
-func newSigner(t *testing.T, alg string, opts *SignerOptions) *Signer {
+func newSigner(t testing.TB, alg string, opts *SignerOptions) *Signer {
 	t.Helper()
 	key, err := GenerateKey(alg)
 	if err != nil {

@@ -33,6 +33,14 @@ var helps = map[string]helpText{
 	"card": {"fetch, validate and print an agent card", []string{
 		"parley card http://127.0.0.1:8080",
 		"parley card http://127.0.0.1:8080 --json",
+		"parley card https://agent.example.com --verify-key card-jwks.json",
+	}},
+	"key": {"make a key that signs agent cards, or print a key's public JWKS", []string{
+		"parley key new --alg ES256 --out card.key",
+		"parley key jwks card.key > card-jwks.json",
+	}},
+	"apikey": {"make an API key for parley serve --api-keys", []string{
+		"parley apikey new alice",
 	}},
 	"send": {"send a message to an agent and print its answer", []string{
 		`parley send http://127.0.0.1:8080 "hello"`,

@@ -72,6 +72,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopPush() // runs after the core is closed
+	// Signed after push.start, which sets a capability.
+	if err := cfg.id.sign(card, extended); err != nil {
+		return err
+	}
+	defer cfg.id.reloadOnSIGHUP(log)()
 	srv, h, err := cfg.newHandler(card, extended, store, pusher, log)
 	if err != nil {
 		return err
@@ -106,6 +111,8 @@ type serveConfig struct {
 	push           *pushFlags
 	store          *storeFlags // push keys
 	limits         server.Limits
+	identity       *identityFlags // JWT, API keys, client certificates, per-caller limits, card signing
+	id             *identity      // what identity configures, loaded
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
@@ -144,6 +151,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg.push = addPushFlags(fs)
 	cfg.store = addStoreFlags(fs)
 	addLimitFlags(fs, &cfg.limits)
+	cfg.identity = addIdentityFlags(fs)
 	if err := parseCommandFlags(fs, args, "serve", serveSynopsis, stdout); err != nil {
 		return nil, err
 	}
@@ -160,14 +168,23 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {
 		return nil, usageError{err}
 	}
-	if cfg.extendedCard != "" && len(cfg.principals) == 0 {
-		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+
-			"add --auth-token NAME=TOKEN (repeatable), then fetch it with that token", cfg.extendedCard)}
-	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
 	}
+	if cfg.id, err = cfg.identity.load(cfg.tlsCert != ""); err != nil {
+		return nil, err
+	}
+	if cfg.extendedCard != "" && !cfg.authConfigured() {
+		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+
+			"add --auth-token NAME=TOKEN (repeatable), then fetch it with that token", cfg.extendedCard)}
+	}
 	return cfg, nil
+}
+
+// authConfigured reports whether any credential is configured (static
+// tokens, JWT, API keys or client certificates).
+func (cfg *serveConfig) authConfigured() bool {
+	return len(cfg.principals) > 0 || cfg.id.authenticates()
 }
 
 // addLimitFlags adds the flags of server.Limits: request sizes and
@@ -204,7 +221,7 @@ func (cfg *serveConfig) loadCerts(log *slog.Logger) (*certReloader, error) {
 	if cfg.tlsCert == "" {
 		return nil, nil
 	}
-	certs := &certReloader{certFile: cfg.tlsCert, keyFile: cfg.tlsKey, log: log}
+	certs := &certReloader{certFile: cfg.tlsCert, keyFile: cfg.tlsKey, log: log, configure: cfg.id.tlsClientAuth}
 	if err := certs.load(); err != nil {
 		return nil, err
 	}
@@ -247,7 +264,7 @@ func listen(flag, addr string) (net.Listener, error) {
 func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) (*server.Server, *a2ahttp.Handler, error) {
 	srv, err := server.New(&server.Options{
 		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
-		RequireAuth: len(cfg.principals) > 0 && !cfg.guard.allowAnonymous, Logger: log,
+		RequireAuth: cfg.authConfigured() && !cfg.guard.allowAnonymous, Logger: log,
 		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
 		Push: pusher, Limits: cfg.limits,
 	})
@@ -261,6 +278,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
 		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
+	cfg.id.apply(hopts)
 	h, err := a2ahttp.New(srv, hopts)
 	if err != nil {
 		return nil, nil, err
@@ -272,7 +290,8 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 // the card is, how gRPC is served and how to try the agent.
 func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr, base, target string, overTLS bool) {
 	log.Info("serving", "agent", cfg.agentName, "addr", listenAddr, "store", cfg.storeSpec)
-	if len(cfg.principals) == 0 {
+	cfg.id.announce(log)
+	if !cfg.authConfigured() {
 		log.Warn("authentication is off: every caller shares one task scope (use --auth-token NAME=TOKEN to scope tasks per caller)")
 	}
 	transport := "cleartext HTTP/2"

@@ -32,6 +32,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy
+		return err
+	}
 	certs, err := cfg.loadCerts(log)
 	if err != nil {
 		return err
@@ -105,13 +108,15 @@ type serveConfig struct {
 	push           *pushFlags
 	store          *storeFlags // push keys
 	limits         server.Limits
+	backend        *backendFlags // --exec, --proxy
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
 const serveSynopsis = `serve [flags]
 
 Serves a built-in agent (echo, or conformance: the one the examples and
-parley check use) on JSON-RPC, HTTP+JSON and gRPC, all on --addr. Tasks are
+parley check use), or any program (--exec CMD, run once per message with
+this server's privileges), on JSON-RPC, HTTP+JSON and gRPC, all on --addr. Tasks are
 kept in --store (default ./parley.db; memory keeps nothing). Without
 --auth-token every caller shares one task scope. Webhooks on private and
 loopback addresses are refused unless --push-allow-private. Ctrl-C stops
@@ -142,6 +147,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg.push = addPushFlags(fs)
 	cfg.store = addStoreFlags(fs)
 	addLimitFlags(fs, &cfg.limits)
+	cfg.backend = addBackendFlags(fs)
 	if err := parseCommandFlags(fs, args, "serve", serveSynopsis, stdout); err != nil {
 		return nil, err
 	}
@@ -157,6 +163,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	}
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {
 		return nil, usageError{err}
+	}
+	if err := cfg.backend.check(fs); err != nil {
+		return nil, err
 	}
 	if cfg.extendedCard != "" && len(cfg.principals) == 0 {
 		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+

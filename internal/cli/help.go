@@ -22,6 +22,7 @@ var helps = map[string]helpText{
 		"parley serve --addr 0.0.0.0:8080 --public-url https://agent.example.com --auth-token alice=s3cret",
 		"parley serve --new-push-key > push.key",
 		"parley serve --exec 'sh -c \"tr a-z A-Z\"' --exec-timeout 1m",
+		"parley serve --proxy http://127.0.0.1:9000 --addr 127.0.0.1:8081 --store memory",
 	}},
 	"webhook": {"receive and print push notifications (for developers)", []string{
 		"parley webhook --addr 127.0.0.1:9000",

@@ -115,12 +115,12 @@ type serveConfig struct {
 const serveSynopsis = `serve [flags]
 
 Serves a built-in agent (echo, or conformance: the one the examples and
-parley check use), or any program (--exec CMD, run once per message with
-this server's privileges), on JSON-RPC, HTTP+JSON and gRPC, all on --addr. Tasks are
-kept in --store (default ./parley.db; memory keeps nothing). Without
---auth-token every caller shares one task scope. Webhooks on private and
-loopback addresses are refused unless --push-allow-private. Ctrl-C stops
-the server gracefully.`
+parley check use), any program (--exec CMD, run once per message with
+this server's privileges) or any A2A agent (--proxy URL) on JSON-RPC,
+HTTP+JSON and gRPC, all on --addr. Tasks are kept in --store (default
+./parley.db; memory keeps nothing). Without --auth-token every caller
+shares one task scope. Webhooks on private and loopback addresses are
+refused unless --push-allow-private. Ctrl-C stops the server gracefully.`
 
 // parseServeFlags reads the flags of `parley serve`; -h prints the help
 // on stdout. Every error it returns is flag.ErrHelp or a usageError.
@@ -268,6 +268,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
 		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
+	cfg.backend.applyHTTP(hopts)
 	h, err := a2ahttp.New(srv, hopts)
 	if err != nil {
 		return nil, nil, err

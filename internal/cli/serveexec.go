@@ -21,6 +21,7 @@ type backendFlags struct {
 	chunk      string
 	execOpts   execagent.Options
 	proxy      string
+	proxyFlags *proxyFlags
 	agentGiven bool // --agent was on the command line
 	card       func(ifaces []*a2a.AgentInterface) *a2a.AgentCard
 }
@@ -34,6 +35,8 @@ func addBackendFlags(fs *flag.FlagSet) *backendFlags {
 	fs.DurationVar(&b.execOpts.Timeout, "exec-timeout", 0, "stop a program running longer than this and fail its task (0: no limit)")
 	fs.IntVar(&b.execOpts.Concurrency, "exec-concurrency", 0, "most programs running at once; further messages wait SUBMITTED (0: no limit)")
 	fs.DurationVar(&b.execOpts.Grace, "exec-grace", execagent.DefaultGrace, "time a program has to exit after SIGTERM (cancel, timeout) before SIGKILL")
+	fs.StringVar(&b.proxy, "proxy", "", "serve the A2A agent at `URL` (its base or card URL): messages are forwarded with Parley's client and its events kept in Parley's tasks")
+	b.proxyFlags = addProxyFlags(fs)
 	fs.Int64Var(&b.execOpts.MaxOutput, "exec-max-output", execagent.DefaultMaxOutput, "most bytes one run may write to standard output; a program writing more is stopped and its task fails")
 	return b
 }
@@ -50,6 +53,12 @@ func (b *backendFlags) check(fs *flag.FlagSet) error {
 		return usageError{errors.New("--exec and --proxy each choose the agent: give one of them")}
 	case (b.exec != "" || b.proxy != "") && b.agentGiven:
 		return usageError{errors.New("--agent chooses a built-in agent; --exec and --proxy replace it: give one of them")}
+	}
+	if b.proxy != "" {
+		if _, err := bindingOf(b.proxyFlags.binding); err != nil {
+			return usageError{fmt.Errorf("--proxy-binding %q: want jsonrpc, rest or grpc", b.proxyFlags.binding)}
+		}
+		return checkAgentURL(b.proxy)
 	}
 	if b.exec == "" {
 		return nil
@@ -97,6 +106,8 @@ func (b *backendFlags) start(ctx context.Context, cfg *serveConfig, log *slog.Lo
 		cfg.agent, cfg.agentName = a, "exec"
 		b.card = func(ifaces []*a2a.AgentInterface) *a2a.AgentCard { return execagent.Card(o, ifaces) }
 		log.Warn("--exec runs a program per message with this server's privileges and environment", "command", o.Command)
+	case b.proxy != "":
+		return b.startProxy(ctx, cfg, log)
 	}
 	return nil
 }

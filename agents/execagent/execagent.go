@@ -175,7 +175,10 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 	} else {
 		res = a.readText(p, em)
 	}
-	p.terminate() // the output is over, or broke a rule: the program is done
+	if res.failure != "" || res.stopped {
+		p.terminate() // the output broke a rule, or the task is over
+	}
+	<-p.exited // the watch stops it on cancel and timeout
 	log.Debug("program exited", "status", p.exitReason())
 	if ctx.Err() != nil || res.stopped {
 		return nil // canceled, shut down or closed: the core has the task in hand

@@ -237,6 +237,21 @@ func TestGroupCleanedUp(t *testing.T) {
 	waitGone(t, pids(t, output(task))...)
 }
 
+// TestChildHoldingTheStreams: a background child that keeps standard
+// output and error open does not hold the task past the program's exit.
+func TestChildHoldingTheStreams(t *testing.T) {
+	c := start(t, `sleep 30 & echo $!; echo bye >&2`, execagent.Options{Grace: 10 * time.Second})
+	began := time.Now()
+	task := testkit.SendTask(t, ctxFor(t), c, "x", nil)
+	if task.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("status %v, want COMPLETED", task.GetStatus())
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("took %v: the task waited for the child", d)
+	}
+	waitGone(t, pids(t, output(task))...)
+}
+
 // TestConcurrencyLimit: with one slot, a second message waits SUBMITTED
 // until the first program ends.
 func TestConcurrencyLimit(t *testing.T) {

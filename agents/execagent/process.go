@@ -1,10 +1,10 @@
 package execagent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -29,33 +29,60 @@ type proc struct {
 
 // start runs argv with env in dir, in a new process group, feeding it
 // stdin. It returns once the program runs.
+//
+// The three standard streams are pipes the agent holds itself, so that
+// the program's exit is seen at once even when something it left behind
+// still holds one of them: the group is then killed, which closes them.
 func start(argv, env []string, dir string, stdin []byte, onStderr func(line string), tailLines int, grace time.Duration) (*proc, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var files []*os.File // every end; those of the program are closed after Start
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	var ends [3][2]*os.File // [stream][read, write]
+	for i := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		ends[i] = [2]*os.File{r, w}
+		files = append(files, r, w)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.Stdout = w
-	tail := &tailWriter{max: tailLines, onLine: onStderr}
-	cmd.Stderr = tail
-	cmd.Stdin = bytes.NewReader(stdin) // exec copies it and closes the program's input
+	cmd.Env, cmd.Dir = env, dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0][0], ends[1][1], ends[2][1]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Wait must not hang on a grandchild that keeps standard error (or
-	// input) open after the program exits: the group is killed anyway.
-	cmd.WaitDelay = grace
 	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
+		closeAll()
 		return nil, err
 	}
-	w.Close() // the program holds its own copy
-	p := &proc{cmd: cmd, stdout: r, exited: make(chan struct{}), tail: tail, grace: grace}
+	ends[0][0].Close() // the program holds its own copies of its ends
+	ends[1][1].Close()
+	ends[2][1].Close()
+	tail := &tailWriter{max: tailLines, onLine: onStderr}
+	p := &proc{cmd: cmd, stdout: ends[1][0], exited: make(chan struct{}), tail: tail, grace: grace}
+	go func() { // the input; the write fails (EPIPE) once nothing can read it, which is fine
+		_, _ = ends[0][1].Write(stdin)
+		ends[0][1].Close()
+	}()
+	stderrDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(tail, ends[2][0])
+		ends[2][0].Close()
+		close(stderrDone)
+	}()
 	go func() {
 		p.err = cmd.Wait()
 		// Whatever the program left behind in its group goes with it.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t := time.NewTimer(grace) // the rest of standard error, for the tail
+		defer t.Stop()
+		select {
+		case <-stderrDone:
+		case <-t.C:
+		}
 		close(p.exited)
 	}()
 	return p, nil

@@ -39,8 +39,11 @@ type Options struct {
 // server.Agent.
 //
 // The pairs of Parley and upstream ids (tasks and contexts) live in
-// memory: after a restart of Parley, a follow-up on a task from before
-// starts a new upstream task in a new upstream context.
+// memory, and the upstream's task and context ids are also stamped on
+// Parley's copies of its status messages (MetadataKey), so that a
+// follow-up after a restart, or on another replica, still reaches the
+// upstream task when the task's status carried a message. A new task in a
+// context known only to another process starts a new upstream context.
 type Agent struct {
 	c      *client.Client
 	log    *slog.Logger
@@ -92,6 +95,11 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 func (a *Agent) upstreamRequest(req *server.Request) *a2a.SendMessageRequest {
 	m := proto.Clone(req.Message).(*a2a.Message)
 	m.TaskId, m.ContextId = "", ""
+	if req.Task != nil && a.ids.task(req.TaskID) == "" {
+		if upTask, upCtx := recall(req.Task); upTask != "" { // restarted, or another replica's task
+			a.ids.put(req.TaskID, req.ContextID, upTask, upCtx)
+		}
+	}
 	if req.Task != nil {
 		m.TaskId = a.ids.task(req.TaskID)
 	}

@@ -20,22 +20,37 @@ import (
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/memstore"
 )
 
 const guard = 20 * time.Second
 
 // pair is an upstream, a proxy in front of it, and clients of both.
 type pair struct {
-	up, proxy   *testkit.Server
+	up          *testkit.Server
 	upC, proxyC *client.Client
 }
 
 // startPair starts an upstream conformance agent (adjusted by upMutate,
 // which may be nil) and a proxy in front of it.
 func startPair(t *testing.T, upMutate func(*a2a.AgentCard, *server.Options)) *pair {
+	return startPairOn(t, upMutate, nil)
+}
+
+// startPairOn is startPair with the proxy's store (nil: a new one).
+func startPairOn(t *testing.T, upMutate func(*a2a.AgentCard, *server.Options), store taskstore.Store) *pair {
 	t.Helper()
 	up := testkit.StartServer(t, &testkit.Options{Quiet: true, Mutate: upMutate})
-	upC := newClient(t, up.Card)
+	p := &pair{up: up, upC: newClient(t, up.Card)}
+	p.proxyC = startProxy(t, up, store)
+	return p
+}
+
+// startProxy starts a proxy of up on store (nil: a new one) and returns a
+// client of it.
+func startProxy(t *testing.T, up *testkit.Server, store taskstore.Store) *client.Client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	card, err := client.Resolve(ctx, up.URL, nil)
@@ -50,7 +65,7 @@ func startPair(t *testing.T, upMutate func(*a2a.AgentCard, *server.Options)) *pa
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := testkit.StartServer(t, &testkit.Options{Agent: a, Quiet: true,
+	proxy := testkit.StartServer(t, &testkit.Options{Agent: a, Quiet: true, Store: store,
 		Mutate: func(c *a2a.AgentCard, _ *server.Options) {
 			ifaces := c.SupportedInterfaces
 			proto.Reset(c)
@@ -58,7 +73,7 @@ func startPair(t *testing.T, upMutate func(*a2a.AgentCard, *server.Options)) *pa
 		},
 		HTTP: func(o *a2ahttp.Options) { o.Middleware = append(o.Middleware, a.Middleware()) },
 	})
-	return &pair{up: up, proxy: proxy, upC: upC, proxyC: newClient(t, proxy.Card)}
+	return newClient(t, proxy.Card)
 }
 
 func newClient(t *testing.T, card *a2a.AgentCard) *client.Client {
@@ -88,11 +103,11 @@ func (p *pair) upstreamTasks(t *testing.T, ctx context.Context) []*a2a.Task {
 
 func TestProxyCard(t *testing.T) {
 	p := startPair(t, nil)
-	if p.proxy.Card.GetName() != p.up.Card.GetName() || len(p.proxy.Card.GetSkills()) != 1 ||
-		p.proxy.Card.GetSkills()[0].GetId() != "echo" || !p.proxy.Card.GetCapabilities().GetStreaming() {
-		t.Fatalf("proxy card %v; want the upstream's name and skills, streaming", p.proxy.Card)
+	if p.proxyC.Card().GetName() != p.up.Card.GetName() || len(p.proxyC.Card().GetSkills()) != 1 ||
+		p.proxyC.Card().GetSkills()[0].GetId() != "echo" || !p.proxyC.Card().GetCapabilities().GetStreaming() {
+		t.Fatalf("proxy card %v; want the upstream's name and skills, streaming", p.proxyC.Card())
 	}
-	if p.proxy.Card.GetSupportedInterfaces()[0].GetUrl() == p.up.Card.GetSupportedInterfaces()[0].GetUrl() {
+	if p.proxyC.Card().GetSupportedInterfaces()[0].GetUrl() == p.up.Card.GetSupportedInterfaces()[0].GetUrl() {
 		t.Fatal("the proxy card lists the upstream's interfaces")
 	}
 }
@@ -232,5 +247,26 @@ func TestProxyUnreachable(t *testing.T) {
 	msg := a2a.JoinText(task.GetStatus().GetMessage().GetParts())
 	if task.GetStatus().GetState() != a2a.TaskState_TASK_STATE_FAILED || msg == "" {
 		t.Fatalf("task %v, want FAILED saying why", task.GetStatus())
+	}
+}
+
+// TestProxyFollowUpOnAnotherReplica: a second proxy sharing the first
+// one's store, with nothing in memory, sends the follow-up to the same
+// upstream task (read back from the status message's metadata).
+func TestProxyFollowUpOnAnotherReplica(t *testing.T) {
+	store := memstore.New()
+	p := startPairOn(t, nil, store)
+	ctx := ctxFor(t)
+	task := testkit.SendTask(t, ctx, p.proxyC, "input-required", nil)
+	second := startProxy(t, p.up, store)
+	resp, err := second.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.FollowUp(task, "green")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := resp.GetTask(); done.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || a2a.ArtifactText(done.GetArtifacts()[0]) != "green" {
+		t.Fatalf("follow-up on the second proxy: %v", done)
+	}
+	if ups := p.upstreamTasks(t, ctx); len(ups) != 1 {
+		t.Fatalf("upstream tasks %v: want the one task", ups)
 	}
 }

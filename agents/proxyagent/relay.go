@@ -74,6 +74,7 @@ func (rl *relay) status(st *a2a.TaskStatus) (done bool, err error) {
 	var m *a2a.Message
 	if st.GetMessage() != nil {
 		m = ownMessage(st.GetMessage())
+		stamp(m, rl.upstreamTask(), rl.a.ids.context(rl.req.ContextID))
 	}
 	if err := rl.em.Status(state, m); err != nil {
 		return true, err

@@ -196,3 +196,27 @@ func FuzzPushReceiver(f *testing.F) {
 		}
 	})
 }
+
+// TestCallOverGRPC: the binding the page chooses is used; gRPC traffic is
+// shown as binary frames with its trailers, and an A2A error comes back by
+// its name.
+func TestCallOverGRPC(t *testing.T) {
+	agent := testkit.StartServer(t, &testkit.Options{Quiet: true})
+	base, token := start(t)
+	_, out := do(t, "POST", base+"/api/call", token, `{"url":"`+agent.URL+`","binding":"GRPC","method":"GetTask","request":{"id":"no-such-task"}}`, nil)
+	var errLine struct {
+		Error struct{ Code string }
+	}
+	var traffic struct{ Traffic []inspect.Exchange }
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || json.Unmarshal([]byte(lines[1]), &errLine) != nil || json.Unmarshal([]byte(lines[2]), &traffic) != nil {
+		t.Fatalf("answer %s", out)
+	}
+	if errLine.Error.Code != "TaskNotFoundError" {
+		t.Errorf("error %+v, want TaskNotFoundError", errLine.Error)
+	}
+	x := traffic.Traffic[len(traffic.Traffic)-1]
+	if !strings.Contains(x.URL, "lf.a2a.v1.A2AService/GetTask") || !x.Binary || x.Trailers.Get("Grpc-Status") == "" {
+		t.Errorf("exchange %+v: want the gRPC call, binary, with its trailers", x)
+	}
+}

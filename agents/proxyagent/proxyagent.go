@@ -145,7 +145,7 @@ func (rl *relay) stream(ctx context.Context, seq func(func(a2a.StreamEvent, erro
 			return err
 		}
 		if done, err := rl.event(ev); done || err != nil {
-			return err
+			return refused(err)
 		}
 	}
 	return nil
@@ -160,10 +160,10 @@ func (rl *relay) blocking(ctx context.Context, up *a2a.SendMessageRequest) error
 	}
 	if m := resp.GetMessage(); m != nil {
 		_, err := rl.event(a2a.StreamEvent{Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: m}}})
-		return err
+		return refused(err)
 	}
 	if done, err := rl.event(taskEvent(resp.GetTask())); done || err != nil {
-		return err
+		return refused(err)
 	}
 	return rl.follow(ctx)
 }
@@ -177,11 +177,26 @@ func (rl *relay) follow(ctx context.Context) error {
 	}
 	for _, art := range t.GetArtifacts() {
 		if err := rl.em.Artifact(art); err != nil {
-			return err
+			return refused(err)
 		}
 	}
 	_, err = rl.status(t.GetStatus())
-	return err
+	return refused(err)
+}
+
+// refusedEvent is an error of Parley's emitter: the core refused an event
+// relayed from the upstream (or the task was closed under the agent).
+type refusedEvent struct{ err error }
+
+func (e refusedEvent) Error() string { return e.err.Error() }
+func (e refusedEvent) Unwrap() error { return e.err }
+
+// refused marks err, when not nil, as an emitter's error.
+func refused(err error) error {
+	if err == nil {
+		return nil
+	}
+	return refusedEvent{err}
 }
 
 // upstreamTask is the upstream id of this message's task, "" before the
@@ -191,8 +206,13 @@ func (rl *relay) upstreamTask() string { return rl.a.ids.task(rl.req.TaskID) }
 // fail ends the task FAILED because of err, and keeps an upstream A2A
 // error for Middleware when nothing was relayed before it.
 func (rl *relay) fail(err error) error {
+	if closed(err) {
+		return nil // canceled or finished under the agent: nothing to report
+	}
 	var why string
-	if ae, ok := errors.AsType[*a2a.Error](err); ok {
+	if re, ok := errors.AsType[refusedEvent](err); ok {
+		why = fmt.Sprintf("Parley refused an event the upstream agent sent: %v", re.err)
+	} else if ae, ok := errors.AsType[*a2a.Error](err); ok {
 		if rl.events == 0 {
 			rl.a.errs.put(rl.req.TaskID, ae)
 		}

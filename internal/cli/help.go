@@ -21,6 +21,12 @@ var helps = map[string]helpText{
 		"parley serve --agent conformance --store memory",
 		"parley serve --addr 0.0.0.0:8080 --public-url https://agent.example.com --auth-token alice=s3cret",
 		"parley serve --new-push-key > push.key",
+		"parley serve --exec 'sh -c \"tr a-z A-Z\"' --exec-timeout 1m",
+		"parley serve --proxy http://127.0.0.1:9000 --addr 127.0.0.1:8081 --store memory",
+	}},
+	"inspect": {"a local web page to inspect an A2A agent", []string{
+		"parley inspect http://127.0.0.1:8080",
+		"parley inspect --no-open --addr 127.0.0.1:7070",
 	}},
 	"webhook": {"receive and print push notifications (for developers)", []string{
 		"parley webhook --addr 127.0.0.1:9000",

@@ -32,6 +32,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy
+		return err
+	}
 	certs, err := cfg.loadCerts(log)
 	if err != nil {
 		return err
@@ -113,17 +116,19 @@ type serveConfig struct {
 	limits         server.Limits
 	identity       *identityFlags // JWT, API keys, client certificates, per-caller limits, card signing
 	id             *identity      // what identity configures, loaded
+	backend        *backendFlags // --exec, --proxy
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
 const serveSynopsis = `serve [flags]
 
 Serves a built-in agent (echo, or conformance: the one the examples and
-parley check use) on JSON-RPC, HTTP+JSON and gRPC, all on --addr. Tasks are
-kept in --store (default ./parley.db; memory keeps nothing). Without
---auth-token every caller shares one task scope. Webhooks on private and
-loopback addresses are refused unless --push-allow-private. Ctrl-C stops
-the server gracefully.`
+parley check use), any program (--exec CMD, run once per message with
+this server's privileges) or any A2A agent (--proxy URL) on JSON-RPC,
+HTTP+JSON and gRPC, all on --addr. Tasks are kept in --store (default
+./parley.db; memory keeps nothing). Without --auth-token every caller
+shares one task scope. Webhooks on private and loopback addresses are
+refused unless --push-allow-private. Ctrl-C stops the server gracefully.`
 
 // parseServeFlags reads the flags of `parley serve`; -h prints the help
 // on stdout. Every error it returns is flag.ErrHelp or a usageError.
@@ -152,6 +157,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg.store = addStoreFlags(fs)
 	addLimitFlags(fs, &cfg.limits)
 	cfg.identity = addIdentityFlags(fs)
+	cfg.backend = addBackendFlags(fs)
 	if err := parseCommandFlags(fs, args, "serve", serveSynopsis, stdout); err != nil {
 		return nil, err
 	}
@@ -167,6 +173,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	}
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {
 		return nil, usageError{err}
+	}
+	if err := cfg.backend.check(fs); err != nil {
+		return nil, err
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
@@ -279,6 +288,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
 	cfg.id.apply(hopts)
+	cfg.backend.applyHTTP(hopts)
 	h, err := a2ahttp.New(srv, hopts)
 	if err != nil {
 		return nil, nil, err

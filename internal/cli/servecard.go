@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
 )
 
 // publicBase is the base URL the card advertises: --public-url when given,
@@ -61,7 +60,7 @@ func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
 // the configured credentials (identity.declare); and the card of
 // --extended-card, nil without it.
 func (cfg *serveConfig) cards(base, target string) (card, extended *a2a.AgentCard, err error) {
-	card, err = agents.Card(cfg.agentName, []*a2a.AgentInterface{
+	card, err = cfg.agentCard([]*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: target, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},

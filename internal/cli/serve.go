@@ -116,7 +116,7 @@ type serveConfig struct {
 	limits         server.Limits
 	identity       *identityFlags // JWT, API keys, client certificates, per-caller limits, card signing
 	id             *identity      // what identity configures, loaded
-	backend        *backendFlags // --exec, --proxy
+	backend        *backendFlags  // --exec, --proxy
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.

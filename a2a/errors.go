@@ -42,6 +42,12 @@ const (
 	// CodeRequestTooLarge is a request body over the server's limit. On
 	// JSON-RPC it is reported as an invalid request (-32600).
 	CodeRequestTooLarge Code = -32600 - 1000
+	// CodeRateLimited is a caller over its request rate or its open
+	// streams (per principal). The spec files rate limiting under system
+	// errors (§3.3.2: JSON-RPC -32603, HTTP 5xx or a Retry-After): Parley
+	// answers HTTP 429 Too Many Requests on both HTTP bindings (JSON-RPC's
+	// body carries -32603) and RESOURCE_EXHAUSTED on gRPC.
+	CodeRateLimited Code = -32603 - 1000
 )
 
 // codeInfo is one row of the mapping table of spec §5.4.
@@ -74,6 +80,7 @@ var codeTable = [...]codeInfo{
 	{CodeInternal, "InternalError", "", "internal error", 500, "INTERNAL", 13},
 	{CodeUnauthenticated, "UnauthenticatedError", "", "authentication required", 401, "UNAUTHENTICATED", 16},
 	{CodeRequestTooLarge, "RequestTooLargeError", "", "request too large", 413, "RESOURCE_EXHAUSTED", 8},
+	{CodeRateLimited, "RateLimitedError", "", "too many requests", 429, "RESOURCE_EXHAUSTED", 8},
 }
 
 // unknownCodeFallback is the code whose row describes a Code missing from
@@ -118,8 +125,11 @@ func (c Code) GRPCStatus() (int, string) {
 
 // JSONRPC is the code sent in a JSON-RPC error object.
 func (c Code) JSONRPC() int {
-	if c == CodeRequestTooLarge {
+	switch c {
+	case CodeRequestTooLarge:
 		return int(CodeInvalidRequest)
+	case CodeRateLimited:
+		return int(CodeInternal)
 	}
 	return int(lookup(c).code)
 }
@@ -208,6 +218,7 @@ var (
 	ErrInternal                       = &Error{Code: CodeInternal}
 	ErrUnauthenticated                = &Error{Code: CodeUnauthenticated}
 	ErrRequestTooLarge                = &Error{Code: CodeRequestTooLarge}
+	ErrRateLimited                    = &Error{Code: CodeRateLimited}
 )
 
 // NewError returns an error with the code and a formatted message.

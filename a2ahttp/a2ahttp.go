@@ -90,6 +90,17 @@ type Options struct {
 	// still sending their body (default 256; negative: no cap); more get
 	// 503 with Retry-After.
 	MaxPendingAnonymous int
+	// RateLimit is the requests per second each caller may make (a token
+	// bucket per principal; requests without one, refused ones included,
+	// count per client address). 0: no limit. Over it a request gets
+	// RateLimited: 429 with Retry-After, RESOURCE_EXHAUSTED on gRPC.
+	RateLimit float64
+	// RateBurst is the bucket's size (default RateLimit rounded up).
+	RateBurst int
+	// MaxStreams is the number of streams (SendStreamingMessage,
+	// SubscribeToTask) each principal may have open at once (0: no
+	// limit); one more is refused with RateLimited.
+	MaxStreams int
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).
 	Middleware []a2a.Middleware
@@ -116,6 +127,7 @@ type Handler struct {
 	origins     map[string]bool // CORSOrigins
 	budget      *httpx.Budget   // nil: none
 	pendingAnon atomic.Int64    // anonymous requests sending their body
+	rate        *rateLimiter    // nil: no rate limit
 	jsonrpc     http.Handler
 	rest        http.Handler
 	grpc        *grpcbind.Handler // nil when disabled
@@ -173,6 +185,11 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	h.auth = append(h.auth, h.opts.Authenticators...)
 	h.hosts = hostsOf(h)
 	mw := h.opts.Middleware
+	h.rate = newRateLimiter(h.opts.RateLimit, h.opts.RateBurst)
+	if h.opts.MaxStreams > 0 {
+		s := &streamLimiter{max: h.opts.MaxStreams, open: map[string]int{}}
+		mw = append([]a2a.Middleware{s.middleware}, mw...)
+	}
 	bopts := &httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Middleware: mw}
 	h.jsonrpc = jsonrpc.NewHandler(svc, bopts)
 	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, bopts))
@@ -287,7 +304,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.Handler, refuse func(http.ResponseWriter, *http.Request, *a2a.Error)) {
 	r, e := h.authenticate(r)
 	if e != nil {
-		refuse(w, r, e)
+		// Refused credentials count against the client address's rate:
+		// a caller guessing tokens is slowed down (spec §13.4).
+		if h.checkRate(w, r, "", refuse) {
+			h.opts.Logger.Info("authentication refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", e.Message)
+			refuse(w, r, e)
+		}
+		return
+	}
+	if !h.checkRate(w, r, a2a.CallInfoFrom(r.Context()).Principal, refuse) {
 		return
 	}
 	// The gRPC binding's other services (reflection is a bidirectional

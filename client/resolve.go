@@ -40,6 +40,10 @@ type ResolveOptions struct {
 	// Cache, when set, keeps cards by URL under HTTP caching rules; share
 	// one among all the resolutions of a program.
 	Cache *CardCache
+	// Verifier, when set, must accept the card's signatures (spec §8.4)
+	// before Resolve returns it, cached or not (see CardVerifier and
+	// cardsign.Verifier); a card it refuses gives a *CardError.
+	Verifier CardVerifier
 	// Warn, when set, is told of each deviation Resolve tolerates in a
 	// card it accepts (an empty skills list), in words for a user. It is
 	// called from Resolve's goroutine before Resolve returns; a card
@@ -121,6 +125,15 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	if opts != nil {
 		o = *opts
 	}
+	card, err := resolve(ctx, u, o)
+	if err != nil || o.Verifier == nil {
+		return card, err
+	}
+	return verified(ctx, u, card, o.Verifier)
+}
+
+// resolve is Resolve without the signature check.
+func resolve(ctx context.Context, u string, o ResolveOptions) (*a2a.AgentCard, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = http.DefaultClient
 	}

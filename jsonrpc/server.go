@@ -170,14 +170,17 @@ func WriteError(w http.ResponseWriter, _ *http.Request, e *a2a.Error) {
 }
 
 // writeError writes a JSON-RPC error response. JSON-RPC errors travel in an
-// HTTP 200 response, except authentication errors (401 with a challenge)
-// and the explicit status given.
+// HTTP 200 response, except authentication errors (401 with a challenge),
+// rate limits (429) and the explicit status given.
 func writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error, status int) {
 	httpx.SetResponseHeaders(w.Header(), ci, e)
 	if status == 0 {
 		status = http.StatusOK
-		if e.Code == a2a.CodeUnauthenticated {
+		switch e.Code {
+		case a2a.CodeUnauthenticated:
 			status = http.StatusUnauthorized
+		case a2a.CodeRateLimited:
+			status = http.StatusTooManyRequests
 		}
 	}
 	w.Header().Set("Content-Type", httpx.ContentTypeJSON)

@@ -19,7 +19,10 @@ func cardCmd(ctx context.Context, e *env, args []string) error {
 Fetches the agent card from URL (a base URL: its /.well-known/agent-card.json;
 or the URL of a .json card), checks that it is an A2A v1.0 card with every
 REQUIRED member, and prints it. --json prints the card as served (its JSON
-compacted to one line).`, true)
+compacted to one line). With --verify-key or --verify-jwks the card's
+signature (spec §8.4) must verify with a key given there (a jku named by
+the card is not followed), else the command exits 1 saying why.`, true)
+	vf := addVerifyFlags(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -34,6 +37,10 @@ compacted to one line).`, true)
 	if err != nil {
 		return err
 	}
+	kid, err := vf.verify(ctx, card)
+	if err != nil {
+		return err
+	}
 	if c.json {
 		raw := bytes.TrimSpace(capture.bytes())
 		var compact bytes.Buffer
@@ -44,6 +51,7 @@ compacted to one line).`, true)
 		return nil
 	}
 	e.out.printCard(card)
+	e.out.printSignature(card, kid)
 	return nil
 }
 

@@ -35,6 +35,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = webhook(ctx, args[1:], stdout, stderr)
 	case "load":
 		err = load(ctx, args[1:], stdout, stderr)
+	case "key":
+		err = keyCmd(args[1:], stdout, stderr)
+	case "apikey":
+		err = apikeyCmd(args[1:], stdout, stderr)
+	case "inspect":
+		err = inspectCmd(ctx, args[1:], stdout, stderr)
 	case "card", "send", "task", "push", "check": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "version", "--version", "-version":
@@ -92,7 +98,10 @@ usage:
   parley task get|list|cancel|subscribe|wait URL [ID]    work with tasks
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
   parley check URL        grade an A2A server against the spec (and B1-B14)
+  parley inspect [URL]    a local web page to inspect an agent (card, messages, tasks, traffic, push)
   parley load URL [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
+  parley key new|jwks     make a card signing key (--alg ES256|EdDSA|RS256), print its public JWKS
+  parley apikey new NAME  make an API key for --api-keys (printed once) and its file line
   parley version          the version, commit and Go version of this build (also --version)
   parley help COMMAND     a command's help (the same as parley COMMAND -h)
 

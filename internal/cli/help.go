@@ -21,6 +21,12 @@ var helps = map[string]helpText{
 		"parley serve --agent conformance --store memory",
 		"parley serve --addr 0.0.0.0:8080 --public-url https://agent.example.com --auth-token alice=s3cret",
 		"parley serve --new-push-key > push.key",
+		"parley serve --exec 'sh -c \"tr a-z A-Z\"' --exec-timeout 1m",
+		"parley serve --proxy http://127.0.0.1:9000 --addr 127.0.0.1:8081 --store memory",
+	}},
+	"inspect": {"a local web page to inspect an A2A agent", []string{
+		"parley inspect http://127.0.0.1:8080",
+		"parley inspect --no-open --addr 127.0.0.1:7070",
 	}},
 	"webhook": {"receive and print push notifications (for developers)", []string{
 		"parley webhook --addr 127.0.0.1:9000",
@@ -33,6 +39,14 @@ var helps = map[string]helpText{
 	"card": {"fetch, validate and print an agent card", []string{
 		"parley card http://127.0.0.1:8080",
 		"parley card http://127.0.0.1:8080 --json",
+		"parley card https://agent.example.com --verify-key card-jwks.json",
+	}},
+	"key": {"make a key that signs agent cards, or print a key's public JWKS", []string{
+		"parley key new --alg ES256 --out card.key",
+		"parley key jwks card.key > card-jwks.json",
+	}},
+	"apikey": {"make an API key for parley serve --api-keys", []string{
+		"parley apikey new alice",
 	}},
 	"send": {"send a message to an agent and print its answer", []string{
 		`parley send http://127.0.0.1:8080 "hello"`,

@@ -32,6 +32,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy
+		return err
+	}
 	certs, err := cfg.loadCerts(log)
 	if err != nil {
 		return err
@@ -72,6 +75,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopPush() // runs after the core is closed
+	// Signed after push.start, which sets a capability.
+	if err := cfg.id.sign(card, extended); err != nil {
+		return err
+	}
+	defer cfg.id.reloadOnSIGHUP(log)()
 	srv, h, err := cfg.newHandler(card, extended, store, pusher, log)
 	if err != nil {
 		return err
@@ -106,17 +114,21 @@ type serveConfig struct {
 	push           *pushFlags
 	store          *storeFlags // push keys
 	limits         server.Limits
+	identity       *identityFlags // JWT, API keys, client certificates, per-caller limits, card signing
+	id             *identity      // what identity configures, loaded
+	backend        *backendFlags  // --exec, --proxy
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
 const serveSynopsis = `serve [flags]
 
 Serves a built-in agent (echo, or conformance: the one the examples and
-parley check use) on JSON-RPC, HTTP+JSON and gRPC, all on --addr. Tasks are
-kept in --store (default ./parley.db; memory keeps nothing). Without
---auth-token every caller shares one task scope. Webhooks on private and
-loopback addresses are refused unless --push-allow-private. Ctrl-C stops
-the server gracefully.`
+parley check use), any program (--exec CMD, run once per message with
+this server's privileges) or any A2A agent (--proxy URL) on JSON-RPC,
+HTTP+JSON and gRPC, all on --addr. Tasks are kept in --store (default
+./parley.db; memory keeps nothing). Without --auth-token every caller
+shares one task scope. Webhooks on private and loopback addresses are
+refused unless --push-allow-private. Ctrl-C stops the server gracefully.`
 
 // parseServeFlags reads the flags of `parley serve`; -h prints the help
 // on stdout. Every error it returns is flag.ErrHelp or a usageError.
@@ -144,6 +156,8 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg.push = addPushFlags(fs)
 	cfg.store = addStoreFlags(fs)
 	addLimitFlags(fs, &cfg.limits)
+	cfg.identity = addIdentityFlags(fs)
+	cfg.backend = addBackendFlags(fs)
 	if err := parseCommandFlags(fs, args, "serve", serveSynopsis, stdout); err != nil {
 		return nil, err
 	}
@@ -160,14 +174,26 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {
 		return nil, usageError{err}
 	}
-	if cfg.extendedCard != "" && len(cfg.principals) == 0 {
-		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+
-			"add --auth-token NAME=TOKEN (repeatable), then fetch it with that token", cfg.extendedCard)}
+	if err := cfg.backend.check(fs); err != nil {
+		return nil, err
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
 	}
+	if cfg.id, err = cfg.identity.load(cfg.tlsCert != ""); err != nil {
+		return nil, err
+	}
+	if cfg.extendedCard != "" && !cfg.authConfigured() {
+		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+
+			"add --auth-token NAME=TOKEN (repeatable), then fetch it with that token", cfg.extendedCard)}
+	}
 	return cfg, nil
+}
+
+// authConfigured reports whether any credential is configured (static
+// tokens, JWT, API keys or client certificates).
+func (cfg *serveConfig) authConfigured() bool {
+	return len(cfg.principals) > 0 || cfg.id.authenticates()
 }
 
 // addLimitFlags adds the flags of server.Limits: request sizes and
@@ -204,7 +230,7 @@ func (cfg *serveConfig) loadCerts(log *slog.Logger) (*certReloader, error) {
 	if cfg.tlsCert == "" {
 		return nil, nil
 	}
-	certs := &certReloader{certFile: cfg.tlsCert, keyFile: cfg.tlsKey, log: log}
+	certs := &certReloader{certFile: cfg.tlsCert, keyFile: cfg.tlsKey, log: log, configure: cfg.id.tlsClientAuth}
 	if err := certs.load(); err != nil {
 		return nil, err
 	}
@@ -247,7 +273,7 @@ func listen(flag, addr string) (net.Listener, error) {
 func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) (*server.Server, *a2ahttp.Handler, error) {
 	srv, err := server.New(&server.Options{
 		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
-		RequireAuth: len(cfg.principals) > 0 && !cfg.guard.allowAnonymous, Logger: log,
+		RequireAuth: cfg.authConfigured() && !cfg.guard.allowAnonymous, Logger: log,
 		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
 		Push: pusher, Limits: cfg.limits,
 	})
@@ -261,6 +287,8 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
 		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
+	cfg.id.apply(hopts)
+	cfg.backend.applyHTTP(hopts)
 	h, err := a2ahttp.New(srv, hopts)
 	if err != nil {
 		return nil, nil, err
@@ -272,7 +300,8 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 // the card is, how gRPC is served and how to try the agent.
 func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr, base, target string, overTLS bool) {
 	log.Info("serving", "agent", cfg.agentName, "addr", listenAddr, "store", cfg.storeSpec)
-	if len(cfg.principals) == 0 {
+	cfg.id.announce(log)
+	if !cfg.authConfigured() {
 		log.Warn("authentication is off: every caller shares one task scope (use --auth-token NAME=TOKEN to scope tasks per caller)")
 	}
 	transport := "cleartext HTTP/2"

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
 )
 
 // publicBase is the base URL the card advertises: --public-url when given,
@@ -57,10 +56,11 @@ func grpcTarget(base string, public bool, gln net.Listener) (string, error) {
 }
 
 // cards builds the public card, which lists the JSON-RPC and HTTP+JSON
-// interfaces at base, the gRPC one at target and, with --auth-token, the
-// bearer scheme; and the card of --extended-card, nil without it.
+// interfaces at base, the gRPC one at target and the security schemes of
+// the configured credentials (identity.declare); and the card of
+// --extended-card, nil without it.
 func (cfg *serveConfig) cards(base, target string) (card, extended *a2a.AgentCard, err error) {
-	card, err = agents.Card(cfg.agentName, []*a2a.AgentInterface{
+	card, err = cfg.agentCard([]*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: target, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
@@ -68,9 +68,7 @@ func (cfg *serveConfig) cards(base, target string) (card, extended *a2a.AgentCar
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	if len(cfg.principals) > 0 {
-		requireBearer(card)
-	}
+	cfg.id.declare(card, len(cfg.principals) > 0, cfg.guard.allowAnonymous)
 	if cfg.extendedCard == "" {
 		return card, nil, nil
 	}
@@ -80,13 +78,6 @@ func (cfg *serveConfig) cards(base, target string) (card, extended *a2a.AgentCar
 	yes := true
 	card.Capabilities.ExtendedAgentCard = &yes
 	return card, extended, nil
-}
-
-// requireBearer declares on card that every call needs a bearer token.
-func requireBearer(card *a2a.AgentCard) {
-	card.SecuritySchemes = map[string]*a2a.SecurityScheme{"bearer": {Scheme: &a2a.SecurityScheme_HttpAuthSecurityScheme{
-		HttpAuthSecurityScheme: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "a token given by the server's operator"}}}}
-	card.SecurityRequirements = []*a2a.SecurityRequirement{{Schemes: map[string]*a2a.StringList{"bearer": {}}}}
 }
 
 // readExtendedCard reads and checks the JSON agent card in file.

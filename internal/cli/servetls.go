@@ -18,6 +18,7 @@ type certReloader struct {
 	certFile, keyFile string
 	log               *slog.Logger
 	cert              atomic.Pointer[tls.Certificate]
+	configure         func(*tls.Config) // adds client certificate settings; may be nil
 }
 
 // load reads the key pair; on failure the current certificate stays.
@@ -42,12 +43,16 @@ func (c *certReloader) load() error {
 // that SSLv3, TLS 1.0 and 1.1 be off); TLS 1.3 is chosen whenever the client
 // has it.
 func (c *certReloader) tlsConfig() *tls.Config {
-	return &tls.Config{
+	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			return c.cert.Load(), nil
 		},
 	}
+	if c.configure != nil {
+		c.configure(cfg)
+	}
+	return cfg
 }
 
 // reloadOnSIGHUP reloads the certificate each time the process gets SIGHUP,

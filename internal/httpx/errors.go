@@ -256,6 +256,9 @@ func codeForStatusName(name string, status int) (a2a.Code, bool) {
 	if name == "RESOURCE_EXHAUSTED" && status == http.StatusRequestEntityTooLarge {
 		return a2a.CodeRequestTooLarge, true
 	}
+	if name == "RESOURCE_EXHAUSTED" && status == http.StatusTooManyRequests {
+		return a2a.CodeRateLimited, true
+	}
 	for _, s := range statusNames {
 		if s.name == name {
 			return s.code, true
@@ -281,6 +284,8 @@ func codeForHTTPStatus(status int) (a2a.Code, bool) {
 		return a2a.CodeMethodNotFound, true
 	case http.StatusRequestEntityTooLarge:
 		return a2a.CodeRequestTooLarge, true
+	case http.StatusTooManyRequests:
+		return a2a.CodeRateLimited, true
 	case http.StatusNotImplemented:
 		return a2a.CodeUnsupportedOperation, true
 	}

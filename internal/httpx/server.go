@@ -97,14 +97,25 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	return ci
 }
 
+// MetaRetryAfter is the a2a.Error metadata key whose value (seconds) a
+// RateLimited error's Retry-After header carries. Metadata of errors that
+// are not A2A errors does not otherwise reach the wire.
+const MetaRetryAfter = "retryAfter"
+
 // SetResponseHeaders echoes activated extensions (as the A2A extensions guide
-// recommends) and, for an authentication error, the challenge (spec §3.3.2).
+// recommends) and, for an authentication error, the challenge (spec §3.3.2);
+// for a rate limit, Retry-After.
 func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 	if ci != nil && len(ci.Activated) > 0 {
 		h.Set(HeaderExtensions, strings.Join(ci.Activated, ", "))
 	}
 	if err != nil && err.Code == a2a.CodeUnauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="a2a"`)
+	}
+	if err != nil && err.Code == a2a.CodeRateLimited {
+		if s := err.Metadata[MetaRetryAfter]; s != "" {
+			h.Set("Retry-After", s)
+		}
 	}
 }
 

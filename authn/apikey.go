@@ -1,0 +1,139 @@
+package authn
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+)
+
+// APIKeyHeader is the request header that carries an API key.
+const APIKeyHeader = "X-API-Key"
+
+// apiKeyPrefix starts every key NewAPIKey makes, so that a key found in a
+// log or a repository is recognisable.
+const apiKeyPrefix = "pk_"
+
+// maxAPIKeyBytes bounds a presented key.
+const maxAPIKeyBytes = 256
+
+// ErrAPIKeyRefused is the answer to an unknown (or revoked) API key.
+var ErrAPIKeyRefused = errors.New("the API key was refused")
+
+// APIKeys authenticates the X-API-Key header against a file of names and
+// key hashes. The file holds no key: one line per key, "NAME sha256:HEX"
+// (the SHA-256 of the key; keys are 256 random bits, so a fast hash is
+// enough), with blank lines and "#" comments allowed. Revoke a key by
+// removing its line and calling Reload (`parley serve` reloads on SIGHUP).
+type APIKeys struct {
+	file string
+	keys atomic.Pointer[[]apiKey]
+}
+
+type apiKey struct {
+	name string
+	hash [sha256.Size]byte
+}
+
+// LoadAPIKeys reads the key file.
+func LoadAPIKeys(file string) (*APIKeys, error) {
+	a := &APIKeys{file: file}
+	if err := a.Reload(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Reload reads the key file again; on error the keys in use stay.
+func (a *APIKeys) Reload() error {
+	b, err := os.ReadFile(a.file)
+	if err != nil {
+		return fmt.Errorf("API keys: %w", err)
+	}
+	keys, err := parseAPIKeys(b)
+	if err != nil {
+		return fmt.Errorf("API keys %s: %w", a.file, err)
+	}
+	a.keys.Store(&keys)
+	return nil
+}
+
+// Len returns the number of keys loaded.
+func (a *APIKeys) Len() int { return len(*a.keys.Load()) }
+
+// parseAPIKeys reads the lines of a key file.
+func parseAPIKeys(b []byte) ([]apiKey, error) {
+	var keys []apiKey
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || !strings.HasPrefix(f[1], "sha256:") {
+			return nil, fmt.Errorf("line %d: want NAME sha256:HEX", n)
+		}
+		h, err := hex.DecodeString(strings.TrimPrefix(f[1], "sha256:"))
+		if err != nil || len(h) != sha256.Size {
+			return nil, fmt.Errorf("line %d: the hash is not 64 hex digits", n)
+		}
+		k := apiKey{name: f[0]}
+		copy(k.hash[:], h)
+		keys = append(keys, k)
+	}
+	return keys, sc.Err()
+}
+
+// Authenticate implements a2ahttp.Authenticator. Every stored hash is
+// compared, in constant time, so the time taken does not tell which key
+// came close.
+func (a *APIKeys) Authenticate(r *http.Request) (string, error) {
+	vals := r.Header.Values(APIKeyHeader)
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1:
+		return "", errors.New("more than one " + APIKeyHeader + " header")
+	case len(vals[0]) > maxAPIKeyBytes:
+		return "", ErrAPIKeyRefused
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(vals[0])))
+	name := ""
+	for _, k := range *a.keys.Load() {
+		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
+			name = k.name
+		}
+	}
+	if name == "" {
+		return "", ErrAPIKeyRefused
+	}
+	return name, nil
+}
+
+// NewAPIKey makes a key for name and returns it with the line to add to
+// the key file.
+func NewAPIKey(name string) (key, line string, err error) {
+	if name == "" || strings.ContainsAny(name, " \t\r\n#") {
+		return "", "", fmt.Errorf("API key name %q: want a name without spaces or #", name)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	key = apiKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(key))
+	return key, name + " sha256:" + hex.EncodeToString(sum[:]), nil
+}

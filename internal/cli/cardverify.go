@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/cardsign"
+	"parley.dev/parley/jwks"
+)
+
+// verifyFlags are the flags of `parley card` that check the card's
+// signature.
+type verifyFlags struct {
+	keyFile       string
+	jwksURL       string
+	acceptSDKForm bool
+}
+
+// addVerifyFlags registers them on fs.
+func addVerifyFlags(fs *flag.FlagSet) *verifyFlags {
+	v := &verifyFlags{}
+	fs.StringVar(&v.keyFile, "verify-key", "", "the card must be signed by a key in `FILE` (a JWKS, a JWK, or PEM public keys or certificates)")
+	fs.StringVar(&v.jwksURL, "verify-jwks", "", "the card must be signed by a key of the JWKS at this `URL` (one you trust)")
+	fs.BoolVar(&v.acceptSDKForm, "accept-sdk-form", false, "also accept a signature over the card without its empty values (what @a2a-js/sdk and a2a-python sign)")
+	return v
+}
+
+// verify checks card's signatures when a trust root was given, and
+// returns the key id that verified ("" when nothing was asked).
+func (v *verifyFlags) verify(ctx context.Context, card *a2a.AgentCard) (string, error) {
+	if v.keyFile == "" && v.jwksURL == "" {
+		return "", nil
+	}
+	ver := &cardsign.Verifier{AcceptSDKForm: v.acceptSDKForm}
+	if v.keyFile != "" {
+		b, err := os.ReadFile(v.keyFile)
+		if err != nil {
+			return "", usageError{fmt.Errorf("--verify-key: %w", err)}
+		}
+		if ver.Keys, err = cardsign.ParsePublicKeys(b); err != nil {
+			return "", usageError{fmt.Errorf("--verify-key %s: %v", v.keyFile, err)}
+		}
+	}
+	if v.jwksURL != "" {
+		ver.JWKS = &jwks.Cache{URL: v.jwksURL}
+	}
+	kid, err := ver.Verify(ctx, card)
+	if errors.Is(err, cardsign.ErrUnsigned) {
+		return "", errors.New("the agent card is not signed")
+	}
+	if err != nil {
+		return "", fmt.Errorf("the agent card's signature does not verify: %v", err)
+	}
+	return kid, nil
+}
+
+// printSignature says whether the card is signed and, when it was
+// checked, with which key.
+func (o *output) printSignature(card *a2a.AgentCard, kid string) {
+	n := len(card.GetSignatures())
+	label := o.dim(fmt.Sprintf("%-13s", "signature"))
+	switch {
+	case kid != "":
+		o.printf("%s%s\n", label, "verified with key "+kid)
+	case n > 0:
+		o.printf("%s%d, not checked (--verify-key FILE or --verify-jwks URL checks it)\n", label, n)
+	}
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/agents"
+	"parley.dev/parley/agents/execagent"
+)
+
+// backendFlags are the flags of `parley serve` that choose what answers
+// the messages instead of a built-in agent: a program (--exec) or another
+// A2A agent (--proxy).
+type backendFlags struct {
+	exec       string
+	execFormat string
+	chunk      string
+	execOpts   execagent.Options
+	proxy      string
+	proxyFlags *proxyFlags
+	agentGiven bool // --agent was on the command line
+	card       func(ifaces []*a2a.AgentInterface) *a2a.AgentCard
+}
+
+// addBackendFlags adds the --exec and --proxy flags to fs.
+func addBackendFlags(fs *flag.FlagSet) *backendFlags {
+	b := &backendFlags{}
+	fs.StringVar(&b.exec, "exec", "", "run `CMD` once per message as the agent (split like a shell's words, no shell: write sh -c '…' for one); it runs with this server's privileges")
+	fs.StringVar(&b.execFormat, "exec-format", "text", "how --exec talks: text (message text in, standard output streamed out) or jsonl (JSON lines both ways)")
+	fs.StringVar(&b.chunk, "chunk", "line", "where --exec text output is cut into artifact chunks: line or bytes")
+	fs.DurationVar(&b.execOpts.Timeout, "exec-timeout", 0, "stop a program running longer than this and fail its task (0: no limit)")
+	fs.IntVar(&b.execOpts.Concurrency, "exec-concurrency", 0, "most programs running at once; further messages wait SUBMITTED (0: no limit)")
+	fs.DurationVar(&b.execOpts.Grace, "exec-grace", execagent.DefaultGrace, "time a program has to exit after SIGTERM (cancel, timeout) before SIGKILL")
+	fs.StringVar(&b.proxy, "proxy", "", "serve the A2A agent at `URL` (its base or card URL): messages are forwarded with Parley's client and its events kept in Parley's tasks")
+	b.proxyFlags = addProxyFlags(fs)
+	fs.Int64Var(&b.execOpts.MaxOutput, "exec-max-output", execagent.DefaultMaxOutput, "most bytes one run may write to standard output; a program writing more is stopped and its task fails")
+	return b
+}
+
+// check reads the backend flags once fs is parsed.
+func (b *backendFlags) check(fs *flag.FlagSet) error {
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "agent" {
+			b.agentGiven = true
+		}
+	})
+	switch {
+	case b.exec != "" && b.proxy != "":
+		return usageError{errors.New("--exec and --proxy each choose the agent: give one of them")}
+	case (b.exec != "" || b.proxy != "") && b.agentGiven:
+		return usageError{errors.New("--agent chooses a built-in agent; --exec and --proxy replace it: give one of them")}
+	}
+	if b.proxy != "" {
+		if _, err := bindingOf(b.proxyFlags.binding); err != nil {
+			return usageError{fmt.Errorf("--proxy-binding %q: want jsonrpc, rest or grpc", b.proxyFlags.binding)}
+		}
+		return checkAgentURL(b.proxy)
+	}
+	if b.exec == "" {
+		return nil
+	}
+	var err error
+	if b.execOpts.Command, err = execagent.SplitWords(b.exec); err != nil {
+		return usageError{fmt.Errorf("--exec %q: %v", b.exec, err)}
+	}
+	if len(b.execOpts.Command) == 0 {
+		return usageError{errors.New("--exec: the command is empty")}
+	}
+	switch b.execFormat {
+	case "text":
+		b.execOpts.Format = execagent.Text
+	case "jsonl":
+		b.execOpts.Format = execagent.JSONLines
+	default:
+		return usageError{fmt.Errorf("--exec-format %q: want text or jsonl", b.execFormat)}
+	}
+	switch b.chunk {
+	case "line":
+		b.execOpts.Chunk = execagent.Lines
+	case "bytes":
+		b.execOpts.Chunk = execagent.Bytes
+	default:
+		return usageError{fmt.Errorf("--chunk %q: want line or bytes", b.chunk)}
+	}
+	if b.execOpts.Timeout < 0 || b.execOpts.Concurrency < 0 || b.execOpts.Grace <= 0 || b.execOpts.MaxOutput <= 0 {
+		return usageError{errors.New("--exec-timeout and --exec-concurrency cannot be negative; --exec-grace and --exec-max-output must be positive")}
+	}
+	return nil
+}
+
+// start makes the agent of --exec or --proxy, when one is given, and sets
+// it, its name and the card it serves on cfg.
+func (b *backendFlags) start(ctx context.Context, cfg *serveConfig, log *slog.Logger) error {
+	switch {
+	case b.exec != "":
+		o := b.execOpts
+		o.Logger = log.With("agent", "exec")
+		a, err := execagent.New(o)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.agent, cfg.agentName = a, "exec"
+		b.card = func(ifaces []*a2a.AgentInterface) *a2a.AgentCard { return execagent.Card(o, ifaces) }
+		log.Warn("--exec runs a program per message with this server's privileges and environment", "command", o.Command)
+	case b.proxy != "":
+		return b.startProxy(ctx, cfg, log)
+	}
+	return nil
+}
+
+// agentCard returns the card of the agent being served, listing ifaces.
+func (cfg *serveConfig) agentCard(ifaces []*a2a.AgentInterface) (*a2a.AgentCard, error) {
+	if cfg.backend.card != nil {
+		return cfg.backend.card(ifaces), nil
+	}
+	return agents.Card(cfg.agentName, ifaces)
+}

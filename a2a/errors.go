@@ -144,7 +144,20 @@ func CodeForReason(reason string) (Code, bool) {
 			return i.code, true
 		}
 	}
+	for c, r := range parleyReasons {
+		if r == reason {
+			return c, true
+		}
+	}
 	return 0, false
+}
+
+// parleyReasons are the ErrorInfo reasons, in DomainParley, of the two
+// codes Parley adds to the spec's: on gRPC both are RESOURCE_EXHAUSTED, and
+// only the reason tells a client which it got.
+var parleyReasons = map[Code]string{
+	CodeRequestTooLarge: "REQUEST_TOO_LARGE",
+	CodeRateLimited:     "RATE_LIMITED",
 }
 
 // CodeForJSONRPC maps a JSON-RPC error code to a Code, for clients.
@@ -169,9 +182,14 @@ const DomainParley = "parley.dev"
 
 // Info returns the reason and domain of the google.rpc.ErrorInfo that
 // carries the error on the wire: the A2A reason in DomainA2A for A2A
-// errors, the gRPC status name in DomainParley for others with metadata.
+// errors, REQUEST_TOO_LARGE or RATE_LIMITED in DomainParley for Parley's
+// two own codes, the gRPC status name in DomainParley for others with
+// metadata.
 // ok is false when the error has no ErrorInfo.
 func (e *Error) Info() (reason, domain string, ok bool) {
+	if r, ok := parleyReasons[e.Code]; ok {
+		return r, DomainParley, true
+	}
 	switch {
 	case e.Code.IsA2A():
 		return e.Code.Reason(), DomainA2A, true

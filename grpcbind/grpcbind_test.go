@@ -313,12 +313,19 @@ func TestStatus(t *testing.T) {
 			if info == nil || info.Reason != c.Reason() || info.Domain != "a2a-protocol.org" || info.Metadata["taskId"] != "t-1" {
 				t.Errorf("Status(%s) ErrorInfo = %v", c.Name(), info)
 			}
-		} else if _, name := c.GRPCStatus(); info == nil || info.Reason != name || info.Domain != a2a.DomainParley || info.Metadata["taskId"] != "t-1" {
+		} else if reason, _, _ := a2a.NewError(c, "").WithMeta("k", "v").Info(); info == nil || info.Reason != reason || info.Domain != a2a.DomainParley || info.Metadata["taskId"] != "t-1" {
 			// A non-A2A error carries its metadata in Parley's domain.
-			t.Errorf("Status(%s) ErrorInfo = %v, want reason %s in %s with the metadata", c.Name(), info, name, a2a.DomainParley)
+			t.Errorf("Status(%s) ErrorInfo = %v, want reason %s in %s with the metadata", c.Name(), info, reason, a2a.DomainParley)
 		}
-		if info := grpcbind.Status(a2a.NewError(c, "no metadata")).Details(); !c.IsA2A() && len(info) != 0 {
+		_, _, parleys := a2a.NewError(c, "").Info()
+		if info := grpcbind.Status(a2a.NewError(c, "no metadata")).Details(); !c.IsA2A() && !parleys && len(info) != 0 {
 			t.Errorf("Status(%s) without metadata has details %v", c.Name(), info)
+		}
+		// Every code with a reason comes back as itself through the
+		// client's reading of the status (RESOURCE_EXHAUSTED is two codes:
+		// the reason tells); the others share their gRPC status.
+		if got := grpcbind.StatusError(grpcbind.Status(a2a.NewError(c, "x"))); (c.IsA2A() || parleys) && (got == nil || got.Code != c) {
+			t.Errorf("Status(%s) read back as %v", c.Name(), got)
 		}
 		if br == nil || len(br.FieldViolations) != 1 || br.FieldViolations[0].Field != "message.parts" {
 			t.Errorf("Status(%s) BadRequest = %v", c.Name(), br)

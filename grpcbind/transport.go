@@ -47,6 +47,7 @@ type Transport struct {
 	base    string // http(s)://host:port[/prefix]
 	hc      *http.Client
 	md      http.Header                                  // metadata sent on every call
+	inject  func(context.Context, http.Header)           // transport.Config.Inject
 	clients map[string]*connect.Client[message, message] // by method name
 }
 
@@ -106,6 +107,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 		base:   base,
 		hc:     &http.Client{Transport: responseRecorder{rt}, Timeout: hc.Timeout},
 		md:     http.Header{},
+		inject: cfg.Inject,
 	}
 	for k, v := range cfg.Header {
 		if !reservedMetadata(k) {
@@ -220,6 +222,9 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 	h := req.Header()
 	for k, v := range t.md {
 		h[k] = v
+	}
+	if t.inject != nil {
+		t.inject(ctx, h)
 	}
 	return context.WithValue(ctx, callStateKey{}, st), st, req
 }

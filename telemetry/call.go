@@ -111,7 +111,7 @@ func classify(ctx context.Context, err error) (outcome, reason string) {
 	switch {
 	case err == nil:
 		return outcomeOK, ""
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return outcomeCanceled, ""
 	}
 	var te *transport.Error

@@ -118,8 +118,8 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 				c.event(ev)
 			}
 			if !yield(ev, err) {
-				if ctx.Err() != nil {
-					last = context.Cause(ctx) // the caller went away
+				if last == nil && ctx.Err() != nil {
+					last = ctx.Err() // the caller went away
 				}
 				break
 			}

@@ -84,9 +84,9 @@ func (c *summary) ids(task, ctxID string) {
 	}
 }
 
-// attributes are the span attributes of the summary.
-func (c *summary) attributes(stream bool) []attribute.KeyValue {
-	kv := make([]attribute.KeyValue, 0, 4)
+// attributes appends the span attributes of the summary and the outcome
+// to kv.
+func (c *summary) attributes(kv []attribute.KeyValue, stream bool, outcome, reason string) []attribute.KeyValue {
 	if c.taskID != "" {
 		kv = append(kv, keyTaskID.String(c.taskID))
 	}
@@ -98,6 +98,10 @@ func (c *summary) attributes(stream bool) []attribute.KeyValue {
 	}
 	if stream {
 		kv = append(kv, keyEvents.Int(c.events))
+	}
+	kv = append(kv, keyOutcome.String(outcome))
+	if reason != "" {
+		kv = append(kv, keyReason.String(reason))
 	}
 	return kv
 }
@@ -135,12 +139,9 @@ func serverFault(err error) bool {
 }
 
 // endSpan records a call's result on its span and ends it.
-func endSpan(span trace.Span, c *summary, stream bool, outcome, reason string, err error, server bool) {
-	span.SetAttributes(c.attributes(stream)...)
-	span.SetAttributes(keyOutcome.String(outcome))
-	if reason != "" {
-		span.SetAttributes(keyReason.String(reason))
-	}
+func endSpan(span trace.Span, c *summary, tally *storeTally, stream bool, outcome, reason string, err error, server bool) {
+	var buf [8]attribute.KeyValue
+	span.SetAttributes(tally.attributes(c.attributes(buf[:0], stream, outcome, reason))...)
 	if err != nil && outcome == outcomeError && (!server || serverFault(err)) {
 		span.SetStatus(codes.Error, a2a.AsError(err).Message)
 	}

@@ -12,12 +12,21 @@ import (
 )
 
 // ExecutionContext is the hook of server.Options.ExecutionContext: the
-// agent's context gets an "execute" span, a child of the request's server
-// span, that lasts until the execution is over (detached work included),
-// so the agent's own spans nest under the request; the active executions
-// count follows the same lifetime. Push notifications the execution
-// queues carry its trace (see taskTraces). Set it whatever the
-// configuration: it does nothing when nothing is recorded.
+// agent's context carries the span of the request that started the
+// execution (SendMessage or SendStreamingMessage), so the agent's own
+// spans nest under it, and the store calls the core makes for the
+// execution are tallied on it (see Store). An execution that outlives its
+// request (a non-blocking send, a detached agent) keeps that span as its
+// parent after it ended, as OpenTelemetry allows. The active executions
+// count lasts as long as the execution, detached work included. Push
+// notifications the execution queues join the request's trace (see
+// taskTraces). Set it whatever the configuration: it does nothing when
+// nothing is recorded.
+//
+// There is no span of its own for the execution: the request's span
+// covers it for blocking and streaming sends, and one span fewer per
+// message is a good part of keeping tracing's cost under 10 %
+// (docs/observability.md).
 func (t *Telemetry) ExecutionContext(ctx, caller context.Context, req *server.Request) context.Context {
 	if t == nil || !t.Enabled() {
 		return ctx
@@ -29,15 +38,15 @@ func (t *Telemetry) ExecutionContext(ctx, caller context.Context, req *server.Re
 	if !t.tracing {
 		return ctx
 	}
-	parent := trace.SpanFromContext(caller).SpanContext()
-	if !parent.IsValid() {
+	span := trace.SpanFromContext(caller)
+	if !span.SpanContext().IsValid() {
 		return ctx
 	}
-	ctx, span := t.tracer.Start(trace.ContextWithSpanContext(ctx, parent), "execute",
-		trace.WithAttributes(keyTaskID.String(req.TaskID), keyContextID.String(req.ContextID)))
 	t.tasks.put(req.TaskID, span.SpanContext())
-	context.AfterFunc(ctx, func() { span.End() })
-	return ctx
+	if tally := caller.Value(tallyKey{}); tally != nil {
+		ctx = context.WithValue(ctx, tallyKey{}, tally)
+	}
+	return trace.ContextWithSpan(ctx, span)
 }
 
 // noteTaskWrite records the trace of an operation that queues push

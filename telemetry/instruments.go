@@ -16,12 +16,14 @@ const (
 	keyTaskState     = attribute.Key("a2a.task.state")    // the last state a call saw
 	keyEvents        = attribute.Key("a2a.stream.events") // events a stream carried
 	keyStoreOp       = attribute.Key("parley.store.operation")
+	keyStoreDuration = attribute.Key("parley.store.duration_ms")
+	keyStoreError    = attribute.Key("parley.store.error")
+	keyStoreCalls    = attribute.Key("parley.store.calls")
 	keyPushOutcome   = attribute.Key("parley.push.outcome") // delivered, retry or dropped
 	keyPushConfig    = attribute.Key("parley.push.config.id")
 	keySeq           = attribute.Key("parley.event.seq")
 	keyServerAddress = attribute.Key("server.address")
 	keyURLScheme     = attribute.Key("url.scheme")
-	keyRPCSystem     = attribute.Key("rpc.system")
 )
 
 // Outcomes of an operation.

@@ -69,30 +69,39 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 	return o
 }
 
+// call is one traced call: its span and, on a server, the tally of its
+// store calls.
+type call struct {
+	span  trace.Span
+	tally *storeTally
+}
+
 // start starts the span of a call, when tracing.
-func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) (context.Context, trace.Span) {
+func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) (context.Context, call) {
 	if !s.t.tracing {
-		return ctx, nil
+		return ctx, call{}
 	}
-	ctx, span := s.t.tracer.Start(ctx, m.Name, trace.WithSpanKind(s.kind),
-		trace.WithAttributes(keyRPCSystem.String("a2a"), keyMethod.String(m.Name), keyBinding.String(s.binding)))
-	if s.server {
+	var c call
+	ctx, c.span = s.t.tracer.Start(ctx, m.Name, trace.WithSpanKind(s.kind),
+		trace.WithAttributes(keyMethod.String(m.Name), keyBinding.String(s.binding)))
+	if s.server && c.span.IsRecording() {
 		s.t.noteTaskWrite(ctx, m, req)
+		ctx, c.tally = withTally(ctx)
 	}
-	return ctx, span
+	return ctx, c
 }
 
 // Call implements a2a.Invoker.
 func (s *observed) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
 	begin := time.Now()
-	ctx, span := s.start(ctx, m, req)
+	ctx, sc := s.start(ctx, m, req)
 	resp, err := s.next.Call(ctx, m, req)
 	var c summary
 	c.request(req)
 	if err == nil {
 		c.response(resp)
 	}
-	s.finish(ctx, span, m, begin, &c, false, err)
+	s.finish(ctx, sc, m, begin, &c, false, err)
 	return resp, err
 }
 
@@ -101,7 +110,7 @@ func (s *observed) Call(ctx context.Context, m *a2a.Method, req proto.Message) (
 func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		begin := time.Now()
-		ctx, span := s.start(ctx, m, req)
+		ctx, sc := s.start(ctx, m, req)
 		var open metric.MeasurementOption
 		if s.t.metering && s.server {
 			open = metric.WithAttributes(keyMethod.String(m.Name), keyBinding.String(s.binding))
@@ -124,16 +133,16 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 				break
 			}
 		}
-		s.finish(ctx, span, m, begin, &c, true, last)
+		s.finish(ctx, sc, m, begin, &c, true, last)
 	}
 }
 
 // finish ends a call's span, records its duration and, at debug level,
 // logs it (with the trace ids, through LogHandler).
-func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, begin time.Time, c *summary, stream bool, err error) {
+func (s *observed) finish(ctx context.Context, sc call, m *a2a.Method, begin time.Time, c *summary, stream bool, err error) {
 	outcome, reason := classify(ctx, err)
-	if span != nil {
-		endSpan(span, c, stream, outcome, reason, err, s.server)
+	if sc.span != nil {
+		endSpan(sc.span, c, sc.tally, stream, outcome, reason, err, s.server)
 	}
 	d := time.Since(begin)
 	if s.t.metering {

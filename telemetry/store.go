@@ -3,10 +3,10 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -16,11 +16,11 @@ import (
 
 // Store returns st observed: every call's latency goes to the
 // parley.store.operation.duration histogram, events written to
-// parley.store.events.appended, and a call made inside a recorded span (an
-// operation's, an execution's) gets a child span "store.<Operation>".
-// Background calls (the push sender reading its outbox, retention sweeps)
-// get no span of their own: they would each start a trace. With nothing
-// recorded it returns st itself.
+// parley.store.events.appended, and the calls made for an operation (its
+// execution's included) are tallied on the operation's span (see
+// storeTally), a failed one as an event. Background calls (the push
+// sender reading its outbox, retention sweeps) are measured only. With
+// nothing recorded it returns st itself.
 //
 // The wrapper embeds st, so a method added to taskstore.Store later passes
 // through unobserved until it gets a line here.
@@ -56,16 +56,15 @@ var opSets = func() map[string][2]attribute.Set {
 	return m
 }()
 
-// observe runs one store call: a span when ctx has a recorded one, and the
-// latency. ErrNotFound and ErrExists are answers, not failures.
+// observe runs one store call and measures it: its latency in the
+// histogram and, inside an operation's span, its time added to the
+// span's store tally (see storeTally); a failed call is also an event on
+// that span, with its error. ErrNotFound and ErrExists are answers, not
+// failures.
 func observe[T any](s *store, ctx context.Context, op string, f func(context.Context) (T, error)) (T, error) {
-	var span trace.Span
-	if s.t.tracing && trace.SpanFromContext(ctx).IsRecording() {
-		ctx, span = s.t.tracer.Start(ctx, "store."+op, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(keyStoreOp.String(op)))
-	}
 	begin := time.Now()
 	v, err := f(ctx)
+	d := time.Since(begin)
 	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
 	if s.t.metering {
 		sets := opSets[op]
@@ -73,16 +72,52 @@ func observe[T any](s *store, ctx context.Context, op string, f func(context.Con
 		if failed {
 			set = sets[1]
 		}
-		s.t.ins.storeDuration.Record(ctx, time.Since(begin).Seconds(), metric.WithAttributeSet(set))
+		s.t.ins.storeDuration.Record(ctx, d.Seconds(), metric.WithAttributeSet(set))
 	}
-	if span != nil {
-		if failed {
-			span.SetStatus(codes.Error, err.Error())
+	if s.t.tracing {
+		if tally, _ := ctx.Value(tallyKey{}).(*storeTally); tally != nil {
+			tally.calls.Add(1)
+			tally.nanos.Add(int64(d))
 		}
-		span.End()
+		if failed {
+			trace.SpanFromContext(ctx).AddEvent("store."+op+" failed", trace.WithTimestamp(begin),
+				trace.WithAttributes(keyStoreOp.String(op), keyStoreDuration.Float64(ms(d)), keyStoreError.String(err.Error())))
+		}
 	}
 	return v, err
 }
+
+// storeTally counts the store calls made for one operation, its
+// execution's included. Why a tally and not a span or an event per call:
+// a blocking SendMessage makes six store calls, and six spans (or events)
+// to record and export per message cost more than all the rest of the
+// tracing together — measured, they alone would put tracing past 10 % of
+// a SendMessage (docs/observability.md). Per-call latencies are in the
+// parley.store.operation.duration histogram.
+type storeTally struct {
+	calls atomic.Int64
+	nanos atomic.Int64
+}
+
+type tallyKey struct{}
+
+// withTally returns ctx with a fresh tally for an operation's store calls.
+func withTally(ctx context.Context) (context.Context, *storeTally) {
+	t := &storeTally{}
+	return context.WithValue(ctx, tallyKey{}, t), t
+}
+
+// attributes are the span attributes of the tally: parley.store.calls and
+// parley.store.duration_ms (time spent in the store).
+func (t *storeTally) attributes(kv []attribute.KeyValue) []attribute.KeyValue {
+	if t == nil {
+		return kv
+	}
+	return append(kv, keyStoreCalls.Int64(t.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(t.nanos.Load()))))
+}
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // observeErr is observe for calls that return only an error.
 func observeErr(s *store, ctx context.Context, op string, f func(context.Context) error) error {

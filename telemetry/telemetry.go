@@ -35,6 +35,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -42,10 +43,12 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // ScopeName is the instrumentation scope of every span and metric Parley
@@ -78,6 +81,7 @@ type Telemetry struct {
 	tracing  bool // spans are recorded and exported
 	metering bool // metrics are recorded (OTLP, Prometheus or both)
 	tracer   trace.Tracer
+	tp       trace.TracerProvider // nil when not tracing
 	prop     propagation.TextMapPropagator
 	ins      *instruments
 	prom     http.Handler
@@ -139,7 +143,14 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		t.prom = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
 	if len(readers) > 0 {
-		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		readers = append(readers, sdkmetric.WithResource(res))
+		if opts.Getenv("OTEL_METRICS_EXEMPLAR_FILTER") == "" {
+			// Exemplars are off unless asked for: the Prometheus text
+			// format does not show them, and picking them costs on every
+			// measurement.
+			readers = append(readers, sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter))
+		}
+		mp := sdkmetric.NewMeterProvider(readers...)
 		t.stops = append(t.stops, mp.Shutdown)
 		t.flushes = append(t.flushes, mp.ForceFlush)
 		t.ins = newInstruments(mp.Meter(ScopeName))
@@ -179,7 +190,7 @@ func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resourc
 		return err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	t.tracer = tp.Tracer(ScopeName)
+	t.tracer, t.tp = tp.Tracer(ScopeName), tp
 	t.stops = append(t.stops, tp.Shutdown)
 	t.flushes = append(t.flushes, tp.ForceFlush)
 	t.tracing = true
@@ -193,6 +204,28 @@ func metricExporter(ctx context.Context, proto string) (sdkmetric.Exporter, erro
 		return otlpmetricgrpc.New(ctx)
 	}
 	return otlpmetrichttp.New(ctx)
+}
+
+// TracerProvider is the provider Parley's spans come from, for an agent's
+// own spans; a no-op provider when not tracing.
+func (t *Telemetry) TracerProvider() trace.TracerProvider {
+	if !t.Tracing() {
+		return noop.NewTracerProvider()
+	}
+	return t.tp
+}
+
+// SetGlobal makes the tracer provider and the W3C propagators the
+// process's global ones (otel.SetTracerProvider,
+// otel.SetTextMapPropagator), so that libraries that trace with the
+// global provider (an agent's HTTP client, its database driver) export
+// to the same place, nested under Parley's spans. It does nothing when
+// not tracing.
+func (t *Telemetry) SetGlobal() {
+	if t.Tracing() {
+		otel.SetTracerProvider(t.tp)
+		otel.SetTextMapPropagator(t.prop)
+	}
 }
 
 // Tracing reports whether spans are recorded and exported.

@@ -4,23 +4,35 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/server"
+	"parley.dev/parley/telemetry"
 )
 
 // A streaming call on each binding, with the caller's traceparent in the
 // HTTP headers (gRPC metadata on the gRPC binding): the server span joins
-// the caller's trace under its span, lasts as long as the stream, and has
-// the agent's execution under it, with the store calls under that.
+// the caller's trace under its span and lasts as long as the stream; the
+// agent's context carries it, so a span the agent starts is its child; the
+// store calls made for the call and its execution are tallied on it.
 func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
-	st := newStack(t, nil, nil)
+	agentSpans := make(chan trace.SpanContext, 8)
+	st := newStack(t, nil, func(tel *telemetry.Telemetry, o *server.Options) {
+		conformance := o.Agent
+		o.Agent = server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+			_, span := tel.TracerProvider().Tracer("agent").Start(ctx, "agent work")
+			agentSpans <- span.SpanContext()
+			defer span.End()
+			return conformance.Execute(ctx, req, em)
+		})
+	})
 	for _, b := range bindings {
 		t.Run(b.name, func(t *testing.T) {
 			tp, traceID, parentID := traceparent()
@@ -34,21 +46,20 @@ func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
 			}
 			streamed := time.Since(begin)
 			taskID, contextID := evs[0].TaskID(), evs[0].ContextID()
+			agent := <-agentSpans
 
-			var srv, exec *span
-			spans := st.rcv.wait(t, "server span with its execution and store calls", func(spans []*span) bool {
-				srv, exec = nil, nil
+			var srv, work *span
+			st.rcv.wait(t, "server span and the agent's span", func(spans []*span) bool {
+				srv, work = nil, nil
 				for _, s := range find(spans, func(s *span) bool { return s.TraceID == traceID }) {
 					switch {
 					case s.Name == a2a.MethodSendStreamingMessage && s.Kind == tracepb.Span_SPAN_KIND_SERVER:
 						srv = s
-					case s.Name == "execute":
-						exec = s
+					case s.Name == "agent work":
+						work = s
 					}
 				}
-				return srv != nil && exec != nil && len(find(spans, func(s *span) bool {
-					return s.TraceID == traceID && s.Name == "store.UpdateTask" && s.ParentSpanID == exec.SpanID
-				})) > 0
+				return srv != nil && work != nil
 			})
 			if srv.ParentSpanID != parentID {
 				t.Errorf("server span's parent = %s, want the caller's span %s", srv.ParentSpanID, parentID)
@@ -66,18 +77,21 @@ func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
 			if srv.Service != "parley" {
 				t.Errorf("service.name = %q, want parley", srv.Service)
 			}
-			// The agent works 250 ms: the span covers the stream, not
-			// only its start.
+			// The agent works 250 ms: the span covers the stream, not only
+			// its start.
 			if d := srv.End.Sub(srv.Start); d < 250*time.Millisecond || d > streamed+time.Second {
 				t.Errorf("server span lasted %v; the stream took %v at the client (at least 250 ms)", d, streamed)
 			}
-			if exec.ParentSpanID != srv.SpanID || exec.Attrs["a2a.task.id"] != taskID {
-				t.Errorf("execute span: parent %s task %q, want parent %s (the server span) task %q", exec.ParentSpanID, exec.Attrs["a2a.task.id"], srv.SpanID, taskID)
+			if work.ParentSpanID != srv.SpanID || agent.SpanID().String() != work.SpanID {
+				t.Errorf("the agent's span: parent %s, want the server span %s", work.ParentSpanID, srv.SpanID)
 			}
-			for _, s := range find(spans, func(s *span) bool { return s.TraceID == traceID && strings.HasPrefix(s.Name, "store.") }) {
-				if s.ParentSpanID != exec.SpanID && s.ParentSpanID != srv.SpanID {
-					t.Errorf("%s's parent %s is neither the server span nor the execution", s.Name, s.ParentSpanID)
-				}
+			// GetMessage and PutMessage for the request; CreateTask and the
+			// updates (WORKING, the artifact, COMPLETED) for the execution.
+			if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 5 {
+				t.Errorf("parley.store.calls = %q, want the request's and the execution's calls (at least 5)", srv.Attrs["parley.store.calls"])
+			}
+			if ms, err := strconv.ParseFloat(srv.Attrs["parley.store.duration_ms"], 64); err != nil || ms <= 0 || ms > float64(streamed.Milliseconds()) {
+				t.Errorf("parley.store.duration_ms = %q, want a time within the stream's", srv.Attrs["parley.store.duration_ms"])
 			}
 		})
 	}

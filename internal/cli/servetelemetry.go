@@ -39,6 +39,7 @@ func startObservability(ctx context.Context, metricsAddr string, log *slog.Logge
 	}
 	if tel.Tracing() {
 		log = slog.New(telemetry.LogHandler(log.Handler()))
+		tel.SetGlobal()
 	}
 	o := &observability{tel: tel, health: &health.Checker{Logger: log}, stopPush: func() {}, log: log}
 	if metricsAddr != "" {

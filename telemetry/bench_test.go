@@ -92,6 +92,10 @@ func BenchmarkHandlerSendMessage(b *testing.B) {
 		srv := testkit.StartServer(b, &testkit.Options{Quiet: true})
 		serve(b, srv.HTTP.Config.Handler)
 	})
+	b.Run("metrics", func(b *testing.B) {
+		st := newStack(b, map[string]string{"OTEL_TRACES_EXPORTER": "none"}, nil)
+		serve(b, st.srv.HTTP.Config.Handler)
+	})
 	b.Run("on", func(b *testing.B) {
 		st := newStack(b, map[string]string{"OTEL_TRACES_SAMPLER": "always_on", "OTEL_BSP_SCHEDULE_DELAY": "200"}, nil)
 		st.rcv.discard = true

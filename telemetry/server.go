@@ -40,30 +40,30 @@ func (t *Telemetry) ServerMiddleware(binding string) a2a.Middleware {
 // observed is an Invoker that traces and measures the calls it passes to
 // next: the server middleware of one binding, or a client transport.
 type observed struct {
-	t       *Telemetry
-	next    a2a.Invoker
-	binding string
-	server  bool
-	kind    trace.SpanKind
-	hist    metric.Float64Histogram       // the request duration
-	ok      map[*a2a.Method]attribute.Set // the metric attributes of successful calls
+	t        *Telemetry
+	next     a2a.Invoker
+	binding  string
+	server   bool
+	startOpt trace.SpanStartOption                    // the span kind
+	hist     metric.Float64Histogram                  // the request duration
+	ok       map[*a2a.Method]metric.MeasurementOption // the metric attributes of successful calls
 }
 
 // observed returns next observed, for a server or a client.
 func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *observed {
-	o := &observed{t: t, next: next, binding: binding, server: server, kind: trace.SpanKindClient}
+	o := &observed{t: t, next: next, binding: binding, server: server, startOpt: trace.WithSpanKind(trace.SpanKindClient)}
 	if server {
-		o.kind = trace.SpanKindServer
+		o.startOpt = trace.WithSpanKind(trace.SpanKindServer)
 	}
 	if t.metering {
 		o.hist = t.ins.clientDuration
 		if server {
 			o.hist = t.ins.serverDuration
 		}
-		o.ok = make(map[*a2a.Method]attribute.Set, len(a2a.Methods))
+		o.ok = make(map[*a2a.Method]metric.MeasurementOption, len(a2a.Methods))
 		for i := range a2a.Methods {
 			m := &a2a.Methods[i]
-			o.ok[m] = attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcomeOK))
+			o.ok[m] = metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcomeOK)))
 		}
 	}
 	return o
@@ -82,8 +82,7 @@ func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) 
 		return ctx, call{}
 	}
 	var c call
-	ctx, c.span = s.t.tracer.Start(ctx, m.Name, trace.WithSpanKind(s.kind),
-		trace.WithAttributes(keyMethod.String(m.Name), keyBinding.String(s.binding)))
+	ctx, c.span = s.t.tracer.Start(ctx, m.Name, s.startOpt)
 	if s.server && c.span.IsRecording() {
 		s.t.noteTaskWrite(ctx, m, req)
 		ctx, c.tally = withTally(ctx)
@@ -142,15 +141,15 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 func (s *observed) finish(ctx context.Context, sc call, m *a2a.Method, begin time.Time, c *summary, stream bool, err error) {
 	outcome, reason := classify(ctx, err)
 	if sc.span != nil {
-		endSpan(sc.span, c, sc.tally, stream, outcome, reason, err, s.server)
+		endSpan(sc.span, s.binding, c, sc.tally, stream, outcome, reason, err, s.server)
 	}
 	d := time.Since(begin)
 	if s.t.metering {
-		set := s.ok[m]
+		opt := s.ok[m]
 		if outcome != outcomeOK {
-			set = attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(s.binding), keyOutcome.String(outcome), keyReason.String(reason))
+			opt = metric.WithAttributes(keyMethod.String(m.Name), keyBinding.String(s.binding), keyOutcome.String(outcome), keyReason.String(reason))
 		}
-		s.hist.Record(ctx, d.Seconds(), metric.WithAttributeSet(set))
+		s.hist.Record(ctx, d.Seconds(), opt)
 	}
 	if s.server && s.t.log.Enabled(ctx, slog.LevelDebug) {
 		s.t.log.LogAttrs(ctx, slog.LevelDebug, "operation", slog.String("method", m.Name), slog.String("binding", s.binding),

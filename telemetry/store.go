@@ -44,13 +44,14 @@ var storeOps = []string{"CreateTask", "UpdateTask", "GetTask", "LastSeq", "ListT
 	"PushTargets", "PendingPush", "DeletePush", "SuspendPush",
 	"PutMessage", "GetMessage", "SetMessageReply", "DeleteMessagesBefore"}
 
-// opSets holds the attribute sets of every operation and outcome.
-var opSets = func() map[string][2]attribute.Set {
-	m := make(map[string][2]attribute.Set, len(storeOps))
+// opSets holds the metric attributes of every operation, for each
+// outcome (ok, error).
+var opSets = func() map[string][2]metric.MeasurementOption {
+	m := make(map[string][2]metric.MeasurementOption, len(storeOps))
 	for _, op := range storeOps {
-		m[op] = [2]attribute.Set{
-			attribute.NewSet(keyStoreOp.String(op), keyOutcome.String(outcomeOK)),
-			attribute.NewSet(keyStoreOp.String(op), keyOutcome.String(outcomeError)),
+		m[op] = [2]metric.MeasurementOption{
+			metric.WithAttributeSet(attribute.NewSet(keyStoreOp.String(op), keyOutcome.String(outcomeOK))),
+			metric.WithAttributeSet(attribute.NewSet(keyStoreOp.String(op), keyOutcome.String(outcomeError))),
 		}
 	}
 	return m
@@ -72,7 +73,7 @@ func observe[T any](s *store, ctx context.Context, op string, f func(context.Con
 		if failed {
 			set = sets[1]
 		}
-		s.t.ins.storeDuration.Record(ctx, d.Seconds(), metric.WithAttributeSet(set))
+		s.t.ins.storeDuration.Record(ctx, d.Seconds(), set)
 	}
 	if s.t.tracing {
 		if tally, _ := ctx.Value(tallyKey{}).(*storeTally); tally != nil {

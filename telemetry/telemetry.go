@@ -118,7 +118,7 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		return nil, err
 	}
 	if p.traces {
-		if err := t.startTracing(ctx, p.tracesProto, res); err != nil {
+		if err := t.startTracing(ctx, p.tracesProto, res, opts.Getenv); err != nil {
 			return nil, err
 		}
 	}
@@ -175,10 +175,10 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	return resource.New(ctx, attrs...)
 }
 
-// startTracing makes the tracer provider: a batch span processor in front
-// of the OTLP exporter, the sampler OTEL_TRACES_SAMPLER names (default:
+// startTracing makes the tracer provider: a batcher in front of the OTLP
+// exporter, the sampler OTEL_TRACES_SAMPLER names (default:
 // parent-based, always on).
-func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resource.Resource) error {
+func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resource.Resource, getenv func(string) string) error {
 	var exp sdktrace.SpanExporter
 	var err error
 	if proto == "grpc" {
@@ -189,7 +189,7 @@ func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resourc
 	if err != nil {
 		return err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(newBatcher(exp, getenv)), sdktrace.WithResource(res))
 	t.tracer, t.tp = tp.Tracer(ScopeName), tp
 	t.stops = append(t.stops, tp.Shutdown)
 	t.flushes = append(t.flushes, tp.ForceFlush)

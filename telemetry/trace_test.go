@@ -65,7 +65,7 @@ func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
 				t.Errorf("server span's parent = %s, want the caller's span %s", srv.ParentSpanID, parentID)
 			}
 			want := map[string]string{
-				"a2a.method": a2a.MethodSendStreamingMessage, "a2a.binding": b.name, "a2a.task.id": taskID,
+				"a2a.binding": b.name, "a2a.task.id": taskID,
 				"a2a.context.id": contextID, "a2a.outcome": "ok", "a2a.task.state": "TASK_STATE_COMPLETED",
 				"a2a.stream.events": strconv.Itoa(len(evs)),
 			}

@@ -38,7 +38,9 @@ type batcher struct {
 
 // newBatcher starts a batcher for exp, configured by getenv.
 func newBatcher(exp sdktrace.SpanExporter, getenv func(string) string) *batcher {
-	ms := func(name string, def int) time.Duration { return time.Duration(envInt(getenv, name, def)) * time.Millisecond }
+	ms := func(name string, def int) time.Duration {
+		return time.Duration(envInt(getenv, name, def)) * time.Millisecond
+	}
 	b := &batcher{
 		exp: exp, delay: ms("OTEL_BSP_SCHEDULE_DELAY", 5000), timeout: ms("OTEL_BSP_EXPORT_TIMEOUT", 30000),
 		maxQueue: envInt(getenv, "OTEL_BSP_MAX_QUEUE_SIZE", 2048), maxBatch: envInt(getenv, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),

@@ -23,11 +23,12 @@ import (
 //
 // The span is named by the method (SendMessage), its parent is the trace
 // context Handler took from the request, and it lasts until the call
-// returns or, for a stream, until the stream ends. Its attributes:
-// a2a.method, a2a.binding, a2a.task.id, a2a.context.id (from the request
-// or the first answer naming them), a2a.task.state (the last state the
-// call saw), a2a.outcome (ok, error or canceled), a2a.error.reason and,
-// for streams, a2a.stream.events.
+// returns or, for a stream, until the stream ends. Its attributes, all
+// set when it ends: a2a.binding, a2a.task.id, a2a.context.id (from the
+// request or the first answer naming them), a2a.task.state (the last
+// state the call saw), a2a.outcome (ok, error or canceled),
+// a2a.error.reason, for streams a2a.stream.events, and the store tally
+// (parley.store.calls, parley.store.duration_ms; see Store).
 func (t *Telemetry) ServerMiddleware(binding string) a2a.Middleware {
 	if !t.Enabled() {
 		return nil

@@ -41,27 +41,7 @@ func TestPrometheusScrapeAfterKnownCalls(t *testing.T) {
 	})
 	scrape := httptest.NewServer(st.tel.PrometheusHandler())
 	defer scrape.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	rpc := st.client(t, []client.TransportFactory{client.JSONRPC()}, nil)
-	for range 2 {
-		if _, err := rpc.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := rpc.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello"),
-		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Url: hook.URL}}}); err != nil {
-		t.Fatal(err)
-	}
-	rest := st.client(t, []client.TransportFactory{client.REST()}, nil)
-	if _, err := rest.GetTask(ctx, &a2a.GetTaskRequest{Id: "no-such-task"}); err == nil {
-		t.Fatal("GetTask of an unknown task succeeded")
-	}
-	grpc := st.client(t, []client.TransportFactory{client.GRPC()}, nil)
-	if _, err := testkit.Collect(grpc.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")})); err != nil {
-		t.Fatal(err)
-	}
+	knownCalls(t, st, hook.URL)
 
 	var fams map[string]*dto.MetricFamily
 	deadline := time.Now().Add(10 * time.Second)
@@ -103,6 +83,34 @@ func TestPrometheusScrapeAfterKnownCalls(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
+}
+
+// knownCalls makes the calls TestPrometheusScrapeAfterKnownCalls counts:
+// three blocking SendMessage on JSON-RPC (one with a webhook), a GetTask
+// of an unknown task on HTTP+JSON, a stream on gRPC.
+func knownCalls(t *testing.T, st *stack, hookURL string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rpc := st.client(t, []client.TransportFactory{client.JSONRPC()}, nil)
+	for range 2 {
+		if _, err := rpc.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rpc.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello"),
+		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Url: hookURL}}}); err != nil {
+		t.Fatal(err)
+	}
+	rest := st.client(t, []client.TransportFactory{client.REST()}, nil)
+	if _, err := rest.GetTask(ctx, &a2a.GetTaskRequest{Id: "no-such-task"}); err == nil {
+		t.Fatal("GetTask of an unknown task succeeded")
+	}
+	grpc := st.client(t, []client.TransportFactory{client.GRPC()}, nil)
+	if _, err := testkit.Collect(grpc.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")})); err != nil {
+		t.Fatal(err)
+	}
+
 }
 
 // scrapeMetrics GETs the endpoint and parses the text format.

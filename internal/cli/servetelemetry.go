@@ -42,6 +42,9 @@ func startObservability(ctx context.Context, metricsAddr string, log *slog.Logge
 		tel.SetGlobal()
 	}
 	o := &observability{tel: tel, health: &health.Checker{Logger: log}, stopPush: func() {}, log: log}
+	if metricsAddr == "" && tel.PrometheusHandler() != nil {
+		log.Warn("OTEL_METRICS_EXPORTER names prometheus, but nothing serves the scrape endpoint: give --metrics-addr HOST:PORT")
+	}
 	if metricsAddr != "" {
 		ln, err := listen("--metrics-addr", metricsAddr)
 		if err != nil {

@@ -104,6 +104,12 @@ type Options struct {
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).
 	Middleware []a2a.Middleware
+	// BindingMiddleware, when set, makes one more middleware for each
+	// binding, given its name (a2a.BindingJSONRPC, a2a.BindingHTTPJSON,
+	// a2a.BindingGRPC), placed outermost, before Middleware: for tracing
+	// and metrics labelled by binding (package telemetry) at no cost per
+	// request.
+	BindingMiddleware func(binding string) a2a.Middleware
 	// MaxBody limits a request body (default 10 MiB).
 	MaxBody int64
 	// KeepAlive is the SSE keep-alive interval (0: 15 s; negative: off).
@@ -128,6 +134,7 @@ type Handler struct {
 	budget      *httpx.Budget   // nil: none
 	pendingAnon atomic.Int64    // anonymous requests sending their body
 	rate        *rateLimiter    // nil: no rate limit
+	streams     *streamLimiter  // nil: no limit on open streams per caller
 	jsonrpc     http.Handler
 	rest        http.Handler
 	grpc        *grpcbind.Handler // nil when disabled
@@ -184,15 +191,15 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	}
 	h.auth = append(h.auth, h.opts.Authenticators...)
 	h.hosts = hostsOf(h)
-	mw := h.opts.Middleware
 	h.rate = newRateLimiter(h.opts.RateLimit, h.opts.RateBurst)
 	if h.opts.MaxStreams > 0 {
-		s := &streamLimiter{max: h.opts.MaxStreams, open: map[string]int{}}
-		mw = append([]a2a.Middleware{s.middleware}, mw...)
+		h.streams = &streamLimiter{max: h.opts.MaxStreams, open: map[string]int{}}
 	}
-	bopts := &httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Middleware: mw}
-	h.jsonrpc = jsonrpc.NewHandler(svc, bopts)
-	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, bopts))
+	bopts := httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger}
+	rpcOpts, restOpts := bopts, bopts
+	rpcOpts.Middleware, restOpts.Middleware = h.middleware(a2a.BindingJSONRPC), h.middleware(a2a.BindingHTTPJSON)
+	h.jsonrpc = jsonrpc.NewHandler(svc, &rpcOpts)
+	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, &restOpts))
 	if !h.opts.DisableGRPC {
 		var g grpcbind.Options
 		if h.opts.GRPC != nil {
@@ -204,10 +211,27 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		if g.Logger == nil {
 			g.Logger = h.opts.Logger
 		}
-		g.Middleware = append(append([]a2a.Middleware(nil), mw...), g.Middleware...)
+		g.Middleware = append(h.middleware(a2a.BindingGRPC), g.Middleware...)
 		h.grpc = grpcbind.NewHandler(svc, &g)
 	}
 	return h, nil
+}
+
+// middleware returns the middleware of one binding, outermost first:
+// BindingMiddleware's for it (which so sees every call, refused ones too),
+// the per-caller stream limit (MaxStreams), then Middleware; in a slice of
+// its own.
+func (h *Handler) middleware(binding string) []a2a.Middleware {
+	var mw []a2a.Middleware
+	if f := h.opts.BindingMiddleware; f != nil {
+		if m := f(binding); m != nil {
+			mw = append(mw, m)
+		}
+	}
+	if h.streams != nil {
+		mw = append(mw, h.streams.middleware)
+	}
+	return append(mw, h.opts.Middleware...)
 }
 
 // GRPC returns a handler that serves only the gRPC binding, with the same

@@ -56,6 +56,7 @@ type Transport struct {
 	base    string // http(s)://host:port[/prefix]
 	hc      *http.Client
 	md      http.Header                                  // metadata sent on every call
+	inject  func(context.Context, http.Header)           // transport.Config.Inject
 	clients map[string]*connect.Client[message, message] // by method name
 }
 
@@ -115,6 +116,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 		base:   base,
 		hc:     &http.Client{Transport: responseRecorder{rt}, Timeout: hc.Timeout},
 		md:     http.Header{},
+		inject: cfg.Inject,
 	}
 	for k, v := range cfg.Header {
 		if !reservedMetadata(k) {
@@ -232,6 +234,9 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 	}
 	if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
 		h.Set(a2a.LastEventIDHeader, strconv.FormatUint(seq, 10)) // sent as last-event-id
+	}
+	if t.inject != nil {
+		t.inject(ctx, h)
 	}
 	return context.WithValue(ctx, callStateKey{}, st), st, req
 }

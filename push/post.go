@@ -47,8 +47,11 @@ func prepare(n *taskstore.Notification) payload {
 // is logged and, on suspension, stored: it is scrubbed of the
 // configuration's secrets (see scrub).
 func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification, p payload) (outcome, time.Duration, string) {
+	ctx, end := s.observe(ctx, n)
 	out, wait, why := s.post(ctx, n, p)
-	return out, wait, scrub(why, n.Config)
+	why = scrub(why, n.Config)
+	end(AttemptResult{Delivered: out == delivered, Retry: out == retry, Reason: why})
+	return out, wait, why
 }
 
 // post makes one POST; see attempt. No reason it returns quotes the
@@ -67,6 +70,9 @@ func (s *Sender) post(ctx context.Context, n *taskstore.Notification, p payload)
 		return drop, 0, "the request could not be made: " + errText(err)
 	}
 	SetHeaders(req.Header, cfg)
+	if o := s.opts.Observer; o != nil {
+		o.Header(ctx, req.Header)
+	}
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():

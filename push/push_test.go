@@ -164,8 +164,8 @@ func TestRetryThenSuccess(t *testing.T) {
 				t.Errorf("acknowledged notifications %v, want %v", got, want)
 			}
 			st := e.sender.Stats()
-			if st.Delivered != 4 || st.Failures != 2 || st.Dropped != 0 {
-				t.Errorf("Stats = %+v, want 4 delivered, 2 failures", st)
+			if st.Delivered != 4 || st.Failures != 2 || st.Retries != 2 || st.Dropped != 0 {
+				t.Errorf("Stats = %+v, want 4 delivered, 2 failures, both retried", st)
 			}
 		})
 	}
@@ -313,6 +313,9 @@ func TestSuspension(t *testing.T) {
 	st := e.sender.Stats()
 	if len(st.Recent) != 1 || st.Recent[0].Target.ConfigID != cfg.Id || !strings.Contains(st.Recent[0].Reason, "3 consecutive failed deliveries") {
 		t.Errorf("Stats.Recent = %+v, want the config with the reason", st.Recent)
+	}
+	if st.Failures != 3 || st.Retries != 2 {
+		t.Errorf("Stats: %d failures, %d retries; want 3 failures, the last not retried (suspended)", st.Failures, st.Retries)
 	}
 	if !strings.Contains(e.logs.String(), "configuration suspended") {
 		t.Errorf("suspension not logged:\n%s", e.logs)

@@ -79,6 +79,8 @@ type Options struct {
 	// Transport, when set, replaces the guarded HTTP transport (tests).
 	// The SSRF check at connect time is then the transport's business.
 	Transport http.RoundTripper
+	// Observer, when set, watches every POST (tracing).
+	Observer Observer
 }
 
 // Sender delivers the notifications queued in a task store's outbox.
@@ -103,7 +105,7 @@ type Sender struct {
 	scanAll     bool
 	suspensions []Suspension
 
-	delivered, attempts, failures, dropped, suspended atomic.Uint64
+	delivered, attempts, failures, retries, dropped, suspended atomic.Uint64
 }
 
 // Suspension records why a configuration was suspended.
@@ -118,6 +120,7 @@ type Stats struct {
 	Delivered uint64 // notifications a receiver acknowledged with 2xx
 	Attempts  uint64 // POSTs made (or refused by the guard)
 	Failures  uint64 // failed attempts
+	Retries   uint64 // failed attempts followed by a wait and another attempt
 	Dropped   uint64 // notifications abandoned on a non-retryable failure
 	Suspended uint64 // configurations suspended
 	Active    int    // configurations with a worker
@@ -270,7 +273,7 @@ func (s *Sender) Stats() Stats {
 	}
 	return Stats{
 		Delivered: s.delivered.Load(), Attempts: s.attempts.Load(), Failures: s.failures.Load(),
-		Dropped: s.dropped.Load(), Suspended: s.suspended.Load(), Active: active,
+		Retries: s.retries.Load(), Dropped: s.dropped.Load(), Suspended: s.suspended.Load(), Active: active,
 		Recent: append([]Suspension(nil), s.suspensions...),
 	}
 }

@@ -173,6 +173,7 @@ func (s *Sender) deliver(t *target, gen uint64, n *taskstore.Notification) bool 
 			return true
 		}
 		d := max(s.opts.Backoff.Delay(try), wait)
+		s.retries.Add(1)
 		log.Info("push: delivery failed; will retry", "reason", why, "attempt", try, "retry_in", d.Round(time.Millisecond))
 		if !s.sleep(ctx, d) {
 			return false

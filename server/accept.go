@@ -185,7 +185,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	}
 	sub := r.subscribeIf(stream)
 	seq := r.seq
-	ex := r.start(areq)
+	ex := r.start(ctx, areq)
 	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
 }
 
@@ -212,7 +212,7 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	snap := r.snapshot()
 	sub := r.subscribeIf(stream)
 	seq := r.seq
-	ex := r.start(areq)
+	ex := r.start(ctx, areq)
 	return &accepted{r: r, sub: sub, snap: &snap, ex: ex, seq: seq}, nil
 }
 

@@ -22,10 +22,13 @@ type execution struct {
 	ended    chan struct{} // closed when done is set
 }
 
-// start launches the agent for a request. Callers hold r.mu and have
-// checked that no execution is active.
-func (r *run) start(req *Request) *execution {
+// start launches the agent for a request, made in the caller's context.
+// Callers hold r.mu and have checked that no execution is active.
+func (r *run) start(caller context.Context, req *Request) *execution {
 	ctx, cancel := context.WithCancelCause(r.s.base)
+	if f := r.s.opts.ExecutionContext; f != nil {
+		ctx = f(ctx, caller, req)
+	}
 	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	r.exec = ex
 	r.s.ref(r) // held until the execution is over (finish), detached or not
@@ -56,7 +59,7 @@ func (r *run) returned(ex *execution, err error) {
 	defer r.mu.Unlock()
 	ex.returned = true
 	if err != nil {
-		r.s.log.Error("agent failed", "task", r.id, "err", err)
+		r.s.log.ErrorContext(ex.ctx, "agent failed", "task", r.id, "err", err)
 	}
 	if ex.detached && err == nil && !ex.done {
 		return // the background work owns the task now

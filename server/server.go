@@ -70,6 +70,13 @@ type Options struct {
 	// Limits bound request sizes and per-caller task quotas; the zero
 	// value means every default (see Limits).
 	Limits Limits
+	// ExecutionContext, when set, makes the context an agent execution
+	// runs in from ctx, the one the core made for it (canceled when the
+	// execution ends, the task is canceled or the server shuts down), and
+	// caller, the context of the request that started it. It returns ctx
+	// or a context derived from it; package telemetry carries the
+	// request's span into it, so that the agent's spans nest under it.
+	ExecutionContext func(ctx, caller context.Context, req *Request) context.Context
 }
 
 // DefaultResumeWindow is Options.ResumeWindow's default.

@@ -47,6 +47,10 @@ type Config struct {
 	// A2A-Extensions, Authorization and the caller's extra headers. A
 	// binding that is not HTTP (gRPC) sends them as metadata.
 	Header http.Header
+	// Inject, when set, adds headers for the call's context to each
+	// request, after Header: package telemetry sends the W3C trace
+	// context (traceparent) this way, as gRPC metadata on that binding.
+	Inject func(ctx context.Context, h http.Header)
 }
 
 // Factory builds Transports for one protocol binding.

@@ -32,6 +32,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	obs, log, err := startObservability(ctx, cfg.metricsAddr, log)
+	if err != nil {
+		return err
+	}
+	defer obs.close() // last: after the servers and the push sender stopped
+	cfg.obs = obs
 	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy
 		return err
 	}
@@ -70,6 +76,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	store = obs.store(store)
+	obs.pushOptions(&cfg.push.opts)
 	pusher, stopPush, err := cfg.push.start(card, store, log) // sets the card's pushNotifications capability
 	if err != nil {
 		return err
@@ -80,13 +88,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cfg.id.reloadOnSIGHUP(log)()
+	obs.observePush(pusher, store)
 	srv, h, err := cfg.newHandler(card, extended, store, pusher, log)
 	if err != nil {
 		return err
 	}
 
-	front := startHTTP(h, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
+	main, grpcOnly := obs.wrap(h)
+	front := startHTTP(main, grpcOnly, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
 	defer front.close()
+	context.AfterFunc(ctx, obs.health.Drain) // /readyz answers 503 while shutting down
 	cfg.announce(stdout, log, ln.Addr().String(), base, target, certs != nil)
 	return awaitStop(ctx, front, srv, log)
 }
@@ -117,6 +128,8 @@ type serveConfig struct {
 	identity       *identityFlags // JWT, API keys, client certificates, per-caller limits, card signing
 	id             *identity      // what identity configures, loaded
 	backend        *backendFlags  // --exec, --proxy
+	metricsAddr    string         // --metrics-addr: Prometheus and the probes
+	obs            *observability // set by serve
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
@@ -147,6 +160,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest accepted request body in bytes")
 	logLevel := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "", "also serve gRPC alone on this `HOST:PORT` (gRPC is always served on --addr too; the card then lists this one)")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "also serve Prometheus metrics at http://`HOST:PORT`/metrics, and /healthz and /readyz there (off by default; traces and OTLP metrics are configured by the OTEL_* environment, see docs/observability.md)")
 	fs.BoolVar(&cfg.grpcReflection, "grpc-reflection", true, "serve gRPC server reflection, for grpcurl and similar tools")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs --tls-key; SIGHUP reloads both)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
@@ -271,14 +285,11 @@ func listen(flag, addr string) (net.Listener, error) {
 // newHandler makes the core server and the HTTP handler that serves it on
 // every binding.
 func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) (*server.Server, *a2ahttp.Handler, error) {
-	srv, err := server.New(&server.Options{
+	sopts := &server.Options{
 		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
 		RequireAuth: cfg.authConfigured() && !cfg.guard.allowAnonymous, Logger: log,
 		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
 		Push: pusher, Limits: cfg.limits,
-	})
-	if err != nil {
-		return nil, nil, err
 	}
 	keepAlive := cfg.keepAlive
 	if keepAlive == 0 {
@@ -289,6 +300,11 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	cfg.guard.apply(hopts)
 	cfg.id.apply(hopts)
 	cfg.backend.applyHTTP(hopts)
+	cfg.obs.serverHooks(sopts, hopts)
+	srv, err := server.New(sopts)
+	if err != nil {
+		return nil, nil, err
+	}
 	h, err := a2ahttp.New(srv, hopts)
 	if err != nil {
 		return nil, nil, err

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"parley.dev/parley/a2ahttp"
 )
 
 // httpFront is the HTTP side of `parley serve`: the server on --addr, which
@@ -22,10 +21,10 @@ type httpFront struct {
 	stopReload func() // stops reloading the TLS certificate on SIGHUP
 }
 
-// startHTTP serves h on ln and, when gln is not nil, h's gRPC binding
-// alone on gln; over TLS when certs is not nil. keepAlive is the HTTP/2
-// ping interval (0: no pings).
-func startHTTP(h *a2ahttp.Handler, ln, gln net.Listener, certs *certReloader, keepAlive, bodyTimeout time.Duration, log *slog.Logger) *httpFront {
+// startHTTP serves h on ln and, when gln is not nil, grpcOnly (the gRPC
+// binding alone) on gln; over TLS when certs is not nil. keepAlive is the
+// HTTP/2 ping interval (0: no pings).
+func startHTTP(h, grpcOnly http.Handler, ln, gln net.Listener, certs *certReloader, keepAlive, bodyTimeout time.Duration, log *slog.Logger) *httpFront {
 	reqCtx, cancel := context.WithCancel(context.Background())
 	f := &httpFront{served: make(chan error, 2), cancelReqs: cancel, stopReload: func() {}}
 	f.main = newHTTPServer(reqCtx, h, keepAlive, bodyTimeout, certs, log)
@@ -34,7 +33,7 @@ func startHTTP(h *a2ahttp.Handler, ln, gln net.Listener, certs *certReloader, ke
 	}
 	go func() { f.served <- serveOn(f.main, ln) }()
 	if gln != nil {
-		f.grpcOnly = newHTTPServer(reqCtx, h.GRPC(), keepAlive, bodyTimeout, certs, log)
+		f.grpcOnly = newHTTPServer(reqCtx, grpcOnly, keepAlive, bodyTimeout, certs, log)
 		go func() { f.served <- serveOn(f.grpcOnly, gln) }()
 	}
 	return f

@@ -19,6 +19,7 @@ type pushFlags struct {
 	allowHosts   multiFlag
 	timeout      *time.Duration
 	maxFailures  *int
+	opts         push.Options // more sender options (the telemetry observer)
 }
 
 // addPushFlags defines the push delivery flags on fs.
@@ -47,7 +48,9 @@ func (p *pushFlags) start(card *a2a.AgentCard, store taskstore.Store, log *slog.
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	s, err := push.New(store, &push.Options{Logger: log, Guard: g, Timeout: *p.timeout, MaxFailures: *p.maxFailures})
+	opts := p.opts
+	opts.Logger, opts.Guard, opts.Timeout, opts.MaxFailures = log, g, *p.timeout, *p.maxFailures
+	s, err := push.New(store, &opts)
 	if err != nil {
 		return nil, nil, err
 	}

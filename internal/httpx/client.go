@@ -38,6 +38,7 @@ const maxEventSize = 16 << 20
 type Caller struct {
 	hc     *http.Client
 	header http.Header
+	inject func(context.Context, http.Header) // transport.Config.Inject
 }
 
 // NewCaller returns a Caller for a transport's configuration.
@@ -46,7 +47,7 @@ func NewCaller(cfg transport.Config) Caller {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return Caller{hc: hc, header: cfg.Header.Clone()}
+	return Caller{hc: hc, header: cfg.Header.Clone(), inject: cfg.Inject}
 }
 
 // Close closes the HTTP client's idle connections.
@@ -82,6 +83,9 @@ func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, co
 	}
 	for k, v := range c.header {
 		req.Header[k] = v
+	}
+	if c.inject != nil {
+		c.inject(ctx, req.Header)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)

@@ -1,0 +1,152 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/transport"
+)
+
+// summary is what one call revealed, for its span: the ids it named and
+// the last state it saw.
+type summary struct {
+	taskID, contextID string
+	state             a2a.TaskState
+	events            int
+}
+
+// request notes the ids a request names.
+func (c *summary) request(req proto.Message) {
+	switch r := req.(type) {
+	case *a2a.SendMessageRequest:
+		c.ids(r.GetMessage().GetTaskId(), r.GetMessage().GetContextId())
+	case *a2a.GetTaskRequest:
+		c.ids(r.GetId(), "")
+	case *a2a.CancelTaskRequest:
+		c.ids(r.GetId(), "")
+	case *a2a.SubscribeToTaskRequest:
+		c.ids(r.GetId(), "")
+	case *a2a.TaskPushNotificationConfig:
+		c.ids(r.GetTaskId(), "")
+	case *a2a.GetTaskPushNotificationConfigRequest:
+		c.ids(r.GetTaskId(), "")
+	case *a2a.ListTaskPushNotificationConfigsRequest:
+		c.ids(r.GetTaskId(), "")
+	case *a2a.DeleteTaskPushNotificationConfigRequest:
+		c.ids(r.GetTaskId(), "")
+	case *a2a.ListTasksRequest:
+		c.ids("", r.GetContextId())
+	}
+}
+
+// response notes the ids and state of a unary result.
+func (c *summary) response(resp proto.Message) {
+	var t *a2a.Task
+	switch r := resp.(type) {
+	case *a2a.SendMessageResponse:
+		if m := r.GetMessage(); m != nil {
+			c.ids(m.GetTaskId(), m.GetContextId())
+		}
+		t = r.GetTask()
+	case *a2a.Task:
+		t = r
+	}
+	if t != nil {
+		c.ids(t.GetId(), t.GetContextId())
+		c.state = t.GetStatus().GetState()
+	}
+}
+
+// event notes the ids and state of a stream event.
+func (c *summary) event(ev a2a.StreamEvent) {
+	c.events++
+	if c.taskID == "" || c.contextID == "" {
+		c.ids(ev.TaskID(), ev.ContextID())
+	}
+	if s := ev.State(); s != a2a.StateUnspecified {
+		c.state = s
+	}
+}
+
+// ids keeps the first non-empty ids seen.
+func (c *summary) ids(task, ctxID string) {
+	if c.taskID == "" {
+		c.taskID = task
+	}
+	if c.contextID == "" {
+		c.contextID = ctxID
+	}
+}
+
+// attributes appends the span attributes of the summary and the outcome
+// to kv.
+func (c *summary) attributes(kv []attribute.KeyValue, stream bool, outcome, reason string) []attribute.KeyValue {
+	if c.taskID != "" {
+		kv = append(kv, keyTaskID.String(c.taskID))
+	}
+	if c.contextID != "" {
+		kv = append(kv, keyContextID.String(c.contextID))
+	}
+	if c.state != a2a.StateUnspecified {
+		kv = append(kv, keyTaskState.String(c.state.String()))
+	}
+	if stream {
+		kv = append(kv, keyEvents.Int(c.events))
+	}
+	kv = append(kv, keyOutcome.String(outcome))
+	if reason != "" {
+		kv = append(kv, keyReason.String(reason))
+	}
+	return kv
+}
+
+// classify names a call's outcome and, for an error, its A2A reason (the
+// ErrorInfo reason, or the error's name for the JSON-RPC errors that
+// have none, e.g. InvalidParamsError; TRANSPORT for a client that could
+// not reach the server or read its answer). A call whose caller went away is
+// canceled, whatever the error.
+func classify(ctx context.Context, err error) (outcome, reason string) {
+	switch {
+	case err == nil:
+		return outcomeOK, ""
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return outcomeCanceled, ""
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return outcomeError, "TRANSPORT"
+	}
+	e := a2a.AsError(err)
+	if r := e.Code.Reason(); r != "" {
+		return outcomeError, r
+	}
+	return outcomeError, e.Code.Name()
+}
+
+// serverFault reports whether an error is the server's own (its span is
+// then marked as failed); errors the caller caused (a task not found,
+// invalid parameters) are not, as the OpenTelemetry conventions ask of
+// server spans.
+func serverFault(err error) bool {
+	e := a2a.AsError(err)
+	return e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse
+}
+
+// endSpan records a call's result on its span and ends it.
+// The attributes are all set here, in one call, rather than some at the
+// span's start: it costs the SDK less.
+func endSpan(span trace.Span, binding string, c *summary, tally *storeTally, stream bool, outcome, reason string, err error, server bool) {
+	var buf [10]attribute.KeyValue
+	kv := append(buf[:0], keyBinding.String(binding))
+	span.SetAttributes(tally.attributes(c.attributes(kv, stream, outcome, reason))...)
+	if err != nil && outcome == outcomeError && (!server || serverFault(err)) {
+		span.SetStatus(codes.Error, a2a.AsError(err).Message)
+	}
+	span.End()
+}

@@ -1,0 +1,115 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"parley.dev/parley/taskstore/memstore"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestReadPlan(t *testing.T) {
+	cases := []struct {
+		name string
+		env  func(string) string
+		want plan
+		err  string
+	}{
+		{"nothing set exports nothing", env(), plan{tracesProto: "http/protobuf", metricsProto: "http/protobuf"}, ""},
+		{"an endpoint turns both on", env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
+			plan{traces: true, metrics: true, tracesProto: "http/protobuf", metricsProto: "http/protobuf"}, ""},
+		{"a traces endpoint turns traces on", env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/v1/traces"),
+			plan{traces: true, tracesProto: "http/protobuf", metricsProto: "http/protobuf"}, ""},
+		{"none wins over an endpoint", env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c", "OTEL_TRACES_EXPORTER", "none"),
+			plan{metrics: true, tracesProto: "http/protobuf", metricsProto: "http/protobuf"}, ""},
+		{"exporters named, grpc", env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_METRICS_EXPORTER", "otlp, prometheus", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+			plan{traces: true, metrics: true, prometheusEnv: true, tracesProto: "grpc", metricsProto: "grpc"}, ""},
+		{"a signal's protocol wins", env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf"),
+			plan{tracesProto: "grpc", metricsProto: "http/protobuf"}, ""},
+		{"disabled", env("OTEL_SDK_DISABLED", "true", "OTEL_TRACES_EXPORTER", "otlp"), plan{}, ""},
+		{"unknown exporter", env("OTEL_TRACES_EXPORTER", "zipkin"), plan{}, `OTEL_TRACES_EXPORTER="zipkin"`},
+		{"unknown protocol", env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), plan{}, `OTEL_EXPORTER_OTLP_PROTOCOL="http/json"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := readPlan(c.env)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want one naming %s", err, c.err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("readPlan = %+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
+}
+
+// With nothing configured every hook is off: no middleware, the store and
+// the handlers as given, contexts untouched.
+func TestOffCostsNothing(t *testing.T) {
+	tel, err := New(context.Background(), &Options{Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tel.Enabled() || tel.ServerMiddleware("JSONRPC") != nil || tel.PushObserver() != nil || tel.PrometheusHandler() != nil {
+		t.Fatal("telemetry is on without configuration")
+	}
+	st := memstore.New()
+	if tel.Store(st) != st {
+		t.Error("Store wrapped the store")
+	}
+	var h http.Handler = http.NewServeMux()
+	if tel.Handler(h) != h {
+		t.Error("Handler wrapped the handler")
+	}
+	ctx := context.Background()
+	if tel.ExecutionContext(ctx, ctx, nil) != ctx {
+		t.Error("ExecutionContext changed the context")
+	}
+	if fs := tel.ClientTransports(); len(fs) != 3 {
+		t.Errorf("ClientTransports() = %d factories, want the 3 defaults", len(fs))
+	}
+	if err := tel.Shutdown(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// taskTraces forgets the oldest tasks past its capacity, and a task
+// written again keeps its place and takes the newer trace.
+func TestTaskTracesBounded(t *testing.T) {
+	m := newTaskTraces(2)
+	sc := func(b byte) trace.SpanContext {
+		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{b}, SpanID: trace.SpanID{b}})
+	}
+	m.put("a", sc(1))
+	m.put("b", sc(2))
+	m.put("a", sc(3))
+	if got, _ := m.get("a"); got.TraceID()[0] != 3 {
+		t.Errorf("a's trace = %v, want the newer one", got.TraceID())
+	}
+	m.put("c", sc(4)) // evicts a, the oldest entry
+	if _, ok := m.get("a"); ok {
+		t.Error("a is still remembered past the capacity")
+	}
+	for _, id := range []string{"b", "c"} {
+		if _, ok := m.get(id); !ok {
+			t.Errorf("%s was forgotten", id)
+		}
+	}
+	if len(m.byID) != 2 {
+		t.Errorf("%d tasks remembered, capacity 2", len(m.byID))
+	}
+}

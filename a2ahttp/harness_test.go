@@ -22,8 +22,8 @@ import (
 
 // env is one Parley server on a loopback port, spoken to with raw HTTP.
 type env struct {
-	t    *testing.T
-	url  string
+	t     *testing.T
+	url   string
 	srv   *server.Server
 	card  *a2a.AgentCard
 	store taskstore.Store // set by startWithStore

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
 )
 
 // httpFront is the HTTP side of `parley serve`: the server on --addr, which

@@ -152,12 +152,14 @@ func CodeForReason(reason string) (Code, bool) {
 	return 0, false
 }
 
-// parleyReasons are the ErrorInfo reasons, in DomainParley, of the two
-// codes Parley adds to the spec's: on gRPC both are RESOURCE_EXHAUSTED, and
-// only the reason tells a client which it got.
+// parleyReasons are the ErrorInfo reasons, in DomainParley, of codes
+// Parley adds to the spec's. On gRPC a rate limit and a request over the
+// size limit are both RESOURCE_EXHAUSTED; the second, often refused by the
+// gRPC library before Parley sees the request, has no ErrorInfo, so a bare
+// RESOURCE_EXHAUSTED means RequestTooLarge and the reason marks a rate
+// limit.
 var parleyReasons = map[Code]string{
-	CodeRequestTooLarge: "REQUEST_TOO_LARGE",
-	CodeRateLimited:     "RATE_LIMITED",
+	CodeRateLimited: "RATE_LIMITED",
 }
 
 // CodeForJSONRPC maps a JSON-RPC error code to a Code, for clients.
@@ -182,8 +184,8 @@ const DomainParley = "parley.dev"
 
 // Info returns the reason and domain of the google.rpc.ErrorInfo that
 // carries the error on the wire: the A2A reason in DomainA2A for A2A
-// errors, REQUEST_TOO_LARGE or RATE_LIMITED in DomainParley for Parley's
-// two own codes, the gRPC status name in DomainParley for others with
+// errors, RATE_LIMITED in DomainParley for a rate limit (see
+// parleyReasons), the gRPC status name in DomainParley for others with
 // metadata.
 // ok is false when the error has no ErrorInfo.
 func (e *Error) Info() (reason, domain string, ok bool) {

@@ -34,6 +34,10 @@ import (
 
 var errNoID = errors.New("memstore: task has no id")
 
+// errNoArtifact refuses an artifact update without an artifact, which no
+// task could hold.
+var errNoArtifact = errors.New("memstore: artifact update without an artifact")
+
 // Store is an in-memory taskstore.Store. Create one with New; it is safe
 // for concurrent use.
 type Store struct {

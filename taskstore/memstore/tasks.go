@@ -45,12 +45,16 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 
 // Append records one change of the task with the id in the scope: a client
 // message added to its history, and/or an event added to its log and
-// applied to the stored task (taskstore.Apply). Its cost is that of
-// the event: the task is changed in place, never copied, and is moved in the ListTasks indexes only when its status
-// timestamp, context or state changed.
+// applied to the stored task (taskstore.Apply). Its cost is that of the
+// event: the task is changed in place, never copied, and is moved in the
+// ListTasks indexes only when its status timestamp, context or state
+// changed. An artifact update without an artifact is refused.
 func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if u := ev.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
+		return errNoArtifact
 	}
 	// The event is immutable (package taskstore): the log keeps it as it
 	// is, and Apply copies only an artifact it starts.

@@ -14,6 +14,10 @@ import (
 	"parley.dev/parley/taskstore/internal/order"
 )
 
+// errNoArtifact refuses an artifact update without an artifact, which no
+// task could hold.
+var errNoArtifact = errors.New("sqlitestore: artifact update without an artifact")
+
 // prepareEvents prepares the statements of Append and of the event log.
 func (s *Store) prepareEvents(p *preparer) {
 	// The header updates check the scope and the sequence in their WHERE
@@ -61,7 +65,7 @@ type appendOp struct {
 	event  []byte // the logged event; nil for a message alone
 	status *header
 	chunk  *encodedChunk
-	task   *a2a.Task // a Task event: everything is replaced
+	task   *header // a Task event: everything is replaced
 	parts  encodedParts
 	msg    []byte // a history message without an event
 	hist   []byte // the status update's message, added to the history
@@ -103,8 +107,8 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 	switch p := ev.Response.GetPayload().(type) {
 	case *a2a.StreamResponse_StatusUpdate:
 		st := p.StatusUpdate.GetStatus()
-		h, err := encodeHeader(&a2a.Task{Status: st})
-		if err != nil {
+		h := header{state: int32(st.GetState()), statusMS: order.StatusMillis(&a2a.Task{Status: st})}
+		if h.status, err = encodeStatus(st); err != nil {
 			return nil, err
 		}
 		op.status = &h
@@ -115,13 +119,20 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 		}
 	case *a2a.StreamResponse_ArtifactUpdate:
 		u := p.ArtifactUpdate
+		if u.GetArtifact() == nil {
+			return nil, errNoArtifact
+		}
 		b, err := marshal(u.GetArtifact())
 		if err != nil {
 			return nil, err
 		}
 		op.chunk = &encodedChunk{id: u.GetArtifact().GetArtifactId(), appendTo: u.GetAppend(), data: b}
 	case *a2a.StreamResponse_Task:
-		op.task = p.Task
+		h, err := encodeHeader(p.Task)
+		if err != nil {
+			return nil, err
+		}
+		op.task = &h
 		if op.parts, err = encodeParts(p.Task); err != nil {
 			return nil, err
 		}
@@ -181,10 +192,7 @@ func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
 		h := op.status
 		row = w.queryRow(s.headStatus, append([]any{int64(op.seq), h.state, h.statusMS, h.status}, where...)...)
 	case op.task != nil:
-		h, err := encodeHeader(op.task)
-		if err != nil {
-			return false, err
-		}
+		h := op.task
 		row = w.queryRow(s.headTask, append([]any{int64(op.seq), h.state, h.statusMS, h.status, h.contextID, h.data}, where...)...)
 	default:
 		row = w.queryRow(s.headSeq, append([]any{int64(op.seq)}, where...)...)

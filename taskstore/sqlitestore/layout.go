@@ -46,15 +46,22 @@ func encodeHeader(t *a2a.Task) (header, error) {
 	if h.data, err = marshal(&a2a.Task{Id: t.GetId(), ContextId: t.GetContextId(), Metadata: t.GetMetadata()}); err != nil {
 		return h, err
 	}
-	if t.Status != nil {
-		if h.status, err = marshal(t.Status); err != nil {
-			return h, err
-		}
-		if h.status == nil {
-			h.status = []byte{} // an empty status is not a missing one
-		}
+	h.status, err = encodeStatus(t.Status)
+	return h, err
+}
+
+// encodeStatus returns the status column of a status: nil (NULL) when
+// there is none, never nil otherwise (an empty status is not a missing
+// one).
+func encodeStatus(st *a2a.TaskStatus) ([]byte, error) {
+	if st == nil {
+		return nil, nil
 	}
-	return h, nil
+	b, err := marshal(st)
+	if b == nil && err == nil {
+		b = []byte{}
+	}
+	return b, err
 }
 
 // decodeHeader returns the task of a header's data and status columns,

@@ -36,12 +36,11 @@ func v3Tasks(t *testing.T) map[string]*a2a.Task {
 	}
 }
 
-// TestUpgradeToV4 builds a schema version 3 file with the version 3
-// statements, opens it, and reads every task back whole; the upgraded
-// tasks take appends, keep their sequence numbers and their push mark.
-func TestUpgradeToV4(t *testing.T) {
+// writeV3 writes a schema version 3 file at path with the version 3
+// statements: the tasks (whole, in data, each with seq 7) and a push
+// configuration of rich-1.
+func writeV3(t *testing.T, path string, tasks map[string]*a2a.Task) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "v3.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +54,7 @@ func TestUpgradeToV4(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	want := v3Tasks(t)
-	for id, tk := range want {
+	for id, tk := range tasks {
 		data, err := proto.Marshal(tk)
 		if err != nil {
 			t.Fatal(err)
@@ -79,6 +77,16 @@ func TestUpgradeToV4(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestUpgradeToV4 builds a schema version 3 file with the version 3
+// statements, opens it, and reads every task back whole; the upgraded
+// tasks take appends, keep their sequence numbers and their push mark.
+func TestUpgradeToV4(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	want := v3Tasks(t)
+	writeV3(t, path, want)
 
 	s, err := Open(path)
 	if err != nil {

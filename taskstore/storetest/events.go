@@ -398,9 +398,14 @@ func testDeleteDropsLog(t *testing.T, s TaskStore) {
 }
 
 // testEmptyAppend: an Append with neither event nor message writes nothing
-// and succeeds in the task's scope, and is ErrNotFound elsewhere.
+// and succeeds in the task's scope, and is ErrNotFound elsewhere; an
+// artifact update without an artifact is refused, writing nothing.
 func testEmptyAppend(t *testing.T, s TaskStore) {
 	want, _ := logTask(t, s, "empty")
+	bad := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskId: "empty"}}}
+	if err := s.Append(t.Context(), scopeA, "empty", taskstore.Event{Seq: 2, Response: bad}); err == nil {
+		t.Error("Append of an artifact update without an artifact: no error")
+	}
 	if err := s.Append(t.Context(), scopeA, "empty", taskstore.Event{}); err != nil {
 		t.Errorf("empty Append: %v", err)
 	}

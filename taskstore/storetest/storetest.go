@@ -15,7 +15,9 @@
 // plus the tests that mix every role concurrently.
 //
 // The suite checks the rules written in the taskstore package docs: copies
-// in and out, unique ids, scope isolation, the ListTasks order, filters,
+// in and out, unique ids, scope isolation, the event log (Append as
+// taskstore.Apply folds events, sequence numbers and ErrSeq, Events,
+// PruneEvents and ErrPruned), the ListTasks order, filters,
 // totals and keyset pagination, ListActive, DeleteFinished, push
 // configurations, the push outbox, message records and safe concurrent use
 // (run the suite with -race for that one to mean much). Status timestamps
@@ -94,9 +96,9 @@ func Run(t *testing.T, open func(t *testing.T) taskstore.Store) {
 	runChecks(t, open, storeChecks)
 }
 
-// RunTasks runs the tests of the tasks role: creating, updating and
-// reading tasks, event sequence numbers, scope isolation, ListTasks,
-// ListActive and DeleteFinished. open is called once per subtest, as for
+// RunTasks runs the tests of the tasks role: creating, appending to and
+// reading tasks, the event log and its sequence numbers, scope isolation,
+// ListTasks, ListActive and DeleteFinished. open is called once per subtest, as for
 // Run.
 func RunTasks(t *testing.T, open func(t *testing.T) TaskStore) {
 	runChecks(t, open, taskChecks)

@@ -26,8 +26,16 @@ type build struct {
 	err  error
 }
 
+// The module of these tests, and Parley's (replaced by the directory two
+// levels up).
+const (
+	thisModule   = "parley.dev/parley/interop/gosdk"
+	parleyModule = "parley.dev/parley"
+)
+
 // Binary builds the main package pkg (an import path, or a directory
 // relative to the test's) once per test binary and returns its path.
+// Parley's packages are built in Parley's module.
 func Binary(tb testing.TB, pkg string) string {
 	tb.Helper()
 	v, _ := builds.LoadOrStore(pkg, new(build))
@@ -39,7 +47,18 @@ func Binary(tb testing.TB, pkg string) string {
 			return
 		}
 		b.path = filepath.Join(dir, filepath.Base(pkg))
-		out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput()
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		if strings.HasPrefix(pkg, parleyModule+"/") && !strings.HasPrefix(pkg, thisModule+"/") {
+			// Parley's own commands are built in Parley's module, with its
+			// go.sum: this module lists only what its own packages import.
+			root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", parleyModule).Output()
+			if err != nil {
+				b.err = fmt.Errorf("finding module %s: %v", parleyModule, err)
+				return
+			}
+			cmd.Dir = strings.TrimSpace(string(root))
+		}
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}

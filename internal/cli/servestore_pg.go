@@ -35,11 +35,13 @@ func storeLabel(spec string) string {
 // schema) with the push keys (nil for none) and brings every stored
 // configuration under the first key.
 func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
-	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys})
+	// Exclusive: until replicas lease their tasks and claim outbox rows,
+	// one server per database (docs/operations.md#many-replicas).
+	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys, Exclusive: true})
 	switch {
 	case errors.Is(err, pgstore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey):
 		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with --push-key-file FILE or %s)", err, pushKeyEnv)
-	case errors.Is(err, pgstore.ErrNewerSchema):
+	case errors.Is(err, pgstore.ErrNewerSchema) || errors.Is(err, pgstore.ErrInUse):
 		return nil, fmt.Errorf("--store %s: %w", storeLabel(spec), err)
 	case err != nil:
 		// pgx's errors name the host and user, never the password.

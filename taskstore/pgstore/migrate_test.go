@@ -119,3 +119,36 @@ func TestConcurrentOpeners(t *testing.T) {
 		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
 	}
 }
+
+// TestExclusive opens a schema with Options.Exclusive twice: the second
+// is refused with ErrInUse while the first is open, a store without the
+// option is not, another schema is not, and once the first closes the
+// schema can be opened exclusively again.
+func TestExclusive(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	u := pgtest.NewSchema(t, db)
+	ctx := t.Context()
+	first, err := Open(ctx, u, &Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, u, &Options{Exclusive: true}); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second exclusive Open: %v, want ErrInUse", err)
+	}
+	shared, err := Open(ctx, u, nil)
+	if err != nil {
+		t.Fatalf("Open without Exclusive: %v", err)
+	}
+	shared.Close()
+	other, err := Open(ctx, pgtest.NewSchema(t, db), &Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive Open of another schema: %v", err)
+	}
+	other.Close()
+	first.Close()
+	again, err := Open(ctx, u, &Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive Open after Close: %v", err)
+	}
+	again.Close()
+}

@@ -64,6 +64,7 @@ import (
 type Store struct {
 	pool *pgxpool.Pool
 	keys *seal.Keys
+	lock *pgx.Conn // holds the Exclusive lock; nil without it
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -80,7 +81,19 @@ type Options struct {
 	// (the larger of 4 and the number of CPUs), or pool_max_conns in the
 	// URL.
 	MaxConns int32
+	// Exclusive makes Open take a session advisory lock on the store's
+	// schema, held by a connection of its own until Close, and fail with
+	// ErrInUse when another Store holds it. `parley serve` sets it: until
+	// replicas lease their tasks and claim outbox rows, a second server
+	// on the database would fail the first one's running tasks at start
+	// (Tasks.ListActive) and send its push notifications twice. If that
+	// connection is lost, so is the lock.
+	Exclusive bool
 }
+
+// ErrInUse is returned (wrapped) by Open with Options.Exclusive when
+// another exclusive Store has the database's schema open.
+var ErrInUse = errors.New("another parley server is using this database (one server per database for now: several replicas are not supported yet)")
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // connection string), applies the schema migrations and checks the push
@@ -101,12 +114,19 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	s := &Store{pool: pool, keys: opts.PushKeys}
+	if opts.Exclusive {
+		if err := s.lockExclusive(ctx, cfg.ConnConfig); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("pgstore: %w", err)
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
+		s.Close()
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	if err := s.checkPushKeys(ctx); err != nil {
-		pool.Close()
+		s.Close()
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	return s, nil
@@ -120,6 +140,29 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // be called more than once.
 func (s *Store) Close() error {
 	s.pool.Close()
+	if s.lock != nil {
+		s.lock.Close(context.Background()) // ends the session and its lock
+	}
+	return nil
+}
+
+// lockExclusive takes the Exclusive lock on a connection of its own: a
+// session advisory lock keyed by the name of the schema the tables are in.
+func (s *Store) lockExclusive(ctx context.Context, cc *pgx.ConnConfig) error {
+	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
+	if err != nil {
+		return err
+	}
+	var got bool
+	err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema()))`, int32(exclusiveLock)).Scan(&got)
+	if err == nil && !got {
+		err = ErrInUse
+	}
+	if err != nil {
+		conn.Close(ctx)
+		return err
+	}
+	s.lock = conn
 	return nil
 }
 

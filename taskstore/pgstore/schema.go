@@ -22,6 +22,10 @@ var ErrNewerSchema = errors.New("the database schema is newer than this program 
 // and migrates the schema ("parley" in ASCII).
 const migrationLock = 0x7061726c6579
 
+// exclusiveLock is the first key of Options.Exclusive's lock (the second
+// is the hash of the schema's name).
+const exclusiveLock = 0x70617273
+
 // migrate brings the schema up to SchemaVersion in one transaction, under
 // an advisory lock held until it ends: processes opening one database at
 // once take turns, and each after the first finds the work done.

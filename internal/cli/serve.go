@@ -150,7 +150,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs := flag.NewFlagSet("parley serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo or conformance")
-	fs.StringVar(&cfg.storeSpec, "store", "sqlite:./parley.db", "task store: memory or sqlite:PATH")
+	fs.StringVar(&cfg.storeSpec, "store", "sqlite:./parley.db", "task store: memory, sqlite:PATH or postgres://URL (PostgreSQL)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
@@ -315,7 +315,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 // announce logs that the server is up, and tells a person on stdout where
 // the card is, how gRPC is served and how to try the agent.
 func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr, base, target string, overTLS bool) {
-	log.Info("serving", "agent", cfg.agentName, "addr", listenAddr, "store", cfg.storeSpec)
+	log.Info("serving", "agent", cfg.agentName, "addr", listenAddr, "store", storeLabel(cfg.storeSpec))
 	cfg.id.announce(log)
 	if !cfg.authConfigured() {
 		log.Warn("authentication is off: every caller shares one task scope (use --auth-token NAME=TOKEN to scope tasks per caller)")

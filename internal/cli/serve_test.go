@@ -109,7 +109,8 @@ func TestServePrintsWhereTheCardIs(t *testing.T) {
 func TestServeUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve", "--agent", "nope"},
-		{"serve", "--store", "postgres://x"},
+		{"serve", "--store", "mysql://x"},
+		{"serve", "--store", "postgres://%zz"},
 		{"serve", "--auth-token", "no-equals-sign"},
 		{"serve", "extra-arg"},
 		{"frobnicate"},

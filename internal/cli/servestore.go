@@ -115,8 +115,10 @@ func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *sl
 			return nil, usageError{errors.New("--store sqlite:PATH needs a path")}
 		}
 		return openSQLite(ctx, path, keys, from, pushOn, log)
+	case isPostgres(spec):
+		return openPostgres(ctx, spec, keys, from, pushOn, log)
 	}
-	return nil, usageError{fmt.Errorf("--store %q: want memory or sqlite:PATH", spec)}
+	return nil, usageError{fmt.Errorf("--store %q: want memory, sqlite:PATH or postgres://URL", storeLabel(spec))}
 }
 
 // openSQLite opens the SQLite store at path with the push keys (nil for

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/pgstore"
+	"parley.dev/parley/taskstore/seal"
+)
+
+// isPostgres reports whether a --store value names a PostgreSQL database.
+func isPostgres(spec string) bool {
+	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
+}
+
+// storeLabel is a --store value fit for logs: a URL's password is
+// replaced by xxxxx.
+func storeLabel(spec string) string {
+	if !isPostgres(spec) {
+		return spec
+	}
+	u, err := url.Parse(spec)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// openPostgres opens the PostgreSQL store at the URL (migrating its
+// schema) with the push keys (nil for none) and brings every stored
+// configuration under the first key.
+func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
+	if _, err := pgx.ParseConfig(spec); err != nil {
+		// pgx's parse errors leave the password out.
+		return nil, usageError{fmt.Errorf("--store: not a PostgreSQL URL: %v", err)}
+	}
+	// Exclusive: until replicas lease their tasks and claim outbox rows,
+	// one server per database (docs/operations.md#many-replicas).
+	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys, Exclusive: true})
+	switch {
+	case errors.Is(err, pgstore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey):
+		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with --push-key-file FILE or %s)", err, pushKeyEnv)
+	case errors.Is(err, pgstore.ErrNewerSchema) || errors.Is(err, pgstore.ErrInUse):
+		return nil, fmt.Errorf("--store %s: %w", storeLabel(spec), err)
+	case err != nil:
+		// pgx's errors name the host and user, never the password.
+		return nil, fmt.Errorf("--store %s: %w", storeLabel(spec), err)
+	}
+	if keys == nil {
+		if pushOn {
+			log.Warn("push: webhook URLs, tokens and credentials are stored in plain text in the database; give a key with --push-key-file or "+
+				pushKeyEnv+" to encrypt them (parley serve --new-push-key makes one)", "store", storeLabel(spec))
+		}
+		return s, nil
+	}
+	ids := keys.IDs()
+	log.Info("push: webhook URLs, tokens and credentials are encrypted at rest", "key", ids[0], "older_keys", len(ids)-1, "from", from)
+	n, err := s.ResealPushConfigs(ctx)
+	if n > 0 {
+		log.Info("push: encrypted stored configurations under the first key", "configs", n, "key", ids[0])
+	}
+	if err != nil {
+		log.Error("push: some stored configurations could not be decrypted", "err", err)
+	}
+	return s, nil
+}

@@ -1,0 +1,310 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// The header updates of Append check the scope ($1-$3) and the sequence
+// number ($4 is the new one; the row must be at $4-1) in their WHERE
+// clause, reserve the numbers of the history ($5 of them) and chunk ($6)
+// rows the event adds, and return has_push and the first reserved
+// numbers, so an event needs no read first.
+const (
+	headWhere   = ` WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4 - 1`
+	headReturn  = ` RETURNING has_push, next_history - $5, next_chunk - $6`
+	headCounter = `seq = $4, next_history = next_history + $5, next_chunk = next_chunk + $6`
+	sqlHeadSeq  = `UPDATE tasks SET ` + headCounter + headWhere + headReturn
+	// A status update also sets the state, status_ms and status.
+	sqlHeadStatus = `UPDATE tasks SET ` + headCounter + `, state = $7, status_ms = $8, status = $9` + headWhere + headReturn
+	// A Task event replaces the whole header; its rows are numbered from
+	// 0 again ($5 history rows and $6 chunks).
+	sqlHeadTask = `UPDATE tasks SET seq = $4, next_history = $5, next_chunk = $6, state = $7, status_ms = $8, status = $9,
+		context_id = $10, data = $11` + headWhere + ` RETURNING has_push, 0, 0`
+	// A message without an event: its number and row in one statement.
+	sqlAddMessage = `WITH h AS (UPDATE tasks SET next_history = next_history + 1 WHERE id = $1 AND tenant = $2 AND owner = $3
+		RETURNING id, next_history - 1 AS n) INSERT INTO task_history (task_id, n, message) SELECT id, n, $4 FROM h`
+	sqlTaskInScope = `SELECT 1 FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3`
+
+	// Replacing an artifact: its first chunk takes the new content, its
+	// other chunks go; an artifact not there yet is added.
+	sqlFirstChunk   = `(SELECT min(n) FROM task_artifacts WHERE task_id = $1 AND artifact_id = $2)`
+	sqlReplaceChunk = `UPDATE task_artifacts SET append = false, chunk = $3 WHERE task_id = $1 AND n = ` + sqlFirstChunk
+	sqlDropChunks   = `DELETE FROM task_artifacts WHERE task_id = $1 AND artifact_id = $2 AND n > ` + sqlFirstChunk
+	sqlNewArtifact  = `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, $2, $3, false, $4
+		WHERE NOT EXISTS (SELECT 1 FROM task_artifacts WHERE task_id = $1 AND artifact_id = $3)`
+	sqlClearHistory = `DELETE FROM task_history WHERE task_id = $1`
+	sqlClearChunks  = `DELETE FROM task_artifacts WHERE task_id = $1`
+
+	sqlInsertEvent = `INSERT INTO task_events (task_id, seq, created_ms, response) VALUES ($1, $2, $3, $4)`
+	// The task's last sequence number and the events after $4, in one
+	// statement (one snapshot); no row when the task is not in the scope.
+	sqlEvents = `SELECT t.seq, e.seq, e.response FROM tasks t
+		LEFT JOIN LATERAL (SELECT seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
+		WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3`
+)
+
+// sqlPruneEvents removes a batch of old events, never a task's last.
+var sqlPruneEvents = `DELETE FROM task_events WHERE (task_id, seq) IN (
+	SELECT e.task_id, e.seq FROM task_events e JOIN tasks t ON t.id = e.task_id
+	WHERE e.created_ms < $1 AND e.seq < t.seq LIMIT ` + fmt.Sprint(deleteBatch) + `)`
+
+// appendOp is one Append, encoded before its transaction.
+type appendOp struct {
+	sc     taskstore.Scope
+	id     string
+	seq    uint64
+	push   bool
+	event  []byte // the logged event; nil for a message alone
+	status *header
+	chunk  *encodedChunk
+	task   *a2a.Task // a Task event: everything is replaced
+	parts  encodedParts
+	msg    []byte // a history message without an event
+	hist   []byte // the status update's message, added to the history
+}
+
+// Append records one change of the task in the scope in one transaction:
+// ev.Message added to its history; ev.Response added to its log, applied
+// to the task's rows and queued in the push outbox. An event is the
+// header UPDATE (which also checks the scope and the sequence number) and
+// one batch of small statements.
+func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
+	op, err := encodeAppend(sc, id, ev)
+	if err != nil {
+		return err
+	}
+	if op.event == nil {
+		err = s.appendMessage(ctx, op)
+	} else {
+		err = s.inTx(ctx, func(tx pgx.Tx) error { return s.appendEvent(ctx, tx, op) })
+	}
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
+		return wrap("append", err)
+	}
+	return err
+}
+
+// encodeAppend encodes what an Append writes.
+func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
+	op := &appendOp{sc: sc, id: id, seq: ev.Seq, push: ev.Push}
+	var err error
+	if ev.Message != nil {
+		if op.msg, err = marshal(ev.Message); err != nil {
+			return nil, err
+		}
+	}
+	if ev.Response == nil {
+		return op, nil
+	}
+	if op.event, err = marshal(ev.Response); err != nil {
+		return nil, err
+	}
+	switch p := ev.Response.GetPayload().(type) {
+	case *a2a.StreamResponse_StatusUpdate:
+		st := p.StatusUpdate.GetStatus()
+		h, err := encodeHeader(&a2a.Task{Status: st})
+		if err != nil {
+			return nil, err
+		}
+		op.status = &h
+		if m := st.GetMessage(); m != nil {
+			if op.hist, err = marshal(m); err != nil {
+				return nil, err
+			}
+		}
+	case *a2a.StreamResponse_ArtifactUpdate:
+		u := p.ArtifactUpdate
+		b, err := marshal(u.GetArtifact())
+		if err != nil {
+			return nil, err
+		}
+		op.chunk = &encodedChunk{id: u.GetArtifact().GetArtifactId(), appendTo: u.GetAppend(), data: b}
+	case *a2a.StreamResponse_Task:
+		op.task = p.Task
+		if op.parts, err = encodeParts(p.Task); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}
+
+// appendMessage is an Append without an event: a follow-up message added
+// to the history, or nothing at all.
+func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
+	if op.seq != 0 || op.msg == nil {
+		var one int
+		err := s.pool.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
+		switch {
+		case isNoRows(err):
+			return taskstore.ErrNotFound
+		case err != nil:
+			return err
+		case op.seq != 0:
+			return taskstore.ErrSeq // a sequence number without an event
+		}
+		return nil // an empty Append in the scope
+	}
+	n, err := affected(s.pool.Exec(ctx, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.msg))
+	if err == nil && n == 0 {
+		return taskstore.ErrNotFound
+	}
+	return err
+}
+
+// appendEvent is an Append with an event, inside its transaction.
+func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, op *appendOp) error {
+	var hasPush bool
+	var hist, chunkN int32
+	err := s.updateHeader(ctx, tx, op).Scan(&hasPush, &hist, &chunkN)
+	if isNoRows(err) {
+		return seqError(ctx, tx, op)
+	}
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	if op.msg != nil {
+		b.Queue(sqlPutHistory, op.id, hist, op.msg)
+		hist++
+	}
+	switch {
+	case op.hist != nil:
+		b.Queue(sqlPutHistory, op.id, hist, op.hist)
+	case op.chunk != nil && op.chunk.appendTo:
+		b.Queue(sqlPutChunk, op.id, chunkN, op.chunk.id, true, op.chunk.data)
+	case op.chunk != nil:
+		c := op.chunk
+		b.Queue(sqlReplaceChunk, op.id, c.id, c.data)
+		b.Queue(sqlDropChunks, op.id, c.id)
+		b.Queue(sqlNewArtifact, op.id, chunkN, c.id, c.data)
+	case op.task != nil:
+		b.Queue(sqlClearHistory, op.id)
+		b.Queue(sqlClearChunks, op.id)
+		queueParts(b, op.id, op.parts)
+	}
+	b.Queue(sqlInsertEvent, op.id, int64(op.seq), time.Now().UnixMilli(), op.event)
+	if op.push && hasPush {
+		queueForTask(b, op.sc, op.id, op.seq, op.event)
+	}
+	return runBatch(ctx, tx, b)
+}
+
+// updateHeader moves the task's header to the event's sequence number,
+// with the event's status or, for a Task event, its whole header. Its row
+// is (has_push, first history number, first chunk number); none when the
+// task is not in the scope or its last sequence number is not op.seq-1.
+func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.Row {
+	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)}
+	var nh, nc int32
+	if op.msg != nil {
+		nh++
+	}
+	switch {
+	case op.status != nil:
+		if op.hist != nil {
+			nh++
+		}
+		h := op.status
+		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.state, h.statusMS, h.status)...)
+	case op.task != nil:
+		h, err := encodeHeader(op.task)
+		if err != nil {
+			return errRow{err}
+		}
+		nh += int32(len(op.parts.history))
+		nc = int32(len(op.parts.artifacts))
+		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.state, h.statusMS, h.status, h.contextID, h.data)...)
+	case op.chunk != nil:
+		nc = 1
+	}
+	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc)...)
+}
+
+// errRow is a pgx.Row that fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// seqError explains why the header update matched no row: ErrNotFound
+// when the task is not in the scope, otherwise ErrSeq.
+func seqError(ctx context.Context, tx pgx.Tx, op *appendOp) error {
+	var one int
+	err := tx.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
+	switch {
+	case isNoRows(err):
+		return taskstore.ErrNotFound
+	case err != nil:
+		return err
+	}
+	return taskstore.ErrSeq
+}
+
+// Events returns up to limit of the task's logged events after the
+// sequence number after (every one when limit is not positive), oldest
+// first, read in one statement with the task's last sequence number.
+func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
+	var lim *int64
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	rows, err := s.pool.Query(ctx, sqlEvents, id, sc.Tenant, sc.Owner, int64(after), lim)
+	if err != nil {
+		return nil, wrap("events", err)
+	}
+	defer rows.Close()
+	found := false
+	var last int64
+	var out []a2a.StreamEvent
+	for rows.Next() {
+		found = true
+		var seq *int64
+		var data []byte
+		if err := rows.Scan(&last, &seq, &data); err != nil {
+			return nil, wrap("events", err)
+		}
+		if seq == nil {
+			break // no event after `after`
+		}
+		if len(out) == 0 && uint64(*seq) != after+1 {
+			return nil, taskstore.ErrPruned
+		}
+		r := new(a2a.StreamResponse)
+		if err := proto.Unmarshal(data, r); err != nil {
+			return nil, wrap("decode event", err)
+		}
+		out = append(out, a2a.StreamEvent{Seq: uint64(*seq), Response: r})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("events", err)
+	}
+	switch {
+	case !found:
+		return nil, taskstore.ErrNotFound
+	case after >= uint64(last):
+		return nil, nil
+	case len(out) == 0:
+		return nil, taskstore.ErrPruned
+	}
+	return out, nil
+}
+
+// PruneEvents removes the events logged before the given time, except
+// each task's last, in batches of their own statements.
+func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
+	n, err := s.deleteInBatches(ctx, sqlPruneEvents, order.CeilMillis(before))
+	if err != nil {
+		return n, wrap("prune events", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,215 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// A task is kept in pieces, so that an event costs a few small writes
+// whatever the size of the task:
+//
+//   - the tasks row is the header: the sort and filter columns, the last
+//     sequence number, has_push, status (the TaskStatus), data (the task
+//     without its status, history and artifacts), and next_history and
+//     next_chunk, the numbers the next history and chunk rows take;
+//   - task_history holds one row per history message, numbered n;
+//   - task_artifacts holds one row per artifact update ("chunk"),
+//     numbered n within the task: the artifact id, whether the chunk is
+//     appended, and the chunk (an Artifact). Replacing an artifact
+//     overwrites its first chunk and deletes its other ones, so the
+//     artifact keeps its place;
+//   - task_events is the event log.
+//
+// Numbers only order the rows: they may have gaps. Every payload is
+// protobuf binary; reading a task folds its rows back into one a2a.Task
+// by the rule of taskstore.Apply.
+
+// header is the tasks row of a task, encoded.
+type header struct {
+	data, status []byte // status is nil when the task has none
+	contextID    string
+	state        int32
+	statusMS     int64
+}
+
+// encodeHeader returns the header of t.
+func encodeHeader(t *a2a.Task) (header, error) {
+	h := header{contextID: t.GetContextId(), state: int32(t.GetStatus().GetState()), statusMS: order.StatusMillis(t)}
+	var err error
+	if h.data, err = marshal(&a2a.Task{Id: t.GetId(), ContextId: t.GetContextId(), Metadata: t.GetMetadata()}); err != nil {
+		return h, err
+	}
+	if t.Status != nil {
+		if h.status, err = marshal(t.Status); err != nil {
+			return h, err
+		}
+	}
+	return h, nil
+}
+
+// decodeHeader returns the task of a header's data and status columns,
+// without history and artifacts. A nil status is a task without one.
+func decodeHeader(data, status []byte) (*a2a.Task, error) {
+	t := new(a2a.Task)
+	if err := proto.Unmarshal(data, t); err != nil {
+		return nil, fmt.Errorf("pgstore: decode task: %w", err)
+	}
+	if status != nil {
+		t.Status = new(a2a.TaskStatus)
+		if err := proto.Unmarshal(status, t.Status); err != nil {
+			return nil, fmt.Errorf("pgstore: decode task status: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// encodedChunk is one task_artifacts row.
+type encodedChunk struct {
+	id       string
+	appendTo bool
+	data     []byte
+}
+
+// encodedParts is a task's history and artifacts, encoded for their rows.
+type encodedParts struct {
+	history   [][]byte
+	artifacts []encodedChunk
+}
+
+// encodeParts encodes a task's history and artifacts, one row each.
+func encodeParts(t *a2a.Task) (encodedParts, error) {
+	var p encodedParts
+	for _, m := range t.GetHistory() {
+		b, err := marshal(m)
+		if err != nil {
+			return p, err
+		}
+		p.history = append(p.history, b)
+	}
+	for _, a := range t.GetArtifacts() {
+		b, err := marshal(a)
+		if err != nil {
+			return p, err
+		}
+		p.artifacts = append(p.artifacts, encodedChunk{id: a.GetArtifactId(), data: b})
+	}
+	return p, nil
+}
+
+// The statements that read a task's pieces return rows of one shape,
+// (kind, n, payload, flag, extra), whatever table they come from:
+//
+//	kindHeader:   payload data, extra status
+//	kindHistory:  n, payload message
+//	kindChunk:    n, payload chunk, flag append
+const (
+	kindHeader = iota
+	kindHistory
+	kindChunk
+)
+
+// The SELECT lists of the three kinds of rows.
+const (
+	headerColumns  = `0, 0, data, false, status`
+	historyColumns = `1, n, message, false, NULL::bytea`
+	chunkColumns   = `2, n, chunk, append, NULL::bytea`
+)
+
+// pieces is what the rows of one task hold, decoded as they are read.
+type pieces struct {
+	task     *a2a.Task // from the header row; nil when it was not read
+	history  []*a2a.Message
+	chunks   []chunk
+	lastH    int32
+	lastC    int32
+	disorder bool // rows came out of n order
+}
+
+// chunk is one artifact update as stored.
+type chunk struct {
+	appendTo bool
+	a        *a2a.Artifact
+}
+
+// add decodes one row into p.
+func (p *pieces) add(kind, n int32, payload []byte, flag bool, extra []byte) error {
+	switch kind {
+	case kindHeader:
+		t, err := decodeHeader(payload, extra)
+		if err != nil {
+			return err
+		}
+		p.task = t
+	case kindHistory:
+		p.disorder = p.disorder || (len(p.history) > 0 && n <= p.lastH)
+		p.lastH = n
+		m := new(a2a.Message)
+		if err := proto.Unmarshal(payload, m); err != nil {
+			return fmt.Errorf("pgstore: decode history: %w", err)
+		}
+		p.history = append(p.history, m)
+	case kindChunk:
+		p.disorder = p.disorder || (len(p.chunks) > 0 && n <= p.lastC)
+		p.lastC = n
+		a := new(a2a.Artifact)
+		if err := proto.Unmarshal(payload, a); err != nil {
+			return fmt.Errorf("pgstore: decode artifact: %w", err)
+		}
+		p.chunks = append(p.chunks, chunk{appendTo: flag, a: a})
+	}
+	return nil
+}
+
+// assemble sets t's history and artifacts from p.
+func (p *pieces) assemble(t *a2a.Task) error {
+	if p.disorder {
+		return errors.New("pgstore: a task's rows came out of order")
+	}
+	t.History = p.history
+	t.Artifacts = foldArtifacts(p.chunks)
+	return nil
+}
+
+// foldArtifacts rebuilds a task's artifacts from its chunks, in order, by
+// the rule of taskstore.Apply: a chunk of a new id adds an artifact at the
+// end; a known id's chunk is appended (a2a.AppendChunk) or replaces it in
+// place.
+func foldArtifacts(chunks []chunk) []*a2a.Artifact {
+	if len(chunks) == 0 {
+		return nil
+	}
+	var out []*a2a.Artifact
+	at := make(map[string]int, 4)
+	for _, c := range chunks {
+		id := c.a.GetArtifactId()
+		i, known := at[id]
+		switch {
+		case !known:
+			at[id] = len(out)
+			out = append(out, c.a)
+		case c.appendTo:
+			a2a.AppendChunk(out[i], c.a)
+		default:
+			out[i] = c.a
+		}
+	}
+	return out
+}
+
+// marshal encodes m; an empty message is an empty, not a nil, slice, so
+// that it is stored as an empty value rather than NULL.
+func marshal(m proto.Message) ([]byte, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: encode: %w", err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}

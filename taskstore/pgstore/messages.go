@@ -1,0 +1,111 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+const (
+	// The primary key (tenant, owner, message_id) decides between
+	// concurrent inserts of one id, in any process: the second waits for
+	// the first to commit and then inserts nothing.
+	sqlInsertMessage = `INSERT INTO messages (tenant, owner, message_id, digest, task_id, reply, created_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`
+	sqlGetMessage = `SELECT digest, task_id, reply, created_ms FROM messages
+		WHERE tenant = $1 AND owner = $2 AND message_id = $3`
+	sqlSetReply = `UPDATE messages SET reply = $1 WHERE tenant = $2 AND owner = $3 AND message_id = $4`
+)
+
+var sqlDeleteMessages = `DELETE FROM messages WHERE (tenant, owner, message_id) IN (SELECT tenant, owner, message_id
+	FROM messages WHERE created_ms < $1 LIMIT ` + fmt.Sprint(deleteBatch) + `)`
+
+// putAttempts bounds PutMessage's retries when the record it collided
+// with is removed before it can be read.
+const putAttempts = 3
+
+// PutMessage records r if its id is new in the scope and returns
+// (nil, nil); otherwise it returns the existing record.
+func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
+	var reply []byte
+	if r.Reply != nil {
+		var err error
+		if reply, err = marshal(r.Reply); err != nil {
+			return nil, err
+		}
+	}
+	for range putAttempts {
+		n, err := affected(s.pool.Exec(ctx, sqlInsertMessage, sc.Tenant, sc.Owner, r.MessageID, r.Digest, r.TaskID,
+			reply, r.Created.UnixMilli()))
+		if err != nil {
+			return nil, wrap("put message", err)
+		}
+		if n == 1 {
+			return nil, nil
+		}
+		old, err := s.GetMessage(ctx, sc, r.MessageID)
+		if err != taskstore.ErrNotFound {
+			return old, err
+		}
+		// Removed (DeleteMessagesBefore) between the two statements:
+		// try the insert again.
+	}
+	return nil, wrap("put message", fmt.Errorf("message %q: inserted and deleted concurrently too often", r.MessageID))
+}
+
+// GetMessage returns the record of a message id in the scope.
+func (s *Store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
+	r := &taskstore.MessageRecord{MessageID: messageID}
+	var reply []byte
+	var created int64
+	err := s.pool.QueryRow(ctx, sqlGetMessage, sc.Tenant, sc.Owner, messageID).Scan(&r.Digest, &r.TaskID, &reply, &created)
+	if isNoRows(err) {
+		return nil, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return nil, wrap("get message", err)
+	}
+	r.Created = time.UnixMilli(created).UTC()
+	if reply != nil {
+		r.Reply = new(a2a.Message)
+		if err := proto.Unmarshal(reply, r.Reply); err != nil {
+			return nil, wrap("decode message reply", err)
+		}
+	}
+	return r, nil
+}
+
+// SetMessageReply stores the direct reply of a recorded message.
+func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
+	var data []byte
+	if reply != nil {
+		var err error
+		if data, err = marshal(reply); err != nil {
+			return err
+		}
+	}
+	n, err := affected(s.pool.Exec(ctx, sqlSetReply, data, sc.Tenant, sc.Owner, messageID))
+	if err != nil {
+		return wrap("set message reply", err)
+	}
+	if n == 0 {
+		return taskstore.ErrNotFound
+	}
+	return nil
+}
+
+// DeleteMessagesBefore forgets the records created before the time, in
+// batches.
+func (s *Store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
+	n, err := s.deleteInBatches(ctx, sqlDeleteMessages, order.CeilMillis(before))
+	if err != nil {
+		return n, wrap("delete messages", err)
+	}
+	return n, nil
+}

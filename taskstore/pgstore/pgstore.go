@@ -1,0 +1,187 @@
+// Package pgstore is a durable taskstore.Store kept in PostgreSQL, through
+// github.com/jackc/pgx/v5 and its connection pool.
+//
+// Open applies the schema's versioned migrations at start-up, in one
+// transaction under a transaction-level advisory lock
+// (pg_advisory_xact_lock), so that several processes starting together
+// on one database migrate it once; a database whose schema version is
+// newer than this package knows is refused (ErrNewerSchema). The tables
+// live in the first schema of the connection's search_path (a URL may set
+// it: postgres://…/db?search_path=parley).
+//
+// A task is kept in pieces, as in package sqlitestore's schema version 4,
+// so that an event costs a few small writes whatever the size of the
+// task: the tasks row is a small header (the ListTasks columns, the
+// status, the last sequence number, whether the task ever had a push
+// configuration, and the next history and chunk numbers); history
+// messages, artifact chunks and logged events are rows of their own.
+// Append is one transaction: the header UPDATE, which checks the scope
+// and the sequence number in its WHERE clause (WHERE seq = n-1; no row
+// is ErrSeq or ErrNotFound) and returns what the rest needs, then the
+// small INSERTs in one batch (one round trip). The header row lock orders
+// concurrent writers of one task; writers of different tasks do not wait
+// for each other. Payloads are protobuf binary (bytea).
+//
+// Message records are keyed (tenant, owner, message_id), so the database
+// decides which of two concurrent PutMessage calls with one id wins, on
+// any number of processes.
+//
+// ListTasks pages with keyset conditions on (status_ms, id) over an index
+// matching each filter. The total comes from counters kept by a trigger
+// (task_counts), split into 16 slots by task id so that concurrent
+// writers of one scope rarely wait on the same counter row; with a Since
+// bound it is a COUNT over the matching index range.
+//
+// The push outbox is the push_outbox table, filled in the transaction
+// that records the event. The taskstore.Outbox interface assumes one
+// sender per database (package push reads a configuration's rows, posts
+// them, then deletes them): this store implements it as it is, so with
+// several processes on one database each would send every row. Claiming
+// rows across processes (SELECT … FOR UPDATE SKIP LOCKED with a lease)
+// needs the interface to grow a claim step; see docs/operations.md.
+//
+// Push secrets are sealed as in package sqlitestore (Options.PushKeys,
+// package taskstore/seal), with the same additional data, so sealed
+// values are interchangeable between the two stores.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/seal"
+)
+
+// Store is a taskstore.Store backed by PostgreSQL. Create one with Open;
+// it is safe for concurrent use, by any number of goroutines and, for the
+// roles other than the outbox, processes.
+type Store struct {
+	pool *pgxpool.Pool
+	keys *seal.Keys
+	lock *pgx.Conn // holds the Exclusive lock; nil without it
+}
+
+var _ taskstore.Store = (*Store)(nil)
+
+// Options configure a Store.
+type Options struct {
+	// PushKeys, when set, encrypts the secrets of push configurations at
+	// rest (webhook URL, token, credentials), as in package sqlitestore:
+	// the first key seals, every key opens. Without keys the secrets are
+	// stored as given, and Open refuses a database that holds sealed
+	// ones.
+	PushKeys *seal.Keys
+	// MaxConns bounds the connection pool; zero means pgxpool's default
+	// (the larger of 4 and the number of CPUs), or pool_max_conns in the
+	// URL.
+	MaxConns int32
+	// Exclusive makes Open take a session advisory lock on the store's
+	// schema, held by a connection of its own until Close, and fail with
+	// ErrInUse when another Store holds it. `parley serve` sets it: until
+	// replicas lease their tasks and claim outbox rows, a second server
+	// on the database would fail the first one's running tasks at start
+	// (Tasks.ListActive) and send its push notifications twice. If that
+	// connection is lost, so is the lock.
+	Exclusive bool
+}
+
+// ErrInUse is returned (wrapped) by Open with Options.Exclusive when
+// another exclusive Store has the database's schema open.
+var ErrInUse = errors.New("another parley server is using this database (one server per database for now: several replicas are not supported yet)")
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string), applies the schema migrations and checks the push
+// keys. opts may be nil.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	s := &Store{pool: pool, keys: opts.PushKeys}
+	if opts.Exclusive {
+		if err := s.lockExclusive(ctx, cfg.ConnConfig); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("pgstore: %w", err)
+		}
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if err := s.checkPushKeys(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	return s, nil
+}
+
+// Pool returns the store's connection pool, for uses beside the store
+// (such as LISTEN/NOTIFY on the same database).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool's connections, waiting for those in use. It may
+// be called more than once.
+func (s *Store) Close() error {
+	s.pool.Close()
+	if s.lock != nil {
+		s.lock.Close(context.Background()) // ends the session and its lock
+	}
+	return nil
+}
+
+// lockExclusive takes the Exclusive lock on a connection of its own: a
+// session advisory lock keyed by the name of the schema the tables are in.
+func (s *Store) lockExclusive(ctx context.Context, cc *pgx.ConnConfig) error {
+	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
+	if err != nil {
+		return err
+	}
+	var got bool
+	err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema()))`, int32(exclusiveLock)).Scan(&got)
+	if err == nil && !got {
+		err = ErrInUse
+	}
+	if err != nil {
+		conn.Close(ctx)
+		return err
+	}
+	s.lock = conn
+	return nil
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// affected returns the row count of an Exec.
+func affected(tag pgconn.CommandTag, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// isNoRows reports whether err says a query returned no row.
+func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+func wrap(op string, err error) error {
+	return fmt.Errorf("pgstore: %s: %w", op, err)
+}

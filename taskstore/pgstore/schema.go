@@ -1,0 +1,209 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SchemaVersion is the schema version this package writes, kept in the
+// parley_schema table. Open upgrades older databases and refuses newer
+// ones (ErrNewerSchema).
+const SchemaVersion = 1
+
+// ErrNewerSchema is returned (wrapped, with both versions) by Open when
+// the database's schema is newer than this package's SchemaVersion: a
+// newer Parley migrated it, and this one would misread it.
+var ErrNewerSchema = errors.New("the database schema is newer than this program knows")
+
+// migrationLock is the key of the advisory lock under which Open checks
+// and migrates the schema ("parley" in ASCII).
+const migrationLock = 0x7061726c6579
+
+// exclusiveLock is the first key of Options.Exclusive's lock (the second
+// is the hash of the schema's name).
+const exclusiveLock = 0x70617273
+
+// migrate brings the schema up to SchemaVersion in one transaction, under
+// an advisory lock held until it ends: processes opening one database at
+// once take turns, and each after the first finds the work done.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return fmt.Errorf("lock for migration: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS parley_schema (
+			one     boolean PRIMARY KEY DEFAULT true CHECK (one),
+			version integer NOT NULL)`); err != nil {
+			return fmt.Errorf("schema version table: %w", err)
+		}
+		var version int
+		err := tx.QueryRow(ctx, `SELECT version FROM parley_schema`).Scan(&version)
+		if err != nil && !isNoRows(err) {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if version > SchemaVersion {
+			return fmt.Errorf("%w: the database is at schema version %d, this program knows up to %d (run a newer parley, or use another database)",
+				ErrNewerSchema, version, SchemaVersion)
+		}
+		for v := version; v < SchemaVersion; v++ {
+			for _, stmt := range migrations[v] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+				}
+			}
+		}
+		if version == SchemaVersion {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO parley_schema (version) VALUES ($1)
+			ON CONFLICT (one) DO UPDATE SET version = excluded.version`, SchemaVersion)
+		return err
+	})
+}
+
+// migrations[v] upgrades a version v database to version v+1.
+var migrations = [][]string{
+	0: {
+		// The header of a task (see layout.go). next_history and
+		// next_chunk number the task's next history and chunk rows.
+		`CREATE TABLE tasks (
+			id           text PRIMARY KEY,
+			tenant       text NOT NULL,
+			owner        text NOT NULL,
+			context_id   text NOT NULL,
+			state        integer NOT NULL,
+			status_ms    bigint NOT NULL,
+			seq          bigint NOT NULL DEFAULT 0,
+			data         bytea NOT NULL,
+			status       bytea,
+			has_push     boolean NOT NULL DEFAULT false,
+			next_history integer NOT NULL DEFAULT 0,
+			next_chunk   integer NOT NULL DEFAULT 0
+		)`,
+		`CREATE INDEX tasks_by_time ON tasks (tenant, owner, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_context ON tasks (tenant, owner, context_id, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_state ON tasks (tenant, owner, state, status_ms DESC, id DESC)`,
+		`CREATE INDEX tasks_by_context_state ON tasks (tenant, owner, context_id, state, status_ms DESC, id DESC)`,
+		// For ListActive and DeleteFinished, which look across scopes.
+		`CREATE INDEX tasks_by_state_all ON tasks (state, status_ms)`,
+		`CREATE TABLE task_history (
+			task_id text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			n       integer NOT NULL,
+			message bytea NOT NULL,
+			PRIMARY KEY (task_id, n)
+		)`,
+		`CREATE TABLE task_artifacts (
+			task_id     text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			n           integer NOT NULL,
+			artifact_id text NOT NULL,
+			append      boolean NOT NULL,
+			chunk       bytea NOT NULL,
+			PRIMARY KEY (task_id, n)
+		)`,
+		`CREATE INDEX task_artifacts_by_id ON task_artifacts (task_id, artifact_id, n)`,
+		`CREATE TABLE task_events (
+			task_id    text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			seq        bigint NOT NULL,
+			created_ms bigint NOT NULL,
+			response   bytea NOT NULL,
+			PRIMARY KEY (task_id, seq)
+		)`,
+		`CREATE INDEX task_events_by_time ON task_events (created_ms)`,
+		`CREATE TABLE push_configs (
+			tenant    text NOT NULL,
+			owner     text NOT NULL,
+			task_id   text NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			id        text NOT NULL,
+			data      bytea NOT NULL,
+			secret    bytea,
+			suspended text,
+			PRIMARY KEY (task_id, id)
+		)`,
+		// An identity column never reuses an id, so a late
+		// acknowledgement can never remove a newer row.
+		`CREATE TABLE push_outbox (
+			id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			tenant     text NOT NULL,
+			owner      text NOT NULL,
+			task_id    text NOT NULL,
+			config_id  text NOT NULL,
+			seq        bigint NOT NULL,
+			event      bytea NOT NULL,
+			created_ms bigint NOT NULL,
+			FOREIGN KEY (task_id, config_id) REFERENCES push_configs (task_id, id) ON DELETE CASCADE
+		)`,
+		`CREATE INDEX push_outbox_by_config ON push_outbox (task_id, config_id, id)`,
+		`CREATE TABLE messages (
+			tenant     text NOT NULL,
+			owner      text NOT NULL,
+			message_id text NOT NULL,
+			digest     text NOT NULL,
+			task_id    text NOT NULL,
+			reply      bytea,
+			created_ms bigint NOT NULL,
+			PRIMARY KEY (tenant, owner, message_id)
+		)`,
+		`CREATE INDEX messages_by_created ON messages (created_ms)`,
+		// kind is which filters a counter is for (a listFilter of
+		// withContext and withState; unused columns hold '' and 0), slot
+		// which of the 16 shares of it (by task id). A total is the sum
+		// of a key's slots.
+		`CREATE TABLE task_counts (
+			tenant     text NOT NULL,
+			owner      text NOT NULL,
+			kind       integer NOT NULL,
+			context_id text NOT NULL,
+			state      integer NOT NULL,
+			slot       integer NOT NULL,
+			n          bigint NOT NULL,
+			PRIMARY KEY (tenant, owner, kind, context_id, state, slot)
+		)`,
+		countFunction,
+		`CREATE TRIGGER tasks_count AFTER INSERT OR DELETE OR UPDATE OF tenant, owner, context_id, state ON tasks
+			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
+	},
+}
+
+// countFunction keeps task_counts in step with the tasks table. A row is
+// counted under four keys (kind 0: the scope; 1: its context; 2: its
+// state; 3: both); a change adds the new row's keys and removes the old
+// one's, merged so that a key both add and remove is left alone, and
+// upserted in key order, so that two transactions lock counter rows in
+// the same order and cannot deadlock on them. Per-context counters that
+// reach zero are dropped (only in the slot this row locked), so contexts
+// that come and go leave nothing behind. SET search_path FROM CURRENT
+// binds the function to the schema it was created in.
+const countFunction = `CREATE FUNCTION parley_count_tasks() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+	IF TG_OP = 'UPDATE' AND OLD.tenant = NEW.tenant AND OLD.owner = NEW.owner
+		AND OLD.context_id = NEW.context_id AND OLD.state = NEW.state THEN
+		RETURN NULL;
+	END IF;
+	INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n)
+	SELECT d.tenant, d.owner, d.kind, d.context_id, d.state, d.slot, sum(d.delta)
+	FROM (
+		SELECT OLD.tenant AS tenant, OLD.owner AS owner, k AS kind,
+			CASE WHEN k & 1 = 1 THEN OLD.context_id ELSE '' END AS context_id,
+			CASE WHEN k & 2 = 2 THEN OLD.state ELSE 0 END AS state,
+			hashtext(OLD.id) & 15 AS slot, -1 AS delta
+		FROM generate_series(0, 3) AS k WHERE TG_OP <> 'INSERT'
+		UNION ALL
+		SELECT NEW.tenant, NEW.owner, k,
+			CASE WHEN k & 1 = 1 THEN NEW.context_id ELSE '' END,
+			CASE WHEN k & 2 = 2 THEN NEW.state ELSE 0 END,
+			hashtext(NEW.id) & 15, 1
+		FROM generate_series(0, 3) AS k WHERE TG_OP <> 'DELETE'
+	) AS d
+	GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(d.delta) <> 0
+	ORDER BY 1, 2, 3, 4, 5, 6
+	ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n;
+	IF TG_OP <> 'INSERT' THEN
+		DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind IN (1, 3)
+			AND context_id = OLD.context_id AND slot = hashtext(OLD.id) & 15 AND n = 0;
+	END IF;
+	RETURN NULL;
+END $$`

@@ -1,0 +1,252 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// deleteBatch bounds how many rows one cleanup statement removes, so that
+// a large cleanup holds its locks briefly.
+const deleteBatch = 500
+
+const (
+	sqlCreateTask = `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push, next_history, next_chunk)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`
+	sqlPutHistory = `INSERT INTO task_history (task_id, n, message) VALUES ($1, $2, $3)`
+	sqlPutChunk   = `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES ($1, $2, $3, $4, $5)`
+	// A task whole, in one statement.
+	sqlGetTask = `SELECT ` + headerColumns + ` FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3
+		UNION ALL SELECT ` + historyColumns + ` FROM task_history WHERE task_id = $1
+			AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3)
+		UNION ALL SELECT ` + chunkColumns + ` FROM task_artifacts WHERE task_id = $1
+			AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3)
+		ORDER BY 1, 2`
+	sqlLastSeq = `SELECT seq FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3`
+)
+
+var (
+	sqlListActive     = `SELECT tenant, owner, id FROM tasks WHERE state IN (` + stateList(order.Active) + `)`
+	sqlDeleteFinished = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks
+		WHERE state IN (` + stateList(order.Terminal) + `) AND status_ms < $1 LIMIT ` + fmt.Sprint(deleteBatch) + `)`
+)
+
+// stateList returns the states as a comma-separated list of SQL integers.
+func stateList(states []a2a.TaskState) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = fmt.Sprint(int32(st))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// queueParts adds the inserts of a task's history and artifact rows,
+// numbered from 0, to a batch.
+func queueParts(b *pgx.Batch, taskID string, p encodedParts) {
+	for n, m := range p.history {
+		b.Queue(sqlPutHistory, taskID, n, m)
+	}
+	for n, c := range p.artifacts {
+		b.Queue(sqlPutChunk, taskID, n, c.id, c.appendTo, c.data)
+	}
+}
+
+// runBatch sends a batch in the transaction and reads every result.
+func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// CreateTask inserts t (its header, history and artifact rows), with
+// ev.PushConfig, ev.Response as the first event of its log and the outbox
+// rows of ev, in one transaction; the id must be new in the whole store.
+func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
+	if t.GetId() == "" {
+		return errors.New("pgstore: task has no id")
+	}
+	if c := ev.PushConfig; c != nil && c.GetTaskId() != t.Id {
+		return errors.New("pgstore: the push config is not the new task's")
+	}
+	h, err := encodeHeader(t)
+	if err != nil {
+		return err
+	}
+	parts, err := encodeParts(t)
+	if err != nil {
+		return err
+	}
+	var cfg, secret []byte
+	if ev.PushConfig != nil {
+		if cfg, secret, err = s.sealConfig(sc, ev.PushConfig); err != nil {
+			return err
+		}
+	}
+	var evData []byte
+	if ev.Response != nil {
+		if evData, err = marshal(ev.Response); err != nil {
+			return err
+		}
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		n, err := affected(tx.Exec(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.contextID, h.state, h.statusMS,
+			int64(ev.Seq), h.data, h.status, cfg != nil, len(parts.history), len(parts.artifacts)))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return taskstore.ErrExists
+		}
+		b := &pgx.Batch{}
+		queueParts(b, t.Id, parts)
+		if cfg != nil {
+			b.Queue(sqlPutConfig, ev.PushConfig.GetId(), cfg, secret, t.Id, sc.Tenant, sc.Owner)
+		}
+		if evData != nil {
+			b.Queue(sqlInsertEvent, t.Id, int64(ev.Seq), time.Now().UnixMilli(), evData)
+			if ev.Push && cfg != nil {
+				queueForTask(b, sc, t.Id, ev.Seq, evData)
+			}
+		}
+		return runBatch(ctx, tx, b)
+	})
+	if err != nil && !errors.Is(err, taskstore.ErrExists) {
+		return wrap("create task", err)
+	}
+	return err
+}
+
+// LastSeq returns the task's last event sequence number.
+func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, sqlLastSeq, id, sc.Tenant, sc.Owner).Scan(&seq)
+	if isNoRows(err) {
+		return 0, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return 0, wrap("last seq", err)
+	}
+	return uint64(seq), nil
+}
+
+// GetTask returns the task with the id in the scope, assembled from its
+// header, history and artifact rows read by one statement.
+func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
+	rows, err := s.pool.Query(ctx, sqlGetTask, id, sc.Tenant, sc.Owner)
+	if err != nil {
+		return nil, wrap("get task", err)
+	}
+	var p pieces
+	if err := readPieces(rows, func(string) *pieces { return &p }, false); err != nil {
+		return nil, wrap("get task", err)
+	}
+	if p.task == nil {
+		return nil, taskstore.ErrNotFound
+	}
+	if err := p.assemble(p.task); err != nil {
+		return nil, err
+	}
+	return p.task, nil
+}
+
+// readPieces reads rows of the pieces shape (see layout.go), preceded by
+// the task id when withID, into the pieces that of returns for the id
+// (skipping the row when it returns nil).
+func readPieces(rows pgx.Rows, of func(id string) *pieces, withID bool) error {
+	defer rows.Close()
+	for rows.Next() {
+		var kind, n int32
+		var id string
+		var payload, extra []byte
+		var flag bool
+		var err error
+		if withID {
+			err = rows.Scan(&id, &kind, &n, &payload, &flag, &extra)
+		} else {
+			err = rows.Scan(&kind, &n, &payload, &flag, &extra)
+		}
+		if err != nil {
+			return err
+		}
+		if p := of(id); p != nil {
+			if err := p.add(kind, n, payload, flag, extra); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// ListActive returns every SUBMITTED or WORKING task with its scope: it
+// finds the tasks, then reads each with GetTask (one that finished in
+// between is left out).
+func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
+	type found struct {
+		sc taskstore.Scope
+		id string
+	}
+	rows, err := s.pool.Query(ctx, sqlListActive)
+	if err != nil {
+		return nil, wrap("list active tasks", err)
+	}
+	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
+		var f found
+		err := r.Scan(&f.sc.Tenant, &f.sc.Owner, &f.id)
+		return f, err
+	})
+	if err != nil {
+		return nil, wrap("list active tasks", err)
+	}
+	var out []taskstore.ScopedTask
+	for _, f := range ids {
+		t, err := s.GetTask(ctx, f.sc, f.id)
+		if errors.Is(err, taskstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(order.Active, t.GetStatus().GetState()) {
+			out = append(out, taskstore.ScopedTask{Scope: f.sc, Task: t})
+		}
+	}
+	return out, nil
+}
+
+// DeleteFinished removes terminal tasks whose status timestamp is before
+// the given time; their history, artifacts, events, push configurations
+// and queued notifications go with them (ON DELETE CASCADE). It works in
+// batches, each a statement of its own.
+func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
+	n, err := s.deleteInBatches(ctx, sqlDeleteFinished, order.CeilMillis(before))
+	if err != nil {
+		return n, wrap("delete finished tasks", err)
+	}
+	return n, nil
+}
+
+// deleteInBatches runs a batched DELETE until it removes fewer than a
+// batch, and returns the number of rows removed.
+func (s *Store) deleteInBatches(ctx context.Context, query string, args ...any) (int, error) {
+	total := 0
+	for {
+		n, err := affected(s.pool.Exec(ctx, query, args...))
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+		if n < deleteBatch {
+			return total, nil
+		}
+	}
+}

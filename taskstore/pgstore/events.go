@@ -94,6 +94,10 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	return err
 }
 
+// errNoArtifact refuses an artifact update without an artifact, which no
+// task could hold.
+var errNoArtifact = errors.New("pgstore: artifact update without an artifact")
+
 // encodeAppend encodes what an Append writes.
 func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
 	op := &appendOp{sc: sc, id: id, seq: ev.Seq, push: ev.Push}
@@ -124,6 +128,9 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 		}
 	case *a2a.StreamResponse_ArtifactUpdate:
 		u := p.ArtifactUpdate
+		if u.GetArtifact() == nil {
+			return nil, errNoArtifact
+		}
 		b, err := marshal(u.GetArtifact())
 		if err != nil {
 			return nil, err

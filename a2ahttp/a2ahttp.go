@@ -41,6 +41,7 @@ import (
 	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
+	"parley.dev/parley/v03/v03http"
 )
 
 // CardPath is the well-known path of the public agent card (spec §8.2).
@@ -117,6 +118,10 @@ type Options struct {
 	GRPC *grpcbind.Options
 	// DisableGRPC turns the gRPC binding off.
 	DisableGRPC bool
+	// DisableV03 turns off serving A2A v0.3 beside v1.0 (v03.go): its
+	// JSON-RPC methods and its HTTP+JSON routes under /v1/, and the v0.3
+	// members of the card.
+	DisableV03 bool
 }
 
 // Handler serves the card and the three bindings. Create it with New.
@@ -130,6 +135,7 @@ type Handler struct {
 	rate        *rateLimiter    // nil: no rate limit
 	jsonrpc     http.Handler
 	rest        http.Handler
+	v03rest     http.Handler // nil when v0.3 is off
 	grpc        *grpcbind.Handler // nil when disabled
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
@@ -155,9 +161,9 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		h.opts.CacheMaxAge = 5 * time.Minute
 	}
 	h.setGuardDefaults()
-	card, err := a2a.Marshal(h.opts.Card)
+	card, err := h.encodeCard()
 	if err != nil {
-		return nil, fmt.Errorf("a2ahttp: encoding the card: %w", err)
+		return nil, err
 	}
 	sum := sha256.Sum256(card)
 	h.card, h.etag, h.modified = card, `"`+hex.EncodeToString(sum[:16])+`"`, time.Now().UTC().Truncate(time.Second)
@@ -191,8 +197,8 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		mw = append([]a2a.Middleware{s.middleware}, mw...)
 	}
 	bopts := &httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Middleware: mw}
-	h.jsonrpc = jsonrpc.NewHandler(svc, bopts)
 	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, bopts))
+	h.mountV03(svc, bopts)
 	if !h.opts.DisableGRPC {
 		var g grpcbind.Options
 		if h.opts.GRPC != nil {
@@ -290,6 +296,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	// official conformance kit, a2a-tck, adds one).
 	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
 		h.dispatch(w, r, h.jsonrpc, jsonrpc.WriteError)
+	case h.isV03Route(r):
+		h.dispatch(w, r, h.v03rest, v03http.WriteRESTError)
 	// GET / is no operation: a short page points to the card instead of a
 	// 404. Every other unknown path keeps the HTTP+JSON binding's 404.
 	case isIndex(r):

@@ -219,7 +219,9 @@ func parseCard(cardURL, contentType string, body []byte, warn func(string)) (*a2
 	}
 	_, topURL := top["url"]
 	pv, topVersion := top["protocolVersion"]
-	if (topURL && !ifaces) || topVersion {
+	// A card that also carries the v0.3 members beside supportedInterfaces
+	// (one document for both generations, as Parley serves) is a v1.0 card.
+	if !ifaces && (topURL || topVersion) {
 		v := httpx.JSONString(pv)
 		if v == "" {
 			v = "0.3"

@@ -135,7 +135,7 @@ type Handler struct {
 	rate        *rateLimiter    // nil: no rate limit
 	jsonrpc     http.Handler
 	rest        http.Handler
-	v03rest     http.Handler // nil when v0.3 is off
+	v03rest     http.Handler      // nil when v0.3 is off
 	grpc        *grpcbind.Handler // nil when disabled
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash

@@ -12,7 +12,7 @@ import (
 // A2A versions served. v1.0 is always served; v0.3 is on unless the list
 // leaves it out (docs/versions.md).
 type protocolVersions struct {
-	set    bool
+	set   bool
 	noV03 bool
 }
 

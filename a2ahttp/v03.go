@@ -56,3 +56,7 @@ func (h *Handler) isV03Route(r *http.Request) bool {
 	p, ok := strings.CutPrefix(r.URL.Path, h.restBase)
 	return ok && v03http.IsRoute(p)
 }
+
+// Card returns the public card as served (with the 0.3 interfaces added
+// when v0.3 is on), without the v0.3 top-level members.
+func (h *Handler) Card() *a2a.AgentCard { return h.opts.Card }

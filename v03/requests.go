@@ -61,7 +61,7 @@ func SendToV1(p *SendParams) (*a2a.SendMessageRequest, error) {
 		out.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength,
 			ReturnImmediately: c.Blocking != nil && !*c.Blocking}
 		if c.PushNotificationConfig != nil {
-			out.Configuration.TaskPushNotificationConfig = PushConfigToV1(p.Message.TaskID, c.PushNotificationConfig, "configuration.pushNotificationConfig", &v)
+			out.Configuration.TaskPushNotificationConfig = PushConfigToV1(p.Message.GetTaskID(), c.PushNotificationConfig, "configuration.pushNotificationConfig", &v)
 		}
 	}
 	if err := v.Err(); err != nil {

@@ -288,3 +288,11 @@ func ArtifactToV1(a *Artifact, field string, v *violations) *a2a.Artifact {
 	}
 	return out
 }
+
+// TaskToV1Checked translates a v0.3 task, failing with InvalidParams on
+// anything v0.3 does not allow.
+func TaskToV1Checked(t *Task) (*a2a.Task, error) {
+	var v violations
+	out := TaskToV1(t, "task", &v)
+	return out, v.Err()
+}

@@ -18,6 +18,14 @@ type Message struct {
 	Metadata         map[string]any `json:"metadata,omitempty"`
 }
 
+// GetTaskID returns the message's task id ("" for a nil message).
+func (m *Message) GetTaskID() string {
+	if m == nil {
+		return ""
+	}
+	return m.TaskID
+}
+
 // Part is a v0.3 part: kind "text" (Text), "file" (File) or "data" (Data).
 type Part struct {
 	Kind     string         `json:"kind"`

@@ -113,8 +113,11 @@ func TestResolveErrors(t *testing.T) {
 		"supportedInterfaces": []any{map[string]any{"url": "http://127.0.0.1:1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
 	})
 	cases := []cardCase{
-		{name: "v0.3 card", body: `{"name":"old","url":"http://h/a2a","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","skills":[]}`, legacy: true, message: "0.3.0"},
-		{name: "v0.3 url only", body: `{"name":"old","url":"http://h/a2a"}`, legacy: true},
+		// v0.3 cards are read, their interfaces at protocol version 0.3;
+		// one that cannot be (no url) is a legacy card error.
+		{name: "valid v0.3 card", body: `{"name":"x","url":"http://h/a2a","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","skills":[]}`},
+		{name: "valid v0.3 url only", body: `{"name":"x","url":"http://h/a2a"}`},
+		{name: "v0.3 card without url", body: `{"name":"old","protocolVersion":"0.3.0"}`, legacy: true, message: "0.3.0"},
 		// One document for both generations: the v0.3 members beside
 		// supportedInterfaces make no legacy card.
 		{name: "valid with v0.3 members", body: strings.Replace(string(v1), `{`, `{"protocolVersion":"0.3.0","url":"http://h/a2a",`, 1)},

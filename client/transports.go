@@ -5,6 +5,7 @@ import (
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
 	"parley.dev/parley/transport"
+	"parley.dev/parley/v03/v03http"
 )
 
 // The transport types, under the names this package has always used. A
@@ -44,7 +45,9 @@ func REST() TransportFactory { return rest.Factory() }
 func GRPC() TransportFactory { return grpcbind.Factory() }
 
 // DefaultTransports returns the factories of every binding this package
-// speaks: JSON-RPC, HTTP+JSON and gRPC.
+// speaks: JSON-RPC, HTTP+JSON and gRPC at v1.0, and JSON-RPC and HTTP+JSON
+// at v0.3 (used only for an agent that offers no v1.0 interface the
+// client can use: v1.0 interfaces always come first).
 func DefaultTransports() []TransportFactory {
-	return []TransportFactory{JSONRPC(), REST(), GRPC()}
+	return []TransportFactory{JSONRPC(), REST(), GRPC(), v03http.JSONRPCFactory(), v03http.RESTFactory()}
 }

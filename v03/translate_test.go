@@ -152,3 +152,26 @@ func TestCardMembers(t *testing.T) {
 		t.Errorf("a card without 0.3 interfaces changed: %s", b)
 	}
 }
+
+// TestCardToV1: a v0.3 card becomes a v1.0 card with 0.3 interfaces; its
+// securitySchemes (v0.3 shape) are dropped rather than failing the read.
+func TestCardToV1(t *testing.T) {
+	body := []byte(`{"name":"old","description":"d","version":"1","protocolVersion":"0.3.0","url":"https://o.example/rpc",
+		"preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"https://o.example/rpc","transport":"JSONRPC"},{"url":"https://o.example","transport":"HTTP+JSON"}],
+		"capabilities":{"streaming":true,"stateTransitionHistory":true},"securitySchemes":{"b":{"type":"http","scheme":"bearer"}},"security":[{"b":[]}],
+		"supportsAuthenticatedExtendedCard":true,"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"s","tags":["t"]}]}`)
+	if !v03.IsCard(body) {
+		t.Fatal("not recognised as a v0.3 card")
+	}
+	card, err := v03.CardToV1(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := card.GetSupportedInterfaces()
+	if len(ins) != 2 || ins[0].GetProtocolBinding() != "JSONRPC" || ins[1].GetProtocolBinding() != "HTTP+JSON" || ins[1].GetProtocolVersion() != "0.3" {
+		t.Errorf("interfaces %v", ins)
+	}
+	if !card.GetCapabilities().GetStreaming() || !card.GetCapabilities().GetExtendedAgentCard() || card.GetName() != "old" || len(card.GetSecuritySchemes()) != 0 {
+		t.Errorf("card %v", card)
+	}
+}

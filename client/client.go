@@ -36,8 +36,10 @@ type Options struct {
 	// Extensions are the extension URIs to activate on every call, sent in
 	// the A2A-Extensions header (spec §3.2.6).
 	Extensions []string
-	// Transports are the bindings the client may use (default JSONRPC(),
-	// REST() and GRPC()). The card's order decides which is tried first.
+	// Transports are the bindings the client may use (default
+	// AllTransports(): JSONRPC(), REST() and GRPC(), then the v0.3
+	// JSON-RPC and HTTP+JSON ones). v1.x interfaces are tried first, each
+	// group in the card's order.
 	Transports []TransportFactory
 	// Retries is how many times a call is repeated after a transport
 	// failure (default 2; negative: never). Only failures that make a
@@ -157,7 +159,7 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 		o.HTTPClient = http.DefaultClient
 	}
 	if len(o.Transports) == 0 {
-		o.Transports = DefaultTransports()
+		o.Transports = AllTransports()
 	}
 	switch {
 	case o.Retries == 0:

@@ -11,7 +11,7 @@ import (
 // binding at its protocol version.
 func spoken(in *a2a.AgentInterface) bool {
 	mm := majorMinor(in.GetProtocolVersion())
-	for _, f := range client.DefaultTransports() {
+	for _, f := range client.AllTransports() {
 		if !strings.EqualFold(in.GetProtocolBinding(), f.Binding) {
 			continue
 		}

@@ -156,7 +156,7 @@ func (c *common) transports() ([]client.TransportFactory, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := client.DefaultTransports() // JSON-RPC, HTTP+JSON, gRPC; JSON-RPC and HTTP+JSON at v0.3
+	all := client.AllTransports() // JSON-RPC, HTTP+JSON, gRPC; JSON-RPC and HTTP+JSON at v0.3
 	if b == "" {
 		return all, nil
 	}

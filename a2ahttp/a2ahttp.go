@@ -136,6 +136,7 @@ type Handler struct {
 	jsonrpc     http.Handler
 	rest        http.Handler
 	v03rest     http.Handler      // nil when v0.3 is off
+	v03grpc     http.Handler      // nil when v0.3 or gRPC is off
 	grpc        *grpcbind.Handler // nil when disabled
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
@@ -212,6 +213,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		}
 		g.Middleware = append(append([]a2a.Middleware(nil), mw...), g.Middleware...)
 		h.grpc = grpcbind.NewHandler(svc, &g)
+		h.mountV03GRPC(svc, &g)
 	}
 	return h, nil
 }
@@ -225,7 +227,7 @@ func (h *Handler) GRPC() http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
-			h.dispatch(w, r, h.grpc, h.grpc.WriteError)
+			h.dispatch(w, r, h.grpcFor(r), h.grpc.WriteError)
 		}
 	})
 }
@@ -289,7 +291,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case h.grpc != nil && grpcbind.IsGRPC(r):
-		h.dispatch(w, r, h.grpc, h.grpc.WriteError)
+		h.dispatch(w, r, h.grpcFor(r), h.grpc.WriteError)
 	case r.URL.Path == CardPath:
 		h.serveCard(w, r)
 	// JSON-RPC is served at its URL with or without a trailing slash (the

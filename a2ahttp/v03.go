@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/grpcbind"
 	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/v03"
+	"parley.dev/parley/v03/v03grpc"
 	"parley.dev/parley/v03/v03http"
 )
 
@@ -60,3 +62,22 @@ func (h *Handler) isV03Route(r *http.Request) bool {
 // Card returns the public card as served (with the 0.3 interfaces added
 // when v0.3 is on), without the v0.3 top-level members.
 func (h *Handler) Card() *a2a.AgentCard { return h.opts.Card }
+
+// mountV03GRPC makes the v0.3 gRPC service (a2a.v1.A2AService) with the
+// v1.0 gRPC binding's middleware and limits.
+func (h *Handler) mountV03GRPC(svc a2a.Service, g *grpcbind.Options) {
+	if h.opts.DisableV03 {
+		return
+	}
+	h.v03grpc = v03grpc.NewHandler(svc, &v03grpc.Options{Card: h.opts.Card, Middleware: g.Middleware, Logger: g.Logger, MaxRecvBytes: g.MaxRecvBytes})
+}
+
+// grpcFor is the gRPC handler of a request: the v0.3 service's procedures
+// go to it while v0.3 is on, everything else to the v1.0 binding (which
+// answers unknown services, a2a.v1 with v0.3 off among them, itself).
+func (h *Handler) grpcFor(r *http.Request) http.Handler {
+	if h.v03grpc != nil && v03grpc.IsProcedure(r.URL.Path) {
+		return h.v03grpc
+	}
+	return h.grpc
+}

@@ -13,15 +13,15 @@ import (
 const CardProtocolVersion = "0.3.0"
 
 // AddInterfaces returns a copy of card that also lists, for each of its
-// v1.0 JSON-RPC and HTTP+JSON interfaces, the same URL with protocol
-// version 0.3: Parley serves v0.3 at the same URLs (JSON-RPC by its method
-// names, HTTP+JSON under /v1/). The v1.0 interfaces stay first, so a v1.0
-// client keeps preferring them.
+// v1.0 interfaces, the same URL with protocol version 0.3: Parley serves
+// v0.3 at the same URLs (JSON-RPC by its method names, HTTP+JSON under
+// /v1/, gRPC as the service a2a.v1.A2AService). The v1.0 interfaces stay
+// first, so a v1.0 client keeps preferring them.
 func AddInterfaces(card *a2a.AgentCard) *a2a.AgentCard {
 	out := proto.Clone(card).(*a2a.AgentCard)
 	for _, in := range card.GetSupportedInterfaces() {
 		b := in.GetProtocolBinding()
-		if (b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON) || in.GetProtocolVersion() == ProtocolVersion {
+		if (b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON && b != a2a.BindingGRPC) || isV03(in.GetProtocolVersion()) {
 			continue
 		}
 		if hasInterface(out, b, in.GetUrl()) {

@@ -145,7 +145,7 @@ func TestCardMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got["url"] != "https://a.example/rpc" || got["preferredTransport"] != "JSONRPC" || got["protocolVersion"] != "0.3.0" ||
-		got["supportsAuthenticatedExtendedCard"] != true || len(got["additionalInterfaces"].([]any)) != 2 || len(got["supportedInterfaces"].([]any)) != 5 {
+		got["supportsAuthenticatedExtendedCard"] != true || len(got["additionalInterfaces"].([]any)) != 3 || len(got["supportedInterfaces"].([]any)) != 6 {
 		t.Errorf("card: %v", got)
 	}
 	if b := v03.WithMembers([]byte(`{"name":"n"}`), &a2a.AgentCard{}); string(b) != `{"name":"n"}` {

@@ -63,7 +63,7 @@ func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = json.RawMessage("null")
 	}
 	ci := httpx.CallInfo(r)
-	if err := admit(ci, h.on); err != nil {
+	if err := Admit(ci, h.on); err != nil {
 		writeRPCError(w, ci, id, a2a.AsError(err))
 		return
 	}

@@ -134,7 +134,7 @@ func (h *REST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRESTErrorStatus(w, ci, a2a.NewError(a2a.CodeMethodNotFound, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow), http.StatusMethodNotAllowed)
 		return
 	}
-	if err := admit(ci, h.on); err != nil {
+	if err := Admit(ci, h.on); err != nil {
 		writeRESTError(w, ci, a2a.AsError(err))
 		return
 	}

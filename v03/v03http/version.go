@@ -10,10 +10,10 @@ import (
 // Versions lists the protocol versions served when v0.3 is on.
 const Versions = a2a.ProtocolVersion + ", " + v03.ProtocolVersion
 
-// admit checks the A2A-Version of a request on a v0.3 route and, when it
+// Admit checks the A2A-Version of a request on a v0.3 route and, when it
 // is served, marks the call for the core, which speaks v1.0 only: the
 // translation to v1.0 has already happened.
-func admit(ci *a2a.CallInfo, on bool) error {
+func Admit(ci *a2a.CallInfo, on bool) error {
 	asked := strings.TrimSpace(ci.Version)
 	mm := asked
 	if parts := strings.Split(asked, "."); len(parts) >= 2 {

@@ -143,14 +143,14 @@ func TestCardBothGenerations(t *testing.T) {
 		}
 		got := strings.Join(versions, ",")
 		if v03on {
-			if got != "1.0,1.0,1.0,0.3,0.3" {
-				t.Errorf("interface versions %s, want the three 1.0 ones then JSON-RPC and HTTP+JSON at 0.3", got)
+			if got != "1.0,1.0,1.0,0.3,0.3,0.3" {
+				t.Errorf("interface versions %s, want the three 1.0 ones then the three at 0.3", got)
 			}
 			if card["protocolVersion"] != "0.3.0" || card["url"] != s.URL+"/" || card["preferredTransport"] != "JSONRPC" {
 				t.Errorf("v0.3 members: protocolVersion %v url %v preferredTransport %v", card["protocolVersion"], card["url"], card["preferredTransport"])
 			}
-			if ai, _ := card["additionalInterfaces"].([]any); len(ai) != 2 {
-				t.Errorf("additionalInterfaces %v, want the two 0.3 interfaces", card["additionalInterfaces"])
+			if ai, _ := card["additionalInterfaces"].([]any); len(ai) != 3 {
+				t.Errorf("additionalInterfaces %v, want the three 0.3 interfaces", card["additionalInterfaces"])
 			}
 		} else {
 			if got != "1.0,1.0,1.0" || card["url"] != nil || card["protocolVersion"] != nil {

@@ -84,8 +84,8 @@ func (w *webhook) forTask(t *testing.T, id string) []map[string]any {
 
 // TestJSClient03Interop runs the official JS SDK's v0.3 client
 // (interop/js/client03_check.mjs) against `parley serve`, once per
-// binding: card, send, stream, get, cancel, resubscribe, push config
-// set/get/list/delete and errors. A push config it registers receives
+// binding (JSON-RPC, HTTP+JSON and gRPC): card, send, stream, get,
+// cancel, resubscribe, push config set/get/list/delete and errors. A push config it registers receives
 // v0.3 payloads (the Task object, kind "task"), and Parley's v1.0 client
 // reads the task the v0.3 client created.
 func TestJSClient03Interop(t *testing.T) {
@@ -97,7 +97,7 @@ func TestJSClient03Interop(t *testing.T) {
 	defer hs.Close()
 	base := startParleyWith(t, "--push-allow-private")
 
-	for _, binding := range []string{"JSONRPC", "HTTP+JSON"} {
+	for _, binding := range []string{"JSONRPC", "HTTP+JSON", "GRPC"} {
 		t.Run(binding, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

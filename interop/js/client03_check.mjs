@@ -4,7 +4,7 @@
 //
 // Usage: node client03_check.mjs BASE_URL BINDING [WEBHOOK_URL]
 //   BASE_URL     the agent's base URL; the SDK reads the card itself
-//   BINDING      JSONRPC or HTTP+JSON (the SDK's preferred transport)
+//   BINDING      JSONRPC, HTTP+JSON or GRPC (the SDK's preferred transport)
 //   WEBHOOK_URL  when given, a push config with this URL is registered on
 //                a task that then completes (the Go test checks what the
 //                webhook received)
@@ -16,10 +16,11 @@ import { randomUUID } from 'node:crypto';
 import {
   ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory,
 } from 'a2a-sdk-03/client';
+import { GrpcTransportFactory } from 'a2a-sdk-03/client/grpc';
 
 const [baseUrl, binding, webhook] = process.argv.slice(2);
-if (!baseUrl || !['JSONRPC', 'HTTP+JSON'].includes(binding)) {
-  process.stderr.write('usage: node client03_check.mjs BASE_URL JSONRPC|HTTP+JSON [WEBHOOK_URL]\n');
+if (!baseUrl || !['JSONRPC', 'HTTP+JSON', 'GRPC'].includes(binding)) {
+  process.stderr.write('usage: node client03_check.mjs BASE_URL JSONRPC|HTTP+JSON|GRPC [WEBHOOK_URL]\n');
   process.exit(2);
 }
 setTimeout(() => { console.log('FAIL watchdog: the run took longer than 40 s'); process.exit(1); }, 40_000).unref();
@@ -39,7 +40,7 @@ const msg = (text, extra = {}) => ({ kind: 'message', messageId: randomUUID(), r
 const show = (v) => JSON.stringify(v);
 
 const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-  transports: [new JsonRpcTransportFactory(), new RestTransportFactory()],
+  transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
   preferredTransports: [binding],
 }));
 const client = await factory.createFromUrl(baseUrl);
@@ -49,7 +50,8 @@ await check('card: a v0.3 reader sees protocolVersion 0.3 and the preferred tran
   ensure(card.protocolVersion?.startsWith('0.3'), `protocolVersion ${card.protocolVersion}`);
   ensure(card.url && card.preferredTransport, `url ${card.url}, preferredTransport ${card.preferredTransport}`);
   const t = client.transport.constructor.name;
-  ensure((binding === 'JSONRPC') === t.includes('JsonRpc'), `transport ${t} for ${binding}`);
+  const want = { JSONRPC: 'JsonRpc', 'HTTP+JSON': 'Rest', GRPC: 'Grpc' }[binding];
+  ensure(t.includes(want), `transport ${t} for ${binding}`);
 });
 
 let doneTask;

@@ -5,6 +5,7 @@ import (
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
 	"parley.dev/parley/transport"
+	"parley.dev/parley/v03/v03grpc"
 	"parley.dev/parley/v03/v03http"
 )
 
@@ -51,12 +52,12 @@ func DefaultTransports() []TransportFactory {
 }
 
 // V03Transports returns the factories of the A2A v0.3 bindings this
-// package speaks: JSON-RPC and HTTP+JSON (docs/versions.md). A Client
+// package speaks: JSON-RPC, HTTP+JSON and gRPC (docs/versions.md). A Client
 // made without Options.Transports uses them beside DefaultTransports, only
 // for an agent that offers no v1.0 interface it can use (v1.0 interfaces
 // always come first); list them in Options.Transports to keep them there.
 func V03Transports() []TransportFactory {
-	return []TransportFactory{v03http.JSONRPCFactory(), v03http.RESTFactory()}
+	return []TransportFactory{v03http.JSONRPCFactory(), v03http.RESTFactory(), v03grpc.Factory()}
 }
 
 // AllTransports is DefaultTransports followed by V03Transports: what a

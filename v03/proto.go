@@ -227,7 +227,8 @@ func PPartToV1(p *PPart, field string, v *violations) *a2a.Part {
 	return out
 }
 
-// PSendToV1 translates the body of POST /v1/message:send and :stream.
+// PSendToV1 translates the body of POST /v1/message:send and :stream (and
+// the gRPC SendMessageRequest).
 func PSendToV1(p *PSendRequest) (*a2a.SendMessageRequest, error) {
 	var v violations
 	m := p.Message
@@ -236,8 +237,11 @@ func PSendToV1(p *PSendRequest) (*a2a.SendMessageRequest, error) {
 	}
 	out := &a2a.SendMessageRequest{Message: PMessageToV1(m, "message", &v), Metadata: structOf(p.Metadata, "metadata", &v)}
 	if c := p.Configuration; c != nil {
+		// The proto's blocking is a plain bool: absent is false, so a
+		// configuration without it asks not to block (as the v0.3 SDKs
+		// read it); no configuration at all blocks.
 		out.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes,
-			ReturnImmediately: c.Blocking != nil && !*c.Blocking}
+			ReturnImmediately: c.Blocking == nil || !*c.Blocking}
 		// The proto's historyLength is a plain int32: 0 is "unset".
 		if c.HistoryLength != nil && *c.HistoryLength != 0 {
 			out.Configuration.HistoryLength = c.HistoryLength

@@ -41,16 +41,17 @@ func TestClientPrefersV1(t *testing.T) {
 	}
 }
 
-// TestClientSpeaksV03: the same Go API over v0.3 JSON-RPC and HTTP+JSON:
+// TestClientSpeaksV03: the same Go API over v0.3 JSON-RPC, HTTP+JSON and
+// gRPC:
 // send, stream, get, cancel, subscribe, push configs, typed errors.
 func TestClientSpeaksV03(t *testing.T) {
 	t.Parallel()
 	s := start(t, nil)
-	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON} {
+	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
 		t.Run(binding, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := client.New(only03(s.Card, binding), &client.Options{Retries: -1})
+			c, err := client.New(only03(s.Card, binding), &client.Options{Retries: -1, HTTPClient: testkit.H2CClient()})
 			if err != nil {
 				t.Fatal(err)
 			}

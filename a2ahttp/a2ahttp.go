@@ -41,6 +41,7 @@ import (
 	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
+	"parley.dev/parley/v03/v03http"
 )
 
 // CardPath is the well-known path of the public agent card (spec §8.2).
@@ -123,6 +124,10 @@ type Options struct {
 	GRPC *grpcbind.Options
 	// DisableGRPC turns the gRPC binding off.
 	DisableGRPC bool
+	// DisableV03 turns off serving A2A v0.3 beside v1.0 (v03.go): its
+	// JSON-RPC methods and its HTTP+JSON routes under /v1/, and the v0.3
+	// members of the card.
+	DisableV03 bool
 }
 
 // Handler serves the card and the three bindings. Create it with New.
@@ -137,6 +142,8 @@ type Handler struct {
 	streams     *streamLimiter  // nil: no limit on open streams per caller
 	jsonrpc     http.Handler
 	rest        http.Handler
+	v03rest     http.Handler      // nil when v0.3 is off
+	v03grpc     http.Handler      // nil when v0.3 or gRPC is off
 	grpc        *grpcbind.Handler // nil when disabled
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
@@ -162,9 +169,9 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		h.opts.CacheMaxAge = 5 * time.Minute
 	}
 	h.setGuardDefaults()
-	card, err := a2a.Marshal(h.opts.Card)
+	card, err := h.encodeCard()
 	if err != nil {
-		return nil, fmt.Errorf("a2ahttp: encoding the card: %w", err)
+		return nil, err
 	}
 	sum := sha256.Sum256(card)
 	h.card, h.etag, h.modified = card, `"`+hex.EncodeToString(sum[:16])+`"`, time.Now().UTC().Truncate(time.Second)
@@ -198,8 +205,8 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	bopts := httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger}
 	rpcOpts, restOpts := bopts, bopts
 	rpcOpts.Middleware, restOpts.Middleware = h.middleware(a2a.BindingJSONRPC), h.middleware(a2a.BindingHTTPJSON)
-	h.jsonrpc = jsonrpc.NewHandler(svc, &rpcOpts)
 	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, &restOpts))
+	h.mountV03(svc, &rpcOpts, &restOpts)
 	if !h.opts.DisableGRPC {
 		var g grpcbind.Options
 		if h.opts.GRPC != nil {
@@ -213,6 +220,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		}
 		g.Middleware = append(h.middleware(a2a.BindingGRPC), g.Middleware...)
 		h.grpc = grpcbind.NewHandler(svc, &g)
+		h.mountV03GRPC(svc, &g)
 	}
 	return h, nil
 }
@@ -243,7 +251,7 @@ func (h *Handler) GRPC() http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
-			h.dispatch(w, r, h.grpc, h.grpc.WriteError)
+			h.dispatch(w, r, h.grpcFor(r), h.grpc.WriteError)
 		}
 	})
 }
@@ -307,13 +315,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case h.grpc != nil && grpcbind.IsGRPC(r):
-		h.dispatch(w, r, h.grpc, h.grpc.WriteError)
+		h.dispatch(w, r, h.grpcFor(r), h.grpc.WriteError)
 	case r.URL.Path == CardPath:
 		h.serveCard(w, r)
 	// JSON-RPC is served at its URL with or without a trailing slash (the
 	// official conformance kit, a2a-tck, adds one).
 	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
 		h.dispatch(w, r, h.jsonrpc, jsonrpc.WriteError)
+	case h.isV03Route(r):
+		h.dispatch(w, r, h.v03rest, v03http.WriteRESTError)
 	// GET / is no operation: a short page points to the card instead of a
 	// 404. Every other unknown path keeps the HTTP+JSON binding's 404.
 	case isIndex(r):

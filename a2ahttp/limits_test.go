@@ -255,7 +255,7 @@ func TestJSONRPCBadRequests(t *testing.T) {
 		{"invalid JSON", `{"jsonrpc":"2.0","id":1,"method":`, a2a.CodeParseError, "JSON"},
 		{"not JSON", `hello`, a2a.CodeParseError, "JSON"},
 		{"empty body", ``, a2a.CodeParseError, ""},
-		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`, a2a.CodeMethodNotFound, "message/send"},
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"message/sendd","params":{}}`, a2a.CodeMethodNotFound, "message/sendd"},
 		{"params array", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":["x"]}`, a2a.CodeInvalidParams, "params"},
 		{"params string", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":"x"}`, a2a.CodeInvalidParams, "params"},
 		{"params number", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":1}`, a2a.CodeInvalidParams, "params"},

@@ -36,8 +36,10 @@ type Options struct {
 	// Extensions are the extension URIs to activate on every call, sent in
 	// the A2A-Extensions header (spec §3.2.6).
 	Extensions []string
-	// Transports are the bindings the client may use (default JSONRPC(),
-	// REST() and GRPC()). The card's order decides which is tried first.
+	// Transports are the bindings the client may use (default
+	// AllTransports(): JSONRPC(), REST() and GRPC(), then the v0.3
+	// JSON-RPC and HTTP+JSON ones). v1.x interfaces are tried first, each
+	// group in the card's order.
 	Transports []TransportFactory
 	// Retries is how many times a call is repeated after a transport
 	// failure (default 2; negative: never). Only failures that make a
@@ -157,7 +159,7 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 		o.HTTPClient = http.DefaultClient
 	}
 	if len(o.Transports) == 0 {
-		o.Transports = DefaultTransports()
+		o.Transports = AllTransports()
 	}
 	switch {
 	case o.Retries == 0:
@@ -194,15 +196,13 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	c.inv = a2a.Chain(invoker{c}, o.Middleware...)
 	c.Service = a2a.NewService(c.inv)
 	var skipped []string
-	for _, in := range c.card.GetSupportedInterfaces() {
-		f := factoryFor(o.Transports, in.GetProtocolBinding())
+	// v1.x interfaces first, in the card's order, then the others (v0.3)
+	// the transports speak: a v1.0 interface is always preferred.
+	for _, in := range byVersion(c.card.GetSupportedInterfaces()) {
+		f := factoryFor(o.Transports, in.GetProtocolBinding(), in.GetProtocolVersion())
 		if f == nil {
-			skipped = append(skipped, fmt.Sprintf("%s at %s: binding not supported", in.GetProtocolBinding(), in.GetUrl()))
-			continue
-		}
-		if !versionOK(in.GetProtocolVersion()) {
-			skipped = append(skipped, fmt.Sprintf("%s at %s: protocol version %q (this client speaks %s)",
-				in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolVersion(), a2a.ProtocolVersion))
+			skipped = append(skipped, fmt.Sprintf("%s at %s: binding %s at protocol version %q not supported",
+				in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolBinding(), in.GetProtocolVersion()))
 			continue
 		}
 		t, err := f.New(in, cfg)
@@ -221,13 +221,43 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	return c, nil
 }
 
-func factoryFor(fs []TransportFactory, binding string) *TransportFactory {
+func factoryFor(fs []TransportFactory, binding, version string) *TransportFactory {
 	for i := range fs {
-		if strings.EqualFold(fs[i].Binding, binding) {
+		if strings.EqualFold(fs[i].Binding, binding) && factoryVersionOK(fs[i].Version, version) {
 			return &fs[i]
 		}
 	}
 	return nil
+}
+
+// factoryVersionOK reports whether a factory for version fv ("" for 1.x)
+// speaks an interface at protocol version v.
+func factoryVersionOK(fv, v string) bool {
+	if fv == "" {
+		return versionOK(v)
+	}
+	mm := strings.TrimSpace(v)
+	if parts := strings.Split(mm, "."); len(parts) >= 2 {
+		mm = parts[0] + "." + parts[1]
+	}
+	return mm == fv
+}
+
+// byVersion orders interfaces: those at this client's major version (or
+// none stated) first, then the rest, each group in the card's order.
+func byVersion(ins []*a2a.AgentInterface) []*a2a.AgentInterface {
+	out := make([]*a2a.AgentInterface, 0, len(ins))
+	for _, in := range ins {
+		if versionOK(in.GetProtocolVersion()) {
+			out = append(out, in)
+		}
+	}
+	for _, in := range ins {
+		if !versionOK(in.GetProtocolVersion()) {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // versionOK accepts 1.x interfaces, and an interface that does not say.

@@ -21,6 +21,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/transport"
+	"parley.dev/parley/v03"
 )
 
 // WellKnownCardPath is where an agent publishes its public card, relative
@@ -219,13 +220,19 @@ func parseCard(cardURL, contentType string, body []byte, warn func(string)) (*a2
 	}
 	_, topURL := top["url"]
 	pv, topVersion := top["protocolVersion"]
-	if (topURL && !ifaces) || topVersion {
+	// A card that also carries the v0.3 members beside supportedInterfaces
+	// (one document for both generations, as Parley serves) is a v1.0 card.
+	if !ifaces && (topURL || topVersion) {
+		// A v0.3 card: read as a v1.0 card whose interfaces are at 0.3.
+		if card, err := v03.CardToV1(body); err == nil {
+			return card, nil
+		}
 		v := httpx.JSONString(pv)
 		if v == "" {
 			v = "0.3"
 		}
 		return nil, &CardError{URL: cardURL, Legacy: true,
-			msg: fmt.Sprintf("this is an A2A %s card (top-level url or protocolVersion instead of supportedInterfaces); this client speaks %s", v, a2a.ProtocolVersion)}
+			msg: fmt.Sprintf("this is an A2A %s card (top-level url or protocolVersion instead of supportedInterfaces) that could not be read", v)}
 	}
 	card := &a2a.AgentCard{}
 	if err := a2a.Unmarshal(body, card); err != nil {

@@ -113,9 +113,14 @@ func TestResolveErrors(t *testing.T) {
 		"supportedInterfaces": []any{map[string]any{"url": "http://127.0.0.1:1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
 	})
 	cases := []cardCase{
-		{name: "v0.3 card", body: `{"name":"old","url":"http://h/a2a","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","skills":[]}`, legacy: true, message: "0.3.0"},
-		{name: "v0.3 url only", body: `{"name":"old","url":"http://h/a2a"}`, legacy: true},
-		{name: "top-level protocolVersion", body: strings.Replace(string(v1), `{`, `{"protocolVersion":"0.3",`, 1), legacy: true},
+		// v0.3 cards are read, their interfaces at protocol version 0.3;
+		// one that cannot be (no url) is a legacy card error.
+		{name: "valid v0.3 card", body: `{"name":"x","url":"http://h/a2a","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","skills":[]}`},
+		{name: "valid v0.3 url only", body: `{"name":"x","url":"http://h/a2a"}`},
+		{name: "v0.3 card without url", body: `{"name":"old","protocolVersion":"0.3.0"}`, legacy: true, message: "0.3.0"},
+		// One document for both generations: the v0.3 members beside
+		// supportedInterfaces make no legacy card.
+		{name: "valid with v0.3 members", body: strings.Replace(string(v1), `{`, `{"protocolVersion":"0.3.0","url":"http://h/a2a",`, 1)},
 		{name: "HTML", ctype: "text/html", body: "<html>hi</html>", message: "text/html"},
 		{name: "not an object", body: `[1,2]`, message: "not a JSON object"},
 		{name: "missing members", body: `{"name":"x","supportedInterfaces":[]}`, violations: "description"},
@@ -162,7 +167,7 @@ func checkResolve(t *testing.T, tc cardCase) {
 	}))
 	defer hs.Close()
 	card, err := client.Resolve(testCtx(t), hs.URL+"/agent.json", nil)
-	if tc.name == "valid" {
+	if strings.HasPrefix(tc.name, "valid") {
 		if err != nil || card.Name != "x" {
 			t.Fatalf("Resolve = %v, %v", card, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"parley.dev/parley/jsonrpc"
 	"parley.dev/parley/rest"
 	"parley.dev/parley/transport"
+	"parley.dev/parley/v03/v03grpc"
+	"parley.dev/parley/v03/v03http"
 )
 
 // The transport types, under the names this package has always used. A
@@ -43,8 +45,23 @@ func REST() TransportFactory { return rest.Factory() }
 // how it dials).
 func GRPC() TransportFactory { return grpcbind.Factory() }
 
-// DefaultTransports returns the factories of every binding this package
-// speaks: JSON-RPC, HTTP+JSON and gRPC.
+// DefaultTransports returns the factories of every v1.0 binding this
+// package speaks: JSON-RPC, HTTP+JSON and gRPC.
 func DefaultTransports() []TransportFactory {
 	return []TransportFactory{JSONRPC(), REST(), GRPC()}
+}
+
+// V03Transports returns the factories of the A2A v0.3 bindings this
+// package speaks: JSON-RPC, HTTP+JSON and gRPC (docs/versions.md). A Client
+// made without Options.Transports uses them beside DefaultTransports, only
+// for an agent that offers no v1.0 interface it can use (v1.0 interfaces
+// always come first); list them in Options.Transports to keep them there.
+func V03Transports() []TransportFactory {
+	return []TransportFactory{v03http.JSONRPCFactory(), v03http.RESTFactory(), v03grpc.Factory()}
+}
+
+// AllTransports is DefaultTransports followed by V03Transports: what a
+// Client uses when Options.Transports is empty.
+func AllTransports() []TransportFactory {
+	return append(DefaultTransports(), V03Transports()...)
 }

@@ -11,6 +11,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/v03"
 )
 
 // outcome classifies one attempt.
@@ -35,7 +36,7 @@ func prepare(n *taskstore.Notification) payload {
 	if _, err := ParseURL(n.Config.GetUrl()); err != nil {
 		return payload{bad: "webhook URL " + err.Error()}
 	}
-	body, err := a2a.Marshal(n.Event)
+	body, err := encodeEvent(n)
 	if err != nil {
 		return payload{bad: "the event could not be encoded: " + err.Error()}
 	}
@@ -72,6 +73,9 @@ func (s *Sender) post(ctx context.Context, n *taskstore.Notification, p payload)
 	SetHeaders(req.Header, cfg)
 	if o := s.opts.Observer; o != nil {
 		o.Header(ctx, req.Header)
+	}
+	if v03.IsMarked(cfg.GetUrl()) {
+		setV03Headers(req.Header)
 	}
 	select {
 	case s.sem <- struct{}{}:

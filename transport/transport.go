@@ -58,6 +58,9 @@ type Factory struct {
 	// Binding is the AgentInterface.protocolBinding this factory speaks,
 	// e.g. a2a.BindingJSONRPC. It is compared without regard to case.
 	Binding string
+	// Version is the protocol version (Major.Minor) of the interfaces
+	// this factory speaks: "" for v1.x, "0.3" for A2A v0.3.
+	Version string
 	// New returns a Transport for the interface. It should not contact the
 	// server: connection failures are reported by the calls, so that the
 	// client can fall back to the next interface.

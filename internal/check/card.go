@@ -148,13 +148,15 @@ func (f *cardFamily) v1(_ context.Context, r *rec) bool {
 	_, topVersion := f.top["protocolVersion"]
 	switch {
 	case !hasIfaces && (topURL || topVersion):
-		r.fail("this is an A2A v0.3 card (top-level url/protocolVersion, no supportedInterfaces): the server does not speak v1.0 here, nothing else can be graded")
+		r.fail("this is a v0.3-only agent: its card is an A2A v0.3 card (top-level url/protocolVersion, no supportedInterfaces), so it does not speak v1.0 and nothing else can be graded (parley check grades v1.0; parley send and parley card work with v0.3 agents)")
 		return false
 	case !hasIfaces:
 		r.fail("the card has no supportedInterfaces: no interface to check")
 		return false
 	case topURL || topVersion:
-		r.warn("the card carries v0.3 members (top-level url or protocolVersion) next to supportedInterfaces; v1.0 clients ignore them")
+		// One document for both generations (docs/versions.md): v1.0
+		// clients ignore the v0.3 members.
+		r.pass("supportedInterfaces present, with the v0.3 members beside them for v0.3 clients (the agent serves both versions)")
 	default:
 		r.pass("supportedInterfaces present, no v0.3 members")
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/client"
 )
 
 // cardCmd runs `parley card URL`: fetch, validate and print an agent card.
@@ -73,10 +72,8 @@ func (o *output) printCard(card *a2a.AgentCard) {
 			l = "interfaces"
 		}
 		note := o.dim("  (not spoken by this build)")
-		for _, f := range client.DefaultTransports() {
-			if strings.EqualFold(in.GetProtocolBinding(), f.Binding) {
-				note = ""
-			}
+		if spoken(in) {
+			note = ""
 		}
 		tenant := ""
 		if in.GetTenant() != "" {
@@ -84,6 +81,7 @@ func (o *output) printCard(card *a2a.AgentCard) {
 		}
 		fmt.Fprintf(&b, "%s%d. %-9s %s  A2A %s%s%s\n", label(l), i+1, in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolVersion(), tenant, note)
 	}
+	fmt.Fprintf(&b, "%s%s\n", label("A2A versions"), servedVersions(card))
 	caps := card.GetCapabilities()
 	var on []string
 	yesNo := func(name string, v bool) {

@@ -118,6 +118,7 @@ func TestCardBadInput(t *testing.T) {
 		"/missing/.well-known/agent-card.json": `{"name":"half a card","supportedInterfaces":[{"url":"http://x/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
 		// A v0.3 card.
 		"/old/.well-known/agent-card.json": `{"name":"old","description":"d","url":"http://x/","protocolVersion":"0.3","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
+		"/old-no-url/.well-known/agent-card.json": `{"name":"old","description":"d","protocolVersion":"0.3","version":"1"}`,
 		// Not even JSON syntax.
 		"/broken/.well-known/agent-card.json": `{"name": "broken",`,
 	}
@@ -133,14 +134,17 @@ func TestCardBadInput(t *testing.T) {
 	defer srv.Close()
 	_, errs = mustRun(t, 1, "card", srv.URL+"/missing")
 	contains(t, "stderr", errs, "REQUIRED", "description")
-	_, errs = mustRun(t, 1, "card", srv.URL+"/old")
+	// A v0.3 card is read (docs/versions.md); one without a url cannot be.
+	out, _ := mustRun(t, 0, "card", srv.URL+"/old")
+	contains(t, "stdout", out, "A2A versions 0.3 (no v1.0 interface")
+	_, errs = mustRun(t, 1, "card", srv.URL+"/old-no-url")
 	contains(t, "stderr", errs, "0.3")
 	_, errs = mustRun(t, 1, "card", srv.URL+"/broken")
 	contains(t, "stderr", errs, "not a JSON object")
 	_, errs = mustRun(t, 1, "card", srv.URL+"/nothing-here")
 	contains(t, "stderr", errs, "404")
 	// --json reports the error as JSON too.
-	out, _ := mustRun(t, 1, "card", "--json", srv.URL+"/missing")
+	out, _ = mustRun(t, 1, "card", "--json", srv.URL+"/missing")
 	if m := jsonOf(t, out); m["error"] == nil {
 		t.Fatalf("card --json error: %v", m)
 	}

@@ -156,16 +156,20 @@ func (c *common) transports() ([]client.TransportFactory, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := client.DefaultTransports() // JSON-RPC, HTTP+JSON, gRPC
+	all := client.AllTransports() // JSON-RPC, HTTP+JSON, gRPC; JSON-RPC and HTTP+JSON at v0.3
 	if b == "" {
 		return all, nil
 	}
+	var out []client.TransportFactory // the binding at every version it is spoken
 	for _, f := range all {
 		if strings.EqualFold(f.Binding, b) {
-			return []client.TransportFactory{f}, nil
+			out = append(out, f)
 		}
 	}
-	return nil, fmt.Errorf("--binding %q: this build does not speak %s", c.binding, b)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--binding %q: this build does not speak %s", c.binding, b)
+	}
+	return out, nil
 }
 
 // header returns the --header values as an http.Header.

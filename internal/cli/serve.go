@@ -70,6 +70,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	card, extended = cfg.versions.cards(card, extended)
 
 	store, err := cfg.store.open(ctx, cfg.storeSpec, *cfg.push.on, log)
 	if err != nil {
@@ -105,6 +106,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // serveConfig is the command line of `parley serve`, parsed and checked.
 type serveConfig struct {
 	guard          *guardFlags
+	versions       protocolVersions
 	addr           string
 	agentName      string
 	agent          server.Agent
@@ -165,6 +167,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs --tls-key; SIGHUP reloads both)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	cfg.guard = addGuardFlags(fs)
+	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port; default 1.0,0.3)")
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable)")
 	cfg.push = addPushFlags(fs)
@@ -298,6 +301,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
 		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
+	hopts.DisableV03 = !cfg.versions.v03()
 	cfg.id.apply(hopts)
 	cfg.backend.applyHTTP(hopts)
 	cfg.obs.serverHooks(sopts, hopts)

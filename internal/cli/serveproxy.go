@@ -41,7 +41,7 @@ func (b *backendFlags) startProxy(ctx context.Context, cfg *serveConfig, log *sl
 	defer cancel()
 	upstream, err := c.connect(rctx, b.proxy)
 	if errors.Is(err, client.ErrLegacyCard) {
-		return fmt.Errorf("--proxy %s: the agent speaks A2A v0.3, which --proxy cannot forward to yet: %w", b.proxy, err)
+		return fmt.Errorf("--proxy %s: the agent's A2A v0.3 card could not be read: %w", b.proxy, err)
 	}
 	if err != nil {
 		return fmt.Errorf("--proxy %s: %w", b.proxy, err)

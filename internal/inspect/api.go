@@ -115,7 +115,7 @@ func (s *Server) connect(ctx context.Context, c conn, rec *recorder) (*client.Cl
 	if err != nil {
 		return nil, err
 	}
-	ts := client.DefaultTransports()
+	ts := client.AllTransports()
 	if c.Binding != "" {
 		var only []client.TransportFactory
 		for _, f := range ts {

@@ -131,7 +131,7 @@ func StartServer(tb testing.TB, o *Options) *Server {
 	}
 	hs.Config.Handler = handler
 	start(tb, hs, o.Configure, o.TLS)
-	return &Server{URL: base, Addr: addr, Card: card, Core: core, Handler: h, HTTP: hs}
+	return &Server{URL: base, Addr: addr, Card: h.Card(), Core: core, Handler: h, HTTP: hs}
 }
 
 // NewCore returns a server core for the built-in agent of o.Kind (or

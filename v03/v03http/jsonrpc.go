@@ -1,0 +1,194 @@
+package v03http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/sse"
+	"parley.dev/parley/v03"
+)
+
+// JSONRPC serves the v0.3 JSON-RPC methods and hands every other request,
+// untouched, to next (the v1.0 JSON-RPC handler). With on false the v0.3
+// methods are refused with VersionNotSupportedError.
+type JSONRPC struct {
+	inv  a2a.Invoker
+	opts httpx.Options
+	next http.Handler
+	on   bool
+}
+
+// NewJSONRPC returns the v0.3 JSON-RPC handler in front of next.
+func NewJSONRPC(svc a2a.Service, opts *httpx.Options, next http.Handler, on bool) *JSONRPC {
+	o := opts.WithDefaults()
+	return &JSONRPC{inv: o.Invoker(svc), opts: o, next: next, on: on}
+}
+
+// envelope is the part of a JSON-RPC request read to route it.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// ServeHTTP implements http.Handler.
+func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
+	if err != nil {
+		h.next.ServeHTTP(w, r) // the v1.0 handler answers the same failure
+		return
+	}
+	var env envelope
+	if json.Unmarshal(body, &env) != nil || !v03.IsMethod(env.Method) || !validID(env.ID) || env.JSONRPC != "2.0" {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	id := env.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	ci := httpx.CallInfo(r)
+	if err := Admit(ci, h.on); err != nil {
+		writeRPCError(w, ci, id, a2a.AsError(err))
+		return
+	}
+	m, req, err := v03.Request(env.Method, env.Params)
+	if err != nil {
+		writeRPCError(w, ci, id, a2a.AsError(err))
+		return
+	}
+	ctx := a2a.WithCallInfo(r.Context(), ci)
+	if m.Streaming {
+		enc := &rpcStream{h: h, ci: ci, id: id, op: env.Method, subscribe: env.Method == v03.MethodResubscribe,
+			sse: strings.Contains(r.Header.Get("Accept"), httpx.ContentTypeSSE)}
+		sse.Serve(w, h.inv.Stream(ctx, m, req), enc, max(h.opts.KeepAlive, 0))
+		return
+	}
+	resp, err := call(ctx, h.inv, env.Method, m, req)
+	if err != nil {
+		e := a2a.AsError(err)
+		httpx.LogError(h.opts.Logger, env.Method, e)
+		writeRPCError(w, ci, id, e)
+		return
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{"2.0", id, v03.ResultFromV1(env.Method, resp)})
+	if err != nil {
+		writeRPCError(w, ci, id, a2a.Internal(err))
+		return
+	}
+	httpx.SetResponseHeaders(w.Header(), ci, nil)
+	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+	w.Write(b)
+}
+
+// call invokes a unary operation; a get without a configuration id,
+// decoded as a list, answers with one configuration (v03.FirstPushConfig).
+func call(ctx context.Context, inv a2a.Invoker, method string, m *a2a.Method, req proto.Message) (proto.Message, error) {
+	resp, err := inv.Call(ctx, m, req)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := resp.(*a2a.ListTaskPushNotificationConfigsResponse); ok && method == v03.MethodPushGet {
+		return v03.FirstPushConfig(req.(*a2a.ListTaskPushNotificationConfigsRequest).GetTaskId(), l)
+	}
+	return resp, nil
+}
+
+// validID reports whether a JSON-RPC id is a string, a number, null or
+// absent.
+func validID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return true
+	}
+	switch id[0] {
+	case '{', '[', 't', 'f':
+		return false
+	}
+	return true
+}
+
+// rpcError is a JSON-RPC error response.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   v03.ErrorObject `json:"error"`
+}
+
+func appendRPCError(id json.RawMessage, e *a2a.Error) []byte {
+	b, _ := json.Marshal(rpcError{"2.0", id, v03.ErrorFromV1(e)})
+	return b
+}
+
+// writeRPCError writes a JSON-RPC error response: HTTP 200, except 401 for
+// authentication and 429 for rate limits, as the v1.0 binding does.
+func writeRPCError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error) {
+	httpx.SetResponseHeaders(w.Header(), ci, e)
+	status := http.StatusOK
+	switch e.Code {
+	case a2a.CodeUnauthenticated:
+		status = http.StatusUnauthorized
+	case a2a.CodeRateLimited:
+		status = http.StatusTooManyRequests
+	}
+	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+	w.WriteHeader(status)
+	w.Write(appendRPCError(id, e))
+}
+
+// rpcStream renders a v0.3 JSON-RPC stream: each event a JSON-RPC response
+// whose result is a v0.3 object with its kind, status updates with final.
+type rpcStream struct {
+	h         *JSONRPC
+	ci        *a2a.CallInfo
+	id        json.RawMessage
+	op        string
+	subscribe bool
+	sse       bool
+}
+
+func (e *rpcStream) Refuse(w http.ResponseWriter, err error) {
+	ae := a2a.AsError(err)
+	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
+		writeRPCError(w, e.ci, e.id, ae)
+		return
+	}
+	httpx.SetResponseHeaders(w.Header(), e.ci, ae)
+	sse.NewWriter(w).Event("", 0, appendRPCError(e.id, ae))
+}
+
+func (e *rpcStream) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
+
+func (e *rpcStream) Event(ev a2a.StreamEvent) ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{"2.0", e.id, v03.EventFromV1(ev.Response, e.subscribe)})
+}
+
+func (e *rpcStream) Fail(err error) (string, []byte) {
+	ae := a2a.AsError(err)
+	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	return "", appendRPCError(e.id, ae)
+}

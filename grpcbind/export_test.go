@@ -1,5 +1,0 @@
-package grpcbind
-
-// StatusError exposes statusError, a client's reading of a status, to the
-// tests of this package.
-var StatusError = statusError

@@ -88,7 +88,10 @@ func checkCardAsSDKReadsIt(t *testing.T, card *a2a.AgentCard, base string) {
 	for _, in := range card.SupportedInterfaces {
 		got = append(got, fmt.Sprintf("%s %s %s", in.ProtocolBinding, in.URL, in.ProtocolVersion))
 	}
-	want := []string{"JSONRPC " + base + "/ 1.0", "HTTP+JSON " + base + " 1.0", "GRPC " + host + " 1.0"}
+	// The v1.0 interfaces first, then their v0.3 copies (docs/versions.md):
+	// the SDK reads all six and picks by protocol version.
+	want := []string{"JSONRPC " + base + "/ 1.0", "HTTP+JSON " + base + " 1.0", "GRPC " + host + " 1.0",
+		"JSONRPC " + base + "/ 0.3", "HTTP+JSON " + base + " 0.3", "GRPC " + host + " 0.3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("card interfaces = %q, want %q", got, want)
 	}

@@ -32,6 +32,14 @@ func NewJSONRPC(svc a2a.Service, opts *httpx.Options, next http.Handler, on bool
 	return &JSONRPC{inv: o.Invoker(svc), opts: o, next: next, on: on}
 }
 
+// mayBeV03 reports whether a request body can name a v0.3 method: every
+// v0.3 method name has a '/' ("message/send"), which JSON writes as '/',
+// '\/' or '\u002f'. A v1.0 request without one (most of them) goes on
+// without being decoded twice.
+func mayBeV03(body []byte) bool {
+	return bytes.IndexByte(body, '/') >= 0 || bytes.Contains(body, []byte(`\u002f`)) || bytes.Contains(body, []byte(`\u002F`))
+}
+
 // envelope is the part of a JSON-RPC request read to route it.
 type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -52,7 +60,7 @@ func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var env envelope
-	if json.Unmarshal(body, &env) != nil || !v03.IsMethod(env.Method) || !validID(env.ID) || env.JSONRPC != "2.0" {
+	if !mayBeV03(body) || json.Unmarshal(body, &env) != nil || !v03.IsMethod(env.Method) || !validID(env.ID) || env.JSONRPC != "2.0" {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		h.next.ServeHTTP(w, r)

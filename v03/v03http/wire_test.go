@@ -201,3 +201,24 @@ func sseEvents(t *testing.T, url, version, body string) []string {
 	}
 	return out
 }
+
+// TestEscapedMethodName: a v0.3 method name whose '/' is written as a JSON
+// escape is still routed to v0.3 (the router skips decoding only bodies
+// that cannot name a v0.3 method), and a v1.0 call without any '/' is
+// served by v1.0.
+func TestEscapedMethodName(t *testing.T) {
+	s := start(t, nil)
+	for _, method := range []string{`tasks\/get`, `tasks\u002fget`, `tasks\u002Fget`} {
+		// TaskNotFoundError is -32001 in both versions; a v0.3 error object
+		// is told by its message, a v1.0 answer to an unknown method by -32601.
+		if code := errCode(rpc(t, s.URL+"/", "", method, `{"id":"nope"}`)); code != -32001 {
+			t.Errorf("method %q: error code %d, want -32001 (v0.3 tasks/get of an unknown task)", method, code)
+		}
+	}
+	if code := errCode(rpc(t, s.URL+"/", "1.0", "GetTask", `{"id":"nope"}`)); code != -32001 {
+		t.Errorf("v1.0 GetTask of an unknown task: error code %d, want -32001", code)
+	}
+	if code := errCode(rpc(t, s.URL+"/", "1.0", "NoSuchMethod", `{}`)); code != -32601 {
+		t.Errorf("v1.0 unknown method: error code %d, want -32601", code)
+	}
+}

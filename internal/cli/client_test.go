@@ -117,7 +117,7 @@ func TestCardBadInput(t *testing.T) {
 		// REQUIRED members missing.
 		"/missing/.well-known/agent-card.json": `{"name":"half a card","supportedInterfaces":[{"url":"http://x/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
 		// A v0.3 card.
-		"/old/.well-known/agent-card.json": `{"name":"old","description":"d","url":"http://x/","protocolVersion":"0.3","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
+		"/old/.well-known/agent-card.json":        `{"name":"old","description":"d","url":"http://x/","protocolVersion":"0.3","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`,
 		"/old-no-url/.well-known/agent-card.json": `{"name":"old","description":"d","protocolVersion":"0.3","version":"1"}`,
 		// Not even JSON syntax.
 		"/broken/.well-known/agent-card.json": `{"name": "broken",`,

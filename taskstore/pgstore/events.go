@@ -11,6 +11,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -116,7 +117,7 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 	switch p := ev.Response.GetPayload().(type) {
 	case *a2a.StreamResponse_StatusUpdate:
 		st := p.StatusUpdate.GetStatus()
-		h, err := encodeHeader(&a2a.Task{Status: st})
+		h, err := layout.EncodeHeader(&a2a.Task{Status: st})
 		if err != nil {
 			return nil, err
 		}
@@ -135,10 +136,10 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 		if err != nil {
 			return nil, err
 		}
-		op.chunk = &encodedChunk{id: u.GetArtifact().GetArtifactId(), appendTo: u.GetAppend(), data: b}
+		op.chunk = &encodedChunk{ID: u.GetArtifact().GetArtifactId(), AppendTo: u.GetAppend(), Data: b}
 	case *a2a.StreamResponse_Task:
 		op.task = p.Task
-		if op.parts, err = encodeParts(p.Task); err != nil {
+		if op.parts, err = layout.EncodeParts(p.Task); err != nil {
 			return nil, err
 		}
 	}
@@ -187,13 +188,13 @@ func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, op *appendOp) error 
 	switch {
 	case op.hist != nil:
 		b.Queue(sqlPutHistory, op.id, hist, op.hist)
-	case op.chunk != nil && op.chunk.appendTo:
-		b.Queue(sqlPutChunk, op.id, chunkN, op.chunk.id, true, op.chunk.data)
+	case op.chunk != nil && op.chunk.AppendTo:
+		b.Queue(sqlPutChunk, op.id, chunkN, op.chunk.ID, true, op.chunk.Data)
 	case op.chunk != nil:
 		c := op.chunk
-		b.Queue(sqlReplaceChunk, op.id, c.id, c.data)
-		b.Queue(sqlDropChunks, op.id, c.id)
-		b.Queue(sqlNewArtifact, op.id, chunkN, c.id, c.data)
+		b.Queue(sqlReplaceChunk, op.id, c.ID, c.Data)
+		b.Queue(sqlDropChunks, op.id, c.ID)
+		b.Queue(sqlNewArtifact, op.id, chunkN, c.ID, c.Data)
 	case op.task != nil:
 		b.Queue(sqlClearHistory, op.id)
 		b.Queue(sqlClearChunks, op.id)
@@ -222,15 +223,15 @@ func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.R
 			nh++
 		}
 		h := op.status
-		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.state, h.statusMS, h.status)...)
+		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status)...)
 	case op.task != nil:
-		h, err := encodeHeader(op.task)
+		h, err := layout.EncodeHeader(op.task)
 		if err != nil {
 			return errRow{err}
 		}
-		nh += int32(len(op.parts.history))
-		nc = int32(len(op.parts.artifacts))
-		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.state, h.statusMS, h.status, h.contextID, h.data)...)
+		nh += int32(len(op.parts.History))
+		nc = int32(len(op.parts.Artifacts))
+		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data)...)
 	case op.chunk != nil:
 		nc = 1
 	}

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/layout"
 )
 
 // A task is kept in pieces, so that an event costs a few small writes
@@ -29,29 +29,6 @@ import (
 // protobuf binary; reading a task folds its rows back into one a2a.Task
 // by the rule of taskstore.Apply.
 
-// header is the tasks row of a task, encoded.
-type header struct {
-	data, status []byte // status is nil when the task has none
-	contextID    string
-	state        int32
-	statusMS     int64
-}
-
-// encodeHeader returns the header of t.
-func encodeHeader(t *a2a.Task) (header, error) {
-	h := header{contextID: t.GetContextId(), state: int32(t.GetStatus().GetState()), statusMS: order.StatusMillis(t)}
-	var err error
-	if h.data, err = marshal(&a2a.Task{Id: t.GetId(), ContextId: t.GetContextId(), Metadata: t.GetMetadata()}); err != nil {
-		return h, err
-	}
-	if t.Status != nil {
-		if h.status, err = marshal(t.Status); err != nil {
-			return h, err
-		}
-	}
-	return h, nil
-}
-
 // decodeHeader returns the task of a header's data and status columns,
 // without history and artifacts. A nil status is a task without one.
 func decodeHeader(data, status []byte) (*a2a.Task, error) {
@@ -66,39 +43,6 @@ func decodeHeader(data, status []byte) (*a2a.Task, error) {
 		}
 	}
 	return t, nil
-}
-
-// encodedChunk is one task_artifacts row.
-type encodedChunk struct {
-	id       string
-	appendTo bool
-	data     []byte
-}
-
-// encodedParts is a task's history and artifacts, encoded for their rows.
-type encodedParts struct {
-	history   [][]byte
-	artifacts []encodedChunk
-}
-
-// encodeParts encodes a task's history and artifacts, one row each.
-func encodeParts(t *a2a.Task) (encodedParts, error) {
-	var p encodedParts
-	for _, m := range t.GetHistory() {
-		b, err := marshal(m)
-		if err != nil {
-			return p, err
-		}
-		p.history = append(p.history, b)
-	}
-	for _, a := range t.GetArtifacts() {
-		b, err := marshal(a)
-		if err != nil {
-			return p, err
-		}
-		p.artifacts = append(p.artifacts, encodedChunk{id: a.GetArtifactId(), data: b})
-	}
-	return p, nil
 }
 
 // The statements that read a task's pieces return rows of one shape,
@@ -130,12 +74,6 @@ type pieces struct {
 	disorder bool // rows came out of n order
 }
 
-// chunk is one artifact update as stored.
-type chunk struct {
-	appendTo bool
-	a        *a2a.Artifact
-}
-
 // add decodes one row into p.
 func (p *pieces) add(kind, n int32, payload []byte, flag bool, extra []byte) error {
 	switch kind {
@@ -160,7 +98,7 @@ func (p *pieces) add(kind, n int32, payload []byte, flag bool, extra []byte) err
 		if err := proto.Unmarshal(payload, a); err != nil {
 			return fmt.Errorf("pgstore: decode artifact: %w", err)
 		}
-		p.chunks = append(p.chunks, chunk{appendTo: flag, a: a})
+		p.chunks = append(p.chunks, chunk{AppendTo: flag, A: a})
 	}
 	return nil
 }
@@ -171,45 +109,17 @@ func (p *pieces) assemble(t *a2a.Task) error {
 		return errors.New("pgstore: a task's rows came out of order")
 	}
 	t.History = p.history
-	t.Artifacts = foldArtifacts(p.chunks)
+	t.Artifacts = layout.FoldArtifacts(p.chunks)
 	return nil
 }
 
-// foldArtifacts rebuilds a task's artifacts from its chunks, in order, by
-// the rule of taskstore.Apply: a chunk of a new id adds an artifact at the
-// end; a known id's chunk is appended (a2a.AppendChunk) or replaces it in
-// place.
-func foldArtifacts(chunks []chunk) []*a2a.Artifact {
-	if len(chunks) == 0 {
-		return nil
-	}
-	var out []*a2a.Artifact
-	at := make(map[string]int, 4)
-	for _, c := range chunks {
-		id := c.a.GetArtifactId()
-		i, known := at[id]
-		switch {
-		case !known:
-			at[id] = len(out)
-			out = append(out, c.a)
-		case c.appendTo:
-			a2a.AppendChunk(out[i], c.a)
-		default:
-			out[i] = c.a
-		}
-	}
-	return out
-}
+// The encoded pieces are the shared layout's (taskstore/internal/layout).
+type (
+	header       = layout.Header
+	encodedChunk = layout.EncodedChunk
+	encodedParts = layout.Parts
+	chunk        = layout.Chunk
+)
 
-// marshal encodes m; an empty message is an empty, not a nil, slice, so
-// that it is stored as an empty value rather than NULL.
-func marshal(m proto.Message) ([]byte, error) {
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: encode: %w", err)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
-}
+// marshal encodes m for a column (never nil: see layout.Marshal).
+func marshal(m proto.Message) ([]byte, error) { return layout.Marshal(m) }

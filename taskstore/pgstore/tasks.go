@@ -12,6 +12,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -52,11 +53,11 @@ func stateList(states []a2a.TaskState) string {
 // queueParts adds the inserts of a task's history and artifact rows,
 // numbered from 0, to a batch.
 func queueParts(b *pgx.Batch, taskID string, p encodedParts) {
-	for n, m := range p.history {
+	for n, m := range p.History {
 		b.Queue(sqlPutHistory, taskID, n, m)
 	}
-	for n, c := range p.artifacts {
-		b.Queue(sqlPutChunk, taskID, n, c.id, c.appendTo, c.data)
+	for n, c := range p.Artifacts {
+		b.Queue(sqlPutChunk, taskID, n, c.ID, c.AppendTo, c.Data)
 	}
 }
 
@@ -78,11 +79,11 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	if c := ev.PushConfig; c != nil && c.GetTaskId() != t.Id {
 		return errors.New("pgstore: the push config is not the new task's")
 	}
-	h, err := encodeHeader(t)
+	h, err := layout.EncodeHeader(t)
 	if err != nil {
 		return err
 	}
-	parts, err := encodeParts(t)
+	parts, err := layout.EncodeParts(t)
 	if err != nil {
 		return err
 	}
@@ -99,8 +100,8 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 		}
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		n, err := affected(tx.Exec(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.contextID, h.state, h.statusMS,
-			int64(ev.Seq), h.data, h.status, cfg != nil, len(parts.history), len(parts.artifacts)))
+		n, err := affected(tx.Exec(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
+			int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), len(parts.Artifacts)))
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -107,8 +108,8 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 	switch p := ev.Response.GetPayload().(type) {
 	case *a2a.StreamResponse_StatusUpdate:
 		st := p.StatusUpdate.GetStatus()
-		h := header{state: int32(st.GetState()), statusMS: order.StatusMillis(&a2a.Task{Status: st})}
-		if h.status, err = encodeStatus(st); err != nil {
+		h := header{State: int32(st.GetState()), StatusMS: order.StatusMillis(&a2a.Task{Status: st})}
+		if h.Status, err = encodeStatus(st); err != nil {
 			return nil, err
 		}
 		op.status = &h
@@ -126,14 +127,14 @@ func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp,
 		if err != nil {
 			return nil, err
 		}
-		op.chunk = &encodedChunk{id: u.GetArtifact().GetArtifactId(), appendTo: u.GetAppend(), data: b}
+		op.chunk = &encodedChunk{ID: u.GetArtifact().GetArtifactId(), AppendTo: u.GetAppend(), Data: b}
 	case *a2a.StreamResponse_Task:
-		h, err := encodeHeader(p.Task)
+		h, err := layout.EncodeHeader(p.Task)
 		if err != nil {
 			return nil, err
 		}
 		op.task = &h
-		if op.parts, err = encodeParts(p.Task); err != nil {
+		if op.parts, err = layout.EncodeParts(p.Task); err != nil {
 			return nil, err
 		}
 	}
@@ -190,10 +191,10 @@ func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
 	switch {
 	case op.status != nil:
 		h := op.status
-		row = w.queryRow(s.headStatus, append([]any{int64(op.seq), h.state, h.statusMS, h.status}, where...)...)
+		row = w.queryRow(s.headStatus, append([]any{int64(op.seq), h.State, h.StatusMS, h.Status}, where...)...)
 	case op.task != nil:
 		h := op.task
-		row = w.queryRow(s.headTask, append([]any{int64(op.seq), h.state, h.statusMS, h.status, h.contextID, h.data}, where...)...)
+		row = w.queryRow(s.headTask, append([]any{int64(op.seq), h.State, h.StatusMS, h.Status, h.ContextID, h.Data}, where...)...)
 	default:
 		row = w.queryRow(s.headSeq, append([]any{int64(op.seq)}, where...)...)
 	}
@@ -210,16 +211,16 @@ func (s *Store) applyRows(w *wtx, op *appendOp) error {
 		return err
 	case op.chunk != nil:
 		c := op.chunk
-		if !c.appendTo {
-			n, err := affected(w.exec(bg, s.replaceChunk, c.data, op.id, op.id, c.id))
+		if !c.AppendTo {
+			n, err := affected(w.exec(bg, s.replaceChunk, c.Data, op.id, op.id, c.ID))
 			if err != nil || n > 0 {
 				if err == nil {
-					_, err = w.exec(bg, s.dropChunks, op.id, c.id, op.id, c.id)
+					_, err = w.exec(bg, s.dropChunks, op.id, c.ID, op.id, c.ID)
 				}
 				return err
 			}
 		}
-		_, err := w.exec(bg, s.addChunk, op.id, op.id, c.id, c.appendTo, c.data)
+		_, err := w.exec(bg, s.addChunk, op.id, op.id, c.ID, c.AppendTo, c.Data)
 		return err
 	case op.task != nil:
 		if _, err := w.exec(bg, s.clearHistory, op.id); err != nil {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/layout"
 )
 
 // A task is kept in pieces (schema version 4), so that an event costs a
@@ -29,26 +29,6 @@ import (
 // Every payload is protobuf binary (proto.Marshal). Reading a task folds
 // its rows back into one a2a.Task (foldArtifacts follows the rule of
 // taskstore.Apply).
-
-// header is the tasks row of a task: data and status encoded, and the
-// columns ListTasks sorts and filters on.
-type header struct {
-	data, status []byte // status is nil when the task has none
-	contextID    string
-	state        int32
-	statusMS     int64
-}
-
-// encodeHeader returns the header of t.
-func encodeHeader(t *a2a.Task) (header, error) {
-	h := header{contextID: t.GetContextId(), state: int32(t.GetStatus().GetState()), statusMS: order.StatusMillis(t)}
-	var err error
-	if h.data, err = marshal(&a2a.Task{Id: t.GetId(), ContextId: t.GetContextId(), Metadata: t.GetMetadata()}); err != nil {
-		return h, err
-	}
-	h.status, err = encodeStatus(t.Status)
-	return h, err
-}
 
 // encodeStatus returns the status column of a status: nil (NULL) when
 // there is none, never nil otherwise (an empty status is not a missing
@@ -80,80 +60,21 @@ func decodeHeader(data []byte, status sql.RawBytes, hasStatus bool) (*a2a.Task, 
 	return t, nil
 }
 
-// encodedParts is a task's history and artifacts, encoded for their rows.
-type encodedParts struct {
-	history   [][]byte
-	artifacts []encodedChunk
-}
-
-// encodedChunk is one task_artifacts row.
-type encodedChunk struct {
-	id       string
-	appendTo bool
-	data     []byte
-}
-
-// encodeParts encodes a task's history and artifacts, one row each.
-func encodeParts(t *a2a.Task) (encodedParts, error) {
-	var p encodedParts
-	for _, m := range t.GetHistory() {
-		b, err := marshal(m)
-		if err != nil {
-			return p, err
-		}
-		p.history = append(p.history, b)
-	}
-	for _, a := range t.GetArtifacts() {
-		b, err := marshal(a)
-		if err != nil {
-			return p, err
-		}
-		p.artifacts = append(p.artifacts, encodedChunk{id: a.GetArtifactId(), data: b})
-	}
-	return p, nil
-}
-
 // writeParts inserts the rows of a task's history and artifacts, numbered
 // from 0, inside a write. The task must have none yet.
 func (s *Store) writeParts(w *wtx, taskID string, p encodedParts) error {
 	bg := context.Background()
-	for n, m := range p.history {
+	for n, m := range p.History {
 		if _, err := w.exec(bg, s.putHistory, taskID, n, m); err != nil {
 			return err
 		}
 	}
-	for n, c := range p.artifacts {
-		if _, err := w.exec(bg, s.putChunk, taskID, n, c.id, c.appendTo, c.data); err != nil {
+	for n, c := range p.Artifacts {
+		if _, err := w.exec(bg, s.putChunk, taskID, n, c.ID, c.AppendTo, c.Data); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// foldArtifacts rebuilds a task's artifacts from its chunks, in order, by
-// the rule of taskstore.Apply: a chunk of a new id adds an artifact at the
-// end; a known id's chunk is appended (a2a.AppendChunk) or replaces it in
-// place.
-func foldArtifacts(chunks []chunk) []*a2a.Artifact {
-	if len(chunks) == 0 {
-		return nil
-	}
-	var out []*a2a.Artifact
-	at := make(map[string]int, 4)
-	for _, c := range chunks {
-		id := c.a.GetArtifactId()
-		i, known := at[id]
-		switch {
-		case !known:
-			at[id] = len(out)
-			out = append(out, c.a)
-		case c.appendTo:
-			a2a.AppendChunk(out[i], c.a)
-		default:
-			out[i] = c.a
-		}
-	}
-	return out
 }
 
 // The statements that read a task's pieces return rows of one shape,
@@ -186,13 +107,6 @@ type pieces struct {
 	lastH    int64 // the n of the last history and chunk rows
 	lastC    int64
 	disorder bool // rows came out of n order
-}
-
-// chunk is one artifact update as stored: the artifact, decoded, and
-// whether it is appended.
-type chunk struct {
-	appendTo bool
-	a        *a2a.Artifact
 }
 
 // readPieces reads rows of the shape above, decoding each at once. With
@@ -247,7 +161,7 @@ func (p *pieces) add(kind, n int64, payload []byte, flag bool, extra []byte) err
 		if err := proto.Unmarshal(payload, a); err != nil {
 			return fmt.Errorf("sqlitestore: decode artifact: %w", err)
 		}
-		p.chunks = append(p.chunks, chunk{appendTo: flag, a: a})
+		p.chunks = append(p.chunks, chunk{AppendTo: flag, A: a})
 	}
 	return nil
 }
@@ -258,6 +172,14 @@ func (p *pieces) assemble(t *a2a.Task) error {
 		return errors.New("sqlitestore: a task's rows came out of order")
 	}
 	t.History = p.history
-	t.Artifacts = foldArtifacts(p.chunks)
+	t.Artifacts = layout.FoldArtifacts(p.chunks)
 	return nil
 }
+
+// The encoded pieces are the shared layout's (taskstore/internal/layout).
+type (
+	header       = layout.Header
+	encodedChunk = layout.EncodedChunk
+	encodedParts = layout.Parts
+	chunk        = layout.Chunk
+)

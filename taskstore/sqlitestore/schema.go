@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"parley.dev/parley/taskstore/internal/layout"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
@@ -289,25 +291,25 @@ func splitTask(ctx context.Context, tx *sql.Tx, id string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	h, err := encodeHeader(t)
+	h, err := layout.EncodeHeader(t)
 	if err != nil {
 		return err
 	}
-	p, err := encodeParts(t)
+	p, err := layout.EncodeParts(t)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET data = ?, status = ? WHERE id = ?`, h.data, h.status, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET data = ?, status = ? WHERE id = ?`, h.Data, h.Status, id); err != nil {
 		return err
 	}
-	for n, m := range p.history {
+	for n, m := range p.History {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO task_history (task_id, n, message) VALUES (?, ?, ?)`, id, n, m); err != nil {
 			return err
 		}
 	}
-	for n, c := range p.artifacts {
+	for n, c := range p.Artifacts {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES (?, ?, ?, 0, ?)`,
-			id, n, c.id, c.data); err != nil {
+			id, n, c.ID, c.Data); err != nil {
 			return err
 		}
 	}

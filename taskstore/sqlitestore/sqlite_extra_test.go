@@ -18,6 +18,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 )
 
 var scope = taskstore.Scope{Tenant: "t", Owner: "o"}
@@ -321,18 +322,18 @@ func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
 	for i := range n {
 		sc := scopes[i%len(scopes)]
 		tk := newTask(fmt.Sprintf("task-%06d", i), states[i%len(states)], i/3)
-		h, err := encodeHeader(tk)
+		h, err := layout.EncodeHeader(tk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := encodeParts(tk)
+		p, err := layout.EncodeParts(tk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.contextID, h.state, h.statusMS, 1, h.data, h.status, false); err != nil {
+		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS, 1, h.Data, h.Status, false); err != nil {
 			t.Fatal(err)
 		}
-		for n, m := range p.history {
+		for n, m := range p.History {
 			if _, err := hist.Exec(tk.Id, n, m); err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -52,11 +53,11 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	if c := ev.PushConfig; c != nil && c.GetTaskId() != t.Id {
 		return errors.New("sqlitestore: the push config is not the new task's")
 	}
-	h, err := encodeHeader(t)
+	h, err := layout.EncodeHeader(t)
 	if err != nil {
 		return err
 	}
-	parts, err := encodeParts(t)
+	parts, err := layout.EncodeParts(t)
 	if err != nil {
 		return err
 	}
@@ -73,8 +74,8 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 		}
 	}
 	err = s.write(ctx, func(w *wtx) error {
-		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, h.contextID,
-			h.state, h.statusMS, int64(ev.Seq), h.data, h.status, cfg != nil))
+		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, h.ContextID,
+			h.State, h.StatusMS, int64(ev.Seq), h.Data, h.Status, cfg != nil))
 		if err != nil {
 			return err
 		}

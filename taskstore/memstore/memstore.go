@@ -91,7 +91,3 @@ func cloneTask(t *a2a.Task) *a2a.Task {
 func cloneConfig(c *a2a.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {
 	return proto.Clone(c).(*a2a.TaskPushNotificationConfig)
 }
-
-func cloneEvent(r *a2a.StreamResponse) *a2a.StreamResponse {
-	return proto.Clone(r).(*a2a.StreamResponse)
-}

@@ -111,7 +111,7 @@ func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit i
 	out := make([]*taskstore.Notification, len(rows))
 	for i, r := range rows {
 		out[i] = &taskstore.Notification{ID: r.id, Target: t, Config: cloneConfig(cfg), Seq: r.seq,
-			Event: cloneEvent(r.event)}
+			Event: r.event} // immutable: shared (package taskstore)
 	}
 	return out, nil
 }

@@ -18,9 +18,9 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		return err
 	}
 	cp := cloneConfig(c)
-	var first *a2a.StreamResponse
-	if ev.Push && ev.Response != nil {
-		first = cloneEvent(ev.Response)
+	var first *a2a.StreamResponse // immutable: kept as it is (package taskstore)
+	if ev.Push {
+		first = ev.Response
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

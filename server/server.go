@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -206,7 +207,8 @@ func (o *Options) fillDefaults() {
 		o.SubscriberBuffer = 256
 	}
 	if len(o.CursorKey) == 0 {
-		o.CursorKey = []byte(a2a.NewID() + a2a.NewID())
+		o.CursorKey = make([]byte, 32)
+		_, _ = rand.Read(o.CursorKey)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -81,8 +81,8 @@ func (r *run) create(ctx context.Context) error {
 		Push: r.s.delivering(), PushConfig: r.pendingPush}); err != nil {
 		return a2a.Internal(err)
 	}
-	r.task, r.loaded = t, true
-	r.s.queued(r.id)
+	r.task, r.loaded, r.mayPush = t, true, r.pendingPush != nil
+	r.queued()
 	r.publish(ev, true)
 	return nil
 }
@@ -113,7 +113,7 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	if a2a.IsTerminal(state) {
 		r.s.quota.closed(r.scope.Owner, r.id)
 	}
-	r.s.queued(r.id)
+	r.queued()
 	r.publish(ev, true)
 	return nil
 }
@@ -166,7 +166,7 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		// nothing is lost.
 		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", a.ArtifactId)
 	}
-	r.s.queued(r.id)
+	r.queued()
 	r.publish(out, true)
 	return nil
 }

@@ -36,6 +36,17 @@ func (s *Server) queued(taskID string) {
 	}
 }
 
+// queued tells the pusher that the run's last write may have queued
+// notifications, unless the task is known to have no push configuration
+// (run.mayPush): then the store queued nothing, and the pusher need not
+// look. A configuration another process adds to a task running here is
+// still found by the pusher's periodic rescan. Callers hold r.mu.
+func (r *run) queued() {
+	if r.mayPush {
+		r.s.queued(r.id)
+	}
+}
+
 // checkPushURL vets a webhook URL with the pusher's guard.
 func (s *Server) checkPushURL(ctx context.Context, field, raw string) error {
 	if p := s.opts.Push; p != nil {
@@ -61,6 +72,7 @@ func (r *run) putPushConfig(ctx context.Context, cfg *a2a.TaskPushNotificationCo
 	if err := s.store.PutPushConfig(ctx, r.scope, cfg, ev); err != nil {
 		return err
 	}
+	r.mayPush = true
 	if p := s.opts.Push; p != nil {
 		p.Forget(taskstore.PushTarget{Scope: r.scope, TaskID: cfg.TaskId, ConfigID: cfg.Id})
 		p.Queued(cfg.TaskId)

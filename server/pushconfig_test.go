@@ -5,11 +5,13 @@ package server_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )
 
@@ -111,5 +113,60 @@ func checkInlinePushConfigs(t *testing.T, s a2a.Service) {
 	list, err = s.ListTaskPushNotificationConfigs(anon(t), &a2a.ListTaskPushNotificationConfigsRequest{TaskId: parked.Id})
 	if err != nil || len(list.Configs) != 1 || list.Configs[0].Url != "https://hooks.example/follow" || list.Configs[0].TaskId != parked.Id {
 		t.Errorf("follow-up inline config: %v, %v", list, err)
+	}
+}
+
+// queuedCounter is a server.Pusher that counts Queued calls per task.
+type queuedCounter struct {
+	testkit.NoDelivery
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (q *queuedCounter) Queued(taskID string) {
+	q.mu.Lock()
+	q.n[taskID]++
+	q.mu.Unlock()
+}
+
+func (q *queuedCounter) count(taskID string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n[taskID]
+}
+
+// TestQueuedOnlyWithPushConfigs checks that the pusher is told about a
+// task's writes once the task may have a push configuration, and not
+// while it is known to have none (so no outbox lookup is spent on it).
+func TestQueuedOnlyWithPushConfigs(t *testing.T) {
+	t.Parallel()
+	q := &queuedCounter{n: map[string]int{}}
+	s := newServer(t, server.Options{Push: q})
+
+	plain := sendTask(t, s, anon(t), "hello")
+	if n := q.count(plain.Id); n != 0 {
+		t.Errorf("a task without push configurations: Queued %d times; want 0", n)
+	}
+
+	inline := taskOf(t)(s.SendMessage(anon(t), withConfig(msgReq("hello"), &a2a.SendMessageConfiguration{
+		TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Url: "https://hooks.example/inline"}})))
+	if n := q.count(inline.Id); n < 4 { // created, working, artifact, completed
+		t.Errorf("a task created with a push configuration: Queued %d times; want one per event (4)", n)
+	}
+
+	later := sendTask(t, s, anon(t), "input-required")
+	if n := q.count(later.Id); n != 0 {
+		t.Fatalf("before its configuration: Queued %d times; want 0", n)
+	}
+	if _, err := s.CreateTaskPushNotificationConfig(anon(t), &a2a.TaskPushNotificationConfig{TaskId: later.Id, Url: "https://hooks.example/later"}); err != nil {
+		t.Fatal(err)
+	}
+	n := q.count(later.Id)
+	if n != 1 {
+		t.Errorf("after CreateTaskPushNotificationConfig: Queued %d times; want 1 (its snapshot)", n)
+	}
+	taskOf(t)(s.SendMessage(anon(t), followReq(later.Id, "hello")))
+	if q.count(later.Id) <= n {
+		t.Errorf("a follow-up's events on a task with a configuration: Queued no more than %d times", n)
 	}
 }

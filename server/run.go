@@ -34,6 +34,11 @@ type run struct {
 	waiters map[chan struct{}]struct{} // in-process callers woken on every change
 	exec    *execution                 // the active execution, if any
 	reply   *a2a.Message               // that reply
+	// mayPush is false only while the task is known to have never had a
+	// push configuration: a task this run created without one, which got
+	// none since. Its events then skip the pusher's outbox lookup (see
+	// run.queued). A task loaded from the store may have configurations.
+	mayPush bool
 
 	// For a task that does not exist yet: what create needs.
 	pendingMessage   *a2a.Message
@@ -108,7 +113,7 @@ func (r *run) load(ctx context.Context) error {
 		}
 		return a2a.Internal(err)
 	}
-	r.task, r.loaded = t, true
+	r.task, r.loaded, r.mayPush = t, true, true
 	return nil
 }
 

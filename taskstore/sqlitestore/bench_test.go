@@ -83,3 +83,11 @@ func BenchmarkAppendChunk(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamChunks appends the chunks of 64 concurrent streams (see
+// storetest.BenchStreamChunks; one operation is one chunk).
+func BenchmarkStreamChunks(b *testing.B) {
+	s := openTemp(b)
+	defer s.Close()
+	storetest.BenchStreamChunks(b, s)
+}

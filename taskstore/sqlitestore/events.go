@@ -21,9 +21,11 @@ var errNoArtifact = errors.New("sqlitestore: artifact update without an artifact
 
 // prepareEvents prepares the statements of Append and of the event log.
 func (s *Store) prepareEvents(p *preparer) {
-	// The header updates check the scope and the sequence in their WHERE
-	// clause and return has_push, so an event needs no read first.
-	const cond = ` WHERE id = ? AND tenant = ? AND owner = ? AND seq = ? RETURNING has_push`
+	// The header updates check the scope, the sequence number and the
+	// push mark in their WHERE clause, so an event needs no read first and
+	// no RETURNING (whose row costs about what the UPDATE does); see
+	// updateHeader.
+	const cond = ` WHERE id = ? AND tenant = ? AND owner = ? AND seq = ? AND has_push = ?`
 	s.headSeq = p.writer(`UPDATE tasks SET seq = ?` + cond)
 	s.headStatus = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?` + cond)
 	s.headTask = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
@@ -183,23 +185,30 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 
 // updateHeader moves the task's header to the event's sequence number,
 // with the event's status or, for a Task event, its whole header. It
-// returns has_push, or sql.ErrNoRows when the task is not in the scope or
-// its last sequence number is not op.seq-1.
+// returns whether the task has a push configuration (has_push), or
+// sql.ErrNoRows when the task is not in the scope or its last sequence
+// number is not op.seq-1. The UPDATE names has_push = 0 first, which is
+// every task's mark until a configuration is put: one statement for such
+// a task, a second (has_push = 1) only for a task with configurations.
 func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
-	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq) - 1}
-	var row *sql.Row
+	st, args := s.headSeq, []any{int64(op.seq)}
 	switch {
 	case op.status != nil:
 		h := op.status
-		row = w.queryRow(s.headStatus, append([]any{int64(op.seq), h.State, h.StatusMS, h.Status}, where...)...)
+		st, args = s.headStatus, append(args, h.State, h.StatusMS, h.Status)
 	case op.task != nil:
 		h := op.task
-		row = w.queryRow(s.headTask, append([]any{int64(op.seq), h.State, h.StatusMS, h.Status, h.ContextID, h.Data}, where...)...)
-	default:
-		row = w.queryRow(s.headSeq, append([]any{int64(op.seq)}, where...)...)
+		st, args = s.headTask, append(args, h.State, h.StatusMS, h.Status, h.ContextID, h.Data)
 	}
-	err = row.Scan(&hasPush)
-	return hasPush, err
+	args = append(args, op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)-1, 0)
+	for mark := range 2 {
+		args[len(args)-1] = mark
+		n, err := affected(w.exec(context.Background(), st, args...))
+		if err != nil || n > 0 {
+			return mark == 1, err
+		}
+	}
+	return false, sql.ErrNoRows
 }
 
 // applyRows writes the event's change to the history and artifact rows.

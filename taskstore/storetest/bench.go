@@ -115,3 +115,37 @@ func sendOnce(ctx context.Context, s taskstore.Tasks, id string) error {
 	}
 	return nil
 }
+
+// BenchStreamChunks measures the store writes of 64 concurrent 20-chunk
+// streams (parley load --op stream): 64 goroutines (or GOMAXPROCS, if
+// more) each create a task and append chunks of 64 bytes to its one
+// artifact, 20 per task, then start the next task. One operation is one
+// chunk.
+func BenchStreamChunks(b *testing.B, s taskstore.Tasks) {
+	var next atomic.Int64
+	body := strings.Repeat("x", 64)
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	defer ReportCPU(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		var id string
+		seq := uint64(0)
+		for n := 0; pb.Next(); n = (n + 1) % 20 {
+			if n == 0 {
+				id = fmt.Sprintf("stream-%09d", next.Add(1))
+				tk := &a2a.Task{Id: id, ContextId: "c", Status: &a2a.TaskStatus{State: working, Timestamp: timestamppb.Now()}}
+				if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1, Response: snapshotEvent(tk)}); err != nil {
+					b.Error(err)
+					return
+				}
+				seq = 1
+			}
+			seq++
+			if err := s.Append(ctx, scopeA, id, taskstore.Event{Seq: seq, Response: chunk(id, "a", n > 0, body)}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -89,9 +89,27 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 	return out, nil
 }
 
+// loggedAt is one logged event in the order PruneEvents looks at them: the
+// entry whose log it joined, and when (Unix nanoseconds).
+type loggedAt struct {
+	e  *entry
+	at int64
+}
+
+// logEvent appends event seq to the entry's log l and returns the log. The
+// caller holds the write lock.
+func (s *Store) logEvent(e *entry, l eventLog, seq uint64, r *a2a.StreamResponse) eventLog {
+	at := s.now().UnixNano()
+	s.logged = append(s.logged, loggedAt{e, at})
+	return append(l, logged{seq: seq, at: at, resp: r})
+}
+
 // PruneEvents drops the events appended before the given time (by the
-// store's clock), except each task's last one. It looks at every task
-// with a log, and at no event it keeps beyond the first.
+// store's clock), except each task's last one. It walks the events logged
+// since its last call in the order they were logged and stops at the first
+// one at or after the time, so its cost is what it drops (an event kept
+// because it was its task's last is dropped later, by the look at its
+// task's next event), whatever the number of tasks.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -99,11 +117,14 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 	cut := before.UnixNano()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	total := 0
-	for _, e := range s.tasks {
+	total, i := 0, 0
+	for ; i < len(s.logged) && s.logged[i].at < cut; i++ {
+		e := s.logged[i].e
 		var n int
 		e.log, n = e.log.prune(cut)
 		total += n
+		s.logged[i] = loggedAt{} // let a deleted task's entry be collected
 	}
+	s.logged = s.logged[i:]
 	return total, nil
 }

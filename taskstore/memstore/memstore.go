@@ -53,6 +53,12 @@ type Store struct {
 	suspended map[configKey]string
 	lastID    int64
 
+	// logged lists every logged event not yet looked at by PruneEvents,
+	// oldest first: which task's log it joined and when. PruneEvents
+	// walks it from the front, so its work is the events it drops, not
+	// the number of tasks.
+	logged []loggedAt
+
 	now func() time.Time // the clock of the event log
 }
 

@@ -37,7 +37,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	}
 	s.link(e)
 	if r != nil {
-		e.log = eventLog{{seq: ev.Seq, at: s.now().UnixNano(), resp: r}}
+		e.log = s.logEvent(e, nil, ev.Seq, r)
 		s.queueAll(e, ev.Push, ev.Seq, r)
 	}
 	return nil
@@ -76,7 +76,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		e.task.History = append(e.task.History, m)
 	}
 	if r != nil {
-		e.log = append(e.log, logged{seq: ev.Seq, at: s.now().UnixNano(), resp: r})
+		e.log = s.logEvent(e, e.log, ev.Seq, r)
 		e.seq = ev.Seq
 		taskstore.Apply(e.task, r)
 		s.reindex(e)

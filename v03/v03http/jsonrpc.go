@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -61,8 +60,7 @@ func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var env envelope
 	if !mayBeV03(body) || json.Unmarshal(body, &env) != nil || !v03.IsMethod(env.Method) || !validID(env.ID) || env.JSONRPC != "2.0" {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		httpx.KeepBody(r, body)
 		h.next.ServeHTTP(w, r)
 		return
 	}

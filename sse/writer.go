@@ -30,17 +30,18 @@ type Writer struct {
 	alive *time.Timer // the keep-alive timer, when on
 }
 
-// NewWriter sends the SSE response headers (status 200, text/event-stream)
-// and returns a Writer for the events.
+// NewWriter writes the SSE response headers (status 200,
+// text/event-stream) and returns a Writer for the events. The headers
+// leave with the first event or comment, in the same write, or when the
+// handler returns; a caller that must show the stream open before it has
+// an event calls Comment.
 func NewWriter(w http.ResponseWriter) *Writer {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sw := &Writer{w: w, rc: http.NewResponseController(w), last: time.Now()}
-	sw.flush()
-	return sw
+	return &Writer{w: w, rc: http.NewResponseController(w), last: time.Now()}
 }
 
 // Event writes one event: an `event:` line when name is set, an `id:` line

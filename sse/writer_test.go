@@ -11,9 +11,11 @@ import (
 	"parley.dev/parley/sse"
 )
 
+// TestNewWriterHeaders: NewWriter sets the headers but does not flush
+// them alone; the first event carries them, in one flush.
 func TestNewWriterHeaders(t *testing.T) {
 	rec := newRecorder()
-	sse.NewWriter(rec)
+	w := sse.NewWriter(rec)
 	if rec.status != http.StatusOK {
 		t.Errorf("status = %d, want 200", rec.status)
 	}
@@ -26,8 +28,14 @@ func TestNewWriterHeaders(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	if rec.flushes == 0 {
-		t.Error("NewWriter did not flush the headers")
+	if rec.flushes != 0 {
+		t.Errorf("NewWriter flushed %d times; want 0 (the headers go with the first event)", rec.flushes)
+	}
+	if err := w.Event("", 1, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if rec.flushes != 1 {
+		t.Errorf("after the first event: %d flushes; want 1", rec.flushes)
 	}
 }
 

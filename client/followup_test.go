@@ -144,9 +144,14 @@ func checkWaitAfterFollowUp(t *testing.T, c *client.Client, tc followUpCase, str
 	if q := a2a.FirstText(got.GetStatus().GetMessage()); tc.question != "" && q != tc.question {
 		t.Errorf("WaitForCompletion status message = %q, want %q", q, tc.question)
 	}
-	if !got.GetStatus().GetTimestamp().AsTime().After(asked.GetStatus().GetTimestamp().AsTime()) {
-		t.Errorf("WaitForCompletion status at %v, not after the question at %v",
-			got.GetStatus().GetTimestamp().AsTime(), asked.GetStatus().GetTimestamp().AsTime())
+	// The answer is a later status than the question: a later timestamp
+	// or, within the same millisecond (the timestamps' precision), a new
+	// status message.
+	gotAt, askedAt := got.GetStatus().GetTimestamp().AsTime(), asked.GetStatus().GetTimestamp().AsTime()
+	newMessage := got.GetStatus().GetMessage().GetMessageId() != asked.GetStatus().GetMessage().GetMessageId()
+	if !gotAt.After(askedAt) && !(gotAt.Equal(askedAt) && newMessage) {
+		t.Errorf("WaitForCompletion status at %v (message %q), not after the question at %v (message %q)",
+			gotAt, got.GetStatus().GetMessage().GetMessageId(), askedAt, asked.GetStatus().GetMessage().GetMessageId())
 	}
 }
 

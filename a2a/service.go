@@ -11,6 +11,11 @@ import (
 type StreamEvent struct {
 	Seq      uint64
 	Response *StreamResponse
+	// More tells a transport that the producer already holds the next
+	// event, so this one need not be pushed to the network on its own
+	// (the server's SSE writer then sends both in one write). It is a
+	// hint only: an event with More set may still be the last.
+	More bool
 }
 
 // Service is the eleven operations of the A2A protocol (spec §3.1), the same

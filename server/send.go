@@ -108,7 +108,8 @@ func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yi
 		var closed bool
 		var err error
 		evs, closed, err = sub.take(evs)
-		for _, ev := range evs {
+		for i, ev := range evs {
+			ev.More = i < len(evs)-1
 			if !pass(ev, hl, closeOnInput, yield) {
 				return
 			}

@@ -65,7 +65,7 @@ func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Enc
 			name, data = enc.Fail(err)
 			ev.Seq = 0 // an error event carries no id
 		}
-		if sw.Event(name, ev.Seq, data) != nil || err != nil {
+		if sw.event(name, ev.Seq, data, !ev.More || err != nil) != nil || err != nil {
 			return
 		}
 	}

@@ -69,6 +69,38 @@ func TestStreamWritesEveryEvent(t *testing.T) {
 	}
 }
 
+// TestStreamFlushesAfterBatch: events yielded with More set wait for the
+// next flush, so a batch goes out in one write; an event without More is
+// pushed at once.
+func TestStreamFlushesAfterBatch(t *testing.T) {
+	rec := newRecorder()
+	i := 1
+	stream(rec, 0, "", a2a.StreamEvent{Seq: 1, More: true}, func() (a2a.StreamEvent, error, bool) {
+		i++
+		switch {
+		case i == 2:
+			if rec.flushes != 0 {
+				t.Errorf("after an event with More: %d flushes, want 0", rec.flushes)
+			}
+			return a2a.StreamEvent{Seq: 2, More: true}, nil, true
+		case i == 3:
+			return a2a.StreamEvent{Seq: 3}, nil, true // the batch's last
+		case i == 4:
+			if rec.flushes != 1 {
+				t.Errorf("after a batch of three events: %d flushes, want 1", rec.flushes)
+			}
+			return a2a.StreamEvent{Seq: 4}, nil, true
+		}
+		return a2a.StreamEvent{}, nil, false
+	})
+	if p := parseSSE(rec.String()); len(p.events) != 4 {
+		t.Fatalf("parsed %+v from %q, want 4 events", p, rec.String())
+	}
+	if rec.flushes != 2 {
+		t.Errorf("%d flushes for a batch of three and one event; want 2", rec.flushes)
+	}
+}
+
 func TestStreamEndsAfterError(t *testing.T) {
 	for _, name := range []string{"", "error"} {
 		t.Run(fmt.Sprintf("errorEvent=%q", name), func(t *testing.T) {

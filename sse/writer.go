@@ -48,6 +48,12 @@ func NewWriter(w http.ResponseWriter) *Writer {
 // when id > 0, then the data split into `data:` lines at any newline, then a
 // blank line.
 func (s *Writer) Event(name string, id uint64, data []byte) error {
+	return s.event(name, id, data, true)
+}
+
+// event writes one event, and pushes it to the client when flush is set
+// (otherwise it waits in the response's buffer for the next flush).
+func (s *Writer) event(name string, id uint64, data []byte, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -79,7 +85,9 @@ func (s *Writer) Event(name string, id uint64, data []byte) error {
 	b = append(b, '\n')
 	s.buf = b
 	_, s.err = s.w.Write(b)
-	s.flush()
+	if flush {
+		s.flush()
+	}
 	return s.err
 }
 

@@ -52,6 +52,12 @@ func (w *worker) cutAndResume(t *target, n uint64, deadline time.Time) (int, []b
 		return status, body, err
 	}
 	w.streamsCut++
+	// An event the cut split is lost, as an SSE client drops an event
+	// whose blank line never came: the part ends with the last whole
+	// event, and the resume asks for what follows it.
+	if i := bytes.LastIndex(body, eventEnd); i >= 0 {
+		body = body[:i+len(eventEnd)]
+	}
 	w.part = append(w.part[:0], body...)
 	id := taskID(w.part)
 	w.ids = eventIDs(w.part, w.ids[:0])

@@ -49,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -62,9 +63,10 @@ import (
 // it is safe for concurrent use, by any number of goroutines and, for the
 // roles other than the outbox, processes.
 type Store struct {
-	pool *pgxpool.Pool
-	keys *seal.Keys
-	lock *pgx.Conn // holds the Exclusive lock; nil without it
+	pool  *pgxpool.Pool
+	keys  *seal.Keys
+	lock  *pgx.Conn    // holds the Exclusive lock; nil without it
+	epoch atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join (cluster.go)
 }
 
 var _ taskstore.Store = (*Store)(nil)

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
@@ -39,6 +40,7 @@ func (r *run) apply(ex *execution, ev event) error {
 		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
 			r.s.log.Error("could not record reply", "task", r.id, "err", err)
 		}
+		r.s.announce(r.id) // to a resend waiting on another replica (awaitFirstAnswer)
 		r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: m}}, false)
 		r.finish(ex)
 		return nil
@@ -83,6 +85,7 @@ func (r *run) create(ctx context.Context) error {
 	}
 	r.task, r.loaded = t, true
 	r.s.queued(r.id)
+	r.s.announce(r.id)
 	r.publish(ev, true)
 	return nil
 }
@@ -120,12 +123,28 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 
 // append records one event of the run's task in the store, numbered after
 // the last one. Callers hold r.mu and publish the event once it returns nil.
+//
+// With Options.Cluster another replica may have written the number first
+// (ErrSeq: CancelTask there, or a replica that took this one's lease for
+// lost): the run then reads and publishes what it wrote, and returns
+// ErrTaskClosed when that ended the task, or tries again after it.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
-	err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
-	if err != nil {
-		return a2a.Internal(err)
+	for try := 0; ; try++ {
+		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
+		if err == nil {
+			r.s.announce(r.id)
+			return nil
+		}
+		if !errors.Is(err, taskstore.ErrSeq) || r.s.opts.Cluster == nil || try == 3 {
+			return a2a.Internal(err)
+		}
+		if err := r.catchUp(ctx); err != nil {
+			return a2a.Internal(err)
+		}
+		if a2a.IsTerminal(r.task.GetStatus().GetState()) {
+			return ErrTaskClosed
+		}
 	}
-	return nil
 }
 
 // checkAgentMessage returns what is wrong with a message the agent sent

@@ -34,6 +34,7 @@ type run struct {
 	waiters map[chan struct{}]struct{} // in-process callers woken on every change
 	exec    *execution                 // the active execution, if any
 	reply   *a2a.Message               // that reply
+	tail    *tail                      // with Options.Cluster: the follower of the store's log (cluster.go)
 
 	// For a task that does not exist yet: what create needs.
 	pendingMessage   *a2a.Message
@@ -98,17 +99,14 @@ func (r *run) load(ctx context.Context) error {
 		}
 		return nil
 	}
-	t, err := r.s.store.GetTask(ctx, r.scope, r.id)
-	if err == nil {
-		r.seq, err = r.s.store.LastSeq(ctx, r.scope, r.id)
-	}
+	t, seq, err := r.readTask(ctx)
 	if err != nil {
 		if errors.Is(err, taskstore.ErrNotFound) {
 			return taskNotFound(r.id)
 		}
 		return a2a.Internal(err)
 	}
-	r.task, r.loaded = t, true
+	r.task, r.seq, r.loaded = t, seq, true
 	return nil
 }
 
@@ -133,6 +131,7 @@ func (r *run) subscribeIf(want bool) *subscriber {
 func (r *run) unsubscribe(sub *subscriber) {
 	r.mu.Lock()
 	delete(r.subs, sub)
+	r.unfollowIfIdle()
 	r.mu.Unlock()
 	sub.close(nil)
 }
@@ -151,6 +150,7 @@ func (r *run) wait() chan struct{} {
 func (r *run) unwait(ch chan struct{}) {
 	r.mu.Lock()
 	delete(r.waiters, ch)
+	r.unfollowIfIdle()
 	r.mu.Unlock()
 }
 

@@ -41,8 +41,8 @@ const (
 	sqlLeave      = `DELETE FROM parley_replicas WHERE epoch = $1`
 	// Rows of replicas long dead are kept a while for the curious.
 	sqlForgetReplicas = `DELETE FROM parley_replicas WHERE lease_until < now() - interval '1 hour'`
-	sqlPutKey = `INSERT INTO parley_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
-	sqlGetKey = `SELECT value FROM parley_keys WHERE name = $1`
+	sqlPutKey         = `INSERT INTO parley_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`
+	sqlGetKey         = `SELECT value FROM parley_keys WHERE name = $1`
 )
 
 // sqlOrphans finds active tasks whose runner holds no lease; runner 0 is

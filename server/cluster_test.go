@@ -1,0 +1,265 @@
+package server_test
+
+// Replicas on one PostgreSQL database (server/cluster.go): two servers,
+// each with its own store, bus and lease, as two processes would have.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore/pgstore"
+	"parley.dev/parley/taskstore/pgstore/pgbus"
+	"parley.dev/parley/taskstore/pgstore/pgtest"
+)
+
+// pausable is a replica's lease whose renewals a test can hold back, as
+// if the process were frozen.
+type pausable struct {
+	*pgstore.Replica
+	paused atomic.Bool
+}
+
+func (p *pausable) Renew(ctx context.Context) (bool, error) {
+	if p.paused.Load() {
+		return false, nil
+	}
+	return p.Replica.Renew(ctx)
+}
+
+// replica starts a server on the database at url as a replica with a
+// lease of ttl.
+func replica(t *testing.T, url string, ttl time.Duration, agent server.Agent) (*server.Server, *pausable) {
+	t.Helper()
+	st, err := pgstore.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rep, err := st.Join(t.Context(), t.Name(), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus, err := pgbus.New(t.Context(), st.Pool(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bus.Close() })
+	l := &pausable{Replica: rep}
+	return newServer(t, server.Options{Store: st, Agent: agent,
+		Cluster: &server.Cluster{Bus: bus, Leases: l, Poll: 500 * time.Millisecond}}), l
+}
+
+// collect reads a stream to its end.
+func collect(seq func(func(a2a.StreamEvent, error) bool)) (evs []a2a.StreamEvent, err error) {
+	for ev, e := range seq {
+		if e != nil {
+			return evs, e
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// TestClusterFollow: a stream started on replica A is followed on B from
+// its first event, and resumed on B from the middle: the same events, in
+// the same order, none missing or twice.
+func TestClusterFollow(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, _ := replica(t, url, 2*time.Second, nil)
+	b, _ := replica(t, url, 2*time.Second, nil)
+
+	first := make(chan string, 1)
+	var onA []a2a.StreamEvent
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for ev, e := range a.SendStreamingMessage(anon(t), msgReq("stream 40 every 10")) {
+			if e != nil {
+				err = e
+				break
+			}
+			if len(onA) == 0 {
+				first <- ev.Response.GetTask().GetId()
+			}
+			onA = append(onA, ev)
+		}
+		done <- err
+	}()
+	id := <-first
+	var onB, resumed []a2a.StreamEvent
+	var errB, errR error
+	var wg sync.WaitGroup
+	wg.Go(func() { onB, errB = collect(b.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: id})) })
+	wg.Go(func() {
+		time.Sleep(150 * time.Millisecond)
+		ctx := as(t, "", func(ci *a2a.CallInfo) { ci.LastEventID = "3" })
+		resumed, errR = collect(b.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: id}))
+	})
+	wg.Wait()
+	if err := <-done; err != nil || errB != nil || errR != nil {
+		t.Fatalf("streams: A %v, B %v, resumed %v", err, errB, errR)
+	}
+	checkSeq(t, onA)
+	checkSeq(t, onB[1:])
+	last := onA[len(onA)-1]
+	if last.Response.GetStatusUpdate().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("A's stream ends with %s", describe(last))
+	}
+	// B starts with a snapshot numbered with the last event it reflects,
+	// then every later event of A's stream.
+	from := onB[0].Seq
+	if got, want := describeAll(onB[1:]), describeAll(onA[from:]); !equal(got, want) {
+		t.Fatalf("B after event %d: %v\nA: %v", from, got, want)
+	}
+	if got, want := describeAll(resumed), describeAll(onA[3:]); !equal(got, want) || resumed[0].Seq != 4 {
+		t.Fatalf("resumed on B after 3: %v (from %d)\nwant %v", got, resumed[0].Seq, want)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestClusterCancel: CancelTask on B stops the agent running on A, whose
+// stream ends CANCELED, and answers with the CANCELED task.
+func TestClusterCancel(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var started, causes sync.Map
+	agent := cancelProbeAgent(&started, &causes)
+	a, _ := replica(t, url, 2*time.Second, agent)
+	b, _ := replica(t, url, 2*time.Second, agent)
+	key := a2a.NewID()
+	start, cause := make(chan struct{}), make(chan error, 1)
+	started.Store(key, start)
+	causes.Store(key, cause)
+	evs := make(chan []a2a.StreamEvent, 1)
+	ids := make(chan string, 1)
+	go func() {
+		var got []a2a.StreamEvent
+		for ev, err := range a.SendStreamingMessage(anon(t), msgReq("working "+key)) {
+			if err != nil {
+				break
+			}
+			if len(got) == 0 {
+				ids <- ev.Response.GetTask().GetId()
+			}
+			got = append(got, ev)
+		}
+		evs <- got
+	}()
+	id := <-ids
+	<-start
+	got, err := b.CancelTask(anon(t), &a2a.CancelTaskRequest{Id: id})
+	if err != nil || state(got) != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("CancelTask on B = %v, %v; want CANCELED", got, err)
+	}
+	select {
+	case c := <-cause:
+		if !errors.Is(c, server.ErrCanceled) {
+			t.Errorf("the agent's context cause = %v, want ErrCanceled", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent on A was not canceled")
+	}
+	stream := <-evs
+	if end := stream[len(stream)-1]; end.Response.GetStatusUpdate().GetStatus().GetState() != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("A's stream: %v", describeAll(stream))
+	}
+	checkSeq(t, stream)
+	onA, _ := a.GetTask(anon(t), &a2a.GetTaskRequest{Id: id})
+	if state(onA) != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("the task on A is %s", short(state(onA)))
+	}
+}
+
+// TestClusterIdempotency sends one messageId to both replicas at once,
+// many times: one task each time, both answers naming it.
+func TestClusterIdempotency(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, _ := replica(t, url, 2*time.Second, nil)
+	b, _ := replica(t, url, 2*time.Second, nil)
+	for range 20 {
+		id := a2a.NewID()
+		var tasks [2]*a2a.Task
+		var wg sync.WaitGroup
+		for i, s := range []*server.Server{a, b} {
+			wg.Go(func() {
+				req := msgReq("stream 3 every 20")
+				req.Message.MessageId = id
+				tasks[i] = taskOf(t)(s.SendMessage(anon(t), req))
+			})
+		}
+		wg.Wait()
+		if tasks[0].Id != tasks[1].Id {
+			t.Fatalf("one messageId made tasks %s and %s", tasks[0].Id, tasks[1].Id)
+		}
+		for i, tk := range tasks {
+			if state(tk) != a2a.TaskState_TASK_STATE_COMPLETED {
+				t.Errorf("answer %d: %s, want the COMPLETED task", i, short(state(tk)))
+			}
+		}
+	}
+}
+
+// TestClusterLeaseLapse: A stops renewing its lease with a task running;
+// B ends it FAILED within the lease, a follower on B sees it, and A's
+// agent is stopped once A finds its lease lapsed (the fence itself is
+// tested in package pgstore).
+func TestClusterLeaseLapse(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var started, causes sync.Map
+	agent := cancelProbeAgent(&started, &causes)
+	a, la := replica(t, url, 600*time.Millisecond, agent)
+	b, _ := replica(t, url, 600*time.Millisecond, agent)
+	key := a2a.NewID()
+	start, cause := make(chan struct{}), make(chan error, 1)
+	started.Store(key, start)
+	causes.Store(key, cause)
+	task := taskOf(t)(a.SendMessage(anon(t), withConfig(msgReq("working "+key), &a2a.SendMessageConfiguration{ReturnImmediately: true})))
+	<-start
+	follow := make(chan []a2a.StreamEvent, 1)
+	go func() {
+		evs, _ := collect(b.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: task.Id}))
+		follow <- evs
+	}()
+	la.paused.Store(true)
+	began := time.Now()
+	var evs []a2a.StreamEvent
+	select {
+	case evs = <-follow:
+	case <-time.After(5 * time.Second):
+		t.Fatal("B did not end the task of A, whose lease lapsed")
+	}
+	end := evs[len(evs)-1].Response.GetStatusUpdate().GetStatus()
+	if end.GetState() != a2a.TaskState_TASK_STATE_FAILED {
+		t.Fatalf("B's follower: %v", describeAll(evs))
+	}
+	t.Logf("ended FAILED %v after A stopped renewing (lease 600ms): %s", time.Since(began).Round(time.Millisecond), a2a.FirstText(end.GetMessage()))
+	la.paused.Store(false)
+	select {
+	case c := <-cause:
+		if !errors.Is(c, server.ErrCanceled) && !errors.Is(c, server.ErrLeaseLost) {
+			t.Errorf("A's agent context cause = %v", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("A's agent was not stopped")
+	}
+	got, _ := b.GetTask(anon(t), &a2a.GetTaskRequest{Id: task.Id})
+	if state(got) != a2a.TaskState_TASK_STATE_FAILED {
+		t.Fatalf("the task is %s", short(state(got)))
+	}
+}

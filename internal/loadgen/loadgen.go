@@ -24,7 +24,7 @@ const (
 
 // Config is one load run. Zero values take the defaults noted.
 type Config struct {
-	URL         string        // the server's base URL (JSON-RPC endpoint; REST paths below it)
+	URL string // the server's base URL (JSON-RPC endpoint; REST paths below it)
 	// URLs are more base URLs, of other replicas of the same agent: the
 	// workers are spread over URL and these in turn (worker i on the
 	// i-th modulo their number), each keeping its connection to one.

@@ -391,10 +391,14 @@ func (s *Server) awaitFirstAnswer(ctx context.Context, c call, rec *taskstore.Me
 	}
 	s.mu.Lock()
 	r := s.runs[runKey{c.scope, rec.TaskID}]
-	local := r != nil
 	s.mu.Unlock()
-	if local {
-		return rec, nil // this replica runs it (or reads it already)
+	if r != nil {
+		r.mu.Lock()
+		local := r.exec != nil || r.task != nil
+		r.mu.Unlock()
+		if local {
+			return rec, nil // this replica runs it, or has read it
+		}
 	}
 	wake, stop := s.opts.Cluster.Bus.Watch(rec.TaskID)
 	defer stop()

@@ -231,7 +231,7 @@ func (s *Server) reap(ctx context.Context) {
 // r.mu and have loaded the task.
 func (r *run) follow() {
 	s := r.s
-	if s.opts.Cluster == nil || r.tail != nil || r.exec != nil || r.task == nil ||
+	if s.opts.Cluster == nil || s.base.Err() != nil || r.tail != nil || r.exec != nil || r.task == nil ||
 		a2a.IsTerminal(r.task.GetStatus().GetState()) || len(r.subs)+len(r.waiters) == 0 {
 		return
 	}
@@ -240,11 +240,12 @@ func (r *run) follow() {
 	r.tail = t
 	s.ref(r)
 	s.wg.Add(1)
+	after := r.seq
 	go func() {
 		defer s.wg.Done()
 		defer s.release(r)
 		defer cancel()
-		r.tailLog(ctx, t, r.seq)
+		r.tailLog(ctx, t, after)
 	}()
 }
 

@@ -263,3 +263,49 @@ func TestClusterLeaseLapse(t *testing.T) {
 		t.Fatalf("the task is %s", short(state(got)))
 	}
 }
+
+// TestClusterCancelBusy cancels on B a task whose agent on A writes a
+// chunk every millisecond: A's next write loses the race for its
+// sequence number, reads B's CANCELED and stops; A's stream and a
+// follower on B see the same events, CANCELED last.
+func TestClusterCancelBusy(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, _ := replica(t, url, 2*time.Second, nil)
+	b, _ := replica(t, url, 2*time.Second, nil)
+	ids := make(chan string, 1)
+	onA := make(chan []a2a.StreamEvent, 1)
+	go func() {
+		var got []a2a.StreamEvent
+		for ev, err := range a.SendStreamingMessage(anon(t), msgReq("stream 100000 every 1")) {
+			if err != nil {
+				break
+			}
+			if len(got) == 0 {
+				ids <- ev.Response.GetTask().GetId()
+			}
+			got = append(got, ev)
+		}
+		onA <- got
+	}()
+	id := <-ids
+	onB := make(chan []a2a.StreamEvent, 1)
+	go func() {
+		evs, _ := collect(b.SubscribeToTask(as(t, "", func(ci *a2a.CallInfo) { ci.LastEventID = "1" }), &a2a.SubscribeToTaskRequest{Id: id}))
+		onB <- evs
+	}()
+	time.Sleep(200 * time.Millisecond)
+	got, err := b.CancelTask(anon(t), &a2a.CancelTaskRequest{Id: id})
+	if err != nil || state(got) != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("CancelTask on B = %v, %v", got, err)
+	}
+	streamA, streamB := <-onA, <-onB
+	checkSeq(t, streamA)
+	checkSeq(t, streamB)
+	if end := streamA[len(streamA)-1]; end.Response.GetStatusUpdate().GetStatus().GetState() != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("A's stream ends with %s", describe(end))
+	}
+	if got, want := describeAll(streamB), describeAll(streamA[1:]); !equal(got, want) {
+		t.Fatalf("B's follower: %d events, A's stream %d after the first", len(got), len(want))
+	}
+	t.Logf("%d events before the cancel", len(streamA))
+}

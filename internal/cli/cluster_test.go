@@ -103,7 +103,8 @@ func TestCluster(t *testing.T) {
 	reps := []*proc{serve(t, args...), serve(t, args...), serve(t, args...)}
 
 	t.Run("follow", func(t *testing.T) {
-		resp := openStream(t, reps[0], `{"message":{"messageId":"f-1","role":"ROLE_USER","parts":[{"text":"stream 30 every 20"}]}}`)
+		resp := openStream(t, reps[0], `{"message":{"messageId":"f-1","role":"ROLE_USER","parts":[{"text":"stream 30 every 20"}]},
+			"configuration":{"taskPushNotificationConfig":{"url":"`+hookURL+`"}}}`)
 		ids := make(chan string, 1)
 		var onA sseLog
 		done := make(chan struct{})
@@ -135,6 +136,11 @@ func TestCluster(t *testing.T) {
 					t.Fatalf("replica %d, event %d: %s\nfirst replica: %s", i+2, o.ids[j], b, a)
 				}
 			}
+		}
+		// No replica died: every event notified exactly once, in order.
+		pushes := checkPushes(t, hooks, id, 30, "TASK_STATE_COMPLETED")
+		if len(pushes) != len(onA.ids) {
+			t.Fatalf("%d notifications for %d events", len(pushes), len(onA.ids))
 		}
 	})
 
@@ -218,6 +224,12 @@ func TestCluster(t *testing.T) {
 			wg.Go(func() { logs[i] = readStreamNotify(resp, got) })
 			ids[i] = <-got
 		}
+		// Followers of two of the tasks on the replicas that live on.
+		followed := make([]sseLog, 2)
+		var fwg sync.WaitGroup
+		for i := range followed {
+			fwg.Go(func() { followed[i] = subscribe(t, reps[1+i], ids[i], 1) })
+		}
 		time.Sleep(time.Second)
 		reps[0].Signal(syscall.SIGKILL)
 		killed := time.Now()
@@ -256,7 +268,15 @@ func TestCluster(t *testing.T) {
 					chunks++
 				}
 			}
-			checkPushes(t, hooks, ids[i], chunks)
+			checkPushes(t, hooks, ids[i], chunks, "TASK_STATE_FAILED")
+		}
+		// The followers on other replicas saw it all without a break.
+		fwg.Wait()
+		for i, f := range followed {
+			checkConsecutive(t, fmt.Sprintf("follower of stream %d", i), f.ids, 2)
+			if end := f.events[len(f.events)-1]; taskState(end["statusUpdate"]) != "TASK_STATE_FAILED" {
+				t.Fatalf("follower of stream %d ends with %v", i, end)
+			}
 		}
 	})
 }
@@ -302,17 +322,18 @@ func readStreamNotify(resp *http.Response, id chan<- string) sseLog {
 
 // checkPushes waits until the webhook got task id's notifications: the
 // Task first, every chunk in order (a chunk again only as a resend of the
-// ones just before, after the kill: at least once), then FAILED.
-func checkPushes(t *testing.T, hooks *pushLog, id string, chunks int) {
+// ones just before, after a kill: at least once), then the final state.
+// It returns them.
+func checkPushes(t *testing.T, hooks *pushLog, id string, chunks int, final string) []map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got := hooks.of(id)
-		if n := len(got); n > 0 && taskState(got[n-1]["statusUpdate"]) == "TASK_STATE_FAILED" {
+		if n := len(got); n > 0 && taskState(got[n-1]["statusUpdate"]) == final {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %d notifications, the last %v; want FAILED last", id, len(got), got[len(got)-1])
+			t.Fatalf("task %s: %d notifications; want %s last", id, len(got), final)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -345,4 +366,5 @@ func checkPushes(t *testing.T, hooks *pushLog, id string, chunks int) {
 	if resent > 0 {
 		t.Logf("task %s: %d chunks notified again after the kill", id, resent)
 	}
+	return got
 }

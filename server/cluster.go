@@ -78,7 +78,8 @@ func (c *Cluster) check() error {
 
 // notifier announces appended logs on the Bus off the write path: task
 // ids are collected and sent by one goroutine, each once however many
-// events it got meanwhile.
+// events it got meanwhile, all in one round trip when the Bus is an
+// eventbus.ManyNotifier.
 type notifier struct {
 	bus  eventbus.Bus
 	wake chan struct{}
@@ -119,9 +120,22 @@ func (n *notifier) flush(ctx context.Context, log func(error)) {
 	ids := n.ids
 	n.ids = map[string]struct{}{}
 	n.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	if many, ok := n.bus.(eventbus.ManyNotifier); ok {
+		list := make([]string, 0, len(ids))
+		for id := range ids {
+			list = append(list, id)
+		}
+		if err := many.NotifyMany(ctx, list); err != nil {
+			log(err) // followers still poll
+		}
+		return
+	}
 	for id := range ids {
 		if err := n.bus.Notify(ctx, id, 0); err != nil {
-			log(err) // followers still poll
+			log(err)
 		}
 	}
 }

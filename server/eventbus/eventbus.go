@@ -36,6 +36,14 @@ type Bus interface {
 	Watch(taskID string) (wake <-chan struct{}, stop func())
 }
 
+// ManyNotifier is a Bus that can announce the logs of several tasks at
+// once, in one round trip (pgbus.Bus does). Callers that have many to
+// announce use it when the Bus has it.
+type ManyNotifier interface {
+	// NotifyMany is Notify for each task id.
+	NotifyMany(ctx context.Context, taskIDs []string) error
+}
+
 // Local is a Bus within one process: Notify wakes the Watch channels of
 // the task. The zero value is ready to use.
 type Local struct {

@@ -404,6 +404,10 @@ func (s *Server) awaitFirstAnswer(ctx context.Context, c call, rec *taskstore.Me
 	defer stop()
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
+	// The replica that recorded the message may have died before the
+	// task existed; then nothing will ever come.
+	giveUp := time.NewTimer(max(4*s.opts.Cluster.Leases.TTL(), 30*time.Second))
+	defer giveUp.Stop()
 	for {
 		_, err := s.store.LastSeq(ctx, c.scope, rec.TaskID)
 		if err == nil {
@@ -422,6 +426,9 @@ func (s *Server) awaitFirstAnswer(ctx context.Context, c call, rec *taskstore.Me
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
+		case <-giveUp.C:
+			return nil, a2a.NewError(a2a.CodeInternal, "message %q was accepted, but no task or reply came of it: "+
+				"the replica running it may have stopped; send it again with a new messageId", rec.MessageID)
 		case <-wake:
 		case <-poll.C:
 		}

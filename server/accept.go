@@ -70,8 +70,8 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 		acc, err = s.startTask(ctx, c, msg, digest, areq, push, stream)
 	}
 	// The messages table decides between two replicas that got one
-	// messageId at once (docs/decisions.md#b14): the loser answers as a
-	// resend.
+	// messageId at once (spec §3.3.1 lets the messageId detect
+	// duplicates; docs/decisions.md#b14): the loser answers as a resend.
 	var lost *resent
 	if errors.As(err, &lost) {
 		return s.answerRecord(ctx, c, lost.rec, digest, stream)

@@ -120,7 +120,11 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	// With Options.Cluster the task may run on another replica: this one
 	// writes CANCELED itself (ordered with the runner's writes by the
 	// sequence number; append reads what the runner wrote first) and
-	// wakes the runner, which stops its agent when it reads the log.
+	// wakes the runner, which stops its agent when it reads the log. So
+	// the answer is the task as canceled, whichever replica runs it
+	// (spec §3.1.5: "returns its updated state"); when the runner ended
+	// the task first, the answer is TaskNotCancelableError, as on one
+	// process.
 	for try := 0; ; try++ {
 		switch st := r.task.GetStatus().GetState(); {
 		case st == a2a.TaskState_TASK_STATE_CANCELED:

@@ -361,8 +361,9 @@ func (r *run) absorb(ev a2a.StreamEvent) {
 }
 
 // watchCancel wakes a local execution when CancelTask on another replica
-// ended its task: the run reads the log, which stops the execution (see
-// absorb). It returns when the execution ends.
+// canceled its task, or asks this one to: the run reads the log, which
+// stops the execution when it holds the CANCELED status (see absorb), and
+// otherwise cancels the task itself. It returns when the execution ends.
 func (r *run) watchCancel(ex *execution) {
 	wake, stop := r.s.opts.Cluster.Bus.Watch(cancelKey(r.id))
 	defer stop()
@@ -373,13 +374,48 @@ func (r *run) watchCancel(ex *execution) {
 		case <-wake:
 		}
 		r.mu.Lock()
-		if !ex.done {
-			if err := r.catchUp(context.WithoutCancel(ex.ctx)); err != nil {
-				r.s.log.Error("cluster: reading a canceled task's log failed", "task", r.id, "err", err)
-			}
+		ctx := context.WithoutCancel(ex.ctx)
+		err := r.catchUp(ctx)
+		if err == nil && !ex.done && r.exec == ex && !a2a.IsTerminal(r.task.GetStatus().GetState()) {
+			err = r.cancelTask(ctx)
+		}
+		if err != nil && !errors.Is(err, ErrTaskClosed) {
+			r.s.log.Error("cluster: canceling a task for another replica failed", "task", r.id, "err", err)
 		}
 		r.mu.Unlock()
 	}
+}
+
+// askRunnerToCancel wakes the replica running the task, which cancels it
+// (watchCancel), and waits until the task is terminal: canceled, or
+// ended otherwise first. It gives up after two leases and five seconds.
+// Callers hold r.mu, which is let go while waiting, and have loaded the
+// task.
+func (r *run) askRunnerToCancel(ctx context.Context) error {
+	c := r.s.opts.Cluster
+	if err := c.Bus.Notify(ctx, cancelKey(r.id), 0); err != nil {
+		return a2a.Internal(err)
+	}
+	ch := r.wait()
+	r.follow()
+	defer func() { r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
+	limit := time.NewTimer(2*c.Leases.TTL() + 5*time.Second)
+	defer limit.Stop()
+	for !a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			r.mu.Lock()
+			return context.Cause(ctx)
+		case <-limit.C:
+			r.mu.Lock()
+			return a2a.NewError(a2a.CodeInternal, "task %q: the replica running it did not cancel it in time; try again", r.id).
+				WithMeta("taskId", r.id)
+		case <-ch:
+		}
+		r.mu.Lock()
+	}
+	return nil
 }
 
 // readTask reads the task and the number of its last event so that they

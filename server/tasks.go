@@ -132,8 +132,16 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 			return nil, a2a.NewError(a2a.CodeTaskNotCancelable, "task %q is %s and cannot be canceled", req.Id, st).WithMeta("taskId", req.Id)
 		default:
 			err := r.cancelTask(ctx)
-			if errors.Is(err, ErrTaskClosed) && try == 0 {
-				continue // another replica ended it meanwhile: answer as of now
+			if errors.Is(err, taskstore.ErrSeq) && s.opts.Cluster != nil {
+				// The runner wrote first every time: it is busy and alive;
+				// it writes the cancellation itself when asked.
+				err = r.askRunnerToCancel(ctx)
+				if err == nil {
+					err = ErrTaskClosed
+				}
+			}
+			if errors.Is(err, ErrTaskClosed) && try < 2 {
+				continue // ended meanwhile (canceled, or finished): answer as of now
 			}
 			if err != nil {
 				return nil, err

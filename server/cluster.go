@@ -11,7 +11,9 @@ package server
 // Bus when another replica announces an append, with a fallback poll.
 // CancelTask writes CANCELED itself, whoever runs the task, and wakes the
 // runner on the Bus under cancelKey; the runner reads the log, finds the
-// task ended, and stops its agent. A write that loses the race for a
+// task ended, and stops its agent. A runner too busy for that write to
+// get a sequence number is asked, under the same key, to cancel the task
+// itself. A write that loses the race for a
 // sequence number (ErrSeq) reads what the other wrote before going on.
 // Leases: every replica renews its own and ends FAILED the active tasks
 // whose runner's lease lapsed.

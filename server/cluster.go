@@ -234,6 +234,11 @@ func (s *Server) reap(ctx context.Context) {
 		switch {
 		case err == nil:
 			s.log.Warn("cluster: task of a dead replica marked FAILED", "task", st.Task.Id)
+			// Should its runner be alive after all (paused, cut off), it
+			// reads the log at this and stops its agent.
+			if err := s.opts.Cluster.Bus.Notify(ctx, cancelKey(st.Task.Id), 0); err != nil {
+				s.log.Warn("cluster: waking the runner of a failed task failed", "task", st.Task.Id, "err", err)
+			}
 		case errors.Is(err, taskstore.ErrSeq):
 			// Another replica got there first, or the runner wrote.
 		default:

@@ -216,9 +216,8 @@ func TestClusterIdempotency(t *testing.T) {
 }
 
 // TestClusterLeaseLapse: A stops renewing its lease with a task running;
-// B ends it FAILED within the lease, a follower on B sees it, and A's
-// agent is stopped once A finds its lease lapsed (the fence itself is
-// tested in package pgstore).
+// B ends it FAILED within the lease, a follower on B sees it, A's agent
+// is stopped, and A's writes are refused until it renews and joins again.
 func TestClusterLeaseLapse(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	var started, causes sync.Map
@@ -249,18 +248,38 @@ func TestClusterLeaseLapse(t *testing.T) {
 		t.Fatalf("B's follower: %v", describeAll(evs))
 	}
 	t.Logf("ended FAILED %v after A stopped renewing (lease 600ms): %s", time.Since(began).Round(time.Millisecond), a2a.FirstText(end.GetMessage()))
-	la.paused.Store(false)
+	// A, alive but without its lease, is woken and stops its agent.
 	select {
 	case c := <-cause:
-		if !errors.Is(c, server.ErrCanceled) && !errors.Is(c, server.ErrLeaseLost) {
+		if !errors.Is(c, server.ErrCanceled) {
 			t.Errorf("A's agent context cause = %v", c)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("A's agent was not stopped")
 	}
+	// Its writes are refused while its lease has lapsed.
+	if _, err := a.SendMessage(anon(t), msgReq("hello")); err == nil {
+		t.Fatal("A made a task without its lease")
+	} else {
+		t.Logf("A without its lease: %v", err)
+	}
 	got, _ := b.GetTask(anon(t), &a2a.GetTaskRequest{Id: task.Id})
 	if state(got) != a2a.TaskState_TASK_STATE_FAILED {
 		t.Fatalf("the task is %s", short(state(got)))
+	}
+	// Renewing again, A finds the lease lost, joins under a new epoch and
+	// works again.
+	la.paused.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := a.SendMessage(anon(t), msgReq("hello"))
+		if err == nil && state(resp.GetTask()) == a2a.TaskState_TASK_STATE_COMPLETED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A after renewing: %v, %v", resp, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

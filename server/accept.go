@@ -282,7 +282,10 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 			"task %q is %s: a terminal task accepts no more messages; start a new task in the same context", t.Id, t.GetStatus().GetState()).
 			WithMeta("taskId", t.Id)
 	}
-	if r.exec != nil {
+	// With Options.Cluster an active task without a local execution runs
+	// on another replica.
+	active := r.s.opts.Cluster != nil && !settled(t.GetStatus().GetState())
+	if r.exec != nil || active {
 		return a2a.NewError(a2a.CodeUnsupportedOperation,
 			"task %q is still working on an earlier message; send more input once it asks for it", t.Id).WithMeta("taskId", t.Id)
 	}

@@ -63,6 +63,11 @@ type Leases interface {
 // their tasks meanwhile.
 var ErrLeaseLost = errors.New("server: this replica's lease on the store lapsed")
 
+// ErrTaskTaken is what an agent's Emitter returns, and the cause of its
+// context, when another replica runs the task now: both accepted a
+// follow-up at the same moment, and the other wrote first.
+var ErrTaskTaken = errors.New("server: another replica runs the task now")
+
 // cancelKey is the Bus key on which CancelTask wakes the replica running
 // a task. Task ids are minted by servers, so no task has this id.
 func cancelKey(taskID string) string { return "cancel:" + taskID }

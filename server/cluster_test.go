@@ -6,6 +6,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -327,4 +328,65 @@ func TestClusterCancelBusy(t *testing.T) {
 		t.Fatalf("B's follower: %d events, A's stream %d after the first", len(got), len(want))
 	}
 	t.Logf("%d events before the cancel", len(streamA))
+}
+
+// TestClusterFollowUpRace sends two different follow-ups of one
+// INPUT_REQUIRED task to two replicas at once, many times: one agent runs
+// the task to its end, the log holds that run's events only, and the
+// other follow-up is refused (the task was already WORKING) or, accepted
+// at the same moment, gives way at its first write and answers with the
+// completed task.
+func TestClusterFollowUpRace(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var ran atomic.Int32
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if req.Task == nil {
+			return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+		}
+		ran.Add(1)
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+		if err := em.Artifact(&a2a.Artifact{ArtifactId: "answer", Parts: []*a2a.Part{a2a.TextPart(a2a.FirstText(req.Message))}}); err != nil {
+			return err
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	})
+	a, _ := replica(t, url, 2*time.Second, agent)
+	b, _ := replica(t, url, 2*time.Second, agent)
+	for range 10 {
+		task := taskOf(t)(a.SendMessage(anon(t), msgReq("start")))
+		var got [2]*a2a.SendMessageResponse
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i, s := range []*server.Server{a, b} {
+			wg.Go(func() { got[i], errs[i] = s.SendMessage(anon(t), followReq(task.Id, []string{"from a", "from b"}[i])) })
+		}
+		wg.Wait()
+		answered := 0
+		for i := range got {
+			switch g := got[i].GetTask(); {
+			case errs[i] != nil:
+				// The other's agent was already working: refused, as on
+				// one process.
+				wantErr(t, fmt.Sprint("follow-up ", i), errs[i], a2a.ErrUnsupportedOperation)
+			case state(g) != a2a.TaskState_TASK_STATE_COMPLETED || len(g.Artifacts) != 1:
+				t.Fatalf("answer %d: %s with %d artifacts", i, short(state(g)), len(g.Artifacts))
+			default:
+				answered++
+			}
+		}
+		if answered == 0 {
+			t.Fatal("both follow-ups refused")
+		}
+		evs, err := collect(a.SubscribeToTask(as(t, "", func(ci *a2a.CallInfo) { ci.LastEventID = "1" }), &a2a.SubscribeToTaskRequest{Id: task.Id}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := describeAll(evs); len(d) != 4 {
+			t.Fatalf("the log after the creation: %v; want INPUT_REQUIRED, WORKING, the artifact, COMPLETED", d)
+		}
+	}
+	t.Logf("%d agent runs for 20 follow-ups of 10 tasks (two at once each)", ran.Load())
 }

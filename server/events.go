@@ -125,9 +125,13 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 // the last one. Callers hold r.mu and publish the event once it returns nil.
 //
 // With Options.Cluster another replica may have written the number first
-// (ErrSeq: CancelTask there, or a replica that took this one's lease for
-// lost): the run then reads and publishes what it wrote, and returns
-// ErrTaskClosed when that ended the task, or tries again after it.
+// (ErrSeq): the run then reads and publishes what it wrote. When that
+// ended the task (CancelTask there, or a replica that took this one's
+// lease for lost) it returns ErrTaskClosed. Otherwise the other replica
+// runs the task: only a task's runner writes it without ending it. A
+// local execution then gives way (two follow-ups accepted at once by two
+// replicas: the first to write runs) and ErrTaskTaken is returned; a
+// writer without one (CancelTask) tries again, a few times.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 	for try := 0; ; try++ {
 		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
@@ -143,6 +147,13 @@ func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 		}
 		if a2a.IsTerminal(r.task.GetStatus().GetState()) {
 			return ErrTaskClosed
+		}
+		if ex := r.exec; ex != nil {
+			r.s.log.Warn("cluster: another replica runs the task now (a follow-up accepted there at the same time): this execution gives way", "task", r.id)
+			ex.taken = true
+			ex.cancel(ErrTaskTaken)
+			r.finish(ex)
+			return ErrTaskTaken
 		}
 	}
 }

@@ -19,6 +19,7 @@ type execution struct {
 	detached bool
 	returned bool          // Execute has returned
 	done     bool          // the execution is over; the emitter is invalid
+	taken    bool          // it gave way to another replica's (ErrTaskTaken)
 	ended    chan struct{} // closed when done is set
 }
 
@@ -62,7 +63,7 @@ func (r *run) returned(ex *execution, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ex.returned = true
-	if err != nil {
+	if err != nil && !ex.taken {
 		r.s.log.ErrorContext(ex.ctx, "agent failed", "task", r.id, "err", err)
 	}
 	if ex.detached && err == nil && !ex.done {

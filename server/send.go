@@ -60,9 +60,10 @@ func (acc *accepted) answered(immediate bool) bool {
 		return acc.ex == nil || acc.ex.done
 	case immediate:
 		return true
-	case acc.remote:
-		// A resend of a message another replica runs: the answer the
-		// first send gets there.
+	case acc.remote, acc.ex != nil && acc.ex.taken:
+		// A resend of a message another replica runs, or a follow-up
+		// that gave way to one another replica accepted at once: the
+		// answer the first gets there.
 		return settled(r.task.GetStatus().GetState()) || r.tail == nil
 	case acc.ex == nil, acc.ex.done:
 		return true

@@ -13,10 +13,10 @@ package server
 // runner on the Bus under cancelKey; the runner reads the log, finds the
 // task ended, and stops its agent. A runner too busy for that write to
 // get a sequence number is asked, under the same key, to cancel the task
-// itself. A write that loses the race for a
-// sequence number (ErrSeq) reads what the other wrote before going on.
-// Leases: every replica renews its own and ends FAILED the active tasks
-// whose runner's lease lapsed.
+// itself. Any write that loses the race for a sequence number (ErrSeq)
+// reads what the other wrote before going on (run.append). Leases: every
+// replica renews its own and ends FAILED the active tasks whose runner's
+// lease lapsed.
 
 import (
 	"context"

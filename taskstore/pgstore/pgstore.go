@@ -58,6 +58,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -151,7 +152,12 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Close() error {
 	s.pool.Close()
 	if s.lock != nil {
-		s.lock.Close(context.Background()) // ends the session and its lock
+		// Unlocked first, since the session's end (which would release
+		// the lock too) may come after Close returns.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.lock.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+		s.lock.Close(ctx)
+		cancel()
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ package push
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -81,6 +82,18 @@ type Options struct {
 	Transport http.RoundTripper
 	// Observer, when set, watches every POST (tracing).
 	Observer Observer
+	// Claims, when set, is the outbox's claim step, for an outbox that
+	// senders in several processes drain at once (replicas on one
+	// PostgreSQL database): a worker claims its configuration's rows for
+	// ClaimLease instead of reading them, renews the claim before each
+	// attempt, and gives the configuration up when another sender took
+	// it. So one delivery per configuration is in flight across every
+	// process, in order, and the rows of a sender that died go to another
+	// once its claim lapsed (found by the next Rescan).
+	Claims taskstore.OutboxClaims
+	// ClaimLease is how long a claim lasts unrenewed; default Timeout
+	// plus 5 s. It must be longer than one POST.
+	ClaimLease time.Duration
 }
 
 // Sender delivers the notifications queued in a task store's outbox.
@@ -88,6 +101,7 @@ type Options struct {
 // concurrently; Queued and Forget never block.
 type Sender struct {
 	store  taskstore.Outbox
+	holder string // this sender's name in claims (Options.Claims)
 	opts   Options
 	guard  *Guard
 	client *http.Client
@@ -146,7 +160,7 @@ func New(store taskstore.Outbox, o *Options) (*Sender, error) {
 		rt = guardedTransport(opts.Guard)
 	}
 	s := &Sender{
-		store: store, opts: opts, guard: opts.Guard, log: opts.Logger,
+		store: store, opts: opts, guard: opts.Guard, log: opts.Logger, holder: rand.Text(),
 		client: &http.Client{
 			Transport: rt,
 			// A redirect is an answer like any other: not followed.
@@ -188,6 +202,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if opts.Rescan <= 0 {
 		opts.Rescan = time.Minute
+	}
+	if opts.ClaimLease <= 0 {
+		opts.ClaimLease = opts.Timeout + 5*time.Second
 	}
 	if opts.Guard == nil {
 		g, err := NewGuard(nil)

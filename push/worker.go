@@ -90,7 +90,7 @@ func (s *Sender) work(t *target) {
 		t.more = false
 		gen := t.gen
 		s.mu.Unlock()
-		rows, err := s.store.PendingPush(s.ctx, t.key, batch)
+		rows, err := s.read(t.key)
 		if err != nil && s.ctx.Err() == nil {
 			s.log.Error("push: reading the outbox failed", "task", t.key.TaskID, "config", t.key.ConfigID, "err", err)
 			if !s.sleep(s.ctx, time.Second) {
@@ -111,6 +111,34 @@ func (s *Sender) work(t *target) {
 			}
 		}
 	}
+}
+
+// read returns the target's oldest rows: claimed with Options.Claims,
+// read as they are otherwise.
+func (s *Sender) read(key taskstore.PushTarget) ([]*taskstore.Notification, error) {
+	if c := s.opts.Claims; c != nil {
+		return c.ClaimPush(s.ctx, s.holder, key, batch, s.opts.ClaimLease)
+	}
+	return s.store.PendingPush(s.ctx, key, batch)
+}
+
+// stillOurs renews the claim on a row before an attempt (with
+// Options.Claims): false when another sender took the row, or it is gone.
+// A renewal that fails for another reason lets the attempt go on: the
+// claim still runs, and a duplicate is the worst outcome.
+func (s *Sender) stillOurs(ctx context.Context, n *taskstore.Notification) bool {
+	c := s.opts.Claims
+	if c == nil {
+		return true
+	}
+	ok, err := c.RenewPush(ctx, s.holder, n.ID, s.opts.ClaimLease)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("push: renewing a claim failed", "task", n.Target.TaskID, "config", n.Target.ConfigID, "err", err)
+		}
+		return ctx.Err() == nil
+	}
+	return ok
 }
 
 // idle ends a worker whose queue is empty, unless Queued came in since
@@ -144,6 +172,9 @@ func (s *Sender) deliver(t *target, gen uint64, n *taskstore.Notification) bool 
 
 	p := prepare(n)
 	for try := 1; ; try++ {
+		if !s.stillOurs(ctx, n) {
+			return false // another sender has the configuration now
+		}
 		out, wait, why := s.attempt(ctx, n, p)
 		if out == delivered {
 			s.acknowledge(ctx, t, n)

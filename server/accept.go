@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -30,6 +31,16 @@ type accepted struct {
 	replay *taskstore.MessageRecord
 	ex     *execution // the execution started for the message (nil for a replay)
 	seq    uint64     // the run's sequence number when the message was accepted
+	remote bool       // a replay of a task no local execution runs (Options.Cluster: another replica may)
+}
+
+// resent says that another process recorded the messageId first
+// (Options.Cluster: two replicas got it at once); the send is answered as
+// a resend of that record.
+type resent struct{ rec *taskstore.MessageRecord }
+
+func (e *resent) Error() string {
+	return "server: message " + e.rec.MessageID + " was accepted elsewhere first"
 }
 
 // accept validates a send, handles a resend of a known messageId, resolves
@@ -52,10 +63,20 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	}
 	areq := agentRequest(c, req)
 	push := inlinePushConfig(req)
+	var acc *accepted
 	if msg.TaskId != "" {
-		return s.continueTask(ctx, c, msg, digest, areq, push, stream)
+		acc, err = s.continueTask(ctx, c, msg, digest, areq, push, stream)
+	} else {
+		acc, err = s.startTask(ctx, c, msg, digest, areq, push, stream)
 	}
-	return s.startTask(ctx, c, msg, digest, areq, push, stream)
+	// The messages table decides between two replicas that got one
+	// messageId at once (spec §3.3.1 lets the messageId detect
+	// duplicates; docs/decisions.md#b14): the loser answers as a resend.
+	var lost *resent
+	if errors.As(err, &lost) {
+		return s.answerRecord(ctx, c, lost.rec, digest, stream)
+	}
+	return acc, err
 }
 
 // checkSend runs the checks of a send that come before anything is stored:
@@ -119,12 +140,19 @@ func (s *Server) answerResend(ctx context.Context, c call, msgID, digest string,
 		return nil, false, nil
 	case err != nil:
 		return nil, true, a2a.Internal(err)
-	case rec.Digest != digest:
-		return nil, true, a2a.InvalidParams(a2a.FieldViolation{Field: "message.messageId",
+	}
+	acc, err = s.answerRecord(ctx, c, rec, digest, stream)
+	return acc, true, err
+}
+
+// answerRecord answers a send whose messageId is recorded: as the first
+// send was answered, or InvalidParams when the content differs.
+func (s *Server) answerRecord(ctx context.Context, c call, rec *taskstore.MessageRecord, digest string, stream bool) (*accepted, error) {
+	if rec.Digest != digest {
+		return nil, a2a.InvalidParams(a2a.FieldViolation{Field: "message.messageId",
 			Description: "this messageId was already used for a different message; use a new messageId"})
 	}
-	acc, err = s.replay(ctx, c, rec, stream)
-	return acc, true, err
+	return s.replay(ctx, c, rec, stream)
 }
 
 // agentRequest starts the Request the agent will get: what is known before
@@ -176,11 +204,15 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	defer r.mu.Unlock()
 	r.loaded = true
 	r.pendingMessage, r.pendingContextID, r.pendingMessageID, r.pendingPush = msg, ctxID, msg.MessageId, push
-	if _, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
+	prev, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
 		MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
-	}); err != nil {
+	})
+	if err != nil || prev != nil {
 		s.quota.closed(c.scope.Owner, id)
 		s.releaseLocked(r)
+		if prev != nil {
+			return nil, &resent{prev}
+		}
 		return nil, a2a.Internal(err)
 	}
 	sub := r.subscribeIf(stream)
@@ -250,7 +282,10 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 			"task %q is %s: a terminal task accepts no more messages; start a new task in the same context", t.Id, t.GetStatus().GetState()).
 			WithMeta("taskId", t.Id)
 	}
-	if r.exec != nil {
+	// With Options.Cluster an active task without a local execution runs
+	// on another replica.
+	active := r.s.opts.Cluster != nil && !settled(t.GetStatus().GetState())
+	if r.exec != nil || active {
 		return a2a.NewError(a2a.CodeUnsupportedOperation,
 			"task %q is still working on an earlier message; send more input once it asks for it", t.Id).WithMeta("taskId", t.Id)
 	}
@@ -269,6 +304,17 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			return err
 		}
 	}
+	// The record first: of two replicas given this follow-up at once, the
+	// one that records it runs it (docs/decisions.md#b14).
+	prev, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
+		MessageID: msg.MessageId, Digest: digest, TaskID: t.Id, Created: s.now(),
+	})
+	if err != nil {
+		return a2a.Internal(err)
+	}
+	if prev != nil {
+		return &resent{prev}
+	}
 	// docs/decisions.md#b9: the context is inferred from the task and stamped
 	// on the stored message.
 	msg.ContextId = t.ContextId
@@ -285,11 +331,6 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			return a2a.Internal(err)
 		}
 	}
-	if _, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
-		MessageID: msg.MessageId, Digest: digest, TaskID: t.Id, Created: s.now(),
-	}); err != nil {
-		return a2a.Internal(err)
-	}
 	return nil
 }
 
@@ -297,6 +338,12 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 // without running the agent again (docs/decisions.md#b14): the direct reply,
 // or the task, followed live while it is still running.
 func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord, stream bool) (*accepted, error) {
+	if s.opts.Cluster != nil {
+		var err error
+		if rec, err = s.awaitFirstAnswer(ctx, c, rec); err != nil {
+			return nil, err
+		}
+	}
 	r := s.acquire(rec.TaskID, c.scope)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -322,6 +369,10 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 	}
 	acc.sub = r.subscribeIf(stream)
 	acc.ex, acc.seq = r.exec, r.seq
+	if r.exec == nil && r.task != nil && s.opts.Cluster != nil {
+		acc.remote = true
+		r.follow()
+	}
 	return acc, nil
 }
 
@@ -331,4 +382,58 @@ func digestOf(m *a2a.Message) string {
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// awaitFirstAnswer waits, with Options.Cluster, until the message of rec,
+// which another replica may be running, has a task or a direct reply:
+// the task is made on the agent's first update, until which a resend has
+// nothing to show. It returns the record, read again when the reply came.
+func (s *Server) awaitFirstAnswer(ctx context.Context, c call, rec *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
+	if rec.Reply != nil {
+		return rec, nil
+	}
+	s.mu.Lock()
+	r := s.runs[runKey{c.scope, rec.TaskID}]
+	s.mu.Unlock()
+	if r != nil {
+		r.mu.Lock()
+		local := r.exec != nil || r.task != nil
+		r.mu.Unlock()
+		if local {
+			return rec, nil // this replica runs it, or has read it
+		}
+	}
+	wake, stop := s.opts.Cluster.Bus.Watch(rec.TaskID)
+	defer stop()
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	// The replica that recorded the message may have died before the
+	// task existed; then nothing will ever come.
+	giveUp := time.NewTimer(max(4*s.opts.Cluster.Leases.TTL(), 30*time.Second))
+	defer giveUp.Stop()
+	for {
+		_, err := s.store.LastSeq(ctx, c.scope, rec.TaskID)
+		if err == nil {
+			return rec, nil
+		}
+		if !errors.Is(err, taskstore.ErrNotFound) {
+			return nil, a2a.Internal(err)
+		}
+		now, err := s.store.GetMessage(ctx, c.scope, rec.MessageID)
+		if err != nil {
+			return nil, a2a.Internal(err)
+		}
+		if now.Reply != nil {
+			return now, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-giveUp.C:
+			return nil, a2a.NewError(a2a.CodeInternal, "message %q was accepted, but no task or reply came of it: "+
+				"the replica running it may have stopped; send it again with a new messageId", rec.MessageID)
+		case <-wake:
+		case <-poll.C:
+		}
+	}
 }

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
@@ -39,6 +40,7 @@ func (r *run) apply(ex *execution, ev event) error {
 		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
 			r.s.log.Error("could not record reply", "task", r.id, "err", err)
 		}
+		r.s.announce(r.id) // to a resend waiting on another replica (awaitFirstAnswer)
 		r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: m}}, false)
 		r.finish(ex)
 		return nil
@@ -83,6 +85,7 @@ func (r *run) create(ctx context.Context) error {
 	}
 	r.task, r.loaded, r.mayPush = t, true, r.pendingPush != nil
 	r.queued()
+	r.s.announce(r.id)
 	r.publish(ev, true)
 	return nil
 }
@@ -120,12 +123,39 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 
 // append records one event of the run's task in the store, numbered after
 // the last one. Callers hold r.mu and publish the event once it returns nil.
+//
+// With Options.Cluster another replica may have written the number first
+// (ErrSeq): the run then reads and publishes what it wrote. When that
+// ended the task (CancelTask there, or a replica that took this one's
+// lease for lost) it returns ErrTaskClosed. Otherwise the other replica
+// runs the task: only a task's runner writes it without ending it. A
+// local execution then gives way (two follow-ups accepted at once by two
+// replicas: the first to write runs) and ErrTaskTaken is returned; a
+// writer without one (CancelTask) tries again, a few times.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
-	err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
-	if err != nil {
-		return a2a.Internal(err)
+	for try := 0; ; try++ {
+		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
+		if err == nil {
+			r.s.announce(r.id)
+			return nil
+		}
+		if !errors.Is(err, taskstore.ErrSeq) || r.s.opts.Cluster == nil || try == 3 {
+			return a2a.Internal(err)
+		}
+		if err := r.catchUp(ctx); err != nil {
+			return a2a.Internal(err)
+		}
+		if a2a.IsTerminal(r.task.GetStatus().GetState()) {
+			return ErrTaskClosed
+		}
+		if ex := r.exec; ex != nil {
+			r.s.log.Warn("cluster: another replica runs the task now (a follow-up accepted there at the same time): this execution gives way", "task", r.id)
+			ex.taken = true
+			ex.cancel(ErrTaskTaken)
+			r.finish(ex)
+			return ErrTaskTaken
+		}
 	}
-	return nil
 }
 
 // checkAgentMessage returns what is wrong with a message the agent sent

@@ -19,6 +19,7 @@ type execution struct {
 	detached bool
 	returned bool          // Execute has returned
 	done     bool          // the execution is over; the emitter is invalid
+	taken    bool          // it gave way to another replica's (ErrTaskTaken)
 	ended    chan struct{} // closed when done is set
 }
 
@@ -31,13 +32,17 @@ func (r *run) start(caller context.Context, req *Request) *execution {
 	}
 	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	r.exec = ex
-	r.s.ref(r) // held until the execution is over (finish), detached or not
+	r.unfollow() // the execution feeds the run now
+	r.s.ref(r)   // held until the execution is over (finish), detached or not
 	r.s.wg.Add(1)
 	go func() {
 		defer r.s.wg.Done()
 		err := r.invoke(ex, req)
 		r.returned(ex, err)
 	}()
+	if r.s.opts.Cluster != nil {
+		go r.watchCancel(ex)
+	}
 	return ex
 }
 
@@ -58,7 +63,7 @@ func (r *run) returned(ex *execution, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ex.returned = true
-	if err != nil {
+	if err != nil && !ex.taken {
 		r.s.log.ErrorContext(ex.ctx, "agent failed", "task", r.id, "err", err)
 	}
 	if ex.detached && err == nil && !ex.done {
@@ -72,8 +77,11 @@ func (r *run) returned(ex *execution, err error) {
 		case r.task == nil:
 			why = "the agent returned without a reply or a task update"
 		}
-		if cause := context.Cause(ex.ctx); cause == ErrShutdown {
+		switch context.Cause(ex.ctx) {
+		case ErrShutdown:
 			why = "the server shut down while the task was running"
+		case ErrLeaseLost:
+			why = "the replica running the task lost its lease on the store"
 		}
 		r.fail(ex, why)
 	}
@@ -86,7 +94,7 @@ func settled(s a2a.TaskState) bool { return a2a.IsTerminal(s) || a2a.IsInterrupt
 
 // fail moves the task to FAILED with a status message. Callers hold r.mu.
 func (r *run) fail(ex *execution, why string) {
-	if err := r.apply(ex, event{state: a2a.TaskState_TASK_STATE_FAILED, message: a2a.AgentMessage(why)}); err != nil {
+	if err := r.apply(ex, event{state: a2a.TaskState_TASK_STATE_FAILED, message: a2a.AgentMessage(why)}); err != nil && err != ErrTaskClosed {
 		r.s.log.Error("could not fail task", "task", r.id, "err", err)
 	}
 }
@@ -108,6 +116,7 @@ func (r *run) finish(ex *execution) {
 		r.exec = nil
 	}
 	r.wake()
+	r.follow()     // with Options.Cluster, when still watched: the next execution may run elsewhere
 	r.s.release(r) // the reference taken by start
 }
 

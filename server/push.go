@@ -39,10 +39,10 @@ func (s *Server) queued(taskID string) {
 // queued tells the pusher that the run's last write may have queued
 // notifications, unless the task is known to have no push configuration
 // (run.mayPush): then the store queued nothing, and the pusher need not
-// look. A configuration another process adds to a task running here is
-// still found by the pusher's periodic rescan. Callers hold r.mu.
+// look. With Options.Cluster another replica may add a configuration to a
+// task running here, so the pusher is always told. Callers hold r.mu.
 func (r *run) queued() {
-	if r.mayPush {
+	if r.mayPush || r.s.opts.Cluster != nil {
 		r.s.queued(r.id)
 	}
 }

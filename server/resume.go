@@ -73,6 +73,7 @@ func (r *run) planResume(ctx context.Context, after uint64) (*resume, error) {
 	}
 	if !a2a.IsTerminal(r.task.GetStatus().GetState()) {
 		p.sub = r.subscribe()
+		r.follow()
 	}
 	return p, nil
 }

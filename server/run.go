@@ -34,6 +34,7 @@ type run struct {
 	waiters map[chan struct{}]struct{} // in-process callers woken on every change
 	exec    *execution                 // the active execution, if any
 	reply   *a2a.Message               // that reply
+	tail    *tail                      // with Options.Cluster: the follower of the store's log (cluster.go)
 	// mayPush is false only while the task is known to have never had a
 	// push configuration: a task this run created without one, which got
 	// none since. Its events then skip the pusher's outbox lookup (see
@@ -103,17 +104,14 @@ func (r *run) load(ctx context.Context) error {
 		}
 		return nil
 	}
-	t, err := r.s.store.GetTask(ctx, r.scope, r.id)
-	if err == nil {
-		r.seq, err = r.s.store.LastSeq(ctx, r.scope, r.id)
-	}
+	t, seq, err := r.readTask(ctx)
 	if err != nil {
 		if errors.Is(err, taskstore.ErrNotFound) {
 			return taskNotFound(r.id)
 		}
 		return a2a.Internal(err)
 	}
-	r.task, r.loaded, r.mayPush = t, true, true
+	r.task, r.seq, r.loaded, r.mayPush = t, seq, true, true
 	return nil
 }
 
@@ -138,6 +136,7 @@ func (r *run) subscribeIf(want bool) *subscriber {
 func (r *run) unsubscribe(sub *subscriber) {
 	r.mu.Lock()
 	delete(r.subs, sub)
+	r.unfollowIfIdle()
 	r.mu.Unlock()
 	sub.close(nil)
 }
@@ -156,6 +155,7 @@ func (r *run) wait() chan struct{} {
 func (r *run) unwait(ch chan struct{}) {
 	r.mu.Lock()
 	delete(r.waiters, ch)
+	r.unfollowIfIdle()
 	r.mu.Unlock()
 }
 

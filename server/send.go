@@ -25,6 +25,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ch := r.wait()
+	r.follow() // a resend of a message another replica runs
 	defer func() { r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
 	for !acc.answered(immediate) {
 		r.mu.Unlock()
@@ -57,7 +58,14 @@ func (acc *accepted) answered(immediate bool) bool {
 		return true
 	case r.task == nil:
 		return acc.ex == nil || acc.ex.done
-	case immediate, acc.ex == nil, acc.ex.done:
+	case immediate:
+		return true
+	case acc.remote, acc.ex != nil && acc.ex.taken:
+		// A resend of a message another replica runs, or a follow-up
+		// that gave way to one another replica accepted at once: the
+		// answer the first gets there.
+		return settled(r.task.GetStatus().GetState()) || r.tail == nil
+	case acc.ex == nil, acc.ex.done:
 		return true
 	}
 	return r.seq > acc.seq && settled(r.task.GetStatus().GetState())

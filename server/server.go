@@ -78,6 +78,13 @@ type Options struct {
 	// or a context derived from it; package telemetry carries the
 	// request's span into it, so that the agent's spans nest under it.
 	ExecutionContext func(ctx, caller context.Context, req *Request) context.Context
+	// Cluster, when set, makes the server one replica of several that
+	// share Store (cluster.go, docs/replicas.md): streams follow tasks
+	// running on other replicas through the store's log, CancelTask
+	// reaches their agents, and the tasks of a replica whose lease lapsed
+	// end FAILED. Without it the server assumes it owns the store: at
+	// start it ends FAILED every task left SUBMITTED or WORKING.
+	Cluster *Cluster
 }
 
 // DefaultResumeWindow is Options.ResumeWindow's default.
@@ -104,6 +111,11 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
+
+	// With Options.Cluster (cluster.go): the announcer of appends.
+	notes     *notifier
+	stopNotes context.CancelFunc
+	notesDone chan struct{}
 }
 
 // Server must keep implementing every operation of a2a.Service.
@@ -131,7 +143,10 @@ func New(opts *Options) (*Server, error) {
 			"GetExtendedAgentCard will answer ExtendedAgentCardNotConfiguredError")
 	}
 	s.base, s.stop = context.WithCancelCause(context.Background())
-	if err := s.recover(context.Background()); err != nil {
+	if o.Cluster != nil {
+		s.startCluster()
+		s.reap(context.Background()) // what replicas that died left
+	} else if err := s.recover(context.Background()); err != nil {
 		return nil, err
 	}
 	s.wg.Add(1)
@@ -157,6 +172,9 @@ func (o *Options) check() error {
 	}
 	if math.IsNaN(o.Limits.TaskRate) {
 		return errors.New("server: Options.Limits.TaskRate is NaN")
+	}
+	if o.Cluster != nil {
+		return o.Cluster.check()
 	}
 	return nil
 }
@@ -222,22 +240,33 @@ func (s *Server) recover(ctx context.Context) error {
 		return fmt.Errorf("server: listing unfinished tasks: %w", err)
 	}
 	for _, st := range lost {
-		t := st.Task
-		msg := a2a.AgentMessage("the task's execution was lost: the server stopped before the task finished")
-		msg.TaskId, msg.ContextId = t.Id, t.ContextId
-		status := &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED, Message: msg, Timestamp: a2a.Timestamp(s.now())}
-		seq, err := s.store.LastSeq(ctx, st.Scope, t.Id)
-		if err != nil {
-			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
+		if err := s.failLost(ctx, st, "the task's execution was lost: the server stopped before the task finished"); err != nil {
+			return fmt.Errorf("server: failing lost task %s: %w", st.Task.Id, err)
 		}
-		ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-			TaskId: t.Id, ContextId: t.ContextId, Status: status}}}
-		if err := s.store.Append(ctx, st.Scope, t.Id, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
-			return fmt.Errorf("server: failing lost task %s: %w", t.Id, err)
-		}
-		s.queued(t.Id)
-		s.log.Warn("task execution lost in a restart: marked FAILED", "task", t.Id)
+		s.log.Warn("task execution lost in a restart: marked FAILED", "task", st.Task.Id)
 	}
+	return nil
+}
+
+// failLost appends a FAILED status saying why to a task whose execution
+// was lost. It returns taskstore.ErrSeq when the task changed since it
+// was read (another replica ended it first).
+func (s *Server) failLost(ctx context.Context, st taskstore.ScopedTask, why string) error {
+	t := st.Task
+	msg := a2a.AgentMessage(why)
+	msg.TaskId, msg.ContextId = t.Id, t.ContextId
+	status := &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED, Message: msg, Timestamp: a2a.Timestamp(s.now())}
+	seq, err := s.store.LastSeq(ctx, st.Scope, t.Id)
+	if err != nil {
+		return err
+	}
+	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		TaskId: t.Id, ContextId: t.ContextId, Status: status}}}
+	if err := s.store.Append(ctx, st.Scope, t.Id, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
+		return err
+	}
+	s.queued(t.Id)
+	s.announce(t.Id)
 	return nil
 }
 
@@ -312,5 +341,6 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 		r.mu.Unlock()
 	}
+	s.stopCluster()
 	return err
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"iter"
 
 	"google.golang.org/protobuf/proto"
@@ -116,14 +117,42 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	if err := r.load(ctx); err != nil {
 		return nil, err
 	}
-	switch st := r.task.GetStatus().GetState(); {
-	case st == a2a.TaskState_TASK_STATE_CANCELED:
-	case a2a.IsTerminal(st):
-		return nil, a2a.NewError(a2a.CodeTaskNotCancelable, "task %q is %s and cannot be canceled", req.Id, st).WithMeta("taskId", req.Id)
-	default:
-		if err := r.cancelTask(ctx); err != nil {
-			return nil, err
+	// With Options.Cluster the task may run on another replica: this one
+	// writes CANCELED itself (ordered with the runner's writes by the
+	// sequence number; append reads what the runner wrote first) and
+	// wakes the runner, which stops its agent when it reads the log. So
+	// the answer is the task as canceled, whichever replica runs it
+	// (spec §3.1.5: "returns its updated state"); when the runner ended
+	// the task first, the answer is TaskNotCancelableError, as on one
+	// process.
+	for try := 0; ; try++ {
+		switch st := r.task.GetStatus().GetState(); {
+		case st == a2a.TaskState_TASK_STATE_CANCELED:
+		case a2a.IsTerminal(st):
+			return nil, a2a.NewError(a2a.CodeTaskNotCancelable, "task %q is %s and cannot be canceled", req.Id, st).WithMeta("taskId", req.Id)
+		default:
+			err := r.cancelTask(ctx)
+			if errors.Is(err, taskstore.ErrSeq) && s.opts.Cluster != nil {
+				// The runner wrote first every time: it is busy and alive;
+				// it writes the cancellation itself when asked.
+				err = r.askRunnerToCancel(ctx)
+				if err == nil {
+					err = ErrTaskClosed
+				}
+			}
+			if errors.Is(err, ErrTaskClosed) && try < 2 {
+				continue // ended meanwhile (canceled, or finished): answer as of now
+			}
+			if err != nil {
+				return nil, err
+			}
+			if c := s.opts.Cluster; c != nil {
+				if err := c.Bus.Notify(ctx, cancelKey(req.Id), 0); err != nil {
+					s.log.Warn("cluster: waking the replica running a canceled task failed", "task", req.Id, "err", err)
+				}
+			}
 		}
+		break
 	}
 	return proto.Clone(r.task).(*a2a.Task), nil
 }
@@ -185,6 +214,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		}
 		snap := r.snapshot()
 		sub := r.subscribe()
+		r.follow()
 		r.mu.Unlock()
 		defer r.unsubscribe(sub)
 		if !yield(snap, nil) {

@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"context"
+	"time"
 
 	"parley.dev/parley/a2a"
 )
@@ -49,4 +50,25 @@ type Notification struct {
 	// PutPushConfig, that of the last event the snapshot includes).
 	Seq   uint64
 	Event *a2a.StreamResponse
+}
+
+// OutboxClaims is what push senders in several processes need to share
+// one outbox: a configuration's queued notifications are claimed by one
+// holder at a time, for a lease, so that one delivery per configuration
+// is in flight across every process and its order holds, and a holder
+// that dies leaves its rows to another once the lease lapsed. A store
+// that only one process uses need not implement it (package push then
+// reads with PendingPush). All methods may be called concurrently.
+type OutboxClaims interface {
+	// ClaimPush claims for holder, until lease from now, up to limit of
+	// the target's oldest queued notifications, and returns them, oldest
+	// first, as PendingPush does. It returns none while another holder's
+	// claim on any of the target's rows has not lapsed, or while another
+	// ClaimPush of the target is running. Claiming again what the holder
+	// already holds extends the lease.
+	ClaimPush(ctx context.Context, holder string, t PushTarget, limit int, lease time.Duration) ([]*Notification, error)
+	// RenewPush extends holder's claim on a notification to lease from
+	// now. It reports false when the notification is gone or claimed by
+	// another holder (whose delivery the caller must not duplicate).
+	RenewPush(ctx context.Context, holder string, id int64, lease time.Duration) (bool, error)
 }

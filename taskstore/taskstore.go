@@ -67,3 +67,8 @@ var ErrPruned = errors.New("taskstore: events pruned")
 // ErrSeq is returned by Append when the event's sequence number does not
 // follow the task's last one: another writer got there first.
 var ErrSeq = errors.New("taskstore: event out of sequence")
+
+// ErrFenced is returned by the writes of a store that several processes
+// share when this process's lease on it lapsed: the others may have taken
+// over its tasks (ended them FAILED), so it may write them no more.
+var ErrFenced = errors.New("taskstore: this replica's lease lapsed: its writes are refused")

@@ -99,7 +99,7 @@ usage:
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
   parley check URL        grade an A2A server against the spec (and B1-B14)
   parley inspect [URL]    a local web page to inspect an agent (card, messages, tasks, traffic, push)
-  parley load URL [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
+  parley load URL... [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
   parley key new|jwks     make a card signing key (--alg ES256|EdDSA|RS256), print its public JWKS
   parley apikey new NAME  make an API key for --api-keys (printed once) and its file line
   parley version          the version, commit and Go version of this build (also --version)

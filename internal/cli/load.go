@@ -15,11 +15,12 @@ import (
 )
 
 // loadSynopsis is the usage line and the notes of `parley load -h`.
-const loadSynopsis = `load URL [flags]     (or: parley load --ceiling ADDR [--chunks N])
+const loadSynopsis = `load URL... [flags]     (or: parley load --ceiling ADDR [--chunks N])
 
 Runs --concurrency clients against the A2A server at URL for --duration,
 each sending its next request when the last one is answered (plain
-HTTP/1.1), and prints throughput and latency. --ceiling ADDR instead serves
+HTTP/1.1), and prints throughput and latency. Several URLs (replicas of
+one agent) share the clients in turn. --ceiling ADDR instead serves
 the cheapest possible responder, the yardstick to compare a server with.`
 
 // load runs `parley load`: the closed-loop load generator, or with
@@ -57,8 +58,8 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return serveCeiling(ctx, *ceiling, *chunks, stdout, stderr)
 	}
-	if len(rest) != 1 {
-		return usageError{errors.New("want one URL, e.g. parley load http://127.0.0.1:8080 --op send")}
+	if len(rest) == 0 {
+		return usageError{errors.New("want a URL, e.g. parley load http://127.0.0.1:8080 --op send (or several: replicas of one agent)")}
 	}
 	switch {
 	case *op != loadgen.OpSend && *op != loadgen.OpStream && *op != loadgen.OpGet:
@@ -72,10 +73,12 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *cutShare > 0 && *op != loadgen.OpStream:
 		return usageError{errors.New("--cut-share needs --op stream")}
 	}
-	if err := checkAgentURL(rest[0]); err != nil {
-		return err
+	for _, u := range rest {
+		if err := checkAgentURL(u); err != nil {
+			return err
+		}
 	}
-	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], Op: *op, Binding: *binding, Concurrency: *conc,
+	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], URLs: rest[1:], Op: *op, Binding: *binding, Concurrency: *conc,
 		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPID: *pid, StalledUploads: *stalled, SlowReaders: *slow, CutShare: *cutShare})
 	if err != nil {
 		return err

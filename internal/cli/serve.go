@@ -77,6 +77,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	rep, err := joinReplicas(ctx, store, cfg.lease, log)
+	if err != nil {
+		return fmt.Errorf("--store %s: %w", storeLabel(cfg.storeSpec), err)
+	}
+	defer rep.leave() // after the core and the push sender stopped
+	cfg.replica = rep
+	rep.pushOptions(cfg.push)
 	store = obs.store(store)
 	obs.pushOptions(&cfg.push.opts)
 	pusher, stopPush, err := cfg.push.start(card, store, log) // sets the card's pushNotifications capability
@@ -131,7 +138,9 @@ type serveConfig struct {
 	id             *identity      // what identity configures, loaded
 	backend        *backendFlags  // --exec, --proxy
 	metricsAddr    string         // --metrics-addr: Prometheus and the probes
+	lease          time.Duration  // --lease: a replica's lease on a PostgreSQL store
 	obs            *observability // set by serve
+	replica        *replica       // set by serve with a PostgreSQL store
 }
 
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
@@ -159,6 +168,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
 	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
+	fs.DurationVar(&cfg.lease, "lease", 5*time.Second, "with --store postgres://: how long this replica's lease on its running tasks lasts unrenewed; when it lapses (the process died, or was cut off), another replica ends those tasks FAILED within about 4/3 of it (docs/replicas.md)")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest accepted request body in bytes")
 	logLevel := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "", "also serve gRPC alone on this `HOST:PORT` (gRPC is always served on --addr too; the card then lists this one)")
@@ -193,6 +203,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	}
 	if err := cfg.backend.check(fs); err != nil {
 		return nil, err
+	}
+	if cfg.lease < 300*time.Millisecond {
+		return nil, usageError{fmt.Errorf("--lease %v: want at least 300ms", cfg.lease)}
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
@@ -292,7 +305,10 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
 		RequireAuth: cfg.authConfigured() && !cfg.guard.allowAnonymous, Logger: log,
 		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
-		Push: pusher, Limits: cfg.limits,
+		Push: pusher, Limits: cfg.limits, Cluster: cfg.replica.cluster(),
+	}
+	if cfg.replica != nil {
+		sopts.CursorKey = cfg.replica.cursorKey // ListTasks page tokens valid on every replica
 	}
 	keepAlive := cfg.keepAlive
 	if keepAlive == 0 {

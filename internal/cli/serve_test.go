@@ -111,6 +111,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "--agent", "nope"},
 		{"serve", "--store", "mysql://x"},
 		{"serve", "--store", "postgres://%zz"},
+		{"serve", "--lease", "10ms"},
 		{"serve", "--auth-token", "no-equals-sign"},
 		{"serve", "extra-arg"},
 		{"frobnicate"},

@@ -40,9 +40,9 @@ func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string
 		// pgx's parse errors leave the password out.
 		return nil, usageError{fmt.Errorf("--store: not a PostgreSQL URL: %v", err)}
 	}
-	// Exclusive: until replicas lease their tasks and claim outbox rows,
-	// one server per database (docs/operations.md#many-replicas).
-	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys, Exclusive: true})
+	// Not Exclusive: any number of servers share the database as
+	// replicas (servecluster.go, docs/replicas.md).
+	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys})
 	switch {
 	case errors.Is(err, pgstore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey):
 		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with --push-key-file FILE or %s)", err, pushKeyEnv)

@@ -24,7 +24,11 @@ const (
 
 // Config is one load run. Zero values take the defaults noted.
 type Config struct {
-	URL         string        // the server's base URL (JSON-RPC endpoint; REST paths below it)
+	URL string // the server's base URL (JSON-RPC endpoint; REST paths below it)
+	// URLs are more base URLs, of other replicas of the same agent: the
+	// workers are spread over URL and these in turn (worker i on the
+	// i-th modulo their number), each keeping its connection to one.
+	URLs        []string
 	Op          string        // OpSend, OpStream or OpGet
 	Binding     string        // BindingJSONRPC or BindingREST
 	Concurrency int           // workers (connections); default 64
@@ -47,6 +51,7 @@ type Result struct {
 	Op          string         `json:"op"`
 	Binding     string         `json:"binding"`
 	URL         string         `json:"url"`
+	URLs        []string       `json:"urls,omitempty"` // Config.URLs
 	Concurrency int            `json:"concurrency"`
 	Chunks      int            `json:"chunks,omitempty"`
 	Elapsed     time.Duration  `json:"elapsedNs"`
@@ -82,11 +87,18 @@ type ServerStats struct {
 // ends) and reports what it measured.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
-	t, err := newTarget(ctx, cfg)
-	if err != nil {
-		return nil, err
+	var targets []*target
+	for _, u := range append([]string{cfg.URL}, cfg.URLs...) {
+		c := cfg
+		c.URL = u
+		t, err := newTarget(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
 	}
-	workers, err := dialWorkers(t, cfg.Concurrency)
+	t := targets[0]
+	workers, err := dialWorkers(targets, cfg.Concurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		time.Sleep(time.Second) // let the hostile connections settle in
 	}
 	cpu0 := selfCPU()
-	elapsed := runWorkers(ctx, cfg, t, workers)
+	elapsed := runWorkers(ctx, cfg, workers)
 	cpu := selfCPU() - cpu0
 
 	res := summarize(cfg, workers, elapsed, cpu)

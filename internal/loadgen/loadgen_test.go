@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,5 +130,35 @@ func TestRunCutStreams(t *testing.T) {
 				t.Errorf("text output lacks the events line:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestRunSpreads: with several URLs the clients are shared among them.
+func TestRunSpreads(t *testing.T) {
+	var hits [3]atomic.Int64
+	var urls []string
+	for i := range hits {
+		ceiling := loadgen.Ceiling(5)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits[i].Add(1)
+			ceiling.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		urls = append(urls, ts.URL)
+	}
+	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: urls[0], URLs: urls[1:], Op: loadgen.OpSend,
+		Binding: loadgen.BindingJSONRPC, Concurrency: 6, Duration: time.Second / 4})
+	if err != nil || res.Errors != 0 {
+		t.Fatalf("%v; %+v", err, res)
+	}
+	for i := range hits {
+		if hits[i].Load() == 0 {
+			t.Errorf("server %d got no request", i)
+		}
+	}
+	var out bytes.Buffer
+	res.WriteText(&out)
+	if !strings.Contains(out.String(), urls[2]) {
+		t.Errorf("the report does not name every URL:\n%s", out.String())
 	}
 }

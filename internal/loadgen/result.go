@@ -13,7 +13,7 @@ import (
 // summarize gathers what the workers measured into a Result; cpu is the
 // generator's own CPU time during the run.
 func summarize(cfg Config, workers []*worker, elapsed, cpu time.Duration) *Result {
-	res := &Result{Op: cfg.Op, Binding: cfg.Binding, URL: cfg.URL, Concurrency: cfg.Concurrency,
+	res := &Result{Op: cfg.Op, Binding: cfg.Binding, URL: cfg.URL, URLs: cfg.URLs, Concurrency: cfg.Concurrency,
 		Elapsed: elapsed, ErrorKinds: map[string]int{}}
 	if cfg.Op == OpStream {
 		res.Chunks = cfg.Chunks
@@ -60,7 +60,8 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.Op == OpStream {
 		what = fmt.Sprintf("stream of %d chunks", r.Chunks)
 	}
-	fmt.Fprintf(w, "%s over %s, %d clients, %s, %s\n", what, r.Binding, r.Concurrency, r.Elapsed.Round(time.Millisecond), r.URL)
+	fmt.Fprintf(w, "%s over %s, %d clients, %s, %s\n", what, r.Binding, r.Concurrency, r.Elapsed.Round(time.Millisecond),
+		strings.Join(append([]string{r.URL}, r.URLs...), " "))
 	fmt.Fprintf(w, "  requests   %d ok, %d errors, %.0f/s\n", r.OK, r.Errors, r.RPS)
 	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  max %s\n", ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
 	if s := r.Server; s != nil {

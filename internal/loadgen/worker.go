@@ -13,7 +13,8 @@ import (
 // request in flight at a time. Only its own goroutine touches it during
 // the run.
 type worker struct {
-	index   int // its number among the workers
+	index   int     // its number among the workers
+	t       *target // where it sends
 	conn    rawConn
 	req     []byte          // its copy of the request, whose messageId it rewrites
 	samples []time.Duration // the latencies of the successful requests
@@ -26,13 +27,14 @@ type worker struct {
 	seen                              []bool
 }
 
-// dialWorkers makes n workers for t, each with its connection open and
-// its number written into its messageId. On failure no connection stays
-// open.
-func dialWorkers(t *target, n int) ([]*worker, error) {
+// dialWorkers makes n workers spread over the targets in turn, each with
+// its connection open and its number written into its messageId. On
+// failure no connection stays open.
+func dialWorkers(targets []*target, n int) ([]*worker, error) {
 	workers := make([]*worker, n)
 	for i := range workers {
-		w := &worker{index: i, conn: rawConn{addr: t.addr}, req: slices.Clone(t.req), errs: map[string]int{},
+		t := targets[i%len(targets)]
+		w := &worker{index: i, t: t, conn: rawConn{addr: t.addr}, req: slices.Clone(t.req), errs: map[string]int{},
 			samples: make([]time.Duration, 0, 4096)}
 		if t.idOff >= 0 { // the worker's number, then its counter
 			putHex(w.req[t.idOff-5:t.idOff-1], uint64(i))
@@ -55,13 +57,13 @@ func closeWorkers(workers []*worker) {
 
 // runWorkers runs every worker for cfg.Duration, or until ctx ends, and
 // returns how long they ran.
-func runWorkers(ctx context.Context, cfg Config, t *target, workers []*worker) time.Duration {
+func runWorkers(ctx context.Context, cfg Config, workers []*worker) time.Duration {
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var wg sync.WaitGroup
 	start := time.Now()
 	for _, w := range workers {
-		wg.Go(func() { w.run(ctx, runCtx, t, cfg.Timeout) })
+		wg.Go(func() { w.run(ctx, runCtx, w.t, cfg.Timeout) })
 	}
 	wg.Wait()
 	return time.Since(start)

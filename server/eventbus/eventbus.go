@@ -12,9 +12,11 @@
 //
 // Local is the in-process Bus; package taskstore/pgstore/pgbus is one on
 // PostgreSQL's LISTEN/NOTIFY. A NATS JetStream bus, or any other, would
-// implement the same two methods. The server does not use a Bus yet: its
-// streams are fed in-process, and a replica must own its database
-// (docs/operations.md#many-replicas).
+// implement the same two methods. The server uses one with
+// server.Options.Cluster (docs/replicas.md): a process feeds the streams
+// of the tasks it runs in memory, and follows the others' with Follow.
+// A key need not be a task id: the server also wakes a task's runner
+// under "cancel:" and the id.
 package eventbus
 
 import (
@@ -32,6 +34,14 @@ type Bus interface {
 	// the log of task taskID may have grown, and stop, which ends the
 	// watch (the channel is then no longer written).
 	Watch(taskID string) (wake <-chan struct{}, stop func())
+}
+
+// ManyNotifier is a Bus that can announce the logs of several tasks at
+// once, in one round trip (pgbus.Bus does). Callers that have many to
+// announce use it when the Bus has it.
+type ManyNotifier interface {
+	// NotifyMany is Notify for each task id.
+	NotifyMany(ctx context.Context, taskIDs []string) error
 }
 
 // Local is a Bus within one process: Notify wakes the Watch channels of

@@ -19,18 +19,21 @@ import (
 // number ($4 is the new one; the row must be at $4-1) in their WHERE
 // clause, reserve the numbers of the history ($5 of them) and chunk ($6)
 // rows the event adds, and return has_push and the first reserved
-// numbers, so an event needs no read first.
+// numbers, so an event needs no read first. Their last parameter is the
+// writer's fence (see cluster.go): the epoch of its replica lease, which
+// must still hold, recorded as the task's runner; 0 without a lease.
 const (
 	headWhere   = ` WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4 - 1`
 	headReturn  = ` RETURNING has_push, next_history - $5, next_chunk - $6`
 	headCounter = `seq = $4, next_history = next_history + $5, next_chunk = next_chunk + $6`
-	sqlHeadSeq  = `UPDATE tasks SET ` + headCounter + headWhere + headReturn
+	sqlHeadSeq  = `UPDATE tasks SET ` + headCounter + `, runner = $7` + headWhere + ` AND ` + fenced7 + headReturn
 	// A status update also sets the state, status_ms and status.
-	sqlHeadStatus = `UPDATE tasks SET ` + headCounter + `, state = $7, status_ms = $8, status = $9` + headWhere + headReturn
+	sqlHeadStatus = `UPDATE tasks SET ` + headCounter + `, state = $7, status_ms = $8, status = $9, runner = $10` +
+		headWhere + ` AND ` + fenced10 + headReturn
 	// A Task event replaces the whole header; its rows are numbered from
 	// 0 again ($5 history rows and $6 chunks).
 	sqlHeadTask = `UPDATE tasks SET seq = $4, next_history = $5, next_chunk = $6, state = $7, status_ms = $8, status = $9,
-		context_id = $10, data = $11` + headWhere + ` RETURNING has_push, 0, 0`
+		context_id = $10, data = $11, runner = $12` + headWhere + ` AND ` + fenced12 + ` RETURNING has_push, 0, 0`
 	// A message without an event: its number and row in one statement.
 	sqlAddMessage = `WITH h AS (UPDATE tasks SET next_history = next_history + 1 WHERE id = $1 AND tenant = $2 AND owner = $3
 		RETURNING id, next_history - 1 AS n) INSERT INTO task_history (task_id, n, message) SELECT id, n, $4 FROM h`
@@ -72,6 +75,7 @@ type appendOp struct {
 	parts  encodedParts
 	msg    []byte // a history message without an event
 	hist   []byte // the status update's message, added to the history
+	fence  int64  // the writer's lease epoch (0: none)
 }
 
 // Append records one change of the task in the scope in one transaction:
@@ -84,12 +88,13 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	if err != nil {
 		return err
 	}
+	op.fence = s.epoch.Load()
 	if op.event == nil {
 		err = s.appendMessage(ctx, op)
 	} else {
 		err = s.inTx(ctx, func(tx pgx.Tx) error { return s.appendEvent(ctx, tx, op) })
 	}
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
 		return wrap("append", err)
 	}
 	return err
@@ -223,7 +228,7 @@ func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.R
 			nh++
 		}
 		h := op.status
-		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status)...)
+		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status, op.fence)...)
 	case op.task != nil:
 		h, err := layout.EncodeHeader(op.task)
 		if err != nil {
@@ -231,11 +236,11 @@ func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.R
 		}
 		nh += int32(len(op.parts.History))
 		nc = int32(len(op.parts.Artifacts))
-		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data)...)
+		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data, op.fence)...)
 	case op.chunk != nil:
 		nc = 1
 	}
-	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc)...)
+	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc, op.fence)...)
 }
 
 // errRow is a pgx.Row that fails with err.
@@ -244,7 +249,8 @@ type errRow struct{ err error }
 func (r errRow) Scan(...any) error { return r.err }
 
 // seqError explains why the header update matched no row: ErrNotFound
-// when the task is not in the scope, otherwise ErrSeq.
+// when the task is not in the scope, ErrFenced when the writer's lease
+// lapsed, otherwise ErrSeq.
 func seqError(ctx context.Context, tx pgx.Tx, op *appendOp) error {
 	var one int
 	err := tx.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
@@ -254,7 +260,7 @@ func seqError(ctx context.Context, tx pgx.Tx, op *appendOp) error {
 	case err != nil:
 		return err
 	}
-	return taskstore.ErrSeq
+	return fenceError(ctx, tx, op.fence, taskstore.ErrSeq)
 }
 
 // Events returns up to limit of the task's logged events after the

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -75,7 +76,7 @@ func TestRefuseNewerSchema(t *testing.T) {
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer schema: %v, want ErrNewerSchema", err)
 	}
-	for _, want := range []string{"schema version 2", "up to 1"} {
+	for _, want := range []string{fmt.Sprintf("schema version %d", SchemaVersion+1), fmt.Sprintf("up to %d", SchemaVersion)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

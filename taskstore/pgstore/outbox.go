@@ -31,6 +31,17 @@ const (
 		WHERE c.task_id = $1 AND c.id = $2 AND c.tenant = $3 AND c.owner = $4
 		ORDER BY o.id LIMIT $5`
 	sqlDeletePush = `DELETE FROM push_outbox WHERE id = ANY($1)`
+	// Claims (ClaimPush): the configuration row is the claimers' mutex
+	// (FOR NO KEY UPDATE, which the outbox's foreign key checks do not
+	// wait for); a live claim of another holder bars the target; the
+	// claim covers the oldest rows.
+	sqlLockTarget = `SELECT 1 FROM push_configs WHERE task_id = $1 AND id = $2 AND tenant = $3 AND owner = $4
+		FOR NO KEY UPDATE SKIP LOCKED`
+	sqlOtherClaim = `SELECT EXISTS (SELECT 1 FROM push_outbox WHERE task_id = $1 AND config_id = $2
+		AND claimed_until > now() AND claimed_by <> $3)`
+	sqlClaim = `UPDATE push_outbox SET claimed_by = $3, claimed_until = now() + $4 * interval '1 millisecond'
+		WHERE id IN (SELECT id FROM push_outbox WHERE task_id = $1 AND config_id = $2 ORDER BY id LIMIT $5)`
+	sqlRenewClaim = `UPDATE push_outbox SET claimed_until = now() + $3 * interval '1 millisecond' WHERE id = $1 AND claimed_by = $2`
 	sqlSuspend    = `UPDATE push_configs SET suspended = $1 WHERE task_id = $2 AND id = $3 AND tenant = $4 AND owner = $5`
 )
 
@@ -71,13 +82,62 @@ func (s *Store) PushTargets(ctx context.Context, taskID string) ([]taskstore.Pus
 // configuration, which they all share (opened once). A target with no
 // stored configuration (scope included) has none.
 //
-// Rows are not claimed: the push sender of one process reads, posts and
-// deletes them (see the package documentation).
+// Rows are not claimed: with several processes on the database, push
+// senders use ClaimPush instead.
 func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
 	rows, err := s.pool.Query(ctx, sqlPending, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner, max(limit, 1))
 	if err != nil {
 		return nil, wrap("pending push", err)
 	}
+	return s.readPending(t, rows)
+}
+
+var _ taskstore.OutboxClaims = (*Store)(nil)
+
+// ClaimPush claims the target's oldest rows for holder, in one
+// transaction (see taskstore.OutboxClaims).
+func (s *Store) ClaimPush(ctx context.Context, holder string, t taskstore.PushTarget, limit int, lease time.Duration) ([]*taskstore.Notification, error) {
+	var out []*taskstore.Notification
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, sqlLockTarget, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner).Scan(&one)
+		if isNoRows(err) {
+			return nil // no such configuration, or another claimer is at it
+		}
+		if err != nil {
+			return err
+		}
+		var other bool
+		if err := tx.QueryRow(ctx, sqlOtherClaim, t.TaskID, t.ConfigID, holder).Scan(&other); err != nil || other {
+			return err
+		}
+		if _, err := tx.Exec(ctx, sqlClaim, t.TaskID, t.ConfigID, holder, lease.Milliseconds(), max(limit, 1)); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, sqlPending, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner, max(limit, 1))
+		if err != nil {
+			return err
+		}
+		out, err = s.readPending(t, rows)
+		return err
+	})
+	if err != nil {
+		return nil, wrap("claim push", err)
+	}
+	return out, nil
+}
+
+// RenewPush extends holder's claim on one row.
+func (s *Store) RenewPush(ctx context.Context, holder string, id int64, lease time.Duration) (bool, error) {
+	n, err := affected(s.pool.Exec(ctx, sqlRenewClaim, id, holder, lease.Milliseconds()))
+	if err != nil {
+		return false, wrap("renew push claim", err)
+	}
+	return n == 1, nil
+}
+
+// readPending reads rows of sqlPending, closing them.
+func (s *Store) readPending(t taskstore.PushTarget, rows pgx.Rows) ([]*taskstore.Notification, error) {
 	defer rows.Close()
 	var out []*taskstore.Notification
 	var cfg *a2a.TaskPushNotificationConfig
@@ -89,6 +149,7 @@ func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit i
 			return nil, wrap("pending push", err)
 		}
 		if cfg == nil {
+			var err error
 			if cfg, err = s.openConfig(t.Scope, t.TaskID, t.ConfigID, data, secret); err != nil {
 				return nil, err
 			}

@@ -33,12 +33,20 @@
 // bound it is a COUNT over the matching index range.
 //
 // The push outbox is the push_outbox table, filled in the transaction
-// that records the event. The taskstore.Outbox interface assumes one
-// sender per database (package push reads a configuration's rows, posts
-// them, then deletes them): this store implements it as it is, so with
-// several processes on one database each would send every row. Claiming
-// rows across processes (SELECT … FOR UPDATE SKIP LOCKED with a lease)
-// needs the interface to grow a claim step; see docs/operations.md.
+// that records the event. PendingPush reads rows as they are, for one
+// sender per database; with several processes, senders claim rows with
+// ClaimPush (taskstore.OutboxClaims): the configuration row, locked FOR
+// NO KEY UPDATE SKIP LOCKED, serializes the claimers of a configuration,
+// and a claim on the oldest rows (holder, lease) bars the others until
+// it is deleted or lapses.
+//
+// Several processes (replicas, docs/replicas.md; cluster.go): each Joins
+// with a lease, a row of parley_replicas whose epoch fences its task
+// writes (the header UPDATE and the INSERT of a new task succeed only
+// while the epoch's lease holds, at the database's clock) and is recorded
+// as the task's runner, so that Replica.Orphans finds the active tasks of
+// a replica whose lease lapsed. SharedKey keeps secrets the replicas
+// share (the ListTasks cursor key).
 //
 // Push secrets are sealed as in package sqlitestore (Options.PushKeys,
 // package taskstore/seal), with the same additional data, so sealed
@@ -49,6 +57,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -59,12 +69,13 @@ import (
 )
 
 // Store is a taskstore.Store backed by PostgreSQL. Create one with Open;
-// it is safe for concurrent use, by any number of goroutines and, for the
-// roles other than the outbox, processes.
+// it is safe for concurrent use by any number of goroutines and
+// processes (the outbox through ClaimPush, see above).
 type Store struct {
-	pool *pgxpool.Pool
-	keys *seal.Keys
-	lock *pgx.Conn // holds the Exclusive lock; nil without it
+	pool  *pgxpool.Pool
+	keys  *seal.Keys
+	lock  *pgx.Conn    // holds the Exclusive lock; nil without it
+	epoch atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join (cluster.go)
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -83,17 +94,17 @@ type Options struct {
 	MaxConns int32
 	// Exclusive makes Open take a session advisory lock on the store's
 	// schema, held by a connection of its own until Close, and fail with
-	// ErrInUse when another Store holds it. `parley serve` sets it: until
-	// replicas lease their tasks and claim outbox rows, a second server
-	// on the database would fail the first one's running tasks at start
-	// (Tasks.ListActive) and send its push notifications twice. If that
-	// connection is lost, so is the lock.
+	// ErrInUse when another Store holds it: for a program that assumes it
+	// owns the database (a server without server.Options.Cluster fails
+	// every active task at start, and sends push notifications without
+	// claiming them). `parley serve` runs as a replica instead (Join). If
+	// that connection is lost, so is the lock.
 	Exclusive bool
 }
 
 // ErrInUse is returned (wrapped) by Open with Options.Exclusive when
 // another exclusive Store has the database's schema open.
-var ErrInUse = errors.New("another parley server is using this database (one server per database for now: several replicas are not supported yet)")
+var ErrInUse = errors.New("another program holds this database exclusively")
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // connection string), applies the schema migrations and checks the push
@@ -141,7 +152,12 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Close() error {
 	s.pool.Close()
 	if s.lock != nil {
-		s.lock.Close(context.Background()) // ends the session and its lock
+		// Unlocked first, since the session's end (which would release
+		// the lock too) may come after Close returns.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.lock.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+		s.lock.Close(ctx)
+		cancel()
 	}
 	return nil
 }

@@ -6,12 +6,14 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"parley.dev/parley/taskstore/internal/order"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -164,6 +166,31 @@ var migrations = [][]string{
 		countFunction,
 		`CREATE TRIGGER tasks_count AFTER INSERT OR DELETE OR UPDATE OF tenant, owner, context_id, state ON tasks
 			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
+	},
+	1: {
+		// Replicas (cluster.go): each process sharing the database holds
+		// a row, its lease, renewed until lease_until; epoch numbers
+		// the rows and is never reused, so a replica whose row is gone
+		// cannot come back under its old number.
+		`CREATE TABLE parley_replicas (
+			epoch       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			name        text NOT NULL,
+			started     timestamptz NOT NULL DEFAULT now(),
+			lease_until timestamptz NOT NULL
+		)`,
+		// runner is the epoch of the replica that last wrote the task
+		// (0: a process without a lease); a SUBMITTED or WORKING task
+		// whose runner holds no lease lost its execution.
+		`ALTER TABLE tasks ADD COLUMN runner bigint NOT NULL DEFAULT 0`,
+		`CREATE INDEX tasks_active_runner ON tasks (runner) WHERE state IN (` + stateList(order.Active) + `)`,
+		// A claim on a queued notification (outbox.go): who holds it and
+		// until when.
+		`ALTER TABLE push_outbox ADD COLUMN claimed_by text, ADD COLUMN claimed_until timestamptz`,
+		// Keys every replica shares, made by the first that needs one.
+		`CREATE TABLE parley_keys (
+			name  text PRIMARY KEY,
+			value bytea NOT NULL
+		)`,
 	},
 }
 

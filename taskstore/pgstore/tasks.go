@@ -21,8 +21,10 @@ import (
 const deleteBatch = 500
 
 const (
-	sqlCreateTask = `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push, next_history, next_chunk)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`
+	// The last parameter is the writer's fence, as in Append (events.go).
+	sqlCreateTask = `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push, next_history, next_chunk, runner)
+		SELECT $1::text, $2::text, $3::text, $4::text, $5::integer, $6::bigint, $7::bigint, $8::bytea, $9::bytea, $10::boolean,
+			$11::integer, $12::integer, $13::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING`
 	sqlPutHistory = `INSERT INTO task_history (task_id, n, message) VALUES ($1, $2, $3)`
 	sqlPutChunk   = `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES ($1, $2, $3, $4, $5)`
 	// A task whole, in one statement.
@@ -99,14 +101,15 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 			return err
 		}
 	}
+	fence := s.epoch.Load()
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		n, err := affected(tx.Exec(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
-			int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), len(parts.Artifacts)))
+			int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), len(parts.Artifacts), fence))
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return taskstore.ErrExists
+			return fenceError(ctx, tx, fence, taskstore.ErrExists)
 		}
 		b := &pgx.Batch{}
 		queueParts(b, t.Id, parts)
@@ -121,7 +124,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 		}
 		return runBatch(ctx, tx, b)
 	})
-	if err != nil && !errors.Is(err, taskstore.ErrExists) {
+	if err != nil && !errors.Is(err, taskstore.ErrExists) && !errors.Is(err, taskstore.ErrFenced) {
 		return wrap("create task", err)
 	}
 	return err
@@ -192,11 +195,17 @@ func readPieces(rows pgx.Rows, of func(id string) *pieces, withID bool) error {
 // finds the tasks, then reads each with GetTask (one that finished in
 // between is left out).
 func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
+	return s.listScoped(ctx, sqlListActive)
+}
+
+// listScoped reads the tasks a query finds as (tenant, owner, id) rows,
+// each with GetTask, leaving out those no longer SUBMITTED or WORKING.
+func (s *Store) listScoped(ctx context.Context, query string) ([]taskstore.ScopedTask, error) {
 	type found struct {
 		sc taskstore.Scope
 		id string
 	}
-	rows, err := s.pool.Query(ctx, sqlListActive)
+	rows, err := s.pool.Query(ctx, query)
 	if err != nil {
 		return nil, wrap("list active tasks", err)
 	}

@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) taskstore.Store) {
 	RunPushConfigs(t, func(t *testing.T) PushConfigStore { return open(t) })
 	RunOutbox(t, func(t *testing.T) OutboxStore { return open(t) })
 	RunMessages(t, func(t *testing.T) MessageStore { return open(t) })
+	RunClaims(t, open)
 	runChecks(t, open, storeChecks)
 }
 

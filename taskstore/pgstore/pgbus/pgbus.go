@@ -143,6 +143,16 @@ func (b *Bus) Notify(ctx context.Context, taskID string, _ uint64) error {
 	return nil
 }
 
+// NotifyMany sends each task id on the channel, in one statement.
+func (b *Bus) NotifyMany(ctx context.Context, taskIDs []string) error {
+	if _, err := b.pool.Exec(ctx, `SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id`, b.channel, taskIDs); err != nil {
+		return errors.Join(errors.New("pgbus: notify"), err)
+	}
+	return nil
+}
+
+var _ eventbus.ManyNotifier = (*Bus)(nil)
+
 // Watch returns a wake-up channel for the task; see eventbus.Bus.
 func (b *Bus) Watch(taskID string) (<-chan struct{}, func()) { return b.reg.Add(taskID) }
 

@@ -153,3 +153,24 @@ func TestReconnect(t *testing.T) {
 	writer.bus.Notify(context.Background(), "y", 3)
 	expect(t, f, 3, "after the reconnection")
 }
+
+// TestNotifyMany wakes, in another process, the watchers of every task
+// it names.
+func TestNotifyMany(t *testing.T) {
+	rs := openReplicas(t, 2)
+	b := rs[1].bus
+	w1, stop1 := b.Watch("t1")
+	defer stop1()
+	w2, stop2 := b.Watch("t2")
+	defer stop2()
+	if err := rs[0].bus.NotifyMany(t.Context(), []string{"t1", "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []<-chan struct{}{w1, w2} {
+		select {
+		case <-w:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a watcher was not woken")
+		}
+	}
+}

@@ -175,17 +175,15 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	return resource.New(ctx, attrs...)
 }
 
-// startTracing makes the tracer provider: a batcher in front of the OTLP
-// exporter, the sampler OTEL_TRACES_SAMPLER names (default:
-// parent-based, always on).
+// startTracing makes the tracer provider: a batcher in front of Parley's
+// exporter (see exporter) in front of the SDK's OTLP client, and the
+// sampler OTEL_TRACES_SAMPLER names (default: parent-based, always on).
 func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resource.Resource, getenv func(string) string) error {
-	var exp sdktrace.SpanExporter
-	var err error
+	client := otlptracehttp.NewClient()
 	if proto == "grpc" {
-		exp, err = otlptracegrpc.New(ctx)
-	} else {
-		exp, err = otlptracehttp.New(ctx)
+		client = otlptracegrpc.NewClient()
 	}
+	exp, err := newExporter(ctx, client)
 	if err != nil {
 		return err
 	}

@@ -39,37 +39,39 @@ const (
 
 // durationBuckets are the histogram boundaries, in seconds: from half a
 // millisecond (a read from memory) to five minutes (a long stream).
-var durationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
 // instruments are the metrics Parley records (docs/observability.md
 // explains each).
 //
-// Two are counted in Parley's own memory and read by the SDK when the
+// Three are kept in Parley's own memory and read by the SDK when the
 // metrics are collected, rather than recorded through the SDK on every
-// change: events appended (several per message) and active executions
-// (two changes per message). An atomic addition costs a few nanoseconds;
-// a synchronous measurement, with its attribute lookup, a few hundred.
+// change: events appended (several per message), active executions (two
+// changes per message) and the store calls' durations (several per
+// message; see storeProducer). An atomic addition costs a few
+// nanoseconds; a synchronous measurement, with its attribute lookup, a
+// few hundred.
 type instruments struct {
 	meter          metric.Meter
 	serverDuration metric.Float64Histogram   // parley.server.request.duration
 	streamsOpen    metric.Int64UpDownCounter // parley.server.streams.open
-	storeDuration  metric.Float64Histogram   // parley.store.operation.duration
 	clientDuration metric.Float64Histogram   // parley.client.request.duration
 	appended       atomic.Int64              // parley.store.events.appended
 	executions     liveSet                   // parley.server.executions.active
+	store          [][2]durations            // parley.store.operation.duration, by storeOp and outcome (storeProducer)
 }
 
 func newInstruments(m metric.Meter) *instruments {
 	hist := func(name, desc string) metric.Float64Histogram {
 		return must(m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
-			metric.WithExplicitBucketBoundaries(durationBuckets...)))
+			metric.WithExplicitBucketBoundaries(durationBuckets[:]...)))
 	}
 	ins := &instruments{
 		meter:          m,
 		serverDuration: hist("parley.server.request.duration", "Duration of A2A operations served, streams until they end, by method, binding and outcome."),
 		streamsOpen: must(m.Int64UpDownCounter("parley.server.streams.open", metric.WithUnit("{stream}"),
 			metric.WithDescription("Streams (SendStreamingMessage, SubscribeToTask) being served now."))),
-		storeDuration:  hist("parley.store.operation.duration", "Duration of task store calls, by operation and outcome."),
+		store:          make([][2]durations, len(storeOps)),
 		clientDuration: hist("parley.client.request.duration", "Duration of A2A calls made by the client library, by method, binding and outcome."),
 	}
 	must(m.Int64ObservableUpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),

@@ -128,7 +128,7 @@ func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) 
 
 // Call implements a2a.Invoker.
 func (s *observed) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-	begin := time.Now()
+	begin := now()
 	ctx, span := s.start(ctx, m, req)
 	resp, err := s.next.Call(ctx, m, req)
 	var c summary
@@ -144,7 +144,7 @@ func (s *observed) Call(ctx context.Context, m *a2a.Method, req proto.Message) (
 // as long as the consumer ranges over the stream.
 func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
-		begin := time.Now()
+		begin := now()
 		ctx, span := s.start(ctx, m, req)
 		if s.t.metering && s.server {
 			open := s.open[m]
@@ -173,12 +173,12 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 
 // finish ends a call's span, records its duration and, at debug level,
 // logs it (with the trace ids, through LogHandler).
-func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, begin time.Time, c *summary, stream bool, err error) {
+func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, begin time.Duration, c *summary, stream bool, err error) {
 	outcome, reason := classify(ctx, err)
 	if span != nil {
 		endSpan(span, s.binding, c, stream, outcome, reason, err, s.server)
 	}
-	d := time.Since(begin)
+	d := now() - begin
 	if s.t.metering {
 		s.hist.Record(ctx, d.Seconds(), s.recordOptions(m, outcome, reason)...)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"parley.dev/parley/a2a"
@@ -43,18 +42,25 @@ type store struct {
 }
 
 // storeOp is one store operation and what observing it needs, made once:
-// the span event's name and the metric attributes of each outcome.
+// the span event's name, and the metric attributes of each outcome (ok,
+// error) with its index in instruments.store.
 type storeOp struct {
-	event      string                // "store." + the operation
-	ok, failed []metric.RecordOption // the histogram's attributes, ready to pass
+	index int
+	event string           // "store." + the operation
+	attrs [2]attribute.Set // ok, error
 }
+
+// storeOps are the operations observed, by index.
+var storeOps []*storeOp
 
 // newStoreOp makes the storeOp of the store method called name.
 func newStoreOp(name string) *storeOp {
-	set := func(outcome string) []metric.RecordOption {
-		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome)))}
+	set := func(outcome string) attribute.Set {
+		return attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome))
 	}
-	return &storeOp{event: "store." + name, ok: set(outcomeOK), failed: set(outcomeError)}
+	op := &storeOp{index: len(storeOps), event: "store." + name, attrs: [2]attribute.Set{set(outcomeOK), set(outcomeError)}}
+	storeOps = append(storeOps, op)
+	return op
 }
 
 // The operations observed.
@@ -104,15 +110,15 @@ const slowStoreCall = 100 * time.Microsecond
 //
 // The event is stamped by the SDK when it is added, that is when the call
 // returned; its start is the stamp less parley.store.duration_ms.
-func (s *store) done(ctx context.Context, op *storeOp, begin time.Time, err error) {
-	d := time.Since(begin)
+func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err error) {
+	d := now() - begin
 	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
 	if s.t.metering {
-		opts := op.ok
+		outcome := 0
 		if failed {
-			opts = op.failed
+			outcome = 1
 		}
-		s.t.ins.storeDuration.Record(ctx, d.Seconds(), opts...)
+		s.t.ins.store[op.index][outcome].record(d)
 	}
 	if !s.t.tracing {
 		return
@@ -160,147 +166,147 @@ func (s *store) appended(ev taskstore.Event, err error) error {
 }
 
 func (s *store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.CreateTask(ctx, sc, t, ev)
 	s.done(ctx, opCreateTask, begin, err)
 	return s.appended(ev, err)
 }
 
 func (s *store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.Append(ctx, sc, id, ev)
 	s.done(ctx, opAppend, begin, err)
 	return s.appended(ev, err)
 }
 
 func (s *store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.Events(ctx, sc, id, after, limit)
 	s.done(ctx, opEvents, begin, err)
 	return v, err
 }
 
 func (s *store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.PruneEvents(ctx, before)
 	s.done(ctx, opPruneEvents, begin, err)
 	return v, err
 }
 
 func (s *store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.GetTask(ctx, sc, id)
 	s.done(ctx, opGetTask, begin, err)
 	return v, err
 }
 
 func (s *store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.LastSeq(ctx, sc, id)
 	s.done(ctx, opLastSeq, begin, err)
 	return v, err
 }
 
 func (s *store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.ListTasks(ctx, sc, q)
 	s.done(ctx, opListTasks, begin, err)
 	return v, err
 }
 
 func (s *store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.ListActive(ctx)
 	s.done(ctx, opListActive, begin, err)
 	return v, err
 }
 
 func (s *store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.DeleteFinished(ctx, before)
 	s.done(ctx, opDeleteFinished, begin, err)
 	return v, err
 }
 
 func (s *store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.PutPushConfig(ctx, sc, c, ev)
 	s.done(ctx, opPutPushConfig, begin, err)
 	return err
 }
 
 func (s *store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.GetPushConfig(ctx, sc, taskID, id)
 	s.done(ctx, opGetPushConfig, begin, err)
 	return v, err
 }
 
 func (s *store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.ListPushConfigs(ctx, sc, taskID)
 	s.done(ctx, opListPushConfigs, begin, err)
 	return v, err
 }
 
 func (s *store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.DeletePushConfig(ctx, sc, taskID, id)
 	s.done(ctx, opDeletePushConfig, begin, err)
 	return err
 }
 
 func (s *store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.PushTargets(ctx, taskID)
 	s.done(ctx, opPushTargets, begin, err)
 	return v, err
 }
 
 func (s *store) PendingPush(ctx context.Context, pt taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.PendingPush(ctx, pt, limit)
 	s.done(ctx, opPendingPush, begin, err)
 	return v, err
 }
 
 func (s *store) DeletePush(ctx context.Context, ids ...int64) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.DeletePush(ctx, ids...)
 	s.done(ctx, opDeletePush, begin, err)
 	return err
 }
 
 func (s *store) SuspendPush(ctx context.Context, pt taskstore.PushTarget, reason string) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.SuspendPush(ctx, pt, reason)
 	s.done(ctx, opSuspendPush, begin, err)
 	return err
 }
 
 func (s *store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.PutMessage(ctx, sc, r)
 	s.done(ctx, opPutMessage, begin, err)
 	return v, err
 }
 
 func (s *store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.GetMessage(ctx, sc, messageID)
 	s.done(ctx, opGetMessage, begin, err)
 	return v, err
 }
 
 func (s *store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
-	begin := time.Now()
+	begin := now()
 	err := s.Store.SetMessageReply(ctx, sc, messageID, reply)
 	s.done(ctx, opSetMessageReply, begin, err)
 	return err
 }
 
 func (s *store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
-	begin := time.Now()
+	begin := now()
 	v, err := s.Store.DeleteMessagesBefore(ctx, before)
 	s.done(ctx, opDeleteMessagesBefore, begin, err)
 	return v, err

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -123,18 +124,19 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		}
 	}
 	var readers []sdkmetric.Option
+	prod := &storeProducer{start: time.Now()}
 	if p.metrics {
 		exp, err := metricExporter(ctx, p.metricsProto)
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
 		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithProducer(prod))))
 	}
 	if opts.Prometheus || p.prometheusEnv {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithProducer(prod))
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
@@ -154,6 +156,7 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		t.stops = append(t.stops, mp.Shutdown)
 		t.flushes = append(t.flushes, mp.ForceFlush)
 		t.ins = newInstruments(mp.Meter(ScopeName))
+		prod.ins.Store(t.ins)
 		t.metering = true
 	}
 	return t, nil

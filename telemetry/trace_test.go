@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,9 +98,13 @@ func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
 			if ms, err := strconv.ParseFloat(srv.Attrs["parley.store.duration_ms"], 64); err != nil || ms <= 0 || ms > float64(streamed.Milliseconds()) {
 				t.Errorf("parley.store.duration_ms = %q, want a time within the stream's", srv.Attrs["parley.store.duration_ms"])
 			}
-			// None of them is slow or fails on the memory store: no events.
+			// None fails; a slow one (on a busy machine, or under the race
+			// detector) is also an event, with its duration.
 			for _, e := range srv.Events {
-				t.Errorf("event %s %v on the server span", e.Name, e.Attrs)
+				ms, err := strconv.ParseFloat(e.Attrs["parley.store.duration_ms"], 64)
+				if !strings.HasPrefix(e.Name, "store.") || err != nil || ms < 0.1 || e.Attrs["parley.store.error"] != "" {
+					t.Errorf("event %s %v on the server span, want only slow store calls", e.Name, e.Attrs)
+				}
 			}
 		})
 	}
@@ -208,23 +213,24 @@ func TestStoreCallsOnTheSpan(t *testing.T) {
 		t.Errorf("parley.store.duration_ms = %q, want at least the slow Append's 0.1 ms", op.Attrs["parley.store.duration_ms"])
 	}
 	for _, s := range []*span{op, plain} {
-		want := []struct{ name, err string }{{"store.GetTask", "disk on fire"}, {"store.Append", ""}}
-		if len(s.Events) != len(want) {
-			t.Errorf("%s: %d events, want %d: %+v", s.Name, len(s.Events), len(want), s.Events)
-			continue
-		}
-		for i, w := range want {
-			e := s.Events[i]
-			if e.Name != w.name || e.Attrs["parley.store.error"] != w.err {
-				t.Errorf("%s: event %d: %s error %q, want %s error %q", s.Name, i, e.Name, e.Attrs["parley.store.error"], w.name, w.err)
-			}
+		// The failed GetTask and the slow Append; GetMessage, not found,
+		// only if it happened to be slow.
+		seen := map[string]bool{}
+		for _, e := range s.Events {
+			seen[e.Name] = true
 			ms, err := strconv.ParseFloat(e.Attrs["parley.store.duration_ms"], 64)
-			if err != nil || ms < 0 || (w.name == "store.Append" && ms < 0.1) {
-				t.Errorf("%s: event %s: parley.store.duration_ms = %q, want its duration", s.Name, e.Name, e.Attrs["parley.store.duration_ms"])
-			}
-			if e.Time.Before(s.Start) || e.Time.After(s.End) {
+			wantErr := map[string]string{"store.GetTask": "disk on fire"}[e.Name]
+			switch {
+			case e.Attrs["parley.store.error"] != wantErr:
+				t.Errorf("%s: event %s: error %q, want %q", s.Name, e.Name, e.Attrs["parley.store.error"], wantErr)
+			case err != nil || ms < 0 || (wantErr == "" && ms < 0.1):
+				t.Errorf("%s: event %s: parley.store.duration_ms = %q, want its duration (slow: at least 0.1 ms)", s.Name, e.Name, e.Attrs["parley.store.duration_ms"])
+			case e.Time.Before(s.Start) || e.Time.After(s.End):
 				t.Errorf("%s: event %s at %v, outside the span", s.Name, e.Name, e.Time)
 			}
+		}
+		if !seen["store.GetTask"] || !seen["store.Append"] {
+			t.Errorf("%s: events %+v, want the failed store.GetTask and the slow store.Append", s.Name, s.Events)
 		}
 	}
 	if _, ok := plain.Attrs["parley.store.calls"]; ok {

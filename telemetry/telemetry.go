@@ -7,9 +7,10 @@
 // What it traces: one server span per operation (named by the method,
 // lasting as long as its stream), whose parent is the W3C trace context
 // of the request (traceparent and tracestate headers, gRPC metadata
-// alike); an "execute" span for each agent execution, in the agent's
-// context, so that an agent's own spans nest under the request; a span
-// for every task store call; a client span for every push webhook POST,
+// alike), carried in the agent's context so that an agent's own spans
+// nest under the request; the task store calls made for the operation,
+// tallied on its span (count and time), each slow or failed one also an
+// event with its duration; a client span for every push webhook POST,
 // which carries traceparent; and, on the client side, a client span per
 // call that carries traceparent on every binding.
 //
@@ -19,7 +20,7 @@
 // Wiring a server (parley serve does this):
 //
 //	tel, err := telemetry.New(ctx, &telemetry.Options{Prometheus: true})
-//	store = tel.Store(store)                                 // store spans and latency
+//	store = tel.Store(store)                                 // store timing on spans, latency
 //	srv, _ := server.New(&server.Options{Store: store, ExecutionContext: tel.ExecutionContext, …})
 //	h, _ := a2ahttp.New(srv, &a2ahttp.Options{BindingMiddleware: tel.ServerMiddleware, …})
 //	http.Serve(ln, tel.Handler(h))                            // trace context from requests

@@ -44,35 +44,31 @@ var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.
 // instruments are the metrics Parley records (docs/observability.md
 // explains each).
 //
-// Three are kept in Parley's own memory and read by the SDK when the
-// metrics are collected, rather than recorded through the SDK on every
-// change: events appended (several per message), active executions (two
-// changes per message) and the store calls' durations (several per
-// message; see storeProducer). An atomic addition costs a few
+// All but the open streams are kept in Parley's own memory and read by the
+// SDK when the metrics are collected, rather than recorded through the
+// SDK on every change: events appended (several per message), active
+// executions (two changes per message), and the durations of requests and
+// store calls (several per message; see producer). An atomic addition costs a few
 // nanoseconds; a synchronous measurement, with its attribute lookup, a
 // few hundred.
 type instruments struct {
-	meter          metric.Meter
-	serverDuration metric.Float64Histogram   // parley.server.request.duration
-	streamsOpen    metric.Int64UpDownCounter // parley.server.streams.open
-	clientDuration metric.Float64Histogram   // parley.client.request.duration
-	appended       atomic.Int64              // parley.store.events.appended
-	executions     liveSet                   // parley.server.executions.active
-	store          [][2]durations            // parley.store.operation.duration, by storeOp and outcome (storeProducer)
+	meter       metric.Meter
+	streamsOpen metric.Int64UpDownCounter // parley.server.streams.open
+	appended    atomic.Int64              // parley.store.events.appended
+	executions  liveSet                   // parley.server.executions.active
+	store       [][2]durations            // parley.store.operation.duration, by storeOp and outcome
+
+	callsMu     sync.Mutex
+	serverCalls map[string]*callDurations // parley.server.request.duration, by binding
+	clientCalls map[string]*callDurations // parley.client.request.duration, by binding
 }
 
 func newInstruments(m metric.Meter) *instruments {
-	hist := func(name, desc string) metric.Float64Histogram {
-		return must(m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
-			metric.WithExplicitBucketBoundaries(durationBuckets[:]...)))
-	}
 	ins := &instruments{
-		meter:          m,
-		serverDuration: hist("parley.server.request.duration", "Duration of A2A operations served, streams until they end, by method, binding and outcome."),
+		meter: m,
 		streamsOpen: must(m.Int64UpDownCounter("parley.server.streams.open", metric.WithUnit("{stream}"),
 			metric.WithDescription("Streams (SendStreamingMessage, SubscribeToTask) being served now."))),
-		store:          make([][2]durations, len(storeOps)),
-		clientDuration: hist("parley.client.request.duration", "Duration of A2A calls made by the client library, by method, binding and outcome."),
+		store: make([][2]durations, len(storeOps)),
 	}
 	must(m.Int64ObservableUpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),
 		metric.WithDescription("Agent executions running now, detached ones included."),

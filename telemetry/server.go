@@ -5,7 +5,6 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -43,27 +42,14 @@ func (t *Telemetry) ServerMiddleware(binding string) a2a.Middleware {
 
 // observed is an Invoker that traces and measures the calls it passes to
 // next: the server middleware of one binding, or a client transport.
-//
-// The metric attributes are made once and passed ready (a slice built per
-// call would be allocated per call): those of every method's successful
-// calls and open streams up front, those of failed calls, which vary with
-// the outcome and the error's reason, on first use.
 type observed struct {
 	t        *Telemetry
 	next     a2a.Invoker
 	binding  string
 	server   bool
-	startOpt []trace.SpanStartOption               // the span kind
-	hist     metric.Float64Histogram               // the request duration
-	ok       map[*a2a.Method][]metric.RecordOption // the attributes of successful calls
-	open     map[*a2a.Method][]metric.AddOption    // the attributes of an open stream (servers)
-	failed   sync.Map                              // failure → []metric.RecordOption
-}
-
-// failure keys the metric attributes of failed calls.
-type failure struct {
-	m               *a2a.Method
-	outcome, reason string
+	startOpt []trace.SpanStartOption            // the span kind
+	calls    *callDurations                     // the request durations (when metering)
+	open     map[*a2a.Method][]metric.AddOption // the attributes of an open stream (servers)
 }
 
 // observed returns next observed, for a server or a client.
@@ -73,37 +59,14 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 		o.startOpt = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 	}
 	if t.metering {
-		o.hist = t.ins.clientDuration
-		if server {
-			o.hist = t.ins.serverDuration
-		}
-		o.ok = make(map[*a2a.Method][]metric.RecordOption, len(a2a.Methods))
+		o.calls = t.ins.calls(server, binding)
 		o.open = make(map[*a2a.Method][]metric.AddOption, len(a2a.Methods))
 		for i := range a2a.Methods {
 			m := &a2a.Methods[i]
-			o.ok[m] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcomeOK)))}
 			o.open[m] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding)))}
 		}
 	}
 	return o
-}
-
-// recordOptions returns the metric attributes of a call with this
-// outcome.
-func (s *observed) recordOptions(m *a2a.Method, outcome, reason string) []metric.RecordOption {
-	if outcome == outcomeOK {
-		return s.ok[m]
-	}
-	k := failure{m, outcome, reason}
-	if opts, ok := s.failed.Load(k); ok {
-		return opts.([]metric.RecordOption)
-	}
-	kv := []attribute.KeyValue{keyMethod.String(m.Name), keyBinding.String(s.binding), keyOutcome.String(outcome)}
-	if reason != "" {
-		kv = append(kv, keyReason.String(reason))
-	}
-	opts, _ := s.failed.LoadOrStore(k, []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))})
-	return opts.([]metric.RecordOption)
 }
 
 // start starts the span of a call, when tracing; the span is nil
@@ -116,9 +79,9 @@ func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) 
 	if !s.server {
 		return s.t.tracer.Start(ctx, m.Name, s.startOpt...)
 	}
-	_, sdk := s.t.tracer.Start(ctx, m.Name, s.startOpt...)
+	sctx, sdk := s.t.tracer.Start(ctx, m.Name, s.startOpt...)
 	if !sdk.IsRecording() {
-		return trace.ContextWithSpan(ctx, sdk), sdk
+		return sctx, sdk
 	}
 	span := &opSpan{Span: sdk}
 	ctx = trace.ContextWithSpan(ctx, span)
@@ -180,7 +143,7 @@ func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, b
 	}
 	d := now() - begin
 	if s.t.metering {
-		s.hist.Record(ctx, d.Seconds(), s.recordOptions(m, outcome, reason)...)
+		s.calls.of(m, s.binding, outcome, reason).h.record(d)
 	}
 	if s.server && s.t.log.Enabled(ctx, slog.LevelDebug) {
 		s.t.log.LogAttrs(ctx, slog.LevelDebug, "operation", slog.String("method", m.Name), slog.String("binding", s.binding),

@@ -125,7 +125,7 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		}
 	}
 	var readers []sdkmetric.Option
-	prod := &storeProducer{start: time.Now()}
+	prod := &producer{start: time.Now()}
 	if p.metrics {
 		exp, err := metricExporter(ctx, p.metricsProto)
 		if err != nil {

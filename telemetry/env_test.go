@@ -113,6 +113,16 @@ func TestTaskTracesBounded(t *testing.T) {
 	if _, ok := m.get("d"); ok {
 		t.Error("d was never written but is remembered")
 	}
+	// The trace state goes with the trace, and away with it.
+	ts, _ := trace.ParseTraceState("vendor=1")
+	m.put("a", sc(5).WithTraceState(ts))
+	if got, _ := m.get("a"); got.TraceState().String() != "vendor=1" || got.TraceID()[0] != 5 {
+		t.Errorf("a: %v %q, want trace 5 with its trace state", got.TraceID(), got.TraceState())
+	}
+	m.put("a", sc(6))
+	if got, _ := m.get("a"); got.TraceState().Len() != 0 {
+		t.Errorf("a's trace state %q outlived its trace", got.TraceState())
+	}
 	// A large table keeps the recent tasks.
 	m = newTaskTraces(taskTraceCap)
 	for i := range 4 * taskTraceCap {

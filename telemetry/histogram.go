@@ -179,7 +179,9 @@ func (ins *instruments) calls(server bool, binding string) *callDurations {
 // parley.client.request.duration (by method, binding, outcome and reason)
 // and parley.store.operation.duration (by operation and outcome). They
 // are recorded several times per message, and through the SDK they were
-// most of the metrics' cost per message.
+// most of the metrics' cost per message. They are cumulative whatever
+// temporality a reader prefers (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE
+// applies to the SDK's own instruments only).
 type producer struct {
 	start time.Time
 	ins   atomic.Pointer[instruments] // set once the instruments are made

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -138,13 +139,27 @@ func serverFault(err error) bool {
 	return e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse
 }
 
+// attrBufs recycles the attribute slices endSpan hands to the span: the
+// SDK copies them, and one allocated per span (it escapes through the
+// Span interface) was a good part of a span's garbage.
+var attrBufs = sync.Pool{New: func() any { return new([maxSpanAttrs]attribute.KeyValue) }}
+
+// maxSpanAttrs bounds the attributes endSpan sets: binding, task, context,
+// state, events, outcome, reason, and the store tally's two.
+const maxSpanAttrs = 10
+
 // endSpan records a call's result on its span and ends it.
 // The attributes are all set here, in one call, rather than some at the
 // span's start: it costs the SDK less.
-func endSpan(span trace.Span, binding string, c *summary, tally *storeTally, stream bool, outcome, reason string, err error, server bool) {
-	var buf [10]attribute.KeyValue
-	kv := append(buf[:0], keyBinding.String(binding))
-	span.SetAttributes(tally.attributes(c.attributes(kv, stream, outcome, reason))...)
+func endSpan(span trace.Span, binding string, c *summary, stream bool, outcome, reason string, err error, server bool) {
+	buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
+	kv := c.attributes(append(buf[:0], keyBinding.String(binding)), stream, outcome, reason)
+	if op, ok := span.(*opSpan); ok {
+		kv = op.attributes(kv)
+	}
+	span.SetAttributes(kv...)
+	clear(kv) // let the strings go
+	attrBufs.Put(buf)
 	if err != nil && outcome == outcomeError && (!server || serverFault(err)) {
 		span.SetStatus(codes.Error, a2a.AsError(err).Message)
 	}

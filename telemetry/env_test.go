@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,8 +88,8 @@ func TestOffCostsNothing(t *testing.T) {
 	}
 }
 
-// taskTraces forgets the oldest tasks past its capacity, and a task
-// written again keeps its place and takes the newer trace.
+// taskTraces forgets the task written longest ago past its capacity, and
+// a task written again takes the newer trace and counts as written then.
 func TestTaskTracesBounded(t *testing.T) {
 	m := newTaskTraces(2)
 	sc := func(b byte) trace.SpanContext {
@@ -100,16 +101,40 @@ func TestTaskTracesBounded(t *testing.T) {
 	if got, _ := m.get("a"); got.TraceID()[0] != 3 {
 		t.Errorf("a's trace = %v, want the newer one", got.TraceID())
 	}
-	m.put("c", sc(4)) // evicts a, the oldest entry
-	if _, ok := m.get("a"); ok {
-		t.Error("a is still remembered past the capacity")
+	m.put("c", sc(4)) // evicts b, written longest ago
+	if _, ok := m.get("b"); ok {
+		t.Error("b is still remembered past the capacity")
 	}
-	for _, id := range []string{"b", "c"} {
-		if _, ok := m.get(id); !ok {
-			t.Errorf("%s was forgotten", id)
+	for id, want := range map[string]byte{"a": 3, "c": 4} {
+		if got, ok := m.get(id); !ok || got.TraceID()[0] != want {
+			t.Errorf("%s: %v %v, want trace %d", id, got.TraceID(), ok, want)
 		}
 	}
-	if len(m.byID) != 2 {
-		t.Errorf("%d tasks remembered, capacity 2", len(m.byID))
+	if _, ok := m.get("d"); ok {
+		t.Error("d was never written but is remembered")
+	}
+	// The trace state goes with the trace, and away with it.
+	ts, _ := trace.ParseTraceState("vendor=1")
+	m.put("a", sc(5).WithTraceState(ts))
+	if got, _ := m.get("a"); got.TraceState().String() != "vendor=1" || got.TraceID()[0] != 5 {
+		t.Errorf("a: %v %q, want trace 5 with its trace state", got.TraceID(), got.TraceState())
+	}
+	m.put("a", sc(6))
+	if got, _ := m.get("a"); got.TraceState().Len() != 0 {
+		t.Errorf("a's trace state %q outlived its trace", got.TraceState())
+	}
+	// A large table keeps the recent tasks.
+	m = newTaskTraces(taskTraceCap)
+	for i := range 4 * taskTraceCap {
+		m.put(strconv.Itoa(i), sc(byte(i)))
+	}
+	kept := 0
+	for i := 4*taskTraceCap - taskTraceCap/4; i < 4*taskTraceCap; i++ {
+		if _, ok := m.get(strconv.Itoa(i)); ok {
+			kept++
+		}
+	}
+	if kept < taskTraceCap/4*9/10 {
+		t.Errorf("%d of the last %d tasks remembered, capacity %d", kept, taskTraceCap/4, taskTraceCap)
 	}
 }

@@ -1,6 +1,10 @@
 package telemetry
 
 import (
+	"context"
+	"sync"
+	"sync/atomic"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -35,35 +39,107 @@ const (
 
 // durationBuckets are the histogram boundaries, in seconds: from half a
 // millisecond (a read from memory) to five minutes (a long stream).
-var durationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
 // instruments are the metrics Parley records (docs/observability.md
 // explains each).
+//
+// All but the open streams are kept in Parley's own memory and read by the
+// SDK when the metrics are collected, rather than recorded through the
+// SDK on every change: events appended (several per message), active
+// executions (two changes per message), and the durations of requests and
+// store calls (several per message; see producer). An atomic addition costs a few
+// nanoseconds; a synchronous measurement, with its attribute lookup, a
+// few hundred.
 type instruments struct {
-	meter          metric.Meter
-	serverDuration metric.Float64Histogram   // parley.server.request.duration
-	streamsOpen    metric.Int64UpDownCounter // parley.server.streams.open
-	executions     metric.Int64UpDownCounter // parley.server.executions.active
-	events         metric.Int64Counter       // parley.store.events.appended
-	storeDuration  metric.Float64Histogram   // parley.store.operation.duration
-	clientDuration metric.Float64Histogram   // parley.client.request.duration
+	meter       metric.Meter
+	streamsOpen metric.Int64UpDownCounter // parley.server.streams.open
+	appended    atomic.Int64              // parley.store.events.appended
+	executions  liveSet                   // parley.server.executions.active
+	store       [][2]durations            // parley.store.operation.duration, by storeOp and outcome
+
+	callsMu     sync.Mutex
+	serverCalls map[string]*callDurations // parley.server.request.duration, by binding
+	clientCalls map[string]*callDurations // parley.client.request.duration, by binding
 }
 
 func newInstruments(m metric.Meter) *instruments {
-	hist := func(name, desc string) metric.Float64Histogram {
-		return must(m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
-			metric.WithExplicitBucketBoundaries(durationBuckets...)))
-	}
-	return &instruments{
-		meter:          m,
-		serverDuration: hist("parley.server.request.duration", "Duration of A2A operations served, streams until they end, by method, binding and outcome."),
+	ins := &instruments{
+		meter: m,
 		streamsOpen: must(m.Int64UpDownCounter("parley.server.streams.open", metric.WithUnit("{stream}"),
 			metric.WithDescription("Streams (SendStreamingMessage, SubscribeToTask) being served now."))),
-		executions: must(m.Int64UpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),
-			metric.WithDescription("Agent executions running now, detached ones included."))),
-		events: must(m.Int64Counter("parley.store.events.appended", metric.WithUnit("{event}"),
-			metric.WithDescription("Task events written to the store."))),
-		storeDuration:  hist("parley.store.operation.duration", "Duration of task store calls, by operation and outcome."),
-		clientDuration: hist("parley.client.request.duration", "Duration of A2A calls made by the client library, by method, binding and outcome."),
+		store: make([][2]durations, len(storeOps)),
 	}
+	must(m.Int64ObservableUpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),
+		metric.WithDescription("Agent executions running now, detached ones included."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(ins.executions.count()))
+			return nil
+		})))
+	must(m.Int64ObservableCounter("parley.store.events.appended", metric.WithUnit("{event}"),
+		metric.WithDescription("Task events written to the store."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(ins.appended.Load())
+			return nil
+		})))
+	return ins
+}
+
+// liveSet holds the contexts of the agent executions that may be running:
+// an execution is running until its context is done (the core cancels it
+// when the execution ends). Finding out when each one ends would take a
+// goroutine per execution (context.AfterFunc starts one), which measured
+// as a good part of the metrics' cost per message; instead, count looks
+// at the contexts when the metrics are collected, and add drops up to two
+// finished ones each time it adds one, so that the set stays about as
+// large as the executions running, between collections too.
+type liveSet struct {
+	mu   sync.Mutex
+	ctxs []context.Context
+	next int // where add looks for finished executions
+}
+
+// add records the context of an execution that starts.
+func (l *liveSet) add(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range 2 {
+		if len(l.ctxs) == 0 {
+			break
+		}
+		if l.next >= len(l.ctxs) {
+			l.next = 0
+		}
+		if l.ctxs[l.next].Err() != nil {
+			l.remove(l.next)
+		} else {
+			l.next++
+		}
+	}
+	l.ctxs = append(l.ctxs, ctx)
+}
+
+// remove drops the context at i, moving the last one there.
+func (l *liveSet) remove(i int) {
+	last := len(l.ctxs) - 1
+	l.ctxs[i] = l.ctxs[last]
+	l.ctxs[last] = nil
+	l.ctxs = l.ctxs[:last]
+}
+
+// count drops the executions that ended and returns how many run.
+func (l *liveSet) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 0; i < len(l.ctxs); {
+		if l.ctxs[i].Err() != nil {
+			l.remove(i)
+		} else {
+			i++
+		}
+	}
+	if cap(l.ctxs) > 64 && len(l.ctxs) < cap(l.ctxs)/4 {
+		l.ctxs = append([]context.Context(nil), l.ctxs...) // let a burst's array go
+	}
+	return len(l.ctxs)
 }

@@ -63,6 +63,7 @@ func TestPrometheusScrapeAfterKnownCalls(t *testing.T) {
 		{duration, map[string]string{"a2a_method": "SendMessage", "a2a_binding": "JSONRPC", "a2a_outcome": "ok"}, 3, false},
 		{duration, map[string]string{"a2a_method": "GetTask", "a2a_binding": "HTTP+JSON", "a2a_outcome": "error", "a2a_error_reason": "TASK_NOT_FOUND"}, 1, false},
 		{duration, map[string]string{"a2a_method": "SendStreamingMessage", "a2a_binding": "GRPC", "a2a_outcome": "ok"}, 1, false},
+		{"parley_client_request_duration_seconds", map[string]string{"a2a_method": "GetTask", "a2a_binding": "HTTP+JSON", "a2a_outcome": "error", "a2a_error_reason": "TASK_NOT_FOUND"}, 1, false},
 		{"parley_server_streams_open", map[string]string{"a2a_method": "SendStreamingMessage", "a2a_binding": "GRPC"}, 0, false},
 		{"parley_server_executions_active", nil, 0, false},
 		{"parley_store_events_appended_total", nil, 4 * 3, true}, // four tasks, each at least created, worked on, completed
@@ -102,7 +103,7 @@ func knownCalls(t *testing.T, st *stack, hookURL string) {
 		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Url: hookURL}}}); err != nil {
 		t.Fatal(err)
 	}
-	rest := st.client(t, []client.TransportFactory{client.REST()}, nil)
+	rest := st.client(t, st.tel.ClientTransports(client.REST()), nil) // the client library's metrics too
 	if _, err := rest.GetTask(ctx, &a2a.GetTaskRequest{Id: "no-such-task"}); err == nil {
 		t.Fatal("GetTask of an unknown task succeeded")
 	}

@@ -42,6 +42,14 @@ type span struct {
 	Attrs        map[string]string
 	StatusError  bool
 	Service      string // the resource's service.name
+	Events       []event
+}
+
+// event is one event of a received span.
+type event struct {
+	Name  string
+	Time  time.Time
+	Attrs map[string]string
 }
 
 func startReceiver(t testing.TB) *receiver {
@@ -89,13 +97,17 @@ func (r *receiver) add(msg *coltracepb.ExportTraceServiceRequest) {
 		service := attrs(rs.GetResource().GetAttributes())["service.name"]
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
+				var evs []event
+				for _, e := range s.GetEvents() {
+					evs = append(evs, event{Name: e.GetName(), Time: time.Unix(0, int64(e.GetTimeUnixNano())), Attrs: attrs(e.GetAttributes())})
+				}
 				r.spans = append(r.spans, &span{
 					Name: s.GetName(), Kind: s.GetKind(),
 					TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
 					ParentSpanID: hex.EncodeToString(s.GetParentSpanId()),
 					Start:        time.Unix(0, int64(s.GetStartTimeUnixNano())), End: time.Unix(0, int64(s.GetEndTimeUnixNano())),
 					Attrs: attrs(s.GetAttributes()), StatusError: s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR,
-					Service: service,
+					Service: service, Events: evs,
 				})
 			}
 		}

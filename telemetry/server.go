@@ -27,8 +27,10 @@ import (
 // set when it ends: a2a.binding, a2a.task.id, a2a.context.id (from the
 // request or the first answer naming them), a2a.task.state (the last
 // state the call saw), a2a.outcome (ok, error or canceled),
-// a2a.error.reason, for streams a2a.stream.events, and the store tally
-// (parley.store.calls, parley.store.duration_ms; see Store).
+// a2a.error.reason, for streams a2a.stream.events, and the tally of the
+// store calls made for the operation and its execution,
+// parley.store.calls and parley.store.duration_ms; slow or failed store
+// calls are also events on it (see Store).
 func (t *Telemetry) ServerMiddleware(binding string) a2a.Middleware {
 	if !t.Enabled() {
 		return nil
@@ -45,63 +47,59 @@ type observed struct {
 	next     a2a.Invoker
 	binding  string
 	server   bool
-	startOpt trace.SpanStartOption                    // the span kind
-	hist     metric.Float64Histogram                  // the request duration
-	ok       map[*a2a.Method]metric.MeasurementOption // the metric attributes of successful calls
+	startOpt []trace.SpanStartOption            // the span kind
+	calls    *callDurations                     // the request durations (when metering)
+	open     map[*a2a.Method][]metric.AddOption // the attributes of an open stream (servers)
 }
 
 // observed returns next observed, for a server or a client.
 func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *observed {
-	o := &observed{t: t, next: next, binding: binding, server: server, startOpt: trace.WithSpanKind(trace.SpanKindClient)}
+	o := &observed{t: t, next: next, binding: binding, server: server, startOpt: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}}
 	if server {
-		o.startOpt = trace.WithSpanKind(trace.SpanKindServer)
+		o.startOpt = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 	}
 	if t.metering {
-		o.hist = t.ins.clientDuration
-		if server {
-			o.hist = t.ins.serverDuration
-		}
-		o.ok = make(map[*a2a.Method]metric.MeasurementOption, len(a2a.Methods))
+		o.calls = t.ins.calls(server, binding)
+		o.open = make(map[*a2a.Method][]metric.AddOption, len(a2a.Methods))
 		for i := range a2a.Methods {
 			m := &a2a.Methods[i]
-			o.ok[m] = metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcomeOK)))
+			o.open[m] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding)))}
 		}
 	}
 	return o
 }
 
-// call is one traced call: its span and, on a server, the tally of its
-// store calls.
-type call struct {
-	span  trace.Span
-	tally *storeTally
-}
-
-// start starts the span of a call, when tracing.
-func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) (context.Context, call) {
+// start starts the span of a call, when tracing; the span is nil
+// otherwise. A server's span is an opSpan, which tallies the store calls
+// made for the operation.
+func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) (context.Context, trace.Span) {
 	if !s.t.tracing {
-		return ctx, call{}
+		return ctx, nil
 	}
-	var c call
-	ctx, c.span = s.t.tracer.Start(ctx, m.Name, s.startOpt)
-	if s.server && c.span.IsRecording() {
-		s.t.noteTaskWrite(ctx, m, req)
-		ctx, c.tally = withTally(ctx)
+	if !s.server {
+		return s.t.tracer.Start(ctx, m.Name, s.startOpt...)
 	}
-	return ctx, c
+	sctx, sdk := s.t.tracer.Start(ctx, m.Name, s.startOpt...)
+	if !sdk.IsRecording() {
+		return sctx, sdk
+	}
+	span := &opSpan{Span: sdk}
+	ctx = trace.ContextWithSpan(ctx, span)
+	s.t.noteTaskWrite(ctx, m, req)
+	return ctx, span
 }
 
 // Call implements a2a.Invoker.
 func (s *observed) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-	begin := time.Now()
-	ctx, sc := s.start(ctx, m, req)
+	begin := now()
+	ctx, span := s.start(ctx, m, req)
 	resp, err := s.next.Call(ctx, m, req)
 	var c summary
 	c.request(req)
 	if err == nil {
 		c.response(resp)
 	}
-	s.finish(ctx, sc, m, begin, &c, false, err)
+	s.finish(ctx, span, m, begin, &c, false, err)
 	return resp, err
 }
 
@@ -109,13 +107,12 @@ func (s *observed) Call(ctx context.Context, m *a2a.Method, req proto.Message) (
 // as long as the consumer ranges over the stream.
 func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
-		begin := time.Now()
-		ctx, sc := s.start(ctx, m, req)
-		var open metric.MeasurementOption
+		begin := now()
+		ctx, span := s.start(ctx, m, req)
 		if s.t.metering && s.server {
-			open = metric.WithAttributes(keyMethod.String(m.Name), keyBinding.String(s.binding))
-			s.t.ins.streamsOpen.Add(ctx, 1, open)
-			defer s.t.ins.streamsOpen.Add(context.Background(), -1, open)
+			open := s.open[m]
+			s.t.ins.streamsOpen.Add(ctx, 1, open...)
+			defer s.t.ins.streamsOpen.Add(context.Background(), -1, open...)
 		}
 		var c summary
 		c.request(req)
@@ -133,24 +130,20 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 				break
 			}
 		}
-		s.finish(ctx, sc, m, begin, &c, true, last)
+		s.finish(ctx, span, m, begin, &c, true, last)
 	}
 }
 
 // finish ends a call's span, records its duration and, at debug level,
 // logs it (with the trace ids, through LogHandler).
-func (s *observed) finish(ctx context.Context, sc call, m *a2a.Method, begin time.Time, c *summary, stream bool, err error) {
+func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, begin time.Duration, c *summary, stream bool, err error) {
 	outcome, reason := classify(ctx, err)
-	if sc.span != nil {
-		endSpan(sc.span, s.binding, c, sc.tally, stream, outcome, reason, err, s.server)
+	if span != nil {
+		endSpan(span, s.binding, c, stream, outcome, reason, err, s.server)
 	}
-	d := time.Since(begin)
+	d := now() - begin
 	if s.t.metering {
-		opt := s.ok[m]
-		if outcome != outcomeOK {
-			opt = metric.WithAttributes(keyMethod.String(m.Name), keyBinding.String(s.binding), keyOutcome.String(outcome), keyReason.String(reason))
-		}
-		s.hist.Record(ctx, d.Seconds(), opt)
+		s.calls.of(m, s.binding, outcome, reason).h.record(d)
 	}
 	if s.server && s.t.log.Enabled(ctx, slog.LevelDebug) {
 		s.t.log.LogAttrs(ctx, slog.LevelDebug, "operation", slog.String("method", m.Name), slog.String("binding", s.binding),

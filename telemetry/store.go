@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"parley.dev/parley/a2a"
@@ -17,13 +16,18 @@ import (
 // Store returns st observed: every call's latency goes to the
 // parley.store.operation.duration histogram, events written to
 // parley.store.events.appended, and the calls made for an operation (its
-// execution's included) are tallied on the operation's span (see
-// storeTally), a failed one as an event. Background calls (the push
-// sender reading its outbox, retention sweeps) are measured only. With
-// nothing recorded it returns st itself.
+// execution's included) are accounted for on the operation's span: all of
+// them in its parley.store.calls and parley.store.duration_ms attributes,
+// and each slow or failed one as an event of its own (see storeTally).
+// Background calls (the push sender reading its outbox, retention sweeps)
+// have no span and are measured only. With nothing recorded it returns st
+// itself.
 //
 // The wrapper embeds st, so a method added to taskstore.Store later passes
-// through unobserved until it gets a line here.
+// through unobserved until it gets a line here. Each method calls the
+// store itself rather than through a closure: the wrapper adds one frame,
+// not four, to deep stacks (an execution's goroutine grows its stack, and
+// copying it costs by the frame).
 func (t *Telemetry) Store(st taskstore.Store) taskstore.Store {
 	if !t.Enabled() || st == nil {
 		return st
@@ -37,193 +41,278 @@ type store struct {
 	t *Telemetry
 }
 
-// storeOps are the operations observed; their metric attribute sets are
-// made once.
-var storeOps = []string{"CreateTask", "Append", "GetTask", "LastSeq", "Events", "ListTasks", "ListActive", "DeleteFinished", "PruneEvents",
-	"PutPushConfig", "GetPushConfig", "ListPushConfigs", "DeletePushConfig",
-	"PushTargets", "PendingPush", "DeletePush", "SuspendPush",
-	"PutMessage", "GetMessage", "SetMessageReply", "DeleteMessagesBefore"}
-
-// opSets holds the metric attributes of every operation, for each
-// outcome (ok, error).
-var opSets = func() map[string][2]metric.MeasurementOption {
-	m := make(map[string][2]metric.MeasurementOption, len(storeOps))
-	for _, op := range storeOps {
-		m[op] = [2]metric.MeasurementOption{
-			metric.WithAttributeSet(attribute.NewSet(keyStoreOp.String(op), keyOutcome.String(outcomeOK))),
-			metric.WithAttributeSet(attribute.NewSet(keyStoreOp.String(op), keyOutcome.String(outcomeError))),
-		}
-	}
-	return m
-}()
-
-// observe runs one store call and measures it: its latency in the
-// histogram and, inside an operation's span, its time added to the
-// span's store tally (see storeTally); a failed call is also an event on
-// that span, with its error. ErrNotFound and ErrExists are answers, not
-// failures.
-func observe[T any](s *store, ctx context.Context, op string, f func(context.Context) (T, error)) (T, error) {
-	begin := time.Now()
-	v, err := f(ctx)
-	d := time.Since(begin)
-	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
-	if s.t.metering {
-		sets := opSets[op]
-		set := sets[0]
-		if failed {
-			set = sets[1]
-		}
-		s.t.ins.storeDuration.Record(ctx, d.Seconds(), set)
-	}
-	if s.t.tracing {
-		if tally, _ := ctx.Value(tallyKey{}).(*storeTally); tally != nil {
-			tally.calls.Add(1)
-			tally.nanos.Add(int64(d))
-		}
-		if failed {
-			trace.SpanFromContext(ctx).AddEvent("store."+op+" failed", trace.WithTimestamp(begin),
-				trace.WithAttributes(keyStoreOp.String(op), keyStoreDuration.Float64(ms(d)), keyStoreError.String(err.Error())))
-		}
-	}
-	return v, err
+// storeOp is one store operation and what observing it needs, made once:
+// the span event's name, and the metric attributes of each outcome (ok,
+// error) with its index in instruments.store.
+type storeOp struct {
+	index int
+	event string           // "store." + the operation
+	attrs [2]attribute.Set // ok, error
 }
 
-// storeTally counts the store calls made for one operation, its
-// execution's included. Why a tally and not a span or an event per call:
-// a blocking SendMessage makes six store calls, and six spans (or events)
-// to record and export per message cost more than all the rest of the
-// tracing together — measured, they alone would put tracing past 10 % of
-// a SendMessage (docs/observability.md). Per-call latencies are in the
-// parley.store.operation.duration histogram.
-type storeTally struct {
+// storeOps are the operations observed, by index.
+var storeOps []*storeOp
+
+// newStoreOp makes the storeOp of the store method called name.
+func newStoreOp(name string) *storeOp {
+	set := func(outcome string) attribute.Set {
+		return attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome))
+	}
+	op := &storeOp{index: len(storeOps), event: "store." + name, attrs: [2]attribute.Set{set(outcomeOK), set(outcomeError)}}
+	storeOps = append(storeOps, op)
+	return op
+}
+
+// The operations observed.
+var (
+	opCreateTask           = newStoreOp("CreateTask")
+	opAppend               = newStoreOp("Append")
+	opGetTask              = newStoreOp("GetTask")
+	opLastSeq              = newStoreOp("LastSeq")
+	opEvents               = newStoreOp("Events")
+	opListTasks            = newStoreOp("ListTasks")
+	opListActive           = newStoreOp("ListActive")
+	opDeleteFinished       = newStoreOp("DeleteFinished")
+	opPruneEvents          = newStoreOp("PruneEvents")
+	opPutPushConfig        = newStoreOp("PutPushConfig")
+	opGetPushConfig        = newStoreOp("GetPushConfig")
+	opListPushConfigs      = newStoreOp("ListPushConfigs")
+	opDeletePushConfig     = newStoreOp("DeletePushConfig")
+	opPushTargets          = newStoreOp("PushTargets")
+	opPendingPush          = newStoreOp("PendingPush")
+	opDeletePush           = newStoreOp("DeletePush")
+	opSuspendPush          = newStoreOp("SuspendPush")
+	opPutMessage           = newStoreOp("PutMessage")
+	opGetMessage           = newStoreOp("GetMessage")
+	opSetMessageReply      = newStoreOp("SetMessageReply")
+	opDeleteMessagesBefore = newStoreOp("DeleteMessagesBefore")
+)
+
+// slowStoreCall is the duration from which a store call made for an
+// operation is an event of its own on the operation's span, besides its
+// share of the tally.
+//
+// Why not an event for every call: a blocking SendMessage on the memory
+// store makes six calls of a few microseconds each, and events for all of
+// them measured at about 50 allocations, 4 KB and 5–10 µs of CPU more per
+// message, most of tracing's 10 % budget (docs/observability.md). An
+// event costs about 1 µs, so from 100 µs on it is at most about 1 % of
+// the call it describes: the calls that shape an operation's latency are
+// listed one by one, on every store, and the fast ones are counted and
+// timed together.
+const slowStoreCall = 100 * time.Microsecond
+
+// done measures a store call that began at begin and returned err: its
+// latency in the histogram; inside an operation's span, its share of the
+// span's tally; and, when it was slow or failed, an event on the span the
+// context carries, whichever it is. ErrNotFound and ErrExists are
+// answers, not failures.
+//
+// The event is stamped by the SDK when it is added, that is when the call
+// returned; its start is the stamp less parley.store.duration_ms.
+func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err error) {
+	d := now() - begin
+	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
+	if s.t.metering {
+		outcome := 0
+		if failed {
+			outcome = 1
+		}
+		s.t.ins.store[op.index][outcome].record(d)
+	}
+	if !s.t.tracing {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if os, ok := span.(*opSpan); ok {
+		os.calls.Add(1)
+		os.nanos.Add(int64(d))
+	}
+	if (failed || d >= slowStoreCall) && span.IsRecording() {
+		if failed {
+			span.AddEvent(op.event, trace.WithAttributes(keyStoreDuration.Float64(ms(d)), keyStoreError.String(err.Error())))
+		} else {
+			span.AddEvent(op.event, trace.WithAttributes(keyStoreDuration.Float64(ms(d))))
+		}
+	}
+}
+
+// opSpan is the span of a server operation, as its context and its
+// execution's carry it: the SDK's span, and the tally of the store calls
+// made for the operation, which Store adds to and the span's end reports
+// as parley.store.calls and parley.store.duration_ms. Carrying the tally
+// in the span rather than in a context value of its own spares a context
+// layer and an allocation per operation, and one per execution. What
+// trace.SpanFromContext returns inside an operation is therefore an
+// *opSpan, not the SDK's span type; the SDK does not count the children
+// of such a span in its ChildSpanCount, which OTLP does not carry.
+type opSpan struct {
+	trace.Span
 	calls atomic.Int64
 	nanos atomic.Int64
 }
 
-type tallyKey struct{}
-
-// withTally returns ctx with a fresh tally for an operation's store calls.
-func withTally(ctx context.Context) (context.Context, *storeTally) {
-	t := &storeTally{}
-	return context.WithValue(ctx, tallyKey{}, t), t
-}
-
-// attributes are the span attributes of the tally: parley.store.calls and
-// parley.store.duration_ms (time spent in the store).
-func (t *storeTally) attributes(kv []attribute.KeyValue) []attribute.KeyValue {
-	if t == nil {
-		return kv
-	}
-	return append(kv, keyStoreCalls.Int64(t.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(t.nanos.Load()))))
+// attributes appends the span attributes of the tally.
+func (s *opSpan) attributes(kv []attribute.KeyValue) []attribute.KeyValue {
+	return append(kv, keyStoreCalls.Int64(s.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(s.nanos.Load()))))
 }
 
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// observeErr is observe for calls that return only an error.
-func observeErr(s *store, ctx context.Context, op string, f func(context.Context) error) error {
-	_, err := observe(s, ctx, op, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
-	return err
-}
-
 // appended counts an event written by a successful call.
-func (s *store) appended(ctx context.Context, ev taskstore.Event, err error) error {
+func (s *store) appended(ev taskstore.Event, err error) error {
 	if err == nil && ev.Response != nil && s.t.metering {
-		s.t.ins.events.Add(ctx, 1)
+		s.t.ins.appended.Add(1)
 	}
 	return err
 }
 
 func (s *store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	return s.appended(ctx, ev, observeErr(s, ctx, "CreateTask", func(ctx context.Context) error { return s.Store.CreateTask(ctx, sc, t, ev) }))
+	begin := now()
+	err := s.Store.CreateTask(ctx, sc, t, ev)
+	s.done(ctx, opCreateTask, begin, err)
+	return s.appended(ev, err)
 }
 
 func (s *store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
-	return s.appended(ctx, ev, observeErr(s, ctx, "Append", func(ctx context.Context) error { return s.Store.Append(ctx, sc, id, ev) }))
+	begin := now()
+	err := s.Store.Append(ctx, sc, id, ev)
+	s.done(ctx, opAppend, begin, err)
+	return s.appended(ev, err)
 }
 
 func (s *store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
-	return observe(s, ctx, "Events", func(ctx context.Context) ([]a2a.StreamEvent, error) { return s.Store.Events(ctx, sc, id, after, limit) })
+	begin := now()
+	v, err := s.Store.Events(ctx, sc, id, after, limit)
+	s.done(ctx, opEvents, begin, err)
+	return v, err
 }
 
 func (s *store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
-	return observe(s, ctx, "PruneEvents", func(ctx context.Context) (int, error) { return s.Store.PruneEvents(ctx, before) })
+	begin := now()
+	v, err := s.Store.PruneEvents(ctx, before)
+	s.done(ctx, opPruneEvents, begin, err)
+	return v, err
 }
 
 func (s *store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
-	return observe(s, ctx, "GetTask", func(ctx context.Context) (*a2a.Task, error) { return s.Store.GetTask(ctx, sc, id) })
+	begin := now()
+	v, err := s.Store.GetTask(ctx, sc, id)
+	s.done(ctx, opGetTask, begin, err)
+	return v, err
 }
 
 func (s *store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
-	return observe(s, ctx, "LastSeq", func(ctx context.Context) (uint64, error) { return s.Store.LastSeq(ctx, sc, id) })
+	begin := now()
+	v, err := s.Store.LastSeq(ctx, sc, id)
+	s.done(ctx, opLastSeq, begin, err)
+	return v, err
 }
 
 func (s *store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
-	return observe(s, ctx, "ListTasks", func(ctx context.Context) (taskstore.ListResult, error) { return s.Store.ListTasks(ctx, sc, q) })
+	begin := now()
+	v, err := s.Store.ListTasks(ctx, sc, q)
+	s.done(ctx, opListTasks, begin, err)
+	return v, err
 }
 
 func (s *store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
-	return observe(s, ctx, "ListActive", s.Store.ListActive)
+	begin := now()
+	v, err := s.Store.ListActive(ctx)
+	s.done(ctx, opListActive, begin, err)
+	return v, err
 }
 
 func (s *store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
-	return observe(s, ctx, "DeleteFinished", func(ctx context.Context) (int, error) { return s.Store.DeleteFinished(ctx, before) })
+	begin := now()
+	v, err := s.Store.DeleteFinished(ctx, before)
+	s.done(ctx, opDeleteFinished, begin, err)
+	return v, err
 }
 
 func (s *store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
-	return observeErr(s, ctx, "PutPushConfig", func(ctx context.Context) error { return s.Store.PutPushConfig(ctx, sc, c, ev) })
+	begin := now()
+	err := s.Store.PutPushConfig(ctx, sc, c, ev)
+	s.done(ctx, opPutPushConfig, begin, err)
+	return err
 }
 
 func (s *store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
-	return observe(s, ctx, "GetPushConfig", func(ctx context.Context) (*a2a.TaskPushNotificationConfig, error) {
-		return s.Store.GetPushConfig(ctx, sc, taskID, id)
-	})
+	begin := now()
+	v, err := s.Store.GetPushConfig(ctx, sc, taskID, id)
+	s.done(ctx, opGetPushConfig, begin, err)
+	return v, err
 }
 
 func (s *store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
-	return observe(s, ctx, "ListPushConfigs", func(ctx context.Context) ([]*a2a.TaskPushNotificationConfig, error) {
-		return s.Store.ListPushConfigs(ctx, sc, taskID)
-	})
+	begin := now()
+	v, err := s.Store.ListPushConfigs(ctx, sc, taskID)
+	s.done(ctx, opListPushConfigs, begin, err)
+	return v, err
 }
 
 func (s *store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) error {
-	return observeErr(s, ctx, "DeletePushConfig", func(ctx context.Context) error { return s.Store.DeletePushConfig(ctx, sc, taskID, id) })
+	begin := now()
+	err := s.Store.DeletePushConfig(ctx, sc, taskID, id)
+	s.done(ctx, opDeletePushConfig, begin, err)
+	return err
 }
 
 func (s *store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
-	return observe(s, ctx, "PushTargets", func(ctx context.Context) ([]taskstore.PushTarget, error) { return s.Store.PushTargets(ctx, taskID) })
+	begin := now()
+	v, err := s.Store.PushTargets(ctx, taskID)
+	s.done(ctx, opPushTargets, begin, err)
+	return v, err
 }
 
 func (s *store) PendingPush(ctx context.Context, pt taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
-	return observe(s, ctx, "PendingPush", func(ctx context.Context) ([]*taskstore.Notification, error) {
-		return s.Store.PendingPush(ctx, pt, limit)
-	})
+	begin := now()
+	v, err := s.Store.PendingPush(ctx, pt, limit)
+	s.done(ctx, opPendingPush, begin, err)
+	return v, err
 }
 
 func (s *store) DeletePush(ctx context.Context, ids ...int64) error {
-	return observeErr(s, ctx, "DeletePush", func(ctx context.Context) error { return s.Store.DeletePush(ctx, ids...) })
+	begin := now()
+	err := s.Store.DeletePush(ctx, ids...)
+	s.done(ctx, opDeletePush, begin, err)
+	return err
 }
 
 func (s *store) SuspendPush(ctx context.Context, pt taskstore.PushTarget, reason string) error {
-	return observeErr(s, ctx, "SuspendPush", func(ctx context.Context) error { return s.Store.SuspendPush(ctx, pt, reason) })
+	begin := now()
+	err := s.Store.SuspendPush(ctx, pt, reason)
+	s.done(ctx, opSuspendPush, begin, err)
+	return err
 }
 
 func (s *store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
-	return observe(s, ctx, "PutMessage", func(ctx context.Context) (*taskstore.MessageRecord, error) { return s.Store.PutMessage(ctx, sc, r) })
+	begin := now()
+	v, err := s.Store.PutMessage(ctx, sc, r)
+	s.done(ctx, opPutMessage, begin, err)
+	return v, err
 }
 
 func (s *store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
-	return observe(s, ctx, "GetMessage", func(ctx context.Context) (*taskstore.MessageRecord, error) {
-		return s.Store.GetMessage(ctx, sc, messageID)
-	})
+	begin := now()
+	v, err := s.Store.GetMessage(ctx, sc, messageID)
+	s.done(ctx, opGetMessage, begin, err)
+	return v, err
 }
 
 func (s *store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
-	return observeErr(s, ctx, "SetMessageReply", func(ctx context.Context) error { return s.Store.SetMessageReply(ctx, sc, messageID, reply) })
+	begin := now()
+	err := s.Store.SetMessageReply(ctx, sc, messageID, reply)
+	s.done(ctx, opSetMessageReply, begin, err)
+	return err
 }
 
 func (s *store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
-	return observe(s, ctx, "DeleteMessagesBefore", func(ctx context.Context) (int, error) { return s.Store.DeleteMessagesBefore(ctx, before) })
+	begin := now()
+	v, err := s.Store.DeleteMessagesBefore(ctx, before)
+	s.done(ctx, opDeleteMessagesBefore, begin, err)
+	return v, err
 }
 
 // outboxDepther is the optional store method behind the outbox depth

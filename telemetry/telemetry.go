@@ -7,9 +7,10 @@
 // What it traces: one server span per operation (named by the method,
 // lasting as long as its stream), whose parent is the W3C trace context
 // of the request (traceparent and tracestate headers, gRPC metadata
-// alike); an "execute" span for each agent execution, in the agent's
-// context, so that an agent's own spans nest under the request; a span
-// for every task store call; a client span for every push webhook POST,
+// alike), carried in the agent's context so that an agent's own spans
+// nest under the request; the task store calls made for the operation,
+// tallied on its span (count and time), each slow or failed one also an
+// event with its duration; a client span for every push webhook POST,
 // which carries traceparent; and, on the client side, a client span per
 // call that carries traceparent on every binding.
 //
@@ -19,7 +20,7 @@
 // Wiring a server (parley serve does this):
 //
 //	tel, err := telemetry.New(ctx, &telemetry.Options{Prometheus: true})
-//	store = tel.Store(store)                                 // store spans and latency
+//	store = tel.Store(store)                                 // store timing on spans, latency
 //	srv, _ := server.New(&server.Options{Store: store, ExecutionContext: tel.ExecutionContext, …})
 //	h, _ := a2ahttp.New(srv, &a2ahttp.Options{BindingMiddleware: tel.ServerMiddleware, …})
 //	http.Serve(ln, tel.Handler(h))                            // trace context from requests
@@ -31,6 +32,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -123,18 +125,19 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		}
 	}
 	var readers []sdkmetric.Option
+	prod := &producer{start: time.Now()}
 	if p.metrics {
 		exp, err := metricExporter(ctx, p.metricsProto)
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
 		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithProducer(prod))))
 	}
 	if opts.Prometheus || p.prometheusEnv {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithProducer(prod))
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
@@ -154,6 +157,7 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		t.stops = append(t.stops, mp.Shutdown)
 		t.flushes = append(t.flushes, mp.ForceFlush)
 		t.ins = newInstruments(mp.Meter(ScopeName))
+		prod.ins.Store(t.ins)
 		t.metering = true
 	}
 	return t, nil
@@ -175,17 +179,15 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	return resource.New(ctx, attrs...)
 }
 
-// startTracing makes the tracer provider: a batcher in front of the OTLP
-// exporter, the sampler OTEL_TRACES_SAMPLER names (default:
-// parent-based, always on).
+// startTracing makes the tracer provider: a batcher in front of Parley's
+// exporter (see exporter) in front of the SDK's OTLP client, and the
+// sampler OTEL_TRACES_SAMPLER names (default: parent-based, always on).
 func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resource.Resource, getenv func(string) string) error {
-	var exp sdktrace.SpanExporter
-	var err error
+	client := otlptracehttp.NewClient()
 	if proto == "grpc" {
-		exp, err = otlptracegrpc.New(ctx)
-	} else {
-		exp, err = otlptracehttp.New(ctx)
+		client = otlptracegrpc.NewClient()
 	}
+	exp, err := newExporter(ctx, client)
 	if err != nil {
 		return err
 	}

@@ -2,18 +2,22 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore"
 	"parley.dev/parley/telemetry"
 )
 
@@ -86,12 +90,21 @@ func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
 				t.Errorf("the agent's span: parent %s, want the server span %s", work.ParentSpanID, srv.SpanID)
 			}
 			// GetMessage and PutMessage for the request; CreateTask and the
-			// updates (WORKING, the artifact, COMPLETED) for the execution.
+			// updates (WORKING, the artifact, COMPLETED) for the execution:
+			// all tallied on the server span, with the time they took.
 			if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 5 {
 				t.Errorf("parley.store.calls = %q, want the request's and the execution's calls (at least 5)", srv.Attrs["parley.store.calls"])
 			}
 			if ms, err := strconv.ParseFloat(srv.Attrs["parley.store.duration_ms"], 64); err != nil || ms <= 0 || ms > float64(streamed.Milliseconds()) {
 				t.Errorf("parley.store.duration_ms = %q, want a time within the stream's", srv.Attrs["parley.store.duration_ms"])
+			}
+			// None fails; a slow one (on a busy machine, or under the race
+			// detector) is also an event, with its duration.
+			for _, e := range srv.Events {
+				ms, err := strconv.ParseFloat(e.Attrs["parley.store.duration_ms"], 64)
+				if !strings.HasPrefix(e.Name, "store.") || err != nil || ms < 0.1 || e.Attrs["parley.store.error"] != "" {
+					t.Errorf("event %s %v on the server span, want only slow store calls", e.Name, e.Attrs)
+				}
 			}
 		})
 	}
@@ -150,4 +163,90 @@ func TestClientPropagatesOnEveryBinding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Store calls made for an operation are tallied on its span; a slow one
+// and a failed one are also events with their duration (and the error),
+// on whichever span the context carries. ErrNotFound is an answer, not a
+// failure.
+func TestStoreCallsOnTheSpan(t *testing.T) {
+	st := newStack(t, nil, nil)
+	store := st.tel.Store(failingStore{})
+	core := a2a.InvokerFuncs{CallFunc: func(ctx context.Context, _ *a2a.Method, _ proto.Message) (proto.Message, error) {
+		if _, err := store.GetTask(ctx, taskstore.Scope{}, "t1"); err == nil {
+			t.Error("GetTask did not fail")
+		}
+		if _, err := store.GetMessage(ctx, taskstore.Scope{}, "m1"); !errors.Is(err, taskstore.ErrNotFound) {
+			t.Errorf("GetMessage: %v, want ErrNotFound", err)
+		}
+		if err := store.Append(ctx, taskstore.Scope{}, "t1", taskstore.Event{}); err != nil {
+			t.Error(err)
+		}
+		return &a2a.Task{Id: "t1"}, nil
+	}}
+	m := a2a.MethodByName(a2a.MethodGetTask)
+	if _, err := st.tel.ServerMiddleware(a2a.BindingJSONRPC)(core).Call(context.Background(), m, &a2a.GetTaskRequest{Id: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Under a span that is not an operation's: events only.
+	ctx, other := st.tel.TracerProvider().Tracer("test").Start(context.Background(), "other")
+	store.GetTask(ctx, taskstore.Scope{}, "t1")
+	store.Append(ctx, taskstore.Scope{}, "t1", taskstore.Event{})
+	other.End()
+
+	var op, plain *span
+	st.rcv.wait(t, "the spans with the store calls", func(spans []*span) bool {
+		for _, s := range spans {
+			switch {
+			case s.Name == a2a.MethodGetTask && s.Attrs["a2a.task.id"] == "t1":
+				op = s
+			case s.Name == "other":
+				plain = s
+			}
+		}
+		return op != nil && plain != nil
+	})
+	if op.Attrs["parley.store.calls"] != "3" {
+		t.Errorf("parley.store.calls = %q, want 3", op.Attrs["parley.store.calls"])
+	}
+	if ms, err := strconv.ParseFloat(op.Attrs["parley.store.duration_ms"], 64); err != nil || ms < 0.1 {
+		t.Errorf("parley.store.duration_ms = %q, want at least the slow Append's 0.1 ms", op.Attrs["parley.store.duration_ms"])
+	}
+	for _, s := range []*span{op, plain} {
+		// The failed GetTask and the slow Append; GetMessage, not found,
+		// only if it happened to be slow.
+		seen := map[string]bool{}
+		for _, e := range s.Events {
+			seen[e.Name] = true
+			ms, err := strconv.ParseFloat(e.Attrs["parley.store.duration_ms"], 64)
+			wantErr := map[string]string{"store.GetTask": "disk on fire"}[e.Name]
+			switch {
+			case e.Attrs["parley.store.error"] != wantErr:
+				t.Errorf("%s: event %s: error %q, want %q", s.Name, e.Name, e.Attrs["parley.store.error"], wantErr)
+			case err != nil || ms < 0 || (wantErr == "" && ms < 0.1):
+				t.Errorf("%s: event %s: parley.store.duration_ms = %q, want its duration (slow: at least 0.1 ms)", s.Name, e.Name, e.Attrs["parley.store.duration_ms"])
+			case e.Time.Before(s.Start) || e.Time.After(s.End):
+				t.Errorf("%s: event %s at %v, outside the span", s.Name, e.Name, e.Time)
+			}
+		}
+		if !seen["store.GetTask"] || !seen["store.Append"] {
+			t.Errorf("%s: events %+v, want the failed store.GetTask and the slow store.Append", s.Name, s.Events)
+		}
+	}
+	if _, ok := plain.Attrs["parley.store.calls"]; ok {
+		t.Error("a span that is not an operation's has a store tally")
+	}
+}
+
+// failingStore is nopStore whose GetTask fails and whose Append is slow
+// (150 µs, past the threshold of an event).
+type failingStore struct{ nopStore }
+
+func (failingStore) GetTask(context.Context, taskstore.Scope, string) (*a2a.Task, error) {
+	return nil, errors.New("disk on fire")
+}
+
+func (failingStore) Append(context.Context, taskstore.Scope, string, taskstore.Event) error {
+	time.Sleep(150 * time.Microsecond)
+	return nil
 }

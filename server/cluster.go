@@ -210,13 +210,7 @@ func (s *Server) keepLease() {
 
 // abandonAll cancels every local execution with cause ErrLeaseLost.
 func (s *Server) abandonAll() {
-	s.mu.Lock()
-	var live []*run
-	for _, r := range s.runs {
-		live = append(live, r)
-	}
-	s.mu.Unlock()
-	for _, r := range live {
+	for _, r := range s.liveRuns() {
 		r.mu.Lock()
 		if ex := r.exec; ex != nil && !ex.done {
 			ex.cancel(ErrLeaseLost)

@@ -71,6 +71,17 @@ func (s *Server) acquire(id string, scope taskstore.Scope) *run {
 	return r
 }
 
+// liveRuns returns the runs the server holds now.
+func (s *Server) liveRuns() []*run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := make([]*run, 0, len(s.runs))
+	for _, r := range s.runs {
+		live = append(live, r)
+	}
+	return live
+}
+
 // ref takes one more reference on a run the caller already holds.
 func (s *Server) ref(r *run) {
 	s.mu.Lock()

@@ -327,13 +327,7 @@ func (s *Server) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	s.mu.Lock()
-	live := make([]*run, 0, len(s.runs))
-	for _, r := range s.runs {
-		live = append(live, r)
-	}
-	s.mu.Unlock()
-	for _, r := range live {
+	for _, r := range s.liveRuns() {
 		r.mu.Lock()
 		if ex := r.exec; ex != nil && !ex.done {
 			r.fail(ex, "the server shut down while the task was running")

@@ -8,6 +8,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -122,7 +123,7 @@ func listIn(ctx context.Context, tx pgx.Tx, sc taskstore.Scope, q taskstore.List
 			rows.Close()
 			return res, err
 		}
-		t, err := decodeHeader(data, status)
+		t, err := layout.DecodeHeader(data, status, status != nil)
 		if err != nil {
 			rows.Close()
 			return res, err
@@ -141,15 +142,15 @@ func listIn(ctx context.Context, tx pgx.Tx, sc taskstore.Scope, q taskstore.List
 	if err != nil {
 		return res, err
 	}
-	byID := make(map[string]*pieces, len(ids))
+	byID := make(map[string]*layout.Pieces, len(ids))
 	for _, id := range ids {
-		byID[id] = new(pieces)
+		byID[id] = new(layout.Pieces)
 	}
-	if err := readPieces(prows, func(id string) *pieces { return byID[id] }, true); err != nil {
+	if err := readPieces(prows, func(id string) *layout.Pieces { return byID[id] }, true); err != nil {
 		return res, err
 	}
 	for i, id := range ids {
-		if err := byID[id].assemble(res.Tasks[i]); err != nil {
+		if err := byID[id].Assemble(res.Tasks[i]); err != nil {
 			return res, err
 		}
 	}

@@ -150,23 +150,23 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	if err != nil {
 		return nil, wrap("get task", err)
 	}
-	var p pieces
-	if err := readPieces(rows, func(string) *pieces { return &p }, false); err != nil {
+	var p layout.Pieces
+	if err := readPieces(rows, func(string) *layout.Pieces { return &p }, false); err != nil {
 		return nil, wrap("get task", err)
 	}
-	if p.task == nil {
+	if p.Task == nil {
 		return nil, taskstore.ErrNotFound
 	}
-	if err := p.assemble(p.task); err != nil {
-		return nil, err
+	if err := p.Assemble(p.Task); err != nil {
+		return nil, wrap("get task", err)
 	}
-	return p.task, nil
+	return p.Task, nil
 }
 
 // readPieces reads rows of the pieces shape (see layout.go), preceded by
 // the task id when withID, into the pieces that of returns for the id
 // (skipping the row when it returns nil).
-func readPieces(rows pgx.Rows, of func(id string) *pieces, withID bool) error {
+func readPieces(rows pgx.Rows, of func(id string) *layout.Pieces, withID bool) error {
 	defer rows.Close()
 	for rows.Next() {
 		var kind, n int32
@@ -183,8 +183,8 @@ func readPieces(rows pgx.Rows, of func(id string) *pieces, withID bool) error {
 			return err
 		}
 		if p := of(id); p != nil {
-			if err := p.add(kind, n, payload, flag, extra); err != nil {
-				return err
+			if err := p.Add(int64(kind), int64(n), payload, flag, extra); err != nil {
+				return fmt.Errorf("pgstore: %w", err)
 			}
 		}
 	}

@@ -3,10 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore/internal/layout"
@@ -27,8 +24,8 @@ import (
 //   - task_events is the event log.
 //
 // Every payload is protobuf binary (proto.Marshal). Reading a task folds
-// its rows back into one a2a.Task (foldArtifacts follows the rule of
-// taskstore.Apply).
+// its rows back into one a2a.Task (layout.FoldArtifacts follows the
+// rule of taskstore.Apply).
 
 // encodeStatus returns the status column of a status: nil (NULL) when
 // there is none, never nil otherwise (an empty status is not a missing
@@ -42,22 +39,6 @@ func encodeStatus(st *a2a.TaskStatus) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, err
-}
-
-// decodeHeader returns the task of a header's data and status columns,
-// without history and artifacts. A NULL status is a task without one.
-func decodeHeader(data []byte, status sql.RawBytes, hasStatus bool) (*a2a.Task, error) {
-	t, err := unmarshalTask(data)
-	if err != nil {
-		return nil, err
-	}
-	if hasStatus {
-		t.Status = new(a2a.TaskStatus)
-		if err := proto.Unmarshal(status, t.Status); err != nil {
-			return nil, fmt.Errorf("sqlitestore: decode task status: %w", err)
-		}
-	}
-	return t, nil
 }
 
 // writeParts inserts the rows of a task's history and artifacts, numbered
@@ -77,42 +58,19 @@ func (s *Store) writeParts(w *wtx, taskID string, p encodedParts) error {
 	return nil
 }
 
-// The statements that read a task's pieces return rows of one shape,
-// (kind, n, payload, flag, extra), whatever table they come from:
-//
-//	kindHeader:   payload data, flag whether status is set, extra status
-//	kindHistory:  n, payload message
-//	kindChunk:    n, payload chunk, flag append
-//
-// preceded by the task id when they read several tasks. A task's rows
-// come in n order (each table's primary key), which assemble checks.
-const (
-	kindHeader = iota
-	kindHistory
-	kindChunk
-)
-
-// pieceColumns are the SELECT lists of the three kinds of rows.
+// The SELECT lists of the three kinds of rows that read a task's pieces,
+// in the shape layout.Pieces reads (preceded by the task id when they
+// read several tasks).
 const (
 	headerColumns  = `0, 0, data, status IS NOT NULL, status`
 	historyColumns = `1, n, message, 0, NULL`
 	chunkColumns   = `2, n, chunk, append, NULL`
 )
 
-// pieces is what the rows of one task hold, decoded as they are read.
-type pieces struct {
-	task     *a2a.Task // from the header row; nil when it was not read
-	history  []*a2a.Message
-	chunks   []chunk
-	lastH    int64 // the n of the last history and chunk rows
-	lastC    int64
-	disorder bool // rows came out of n order
-}
-
 // readPieces reads rows of the shape above, decoding each at once. With
 // byID the rows start with the task id and go to the pieces byID holds
 // for it (rows of other ids are skipped); otherwise they all go to one.
-func readPieces(rows *sql.Rows, one *pieces, byID map[string]*pieces) error {
+func readPieces(rows *sql.Rows, one *layout.Pieces, byID map[string]*layout.Pieces) error {
 	defer rows.Close()
 	for rows.Next() {
 		var kind, n, flag int64
@@ -129,51 +87,12 @@ func readPieces(rows *sql.Rows, one *pieces, byID map[string]*pieces) error {
 			return err
 		}
 		if p != nil {
-			if err := p.add(kind, n, payload, flag != 0, extra); err != nil {
-				return err
+			if err := p.Add(kind, n, payload, flag != 0, extra); err != nil {
+				return fmt.Errorf("sqlitestore: %w", err)
 			}
 		}
 	}
 	return rows.Err()
-}
-
-// add decodes one row into p.
-func (p *pieces) add(kind, n int64, payload []byte, flag bool, extra []byte) error {
-	switch kind {
-	case kindHeader:
-		t, err := decodeHeader(payload, extra, flag)
-		if err != nil {
-			return err
-		}
-		p.task = t
-	case kindHistory:
-		p.disorder = p.disorder || (len(p.history) > 0 && n <= p.lastH)
-		p.lastH = n
-		m := new(a2a.Message)
-		if err := proto.Unmarshal(payload, m); err != nil {
-			return fmt.Errorf("sqlitestore: decode history: %w", err)
-		}
-		p.history = append(p.history, m)
-	case kindChunk:
-		p.disorder = p.disorder || (len(p.chunks) > 0 && n <= p.lastC)
-		p.lastC = n
-		a := new(a2a.Artifact)
-		if err := proto.Unmarshal(payload, a); err != nil {
-			return fmt.Errorf("sqlitestore: decode artifact: %w", err)
-		}
-		p.chunks = append(p.chunks, chunk{AppendTo: flag, A: a})
-	}
-	return nil
-}
-
-// assemble sets t's history and artifacts from p.
-func (p *pieces) assemble(t *a2a.Task) error {
-	if p.disorder {
-		return errors.New("sqlitestore: a task's rows came out of order")
-	}
-	t.History = p.history
-	t.Artifacts = layout.FoldArtifacts(p.chunks)
-	return nil
 }
 
 // The encoded pieces are the shared layout's (taskstore/internal/layout).
@@ -181,5 +100,4 @@ type (
 	header       = layout.Header
 	encodedChunk = layout.EncodedChunk
 	encodedParts = layout.Parts
-	chunk        = layout.Chunk
 )

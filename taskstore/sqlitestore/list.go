@@ -8,6 +8,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -142,9 +143,9 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 		if err := rows.Scan(&id, &data, &status, &hasStatus); err != nil {
 			return taskstore.ListResult{}, wrap("list tasks", err)
 		}
-		t, err := decodeHeader(data, status, hasStatus != 0)
+		t, err := layout.DecodeHeader(data, status, hasStatus != 0)
 		if err != nil {
-			return taskstore.ListResult{}, err
+			return taskstore.ListResult{}, wrap("list tasks", err)
 		}
 		res.Tasks = append(res.Tasks, t)
 		ids = append(ids, id)
@@ -164,16 +165,16 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	if err != nil {
 		return taskstore.ListResult{}, wrap("list tasks", err)
 	}
-	byID := make(map[string]*pieces, len(ids))
+	byID := make(map[string]*layout.Pieces, len(ids))
 	for _, id := range ids {
-		byID[id] = new(pieces)
+		byID[id] = new(layout.Pieces)
 	}
 	if err := readPieces(prows, nil, byID); err != nil {
 		return taskstore.ListResult{}, wrap("list tasks", err)
 	}
 	for i, id := range ids {
-		if err := byID[id].assemble(res.Tasks[i]); err != nil {
-			return taskstore.ListResult{}, err
+		if err := byID[id].Assemble(res.Tasks[i]); err != nil {
+			return taskstore.ListResult{}, wrap("list tasks", err)
 		}
 	}
 	return res, nil

@@ -127,17 +127,17 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	if err != nil {
 		return nil, wrap("get task", err)
 	}
-	var p pieces
+	var p layout.Pieces
 	if err := readPieces(rows, &p, nil); err != nil {
 		return nil, wrap("get task", err)
 	}
-	if p.task == nil {
+	if p.Task == nil {
 		return nil, taskstore.ErrNotFound
 	}
-	if err := p.assemble(p.task); err != nil {
-		return nil, err
+	if err := p.Assemble(p.Task); err != nil {
+		return nil, wrap("get task", err)
 	}
-	return p.task, nil
+	return p.Task, nil
 }
 
 // ListActive returns every SUBMITTED or WORKING task with its scope. It

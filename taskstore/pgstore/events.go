@@ -64,18 +64,12 @@ var sqlPruneEvents = `DELETE FROM task_events WHERE (task_id, seq) IN (
 
 // appendOp is one Append, encoded before its transaction.
 type appendOp struct {
-	sc     taskstore.Scope
-	id     string
-	seq    uint64
-	push   bool
-	event  []byte // the logged event; nil for a message alone
-	status *header
-	chunk  *encodedChunk
-	task   *a2a.Task // a Task event: everything is replaced
-	parts  encodedParts
-	msg    []byte // a history message without an event
-	hist   []byte // the status update's message, added to the history
-	fence  int64  // the writer's lease epoch (0: none)
+	layout.Append
+	sc    taskstore.Scope
+	id    string
+	seq   uint64
+	push  bool
+	fence int64 // the writer's lease epoch (0: none)
 }
 
 // Append records one change of the task in the scope in one transaction:
@@ -89,7 +83,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		return err
 	}
 	op.fence = s.epoch.Load()
-	if op.event == nil {
+	if op.Event == nil {
 		err = s.appendMessage(ctx, op)
 	} else {
 		err = s.inTx(ctx, func(tx pgx.Tx) error { return s.appendEvent(ctx, tx, op) })
@@ -100,61 +94,19 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	return err
 }
 
-// errNoArtifact refuses an artifact update without an artifact, which no
-// task could hold.
-var errNoArtifact = errors.New("pgstore: artifact update without an artifact")
-
 // encodeAppend encodes what an Append writes.
 func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
-	op := &appendOp{sc: sc, id: id, seq: ev.Seq, push: ev.Push}
-	var err error
-	if ev.Message != nil {
-		if op.msg, err = marshal(ev.Message); err != nil {
-			return nil, err
-		}
+	a, err := layout.EncodeAppend(ev)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	if ev.Response == nil {
-		return op, nil
-	}
-	if op.event, err = marshal(ev.Response); err != nil {
-		return nil, err
-	}
-	switch p := ev.Response.GetPayload().(type) {
-	case *a2a.StreamResponse_StatusUpdate:
-		st := p.StatusUpdate.GetStatus()
-		h, err := layout.EncodeHeader(&a2a.Task{Status: st})
-		if err != nil {
-			return nil, err
-		}
-		op.status = &h
-		if m := st.GetMessage(); m != nil {
-			if op.hist, err = marshal(m); err != nil {
-				return nil, err
-			}
-		}
-	case *a2a.StreamResponse_ArtifactUpdate:
-		u := p.ArtifactUpdate
-		if u.GetArtifact() == nil {
-			return nil, errNoArtifact
-		}
-		b, err := marshal(u.GetArtifact())
-		if err != nil {
-			return nil, err
-		}
-		op.chunk = &encodedChunk{ID: u.GetArtifact().GetArtifactId(), AppendTo: u.GetAppend(), Data: b}
-	case *a2a.StreamResponse_Task:
-		op.task = p.Task
-		if op.parts, err = layout.EncodeParts(p.Task); err != nil {
-			return nil, err
-		}
-	}
-	return op, nil
+	return &appendOp{Append: a, sc: sc, id: id, seq: ev.Seq, push: ev.Push}, nil
 }
 
 // appendMessage is an Append without an event: a follow-up message added
 // to the history, or nothing at all.
 func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
-	if op.seq != 0 || op.msg == nil {
+	if op.seq != 0 || op.Msg == nil {
 		var one int
 		err := s.pool.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
 		switch {
@@ -167,7 +119,7 @@ func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
 		}
 		return nil // an empty Append in the scope
 	}
-	n, err := affected(s.pool.Exec(ctx, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.msg))
+	n, err := affected(s.pool.Exec(ctx, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.Msg))
 	if err == nil && n == 0 {
 		return taskstore.ErrNotFound
 	}
@@ -186,28 +138,28 @@ func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, op *appendOp) error 
 		return err
 	}
 	b := &pgx.Batch{}
-	if op.msg != nil {
-		b.Queue(sqlPutHistory, op.id, hist, op.msg)
+	if op.Msg != nil {
+		b.Queue(sqlPutHistory, op.id, hist, op.Msg)
 		hist++
 	}
 	switch {
-	case op.hist != nil:
-		b.Queue(sqlPutHistory, op.id, hist, op.hist)
-	case op.chunk != nil && op.chunk.AppendTo:
-		b.Queue(sqlPutChunk, op.id, chunkN, op.chunk.ID, true, op.chunk.Data)
-	case op.chunk != nil:
-		c := op.chunk
+	case op.Hist != nil:
+		b.Queue(sqlPutHistory, op.id, hist, op.Hist)
+	case op.Chunk != nil && op.Chunk.AppendTo:
+		b.Queue(sqlPutChunk, op.id, chunkN, op.Chunk.ID, true, op.Chunk.Data)
+	case op.Chunk != nil:
+		c := op.Chunk
 		b.Queue(sqlReplaceChunk, op.id, c.ID, c.Data)
 		b.Queue(sqlDropChunks, op.id, c.ID)
 		b.Queue(sqlNewArtifact, op.id, chunkN, c.ID, c.Data)
-	case op.task != nil:
+	case op.Task != nil:
 		b.Queue(sqlClearHistory, op.id)
 		b.Queue(sqlClearChunks, op.id)
-		queueParts(b, op.id, op.parts)
+		queueParts(b, op.id, op.Parts)
 	}
-	b.Queue(sqlInsertEvent, op.id, int64(op.seq), time.Now().UnixMilli(), op.event)
+	b.Queue(sqlInsertEvent, op.id, int64(op.seq), time.Now().UnixMilli(), op.Event)
 	if op.push && hasPush {
-		queueForTask(b, op.sc, op.id, op.seq, op.event)
+		queueForTask(b, op.sc, op.id, op.seq, op.Event)
 	}
 	return runBatch(ctx, tx, b)
 }
@@ -219,34 +171,26 @@ func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, op *appendOp) error 
 func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.Row {
 	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)}
 	var nh, nc int32
-	if op.msg != nil {
+	if op.Msg != nil {
 		nh++
 	}
 	switch {
-	case op.status != nil:
-		if op.hist != nil {
+	case op.Status != nil:
+		if op.Hist != nil {
 			nh++
 		}
-		h := op.status
+		h := op.Status
 		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status, op.fence)...)
-	case op.task != nil:
-		h, err := layout.EncodeHeader(op.task)
-		if err != nil {
-			return errRow{err}
-		}
-		nh += int32(len(op.parts.History))
-		nc = int32(len(op.parts.Artifacts))
+	case op.Task != nil:
+		h := op.Task
+		nh += int32(len(op.Parts.History))
+		nc = int32(len(op.Parts.Artifacts))
 		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data, op.fence)...)
-	case op.chunk != nil:
+	case op.Chunk != nil:
 		nc = 1
 	}
 	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc, op.fence)...)
 }
-
-// errRow is a pgx.Row that fails with err.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
 
 // seqError explains why the header update matched no row: ErrNotFound
 // when the task is not in the scope, ErrFenced when the writer's lease

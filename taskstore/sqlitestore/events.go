@@ -15,10 +15,6 @@ import (
 	"parley.dev/parley/taskstore/internal/order"
 )
 
-// errNoArtifact refuses an artifact update without an artifact, which no
-// task could hold.
-var errNoArtifact = errors.New("sqlitestore: artifact update without an artifact")
-
 // prepareEvents prepares the statements of Append and of the event log.
 func (s *Store) prepareEvents(p *preparer) {
 	// The header updates check the scope, the sequence number and the
@@ -61,17 +57,11 @@ func (s *Store) logEvent(w *wtx, taskID string, seq uint64, data []byte) error {
 
 // appendOp is one Append, encoded before it joins the group commit.
 type appendOp struct {
-	sc     taskstore.Scope
-	id     string
-	seq    uint64
-	push   bool
-	event  []byte // the logged event; nil for a message alone
-	status *header
-	chunk  *encodedChunk
-	task   *header // a Task event: everything is replaced
-	parts  encodedParts
-	msg    []byte // a history message without an event
-	hist   []byte // the status update's message, added to the history
+	layout.Append
+	sc   taskstore.Scope
+	id   string
+	seq  uint64
+	push bool
 }
 
 // Append records one change of the task in the scope in one transaction:
@@ -94,66 +84,24 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 
 // encodeAppend encodes what an Append writes.
 func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
-	op := &appendOp{sc: sc, id: id, seq: ev.Seq, push: ev.Push}
-	var err error
-	if ev.Message != nil {
-		if op.msg, err = marshal(ev.Message); err != nil {
-			return nil, err
-		}
+	a, err := layout.EncodeAppend(ev)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
-	if ev.Response == nil {
-		return op, nil
-	}
-	if op.event, err = marshal(ev.Response); err != nil {
-		return nil, err
-	}
-	switch p := ev.Response.GetPayload().(type) {
-	case *a2a.StreamResponse_StatusUpdate:
-		st := p.StatusUpdate.GetStatus()
-		h := header{State: int32(st.GetState()), StatusMS: order.StatusMillis(&a2a.Task{Status: st})}
-		if h.Status, err = encodeStatus(st); err != nil {
-			return nil, err
-		}
-		op.status = &h
-		if m := st.GetMessage(); m != nil {
-			if op.hist, err = marshal(m); err != nil {
-				return nil, err
-			}
-		}
-	case *a2a.StreamResponse_ArtifactUpdate:
-		u := p.ArtifactUpdate
-		if u.GetArtifact() == nil {
-			return nil, errNoArtifact
-		}
-		b, err := marshal(u.GetArtifact())
-		if err != nil {
-			return nil, err
-		}
-		op.chunk = &encodedChunk{ID: u.GetArtifact().GetArtifactId(), AppendTo: u.GetAppend(), Data: b}
-	case *a2a.StreamResponse_Task:
-		h, err := layout.EncodeHeader(p.Task)
-		if err != nil {
-			return nil, err
-		}
-		op.task = &h
-		if op.parts, err = layout.EncodeParts(p.Task); err != nil {
-			return nil, err
-		}
-	}
-	return op, nil
+	return &appendOp{Append: a, sc: sc, id: id, seq: ev.Seq, push: ev.Push}, nil
 }
 
 // runAppend is an Append inside the writer's transaction.
 func (s *Store) runAppend(w *wtx, op *appendOp) error {
 	bg := context.Background()
-	if op.event == nil {
+	if op.Event == nil {
 		if op.seq != 0 {
 			return s.seqError(w, op)
 		}
-		if op.msg == nil {
+		if op.Msg == nil {
 			return s.seqError(w, op) // nil when the task is in the scope
 		}
-		n, err := affected(w.exec(bg, s.addHistoryIn, op.id, op.msg, op.id, op.sc.Tenant, op.sc.Owner))
+		n, err := affected(w.exec(bg, s.addHistoryIn, op.id, op.Msg, op.id, op.sc.Tenant, op.sc.Owner))
 		if err == nil && n == 0 {
 			return taskstore.ErrNotFound
 		}
@@ -166,19 +114,19 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 	if err != nil {
 		return err
 	}
-	if op.msg != nil {
-		if _, err := w.exec(bg, s.addHistory, op.id, op.id, op.msg); err != nil {
+	if op.Msg != nil {
+		if _, err := w.exec(bg, s.addHistory, op.id, op.id, op.Msg); err != nil {
 			return err
 		}
 	}
 	if err := s.applyRows(w, op); err != nil {
 		return err
 	}
-	if err := s.logEvent(w, op.id, op.seq, op.event); err != nil {
+	if err := s.logEvent(w, op.id, op.seq, op.Event); err != nil {
 		return err
 	}
 	if op.push && hasPush {
-		return s.queueForTask(bg, w, op.sc, op.id, op.seq, op.event)
+		return s.queueForTask(bg, w, op.sc, op.id, op.seq, op.Event)
 	}
 	return nil
 }
@@ -193,11 +141,11 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
 	st, args := s.headSeq, []any{int64(op.seq)}
 	switch {
-	case op.status != nil:
-		h := op.status
+	case op.Status != nil:
+		h := op.Status
 		st, args = s.headStatus, append(args, h.State, h.StatusMS, h.Status)
-	case op.task != nil:
-		h := op.task
+	case op.Task != nil:
+		h := op.Task
 		st, args = s.headTask, append(args, h.State, h.StatusMS, h.Status, h.ContextID, h.Data)
 	}
 	args = append(args, op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)-1, 0)
@@ -215,11 +163,11 @@ func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
 func (s *Store) applyRows(w *wtx, op *appendOp) error {
 	bg := context.Background()
 	switch {
-	case op.hist != nil:
-		_, err := w.exec(bg, s.addHistory, op.id, op.id, op.hist)
+	case op.Hist != nil:
+		_, err := w.exec(bg, s.addHistory, op.id, op.id, op.Hist)
 		return err
-	case op.chunk != nil:
-		c := op.chunk
+	case op.Chunk != nil:
+		c := op.Chunk
 		if !c.AppendTo {
 			n, err := affected(w.exec(bg, s.replaceChunk, c.Data, op.id, op.id, c.ID))
 			if err != nil || n > 0 {
@@ -231,14 +179,14 @@ func (s *Store) applyRows(w *wtx, op *appendOp) error {
 		}
 		_, err := w.exec(bg, s.addChunk, op.id, op.id, c.ID, c.AppendTo, c.Data)
 		return err
-	case op.task != nil:
+	case op.Task != nil:
 		if _, err := w.exec(bg, s.clearHistory, op.id); err != nil {
 			return err
 		}
 		if _, err := w.exec(bg, s.clearChunks, op.id); err != nil {
 			return err
 		}
-		return s.writeParts(w, op.id, op.parts)
+		return s.writeParts(w, op.id, op.Parts)
 	}
 	return nil
 }
@@ -253,7 +201,7 @@ func (s *Store) seqError(w *wtx, op *appendOp) error {
 		return taskstore.ErrNotFound
 	case err != nil:
 		return err
-	case op.event == nil && op.seq == 0:
+	case op.Event == nil && op.seq == 0:
 		return nil
 	}
 	return taskstore.ErrSeq

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore/internal/layout"
 )
 
@@ -26,20 +25,6 @@ import (
 // Every payload is protobuf binary (proto.Marshal). Reading a task folds
 // its rows back into one a2a.Task (layout.FoldArtifacts follows the
 // rule of taskstore.Apply).
-
-// encodeStatus returns the status column of a status: nil (NULL) when
-// there is none, never nil otherwise (an empty status is not a missing
-// one).
-func encodeStatus(st *a2a.TaskStatus) ([]byte, error) {
-	if st == nil {
-		return nil, nil
-	}
-	b, err := marshal(st)
-	if b == nil && err == nil {
-		b = []byte{}
-	}
-	return b, err
-}
 
 // writeParts inserts the rows of a task's history and artifacts, numbered
 // from 0, inside a write. The task must have none yet.

@@ -6,11 +6,13 @@
 package layout
 
 import (
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/order"
 )
 
@@ -115,4 +117,71 @@ func Marshal(m proto.Message) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
+}
+
+// Append is what one taskstore Append writes, encoded before the store's
+// transaction starts.
+type Append struct {
+	Event  []byte        // the logged event; nil for a message alone
+	Msg    []byte        // a history message without an event (a follow-up)
+	Hist   []byte        // a status update's message, added to the history
+	Status *Header       // a status update: the header's status columns
+	Chunk  *EncodedChunk // an artifact update
+	Task   *Header       // a Task event, which replaces everything: its header
+	Parts  Parts         // and its history and chunks
+}
+
+// ErrNoArtifact refuses an artifact update without an artifact, which no
+// task could hold.
+var ErrNoArtifact = errors.New("artifact update without an artifact")
+
+// EncodeAppend encodes what an Append of ev writes.
+func EncodeAppend(ev taskstore.Event) (Append, error) {
+	var a Append
+	var err error
+	if ev.Message != nil {
+		if a.Msg, err = Marshal(ev.Message); err != nil {
+			return a, err
+		}
+	}
+	if ev.Response == nil {
+		return a, nil
+	}
+	if a.Event, err = Marshal(ev.Response); err != nil {
+		return a, err
+	}
+	switch p := ev.Response.GetPayload().(type) {
+	case *a2a.StreamResponse_StatusUpdate:
+		st := p.StatusUpdate.GetStatus()
+		h, err := EncodeHeader(&a2a.Task{Status: st})
+		if err != nil {
+			return a, err
+		}
+		a.Status = &h
+		if m := st.GetMessage(); m != nil {
+			if a.Hist, err = Marshal(m); err != nil {
+				return a, err
+			}
+		}
+	case *a2a.StreamResponse_ArtifactUpdate:
+		u := p.ArtifactUpdate
+		if u.GetArtifact() == nil {
+			return a, ErrNoArtifact
+		}
+		b, err := Marshal(u.GetArtifact())
+		if err != nil {
+			return a, err
+		}
+		a.Chunk = &EncodedChunk{ID: u.GetArtifact().GetArtifactId(), AppendTo: u.GetAppend(), Data: b}
+	case *a2a.StreamResponse_Task:
+		h, err := EncodeHeader(p.Task)
+		if err != nil {
+			return a, err
+		}
+		a.Task = &h
+		if a.Parts, err = EncodeParts(p.Task); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
 }

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/order"
 )
@@ -137,7 +135,7 @@ func (r *Replica) Leave(ctx context.Context) error {
 
 // fenceError returns ErrFenced when a write with the fence epoch matched
 // nothing because the lease does not hold, and otherwise.
-func fenceError(ctx context.Context, tx pgx.Tx, epoch int64, otherwise error) error {
+func fenceError(ctx context.Context, tx querier, epoch int64, otherwise error) error {
 	if epoch == 0 {
 		return otherwise
 	}

@@ -50,11 +50,29 @@ const (
 	sqlClearChunks  = `DELETE FROM task_artifacts WHERE task_id = $1`
 
 	sqlInsertEvent = `INSERT INTO task_events (task_id, seq, created_ms, response) VALUES ($1, $2, $3, $4)`
+
 	// The task's last sequence number and the events after $4, in one
 	// statement (one snapshot); no row when the task is not in the scope.
 	sqlEvents = `SELECT t.seq, e.seq, e.response FROM tasks t
 		LEFT JOIN LATERAL (SELECT seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
 		WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3`
+)
+
+var (
+	// The two commonest events, a status update and an appended chunk,
+	// are one statement each: the header UPDATE and the rows it makes
+	// possible as data-modifying CTEs, in one round trip and one implicit
+	// transaction instead of BEGIN, the UPDATE, a batch and COMMIT. Every
+	// row is inserted FROM h, so a header that did not match (scope,
+	// sequence number or fence) writes nothing; the count of h says which.
+	// $e, $e+1, $e+2 are the event's created_ms, bytes and whether to queue
+	// it in the push outbox.
+	sqlAppendStatus = `WITH h(has_push, hn, cn) AS (` + sqlHeadStatus + `),
+		m AS (INSERT INTO task_history (task_id, n, message) SELECT $1, h.hn, $11 FROM h WHERE $11::bytea IS NOT NULL),` +
+		appendTail(12)
+	sqlAppendChunk = `WITH h(has_push, hn, cn) AS (` + sqlHeadSeq + `),
+		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, true, $9 FROM h),` +
+		appendTail(10)
 )
 
 // sqlPruneEvents removes a batch of old events, never a task's last.
@@ -83,10 +101,14 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		return err
 	}
 	op.fence = s.epoch.Load()
-	if op.Event == nil {
+	var done bool
+	switch {
+	case op.Event == nil:
 		err = s.appendMessage(ctx, op)
-	} else {
-		err = s.inTx(ctx, func(tx pgx.Tx) error { return s.appendEvent(ctx, tx, op) })
+	default:
+		if done, err = s.appendOne(ctx, op); !done {
+			err = s.inTx(ctx, func(tx pgx.Tx) error { return s.appendEvent(ctx, tx, op) })
+		}
 	}
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
 		return wrap("append", err)
@@ -124,6 +146,53 @@ func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
 		return taskstore.ErrNotFound
 	}
 	return err
+}
+
+// appendTail is the end of the one-statement appends: the event's row
+// and its push outbox rows, with the event's parameters from $e.
+func appendTail(e int) string {
+	at, ev, push := fmt.Sprint("$", e), fmt.Sprint("$", e+1), fmt.Sprint("$", e+2)
+	return `
+		e AS (INSERT INTO task_events (task_id, seq, created_ms, response) SELECT $1, $4, ` + at + `, ` + ev + ` FROM h),
+		o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
+			SELECT c.tenant, c.owner, c.task_id, c.id, $4, ` + ev + `, ` + at + ` FROM push_configs c, h
+			WHERE ` + push + `::boolean AND h.has_push AND c.task_id = $1 AND c.tenant = $2 AND c.owner = $3 AND c.suspended IS NULL)
+		SELECT count(*) FROM h`
+}
+
+// appendOne is an Append of a status update or an appended chunk, without
+// a history message of the client's, in one statement (sqlAppendStatus,
+// sqlAppendChunk). It reports false, having done nothing, for any other
+// event.
+func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
+	if op.Msg != nil {
+		return false, nil
+	}
+	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)}
+	tail := []any{time.Now().UnixMilli(), op.Event, op.push}
+	var args []any
+	var sql string
+	switch {
+	case op.Status != nil:
+		nh := int32(0)
+		if op.Hist != nil {
+			nh = 1
+		}
+		h := op.Status
+		sql, args = sqlAppendStatus, append(where, nh, int32(0), h.State, h.StatusMS, h.Status, op.fence, op.Hist)
+	case op.Chunk != nil && op.Chunk.AppendTo:
+		sql, args = sqlAppendChunk, append(where, int32(0), int32(1), op.fence, op.Chunk.ID, op.Chunk.Data)
+	default:
+		return false, nil
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, sql, append(args, tail...)...).Scan(&n); err != nil {
+		return true, err
+	}
+	if n == 0 {
+		return true, seqError(ctx, s.pool, op)
+	}
+	return true, nil
 }
 
 // appendEvent is an Append with an event, inside its transaction.
@@ -195,7 +264,7 @@ func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.R
 // seqError explains why the header update matched no row: ErrNotFound
 // when the task is not in the scope, ErrFenced when the writer's lease
 // lapsed, otherwise ErrSeq.
-func seqError(ctx context.Context, tx pgx.Tx, op *appendOp) error {
+func seqError(ctx context.Context, tx querier, op *appendOp) error {
 	var one int
 	err := tx.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
 	switch {

@@ -187,6 +187,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
+// querier runs a query of one row: a transaction, or the pool.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // affected returns the row count of an Exec.
 func affected(tag pgconn.CommandTag, err error) (int64, error) {
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -87,14 +85,6 @@ func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, i
 		return nil, wrap("get push config", err)
 	}
 	return s.openConfig(sc, taskID, id, data, secret)
-}
-
-func unmarshalConfig(data []byte) (*a2a.TaskPushNotificationConfig, error) {
-	c := new(a2a.TaskPushNotificationConfig)
-	if err := proto.Unmarshal(data, c); err != nil {
-		return nil, wrap("decode push config", err)
-	}
-	return c, nil
 }
 
 // ListPushConfigs returns a task's configurations ordered by id, or

@@ -3,14 +3,12 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/pushseal"
 	"parley.dev/parley/taskstore/seal"
 )
 
@@ -39,7 +37,7 @@ import (
 // ErrNoPushKey is returned (wrapped) by Open when the database holds
 // sealed push secrets but Options.PushKeys is nil, and by the reads of a
 // sealed configuration in that case.
-var ErrNoPushKey = errors.New("the database holds encrypted push credentials and no push key was given")
+var ErrNoPushKey = pushseal.ErrNoKey
 
 // resealBatchSize bounds how many configurations one step of
 // ResealPushConfigs reads and rewrites.
@@ -58,79 +56,25 @@ func (s *Store) prepareSecrets(p *preparer) {
 		WHERE task_id = ? AND id = ? AND data = ? AND secret IS ?`)
 }
 
-// secretAD is the additional data a configuration's secrets are sealed
-// with: the row's scope and identity. A sealed value copied to another
-// configuration, task, tenant or owner does not open. Each field is
-// length-prefixed, so no two field lists give the same bytes.
-func secretAD(sc taskstore.Scope, taskID, configID string) []byte {
-	b := []byte("parley push config secrets v1")
-	for _, f := range []string{sc.Tenant, sc.Owner, taskID, configID} {
-		b = binary.AppendUvarint(b, uint64(len(f)))
-		b = append(b, f...)
-	}
-	return b
-}
-
-// sealConfig encodes c for the push_configs row (task c.TaskId, id c.Id)
-// in scope sc: without keys, data is c and secret nil; with keys, data is
-// c without its URL, token and credentials, and secret their seal.
+// sealConfig encodes c for its push_configs row: without keys, data is c
+// and secret nil; with keys, data is c without its URL, token and
+// credentials, and secret their seal (package pushseal, shared with
+// pgstore, so a value sealed by one store opens in the other).
 func (s *Store) sealConfig(sc taskstore.Scope, c *a2a.TaskPushNotificationConfig) (data, secret []byte, err error) {
-	if s.keys == nil {
-		data, err = marshal(c)
-		return data, nil, err
-	}
-	public := proto.CloneOf(c)
-	public.Url, public.Token = "", ""
-	secrets := &a2a.TaskPushNotificationConfig{Url: c.GetUrl(), Token: c.GetToken()}
-	if public.Authentication != nil {
-		public.Authentication.Credentials = ""
-		if cred := c.GetAuthentication().GetCredentials(); cred != "" {
-			secrets.Authentication = &a2a.AuthenticationInfo{Credentials: cred}
-		}
-	}
-	if data, err = marshal(public); err != nil {
-		return nil, nil, err
-	}
-	plain, err := marshal(secrets)
+	data, secret, err = pushseal.Seal(s.keys, sc, c)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("sqlitestore: encode push config: %w", err)
 	}
-	return data, s.keys.Seal(plain, secretAD(sc, c.GetTaskId(), c.GetId())), nil
+	return data, secret, nil
 }
 
-// openConfig decodes a push_configs row of task taskID, id configID in
-// scope sc, putting its sealed secrets, if any, back in place. A secret
-// that does not open is an error naming the configuration, never a
-// configuration without its credentials.
+// openConfig decodes a push_configs row, putting its sealed secrets, if
+// any, back in place. A secret that does not open is an error naming the
+// configuration, never a configuration without its credentials.
 func (s *Store) openConfig(sc taskstore.Scope, taskID, configID string, data, secret []byte) (*a2a.TaskPushNotificationConfig, error) {
-	c, err := unmarshalConfig(data)
-	if err != nil || secret == nil {
-		return c, err
-	}
-	fail := func(err error) error {
-		return fmt.Errorf("sqlitestore: push config %q of task %q: %w", configID, taskID, err)
-	}
-	if s.keys == nil {
-		return nil, fail(ErrNoPushKey)
-	}
-	plain, err := s.keys.Open(secret, secretAD(sc, taskID, configID))
+	c, err := pushseal.Open(s.keys, sc, taskID, configID, data, secret)
 	if err != nil {
-		return nil, fail(err)
-	}
-	secrets := new(a2a.TaskPushNotificationConfig)
-	if err := proto.Unmarshal(plain, secrets); err != nil {
-		return nil, fail(fmt.Errorf("decode secrets: %w", err))
-	}
-	// The sealed values replace whatever the readable part holds in their
-	// place, so changing that part cannot redirect the credentials.
-	c.Url, c.Token = secrets.GetUrl(), secrets.GetToken()
-	if cred := secrets.GetAuthentication().GetCredentials(); cred != "" {
-		if c.Authentication == nil {
-			c.Authentication = &a2a.AuthenticationInfo{}
-		}
-		c.Authentication.Credentials = cred
-	} else if c.Authentication != nil {
-		c.Authentication.Credentials = ""
+		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
 	return c, nil
 }

@@ -6,8 +6,8 @@
 // the configuration's scope, task and id, so a sealed value moved to
 // another row does not open.
 //
-// The additional data and the layout are those package sqlitestore uses,
-// so a value sealed by one store opens in the other.
+// sqlitestore and pgstore both seal with it, so a value sealed by one
+// store opens in the other.
 package pushseal
 
 import (

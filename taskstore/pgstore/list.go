@@ -12,39 +12,14 @@ import (
 	"parley.dev/parley/taskstore/internal/order"
 )
 
-// listFilter says which optional conditions a ListTasks query has.
-type listFilter uint8
+// listFilter is the conditions of a ListTasks query (package layout).
+type listFilter = layout.ListFilter
 
-const (
-	withContext listFilter = 1 << iota
-	withState
-	withSince
-	withAfter
-)
-
-// filterOf returns the conditions q asks for.
-func filterOf(q taskstore.ListQuery) listFilter {
-	var f listFilter
-	if q.ContextID != "" {
-		f |= withContext
-	}
-	if q.State != a2a.TaskState_TASK_STATE_UNSPECIFIED {
-		f |= withState
-	}
-	if !q.Since.IsZero() {
-		f |= withSince
-	}
-	if q.After != nil {
-		f |= withAfter
-	}
-	return f
-}
-
-// where returns the WHERE clause for f and its arguments. Each
+// listWhere returns the WHERE clause for f and its arguments. Each
 // combination of filters matches the leading columns of one of the tasks
 // indexes, followed by (status_ms DESC, id DESC), so the keyset
 // condition and the ORDER BY walk that index.
-func (f listFilter) where(sc taskstore.Scope, q taskstore.ListQuery) (string, []any) {
+func listWhere(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (string, []any) {
 	args := []any{sc.Tenant, sc.Owner}
 	w := "tenant = $1 AND owner = $2"
 	add := func(cond string, vals ...any) {
@@ -54,16 +29,16 @@ func (f listFilter) where(sc taskstore.Scope, q taskstore.ListQuery) (string, []
 		}
 		w += " AND " + cond
 	}
-	if f&withContext != 0 {
+	if f&layout.WithContext != 0 {
 		add("context_id = $%d", q.ContextID)
 	}
-	if f&withState != 0 {
+	if f&layout.WithState != 0 {
 		add("state = $%d", int32(q.State))
 	}
-	if f&withSince != 0 {
+	if f&layout.WithSince != 0 {
 		add("status_ms >= $%d", order.CeilMillis(q.Since))
 	}
-	if f&withAfter != 0 {
+	if f&layout.WithAfter != 0 {
 		args = append(args, q.After.Time.UnixMilli(), q.After.ID)
 		w += fmt.Sprintf(" AND (status_ms, id) < ($%d, $%d)", len(args)-1, len(args))
 	}
@@ -98,13 +73,13 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 // listIn runs ListTasks inside a read transaction.
 func listIn(ctx context.Context, tx pgx.Tx, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
 	limit := max(q.Limit, 1)
-	f := filterOf(q)
+	f := layout.FilterOf(q)
 	var res taskstore.ListResult
 	var err error
 	if res.Total, err = countTasks(ctx, tx, f, sc, q); err != nil {
 		return res, err
 	}
-	where, args := f.where(sc, q)
+	where, args := listWhere(f, sc, q)
 	rows, err := tx.Query(ctx, fmt.Sprintf("SELECT id, data, status FROM tasks WHERE %s ORDER BY status_ms DESC, id DESC LIMIT $%d",
 		where, len(args)+1), append(args, limit+1)...)
 	if err != nil {
@@ -162,19 +137,19 @@ func listIn(ctx context.Context, tx pgx.Tx, sc taskstore.Scope, q taskstore.List
 // trigger-kept counter's slots.
 func countTasks(ctx context.Context, tx pgx.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
 	var n int64
-	if f&withSince != 0 {
-		cf := f &^ withAfter
-		where, args := cf.where(sc, q)
+	if f&layout.WithSince != 0 {
+		cf := f &^ layout.WithAfter
+		where, args := listWhere(cf, sc, q)
 		err := tx.QueryRow(ctx, "SELECT count(*) FROM tasks WHERE "+where, args...).Scan(&n)
 		return int(n), err
 	}
-	kind := f & (withContext | withState)
+	kind := f & (layout.WithContext | layout.WithState)
 	var ctxKey string
-	if kind&withContext != 0 {
+	if kind&layout.WithContext != 0 {
 		ctxKey = q.ContextID
 	}
 	var stateKey int32
-	if kind&withState != 0 {
+	if kind&layout.WithState != 0 {
 		stateKey = int32(q.State)
 	}
 	err := tx.QueryRow(ctx, sqlCounter, sc.Tenant, sc.Owner, int32(kind), ctxKey, stateKey).Scan(&n)

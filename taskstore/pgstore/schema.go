@@ -150,7 +150,7 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX messages_by_created ON messages (created_ms)`,
 		// kind is which filters a counter is for (a listFilter of
-		// withContext and withState; unused columns hold '' and 0), slot
+		// layout.WithContext and WithState; unused columns hold '' and 0), slot
 		// which of the 16 shares of it (by task id). A total is the sum
 		// of a key's slots.
 		`CREATE TABLE task_counts (

@@ -12,67 +12,41 @@ import (
 	"parley.dev/parley/taskstore/internal/order"
 )
 
-// listFilter says which optional conditions a ListTasks query has. Its
-// value indexes the prepared list and count statements.
-type listFilter uint8
+// listFilter is the conditions of a ListTasks query (package layout).
+type listFilter = layout.ListFilter
 
-const (
-	withContext listFilter = 1 << iota
-	withState
-	withSince
-	withAfter
-)
-
-// filterOf returns the conditions q asks for.
-func filterOf(q taskstore.ListQuery) listFilter {
-	var f listFilter
-	if q.ContextID != "" {
-		f |= withContext
-	}
-	if q.State != a2a.TaskState_TASK_STATE_UNSPECIFIED {
-		f |= withState
-	}
-	if !q.Since.IsZero() {
-		f |= withSince
-	}
-	if q.After != nil {
-		f |= withAfter
-	}
-	return f
-}
-
-// where returns the WHERE clause for f. args must produce the arguments in
+// listWhere returns the WHERE clause for f. listArgs must produce the arguments in
 // the same order.
-func (f listFilter) where() string {
+func listWhere(f listFilter) string {
 	w := "tenant = ? AND owner = ?"
-	if f&withContext != 0 {
+	if f&layout.WithContext != 0 {
 		w += " AND context_id = ?"
 	}
-	if f&withState != 0 {
+	if f&layout.WithState != 0 {
 		w += " AND state = ?"
 	}
-	if f&withSince != 0 {
+	if f&layout.WithSince != 0 {
 		w += " AND status_ms >= ?"
 	}
-	if f&withAfter != 0 {
+	if f&layout.WithAfter != 0 {
 		w += " AND (status_ms, id) < (?, ?)"
 	}
 	return w
 }
 
-// args returns the arguments of the WHERE clause for f.
-func (f listFilter) args(sc taskstore.Scope, q taskstore.ListQuery) []any {
+// listArgs returns the arguments of the WHERE clause for f.
+func listArgs(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {
 	a := []any{sc.Tenant, sc.Owner}
-	if f&withContext != 0 {
+	if f&layout.WithContext != 0 {
 		a = append(a, q.ContextID)
 	}
-	if f&withState != 0 {
+	if f&layout.WithState != 0 {
 		a = append(a, int32(q.State))
 	}
-	if f&withSince != 0 {
+	if f&layout.WithSince != 0 {
 		a = append(a, order.CeilMillis(q.Since))
 	}
-	if f&withAfter != 0 {
+	if f&layout.WithAfter != 0 {
 		a = append(a, q.After.Time.UnixMilli(), q.After.ID)
 	}
 	return a
@@ -80,13 +54,13 @@ func (f listFilter) args(sc taskstore.Scope, q taskstore.ListQuery) []any {
 
 // listSQL returns the page query for f; its last argument is the row limit.
 func listSQL(f listFilter) string {
-	return "SELECT id, data, status, status IS NOT NULL FROM tasks WHERE " + f.where() + " ORDER BY status_ms DESC, id DESC LIMIT ?"
+	return "SELECT id, data, status, status IS NOT NULL FROM tasks WHERE " + listWhere(f) + " ORDER BY status_ms DESC, id DESC LIMIT ?"
 }
 
-// countSQL returns the range count for f, which must have withSince and
-// not withAfter.
+// countSQL returns the range count for f, which must have layout.WithSince and
+// not layout.WithAfter.
 func countSQL(f listFilter) string {
-	return "SELECT count(*) FROM tasks WHERE " + f.where()
+	return "SELECT count(*) FROM tasks WHERE " + listWhere(f)
 }
 
 // prepareList prepares a page query for every filter combination, a range
@@ -96,7 +70,7 @@ func (s *Store) prepareList(p *preparer) {
 		s.list[f] = p.reader(listSQL(f))
 	}
 	for f := range listFilter(len(s.countSince)) {
-		if f&withSince != 0 {
+		if f&layout.WithSince != 0 {
 			s.countSince[f] = p.reader(countSQL(f))
 		}
 	}
@@ -113,7 +87,7 @@ func (s *Store) prepareList(p *preparer) {
 // are read in one read transaction, so they agree with each other.
 func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
 	limit := max(q.Limit, 1)
-	f := filterOf(q)
+	f := layout.FilterOf(q)
 
 	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -125,7 +99,7 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	if res.Total, err = s.countTasks(ctx, tx, f, sc, q); err != nil {
 		return taskstore.ListResult{}, wrap("count tasks", err)
 	}
-	rows, err := tx.StmtContext(ctx, s.list[f]).QueryContext(ctx, append(f.args(sc, q), limit+1)...)
+	rows, err := tx.StmtContext(ctx, s.list[f]).QueryContext(ctx, append(listArgs(f, sc, q), limit+1)...)
 	if err != nil {
 		return taskstore.ListResult{}, wrap("list tasks", err)
 	}
@@ -185,18 +159,18 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 // the scope and filters (no row means none).
 func (s *Store) countTasks(ctx context.Context, tx *sql.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
 	var n int
-	if f&withSince != 0 {
-		cf := f &^ withAfter
-		err := tx.StmtContext(ctx, s.countSince[cf]).QueryRowContext(ctx, cf.args(sc, q)...).Scan(&n)
+	if f&layout.WithSince != 0 {
+		cf := f &^ layout.WithAfter
+		err := tx.StmtContext(ctx, s.countSince[cf]).QueryRowContext(ctx, listArgs(cf, sc, q)...).Scan(&n)
 		return n, err
 	}
-	kind := f & (withContext | withState)
+	kind := f & (layout.WithContext | layout.WithState)
 	var ctxKey string
-	if kind&withContext != 0 {
+	if kind&layout.WithContext != 0 {
 		ctxKey = q.ContextID
 	}
 	var stateKey int32
-	if kind&withState != 0 {
+	if kind&layout.WithState != 0 {
 		stateKey = int32(q.State)
 	}
 	err := tx.StmtContext(ctx, s.counter).QueryRowContext(ctx, sc.Tenant, sc.Owner, int(kind), ctxKey, stateKey).Scan(&n)

@@ -9,6 +9,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/storetest"
 )
 
@@ -92,9 +93,9 @@ func countersOf(sc taskstore.Scope, n int) []string {
 	for i := range n {
 		ctx, st := fmt.Sprintf("ctx-%d", i%10), 2+i%3
 		counts[key{0, "", 0}]++
-		counts[key{withContext, ctx, 0}]++
-		counts[key{withState, "", st}]++
-		counts[key{withContext | withState, ctx, st}]++
+		counts[key{layout.WithContext, ctx, 0}]++
+		counts[key{layout.WithState, "", st}]++
+		counts[key{layout.WithContext | layout.WithState, ctx, st}]++
 	}
 	var out []string
 	for k, c := range counts {

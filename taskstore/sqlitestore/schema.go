@@ -96,7 +96,7 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX messages_by_created ON messages (created_ms)`,
 		// kind is which filters the counter is for (a listFilter of
-		// withContext and withState); unused columns hold '' and 0.
+		// layout.WithContext and layout.WithState); unused columns hold '' and 0.
 		`CREATE TABLE task_counts (
 			tenant     TEXT NOT NULL,
 			owner      TEXT NOT NULL,
@@ -193,9 +193,9 @@ var migrations = [][]string{
 func counterKeys(ref string) [4][3]string {
 	return [4][3]string{
 		{"0", "''", "0"},
-		{fmt.Sprint(int(withContext)), ref + ".context_id", "0"},
-		{fmt.Sprint(int(withState)), "''", ref + ".state"},
-		{fmt.Sprint(int(withContext | withState)), ref + ".context_id", ref + ".state"},
+		{fmt.Sprint(int(layout.WithContext)), ref + ".context_id", "0"},
+		{fmt.Sprint(int(layout.WithState)), "''", ref + ".state"},
+		{fmt.Sprint(int(layout.WithContext | layout.WithState)), ref + ".context_id", ref + ".state"},
 	}
 }
 
@@ -240,7 +240,7 @@ func countDownKeys(ref string, keys []int) string {
 	}
 	fmt.Fprintf(&b, `DELETE FROM task_counts WHERE tenant = %s.tenant AND owner = %s.owner
 		AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
-		ref, ref, withContext, withContext|withState, ref)
+		ref, ref, layout.WithContext, layout.WithContext|layout.WithState, ref)
 	return b.String()
 }
 

@@ -231,9 +231,9 @@ func TestQueryPlans(t *testing.T) {
 			query string
 			args  []any
 		}
-		plans := []plan{{listSQL(f), append(f.args(scope, q), 51)}}
-		if f&withSince != 0 && f&withAfter == 0 {
-			plans = append(plans, plan{countSQL(f), f.args(scope, q)})
+		plans := []plan{{listSQL(f), append(listArgs(f, scope, q), 51)}}
+		if f&layout.WithSince != 0 && f&layout.WithAfter == 0 {
+			plans = append(plans, plan{countSQL(f), listArgs(f, scope, q)})
 		}
 		for _, c := range plans {
 			query := c.query

@@ -111,7 +111,7 @@ type Store struct {
 	getTask                                   *sql.Stmt
 	listActive, deleteFinished                *sql.Stmt
 	list                                      [16]*sql.Stmt // by listFilter
-	countSince                                [8]*sql.Stmt  // by listFilter, only those withSince
+	countSince                                [8]*sql.Stmt  // by listFilter, only those with WithSince
 	counter                                   *sql.Stmt
 	putConfig, getConfig                      *sql.Stmt
 	listConfigs, deleteConfig, taskInScope    *sql.Stmt

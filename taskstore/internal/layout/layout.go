@@ -185,3 +185,34 @@ func EncodeAppend(ev taskstore.Event) (Append, error) {
 	}
 	return a, nil
 }
+
+// ListFilter says which optional conditions a ListTasks query has. The
+// SQL stores pick a query (and an index) by it, and their task counters
+// are keyed by its WithContext and WithState bits.
+type ListFilter uint8
+
+// The conditions of a ListFilter.
+const (
+	WithContext ListFilter = 1 << iota
+	WithState
+	WithSince
+	WithAfter
+)
+
+// FilterOf returns the conditions q asks for.
+func FilterOf(q taskstore.ListQuery) ListFilter {
+	var f ListFilter
+	if q.ContextID != "" {
+		f |= WithContext
+	}
+	if q.State != a2a.TaskState_TASK_STATE_UNSPECIFIED {
+		f |= WithState
+	}
+	if !q.Since.IsZero() {
+		f |= WithSince
+	}
+	if q.After != nil {
+		f |= WithAfter
+	}
+	return f
+}

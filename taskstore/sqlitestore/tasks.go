@@ -47,29 +47,14 @@ func stateList(states []a2a.TaskState) string {
 // outbox rows of ev, in one transaction; the id must be new in the whole
 // store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	if t.GetId() == "" {
-		return errors.New("sqlitestore: task has no id")
-	}
-	if c := ev.PushConfig; c != nil && c.GetTaskId() != t.Id {
-		return errors.New("sqlitestore: the push config is not the new task's")
-	}
-	h, err := layout.EncodeHeader(t)
+	enc, err := layout.EncodeCreate(t, ev)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlitestore: %w", err)
 	}
-	parts, err := layout.EncodeParts(t)
-	if err != nil {
-		return err
-	}
+	h, parts, evData := enc.Header, enc.Parts, enc.Event
 	var cfg, secret []byte
 	if ev.PushConfig != nil {
 		if cfg, secret, err = s.sealConfig(sc, ev.PushConfig); err != nil {
-			return err
-		}
-	}
-	var evData []byte
-	if ev.Response != nil {
-		if evData, err = marshal(ev.Response); err != nil {
 			return err
 		}
 	}

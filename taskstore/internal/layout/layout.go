@@ -216,3 +216,36 @@ func FilterOf(q taskstore.ListQuery) ListFilter {
 	}
 	return f
 }
+
+// Create is what one taskstore CreateTask writes, encoded before the
+// store's transaction starts; the push configuration, which each store
+// seals with its own keys, is not part of it.
+type Create struct {
+	Header Header
+	Parts  Parts
+	Event  []byte // the first logged event; nil when there is none
+}
+
+// EncodeCreate checks and encodes a CreateTask of t with ev.
+func EncodeCreate(t *a2a.Task, ev taskstore.Event) (Create, error) {
+	var c Create
+	if t.GetId() == "" {
+		return c, errors.New("task has no id")
+	}
+	if cfg := ev.PushConfig; cfg != nil && cfg.GetTaskId() != t.Id {
+		return c, errors.New("the push config is not the new task's")
+	}
+	var err error
+	if c.Header, err = EncodeHeader(t); err != nil {
+		return c, err
+	}
+	if c.Parts, err = EncodeParts(t); err != nil {
+		return c, err
+	}
+	if ev.Response != nil {
+		if c.Event, err = Marshal(ev.Response); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}

@@ -14,8 +14,8 @@ import (
 // as metadata, and how a status becomes an *a2a.Error.
 
 // Dial returns the base URL of a gRPC interface's calls and an HTTP client
-// that speaks HTTP/2 to it (cleartext HTTP/2 for an http:// base), as
-// NewTransport does, and the metadata to send from cfg.Header.
+// that speaks HTTP/2 to it (cleartext HTTP/2 for an http:// base; see
+// NewTransport), and the metadata to send from cfg.Header.
 func Dial(target string, cfg transport.Config) (string, *http.Client, http.Header, error) {
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -27,7 +27,7 @@ func Dial(target string, cfg transport.Config) (string, *http.Client, http.Heade
 	}
 	tlsSet := false
 	if ht, ok := rt.(*http.Transport); ok {
-		c := ht.Clone()
+		c := ht.Clone() // first: Clone completes net/http's lazy set-up of ht
 		tlsSet = tlsConfigured(c.TLSClientConfig)
 		p := new(http.Protocols)
 		p.SetHTTP2(true)

@@ -89,40 +89,12 @@ const maxResponseSize = 64 << 20
 // http.RoundTripper is used as it is and must speak HTTP/2 itself,
 // including h2c for cleartext targets.
 func NewTransport(target string, cfg transport.Config) (*Transport, error) {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	rt := hc.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	tlsSet := false
-	if ht, ok := rt.(*http.Transport); ok {
-		c := ht.Clone() // first: Clone completes net/http's lazy set-up of ht
-		tlsSet = tlsConfigured(c.TLSClientConfig)
-		p := new(http.Protocols)
-		p.SetHTTP2(true)
-		p.SetUnencryptedHTTP2(true)
-		c.Protocols = p
-		rt = c
-	}
-	base, err := grpcBaseURL(target, tlsSet)
+	base, hc, md, err := Dial(target, cfg)
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{
-		target: target,
-		base:   base,
-		hc:     &http.Client{Transport: responseRecorder{rt}, Timeout: hc.Timeout},
-		md:     http.Header{},
-		inject: cfg.Inject,
-	}
-	for k, v := range cfg.Header {
-		if !reservedMetadata(k) {
-			t.md[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
-		}
-	}
+	hc.Transport = responseRecorder{hc.Transport}
+	t := &Transport{target: target, base: base, hc: hc, md: md, inject: cfg.Inject}
 	t.clients = make(map[string]*connect.Client[message, message], len(a2a.Methods))
 	for i := range a2a.Methods {
 		m := &a2a.Methods[i]

@@ -175,13 +175,7 @@ func WriteError(w http.ResponseWriter, _ *http.Request, e *a2a.Error) {
 func writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error, status int) {
 	httpx.SetResponseHeaders(w.Header(), ci, e)
 	if status == 0 {
-		status = http.StatusOK
-		switch e.Code {
-		case a2a.CodeUnauthenticated:
-			status = http.StatusUnauthorized
-		case a2a.CodeRateLimited:
-			status = http.StatusTooManyRequests
-		}
+		status = httpx.JSONRPCStatus(e)
 	}
 	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
 	w.WriteHeader(status)

@@ -102,6 +102,21 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 // are not A2A errors does not otherwise reach the wire.
 const MetaRetryAfter = "retryAfter"
 
+// JSONRPCStatus is the HTTP status of a JSON-RPC error response: 200, as
+// JSON-RPC over HTTP carries errors in the body, except 401 for an
+// authentication error (so that HTTP clients see the challenge) and 429
+// for a rate limit (docs/decisions.md#where-the-spec-is-silent), on v1.0
+// and v0.3 alike.
+func JSONRPCStatus(e *a2a.Error) int {
+	switch e.Code {
+	case a2a.CodeUnauthenticated:
+		return http.StatusUnauthorized
+	case a2a.CodeRateLimited:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusOK
+}
+
 // SetResponseHeaders echoes activated extensions (as the A2A extensions guide
 // recommends) and, for an authentication error, the challenge (spec §3.3.2);
 // for a rate limit, Retry-After.

@@ -12,7 +12,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/sse"
-	"parley.dev/parley/v03"
+	v03 "parley.dev/parley/v03"
 )
 
 // JSONRPC serves the v0.3 JSON-RPC methods and hands every other request,
@@ -149,15 +149,8 @@ func appendRPCError(id json.RawMessage, e *a2a.Error) []byte {
 // authentication and 429 for rate limits, as the v1.0 binding does.
 func writeRPCError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error) {
 	httpx.SetResponseHeaders(w.Header(), ci, e)
-	status := http.StatusOK
-	switch e.Code {
-	case a2a.CodeUnauthenticated:
-		status = http.StatusUnauthorized
-	case a2a.CodeRateLimited:
-		status = http.StatusTooManyRequests
-	}
 	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
-	w.WriteHeader(status)
+	w.WriteHeader(httpx.JSONRPCStatus(e))
 	w.Write(appendRPCError(id, e))
 }
 

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"iter"
+	"strings"
 )
 
 // StreamEvent is one item of a stream: the StreamResponse and its sequence
@@ -89,6 +90,22 @@ func CallInfoFrom(ctx context.Context) *CallInfo {
 
 // ProtocolVersion is the A2A protocol version Parley speaks.
 const ProtocolVersion = "1.0"
+
+// RequestedVersion reads a request's A2A-Version service parameter: the
+// version asked for, where a missing or empty value means "0.3" (spec
+// §3.6.2), and its Major.Minor, by which servers compare it
+// (docs/decisions.md#b7: a patch number is ignored).
+func RequestedVersion(v string) (asked, majorMinor string) {
+	asked = strings.TrimSpace(v)
+	if asked == "" {
+		asked = "0.3"
+	}
+	majorMinor = asked
+	if parts := strings.Split(asked, "."); len(parts) >= 2 {
+		majorMinor = parts[0] + "." + parts[1]
+	}
+	return asked, majorMinor
+}
 
 // The standard protocol binding names of AgentInterface.protocolBinding.
 const (

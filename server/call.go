@@ -59,20 +59,12 @@ var SupportedVersions = []string{a2a.ProtocolVersion}
 // Major.Minor, ignore a patch, and treat a missing or empty version as 0.3
 // (spec §3.6.2), which is not served.
 func checkVersion(v string) error {
-	v = strings.TrimSpace(v)
-	asked := v
-	if v == "" {
-		asked = "0.3"
-	}
-	mm := asked
-	if parts := strings.Split(asked, "."); len(parts) >= 2 {
-		mm = parts[0] + "." + parts[1]
-	}
+	asked, mm := a2a.RequestedVersion(v)
 	if slices.Contains(SupportedVersions, mm) {
 		return nil
 	}
 	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s", asked, strings.Join(SupportedVersions, ", "))
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		msg = fmt.Sprintf("no A2A-Version given, which means 0.3; this server supports only %s: send the A2A-Version service parameter %s (an HTTP header, or gRPC metadata a2a-version)",
 			strings.Join(SupportedVersions, ", "), a2a.ProtocolVersion)
 	}

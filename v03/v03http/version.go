@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/v03"
+	v03 "parley.dev/parley/v03"
 )
 
 // Versions lists the protocol versions served when v0.3 is on.
@@ -14,17 +14,10 @@ const Versions = a2a.ProtocolVersion + ", " + v03.ProtocolVersion
 // is served, marks the call for the core, which speaks v1.0 only: the
 // translation to v1.0 has already happened.
 func Admit(ci *a2a.CallInfo, on bool) error {
-	asked := strings.TrimSpace(ci.Version)
-	mm := asked
-	if parts := strings.Split(asked, "."); len(parts) >= 2 {
-		mm = parts[0] + "." + parts[1]
-	}
-	if on && (mm == "" || mm == v03.ProtocolVersion || mm == a2a.ProtocolVersion) {
+	asked, mm := a2a.RequestedVersion(ci.Version)
+	if on && (mm == v03.ProtocolVersion || mm == a2a.ProtocolVersion) {
 		ci.Version = a2a.ProtocolVersion
 		return nil
-	}
-	if asked == "" {
-		asked = v03.ProtocolVersion
 	}
 	supported := Versions
 	if !on {

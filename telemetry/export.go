@@ -338,6 +338,16 @@ func appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue) []byt
 	return closeField(b, s)
 }
 
+// appendArray appends the elements of xs, each made a value by val, as
+// an AnyValue's array_value (field 5, an ArrayValue of values, field 1).
+func appendArray[T any](b []byte, xs []T, val func(T) attribute.Value) []byte {
+	b, a := openField(b, 5)
+	for _, x := range xs {
+		b = appendAnyValue(b, 1, val(x))
+	}
+	return closeField(b, a)
+}
+
 // appendAnyValue appends a common.v1.AnyValue as field num; the value is
 // a oneof, written even when it is its type's zero value.
 func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
@@ -354,40 +364,15 @@ func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
 	case attribute.BYTESLICE:
 		b = appendBytes(b, 7, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		var a int
-		b, a = openField(b, 5)
-		for _, x := range v.AsBoolSlice() {
-			b = appendAnyValue(b, 1, attribute.BoolValue(x))
-		}
-		b = closeField(b, a)
+		b = appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		var a int
-		b, a = openField(b, 5)
-		for _, x := range v.AsInt64Slice() {
-			b = appendAnyValue(b, 1, attribute.Int64Value(x))
-		}
-		b = closeField(b, a)
+		b = appendArray(b, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		var a int
-		b, a = openField(b, 5)
-		for _, x := range v.AsFloat64Slice() {
-			b = appendAnyValue(b, 1, attribute.Float64Value(x))
-		}
-		b = closeField(b, a)
+		b = appendArray(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		var a int
-		b, a = openField(b, 5)
-		for _, x := range v.AsStringSlice() {
-			b = appendAnyValue(b, 1, attribute.StringValue(x))
-		}
-		b = closeField(b, a)
+		b = appendArray(b, v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
-		var a int
-		b, a = openField(b, 5)
-		for _, x := range v.AsSlice() {
-			b = appendAnyValue(b, 1, x)
-		}
-		b = closeField(b, a)
+		b = appendArray(b, v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	case attribute.MAP:
 		var m int
 		b, m = openField(b, 6)

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
@@ -237,24 +235,13 @@ func (id *identity) reloadOnSIGHUP(log *slog.Logger) (stop func()) {
 	if id.apiKeys == nil {
 		return func() {}
 	}
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ch:
-				if err := id.apiKeys.Reload(); err != nil {
-					log.Error("API keys not reloaded; the previous ones stay in use", "err", err)
-				} else {
-					log.Info("API keys reloaded", "keys", id.apiKeys.Len())
-				}
-			case <-done:
-				return
-			}
+	return onSIGHUP(func() {
+		if err := id.apiKeys.Reload(); err != nil {
+			log.Error("API keys not reloaded; the previous ones stay in use", "err", err)
+		} else {
+			log.Info("API keys reloaded", "keys", id.apiKeys.Len())
 		}
-	}()
-	return func() { signal.Stop(ch); close(done) }
+	})
 }
 
 // announce logs what the identity flags turned on.

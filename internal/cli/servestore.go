@@ -134,10 +134,24 @@ func openSQLite(ctx context.Context, path string, keys *seal.Keys, from string, 
 	if err != nil {
 		return nil, err
 	}
+	return sealStored(ctx, s, keys, from, pushOn, log, "file", path)
+}
+
+// resealer is a store whose push secrets can be brought under the first
+// key (sqlitestore and pgstore).
+type resealer interface {
+	taskstore.Store
+	ResealPushConfigs(ctx context.Context) (int, error)
+}
+
+// sealStored warns, without keys and with push on, that push secrets are
+// kept in plain text; with keys it brings every stored configuration
+// under the first one. where names the store in the log.
+func sealStored(ctx context.Context, s resealer, keys *seal.Keys, from string, pushOn bool, log *slog.Logger, where ...any) (taskstore.Store, error) {
 	if keys == nil {
 		if pushOn {
 			log.Warn("push: webhook URLs, tokens and credentials are stored in plain text in the database; give a key with --push-key-file or "+
-				pushKeyEnv+" to encrypt them (parley serve --new-push-key makes one)", "file", path)
+				pushKeyEnv+" to encrypt them (parley serve --new-push-key makes one)", where...)
 		}
 		return s, nil
 	}

@@ -52,21 +52,5 @@ func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string
 		// pgx's errors name the host and user, never the password.
 		return nil, fmt.Errorf("--store %s: %w", storeLabel(spec), err)
 	}
-	if keys == nil {
-		if pushOn {
-			log.Warn("push: webhook URLs, tokens and credentials are stored in plain text in the database; give a key with --push-key-file or "+
-				pushKeyEnv+" to encrypt them (parley serve --new-push-key makes one)", "store", storeLabel(spec))
-		}
-		return s, nil
-	}
-	ids := keys.IDs()
-	log.Info("push: webhook URLs, tokens and credentials are encrypted at rest", "key", ids[0], "older_keys", len(ids)-1, "from", from)
-	n, err := s.ResealPushConfigs(ctx)
-	if n > 0 {
-		log.Info("push: encrypted stored configurations under the first key", "configs", n, "key", ids[0])
-	}
-	if err != nil {
-		log.Error("push: some stored configurations could not be decrypted", "err", err)
-	}
-	return s, nil
+	return sealStored(ctx, s, keys, from, pushOn, log, "store", storeLabel(spec))
 }

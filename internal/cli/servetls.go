@@ -58,6 +58,18 @@ func (c *certReloader) tlsConfig() *tls.Config {
 // reloadOnSIGHUP reloads the certificate each time the process gets SIGHUP,
 // until the returned function is called.
 func (c *certReloader) reloadOnSIGHUP() (stop func()) {
+	return onSIGHUP(func() {
+		if err := c.load(); err != nil {
+			c.log.Error("TLS certificate not reloaded; the previous one stays in use", "err", err)
+		} else {
+			c.log.Info("TLS certificate reloaded")
+		}
+	})
+}
+
+// onSIGHUP calls reload each time the process gets SIGHUP, until the
+// returned function is called.
+func onSIGHUP(reload func()) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -65,11 +77,7 @@ func (c *certReloader) reloadOnSIGHUP() (stop func()) {
 		for {
 			select {
 			case <-ch:
-				if err := c.load(); err != nil {
-					c.log.Error("TLS certificate not reloaded; the previous one stays in use", "err", err)
-				} else {
-					c.log.Info("TLS certificate reloaded")
-				}
+				reload()
 			case <-done:
 				return
 			}

@@ -19,15 +19,16 @@ import (
 // goroutine switch per span), which measured as a good part of tracing's
 // cost per request. It reads the standard OTEL_BSP_* variables.
 type batcher struct {
-	exp      sdktrace.SpanExporter
+	exp      spanExporter
 	delay    time.Duration // OTEL_BSP_SCHEDULE_DELAY
 	timeout  time.Duration // OTEL_BSP_EXPORT_TIMEOUT
 	maxQueue int           // OTEL_BSP_MAX_QUEUE_SIZE: more spans waiting are dropped
 	maxBatch int           // OTEL_BSP_MAX_EXPORT_BATCH_SIZE
 
 	mu      sync.Mutex
-	queue   []sdktrace.ReadOnlySpan
+	queue   []spanData
 	dropped uint64
+	closed  bool // shut down: spans ended afterwards are not exported
 
 	exporting sync.Mutex    // one export at a time, in order
 	full      chan struct{} // a batch is ready
@@ -36,8 +37,14 @@ type batcher struct {
 	stopOnce  sync.Once
 }
 
+// spanExporter is what the batcher hands its batches to (the exporter).
+type spanExporter interface {
+	export(ctx context.Context, spans []spanData) error
+	Shutdown(ctx context.Context) error
+}
+
 // newBatcher starts a batcher for exp, configured by getenv.
-func newBatcher(exp sdktrace.SpanExporter, getenv func(string) string) *batcher {
+func newBatcher(exp spanExporter, getenv func(string) string) *batcher {
 	ms := func(name string, def int) time.Duration {
 		return time.Duration(envInt(getenv, name, def)) * time.Millisecond
 	}
@@ -62,13 +69,20 @@ func envInt(getenv func(string) string, name string, def int) int {
 // OnStart implements sdktrace.SpanProcessor.
 func (b *batcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd implements sdktrace.SpanProcessor: a sampled span joins the queue,
-// or is dropped (and counted) when the queue is full.
-func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) {
+// OnEnd implements sdktrace.SpanProcessor.
+func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) { b.add(s) }
+
+// add queues an ended span if it is sampled, or drops it (and counts it)
+// when the queue is full.
+func (b *batcher) add(s spanData) {
 	if !s.SpanContext().IsSampled() {
 		return
 	}
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
 	if len(b.queue) >= b.maxQueue {
 		b.dropped++
 		b.mu.Unlock()
@@ -120,7 +134,7 @@ func (b *batcher) export(ctx context.Context) error {
 		if n == 0 {
 			return errors.Join(errs...)
 		}
-		if err := b.exp.ExportSpans(ctx, batch); err != nil {
+		if err := b.exp.export(ctx, batch); err != nil {
 			errs = append(errs, err)
 		}
 		if ctx.Err() != nil {
@@ -140,6 +154,9 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 	b.stopOnce.Do(func() {
 		close(b.stop)
 		<-b.done
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
 		err = errors.Join(b.export(ctx), b.exp.Shutdown(ctx))
 	})
 	return err

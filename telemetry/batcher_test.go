@@ -18,7 +18,7 @@ type recorder struct {
 	got      chan struct{}
 }
 
-func (r *recorder) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (r *recorder) export(_ context.Context, spans []spanData) error {
 	r.mu.Lock()
 	var names []string
 	for _, s := range spans {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -150,18 +151,24 @@ const maxSpanAttrs = 10
 
 // endSpan records a call's result on its span and ends it.
 // The attributes are all set here, in one call, rather than some at the
-// span's start: it costs the SDK less.
+// span's start: it costs less.
 func endSpan(span trace.Span, binding string, c *summary, stream bool, outcome, reason string, err error, server bool) {
 	buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
 	kv := c.attributes(append(buf[:0], keyBinding.String(binding)), stream, outcome, reason)
-	if op, ok := span.(*opSpan); ok {
-		kv = op.attributes(kv)
+	code, description := codes.Unset, ""
+	if err != nil && outcome == outcomeError && (!server || serverFault(err)) {
+		code, description = codes.Error, a2a.AsError(err).Message
 	}
-	span.SetAttributes(kv...)
+	if s, ok := span.(*serverSpan); ok {
+		kv = append(kv, keyStoreCalls.Int64(s.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(s.nanos.Load()))))
+		s.finish(kv, code, description)
+	} else {
+		span.SetAttributes(kv...)
+		if code != codes.Unset {
+			span.SetStatus(code, description)
+		}
+		span.End()
+	}
 	clear(kv) // let the strings go
 	attrBufs.Put(buf)
-	if err != nil && outcome == outcomeError && (!server || serverFault(err)) {
-		span.SetStatus(codes.Error, a2a.AsError(err).Message)
-	}
-	span.End()
 }

@@ -3,7 +3,10 @@ package telemetry
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // Which exporters the environment asks for. Parley reads the standard
@@ -89,6 +92,45 @@ func protocol(name string, getenv func(string) string) (string, error) {
 		return "grpc", nil
 	}
 	return "", fmt.Errorf("%s=%q: Parley exports OTLP as grpc or http/protobuf", name, v)
+}
+
+// samplerFromEnv makes the sampler OTEL_TRACES_SAMPLER names, with its
+// OTEL_TRACES_SAMPLER_ARG, as the SDK would (its default is parent-based,
+// always on), except that a value Parley cannot honour is an error where
+// the SDK logs it and samples everything. Parley builds the sampler itself
+// because the server spans it records (serverSpan) ask it too.
+func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
+	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
+	ratio := func() (sdktrace.Sampler, error) {
+		if arg == "" {
+			return sdktrace.TraceIDRatioBased(1), nil
+		}
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil || v < 0 || v > 1 {
+			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1", arg)
+		}
+		return sdktrace.TraceIDRatioBased(v), nil
+	}
+	switch name {
+	case "", "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "traceidratio":
+		return ratio()
+	case "parentbased_traceidratio":
+		s, err := ratio()
+		if err != nil {
+			return nil, err
+		}
+		return sdktrace.ParentBased(s), nil
+	}
+	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: Parley knows always_on, always_off, traceidratio and their parentbased_ forms", name)
 }
 
 // osGetenv is os.Getenv, the default lookup.

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -60,8 +59,8 @@ func newExporter(ctx context.Context, client otlptrace.Client) (*exporter, error
 // batch's buffer is let go.
 const maxKeptBuffer = 4 << 20
 
-// ExportSpans implements sdktrace.SpanExporter.
-func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// export sends a batch of spans (see spanExporter).
+func (e *exporter) export(ctx context.Context, spans []spanData) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	groups := e.group(spans)
@@ -111,7 +110,7 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 
 // group sorts the batch's spans by resource and scope, in the order they
 // first appear; the groups' slices are kept from one export to the next.
-func (e *exporter) group(spans []sdktrace.ReadOnlySpan) []spanGroup {
+func (e *exporter) group(spans []spanData) []spanGroup {
 	groups := e.groups[:0]
 	for i, sd := range spans {
 		if sd == nil {
@@ -137,29 +136,33 @@ func (e *exporter) group(spans []sdktrace.ReadOnlySpan) []spanGroup {
 	return groups
 }
 
-// Shutdown implements sdktrace.SpanExporter.
+// Shutdown stops the client (see spanExporter).
 func (e *exporter) Shutdown(ctx context.Context) error { return e.client.Stop(ctx) }
 
 // The encoding, field by field, of opentelemetry/proto/trace/v1 and
 // common/v1, as the SDK's exporter fills the messages
 // (exporters/otlp/otlptrace/internal/tracetransform).
 
-// openField starts a length-delimited field, reserving five bytes for its
-// length; closeField writes the length and moves the content back over
-// what was not needed.
+// openField starts a length-delimited field, reserving one byte for its
+// length; closeField writes the length, moving the content up when it
+// needs more bytes (a field of 128 bytes or more: the spans and the
+// messages around them, not their attributes, which are most fields).
 func openField(b []byte, num protowire.Number) ([]byte, int) {
 	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = append(b, 0, 0, 0, 0, 0)
-	return b, len(b)
+	return append(b, 0), len(b) + 1
 }
 
 func closeField(b []byte, start int) []byte {
 	n := len(b) - start
-	l := protowire.SizeVarint(uint64(n))
-	hdr := start - 5
-	protowire.AppendVarint(b[hdr:hdr], uint64(n))
-	copy(b[hdr+l:], b[start:])
-	return b[:len(b)-(5-l)]
+	if n < 0x80 {
+		b[start-1] = byte(n)
+		return b
+	}
+	more := protowire.SizeVarint(uint64(n)) - 1
+	b = append(b, make([]byte, more)...)
+	copy(b[start+more:], b[start:start+n])
+	protowire.AppendVarint(b[start-1:start-1], uint64(n))
+	return b
 }
 
 func appendString(b []byte, num protowire.Number, s string) []byte {
@@ -205,7 +208,7 @@ func appendResource(b []byte, res *resource.Resource) []byte {
 }
 
 // appendScopeSpans appends one ResourceSpans.scope_spans.
-func appendScopeSpans(b []byte, g *spanGroup, spans []sdktrace.ReadOnlySpan) []byte {
+func appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []byte {
 	b, s := openField(b, 2)
 	if g.scope != (instrumentation.Scope{}) {
 		var is int
@@ -231,7 +234,7 @@ func appendScopeSpans(b []byte, g *spanGroup, spans []sdktrace.ReadOnlySpan) []b
 }
 
 // appendSpan appends one ScopeSpans.spans.
-func appendSpan(b []byte, sd sdktrace.ReadOnlySpan) []byte {
+func appendSpan(b []byte, sd spanData) []byte {
 	b, s := openField(b, 2)
 	sc := sd.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()

@@ -124,16 +124,21 @@ func TestExporterEncodesAsTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, batch := range [][]sdktrace.ReadOnlySpan{spans, spans[1:2], spans} {
+	// The fourth batch's messages need lengths of three bytes.
+	var big []sdktrace.ReadOnlySpan
+	for range 100 {
+		big = append(big, spans...)
+	}
+	for _, batch := range [][]sdktrace.ReadOnlySpan{spans, spans[1:2], spans, big} {
 		if err := sdkExp.ExportSpans(context.Background(), batch); err != nil {
 			t.Fatal(err)
 		}
-		if err := exp.ExportSpans(context.Background(), batch); err != nil {
+		if err := exp.export(context.Background(), readOnly(batch)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(sdkClient.got) != 3 || len(ourClient.got) != 3 {
-		t.Fatalf("%d and %d requests, want 3 each", len(sdkClient.got), len(ourClient.got))
+	if len(sdkClient.got) != 4 || len(ourClient.got) != 4 {
+		t.Fatalf("%d and %d requests, want 4 each", len(sdkClient.got), len(ourClient.got))
 	}
 	for i := range sdkClient.got {
 		want, got := sdkClient.got[i], ourClient.got[i]
@@ -153,12 +158,21 @@ func TestExporterEncodesAsTheSDK(t *testing.T) {
 
 	// An upload's error is returned, wrapped as the SDK's exporter does.
 	ourClient.fail = errors.New("collector down")
-	if err := exp.ExportSpans(context.Background(), spans); err == nil || err.Error() != "traces export: collector down" {
+	if err := exp.export(context.Background(), readOnly(spans)); err == nil || err.Error() != "traces export: collector down" {
 		t.Errorf("export error %v, want traces export: collector down", err)
 	}
-	if err := exp.ExportSpans(context.Background(), nil); err != nil {
+	if err := exp.export(context.Background(), nil); err != nil {
 		t.Errorf("empty export: %v", err)
 	}
+}
+
+// readOnly is the SDK's spans as the exporter takes them.
+func readOnly(spans []sdktrace.ReadOnlySpan) []spanData {
+	out := make([]spanData, len(spans))
+	for i, s := range spans {
+		out[i] = s
+	}
+	return out
 }
 
 // diff shows the two messages.

@@ -70,8 +70,8 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 }
 
 // start starts the span of a call, when tracing; the span is nil
-// otherwise. A server's span is an opSpan, which tallies the store calls
-// made for the operation.
+// otherwise, and when the sampler drops it. A server's span is a
+// serverSpan, which also tallies the store calls made for the operation.
 func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) (context.Context, trace.Span) {
 	if !s.t.tracing {
 		return ctx, nil
@@ -79,12 +79,10 @@ func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) 
 	if !s.server {
 		return s.t.tracer.Start(ctx, m.Name, s.startOpt...)
 	}
-	sctx, sdk := s.t.tracer.Start(ctx, m.Name, s.startOpt...)
-	if !sdk.IsRecording() {
-		return sctx, sdk
+	ctx, span := s.t.startServerSpan(ctx, m.Name)
+	if span == nil {
+		return ctx, nil
 	}
-	span := &opSpan{Span: sdk}
-	ctx = trace.ContextWithSpan(ctx, span)
 	s.t.noteTaskWrite(ctx, m, req)
 	return ctx, span
 }

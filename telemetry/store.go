@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -18,7 +17,7 @@ import (
 // parley.store.events.appended, and the calls made for an operation (its
 // execution's included) are accounted for on the operation's span: all of
 // them in its parley.store.calls and parley.store.duration_ms attributes,
-// and each slow or failed one as an event of its own (see storeTally).
+// and each slow or failed one as an event of its own (see slowStoreCall).
 // Background calls (the push sender reading its outbox, retention sweeps)
 // have no span and are measured only. With nothing recorded it returns st
 // itself.
@@ -108,7 +107,7 @@ const slowStoreCall = 100 * time.Microsecond
 // context carries, whichever it is. ErrNotFound and ErrExists are
 // answers, not failures.
 //
-// The event is stamped by the SDK when it is added, that is when the call
+// The event is stamped when it is added, that is when the call
 // returned; its start is the stamp less parley.store.duration_ms.
 func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err error) {
 	d := now() - begin
@@ -124,37 +123,23 @@ func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err 
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	if os, ok := span.(*opSpan); ok {
+	os, ok := span.(*serverSpan)
+	if ok {
 		os.calls.Add(1)
 		os.nanos.Add(int64(d))
 	}
-	if (failed || d >= slowStoreCall) && span.IsRecording() {
-		if failed {
-			span.AddEvent(op.event, trace.WithAttributes(keyStoreDuration.Float64(ms(d)), keyStoreError.String(err.Error())))
-		} else {
-			span.AddEvent(op.event, trace.WithAttributes(keyStoreDuration.Float64(ms(d))))
-		}
+	if !failed && d < slowStoreCall {
+		return
 	}
-}
-
-// opSpan is the span of a server operation, as its context and its
-// execution's carry it: the SDK's span, and the tally of the store calls
-// made for the operation, which Store adds to and the span's end reports
-// as parley.store.calls and parley.store.duration_ms. Carrying the tally
-// in the span rather than in a context value of its own spares a context
-// layer and an allocation per operation, and one per execution. What
-// trace.SpanFromContext returns inside an operation is therefore an
-// *opSpan, not the SDK's span type; the SDK does not count the children
-// of such a span in its ChildSpanCount, which OTLP does not carry.
-type opSpan struct {
-	trace.Span
-	calls atomic.Int64
-	nanos atomic.Int64
-}
-
-// attributes appends the span attributes of the tally.
-func (s *opSpan) attributes(kv []attribute.KeyValue) []attribute.KeyValue {
-	return append(kv, keyStoreCalls.Int64(s.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(s.nanos.Load()))))
+	kv := []attribute.KeyValue{keyStoreDuration.Float64(ms(d))}
+	if failed {
+		kv = append(kv, keyStoreError.String(err.Error()))
+	}
+	if ok {
+		os.storeEvent(op.event, kv...)
+	} else if span.IsRecording() {
+		span.AddEvent(op.event, trace.WithAttributes(kv...))
+	}
 }
 
 // ms is d in milliseconds, to the microsecond.

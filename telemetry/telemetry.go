@@ -40,6 +40,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -84,6 +85,10 @@ type Telemetry struct {
 	metering bool // metrics are recorded (OTLP, Prometheus or both)
 	tracer   trace.Tracer
 	tp       trace.TracerProvider // nil when not tracing
+	sampler  sdktrace.Sampler     // the provider's, for the server spans Parley records itself
+	limits   sdktrace.SpanLimits  // the provider's
+	batch    *batcher             // the provider's span processor
+	res      *resource.Resource
 	prop     propagation.TextMapPropagator
 	ins      *instruments
 	prom     http.Handler
@@ -120,7 +125,11 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		return nil, err
 	}
 	if p.traces {
-		if err := t.startTracing(ctx, p.tracesProto, res, opts.Getenv); err != nil {
+		client := otlptracehttp.NewClient()
+		if p.tracesProto == "grpc" {
+			client = otlptracegrpc.NewClient()
+		}
+		if err := t.startTracing(ctx, client, res, opts.Getenv); err != nil {
 			return nil, err
 		}
 	}
@@ -180,18 +189,22 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 }
 
 // startTracing makes the tracer provider: a batcher in front of Parley's
-// exporter (see exporter) in front of the SDK's OTLP client, and the
-// sampler OTEL_TRACES_SAMPLER names (default: parent-based, always on).
-func (t *Telemetry) startTracing(ctx context.Context, proto string, res *resource.Resource, getenv func(string) string) error {
-	client := otlptracehttp.NewClient()
-	if proto == "grpc" {
-		client = otlptracegrpc.NewClient()
+// exporter (see exporter) in front of the SDK's OTLP client, the sampler
+// OTEL_TRACES_SAMPLER names (default: parent-based, always on), the span
+// limits of the OTEL_SPAN_* and OTEL_EVENT_* variables, and ids from
+// idSource. The server spans (serverSpan) share all four.
+func (t *Telemetry) startTracing(ctx context.Context, client otlptrace.Client, res *resource.Resource, getenv func(string) string) error {
+	sampler, err := samplerFromEnv(getenv)
+	if err != nil {
+		return err
 	}
 	exp, err := newExporter(ctx, client)
 	if err != nil {
 		return err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(newBatcher(exp, getenv)), sdktrace.WithResource(res))
+	t.sampler, t.limits, t.batch, t.res = sampler, sdktrace.NewSpanLimits(), newBatcher(exp, getenv), res
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(t.batch), sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
+		sdktrace.WithRawSpanLimits(t.limits), sdktrace.WithIDGenerator(idSource{}))
 	t.tracer, t.tp = tp.Tracer(ScopeName), tp
 	t.stops = append(t.stops, tp.Shutdown)
 	t.flushes = append(t.flushes, tp.ForceFlush)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -86,24 +85,33 @@ func (c *summary) ids(task, ctxID string) {
 	}
 }
 
-// attributes appends the span attributes of the summary and the outcome
-// to kv.
-func (c *summary) attributes(kv []attribute.KeyValue, stream bool, outcome, reason string) []attribute.KeyValue {
-	if c.taskID != "" {
-		kv = append(kv, keyTaskID.String(c.taskID))
+// result is what a call's span records when it ends: its binding, what
+// it revealed, and how it ended.
+type result struct {
+	binding string
+	summary
+	stream          bool
+	outcome, reason string
+}
+
+// attributes appends the span attributes of the result to kv.
+func (r *result) attributes(kv []attribute.KeyValue) []attribute.KeyValue {
+	kv = append(kv, keyBinding.String(r.binding))
+	if r.taskID != "" {
+		kv = append(kv, keyTaskID.String(r.taskID))
 	}
-	if c.contextID != "" {
-		kv = append(kv, keyContextID.String(c.contextID))
+	if r.contextID != "" {
+		kv = append(kv, keyContextID.String(r.contextID))
 	}
-	if c.state != a2a.StateUnspecified {
-		kv = append(kv, keyTaskState.String(c.state.String()))
+	if r.state != a2a.StateUnspecified {
+		kv = append(kv, keyTaskState.String(r.state.String()))
 	}
-	if stream {
-		kv = append(kv, keyEvents.Int(c.events))
+	if r.stream {
+		kv = append(kv, keyEvents.Int(r.events))
 	}
-	kv = append(kv, keyOutcome.String(outcome))
-	if reason != "" {
-		kv = append(kv, keyReason.String(reason))
+	kv = append(kv, keyOutcome.String(r.outcome))
+	if r.reason != "" {
+		kv = append(kv, keyReason.String(r.reason))
 	}
 	return kv
 }
@@ -140,35 +148,35 @@ func serverFault(err error) bool {
 	return e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse
 }
 
-// attrBufs recycles the attribute slices endSpan hands to the span: the
-// SDK copies them, and one allocated per span (it escapes through the
-// Span interface) was a good part of a span's garbage.
+// attrBufs recycles the attribute slices endSpan hands to the SDK's
+// spans: the SDK copies them, and one allocated per span (it escapes
+// through the Span interface) was a good part of a span's garbage.
 var attrBufs = sync.Pool{New: func() any { return new([maxSpanAttrs]attribute.KeyValue) }}
 
-// maxSpanAttrs bounds the attributes endSpan sets: binding, task, context,
-// state, events, outcome, reason, and the store tally's two.
+// maxSpanAttrs bounds the attributes a call's span ends with: binding,
+// task, context, state, events, outcome, reason, and the store tally's
+// two.
 const maxSpanAttrs = 10
 
-// endSpan records a call's result on its span and ends it.
-// The attributes are all set here, in one call, rather than some at the
-// span's start: it costs less.
-func endSpan(span trace.Span, binding string, c *summary, stream bool, outcome, reason string, err error, server bool) {
-	buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
-	kv := c.attributes(append(buf[:0], keyBinding.String(binding)), stream, outcome, reason)
+// endSpan records a call's result on its span and ends it. The
+// attributes are all set here, at once, rather than some at the span's
+// start: it costs less.
+func endSpan(span trace.Span, r *result, err error, server bool) {
 	code, description := codes.Unset, ""
-	if err != nil && outcome == outcomeError && (!server || serverFault(err)) {
+	if err != nil && r.outcome == outcomeError && (!server || serverFault(err)) {
 		code, description = codes.Error, a2a.AsError(err).Message
 	}
 	if s, ok := span.(*serverSpan); ok {
-		kv = append(kv, keyStoreCalls.Int64(s.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(s.nanos.Load()))))
-		s.finish(kv, code, description)
-	} else {
-		span.SetAttributes(kv...)
-		if code != codes.Unset {
-			span.SetStatus(code, description)
-		}
-		span.End()
+		s.finish(r, code, description)
+		return
 	}
+	buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
+	kv := r.attributes(buf[:0])
+	span.SetAttributes(kv...)
 	clear(kv) // let the strings go
 	attrBufs.Put(buf)
+	if code != codes.Unset {
+		span.SetStatus(code, description)
+	}
+	span.End()
 }

@@ -34,6 +34,7 @@ type exporter struct {
 
 	mu     sync.Mutex // one export at a time: they share buf
 	buf    []byte
+	attrs  []attribute.KeyValue // a server span's attributes, made as it is encoded
 	groups []spanGroup
 }
 
@@ -82,7 +83,7 @@ func (e *exporter) export(ctx context.Context, spans []spanData) error {
 		}
 		for j := i; j < len(groups); j++ {
 			if g := &groups[j]; !g.done && g.key == key {
-				b = appendScopeSpans(b, g, spans)
+				b = e.appendScopeSpans(b, g, spans)
 				g.done = true
 			}
 		}
@@ -96,6 +97,7 @@ func (e *exporter) export(ctx context.Context, spans []spanData) error {
 	for j, rs := range out {
 		rs.ProtoReflect().SetUnknown(protoreflect.RawFields(b[bounds[2*j]:bounds[2*j+1]]))
 	}
+	clear(e.attrs[:cap(e.attrs)]) // let the strings go
 	err := e.client.UploadTraces(ctx, out)
 	if cap(b) <= maxKeptBuffer {
 		e.buf = b[:0]
@@ -208,7 +210,7 @@ func appendResource(b []byte, res *resource.Resource) []byte {
 }
 
 // appendScopeSpans appends one ResourceSpans.scope_spans.
-func appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []byte {
+func (e *exporter) appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []byte {
 	b, s := openField(b, 2)
 	if g.scope != (instrumentation.Scope{}) {
 		var is int
@@ -225,7 +227,7 @@ func appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []byte {
 		b = closeField(b, is)
 	}
 	for _, i := range g.spans {
-		b = appendSpan(b, spans[i])
+		b = e.appendSpan(b, spans[i])
 	}
 	if g.scope.SchemaURL != "" {
 		b = appendString(b, 3, g.scope.SchemaURL)
@@ -234,7 +236,7 @@ func appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []byte {
 }
 
 // appendSpan appends one ScopeSpans.spans.
-func appendSpan(b []byte, sd spanData) []byte {
+func (e *exporter) appendSpan(b []byte, sd spanData) []byte {
 	b, s := openField(b, 2)
 	sc := sd.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
@@ -255,10 +257,18 @@ func appendSpan(b []byte, sd spanData) []byte {
 	}
 	b = appendFixed64(b, 7, uint64(max(0, sd.StartTime().UnixNano())))
 	b = appendFixed64(b, 8, uint64(max(0, sd.EndTime().UnixNano())))
-	for _, kv := range sd.Attributes() {
+	var attrs []attribute.KeyValue
+	var dropped int
+	if s, ok := sd.(*serverSpan); ok {
+		e.attrs, dropped = s.attributes(e.attrs[:0])
+		attrs = e.attrs
+	} else {
+		attrs, dropped = sd.Attributes(), sd.DroppedAttributes()
+	}
+	for _, kv := range attrs {
 		b = appendKeyValue(b, 9, kv)
 	}
-	b = appendCount(b, 10, sd.DroppedAttributes())
+	b = appendCount(b, 10, dropped)
 	for _, ev := range sd.Events() {
 		var es int
 		b, es = openField(b, 11)

@@ -137,7 +137,7 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, begin time.Duration, c *summary, stream bool, err error) {
 	outcome, reason := classify(ctx, err)
 	if span != nil {
-		endSpan(span, s.binding, c, stream, outcome, reason, err, s.server)
+		endSpan(span, &result{binding: s.binding, summary: *c, stream: stream, outcome: outcome, reason: reason}, err, s.server)
 	}
 	d := now() - begin
 	if s.t.metering {

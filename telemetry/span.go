@@ -52,12 +52,11 @@ type serverSpan struct {
 	ended         bool
 	sdk           trace.Span // the SDK's span, once something other than Parley wrote to this one
 	end           time.Time
-	attrs         []attribute.KeyValue
-	droppedAttrs  int
+	sampled       []attribute.KeyValue // the attributes the sampler gave, if any
+	result        result               // the attributes the span ended with (see attributes)
 	events        []sdktrace.Event
 	droppedEvents int
 	status        sdktrace.Status
-	buf           [maxSpanAttrs]attribute.KeyValue
 }
 
 // startServerSpan starts the span of a server operation named name, whose
@@ -80,14 +79,12 @@ func (t *Telemetry) startServerSpan(ctx context.Context, name string) (context.C
 	if res.Decision == sdktrace.Drop {
 		return trace.ContextWithSpanContext(ctx, sc), nil
 	}
-	s := &serverSpan{t: t, sc: sc, parent: parent, name: name, start: time.Now()}
-	s.attrs = s.buf[:0]
-	s.setAttributes(res.Attributes)
+	s := &serverSpan{t: t, sc: sc, parent: parent, name: name, start: time.Now(), sampled: res.Attributes}
 	return trace.ContextWithSpan(ctx, s), s
 }
 
-// finish sets Parley's attributes and status on the span and ends it.
-func (s *serverSpan) finish(kv []attribute.KeyValue, code codes.Code, description string) {
+// finish records the call's result on the span and ends it.
+func (s *serverSpan) finish(r *result, code codes.Code, description string) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -96,36 +93,56 @@ func (s *serverSpan) finish(kv []attribute.KeyValue, code codes.Code, descriptio
 	s.ended = true
 	if sdk := s.sdk; sdk != nil {
 		s.mu.Unlock()
+		buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
+		kv := s.tally(r.attributes(buf[:0]))
 		sdk.SetAttributes(kv...)
+		clear(kv)
+		attrBufs.Put(buf)
 		sdk.SetStatus(code, description)
 		sdk.End()
 		return
 	}
 	s.end = s.start.Add(time.Since(s.start))
-	s.setAttributes(kv)
-	if code == codes.Error {
-		s.status = sdktrace.Status{Code: code, Description: description}
-	} else if code == codes.Ok {
+	s.result = *r
+	if code != codes.Unset {
 		s.status = sdktrace.Status{Code: code}
+		if code == codes.Error {
+			s.status.Description = description
+		}
 	}
 	s.mu.Unlock()
 	s.t.batch.add(s)
 }
 
-// setAttributes adds kv within the span limits, as the SDK does with
-// attributes that are valid and distinct (Parley's are), s.mu held.
-func (s *serverSpan) setAttributes(kv []attribute.KeyValue) {
+// tally appends the attributes of the store calls' tally to kv.
+func (s *serverSpan) tally(kv []attribute.KeyValue) []attribute.KeyValue {
+	return append(kv, keyStoreCalls.Int64(s.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(s.nanos.Load()))))
+}
+
+// attributes appends the attributes of the ended span to kv, within the
+// span limits as the SDK applies them to attributes that are valid and
+// distinct (these are), and returns them with how many the limits
+// dropped. They are kept as the result they come from, not as a slice of
+// attributes, and made when the span is exported, into the exporter's
+// buffer: the span is then less than half the size, with fewer pointers
+// for the garbage collector to follow.
+func (s *serverSpan) attributes(kv []attribute.KeyValue) ([]attribute.KeyValue, int) {
+	start := len(kv)
+	kv = s.tally(s.result.attributes(append(kv, s.sampled...)))
 	limits := &s.t.limits
-	for _, a := range kv {
-		if limits.AttributeCountLimit >= 0 && len(s.attrs) >= limits.AttributeCountLimit {
-			s.droppedAttrs++
-			continue
-		}
-		if n := limits.AttributeValueLengthLimit; n >= 0 && a.Value.Type() == attribute.STRING {
-			a.Value = attribute.StringValue(truncate(a.Value.AsString(), n))
-		}
-		s.attrs = append(s.attrs, a)
+	dropped := 0
+	if n := limits.AttributeCountLimit; n >= 0 && len(kv)-start > n {
+		dropped = len(kv) - start - n
+		kv = kv[:start+n]
 	}
+	if n := limits.AttributeValueLengthLimit; n >= 0 {
+		for i := start; i < len(kv); i++ {
+			if kv[i].Value.Type() == attribute.STRING {
+				kv[i].Value = attribute.StringValue(truncate(kv[i].Value.AsString(), n))
+			}
+		}
+	}
+	return kv, dropped
 }
 
 // truncate cuts v to at most n characters.
@@ -192,11 +209,11 @@ func (s *serverSpan) foreign() trace.Span {
 func (s *serverSpan) handOver() trace.Span {
 	ctx := context.WithValue(trace.ContextWithSpanContext(context.Background(), s.parent), presetIDs{}, s.sc)
 	_, sdk := s.t.tracer.Start(ctx, s.name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s.start))
-	sdk.SetAttributes(s.attrs...)
+	sdk.SetAttributes(s.sampled...)
 	for _, ev := range s.events {
 		sdk.AddEvent(ev.Name, trace.WithTimestamp(ev.Time), trace.WithAttributes(ev.Attributes...))
 	}
-	s.attrs, s.events = nil, nil
+	s.events = nil
 	return sdk
 }
 
@@ -255,19 +272,25 @@ func (s *serverSpan) TracerProvider() trace.TracerProvider { return s.t.tp }
 // What the exporter reads of an ended span (spanData); the fields do not
 // change once the span has ended.
 
-func (s *serverSpan) Name() string                     { return s.name }
-func (s *serverSpan) Parent() trace.SpanContext        { return s.parent }
-func (s *serverSpan) SpanKind() trace.SpanKind         { return trace.SpanKindServer }
-func (s *serverSpan) StartTime() time.Time             { return s.start }
-func (s *serverSpan) EndTime() time.Time               { return s.end }
-func (s *serverSpan) Attributes() []attribute.KeyValue { return s.attrs }
-func (s *serverSpan) Links() []sdktrace.Link           { return nil }
-func (s *serverSpan) Events() []sdktrace.Event         { return s.events }
-func (s *serverSpan) Status() sdktrace.Status          { return s.status }
-func (s *serverSpan) DroppedAttributes() int           { return s.droppedAttrs }
-func (s *serverSpan) DroppedLinks() int                { return 0 }
-func (s *serverSpan) DroppedEvents() int               { return s.droppedEvents }
-func (s *serverSpan) Resource() *resource.Resource     { return s.t.res }
+func (s *serverSpan) Name() string              { return s.name }
+func (s *serverSpan) Parent() trace.SpanContext { return s.parent }
+func (s *serverSpan) SpanKind() trace.SpanKind  { return trace.SpanKindServer }
+func (s *serverSpan) StartTime() time.Time      { return s.start }
+func (s *serverSpan) EndTime() time.Time        { return s.end }
+func (s *serverSpan) Attributes() []attribute.KeyValue {
+	kv, _ := s.attributes(nil)
+	return kv
+}
+func (s *serverSpan) Links() []sdktrace.Link   { return nil }
+func (s *serverSpan) Events() []sdktrace.Event { return s.events }
+func (s *serverSpan) Status() sdktrace.Status  { return s.status }
+func (s *serverSpan) DroppedAttributes() int {
+	_, n := s.attributes(nil)
+	return n
+}
+func (s *serverSpan) DroppedLinks() int            { return 0 }
+func (s *serverSpan) DroppedEvents() int           { return s.droppedEvents }
+func (s *serverSpan) Resource() *resource.Resource { return s.t.res }
 func (s *serverSpan) InstrumentationScope() instrumentation.Scope {
 	return instrumentation.Scope{Name: ScopeName}
 }

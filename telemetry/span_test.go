@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+	"parley.dev/parley/a2a"
 )
 
 // tracingOnly is a Telemetry that traces (as New makes it, configured by
@@ -66,7 +68,10 @@ func TestServerSpanAsTheSDK(t *testing.T) {
 	ts, _ := trace.ParseTraceState("k=v")
 	remote = remote.WithTraceState(ts)
 	failed := errors.New("disk full")
-	end := []attribute.KeyValue{keyBinding.String("JSONRPC"), keyTaskID.String("task-with-a-long-id"), keyOutcome.String("error")}
+	end := &result{binding: "JSONRPC", summary: summary{taskID: "task-with-a-long-id", contextID: "c", state: a2a.TaskState_TASK_STATE_FAILED},
+		outcome: outcomeError, reason: "TASK_NOT_FOUND"}
+	// What the server span ends with (no store call went through Store).
+	endKV := append(end.attributes(nil), keyStoreCalls.Int64(0), keyStoreDuration.Float64(0))
 
 	cases := []struct {
 		name   string
@@ -86,7 +91,7 @@ func TestServerSpanAsTheSDK(t *testing.T) {
 		sdk: func(s trace.Span) {
 			s.AddEvent("store.Append", trace.WithAttributes(keyStoreDuration.Float64(0.5)))
 			s.AddEvent("store.GetTask", trace.WithAttributes(keyStoreDuration.Float64(1), keyStoreError.String(failed.Error())))
-			s.SetAttributes(end...)
+			s.SetAttributes(endKV...)
 			s.SetStatus(codes.Error, "the agent failed")
 			s.End()
 		},
@@ -104,7 +109,7 @@ func TestServerSpanAsTheSDK(t *testing.T) {
 			for _, name := range []string{"one", "two", "three"} {
 				s.AddEvent(name, trace.WithAttributes(keyStoreDuration.Float64(2), keyStoreError.String("e")))
 			}
-			s.SetAttributes(end...)
+			s.SetAttributes(endKV...)
 			s.End()
 		},
 	}, {
@@ -123,7 +128,7 @@ func TestServerSpanAsTheSDK(t *testing.T) {
 			s.RecordError(failed)
 			s.AddLink(trace.Link{SpanContext: remote})
 			s.AddEvent("store.Append", trace.WithAttributes(keyStoreDuration.Float64(0.75)))
-			s.SetAttributes(end...)
+			s.SetAttributes(endKV...)
 			s.End()
 		},
 	}, {
@@ -207,7 +212,7 @@ func TestServerSpanAfterShutdown(t *testing.T) {
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	span.finish(nil, codes.Unset, "")
+	span.finish(&result{}, codes.Unset, "")
 	tel.batch.mu.Lock()
 	defer tel.batch.mu.Unlock()
 	if len(tel.batch.queue) != 0 {

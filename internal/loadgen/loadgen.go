@@ -9,6 +9,7 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -35,7 +36,13 @@ type Config struct {
 	Duration    time.Duration // how long requests are started; default 10s
 	Chunks      int           // chunks per stream (OpStream); default 20
 	Timeout     time.Duration // per request; default 30s
-	ServerPID   int           // when > 0, the server process whose CPU and memory are reported
+	// ServerPIDs are the local server processes whose CPU and memory are
+	// reported (from /proc): one, for the whole run, or one per URL (URL,
+	// then URLs), each then charged with the requests sent to its URL.
+	// Two servers measured side by side in one run (say, one with a
+	// feature on and one without) see the same machine: the difference
+	// between them is not the machine's from one run to the next.
+	ServerPIDs []int
 	// Hostile traffic beside the load (see Attack): connections that
 	// stall a large upload, and streams read very slowly.
 	StalledUploads, SlowReaders int
@@ -66,8 +73,11 @@ type Result struct {
 	Max         time.Duration  `json:"maxNs"`
 	// The generator's own CPU per request, to show it is not the bottleneck.
 	LoadCPUms float64 `json:"loadCpuMsPerOp"`
-	// Server figures, with Config.ServerPID (from /proc).
+	// Server figures, with one Config.ServerPIDs (from /proc).
 	Server *ServerStats `json:"server,omitempty"`
+	// Servers are the figures of each URL's server, with one
+	// Config.ServerPIDs per URL.
+	Servers []*ServerStats `json:"servers,omitempty"`
 	// Attack is what the hostile connections met, when there were any.
 	Attack *Attack `json:"attack,omitempty"`
 	// Resume is what the event numbers of the streams showed (OpStream).
@@ -77,10 +87,12 @@ type Result struct {
 // ServerStats is the measured server process's cost during the run.
 type ServerStats struct {
 	PID          int     `json:"pid"`
-	CPUms        float64 `json:"cpuMs"`        // utime+stime during the run
-	CPUmsPerOp   float64 `json:"cpuMsPerOp"`   // CPUms / requests (successful and failed)
-	PeakRSSBytes int64   `json:"peakRssBytes"` // the largest VmRSS sampled during the run
-	HWMBytes     int64   `json:"vmHwmBytes"`   // VmHWM at the end: the process's lifetime peak
+	URL          string  `json:"url,omitempty"` // with a server per URL
+	Requests     int     `json:"requests"`      // successful and failed, sent to it
+	CPUms        float64 `json:"cpuMs"`         // utime+stime during the run
+	CPUmsPerOp   float64 `json:"cpuMsPerOp"`    // CPUms / requests (successful and failed)
+	PeakRSSBytes int64   `json:"peakRssBytes"`  // the largest VmRSS sampled during the run
+	HWMBytes     int64   `json:"vmHwmBytes"`    // VmHWM at the end: the process's lifetime peak
 }
 
 // Run runs the load described by cfg until cfg.Duration has passed (or ctx
@@ -102,12 +114,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sampler *procSampler
-	if cfg.ServerPID > 0 {
-		if sampler, err = startSampler(cfg.ServerPID); err != nil {
+	if n := len(cfg.ServerPIDs); n > 1 && n != len(targets) {
+		closeWorkers(workers)
+		return nil, fmt.Errorf("%d server pids for %d URLs: give one, or one per URL", n, len(targets))
+	}
+	var samplers []*procSampler
+	for _, pid := range cfg.ServerPIDs {
+		s, err := startSampler(pid)
+		if err != nil {
 			closeWorkers(workers)
 			return nil, err
 		}
+		samplers = append(samplers, s)
 	}
 	var atk *attacker
 	actx, stopAttack := context.WithCancel(ctx)
@@ -125,17 +143,39 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		stopAttack()
 		res.Attack = atk.stop(cfg.StalledUploads, cfg.SlowReaders)
 	}
-	if sampler != nil {
-		st, err := sampler.stop()
+	urls := append([]string{cfg.URL}, cfg.URLs...)
+	for i, s := range samplers {
+		st, err := s.stop()
 		if err != nil {
 			return res, err
 		}
-		if ops := res.OK + res.Errors; ops > 0 {
-			st.CPUmsPerOp = st.CPUms / float64(ops)
+		st.Requests = res.OK + res.Errors
+		if len(samplers) > 1 {
+			st.URL, st.Requests = urls[i], requestsTo(workers, targets[i])
+			res.Servers = append(res.Servers, st)
+		} else {
+			res.Server = st
 		}
-		res.Server = st
+		if st.Requests > 0 {
+			st.CPUmsPerOp = st.CPUms / float64(st.Requests)
+		}
 	}
 	return res, nil
+}
+
+// requestsTo counts the requests the workers sent to t, successful and
+// failed.
+func requestsTo(workers []*worker, t *target) int {
+	n := 0
+	for _, w := range workers {
+		if w.t == t {
+			n += len(w.samples)
+			for _, k := range w.errs {
+				n += k
+			}
+		}
+	}
+	return n
 }
 
 // withDefaults is cfg with its zero (or negative) numbers replaced by the

@@ -66,7 +66,7 @@ func TestRun(t *testing.T) {
 		for _, r := range runs {
 			t.Run(name+"/"+r.op+"/"+r.binding, func(t *testing.T) {
 				res, err := loadgen.Run(t.Context(), loadgen.Config{URL: targets[name], Op: r.op, Binding: r.binding,
-					Concurrency: 4, Duration: time.Second / 2, Chunks: 5, ServerPID: os.Getpid()})
+					Concurrency: 4, Duration: time.Second / 2, Chunks: 5, ServerPIDs: []int{os.Getpid()}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,7 +80,7 @@ func TestRun(t *testing.T) {
 					t.Fatalf("latencies out of order: p50 %v p90 %v p99 %v max %v elapsed %v", res.P50, res.P90, res.P99, res.Max, res.Elapsed)
 				}
 				s := res.Server
-				if s == nil || s.CPUms < 0 || s.PeakRSSBytes <= 0 || s.HWMBytes < s.PeakRSSBytes/2 {
+				if s == nil || s.CPUms < 0 || s.PeakRSSBytes <= 0 || s.HWMBytes < s.PeakRSSBytes/2 || s.Requests != res.OK {
 					t.Fatalf("server stats %+v", s)
 				}
 				var out bytes.Buffer
@@ -88,6 +88,40 @@ func TestRun(t *testing.T) {
 				t.Log(out.String())
 			})
 		}
+	}
+}
+
+// TestRunServerPerURL: with a server pid per URL, each server is charged
+// with the requests its URL got, which add up to the run's; a pid count
+// that matches neither one nor the URLs is refused.
+func TestRunServerPerURL(t *testing.T) {
+	a, b := startParley(t), startParley(t)
+	pid := os.Getpid() // both servers are in this process: the split of requests is what is checked
+	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: a, URLs: []string{b}, Op: loadgen.OpSend, Binding: loadgen.BindingJSONRPC,
+		Concurrency: 4, Duration: time.Second / 2, ServerPIDs: []int{pid, pid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Server != nil || len(res.Servers) != 2 {
+		t.Fatalf("server %+v, servers %d: want one figure per URL", res.Server, len(res.Servers))
+	}
+	for i, url := range []string{a, b} {
+		if s := res.Servers[i]; s.URL != url || s.Requests < 2 || s.CPUmsPerOp <= 0 && s.CPUms > 0 {
+			t.Errorf("server %d: %+v", i, s)
+		}
+	}
+	if n := res.Servers[0].Requests + res.Servers[1].Requests; n != res.OK+res.Errors {
+		t.Errorf("the servers got %d requests, the run made %d", n, res.OK+res.Errors)
+	}
+	var out bytes.Buffer
+	res.WriteText(&out)
+	if strings.Count(out.String(), "  server ") != 2 {
+		t.Errorf("text output lacks a line per server:\n%s", out.String())
+	}
+	_, err = loadgen.Run(t.Context(), loadgen.Config{URL: a, URLs: []string{b, a}, Op: loadgen.OpSend, Binding: loadgen.BindingJSONRPC,
+		Concurrency: 3, Duration: time.Second / 10, ServerPIDs: []int{pid, pid}})
+	if err == nil || !strings.Contains(err.Error(), "2 server pids for 3 URLs") {
+		t.Errorf("two pids for three URLs: %v", err)
 	}
 }
 

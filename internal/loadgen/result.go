@@ -64,9 +64,11 @@ func (r *Result) WriteText(w io.Writer) {
 		strings.Join(append([]string{r.URL}, r.URLs...), " "))
 	fmt.Fprintf(w, "  requests   %d ok, %d errors, %.0f/s\n", r.OK, r.Errors, r.RPS)
 	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  max %s\n", ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
-	if s := r.Server; s != nil {
-		fmt.Fprintf(w, "  server     %.3f CPU-ms/op (%.0f CPU-ms in all), peak RSS %.1f MiB (VmHWM %.1f MiB), pid %d\n",
-			s.CPUmsPerOp, s.CPUms, float64(s.PeakRSSBytes)/(1<<20), float64(s.HWMBytes)/(1<<20), s.PID)
+	for _, s := range append([]*ServerStats{r.Server}, r.Servers...) {
+		if s != nil {
+			fmt.Fprintf(w, "  server     %.3f CPU-ms/op (%.0f CPU-ms, %d requests), peak RSS %.1f MiB (VmHWM %.1f MiB), pid %d %s\n",
+				s.CPUmsPerOp, s.CPUms, s.Requests, float64(s.PeakRSSBytes)/(1<<20), float64(s.HWMBytes)/(1<<20), s.PID, s.URL)
+		}
 	}
 	fmt.Fprintf(w, "  generator  %.3f CPU-ms/op\n", r.LoadCPUms)
 	if s := r.Resume; s != nil {

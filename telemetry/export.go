@@ -145,12 +145,27 @@ func (e *exporter) Shutdown(ctx context.Context) error { return e.client.Stop(ct
 // common/v1, as the SDK's exporter fills the messages
 // (exporters/otlp/otlptrace/internal/tracetransform).
 
+// appendTag appends a field's tag; every field number here is below 16,
+// so the tag is one byte, but appendUvarint does not assume it.
+func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
+	return appendUvarint(b, protowire.EncodeTag(num, typ))
+}
+
+// appendUvarint is protowire.AppendVarint with the one-byte case, most of
+// the tags and lengths of a span, first and inlined.
+func appendUvarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
+}
+
 // openField starts a length-delimited field, reserving one byte for its
 // length; closeField writes the length, moving the content up when it
 // needs more bytes (a field of 128 bytes or more: the spans and the
 // messages around them, not their attributes, which are most fields).
 func openField(b []byte, num protowire.Number) ([]byte, int) {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = appendTag(b, num, protowire.BytesType)
 	return append(b, 0), len(b) + 1
 }
 
@@ -168,28 +183,28 @@ func closeField(b []byte, start int) []byte {
 }
 
 func appendString(b []byte, num protowire.Number, s string) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	b = appendTag(b, num, protowire.BytesType)
+	return append(appendUvarint(b, uint64(len(s))), s...)
 }
 
 func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = appendTag(b, num, protowire.BytesType)
+	return append(appendUvarint(b, uint64(len(v))), v...)
 }
 
 func appendFixed64(b []byte, num protowire.Number, v uint64) []byte {
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	b = appendTag(b, num, protowire.Fixed64Type)
 	return protowire.AppendFixed64(b, v)
 }
 
 func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
-	b = protowire.AppendTag(b, num, protowire.Fixed32Type)
+	b = appendTag(b, num, protowire.Fixed32Type)
 	return protowire.AppendFixed32(b, v)
 }
 
 func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = appendTag(b, num, protowire.VarintType)
+	return appendUvarint(b, v)
 }
 
 // appendCount appends a dropped count, omitted when zero as proto3 does.

@@ -54,6 +54,7 @@ type serverSpan struct {
 	end           time.Time
 	sampled       []attribute.KeyValue // the attributes the sampler gave, if any
 	result        result               // the attributes the span ended with (see attributes)
+	tallied       [2]int64             // calls and nanos when it ended
 	events        []sdktrace.Event
 	droppedEvents int
 	status        sdktrace.Status
@@ -94,7 +95,7 @@ func (s *serverSpan) finish(r *result, code codes.Code, description string) {
 	if sdk := s.sdk; sdk != nil {
 		s.mu.Unlock()
 		buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
-		kv := s.tally(r.attributes(buf[:0]))
+		kv := tally(r.attributes(buf[:0]), s.calls.Load(), s.nanos.Load())
 		sdk.SetAttributes(kv...)
 		clear(kv)
 		attrBufs.Put(buf)
@@ -104,6 +105,7 @@ func (s *serverSpan) finish(r *result, code codes.Code, description string) {
 	}
 	s.end = s.start.Add(time.Since(s.start))
 	s.result = *r
+	s.tallied = [2]int64{s.calls.Load(), s.nanos.Load()} // a detached execution may go on calling
 	if code != codes.Unset {
 		s.status = sdktrace.Status{Code: code}
 		if code == codes.Error {
@@ -115,8 +117,8 @@ func (s *serverSpan) finish(r *result, code codes.Code, description string) {
 }
 
 // tally appends the attributes of the store calls' tally to kv.
-func (s *serverSpan) tally(kv []attribute.KeyValue) []attribute.KeyValue {
-	return append(kv, keyStoreCalls.Int64(s.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(s.nanos.Load()))))
+func tally(kv []attribute.KeyValue, calls, nanos int64) []attribute.KeyValue {
+	return append(kv, keyStoreCalls.Int64(calls), keyStoreDuration.Float64(ms(time.Duration(nanos))))
 }
 
 // attributes appends the attributes of the ended span to kv, within the
@@ -128,7 +130,7 @@ func (s *serverSpan) tally(kv []attribute.KeyValue) []attribute.KeyValue {
 // for the garbage collector to follow.
 func (s *serverSpan) attributes(kv []attribute.KeyValue) ([]attribute.KeyValue, int) {
 	start := len(kv)
-	kv = s.tally(s.result.attributes(append(kv, s.sampled...)))
+	kv = tally(s.result.attributes(append(kv, s.sampled...)), s.tallied[0], s.tallied[1])
 	limits := &s.t.limits
 	dropped := 0
 	if n := limits.AttributeCountLimit; n >= 0 && len(kv)-start > n {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -249,4 +250,64 @@ func (failingStore) GetTask(context.Context, taskstore.Scope, string) (*a2a.Task
 func (failingStore) Append(context.Context, taskstore.Scope, string, taskstore.Event) error {
 	time.Sleep(150 * time.Microsecond)
 	return nil
+}
+
+// An agent that writes to the server span (an attribute, an event, an
+// error) over the wire: the span it wrote to is the one exported, with
+// the same id the caller's trace and the agent's own child span point to,
+// carrying what the agent wrote, the store events recorded before it
+// wrote, and Parley's attributes.
+func TestAgentWritesToTheServerSpan(t *testing.T) {
+	st := newStack(t, nil, func(tel *telemetry.Telemetry, o *server.Options) {
+		conformance := o.Agent
+		o.Agent = server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+			// A slow store call before the agent writes: an event recorded
+			// by Parley, replayed when the SDK takes the span over.
+			slow := tel.Store(failingStore{})
+			slow.Append(ctx, taskstore.Scope{}, req.TaskID, taskstore.Event{})
+			span := trace.SpanFromContext(ctx)
+			span.SetAttributes(attribute.String("agent.model", "m1"))
+			span.AddEvent("thinking")
+			span.RecordError(errors.New("a retried tool call"))
+			_, child := tel.TracerProvider().Tracer("agent").Start(ctx, "agent work")
+			child.End()
+			return conformance.Execute(ctx, req, em)
+		})
+	})
+	tp, traceID, parentID := traceparent()
+	c := st.client(t, []client.TransportFactory{client.JSONRPC()}, http.Header{"Traceparent": {tp}})
+	if _, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	var srv, work *span
+	st.rcv.wait(t, "the server span and the agent's", func(spans []*span) bool {
+		for _, s := range find(spans, func(s *span) bool { return s.TraceID == traceID }) {
+			switch s.Name {
+			case a2a.MethodSendMessage:
+				srv = s
+			case "agent work":
+				work = s
+			}
+		}
+		return srv != nil && work != nil
+	})
+	if srv.ParentSpanID != parentID || work.ParentSpanID != srv.SpanID {
+		t.Errorf("parents: server %s (want %s), agent's %s (want the server span %s)", srv.ParentSpanID, parentID, work.ParentSpanID, srv.SpanID)
+	}
+	for k, v := range map[string]string{"agent.model": "m1", "a2a.outcome": "ok", "a2a.binding": a2a.BindingJSONRPC, "a2a.task.state": "TASK_STATE_COMPLETED"} {
+		if srv.Attrs[k] != v {
+			t.Errorf("server span %s = %q, want %q", k, srv.Attrs[k], v)
+		}
+	}
+	if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 5 {
+		t.Errorf("parley.store.calls = %q, want the call's and the execution's", srv.Attrs["parley.store.calls"])
+	}
+	var names []string
+	for _, e := range srv.Events {
+		names = append(names, e.Name)
+	}
+	got := strings.Join(names, " ")
+	if !strings.Contains(got, "store.Append thinking exception") {
+		t.Errorf("events %q, want the slow store.Append, then thinking and the exception, in order", got)
+	}
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -253,5 +254,33 @@ func TestNewIDs(t *testing.T) {
 			t.Fatalf("ids %s %s (seen: %v)", tid, sid, seen[sid])
 		}
 		seen[sid] = true
+	}
+}
+
+// Writes from other goroutines racing with the end of the span (an
+// execution that outlives its request) are safe: the span is exported
+// once, by whichever of Parley and the SDK ends up holding it.
+func TestServerSpanConcurrentWrites(t *testing.T) {
+	tel, capture := tracingOnly(t, env())
+	for round := range 20 {
+		_, s := tel.startServerSpan(context.Background(), "SendMessage")
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 20 {
+					s.storeEvent("store.Append", keyStoreDuration.Float64(1))
+					s.calls.Add(1)
+					if g == 0 && i == 10 && round%2 == 0 {
+						s.SetAttributes(attribute.Int("agent.step", i))
+					}
+					s.IsRecording()
+				}
+			})
+		}
+		s.finish(&result{binding: "JSONRPC", outcome: outcomeOK}, codes.Unset, "")
+		wg.Wait()
+	}
+	if spans := exported(t, tel, capture); len(spans) != 20 {
+		t.Errorf("%d spans exported, want 20", len(spans))
 	}
 }

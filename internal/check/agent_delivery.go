@@ -40,7 +40,7 @@ func (a *agentRun) deliveryChecks(ctx context.Context) {
 		return
 	}
 	f := &deliveryFamily{agentRun: a, path: "/parley-check/" + a2a.NewID(),
-		secret: "parley-check-secret-" + a2a.NewID()[:8], token: "parley-check-token-" + a2a.NewID()[:8]}
+		secret: "parley-check-secret-" + nonce(), token: "parley-check-token-" + nonce()}
 	runSteps(ctx, a.bindingRun, f, deliverySteps)
 }
 

@@ -87,4 +87,14 @@ func endAll[S any](b *bindingRun, steps []step[S], v Verdict, reason string) {
 }
 
 // unknownID returns an id no server has.
-func unknownID(what string) string { return "parley-check-no-such-" + what + "-" + a2a.NewID()[:8] }
+func unknownID(what string) string { return "parley-check-no-such-" + what + "-" + nonce() }
+
+// nonce is eight random hex digits that tell one check's names from
+// another's: the tail of a new id, which is random (its head is the time,
+// the same for every check of a run, and two checks naming the same
+// unknown task at once met a server's per-task locks instead of its
+// answer to an unknown task).
+func nonce() string {
+	id := a2a.NewID()
+	return id[len(id)-8:]
+}

@@ -109,7 +109,7 @@ const slowStoreCall = 100 * time.Microsecond
 //
 // The event is stamped when it is added, that is when the call
 // returned; its start is the stamp less parley.store.duration_ms.
-func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err error) {
+func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, err error) {
 	d := now() - begin
 	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
 	if s.t.metering {
@@ -117,16 +117,16 @@ func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err 
 		if failed {
 			outcome = 1
 		}
-		s.t.ins.store[op.index][outcome].record(d)
+		s.t.ins.store[call.index][outcome].record(d)
 	}
 	if !s.t.tracing {
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	os, ok := span.(*serverSpan)
+	op, ok := span.(*serverSpan)
 	if ok {
-		os.calls.Add(1)
-		os.nanos.Add(int64(d))
+		op.calls.Add(1)
+		op.nanos.Add(int64(d))
 	}
 	if !failed && d < slowStoreCall {
 		return
@@ -136,9 +136,9 @@ func (s *store) done(ctx context.Context, op *storeOp, begin time.Duration, err 
 		kv = append(kv, keyStoreError.String(err.Error()))
 	}
 	if ok {
-		os.storeEvent(op.event, kv...)
+		op.storeEvent(call.event, kv...)
 	} else if span.IsRecording() {
-		span.AddEvent(op.event, trace.WithAttributes(kv...))
+		span.AddEvent(call.event, trace.WithAttributes(kv...))
 	}
 }
 

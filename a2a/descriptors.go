@@ -32,6 +32,9 @@ type fieldInfo struct {
 	key      []byte // `"jsonName":`
 	jsonName string
 	required bool
+	// check: CheckRequired looks at the field, because it is REQUIRED or
+	// holds messages in which a rule can be broken; the others it skips.
+	check bool
 	// always: write the field even when it is not populated (REQUIRED
 	// scalars, enums, lists and maps outside oneofs).
 	always bool
@@ -77,6 +80,7 @@ func infoFor(md protoreflect.MessageDescriptor) *msgInfo {
 			key:      []byte(`"` + name + `":`),
 			jsonName: name,
 			required: req,
+			check:    req || holdsCheckable(fd),
 			always:   req && fd.ContainingOneof() == nil && !singularMsg,
 		}
 	}
@@ -133,6 +137,44 @@ func wktOf(md protoreflect.MessageDescriptor) wktKind {
 		return wktEmpty
 	}
 	return wktUnsupported
+}
+
+// holdsCheckable reports whether a field holds messages (alone, in a list
+// or as map values) in which CheckRequired can find a broken rule.
+func holdsCheckable(fd protoreflect.FieldDescriptor) bool {
+	if fd.IsMap() {
+		fd = fd.MapValue()
+	}
+	return fd.Message() != nil && canBreakRule(fd.Message(), map[protoreflect.FullName]bool{})
+}
+
+// canBreakRule reports whether a message of type md can break a rule
+// CheckRequired checks: it is a Part (whose content must be set), has a
+// REQUIRED field, or holds, through messages other than well-known types,
+// a message that can. Types already in seen count as no: their first
+// visit answers for them.
+func canBreakRule(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if wktOf(md) != wktNone || seen[md.FullName()] {
+		return false
+	}
+	seen[md.FullName()] = true
+	if md.FullName() == partFullName {
+		return true
+	}
+	fds := md.Fields()
+	for i := range fds.Len() {
+		fd := fds.Get(i)
+		if requiredFields[fd.FullName()] {
+			return true
+		}
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if fd.Message() != nil && canBreakRule(fd.Message(), seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // reachesEnum reports whether an enum field can be reached from md through

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 func BenchmarkMarshalTask(b *testing.B) {
@@ -63,4 +64,25 @@ func BenchmarkUnmarshalSendMessageRequest(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCheckRequired is the check of an artifact chunk (which the
+// server makes for every chunk an agent emits) and of a SendMessage
+// request.
+func BenchmarkCheckRequired(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		msg  proto.Message
+	}{
+		{"artifact", &Artifact{ArtifactId: "a1", Name: "result", Parts: []*Part{{Content: &Part_Text{Text: "chunk 1"}}}}},
+		{"send", sampleSendRequest()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if v := CheckRequired(c.msg); len(v) > 0 {
+					b.Fatal(v)
+				}
+			}
+		})
+	}
 }

@@ -13,6 +13,38 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
+// checkEveryField is CheckRequired walking every field, not only those
+// that can break a rule (fieldInfo.check): the two must agree.
+func checkEveryField(m proto.Message) []FieldViolation {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return CheckRequired(m)
+	}
+	c := checker{all: true}
+	c.message(m.ProtoReflect(), nil)
+	return c.out
+}
+
+// CheckRequired skips only fields that cannot break a rule: on the fuzz
+// seeds, decoded as the messages they were written for, it finds what a
+// walk of every field finds.
+func TestCheckRequiredSkipsNothingItMustCheck(t *testing.T) {
+	n := 0
+	for _, s := range fuzzSeeds {
+		for _, m := range []proto.Message{&SendMessageRequest{}, &StreamResponse{}, &Task{}, &AgentCard{}} {
+			if Unmarshal([]byte(s), m) != nil {
+				continue
+			}
+			n++
+			if got, all := CheckRequired(m), checkEveryField(m); !slices.Equal(got, all) {
+				t.Errorf("%s from %s:\n got %q\nevery field %q", m.ProtoReflect().Descriptor().Name(), s, got, all)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no seed decoded")
+	}
+}
+
 // TestCheckRequired lists, case by case, the violations CheckRequired must
 // report. It is one long table on purpose: each case is a message and its
 // expected violations, easiest to review side by side.
@@ -120,6 +152,9 @@ func TestCheckRequired(t *testing.T) {
 			got := CheckRequired(tc.msg)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("CheckRequired:\n got %q\nwant %q", got, tc.want)
+			}
+			if all := checkEveryField(tc.msg); !slices.Equal(got, all) {
+				t.Fatalf("CheckRequired skipped a field it had to check:\n got %q\nevery field %q", got, all)
 			}
 		})
 	}

@@ -86,3 +86,19 @@ func BenchmarkCheckRequired(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCloneArtifact is the copy of an artifact chunk, written out
+// and by proto.Clone.
+func BenchmarkCloneArtifact(b *testing.B) {
+	a := &Artifact{ArtifactId: "a1", Name: "result", Parts: []*Part{{Content: &Part_Text{Text: "chunk 1"}}}}
+	b.Run("CloneArtifact", func(b *testing.B) {
+		for b.Loop() {
+			CloneArtifact(a)
+		}
+	})
+	b.Run("proto.Clone", func(b *testing.B) {
+		for b.Loop() {
+			proto.Clone(a)
+		}
+	})
+}

@@ -177,7 +177,7 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 	if v := r.s.limits.artifact(nil, "artifact", ev.artifact); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
-	a := proto.Clone(ev.artifact).(*a2a.Artifact)
+	a := a2a.CloneArtifact(ev.artifact)
 	if v := a2a.CheckRequired(a); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}

@@ -34,8 +34,8 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dur := fs.Duration("duration", 10*time.Second, "how long to send requests")
 	chunks := fs.Int("chunks", 20, "chunks per stream (--op stream; and the ceiling's streams)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
-	var pids pidList
-	fs.Var(&pids, "server-pid", "report the CPU per request and peak memory (from /proc) of this local server `PID`; repeat it once per URL to measure each URL's server apart, side by side in one run (docs/performance.md)")
+	var pidArgs multiFlag
+	fs.Var(&pidArgs, "server-pid", "report the CPU per request and peak memory (from /proc) of this local server `PID`; repeat it once per URL to measure each URL's server apart, side by side in one run (docs/performance.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
 	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
@@ -80,6 +80,14 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var pids []int
+	for _, v := range pidArgs {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return usageError{fmt.Errorf("--server-pid %q: want a process id", v)}
+		}
+		pids = append(pids, n)
+	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], URLs: rest[1:], Op: *op, Binding: *binding, Concurrency: *conc,
 		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, SlowReaders: *slow, CutShare: *cutShare})
 	if err != nil {
@@ -91,20 +99,6 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(res)
 	}
 	res.WriteText(stdout)
-	return nil
-}
-
-// pidList is the repeatable --server-pid flag.
-type pidList []int
-
-func (p *pidList) String() string { return fmt.Sprint([]int(*p)) }
-
-func (p *pidList) Set(v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("%q is not a process id", v)
-	}
-	*p = append(*p, n)
 	return nil
 }
 

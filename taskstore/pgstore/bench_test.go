@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"parley.dev/parley/a2a"
+
 	"parley.dev/parley/taskstore/pgstore/pgtest"
 	"parley.dev/parley/taskstore/storetest"
 )
@@ -27,5 +29,29 @@ func BenchmarkAppendChunk(b *testing.B) {
 			defer s.Close()
 			storetest.BenchAppendChunk(b, s, at)
 		})
+	}
+}
+
+// BenchmarkConcurrentWritesScale is BenchmarkConcurrentWrites in a scope
+// that already holds 1,000 or 100,000 finished tasks, each in a context
+// of its own (so as many ListTasks counters), not yet analyzed (as in a
+// database's first minute): the cost of a write must not grow with them.
+func BenchmarkConcurrentWritesScale(b *testing.B) {
+	db := pgtest.NewDatabase(b)
+	for _, n := range []int{1000, 100000} {
+		s := openFresh(b, db, nil)
+		defer s.Close()
+		// Rows of storetest's scope, made in SQL for speed (a thousand
+		// per transaction: the trigger updates the same counters for
+		// each, and their versions pile up within a transaction); the
+		// trigger counts them as any other.
+		for from := 1; from <= n; from += 1000 {
+			if _, err := s.pool.Exec(b.Context(), `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, data)
+				SELECT 'fill-' || g, 't1', 'alice', 'fill-ctx-' || g, $3, g, ''::bytea FROM generate_series($1::int, $2::int) AS g`,
+				from, min(from+999, n), int32(a2a.TaskState_TASK_STATE_COMPLETED)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) { storetest.BenchSendMessage(b, s) })
 	}
 }

@@ -23,7 +23,7 @@ import (
 // writer's fence (see cluster.go): the epoch of its replica lease, which
 // must still hold, recorded as the task's runner; 0 without a lease.
 const (
-	headWhere   = ` WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4 - 1`
+	headWhere   = ` WHERE ` + taskByID + ` AND seq = $4 - 1`
 	headReturn  = ` RETURNING has_push, next_history - $5, next_chunk - $6`
 	headCounter = `seq = $4, next_history = next_history + $5, next_chunk = next_chunk + $6`
 	sqlHeadSeq  = `UPDATE tasks SET ` + headCounter + `, runner = $7` + headWhere + ` AND ` + fenced7 + headReturn
@@ -35,9 +35,9 @@ const (
 	sqlHeadTask = `UPDATE tasks SET seq = $4, next_history = $5, next_chunk = $6, state = $7, status_ms = $8, status = $9,
 		context_id = $10, data = $11, runner = $12` + headWhere + ` AND ` + fenced12 + ` RETURNING has_push, 0, 0`
 	// A message without an event: its number and row in one statement.
-	sqlAddMessage = `WITH h AS (UPDATE tasks SET next_history = next_history + 1 WHERE id = $1 AND tenant = $2 AND owner = $3
+	sqlAddMessage = `WITH h AS (UPDATE tasks SET next_history = next_history + 1 WHERE ` + taskByID + `
 		RETURNING id, next_history - 1 AS n) INSERT INTO task_history (task_id, n, message) SELECT id, n, $4 FROM h`
-	sqlTaskInScope = `SELECT 1 FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3`
+	sqlTaskInScope = `SELECT 1 FROM tasks WHERE ` + taskByID
 
 	// Replacing an artifact: its first chunk takes the new content, its
 	// other chunks go; an artifact not there yet is added.
@@ -55,7 +55,7 @@ const (
 	// statement (one snapshot); no row when the task is not in the scope.
 	sqlEvents = `SELECT t.seq, e.seq, e.response FROM tasks t
 		LEFT JOIN LATERAL (SELECT seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
-		WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3`
+		WHERE ` + taskByIDAs
 )
 
 var (
@@ -72,6 +72,17 @@ var (
 		appendTail(12)
 	sqlAppendChunk = `WITH h(has_push, hn, cn) AS (` + sqlHeadSeq + `),
 		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, true, $9 FROM h),` +
+		appendTail(10)
+	// An artifact that replaces the one with its id ($8): the first
+	// chunk f of that artifact takes the content ($9) and its other
+	// chunks go, or, with no such artifact, a new chunk is added. The
+	// three see the rows as they were before the statement, so exactly
+	// one of the two cases writes.
+	sqlAppendArtifact = `WITH h(has_push, hn, cn) AS (` + sqlHeadSeq + `),
+		f(n) AS (SELECT min(n) FROM task_artifacts WHERE task_id = $1 AND artifact_id = $8),
+		r AS (UPDATE task_artifacts SET append = false, chunk = $9 FROM h, f WHERE task_id = $1 AND task_artifacts.n = f.n),
+		d AS (DELETE FROM task_artifacts USING h, f WHERE task_id = $1 AND artifact_id = $8 AND task_artifacts.n > f.n),
+		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, false, $9 FROM h, f WHERE f.n IS NULL),` +
 		appendTail(10)
 )
 
@@ -141,7 +152,7 @@ func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
 		}
 		return nil // an empty Append in the scope
 	}
-	n, err := affected(s.pool.Exec(ctx, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.Msg))
+	n, err := s.execGrouped(ctx, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.Msg)
 	if err == nil && n == 0 {
 		return taskstore.ErrNotFound
 	}
@@ -160,10 +171,10 @@ func appendTail(e int) string {
 		SELECT count(*) FROM h`
 }
 
-// appendOne is an Append of a status update or an appended chunk, without
+// appendOne is an Append of a status update or an artifact chunk, without
 // a history message of the client's, in one statement (sqlAppendStatus,
-// sqlAppendChunk). It reports false, having done nothing, for any other
-// event.
+// sqlAppendChunk, sqlAppendArtifact) of the next group commit. It
+// reports false, having done nothing, for any other event.
 func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 	if op.Msg != nil {
 		return false, nil
@@ -180,13 +191,17 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 		}
 		h := op.Status
 		sql, args = sqlAppendStatus, append(where, nh, int32(0), h.State, h.StatusMS, h.Status, op.fence, op.Hist)
-	case op.Chunk != nil && op.Chunk.AppendTo:
-		sql, args = sqlAppendChunk, append(where, int32(0), int32(1), op.fence, op.Chunk.ID, op.Chunk.Data)
+	case op.Chunk != nil:
+		sql = sqlAppendArtifact
+		if op.Chunk.AppendTo {
+			sql = sqlAppendChunk
+		}
+		args = append(where, int32(0), int32(1), op.fence, op.Chunk.ID, op.Chunk.Data)
 	default:
 		return false, nil
 	}
-	var n int64
-	if err := s.pool.QueryRow(ctx, sql, append(args, tail...)...).Scan(&n); err != nil {
+	n, err := s.countGrouped(ctx, sql, append(args, tail...)...)
+	if err != nil {
 		return true, err
 	}
 	if n == 0 {

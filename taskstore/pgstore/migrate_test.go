@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
@@ -152,4 +154,68 @@ func TestExclusive(t *testing.T) {
 		t.Fatalf("exclusive Open after Close: %v", err)
 	}
 	again.Close()
+}
+
+// TestMigrateFromVersion2 opens a database recorded at schema version 2
+// with the counters' trigger of that version: Open upgrades it to the
+// current version, replacing the trigger's function, and the counts
+// stay right.
+func TestMigrateFromVersion2(t *testing.T) {
+	u := pgtest.NewSchema(t, pgtest.NewDatabase(t))
+	s, err := Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		tk := newTask(fmt.Sprint("t-", i), i)
+		if err := s.CreateTask(t.Context(), scope, tk, snapshot(tk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	conn, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// Version 2's function: one DELETE for both kinds of per-context
+	// counters.
+	old := strings.Replace(countFunction, `kind = 1
+			AND context_id = OLD.context_id AND state = 0 AND`, `kind IN (1, 3)
+			AND context_id = OLD.context_id AND`, 1)
+	if old == countFunction {
+		t.Fatal("the test's version 2 function is the current one")
+	}
+	if _, err := conn.Exec(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `UPDATE parley_schema SET version = 2`); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatalf("open a version 2 database: %v", err)
+	}
+	defer s.Close()
+	if v := schemaVersion(t, u); v != SchemaVersion {
+		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
+	}
+	var src string
+	if err := conn.QueryRow(t.Context(), `SELECT prosrc FROM pg_proc WHERE proname = 'parley_count_tasks'
+		AND pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`).Scan(&src); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(src, "IN (1, 3)") || !strings.Contains(src, "kind = 3") {
+		t.Fatalf("the trigger's function was not replaced:\n%s", src)
+	}
+	if err := s.Append(t.Context(), scope, "t-0", status("t-0", 2, a2a.TaskState_TASK_STATE_COMPLETED)); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.ListTasks(t.Context(), scope, taskstore.ListQuery{State: a2a.TaskState_TASK_STATE_WORKING, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != 2 {
+		t.Fatalf("%d WORKING tasks counted, want 2", page.Total)
+	}
 }

@@ -72,10 +72,11 @@ import (
 // it is safe for concurrent use by any number of goroutines and
 // processes (the outbox through ClaimPush, see above).
 type Store struct {
-	pool  *pgxpool.Pool
-	keys  *seal.Keys
-	lock  *pgx.Conn    // holds the Exclusive lock; nil without it
-	epoch atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join (cluster.go)
+	pool   *pgxpool.Pool
+	commit *committer // the group commit of small writes (commit.go)
+	keys   *seal.Keys
+	lock   *pgx.Conn    // holds the Exclusive lock; nil without it
+	epoch  atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join (cluster.go)
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -124,7 +125,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, keys: opts.PushKeys}
+	s := &Store{pool: pool, keys: opts.PushKeys, commit: newCommitter(pool)}
 	if opts.Exclusive {
 		if err := s.lockExclusive(ctx, cfg.ConnConfig); err != nil {
 			pool.Close()
@@ -150,6 +151,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Close closes the pool's connections, waiting for those in use. It may
 // be called more than once.
 func (s *Store) Close() error {
+	s.commit.close()
 	s.pool.Close()
 	if s.lock != nil {
 		// Unlocked first, since the session's end (which would release
@@ -185,6 +187,32 @@ func (s *Store) lockExclusive(ctx context.Context, cc *pgx.ConnConfig) error {
 // inTx runs fn in a transaction, committing when it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// execGrouped runs a statement in the next group commit (commit.go) and
+// returns the number of rows it affected.
+func (s *Store) execGrouped(ctx context.Context, sql string, args ...any) (int64, error) {
+	var n int64
+	err := s.commit.do(ctx, &write{
+		queue: func(b *pgx.Batch) { b.Queue(sql, args...) },
+		read: func(br pgx.BatchResults) error {
+			tag, err := br.Exec()
+			n = tag.RowsAffected()
+			return err
+		},
+	})
+	return n, err
+}
+
+// countGrouped runs a statement whose one row is a count in the next
+// group commit, and returns the count.
+func (s *Store) countGrouped(ctx context.Context, sql string, args ...any) (int64, error) {
+	var n int64
+	err := s.commit.do(ctx, &write{
+		queue: func(b *pgx.Batch) { b.Queue(sql, args...) },
+		read:  func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) },
+	})
+	return n, err
 }
 
 // querier runs a query of one row: a transaction, or the pool.

@@ -16,13 +16,13 @@ const (
 	// and is written only if that row is in the caller's scope. Writing
 	// it lifts a suspension.
 	sqlPutConfig = `INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
-		SELECT tenant, owner, id, $1, $2, $3 FROM tasks WHERE id = $4 AND tenant = $5 AND owner = $6
+		SELECT tenant, owner, id, $1, $2, $3 FROM tasks WHERE id = $4 AND tenant IS NOT DISTINCT FROM $5 AND owner IS NOT DISTINCT FROM $6 -- as taskByID
 		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret, suspended = NULL`
 	sqlGetConfig = `SELECT data, secret FROM push_configs WHERE task_id = $1 AND id = $2 AND tenant = $3 AND owner = $4`
 	// One row with a NULL config when the task has none; no row when the
 	// task is not in the scope.
 	sqlListConfigs = `SELECT p.id, p.data, p.secret FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
-		WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3 ORDER BY p.id`
+		WHERE ` + taskByIDAs + ` ORDER BY p.id`
 	sqlDeleteConfig = `DELETE FROM push_configs WHERE task_id = $1 AND id = $2 AND tenant = $3 AND owner = $4`
 	// has_push stays set once a task had a configuration: a stale mark
 	// only costs the outbox statement that finds no active one.

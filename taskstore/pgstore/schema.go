@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -192,6 +192,14 @@ var migrations = [][]string{
 			value bytea NOT NULL
 		)`,
 	},
+	2: {
+		// The counters' trigger as countFunction has it now: version 2's
+		// dropped emptied per-context counters with one DELETE whose
+		// kind IN (1, 3) left the planner a scan of every counter of
+		// the scope, a cost that grew with the contexts the scope ever had
+		// (6.6 ms at 4,000 tasks).
+		countFunction,
+	},
 }
 
 // countFunction keeps task_counts in step with the tasks table. A row is
@@ -202,8 +210,10 @@ var migrations = [][]string{
 // the same order and cannot deadlock on them. Per-context counters that
 // reach zero are dropped (only in the slot this row locked), so contexts
 // that come and go leave nothing behind. SET search_path FROM CURRENT
-// binds the function to the schema it was created in.
-const countFunction = `CREATE FUNCTION parley_count_tasks() RETURNS trigger
+// binds the function to the schema it was created in. Each statement
+// names every column of task_counts' key, so that it is a lookup of the
+// key, whatever the number of counters.
+const countFunction = `CREATE OR REPLACE FUNCTION parley_count_tasks() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
 	IF TG_OP = 'UPDATE' AND OLD.tenant = NEW.tenant AND OLD.owner = NEW.owner
@@ -229,8 +239,10 @@ BEGIN
 	ORDER BY 1, 2, 3, 4, 5, 6
 	ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n;
 	IF TG_OP <> 'INSERT' THEN
-		DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind IN (1, 3)
-			AND context_id = OLD.context_id AND slot = hashtext(OLD.id) & 15 AND n = 0;
+		DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind = 1
+			AND context_id = OLD.context_id AND state = 0 AND slot = hashtext(OLD.id) & 15 AND n = 0;
+		DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind = 3
+			AND context_id = OLD.context_id AND state = OLD.state AND slot = hashtext(OLD.id) & 15 AND n = 0;
 	END IF;
 	RETURN NULL;
 END $$`

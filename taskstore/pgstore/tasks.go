@@ -21,20 +21,40 @@ import (
 const deleteBatch = 500
 
 const (
-	// The last parameter is the writer's fence, as in Append (events.go).
-	sqlCreateTask = `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push, next_history, next_chunk, runner)
+	// A task whole, in one statement of data-modifying CTEs: the header
+	// t ($1-$12; $13 is the writer's fence, as in Append, events.go),
+	// then, FROM t so that nothing is written when the id is taken or
+	// the fence stops it, the history ($14, numbered from 0), the chunks
+	// ($15-$17, their artifact ids, append flags and contents), the push
+	// configuration ($18-$20: id, data, secret; none when $19 is NULL),
+	// the first event ($21 created_ms, $22 bytes; none when NULL) and its
+	// outbox row ($23: whether to queue it). The foreign keys are checked
+	// at the statement's end, when the rows they name are there.
+	sqlCreateTask = `WITH t AS (INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push,
+			next_history, next_chunk, runner)
 		SELECT $1::text, $2::text, $3::text, $4::text, $5::integer, $6::bigint, $7::bigint, $8::bytea, $9::bytea, $10::boolean,
-			$11::integer, $12::integer, $13::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING`
+			$11::integer, $12::integer, $13::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING RETURNING id),
+		h AS (INSERT INTO task_history (task_id, n, message)
+			SELECT t.id, m.n - 1, m.message FROM t, unnest($14::bytea[]) WITH ORDINALITY AS m(message, n)),
+		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
+			SELECT t.id, c.n - 1, c.artifact_id, c.append, c.chunk
+			FROM t, unnest($15::text[], $16::boolean[], $17::bytea[]) WITH ORDINALITY AS c(artifact_id, append, chunk, n)),
+		p AS (INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
+			SELECT $2, $3, t.id, $18, $19, $20 FROM t WHERE $19::bytea IS NOT NULL),
+		e AS (INSERT INTO task_events (task_id, seq, created_ms, response) SELECT t.id, $7, $21, $22 FROM t WHERE $22::bytea IS NOT NULL),
+		o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
+			SELECT $2, $3, t.id, $18, $7, $22, $21 FROM t WHERE $23::boolean AND $19::bytea IS NOT NULL AND $22::bytea IS NOT NULL)
+		SELECT count(*) FROM t`
 	sqlPutHistory = `INSERT INTO task_history (task_id, n, message) VALUES ($1, $2, $3)`
 	sqlPutChunk   = `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES ($1, $2, $3, $4, $5)`
 	// A task whole, in one statement.
-	sqlGetTask = `SELECT ` + headerColumns + ` FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3
+	sqlGetTask = `SELECT ` + headerColumns + ` FROM tasks WHERE ` + taskByID + `
 		UNION ALL SELECT ` + historyColumns + ` FROM task_history WHERE task_id = $1
-			AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3)
+			AND EXISTS (SELECT 1 FROM tasks WHERE ` + taskByID + `)
 		UNION ALL SELECT ` + chunkColumns + ` FROM task_artifacts WHERE task_id = $1
-			AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3)
+			AND EXISTS (SELECT 1 FROM tasks WHERE ` + taskByID + `)
 		ORDER BY 1, 2`
-	sqlLastSeq = `SELECT seq FROM tasks WHERE id = $1 AND tenant = $2 AND owner = $3`
+	sqlLastSeq = `SELECT seq FROM tasks WHERE ` + taskByID
 )
 
 var (
@@ -73,42 +93,34 @@ func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 
 // CreateTask inserts t (its header, history and artifact rows), with
 // ev.PushConfig, ev.Response as the first event of its log and the outbox
-// rows of ev, in one transaction; the id must be new in the whole store.
+// row of ev, in one statement of the next group commit; the id must be
+// new in the whole store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	enc, err := layout.EncodeCreate(t, ev)
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
-	h, parts, evData := enc.Header, enc.Parts, enc.Event
+	h, parts := enc.Header, enc.Parts
+	var cfgID string
 	var cfg, secret []byte
 	if ev.PushConfig != nil {
 		if cfg, secret, err = s.sealConfig(sc, ev.PushConfig); err != nil {
 			return err
 		}
+		cfgID = ev.PushConfig.GetId()
+	}
+	n := len(parts.Artifacts)
+	ids, appends, chunks := make([]string, n), make([]bool, n), make([][]byte, n)
+	for i, c := range parts.Artifacts {
+		ids[i], appends[i], chunks[i] = c.ID, c.AppendTo, c.Data
 	}
 	fence := s.epoch.Load()
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		n, err := affected(tx.Exec(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
-			int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), len(parts.Artifacts), fence))
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fenceError(ctx, tx, fence, taskstore.ErrExists)
-		}
-		b := &pgx.Batch{}
-		queueParts(b, t.Id, parts)
-		if cfg != nil {
-			b.Queue(sqlPutConfig, ev.PushConfig.GetId(), cfg, secret, t.Id, sc.Tenant, sc.Owner)
-		}
-		if evData != nil {
-			b.Queue(sqlInsertEvent, t.Id, int64(ev.Seq), time.Now().UnixMilli(), evData)
-			if ev.Push && cfg != nil {
-				queueForTask(b, sc, t.Id, ev.Seq, evData)
-			}
-		}
-		return runBatch(ctx, tx, b)
-	})
+	made, err := s.countGrouped(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
+		int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
+		parts.History, ids, appends, chunks, cfgID, cfg, secret, time.Now().UnixMilli(), enc.Event, ev.Push)
+	if err == nil && made == 0 {
+		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)
+	}
 	if err != nil && !errors.Is(err, taskstore.ErrExists) && !errors.Is(err, taskstore.ErrFenced) {
 		return wrap("create task", err)
 	}

@@ -73,20 +73,24 @@ func ReportCPU(b *testing.B) func() {
 	}
 }
 
+// benchTasks numbers the tasks the benchmarks create, across calls, so
+// that a benchmark run more than once on one store (as the testing
+// package does, with growing b.N) makes new tasks each time.
+var benchTasks atomic.Int64
+
 // BenchSendMessage measures the store writes of a blocking SendMessage:
 // per operation a task is created with its first event (a snapshot), then
 // three events are appended (WORKING, an artifact, COMPLETED with a
 // message), from 64 goroutines at once (or GOMAXPROCS, if more). One
 // operation is one whole task.
 func BenchSendMessage(b *testing.B, s taskstore.Tasks) {
-	var next atomic.Int64
 	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
 	b.ReportAllocs()
 	defer ReportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
-			if err := sendOnce(ctx, s, fmt.Sprintf("send-%09d", next.Add(1))); err != nil {
+			if err := sendOnce(ctx, s, fmt.Sprintf("send-%09d", benchTasks.Add(1))); err != nil {
 				b.Error(err)
 				return
 			}
@@ -122,7 +126,6 @@ func sendOnce(ctx context.Context, s taskstore.Tasks, id string) error {
 // artifact, 20 per task, then start the next task. One operation is one
 // chunk.
 func BenchStreamChunks(b *testing.B, s taskstore.Tasks) {
-	var next atomic.Int64
 	body := strings.Repeat("x", 64)
 	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
 	b.ReportAllocs()
@@ -133,7 +136,7 @@ func BenchStreamChunks(b *testing.B, s taskstore.Tasks) {
 		seq := uint64(0)
 		for n := 0; pb.Next(); n = (n + 1) % 20 {
 			if n == 0 {
-				id = fmt.Sprintf("stream-%09d", next.Add(1))
+				id = fmt.Sprintf("stream-%09d", benchTasks.Add(1))
 				tk := &a2a.Task{Id: id, ContextId: "c", Status: &a2a.TaskStatus{State: working, Timestamp: timestamppb.Now()}}
 				if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1, Response: snapshotEvent(tk)}); err != nil {
 					b.Error(err)

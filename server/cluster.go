@@ -72,6 +72,11 @@ var ErrTaskTaken = errors.New("server: another replica runs the task now")
 // a task. Task ids are minted by servers, so no task has this id.
 func cancelKey(taskID string) string { return "cancel:" + taskID }
 
+// pushKey is the Bus key on which a replica that added a push
+// configuration to a task wakes the replica running it: that one's
+// pusher must look at the task's events from then on (run.queued).
+func pushKey(taskID string) string { return "push:" + taskID }
+
 // check reports what is missing from a Cluster.
 func (c *Cluster) check() error {
 	if c.Bus == nil || c.Leases == nil {
@@ -366,18 +371,38 @@ func (r *run) absorb(ev a2a.StreamEvent) {
 	}
 }
 
-// watchCancel wakes a local execution when CancelTask on another replica
-// canceled its task, or asks this one to: the run reads the log, which
-// stops the execution when it holds the CANCELED status (see absorb), and
-// otherwise cancels the task itself. It returns when the execution ends.
-func (r *run) watchCancel(ex *execution) {
-	wake, stop := r.s.opts.Cluster.Bus.Watch(cancelKey(r.id))
-	defer stop()
+// watchOthers starts watching, for a local execution, what other
+// replicas ask of its task (see watch).
+func (r *run) watchOthers(ex *execution) {
+	bus := r.s.opts.Cluster.Bus
+	cancel, stopCancel := bus.Watch(cancelKey(r.id))
+	push, stopPush := bus.Watch(pushKey(r.id))
+	go func() {
+		defer stopCancel()
+		defer stopPush()
+		r.watch(ex, cancel, push)
+	}()
+}
+
+// watch serves watchOthers until the execution ends. A wake-up on push
+// means another replica added a push configuration: the run's events go
+// to the pusher from then on, and the pusher looks at those already
+// written. One on cancel means CancelTask on another replica canceled the
+// task, or asks this one to: the run reads the log, which stops the
+// execution when it holds the CANCELED status (see absorb), and
+// otherwise cancels the task itself.
+func (r *run) watch(ex *execution, cancel, push <-chan struct{}) {
 	for {
 		select {
 		case <-ex.ended:
 			return
-		case <-wake:
+		case <-push:
+			r.mu.Lock()
+			r.mayPush = true
+			r.queued()
+			r.mu.Unlock()
+			continue
+		case <-cancel:
 		}
 		r.mu.Lock()
 		ctx := context.WithoutCancel(ex.ctx)
@@ -393,7 +418,7 @@ func (r *run) watchCancel(ex *execution) {
 }
 
 // askRunnerToCancel wakes the replica running the task, which cancels it
-// (watchCancel), and waits until the task is terminal: canceled, or
+// (watch), and waits until the task is terminal: canceled, or
 // ended otherwise first. It gives up after two leases and five seconds.
 // Callers hold r.mu, which is let go while waiting, and have loaded the
 // task.

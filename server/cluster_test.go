@@ -34,8 +34,8 @@ func (p *pausable) Renew(ctx context.Context) (bool, error) {
 }
 
 // replica starts a server on the database at url as a replica with a
-// lease of ttl.
-func replica(t *testing.T, url string, ttl time.Duration, agent server.Agent) (*server.Server, *pausable) {
+// lease of ttl, with opts (its Store and Cluster are the replica's).
+func replica(t *testing.T, url string, ttl time.Duration, opts server.Options) (*server.Server, *pausable) {
 	t.Helper()
 	st, err := pgstore.Open(t.Context(), url, nil)
 	if err != nil {
@@ -52,8 +52,9 @@ func replica(t *testing.T, url string, ttl time.Duration, agent server.Agent) (*
 	}
 	t.Cleanup(func() { bus.Close() })
 	l := &pausable{Replica: rep}
-	return newServer(t, server.Options{Store: st, Agent: agent,
-		Cluster: &server.Cluster{Bus: bus, Leases: l, Poll: 500 * time.Millisecond}}), l
+	opts.Store = st
+	opts.Cluster = &server.Cluster{Bus: bus, Leases: l, Poll: 500 * time.Millisecond}
+	return newServer(t, opts), l
 }
 
 // collect reads a stream to its end.
@@ -72,8 +73,8 @@ func collect(seq func(func(a2a.StreamEvent, error) bool)) (evs []a2a.StreamEvent
 // the same order, none missing or twice.
 func TestClusterFollow(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	a, _ := replica(t, url, 2*time.Second, nil)
-	b, _ := replica(t, url, 2*time.Second, nil)
+	a, _ := replica(t, url, 2*time.Second, server.Options{})
+	b, _ := replica(t, url, 2*time.Second, server.Options{})
 
 	first := make(chan string, 1)
 	var onA []a2a.StreamEvent
@@ -141,8 +142,8 @@ func TestClusterCancel(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	var started, causes sync.Map
 	agent := cancelProbeAgent(&started, &causes)
-	a, _ := replica(t, url, 2*time.Second, agent)
-	b, _ := replica(t, url, 2*time.Second, agent)
+	a, _ := replica(t, url, 2*time.Second, server.Options{Agent: agent})
+	b, _ := replica(t, url, 2*time.Second, server.Options{Agent: agent})
 	key := a2a.NewID()
 	start, cause := make(chan struct{}), make(chan error, 1)
 	started.Store(key, start)
@@ -191,8 +192,8 @@ func TestClusterCancel(t *testing.T) {
 // many times: one task each time, both answers naming it.
 func TestClusterIdempotency(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	a, _ := replica(t, url, 2*time.Second, nil)
-	b, _ := replica(t, url, 2*time.Second, nil)
+	a, _ := replica(t, url, 2*time.Second, server.Options{})
+	b, _ := replica(t, url, 2*time.Second, server.Options{})
 	for range 20 {
 		id := a2a.NewID()
 		var tasks [2]*a2a.Task
@@ -223,8 +224,8 @@ func TestClusterLeaseLapse(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	var started, causes sync.Map
 	agent := cancelProbeAgent(&started, &causes)
-	a, la := replica(t, url, 600*time.Millisecond, agent)
-	b, _ := replica(t, url, 600*time.Millisecond, agent)
+	a, la := replica(t, url, 600*time.Millisecond, server.Options{Agent: agent})
+	b, _ := replica(t, url, 600*time.Millisecond, server.Options{Agent: agent})
 	key := a2a.NewID()
 	start, cause := make(chan struct{}), make(chan error, 1)
 	started.Store(key, start)
@@ -290,8 +291,8 @@ func TestClusterLeaseLapse(t *testing.T) {
 // follower on B see the same events, CANCELED last.
 func TestClusterCancelBusy(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	a, _ := replica(t, url, 2*time.Second, nil)
-	b, _ := replica(t, url, 2*time.Second, nil)
+	a, _ := replica(t, url, 2*time.Second, server.Options{})
+	b, _ := replica(t, url, 2*time.Second, server.Options{})
 	ids := make(chan string, 1)
 	onA := make(chan []a2a.StreamEvent, 1)
 	go func() {
@@ -353,8 +354,8 @@ func TestClusterFollowUpRace(t *testing.T) {
 		}
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 	})
-	a, _ := replica(t, url, 2*time.Second, agent)
-	b, _ := replica(t, url, 2*time.Second, agent)
+	a, _ := replica(t, url, 2*time.Second, server.Options{Agent: agent})
+	b, _ := replica(t, url, 2*time.Second, server.Options{Agent: agent})
 	for range 10 {
 		task := taskOf(t)(a.SendMessage(anon(t), msgReq("start")))
 		var got [2]*a2a.SendMessageResponse
@@ -389,4 +390,53 @@ func TestClusterFollowUpRace(t *testing.T) {
 		}
 	}
 	t.Logf("%d agent runs for 20 follow-ups of 10 tasks (two at once each)", ran.Load())
+}
+
+// TestClusterPushConfigFromAnotherReplica: a task running on A without a
+// push configuration costs A's pusher nothing; once B adds one, A's
+// pusher is told about the task's events.
+func TestClusterPushConfigFromAnotherReplica(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	qa, qb := &queuedCounter{n: map[string]int{}}, &queuedCounter{n: map[string]int{}}
+	a, _ := replica(t, url, 2*time.Second, server.Options{Push: qa})
+	b, _ := replica(t, url, 2*time.Second, server.Options{Push: qb})
+
+	plain := sendTask(t, a, anon(t), "hello")
+	if n := qa.count(plain.Id); n != 0 {
+		t.Errorf("a task without push configurations: Queued %d times; want 0", n)
+	}
+
+	first := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := collect(func(yield func(a2a.StreamEvent, error) bool) {
+			for ev, e := range a.SendStreamingMessage(anon(t), msgReq("stream 60 every 10")) {
+				if ev.Seq == 1 {
+					first <- ev.Response.GetTask().GetId()
+				}
+				if !yield(ev, e) {
+					return
+				}
+			}
+		})
+		done <- err
+	}()
+	id := <-first
+	if n := qa.count(id); n != 0 {
+		t.Fatalf("before its configuration: Queued %d times on A; want 0", n)
+	}
+	if _, err := b.CreateTaskPushNotificationConfig(anon(t), &a2a.TaskPushNotificationConfig{TaskId: id, Url: "https://hooks.example/b"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := qb.count(id); n != 1 {
+		t.Errorf("B after CreateTaskPushNotificationConfig: Queued %d times; want 1 (its snapshot)", n)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The stream ran for about 600 ms after the configuration: A told its
+	// pusher about the task once B's wake-up came, then at every event.
+	if n := qa.count(id); n < 10 {
+		t.Errorf("A after B added a configuration: Queued %d times; want one per event after it", n)
+	}
 }

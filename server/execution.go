@@ -41,7 +41,12 @@ func (r *run) start(caller context.Context, req *Request) *execution {
 		r.returned(ex, err)
 	}()
 	if r.s.opts.Cluster != nil {
-		go r.watchCancel(ex)
+		if r.task != nil {
+			// A follow-up: another replica may have added a push
+			// configuration while no execution here watched for it.
+			r.mayPush = true
+		}
+		r.watchOthers(ex)
 	}
 	return ex
 }

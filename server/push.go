@@ -39,10 +39,11 @@ func (s *Server) queued(taskID string) {
 // queued tells the pusher that the run's last write may have queued
 // notifications, unless the task is known to have no push configuration
 // (run.mayPush): then the store queued nothing, and the pusher need not
-// look. With Options.Cluster another replica may add a configuration to a
-// task running here, so the pusher is always told. Callers hold r.mu.
+// look. With Options.Cluster, a replica that adds a configuration to a
+// task tells the one running it (pushKey, watchOthers), which from then
+// on tells its pusher too. Callers hold r.mu.
 func (r *run) queued() {
-	if r.mayPush || r.s.opts.Cluster != nil {
+	if r.mayPush {
 		r.s.queued(r.id)
 	}
 }
@@ -76,6 +77,14 @@ func (r *run) putPushConfig(ctx context.Context, cfg *a2a.TaskPushNotificationCo
 	if p := s.opts.Push; p != nil {
 		p.Forget(taskstore.PushTarget{Scope: r.scope, TaskID: cfg.TaskId, ConfigID: cfg.Id})
 		p.Queued(cfg.TaskId)
+	}
+	if c := s.opts.Cluster; c != nil && r.exec == nil && !a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		// The task may be running on another replica, whose pusher
+		// must now look at its events (watchOthers). A failed wake-up
+		// delays them until the pushers' next scan of the outbox.
+		if err := c.Bus.Notify(ctx, pushKey(cfg.TaskId), 0); err != nil {
+			s.log.Warn("cluster: telling the replica running a task about its new push configuration failed", "task", cfg.TaskId, "err", err)
+		}
 	}
 	return nil
 }

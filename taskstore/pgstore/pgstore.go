@@ -15,12 +15,23 @@
 // status, the last sequence number, whether the task ever had a push
 // configuration, and the next history and chunk numbers); history
 // messages, artifact chunks and logged events are rows of their own.
-// Append is one transaction: the header UPDATE, which checks the scope
-// and the sequence number in its WHERE clause (WHERE seq = n-1; no row
-// is ErrSeq or ErrNotFound) and returns what the rest needs, then the
-// small INSERTs in one batch (one round trip). The header row lock orders
-// concurrent writers of one task; writers of different tasks do not wait
-// for each other. Payloads are protobuf binary (bytea).
+// An Append is the header UPDATE, which checks the scope and the
+// sequence number in its WHERE clause (WHERE seq = n-1; no row is ErrSeq
+// or ErrNotFound) and returns what the rest needs, and the small INSERTs
+// it makes possible. The common events (a status update, an artifact
+// chunk) and CreateTask are one statement each, of data-modifying CTEs;
+// the rare ones (a Task event, a client message with an event) are a
+// transaction of the UPDATE and one batch. The header row lock orders
+// concurrent writers of one task. Payloads are protobuf binary (bytea).
+//
+// Group commit (commit.go): those one-statement writes, and PutMessage's
+// and SetMessageReply's, are sent by one goroutine per Store, as many as
+// are waiting in one batch that PostgreSQL runs as one transaction, so
+// that under load a request's writes share one round trip, one commit
+// and one WAL flush with those of others; a write that finds none in
+// flight goes at once. When one statement of a group fails, the group is
+// rolled back and its writes run again one by one, so that each gets its
+// own outcome. A write is acknowledged only after its group committed.
 //
 // Message records are keyed (tenant, owner, message_id), so the database
 // decides which of two concurrent PutMessage calls with one id wins, on

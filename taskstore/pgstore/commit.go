@@ -9,15 +9,39 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"hash/fnv"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"parley.dev/parley/taskstore"
 )
 
 // maxGroup bounds the writes in one transaction.
 const maxGroup = 128
+
+// scopeLocks is the first key of the transaction-level advisory locks a
+// group takes on its writes' scopes (the second is the scope's hash).
+//
+// A group's statements lock rows that other groups lock too: above all
+// the ListTasks counters of the scope (task_counts, which every new task
+// and state change updates), in whatever order its writes come, and
+// holds them until it commits. Two groups in flight at once, from two
+// replicas, could each wait for a counter the other holds: a deadlock,
+// which PostgreSQL breaks after deadlock_timeout (1 s) by failing one.
+// So a group first takes a lock on each of its scopes, in one order for
+// every group; groups of one scope then take turns, and groups of
+// different scopes, which share no counters, do not wait for each other.
+// Append's transactions (its rare events) take the lock of their scope
+// too.
+const scopeLocks = 0x73636f70 // "scop"
+
+// sqlLockScopes takes the locks of the scope keys $2, in their order.
+const sqlLockScopes = `SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::integer[]) AS k`
 
 // errClosed is the error of a write submitted after Close.
 var errClosed = errors.New("pgstore: the store is closed")
@@ -27,6 +51,7 @@ var errClosed = errors.New("pgstore: the store is closed")
 // one. Both may run more than once (see flush), so they must not change
 // anything outside the write.
 type write struct {
+	scope int32 // scopeKey of the write's scope
 	queue func(b *pgx.Batch)
 	read  func(br pgx.BatchResults) error
 	err   error
@@ -47,6 +72,8 @@ type committer struct {
 	closed  bool
 	wake    chan struct{} // holds one token while writes are pending
 	stopped chan struct{} // closed when run returns
+
+	rollbacks atomic.Int64 // groups rolled back by a failed statement (tests)
 }
 
 func newCommitter(pool *pgxpool.Pool) *committer {
@@ -118,6 +145,7 @@ func (c *committer) flush(group []*write) {
 	err := c.send(group)
 	var pgErr *pgconn.PgError
 	if err != nil && len(group) > 1 && errors.As(err, &pgErr) {
+		c.rollbacks.Add(1)
 		for _, w := range group {
 			c.flush([]*write{w})
 		}
@@ -135,13 +163,33 @@ func (c *committer) flush(group []*write) {
 // results, and returns the batch's error: that of the first statement
 // that failed, or of the commit.
 func (c *committer) send(group []*write) error {
+	keys := make([]int32, len(group))
+	for i, w := range group {
+		keys[i] = w.scope
+	}
+	slices.Sort(keys)
 	b := &pgx.Batch{}
+	b.Queue(sqlLockScopes, int32(scopeLocks), slices.Compact(keys))
 	for _, w := range group {
 		w.queue(b)
 	}
 	br := c.pool.SendBatch(context.Background(), b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return err
+	}
 	for _, w := range group {
 		w.err = w.read(br)
 	}
 	return br.Close()
+}
+
+// scopeKey returns the second key of a scope's advisory lock: a hash, so
+// that scopes that share one take turns.
+func scopeKey(sc taskstore.Scope) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(sc.Tenant))
+	h.Write([]byte{0})
+	h.Write([]byte(sc.Owner))
+	return int32(h.Sum32())
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
@@ -17,6 +19,7 @@ import (
 // reads back the row count of its INSERT.
 func insertWrite(n int, rows *int64) *write {
 	return &write{
+		scope: scopeKey(scope),
 		queue: func(b *pgx.Batch) { b.Queue(`INSERT INTO commit_test (n) VALUES ($1)`, n) },
 		read: func(br pgx.BatchResults) error {
 			tag, err := br.Exec()
@@ -142,5 +145,55 @@ func TestGroupCommitAfterClose(t *testing.T) {
 	var rows int64
 	if err := s.commit.do(t.Context(), insertWrite(1, &rows)); !errors.Is(err, errClosed) {
 		t.Fatalf("write after Close: %v, want errClosed", err)
+	}
+}
+
+// TestGroupsOfTwoStores has two stores on one database, as two replicas,
+// write tasks of one scope from 32 goroutines each: every write
+// succeeds, and no group is rolled back, as one would be when the two
+// stores' groups deadlocked on the scope's ListTasks counters (without
+// the scope locks, several per run).
+func TestGroupsOfTwoStores(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	u := pgtest.NewSchema(t, db)
+	stores := make([]*Store, 2)
+	for i := range stores {
+		s, err := Open(t.Context(), u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	var wg sync.WaitGroup
+	for g := range 64 {
+		s := stores[g%2]
+		wg.Go(func() {
+			for i := range 15 {
+				id := fmt.Sprintf("t-%d-%d", g, i)
+				tk := newTask(id, i)
+				if err := s.CreateTask(t.Context(), scope, tk, snapshot(tk)); err != nil {
+					t.Error(err)
+					return
+				}
+				for n, st := range []a2a.TaskState{a2a.TaskState_TASK_STATE_INPUT_REQUIRED,
+					a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED} {
+					if err := s.Append(t.Context(), scope, id, status(id, uint64(n+2), st)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, s := range stores {
+		if n := s.commit.rollbacks.Load(); n != 0 {
+			t.Errorf("store %d: %d groups rolled back", i, n)
+		}
+	}
+	page, err := stores[0].ListTasks(t.Context(), scope, taskstore.ListQuery{State: a2a.TaskState_TASK_STATE_COMPLETED, Limit: 1})
+	if err != nil || page.Total != 64*15 {
+		t.Fatalf("%d COMPLETED tasks counted (%v), want %d", page.Total, err, 64*15)
 	}
 }

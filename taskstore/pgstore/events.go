@@ -118,7 +118,13 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		err = s.appendMessage(ctx, op)
 	default:
 		if done, err = s.appendOne(ctx, op); !done {
-			err = s.inTx(ctx, func(tx pgx.Tx) error { return s.appendEvent(ctx, tx, op) })
+			err = s.inTx(ctx, func(tx pgx.Tx) error {
+				// Its scope's lock first, as a group's (commit.go).
+				if _, err := tx.Exec(ctx, sqlLockScopes, int32(scopeLocks), []int32{scopeKey(op.sc)}); err != nil {
+					return err
+				}
+				return s.appendEvent(ctx, tx, op)
+			})
 		}
 	}
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
@@ -152,7 +158,7 @@ func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
 		}
 		return nil // an empty Append in the scope
 	}
-	n, err := s.execGrouped(ctx, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.Msg)
+	n, err := s.execGrouped(ctx, op.sc, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.Msg)
 	if err == nil && n == 0 {
 		return taskstore.ErrNotFound
 	}
@@ -200,7 +206,7 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 	default:
 		return false, nil
 	}
-	n, err := s.countGrouped(ctx, sql, append(args, tail...)...)
+	n, err := s.countGrouped(ctx, op.sc, sql, append(args, tail...)...)
 	if err != nil {
 		return true, err
 	}

@@ -41,7 +41,7 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 		}
 	}
 	for range putAttempts {
-		n, err := s.execGrouped(ctx, sqlInsertMessage, sc.Tenant, sc.Owner, r.MessageID, r.Digest, r.TaskID,
+		n, err := s.execGrouped(ctx, sc, sqlInsertMessage, sc.Tenant, sc.Owner, r.MessageID, r.Digest, r.TaskID,
 			reply, r.Created.UnixMilli())
 		if err != nil {
 			return nil, wrap("put message", err)
@@ -90,7 +90,7 @@ func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, message
 			return err
 		}
 	}
-	n, err := s.execGrouped(ctx, sqlSetReply, data, sc.Tenant, sc.Owner, messageID)
+	n, err := s.execGrouped(ctx, sc, sqlSetReply, data, sc.Tenant, sc.Owner, messageID)
 	if err != nil {
 		return wrap("set message reply", err)
 	}

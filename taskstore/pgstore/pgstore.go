@@ -200,11 +200,12 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
-// execGrouped runs a statement in the next group commit (commit.go) and
-// returns the number of rows it affected.
-func (s *Store) execGrouped(ctx context.Context, sql string, args ...any) (int64, error) {
+// execGrouped runs a statement writing in the scope in the next group
+// commit (commit.go) and returns the number of rows it affected.
+func (s *Store) execGrouped(ctx context.Context, sc taskstore.Scope, sql string, args ...any) (int64, error) {
 	var n int64
 	err := s.commit.do(ctx, &write{
+		scope: scopeKey(sc),
 		queue: func(b *pgx.Batch) { b.Queue(sql, args...) },
 		read: func(br pgx.BatchResults) error {
 			tag, err := br.Exec()
@@ -215,11 +216,12 @@ func (s *Store) execGrouped(ctx context.Context, sql string, args ...any) (int64
 	return n, err
 }
 
-// countGrouped runs a statement whose one row is a count in the next
-// group commit, and returns the count.
-func (s *Store) countGrouped(ctx context.Context, sql string, args ...any) (int64, error) {
+// countGrouped runs a statement writing in the scope, whose one row is a
+// count, in the next group commit, and returns the count.
+func (s *Store) countGrouped(ctx context.Context, sc taskstore.Scope, sql string, args ...any) (int64, error) {
 	var n int64
 	err := s.commit.do(ctx, &write{
+		scope: scopeKey(sc),
 		queue: func(b *pgx.Batch) { b.Queue(sql, args...) },
 		read:  func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) },
 	})

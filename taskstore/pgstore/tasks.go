@@ -115,7 +115,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 		ids[i], appends[i], chunks[i] = c.ID, c.AppendTo, c.Data
 	}
 	fence := s.epoch.Load()
-	made, err := s.countGrouped(ctx, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
+	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
 		int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
 		parts.History, ids, appends, chunks, cfgID, cfg, secret, time.Now().UnixMilli(), enc.Event, ev.Push)
 	if err == nil && made == 0 {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,6 +24,12 @@ import (
 
 // maxGroup bounds the writes in one transaction.
 const maxGroup = 128
+
+// groupTimeout bounds one group's round trip. A write that joined a group
+// waits for its outcome whatever its caller's context says (see do), so
+// that a database that stopped answering fails the group's writes, with
+// an outcome unknown, instead of holding them, and Close, forever.
+const groupTimeout = time.Minute
 
 // scopeLocks is the first key of the transaction-level advisory locks a
 // group takes on its writes' scopes (the second is the scope's hash).
@@ -173,7 +180,9 @@ func (c *committer) send(group []*write) error {
 	for _, w := range group {
 		w.queue(b)
 	}
-	br := c.pool.SendBatch(context.Background(), b)
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	br := c.pool.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
 		return err

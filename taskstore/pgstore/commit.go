@@ -103,11 +103,11 @@ func (c *committer) do(ctx context.Context, w *write) error {
 		return errClosed
 	}
 	c.pending = append(c.pending, w)
-	c.mu.Unlock()
-	select {
+	select { // under mu, so that close cannot close wake meanwhile
 	case c.wake <- struct{}{}:
 	default:
 	}
+	c.mu.Unlock()
 	<-w.done
 	return w.err
 }
@@ -116,12 +116,11 @@ func (c *committer) do(ctx context.Context, w *write) error {
 // submitted after it fail with errClosed.
 func (c *committer) close() {
 	c.mu.Lock()
-	already := c.closed
-	c.closed = true
-	c.mu.Unlock()
-	if !already {
+	if !c.closed {
+		c.closed = true
 		close(c.wake)
 	}
+	c.mu.Unlock()
 	<-c.stopped
 }
 

@@ -31,6 +31,23 @@ func schemaVersion(t *testing.T, u string) int {
 	return v
 }
 
+// migratedSchema makes a new schema, has Open migrate it, and returns its
+// URL and a connection to it of the test's own.
+func migratedSchema(t *testing.T) (string, *pgx.Conn) {
+	t.Helper()
+	u := pgtest.NewSchema(t, pgtest.NewDatabase(t))
+	s, err := Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	conn, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, conn
+}
+
 // TestMigrateFreshAndReopen opens an empty schema (which migrates it),
 // writes a task, and opens it again: the version is recorded once, the
 // second open migrates nothing and the task is still there.
@@ -61,21 +78,12 @@ func TestMigrateFreshAndReopen(t *testing.T) {
 // TestRefuseNewerSchema records a version beyond SchemaVersion: Open
 // fails with ErrNewerSchema and a message naming both versions.
 func TestRefuseNewerSchema(t *testing.T) {
-	u := pgtest.NewSchema(t, pgtest.NewDatabase(t))
-	s, err := Open(t.Context(), u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	conn, err := pgx.Connect(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u, conn := migratedSchema(t)
 	if _, err := conn.Exec(t.Context(), `UPDATE parley_schema SET version = $1`, SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close(t.Context())
-	_, err = Open(t.Context(), u, nil)
+	_, err := Open(t.Context(), u, nil)
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer schema: %v, want ErrNewerSchema", err)
 	}
@@ -162,16 +170,7 @@ func TestExclusive(t *testing.T) {
 // Open upgrades it to the current version, replacing the trigger's
 // function, and the tasks written after are counted.
 func TestMigrateFromVersion2(t *testing.T) {
-	u := pgtest.NewSchema(t, pgtest.NewDatabase(t))
-	s, err := Open(t.Context(), u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	conn, err := pgx.Connect(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u, conn := migratedSchema(t)
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(t.Context(), `CREATE OR REPLACE FUNCTION parley_count_tasks() RETURNS trigger
 		LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`); err != nil {
@@ -180,7 +179,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if _, err := conn.Exec(t.Context(), `UPDATE parley_schema SET version = 2`); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(t.Context(), u, nil)
+	s, err := Open(t.Context(), u, nil)
 	if err != nil {
 		t.Fatalf("open a version 2 database: %v", err)
 	}

@@ -58,16 +58,27 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 		return nil, err
 	}
 	defer unclaim()
-	if acc, known, err := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
-		return acc, err
-	}
 	areq := agentRequest(c, req)
 	push := inlinePushConfig(req)
 	var acc *accepted
 	if msg.TaskId != "" {
+		// A follow-up's resend is looked for first: the task may have
+		// moved on since, and would refuse it as a new message.
+		if acc, known, err := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
+			return acc, err
+		}
 		acc, err = s.continueTask(ctx, c, msg, digest, areq, push, stream)
 	} else {
+		// A new task's resend is found by the record the task's start
+		// makes (PutMessage returns the one already there), which saves
+		// the store a read per new task; only a start refused by a quota
+		// looks for it first, so that a resend is answered, not refused.
 		acc, err = s.startTask(ctx, c, msg, digest, areq, push, stream)
+		if isQuota(err) {
+			if acc, known, rerr := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
+				return acc, rerr
+			}
+		}
 	}
 	// The messages table decides between two replicas that got one
 	// messageId at once (spec §3.3.1 lets the messageId detect
@@ -208,7 +219,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 		MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
 	})
 	if err != nil || prev != nil {
-		s.quota.closed(c.scope.Owner, id)
+		s.quota.refund(c.scope.Owner, id)
 		s.releaseLocked(r)
 		if prev != nil {
 			return nil, &resent{prev}

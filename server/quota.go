@@ -5,6 +5,7 @@ package server
 // lookup on the path of a new task.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -103,6 +104,23 @@ func (u *callerUse) refill(q *quotas, now time.Time) {
 	}
 }
 
+// refund gives back what admit took for a task that was never made (its
+// message was a resend, or could not be recorded): the open place and the
+// rate token.
+func (q *quotas) refund(principal, id string) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	if u := q.callers[principal]; u != nil {
+		delete(u.open, id)
+		if q.rate > 0 {
+			u.tokens = min(q.burst, u.tokens+1)
+		}
+	}
+	q.mu.Unlock()
+}
+
 // closed stops counting a task of the caller as open. It is a no-op for a
 // task that was not counted (one an earlier process started, or a second
 // call for the same task).
@@ -142,6 +160,12 @@ func (q *quotas) prune(now time.Time) {
 // quotaError is the refusal of a new task by a quota: an
 // UnsupportedOperationError (see Limits.MaxOpenTasks for why) whose
 // ErrorInfo metadata names the quota and its limit, plus extra.
+// isQuota reports whether err is a refusal by a quota (quotaError).
+func isQuota(err error) bool {
+	var e *a2a.Error
+	return errors.As(err, &e) && e.Metadata["quota"] != ""
+}
+
 func quotaError(msg, quota, limit string, extra map[string]string) *a2a.Error {
 	md := map[string]string{"quota": quota, "limit": limit}
 	for k, v := range extra {

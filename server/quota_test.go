@@ -177,6 +177,29 @@ func TestTaskRate(t *testing.T) {
 	}
 }
 
+// TestTaskRateResend: a resend of a new task's message, which is found
+// only when the task's start records it, costs its caller no token: the
+// bucket's next task is still accepted. At the limit a resend is answered,
+// not refused.
+func TestTaskRateResend(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := newServer(t, server.Options{Now: clock.Now, Limits: server.Limits{TaskRate: 1, TaskBurst: 2}})
+	first := msgReq("hello")
+	tk := taskOf(t)(s.SendMessage(anon(t), first))
+	for range 3 {
+		if again := taskOf(t)(s.SendMessage(anon(t), first)); again.Id != tk.Id {
+			t.Fatalf("resend answered with task %s, want %s", again.Id, tk.Id)
+		}
+	}
+	sendTask(t, s, anon(t), "hello") // the bucket's second token
+	_, err := s.SendMessage(anon(t), msgReq("hello"))
+	wantQuota(t, "a third task in the same instant", err, "taskRate", "1/s")
+	if again := taskOf(t)(s.SendMessage(anon(t), first)); again.Id != tk.Id {
+		t.Fatalf("resend at the limit answered with task %s, want %s", again.Id, tk.Id)
+	}
+}
+
 // TestTaskRateOffByDefault: without TaskRate, a burst of tasks from one
 // caller is not limited.
 func TestTaskRateOffByDefault(t *testing.T) {

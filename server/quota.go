@@ -157,15 +157,15 @@ func (q *quotas) prune(now time.Time) {
 	}
 }
 
-// quotaError is the refusal of a new task by a quota: an
-// UnsupportedOperationError (see Limits.MaxOpenTasks for why) whose
-// ErrorInfo metadata names the quota and its limit, plus extra.
 // isQuota reports whether err is a refusal by a quota (quotaError).
 func isQuota(err error) bool {
 	var e *a2a.Error
 	return errors.As(err, &e) && e.Metadata["quota"] != ""
 }
 
+// quotaError is the refusal of a new task by a quota: an
+// UnsupportedOperationError (see Limits.MaxOpenTasks for why) whose
+// ErrorInfo metadata names the quota and its limit, plus extra.
 func quotaError(msg, quota, limit string, extra map[string]string) *a2a.Error {
 	md := map[string]string{"quota": quota, "limit": limit}
 	for k, v := range extra {

@@ -14,9 +14,9 @@ import (
 const (
 	// The configuration takes its tenant and owner from the task row,
 	// and is written only if that row is in the caller's scope. Writing
-	// it lifts a suspension.
+	// it lifts a suspension. The task is found by id as taskByID does.
 	sqlPutConfig = `INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
-		SELECT tenant, owner, id, $1, $2, $3 FROM tasks WHERE id = $4 AND tenant IS NOT DISTINCT FROM $5 AND owner IS NOT DISTINCT FROM $6 -- as taskByID
+		SELECT tenant, owner, id, $1, $2, $3 FROM tasks WHERE id = $4 AND tenant IS NOT DISTINCT FROM $5 AND owner IS NOT DISTINCT FROM $6
 		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret, suspended = NULL`
 	sqlGetConfig = `SELECT data, secret FROM push_configs WHERE task_id = $1 AND id = $2 AND tenant = $3 AND owner = $4`
 	// One row with a NULL config when the task has none; no row when the

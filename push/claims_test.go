@@ -3,6 +3,7 @@ package push_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,13 +36,19 @@ func TestClaimsAcrossSenders(t *testing.T) {
 	var hang sync.Once
 	hung, release := make(chan struct{}), make(chan struct{})
 	var hanging atomic.Bool
-	rc := newReceiver(t, func(n int, w http.ResponseWriter) int {
+	var hungBy string // the sender of the hung POST (its senderHeader)
+	var rc *receiver
+	rc = newReceiver(t, func(n int, w http.ResponseWriter) int {
 		now := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
 		}
 		if hanging.Load() {
-			hang.Do(func() { close(hung); <-release })
+			hang.Do(func() {
+				hungBy = rc.all()[n-1].header.Get(senderHeader)
+				close(hung)
+				<-release
+			})
 		}
 		time.Sleep(time.Millisecond)
 		return http.StatusOK
@@ -50,6 +57,7 @@ func TestClaimsAcrossSenders(t *testing.T) {
 	for i, st := range stores {
 		o := fast()
 		o.Claims, o.ClaimLease, o.Rescan = st, time.Second, 200*time.Millisecond
+		o.Transport = tagged{strconv.Itoa(i)}
 		s, err := push.New(st, o)
 		if err != nil {
 			t.Fatal(err)
@@ -86,23 +94,41 @@ func TestClaimsAcrossSenders(t *testing.T) {
 	}
 	checkOrder(t, got, "t1", 1)
 
-	// The first sender, told of t2, claims it, hangs in its first POST
-	// and is closed there: another delivers all of t2 once the claim
-	// lapsed (the hung POST's notification again: at least once).
+	// The sender that claims t2 (the first is told of it, but another's
+	// rescan may come first) hangs in its first POST and is closed
+	// there: another delivers all of t2 once the claim lapsed (the hung
+	// POST's notification again: at least once).
 	hanging.Store(true)
 	queue("t2", 5, func(uint64) *push.Sender { return senders[0] })
 	<-hung
 	began := time.Now()
+	i, err := strconv.Atoi(hungBy)
+	if err != nil {
+		t.Fatalf("the hung POST came from sender %q", hungBy)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	senders[0].Close(ctx) // abandons the hung POST
+	senders[i].Close(ctx) // abandons the hung POST
 	cancel()
 	close(release)
 	all := rc.waitDelivered(t, 66)
-	t.Logf("t2 taken over after %v (claim lease 1s)", time.Since(began).Round(time.Millisecond))
+	t.Logf("t2 taken over from sender %d after %v (claim lease 1s)", i, time.Since(began).Round(time.Millisecond))
 	if decode(t, all[60]).GetTask().GetId() != "t2" {
 		t.Fatalf("the hung POST was %s", all[60])
 	}
 	checkOrder(t, all[61:], "t2", 1)
+}
+
+// senderHeader names, in a test's POSTs, the Sender that made them.
+const senderHeader = "X-Test-Sender"
+
+// tagged is the transport of a test's Sender: it marks each request with
+// the Sender's name.
+type tagged struct{ name string }
+
+func (tg tagged) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(senderHeader, tg.name)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // checkOrder fails unless bodies are the notifications of task id with

@@ -139,13 +139,12 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	s := &Store{pool: pool, keys: opts.PushKeys, commit: newCommitter(pool)}
 	if opts.Exclusive {
 		if err := s.lockExclusive(ctx, cfg.ConnConfig); err != nil {
-			pool.Close()
+			s.Close()
 			return nil, fmt.Errorf("pgstore: %w", err)
 		}
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
-		pool.Close()
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	if err := s.checkPushKeys(ctx); err != nil {

@@ -203,15 +203,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // commit (commit.go) and returns the number of rows it affected.
 func (s *Store) execGrouped(ctx context.Context, sc taskstore.Scope, sql string, args ...any) (int64, error) {
 	var n int64
-	err := s.commit.do(ctx, &write{
-		scope: scopeKey(sc),
-		queue: func(b *pgx.Batch) { b.Queue(sql, args...) },
-		read: func(br pgx.BatchResults) error {
-			tag, err := br.Exec()
-			n = tag.RowsAffected()
-			return err
-		},
-	})
+	err := s.grouped(ctx, sc, func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		n = tag.RowsAffected()
+		return err
+	}, sql, args...)
 	return n, err
 }
 
@@ -219,12 +215,14 @@ func (s *Store) execGrouped(ctx context.Context, sc taskstore.Scope, sql string,
 // count, in the next group commit, and returns the count.
 func (s *Store) countGrouped(ctx context.Context, sc taskstore.Scope, sql string, args ...any) (int64, error) {
 	var n int64
-	err := s.commit.do(ctx, &write{
-		scope: scopeKey(sc),
-		queue: func(b *pgx.Batch) { b.Queue(sql, args...) },
-		read:  func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) },
-	})
+	err := s.grouped(ctx, sc, func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) }, sql, args...)
 	return n, err
+}
+
+// grouped runs one statement writing in the scope in the next group
+// commit, read back by read.
+func (s *Store) grouped(ctx context.Context, sc taskstore.Scope, read func(pgx.BatchResults) error, sql string, args ...any) error {
+	return s.commit.do(ctx, &write{scope: scopeKey(sc), queue: func(b *pgx.Batch) { b.Queue(sql, args...) }, read: read})
 }
 
 // querier runs a query of one row: a transaction, or the pool.

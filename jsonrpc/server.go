@@ -97,7 +97,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		sse.Serve(w, h.inv.Stream(ctx, m, req), &streamEncoder{h: h, ci: ci, id: id, op: m.Name, sse: acceptsEventStream(r)}, max(h.opts.KeepAlive, 0))
+		h.opts.Stream(ctx, w, r, h.inv, m, req, &streamEncoder{h: h, ci: ci, id: id, op: m.Name, sse: acceptsEventStream(r)})
 		return
 	}
 	resp, err := h.inv.Call(ctx, m, req)

@@ -17,7 +17,6 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/sse"
 )
 
 // ContentType is the media type of HTTP+JSON bodies (spec §11.1;
@@ -68,7 +67,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if rt.m.Streaming {
-		sse.Serve(w, h.inv.Stream(ctx, rt.m, req), &streamEncoder{h: h, ci: ci, ct: ct, op: rt.m.Name}, max(h.opts.KeepAlive, 0))
+		h.opts.Stream(ctx, w, r, h.inv, rt.m, req, &streamEncoder{h: h, ci: ci, ct: ct, op: rt.m.Name})
 		return
 	}
 	resp, err := h.inv.Call(ctx, rt.m, req)

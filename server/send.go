@@ -111,6 +111,7 @@ func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageR
 
 // pump forwards a subscription's events until the stream must end.
 func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yield func(a2a.StreamEvent, error) bool) {
+	sub.idleWith(ctx)
 	var evs []a2a.StreamEvent
 	for {
 		var closed bool

@@ -22,6 +22,7 @@ type subscriber struct {
 	closed bool
 	err    error  // why the subscriber was closed early (cut off), if it was
 	last   uint64 // sequence number of the last event queued
+	idler  a2a.Idler
 }
 
 // newSubscriber returns a subscriber that has been given every event up to
@@ -44,8 +45,9 @@ func (s *subscriber) offer(ev a2a.StreamEvent) bool {
 	}
 	s.queue = append(s.queue, ev)
 	s.last = max(s.last, ev.Seq)
+	idler := s.idler
 	s.mu.Unlock()
-	s.signal()
+	s.signal(idler)
 	return true
 }
 
@@ -63,14 +65,30 @@ func (s *subscriber) close(err error) {
 	if !s.closed {
 		s.closed, s.err = true, err
 	}
+	idler := s.idler
 	s.mu.Unlock()
-	s.signal()
+	s.signal(idler)
 }
 
-func (s *subscriber) signal() {
+// signal wakes the reader: through ready, and through its stream's Idler
+// when it has one (a parked stream does not watch ready).
+func (s *subscriber) signal(idler a2a.Idler) {
 	select {
 	case s.ready <- struct{}{}:
 	default:
+	}
+	if idler != nil {
+		idler.Wake()
+	}
+}
+
+// idleWith has the reader wait through the stream's Idler, when ctx
+// carries one (a2a.WithIdler), from now on.
+func (s *subscriber) idleWith(ctx context.Context) {
+	if id := a2a.IdlerFrom(ctx); id != nil {
+		s.mu.Lock()
+		s.idler = id
+		s.mu.Unlock()
 	}
 }
 
@@ -86,8 +104,15 @@ func (s *subscriber) take(buf []a2a.StreamEvent) (evs []a2a.StreamEvent, closed 
 }
 
 // next waits until events may be queued or the subscriber closed. It
-// reports false when ctx ended first.
+// reports false when ctx ended first, or the stream's Idler saw its reader
+// go.
 func (s *subscriber) next(ctx context.Context) bool {
+	s.mu.Lock()
+	idler := s.idler
+	s.mu.Unlock()
+	if idler != nil {
+		return idler.Idle(ctx, s.ready)
+	}
 	select {
 	case <-ctx.Done():
 		return false

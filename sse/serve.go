@@ -38,23 +38,30 @@ type Encoder interface {
 // fails; nothing it started writes to w after it returns.
 //
 // An idle stream costs no goroutine of its own: the events come on the
-// handler's goroutine, the keep-alives from a timer.
+// handler's goroutine, the keep-alives from a timer. Parking.Serve goes
+// further for long-idle HTTP/1.1 streams.
 func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
-	var sw *Writer
+	serve(&Writer{w: w}, seq, enc, keepAlive)
+}
+
+// serve is Serve with the Writer made (not started) by the caller.
+func serve(sw *Writer, seq iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
+	started := false
 	defer func() {
-		if sw != nil {
+		if started {
 			sw.close()
 		}
 	}()
 	for ev, err := range seq {
-		if sw == nil {
+		if !started {
 			if err != nil {
-				enc.Refuse(w, err)
+				enc.Refuse(sw.w, err)
 				return
 			}
-			enc.Start(w.Header())
-			sw = NewWriter(w)
+			enc.Start(sw.w.Header())
+			sw.start()
 			sw.keepAlive(keepAlive)
+			started = true
 		}
 		var name string
 		var data []byte
@@ -69,11 +76,12 @@ func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Enc
 			return
 		}
 	}
-	if sw == nil {
+	if !started {
 		// No event at all: a resumed stream that had nothing to catch up
 		// on (its task ended with the event the client named). A valid,
 		// empty event stream.
-		enc.Start(w.Header())
-		sw = NewWriter(w)
+		enc.Start(sw.w.Header())
+		sw.start()
+		started = true
 	}
 }

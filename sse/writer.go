@@ -20,15 +20,26 @@ import (
 )
 
 // Writer writes events to one HTTP response. It is safe for concurrent use.
+// A Writer made by Parking.Serve may also park its stream (park.go): from
+// then on it writes HTTP/1.1 chunks to the bare connection.
 type Writer struct {
 	mu    sync.Mutex
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	last  time.Time
 	err   error
-	buf   []byte
-	alive *time.Timer // the keep-alive timer, when on
+	alive *time.Timer // the keep-alive (and parking) timer, when on
+	every time.Duration
+	lot   *lot // how to park the stream (nil: it stays on net/http)
 }
+
+// bufs holds the buffers events are framed in, so that a stream holds none
+// while it waits.
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// chunkRoom is the room left before a framed event for its HTTP/1.1 chunk
+// header (up to eight hex digits and CRLF).
+const chunkRoom = 10
 
 // NewWriter writes the SSE response headers (status 200,
 // text/event-stream) and returns a Writer for the events. The headers
@@ -36,12 +47,25 @@ type Writer struct {
 // handler returns; a caller that must show the stream open before it has
 // an event calls Comment.
 func NewWriter(w http.ResponseWriter) *Writer {
-	h := w.Header()
+	s := &Writer{w: w}
+	s.start()
+	return s
+}
+
+// start writes the response headers.
+func (s *Writer) start() {
+	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	return &Writer{w: w, rc: http.NewResponseController(w), last: time.Now()}
+	if s.lot != nil {
+		// A parked stream's connection is closed after the stream, and a
+		// client that is not told may send its next request on it first.
+		h.Set("Connection", "close")
+	}
+	s.w.WriteHeader(http.StatusOK)
+	s.rc = http.NewResponseController(s.w)
+	s.last = time.Now()
 }
 
 // Event writes one event: an `event:` line when name is set, an `id:` line
@@ -54,12 +78,9 @@ func (s *Writer) Event(name string, id uint64, data []byte) error {
 // event writes one event, and pushes it to the client when flush is set
 // (otherwise it waits in the response's buffer for the next flush).
 func (s *Writer) event(name string, id uint64, data []byte, flush bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	b := s.buf[:0]
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	b := append((*bp)[:0], make([]byte, chunkRoom)...)
 	if name != "" {
 		b = append(b, "event: "...)
 		b = append(b, name...)
@@ -83,8 +104,24 @@ func (s *Writer) event(name string, id uint64, data []byte, flush bool) error {
 		}
 	}
 	b = append(b, '\n')
-	s.buf = b
-	_, s.err = s.w.Write(b)
+	*bp = b
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.write(b, flush)
+}
+
+// write sends b[chunkRoom:], the framed event or comment, and pushes it to
+// the client when flush is set. Callers hold mu.
+func (s *Writer) write(b []byte, flush bool) error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.lot != nil && s.lot.conn.Load() != nil {
+		s.err = s.lot.writeChunk(b)
+		s.last = time.Now()
+		return s.err
+	}
+	_, s.err = s.w.Write(b[chunkRoom:])
 	if flush {
 		s.flush()
 	}
@@ -94,16 +131,15 @@ func (s *Writer) event(name string, id uint64, data []byte, flush bool) error {
 // Comment writes a comment line (": text"), ignored by every client. Line
 // breaks in text become spaces, so a comment can never carry a field.
 func (s *Writer) Comment(text string) error {
-	text = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(text)
+	text = oneLine.Replace(text)
+	b := append(make([]byte, chunkRoom, chunkRoom+len(text)+4), ": "+text+"\n\n"...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	_, s.err = s.w.Write([]byte(": " + text + "\n\n"))
-	s.flush()
-	return s.err
+	return s.write(b, true)
 }
+
+// oneLine turns line breaks into spaces.
+var oneLine = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
 
 // flush pushes buffered bytes to the client. Callers hold mu (or own s).
 func (s *Writer) flush() {
@@ -118,11 +154,15 @@ func (s *Writer) flush() {
 var errClosed = errors.New("sse: stream closed")
 
 // close stops all writes: the response must not be touched once the
-// handler returns.
+// handler returns. A parked stream gets its last chunk and its connection
+// is closed.
 func (s *Writer) close() {
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = errClosed
+		if s.lot != nil {
+			s.lot.end()
+		}
 	}
 	if s.alive != nil {
 		s.alive.Stop()
@@ -131,27 +171,59 @@ func (s *Writer) close() {
 }
 
 // keepAlive sends a keep-alive comment whenever the stream has been silent
-// for every (never when every is 0), from a timer until close.
+// for every (never when every is 0), from a timer until close or until the
+// stream is parked. A stream that may park is also told, from the same
+// timer, when it has been silent long enough to park.
 func (s *Writer) keepAlive(every time.Duration) {
-	if every <= 0 {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.alive = time.AfterFunc(every, func() {
-		s.mu.Lock()
-		idle := time.Since(s.last)
-		s.mu.Unlock()
-		if idle >= every {
-			if s.Comment("keep-alive") != nil {
-				return
-			}
-			idle = 0
+	s.every = max(every, 0)
+	if d := s.nextTick(0); d > 0 {
+		s.alive = time.AfterFunc(d, s.tick)
+	}
+}
+
+// nextTick returns when the timer must fire next, for a stream silent for
+// idle (0: never). Callers hold mu.
+func (s *Writer) nextTick(idle time.Duration) time.Duration {
+	var d time.Duration
+	if s.every > 0 {
+		d = s.every - idle
+	}
+	if s.lot != nil {
+		p := s.lot.after - idle
+		if p <= 0 {
+			p = s.lot.after // told already; again later, if still silent
 		}
-		s.mu.Lock()
-		if s.err == nil {
-			s.alive.Reset(every - idle)
+		if d == 0 || p < d {
+			d = p
 		}
+	}
+	return d
+}
+
+// tick is the timer's work: a keep-alive when due, and telling a stream
+// that may park that it has been silent long enough.
+func (s *Writer) tick() {
+	s.mu.Lock()
+	if s.err != nil || (s.lot != nil && s.lot.conn.Load() != nil) {
 		s.mu.Unlock()
-	})
+		return // ended, or parked: keep-alives come from the parked wait
+	}
+	idle := time.Since(s.last)
+	s.mu.Unlock()
+	if s.lot != nil && idle >= s.lot.after {
+		s.lot.due()
+	}
+	if s.every > 0 && idle >= s.every {
+		if s.Comment("keep-alive") != nil {
+			return
+		}
+		idle = 0
+	}
+	s.mu.Lock()
+	if s.err == nil && s.alive != nil { // nil once parked
+		s.alive.Reset(s.nextTick(idle))
+	}
+	s.mu.Unlock()
 }

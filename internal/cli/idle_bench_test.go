@@ -44,7 +44,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 				b.Fatalf("stream %d: no snapshot", i)
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(time.Second) // long enough to be parked (sse.DefaultParkAfter)
 		after := rss(b, p.PID())
 		b.ReportMetric(float64(after-before)/float64(n), "bytes/stream")
 		b.ReportMetric(float64(n), "streams")

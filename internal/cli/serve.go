@@ -18,6 +18,7 @@ import (
 	"parley.dev/parley/agents"
 	"parley.dev/parley/grpcbind"
 	"parley.dev/parley/server"
+	"parley.dev/parley/sse"
 	"parley.dev/parley/taskstore"
 )
 
@@ -97,6 +98,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cfg.id.reloadOnSIGHUP(log)()
 	obs.observePush(pusher, store)
+	cfg.parking = sse.NewParking(0)
 	srv, h, err := cfg.newHandler(card, extended, store, pusher, log)
 	if err != nil {
 		return err
@@ -104,6 +106,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	main, grpcOnly := obs.wrap(h)
 	front := startHTTP(main, grpcOnly, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
+	front.parking = cfg.parking
 	defer front.close()
 	context.AfterFunc(ctx, obs.health.Drain) // /readyz answers 503 while shutting down
 	cfg.announce(stdout, log, ln.Addr().String(), base, target, certs != nil)
@@ -121,6 +124,7 @@ type serveConfig struct {
 	publicURL      string
 	extendedCard   string // the file of --extended-card
 	keepAlive      time.Duration
+	parking        *sse.Parking // idle HTTP/1.1 streams, off net/http
 	retention      time.Duration
 	resumeWindow   time.Duration
 	idemWindow     time.Duration
@@ -315,7 +319,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 		keepAlive = -1 // a2ahttp reads 0 as its default and a negative interval as off
 	}
 	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
-		GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
+		Parking: cfg.parking, GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
 	hopts.DisableV03 = !cfg.versions.v03()
 	cfg.id.apply(hopts)

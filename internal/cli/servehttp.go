@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"parley.dev/parley/sse"
 )
 
 // httpFront is the HTTP side of `parley serve`: the server on --addr, which
@@ -17,7 +19,8 @@ type httpFront struct {
 	grpcOnly   *http.Server // nil without --grpc-addr
 	served     chan error   // what a Serve call returned, when one returns
 	cancelReqs context.CancelFunc
-	stopReload func() // stops reloading the TLS certificate on SIGHUP
+	stopReload func()       // stops reloading the TLS certificate on SIGHUP
+	parking    *sse.Parking // the parked streams, which the servers do not track (nil: none)
 }
 
 // startHTTP serves h on ln and, when gln is not nil, grpcOnly (the gRPC
@@ -71,6 +74,7 @@ func (f *httpFront) shutdown(ctx context.Context, log *slog.Logger) {
 	if err := f.main.Shutdown(ctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	f.closeParking()
 	if f.grpcOnly != nil {
 		if err := f.grpcOnly.Shutdown(ctx); err != nil {
 			log.Warn("grpc shutdown", "err", err)
@@ -83,6 +87,14 @@ func (f *httpFront) shutdown(ctx context.Context, log *slog.Logger) {
 func (f *httpFront) close() {
 	f.stopReload()
 	f.cancelReqs()
+	f.closeParking()
+}
+
+// closeParking ends the parked streams and waits for them.
+func (f *httpFront) closeParking() {
+	if f.parking != nil {
+		f.parking.Close()
+	}
 }
 
 // http2Server lets srv speak HTTP/1.1 and cleartext HTTP/2 (h2c with prior

@@ -7,13 +7,17 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/sse"
@@ -31,6 +35,15 @@ type Options struct {
 	// Middleware wraps every operation the handler performs, the first
 	// outermost (see a2a.Middleware).
 	Middleware []a2a.Middleware
+	// Parking, when set, parks long-idle HTTP/1.1 streams (sse.Parking).
+	Parking *sse.Parking
+}
+
+// Stream answers the streaming operation m with the events inv streams
+// for req, as Server-Sent Events framed by enc.
+func (o Options) Stream(ctx context.Context, w http.ResponseWriter, r *http.Request, inv a2a.Invoker, m *a2a.Method, req proto.Message, enc sse.Encoder) {
+	open := func(ctx context.Context) iter.Seq2[a2a.StreamEvent, error] { return inv.Stream(ctx, m, req) }
+	o.Parking.Serve(ctx, w, r, open, enc, max(o.KeepAlive, 0))
 }
 
 // Invoker returns the Invoker a handler calls: svc by the method table,

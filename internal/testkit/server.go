@@ -15,6 +15,7 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/server"
+	"parley.dev/parley/sse"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
 )
@@ -114,7 +115,11 @@ func StartServer(tb testing.TB, o *Options) *Server {
 		ifaces = o.Interfaces
 	}
 	core, card := NewCore(tb, ifaces(base), o)
-	hopts := &a2ahttp.Options{Card: card, Tokens: o.Tokens, KeepAlive: -1}
+	// Streams idle for a while are parked (sse.Parking), as parley serve
+	// parks them: tests of streams cover both states.
+	parking := sse.NewParking(0)
+	tb.Cleanup(parking.Close) // after the server's own cleanup
+	hopts := &a2ahttp.Options{Card: card, Tokens: o.Tokens, KeepAlive: -1, Parking: parking}
 	if o.Quiet {
 		hopts.Logger = DiscardLogger
 	}

@@ -82,7 +82,7 @@ func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.Streaming {
 		enc := &rpcStream{h: h, ci: ci, id: id, op: env.Method, subscribe: env.Method == v03.MethodResubscribe,
 			sse: strings.Contains(r.Header.Get("Accept"), httpx.ContentTypeSSE)}
-		sse.Serve(w, h.inv.Stream(ctx, m, req), enc, max(h.opts.KeepAlive, 0))
+		h.opts.Stream(ctx, w, r, h.inv, m, req, enc)
 		return
 	}
 	resp, err := call(ctx, h.inv, env.Method, m, req)

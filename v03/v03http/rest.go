@@ -11,7 +11,6 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/sse"
 	"parley.dev/parley/v03"
 )
 
@@ -145,7 +144,7 @@ func (h *REST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		sse.Serve(w, h.inv.Stream(ctx, m, req), &restStream{h: h, ci: ci, op: rt.op, subscribe: rt.op == v03.MethodResubscribe}, max(h.opts.KeepAlive, 0))
+		h.opts.Stream(ctx, w, r, h.inv, m, req, &restStream{h: h, ci: ci, op: rt.op, subscribe: rt.op == v03.MethodResubscribe})
 		return
 	}
 	resp, err := h.inv.Call(ctx, m, req)

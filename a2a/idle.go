@@ -1,0 +1,34 @@
+package a2a
+
+import "context"
+
+// Idler is how a stream's binding takes over the wait between a stream's
+// events. The code producing the events (Parley's server core) calls Idle
+// when it has nothing to send, and Wake whenever events may have arrived
+// for the stream. A binding can then park a long-idle stream without its
+// HTTP machinery: sse parks an HTTP/1.1 stream on the bare connection,
+// which keeps an idle stream small (DESIGN "Performance intent": an idle
+// stream costs little, and 10,000 may watch one task).
+type Idler interface {
+	// Idle waits until ready is signalled or Wake is called (true), or the
+	// stream's reader has gone or ctx has ended (false). It may write to the
+	// stream meanwhile (keep-alives). It is called from one goroutine at a
+	// time.
+	Idle(ctx context.Context, ready <-chan struct{}) bool
+	// Wake ends a current or the next Idle, from any goroutine.
+	Wake()
+}
+
+type idlerKey struct{}
+
+// WithIdler returns a context that carries a stream's Idler to the code
+// producing its events.
+func WithIdler(ctx context.Context, id Idler) context.Context {
+	return context.WithValue(ctx, idlerKey{}, id)
+}
+
+// IdlerFrom returns the Idler set by WithIdler, or nil.
+func IdlerFrom(ctx context.Context) Idler {
+	id, _ := ctx.Value(idlerKey{}).(Idler)
+	return id
+}

@@ -1,0 +1,302 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"parley.dev/parley/a2a"
+)
+
+// Parking takes HTTP/1.1 streams that have been silent for a while off
+// net/http's connection machinery, so that an idle stream costs little
+// (DESIGN "Performance intent": 10,000 streams may watch one task).
+//
+// An open HTTP/1.1 response holds a goroutine for its handler, another
+// that net/http reads the connection with, and 10 KiB of buffers, all for
+// as long as the handler runs. Parking.Serve runs a stream on a goroutine
+// of its own instead; when the stream has been silent for a while, the
+// handler hijacks the connection, hands it to that goroutine and returns,
+// which frees the rest. The parked stream waits by reading the bare
+// connection, so it still sees its client go; it writes its events, its
+// keep-alives and, at its end, the last chunk itself, then closes the
+// connection. So that no client sends its next request on a connection
+// about to close, every stream that may park says "Connection: close":
+// an HTTP/1.1 connection serves one stream, and requests before it.
+//
+// HTTP/2 streams, HTTP/1.0 and ResponseWriters that cannot be hijacked are
+// served as Serve serves them.
+type Parking struct {
+	after  time.Duration
+	ctx    context.Context // ends with Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// DefaultParkAfter is how long a stream must be silent to be parked, by
+// default.
+const DefaultParkAfter = 100 * time.Millisecond
+
+// parkedWriteTimeout bounds one write to a parked stream's client.
+const parkedWriteTimeout = 30 * time.Second
+
+// NewParking returns a Parking that parks streams silent for after (0:
+// DefaultParkAfter). Close it when the server shuts down.
+func NewParking(after time.Duration) *Parking {
+	if after <= 0 {
+		after = DefaultParkAfter
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Parking{after: after, ctx: ctx, cancel: cancel}
+}
+
+// Close ends every stream served through p, parked or not, as if each
+// request's context had ended, and waits until they have written their end.
+// Streams that arrive later are served without parking.
+func (p *Parking) Close() {
+	p.cancel()
+	p.wg.Wait()
+}
+
+// Serve is the Serve of a stream that may be parked: open is called with
+// a context that carries the stream's Idler (a2a.WithIdler) and keeps
+// ctx's values; it ends when ctx ends before the stream is parked, or when
+// p is closed. A nil Parking serves as Serve does.
+func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
+	if p == nil || r.ProtoMajor != 1 || !r.ProtoAtLeast(1, 1) || !canHijack(w) || p.ctx.Err() != nil {
+		Serve(w, open(ctx), enc, keepAlive)
+		return
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l := &lot{after: p.after, handoff: make(chan chan hijacked), parkDue: make(chan struct{}, 1)}
+	l.unfollowRequest = context.AfterFunc(ctx, cancel)
+	stopClose := context.AfterFunc(p.ctx, cancel)
+	sw := &Writer{w: w, lot: l}
+	done := make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer stopClose()
+		defer cancel()
+		defer close(done)
+		serve(sw, open(a2a.WithIdler(sctx, l.idler(sw))), enc, keepAlive)
+	}()
+	// The handler's goroutine waits until the stream ends or asks for its
+	// connection; once the connection is handed over, the handler returns.
+	for {
+		select {
+		case <-done:
+			return
+		case reply := <-l.handoff:
+			nc, rw, err := http.NewResponseController(w).Hijack()
+			if err == nil && rw.Reader.Buffered() > 0 {
+				// A request pipelined behind the stream: it will not be
+				// answered, and the connection closes after the stream.
+				rw.Reader.Discard(rw.Reader.Buffered())
+			}
+			reply <- hijacked{nc, err}
+			if err == nil {
+				return
+			}
+		}
+	}
+}
+
+// canHijack reports whether w, or a ResponseWriter it wraps, can be
+// hijacked.
+func canHijack(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(http.Hijacker); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// hijacked is the handler's answer to a stream asking for its connection.
+type hijacked struct {
+	nc  net.Conn
+	err error
+}
+
+// lot is the parking state of one stream.
+type lot struct {
+	after           time.Duration
+	handoff         chan chan hijacked // to the handler: the connection, please
+	parkDue         chan struct{}      // from the timer: silent for after
+	unfollowRequest func() bool        // stops ending the stream with the request's context
+	conn            atomic.Pointer[parkedConn]
+	woken           atomic.Bool
+	stopWake        func() bool // stops waking on the stream's context ending
+	rbuf            [16]byte
+}
+
+// parkedConn is a parked stream's connection.
+type parkedConn struct{ nc net.Conn }
+
+// due tells the stream's wait it may park (from the timer).
+func (l *lot) due() {
+	select {
+	case l.parkDue <- struct{}{}:
+	default:
+	}
+}
+
+// idler returns the stream's a2a.Idler.
+func (l *lot) idler(sw *Writer) a2a.Idler { return &streamIdler{l, sw} }
+
+// streamIdler is the a2a.Idler of a stream that may park.
+type streamIdler struct {
+	l  *lot
+	sw *Writer
+}
+
+// Wake implements a2a.Idler.
+func (i *streamIdler) Wake() {
+	i.l.woken.Store(true)
+	if pc := i.l.conn.Load(); pc != nil {
+		pc.nc.SetReadDeadline(aLongTimeAgo) // ends the parked read
+	}
+}
+
+// aLongTimeAgo is a deadline in the past: setting it ends a blocked read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Idle implements a2a.Idler: before the stream is parked, it waits on ready
+// and parks when the timer says the stream has been silent long enough;
+// parked, it waits in parkedIdle.
+func (i *streamIdler) Idle(ctx context.Context, ready <-chan struct{}) bool {
+	l, sw := i.l, i.sw
+	for l.conn.Load() == nil {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ready:
+			l.woken.Store(false)
+			return true
+		case <-l.parkDue:
+			sw.mu.Lock()
+			silent := sw.err == nil && !sw.last.IsZero() && time.Since(sw.last) >= l.after
+			sw.mu.Unlock()
+			if silent && !i.park(ctx) {
+				return false
+			}
+		}
+	}
+	return i.parkedIdle(ctx)
+}
+
+// park asks the handler for the connection. It reports false when the
+// stream must end instead: its request ended first, or the connection
+// could not be had.
+func (i *streamIdler) park(ctx context.Context) bool {
+	l, sw := i.l, i.sw
+	if !l.unfollowRequest() {
+		return false // the request's context ended: the stream ends with it
+	}
+	reply := make(chan hijacked, 1)
+	l.handoff <- reply
+	h := <-reply
+	if h.err != nil {
+		return false // the stream ends; its client may resume it
+	}
+	h.nc.SetDeadline(time.Time{}) // net/http's read deadline, if any
+	sw.mu.Lock()
+	l.conn.Store(&parkedConn{h.nc})
+	sw.w, sw.rc = nil, nil
+	if sw.alive != nil {
+		sw.alive.Stop()
+		sw.alive = nil
+	}
+	sw.mu.Unlock()
+	l.stopWake = context.AfterFunc(ctx, i.Wake)
+	return true
+}
+
+// parkedIdle waits on the parked connection: until Wake (true), or the
+// client closes it or ctx ends (false), writing a keep-alive whenever the
+// stream has been silent for the keep-alive interval. A Wake ends the read
+// through its deadline.
+func (i *streamIdler) parkedIdle(ctx context.Context) bool {
+	l, sw := i.l, i.sw
+	nc := l.conn.Load().nc
+	for {
+		sw.mu.Lock()
+		last, err := sw.last, sw.err
+		sw.mu.Unlock()
+		if err != nil {
+			return false
+		}
+		var deadline time.Time
+		if sw.every > 0 {
+			deadline = last.Add(sw.every)
+		}
+		nc.SetReadDeadline(deadline)
+		// Set the deadline first, then look: a Wake after the look moves
+		// the deadline to the past, so the read below cannot miss it.
+		if ctx.Err() != nil {
+			return false
+		}
+		if l.woken.Swap(false) {
+			return true
+		}
+		_, err = nc.Read(l.rbuf[:])
+		if err == nil {
+			continue // bytes after the request: not read as anything
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return false // the client closed the connection
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if l.woken.Swap(false) {
+			return true
+		}
+		if sw.every > 0 && time.Since(last) >= sw.every && sw.Comment("keep-alive") != nil {
+			return false
+		}
+	}
+}
+
+// writeChunk writes b[chunkRoom:] as one HTTP/1.1 chunk, in one write.
+// Callers hold the Writer's mu.
+func (l *lot) writeChunk(b []byte) error {
+	n := len(b) - chunkRoom
+	var hdr [chunkRoom]byte
+	h := append(strconv.AppendUint(hdr[:0], uint64(n), 16), '\r', '\n')
+	start := chunkRoom - len(h)
+	copy(b[start:], h)
+	b = append(b, '\r', '\n')
+	nc := l.conn.Load().nc
+	nc.SetWriteDeadline(time.Now().Add(parkedWriteTimeout))
+	_, err := nc.Write(b[start:])
+	return err
+}
+
+// end finishes a parked stream: the last chunk, then the connection is
+// closed. A stream that was not parked has nothing to do here. Callers hold
+// the Writer's mu.
+func (l *lot) end() {
+	pc := l.conn.Load()
+	if pc == nil {
+		return
+	}
+	if l.stopWake != nil {
+		l.stopWake()
+	}
+	pc.nc.SetWriteDeadline(time.Now().Add(parkedWriteTimeout))
+	pc.nc.Write([]byte("0\r\n\r\n"))
+	pc.nc.Close()
+}

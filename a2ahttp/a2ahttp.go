@@ -116,9 +116,10 @@ type Options struct {
 	MaxBody int64
 	// KeepAlive is the SSE keep-alive interval (0: 15 s; negative: off).
 	KeepAlive time.Duration
-	// Parking, when set, parks HTTP/1.1 streams that have been silent for
-	// a while on their bare connections, which makes an idle stream cost a
-	// fraction of what it costs on net/http (sse.Parking). Close it after
+	// Parking, when set, parks SubscribeToTask streams over HTTP/1.1 that
+	// have been silent for a while on their bare connections, which makes
+	// an idle subscription cost a fraction of what it costs on net/http
+	// (sse.Parking). Close it after
 	// the http.Server's Shutdown: the server does not wait for parked
 	// streams, and Close ends them.
 	Parking *sse.Parking

@@ -14,10 +14,12 @@ import (
 
 // BenchmarkIdleStreams opens many SubscribeToTask streams on one task of a
 // `parley serve` process, reports the server's resident memory per idle
-// stream (bytes/stream, from /proc VmRSS), then has the task finish and
-// checks that every stream receives every event to the end. The count is
-// PARLEY_IDLE_STREAMS (default 2000; the target of 16 KiB per stream is
-// for 10,000). Run it once: go test -run X -bench IdleStreams -benchtime 1x.
+// stream (bytes/stream, from /proc VmRSS, a second after the last stream
+// opened: every stream is parked by then, see sse.Parking), then has the
+// task finish and checks that every stream receives every event to the
+// end. The count is PARLEY_IDLE_STREAMS (default 2000; the target of
+// 16 KiB per stream is for 10,000). Run it once:
+// go test -run X -bench IdleStreams -benchtime 1x.
 func BenchmarkIdleStreams(b *testing.B) {
 	n := 2000
 	if v, err := strconv.Atoi(os.Getenv("PARLEY_IDLE_STREAMS")); err == nil && v > 0 {

@@ -35,15 +35,26 @@ type Options struct {
 	// Middleware wraps every operation the handler performs, the first
 	// outermost (see a2a.Middleware).
 	Middleware []a2a.Middleware
-	// Parking, when set, parks long-idle HTTP/1.1 streams (sse.Parking).
+	// Parking, when set, parks SubscribeToTask streams over HTTP/1.1 that
+	// have been silent for a while (sse.Parking).
 	Parking *sse.Parking
 }
 
 // Stream answers the streaming operation m with the events inv streams
 // for req, as Server-Sent Events framed by enc.
+//
+// Only SubscribeToTask streams may be parked: they are the ones that wait
+// long (10,000 may follow one task). A SendStreamingMessage stream usually
+// ends with its task's burst of work, and one that may park costs its
+// client the connection (Connection: close), which a client running many
+// short streams pays on every one of them.
 func (o Options) Stream(ctx context.Context, w http.ResponseWriter, r *http.Request, inv a2a.Invoker, m *a2a.Method, req proto.Message, enc sse.Encoder) {
 	open := func(ctx context.Context) iter.Seq2[a2a.StreamEvent, error] { return inv.Stream(ctx, m, req) }
-	o.Parking.Serve(ctx, w, r, open, enc, max(o.KeepAlive, 0))
+	parking := o.Parking
+	if m.Name != a2a.MethodSubscribeToTask {
+		parking = nil
+	}
+	parking.Serve(ctx, w, r, open, enc, max(o.KeepAlive, 0))
 }
 
 // Invoker returns the Invoker a handler calls: svc by the method table,

@@ -37,7 +37,10 @@ type Parking struct {
 	after  time.Duration
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup // the streams' goroutines; added to under mu, before closed
 }
 
 // DefaultParkAfter is how long a stream must be silent to be parked, by
@@ -61,8 +64,22 @@ func NewParking(after time.Duration) *Parking {
 // request's context had ended, and waits until they have written their end.
 // Streams that arrive later are served without parking.
 func (p *Parking) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 	p.cancel()
 	p.wg.Wait()
+}
+
+// enter counts one more stream's goroutine, unless p is closed.
+func (p *Parking) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.wg.Add(1)
+	return true
 }
 
 // Serve is the Serve of a stream that may be parked: open is called with
@@ -70,7 +87,7 @@ func (p *Parking) Close() {
 // ctx's values; it ends when ctx ends before the stream is parked, or when
 // p is closed. A nil Parking serves as Serve does.
 func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
-	if p == nil || r.ProtoMajor != 1 || !r.ProtoAtLeast(1, 1) || !canHijack(w) || p.ctx.Err() != nil {
+	if p == nil || r.ProtoMajor != 1 || !r.ProtoAtLeast(1, 1) || !canHijack(w) || !p.enter() {
 		Serve(w, open(ctx), enc, keepAlive)
 		return
 	}
@@ -80,7 +97,6 @@ func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	stopClose := context.AfterFunc(p.ctx, cancel)
 	sw := &Writer{w: w, lot: l}
 	done := make(chan struct{})
-	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		defer stopClose()

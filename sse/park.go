@@ -92,17 +92,18 @@ func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l := &lot{after: p.after, handoff: make(chan chan hijacked), parkDue: make(chan struct{}, 1)}
+	sw := &Writer{w: w}
+	l := &lot{sw: sw, after: p.after, handoff: make(chan chan hijacked), parkDue: make(chan struct{}, 1)}
+	sw.lot = l
 	l.unfollowRequest = context.AfterFunc(ctx, cancel)
 	stopClose := context.AfterFunc(p.ctx, cancel)
-	sw := &Writer{w: w, lot: l}
 	done := make(chan struct{})
 	go func() {
 		defer p.wg.Done()
 		defer stopClose()
 		defer cancel()
 		defer close(done)
-		serve(sw, open(a2a.WithIdler(sctx, l.idler(sw))), enc, keepAlive)
+		serve(sw, open(a2a.WithIdler(sctx, l)), enc, keepAlive)
 	}()
 	// The handler's goroutine waits until the stream ends or asks for its
 	// connection; once the connection is handed over, the handler returns.
@@ -146,8 +147,9 @@ type hijacked struct {
 	err error
 }
 
-// lot is the parking state of one stream.
+// lot is the parking state of one stream, and its a2a.Idler.
 type lot struct {
+	sw              *Writer
 	after           time.Duration
 	handoff         chan chan hijacked // to the handler: the connection, please
 	parkDue         chan struct{}      // from the timer: silent for after
@@ -169,19 +171,10 @@ func (l *lot) due() {
 	}
 }
 
-// idler returns the stream's a2a.Idler.
-func (l *lot) idler(sw *Writer) a2a.Idler { return &streamIdler{l, sw} }
-
-// streamIdler is the a2a.Idler of a stream that may park.
-type streamIdler struct {
-	l  *lot
-	sw *Writer
-}
-
 // Wake implements a2a.Idler.
-func (i *streamIdler) Wake() {
-	i.l.woken.Store(true)
-	if pc := i.l.conn.Load(); pc != nil {
+func (l *lot) Wake() {
+	l.woken.Store(true)
+	if pc := l.conn.Load(); pc != nil {
 		pc.nc.SetReadDeadline(aLongTimeAgo) // ends the parked read
 	}
 }
@@ -192,8 +185,8 @@ var aLongTimeAgo = time.Unix(1, 0)
 // Idle implements a2a.Idler: before the stream is parked, it waits on ready
 // and parks when the timer says the stream has been silent long enough;
 // parked, it waits in parkedIdle.
-func (i *streamIdler) Idle(ctx context.Context, ready <-chan struct{}) bool {
-	l, sw := i.l, i.sw
+func (l *lot) Idle(ctx context.Context, ready <-chan struct{}) bool {
+	sw := l.sw
 	for l.conn.Load() == nil {
 		select {
 		case <-ctx.Done():
@@ -205,19 +198,19 @@ func (i *streamIdler) Idle(ctx context.Context, ready <-chan struct{}) bool {
 			sw.mu.Lock()
 			silent := sw.err == nil && !sw.last.IsZero() && time.Since(sw.last) >= l.after
 			sw.mu.Unlock()
-			if silent && !i.park(ctx) {
+			if silent && !l.park(ctx) {
 				return false
 			}
 		}
 	}
-	return i.parkedIdle(ctx)
+	return l.parkedIdle(ctx)
 }
 
 // park asks the handler for the connection. It reports false when the
 // stream must end instead: its request ended first, or the connection
 // could not be had.
-func (i *streamIdler) park(ctx context.Context) bool {
-	l, sw := i.l, i.sw
+func (l *lot) park(ctx context.Context) bool {
+	sw := l.sw
 	if !l.unfollowRequest() {
 		return false // the request's context ended: the stream ends with it
 	}
@@ -236,7 +229,7 @@ func (i *streamIdler) park(ctx context.Context) bool {
 		sw.alive = nil
 	}
 	sw.mu.Unlock()
-	l.stopWake = context.AfterFunc(ctx, i.Wake)
+	l.stopWake = context.AfterFunc(ctx, l.Wake)
 	return true
 }
 
@@ -244,8 +237,8 @@ func (i *streamIdler) park(ctx context.Context) bool {
 // client closes it or ctx ends (false), writing a keep-alive whenever the
 // stream has been silent for the keep-alive interval. A Wake ends the read
 // through its deadline.
-func (i *streamIdler) parkedIdle(ctx context.Context) bool {
-	l, sw := i.l, i.sw
+func (l *lot) parkedIdle(ctx context.Context) bool {
+	sw := l.sw
 	nc := l.conn.Load().nc
 	for {
 		sw.mu.Lock()

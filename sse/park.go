@@ -34,13 +34,12 @@ import (
 // HTTP/2 streams, HTTP/1.0 and ResponseWriters that cannot be hijacked are
 // served as Serve serves them.
 type Parking struct {
-	after  time.Duration
-	ctx    context.Context // ends with Close
-	cancel context.CancelFunc
+	after time.Duration
 
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup // the streams' goroutines; added to under mu, before closed
+	mu      sync.Mutex
+	closed  bool
+	streams map[*lot]struct{} // the streams served, to end at Close
+	wg      sync.WaitGroup    // their goroutines; added to under mu, before closed
 }
 
 // DefaultParkAfter is how long a stream must be silent to be parked, by
@@ -56,8 +55,7 @@ func NewParking(after time.Duration) *Parking {
 	if after <= 0 {
 		after = DefaultParkAfter
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Parking{after: after, ctx: ctx, cancel: cancel}
+	return &Parking{after: after, streams: make(map[*lot]struct{})}
 }
 
 // Close ends every stream served through p, parked or not, as if each
@@ -66,20 +64,33 @@ func NewParking(after time.Duration) *Parking {
 func (p *Parking) Close() {
 	p.mu.Lock()
 	p.closed = true
+	for l := range p.streams {
+		l.stop()
+	}
 	p.mu.Unlock()
-	p.cancel()
 	p.wg.Wait()
 }
 
-// enter counts one more stream's goroutine, unless p is closed.
-func (p *Parking) enter() bool {
+// enter counts one more stream and its goroutine, unless p is closed. A
+// map entry costs a stream less than a context.AfterFunc on a context of
+// p's would (DESIGN "Performance intent": 16 KiB per idle stream).
+func (p *Parking) enter(l *lot) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return false
 	}
+	p.streams[l] = struct{}{}
 	p.wg.Add(1)
 	return true
+}
+
+// leave is the end of a stream that entered.
+func (p *Parking) leave(l *lot) {
+	p.mu.Lock()
+	delete(p.streams, l)
+	p.mu.Unlock()
+	p.wg.Done()
 }
 
 // Serve is the Serve of a stream that may be parked: open is called with
@@ -87,31 +98,40 @@ func (p *Parking) enter() bool {
 // ctx's values; it ends when ctx ends before the stream is parked, or when
 // p is closed. A nil Parking serves as Serve does.
 func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
-	if p == nil || r.ProtoMajor != 1 || !r.ProtoAtLeast(1, 1) || !canHijack(w) || !p.enter() {
+	if p == nil || r.ProtoMajor != 1 || !r.ProtoAtLeast(1, 1) || !canHijack(w) {
 		Serve(w, open(ctx), enc, keepAlive)
 		return
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sw := &Writer{w: w}
-	l := &lot{sw: sw, after: p.after, handoff: make(chan chan hijacked), parkDue: make(chan struct{}, 1)}
+	handoff := make(chan chan hijacked)
+	l := &lot{sw: sw, after: p.after, cancel: cancel, ended: sctx.Done(), handoff: handoff, parkDue: make(chan struct{}, 1)}
 	sw.lot = l
-	l.unfollowRequest = context.AfterFunc(ctx, cancel)
-	stopClose := context.AfterFunc(p.ctx, cancel)
-	done := make(chan struct{})
+	if !p.enter(l) {
+		cancel()
+		Serve(w, open(ctx), enc, keepAlive)
+		return
+	}
 	go func() {
-		defer p.wg.Done()
-		defer stopClose()
-		defer cancel()
-		defer close(done)
+		defer p.leave(l)
+		defer l.stop()
+		defer close(handoff) // the stream ended
 		serve(sw, open(a2a.WithIdler(sctx, l)), enc, keepAlive)
 	}()
 	// The handler's goroutine waits until the stream ends or asks for its
-	// connection; once the connection is handed over, the handler returns.
+	// connection, and ends the stream when the request's context ends
+	// first; once the connection is handed over, the handler returns, and
+	// the request's context (which net/http then ends) no longer matters.
+	requestDone := ctx.Done()
 	for {
 		select {
-		case <-done:
-			return
-		case reply := <-l.handoff:
+		case <-requestDone:
+			l.stop()
+			requestDone = nil
+		case reply, ok := <-handoff:
+			if !ok {
+				return // the stream ended
+			}
 			nc, rw, err := http.NewResponseController(w).Hijack()
 			if err == nil && rw.Reader.Buffered() > 0 {
 				// A request pipelined behind the stream: it will not be
@@ -147,23 +167,34 @@ type hijacked struct {
 	err error
 }
 
-// lot is the parking state of one stream, and its a2a.Idler.
+// lot is the parking state of one stream, and its a2a.Idler. An idle
+// stream's memory is mostly its lot, its Writer and its contexts, so the
+// lot keeps little, and nothing the parked stream no longer needs (DESIGN
+// "Performance intent": 16 KiB per idle stream).
 type lot struct {
-	sw              *Writer
-	after           time.Duration
-	handoff         chan chan hijacked // to the handler: the connection, please
-	parkDue         chan struct{}      // from the timer: silent for after
-	unfollowRequest func() bool        // stops ending the stream with the request's context
-	conn            atomic.Pointer[parkedConn]
-	woken           atomic.Bool
-	stopWake        func() bool // stops waking on the stream's context ending
-	rbuf            [16]byte
+	sw       *Writer
+	after    time.Duration
+	cancel   context.CancelFunc // ends the stream's context
+	ended    <-chan struct{}    // the Done of the stream's context
+	handoff  chan chan hijacked // to the handler: the connection, please; closed when the stream ends; nil once parked
+	parkDue  chan struct{}      // from the timer: silent for after; nil once parked (guarded by the Writer's mu)
+	conn     atomic.Pointer[parkedConn]
+	woken    atomic.Bool
+	stopWake func() bool // stops waking on the stream's context ending
+	rbuf     [16]byte
 }
 
 // parkedConn is a parked stream's connection.
 type parkedConn struct{ nc net.Conn }
 
-// due tells the stream's wait it may park (from the timer).
+// stop ends the stream: its context, and a parked wait.
+func (l *lot) stop() {
+	l.cancel()
+	l.Wake()
+}
+
+// due tells the stream's wait it may park (from the timer). Callers hold
+// the Writer's mu.
 func (l *lot) due() {
 	select {
 	case l.parkDue <- struct{}{}:
@@ -207,15 +238,16 @@ func (l *lot) Idle(ctx context.Context, ready <-chan struct{}) bool {
 }
 
 // park asks the handler for the connection. It reports false when the
-// stream must end instead: its request ended first, or the connection
-// could not be had.
+// stream must end instead: it was ended first (its request's context
+// ended, or Parking.Close), or the connection could not be had.
 func (l *lot) park(ctx context.Context) bool {
 	sw := l.sw
-	if !l.unfollowRequest() {
-		return false // the request's context ended: the stream ends with it
-	}
 	reply := make(chan hijacked, 1)
-	l.handoff <- reply
+	select {
+	case l.handoff <- reply:
+	case <-ctx.Done():
+		return false
+	}
 	h := <-reply
 	if h.err != nil {
 		return false // the stream ends; its client may resume it
@@ -228,8 +260,13 @@ func (l *lot) park(ctx context.Context) bool {
 		sw.alive.Stop()
 		sw.alive = nil
 	}
+	l.handoff, l.parkDue = nil, nil
 	sw.mu.Unlock()
-	l.stopWake = context.AfterFunc(ctx, l.Wake)
+	if ctx.Done() != l.ended {
+		// A context of the server's or of middleware, which may end before
+		// the stream's own (whose end, l.stop, wakes the parked wait).
+		l.stopWake = context.AfterFunc(ctx, l.Wake)
+	}
 	return true
 }
 

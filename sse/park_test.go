@@ -22,8 +22,10 @@ import (
 // parkServer serves, on a loopback HTTP/1.1 server, a stream through
 // Parking that sends event 1, then one more event each time more is
 // signalled, and ends when end is closed. The stream waits through its
-// Idler, as the server core does. handled receives when the handler has
-// returned; idleEnded receives how the producer's last Idle ended.
+// Idler, as the server core does, with a context of its own (as
+// middleware may make) that ends when cancel is called. handled receives
+// when the handler has returned; idleEnded receives how the producer's
+// last Idle ended.
 type parkServer struct {
 	url       string
 	parking   *sse.Parking
@@ -32,11 +34,17 @@ type parkServer struct {
 	handled   chan struct{}
 	idleEnded chan bool
 	woke      func()
+	cancel    atomic.Pointer[context.CancelFunc]
 }
 
+// startParkServer serves streams that park after 50 ms.
 func startParkServer(t *testing.T, keepAlive time.Duration) *parkServer {
+	return startParkServerAfter(t, 50*time.Millisecond, keepAlive)
+}
+
+func startParkServerAfter(t *testing.T, after, keepAlive time.Duration) *parkServer {
 	t.Helper()
-	ps := &parkServer{parking: sse.NewParking(50 * time.Millisecond), more: make(chan struct{}, 1),
+	ps := &parkServer{parking: sse.NewParking(after), more: make(chan struct{}, 1),
 		end: make(chan struct{}), handled: make(chan struct{}, 4), idleEnded: make(chan bool, 1)}
 	var idler atomic.Pointer[a2a.Idler]
 	ps.woke = func() {
@@ -52,6 +60,9 @@ func startParkServer(t *testing.T, keepAlive time.Duration) *parkServer {
 				return
 			}
 			idler.Store(&id)
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			ps.cancel.Store(&cancel)
 			for seq := uint64(1); ; seq++ {
 				if !yield(a2a.StreamEvent{Seq: seq}, nil) {
 					return
@@ -231,5 +242,47 @@ func TestStreamThatMayParkClosesItsConnection(t *testing.T) {
 	}
 	if !resp.Close {
 		t.Error("a stream that may park did not say Connection: close")
+	}
+}
+
+// TestStreamEndsWithItsRequestBeforeParking: a stream not parked yet ends
+// when its request's context does (here: the client closes the
+// connection), and its handler returns.
+func TestStreamEndsWithItsRequestBeforeParking(t *testing.T) {
+	ps := startParkServerAfter(t, time.Hour, 0)
+	body, c := openRaw(t, ps.url)
+	nextBlock(t, body)
+	c.Close()
+	select {
+	case ok := <-ps.idleEnded:
+		if ok {
+			t.Error("Idle reported true when the client had gone")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stream not parked did not end with its request")
+	}
+	waitFor(t, ps.handled, "the handler's return")
+}
+
+// TestParkedStreamEndsWithItsContext: a parked stream's wait ends when the
+// context it waits with ends, though the stream's own has not: a context
+// that middleware or the server derived.
+func TestParkedStreamEndsWithItsContext(t *testing.T) {
+	ps := startParkServer(t, 0)
+	body, _ := openRaw(t, ps.url)
+	nextBlock(t, body)
+	waitFor(t, ps.handled, "the handler's return after the stream parked")
+	time.Sleep(100 * time.Millisecond) // into the parked read (else it may see the end before it)
+	(*ps.cancel.Load())()
+	select {
+	case ok := <-ps.idleEnded:
+		if ok {
+			t.Error("Idle reported true when its context had ended")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a parked stream did not see its context end")
+	}
+	if rest, err := io.ReadAll(body); err != nil || len(rest) != 0 {
+		t.Errorf("after its context ended: %q, %v; want the end of the body", rest, err)
 	}
 }

@@ -211,10 +211,10 @@ func (s *Writer) tick() {
 		return // ended, or parked: keep-alives come from the parked wait
 	}
 	idle := time.Since(s.last)
-	s.mu.Unlock()
 	if s.lot != nil && idle >= s.lot.after {
 		s.lot.due()
 	}
+	s.mu.Unlock()
 	if s.every > 0 && idle >= s.every {
 		if s.Comment("keep-alive") != nil {
 			return

@@ -1,7 +1,5 @@
 package a2a
 
-import "google.golang.org/protobuf/proto"
-
 // ArtifactAssembler puts a task's artifacts back together from the chunks
 // of a stream (TaskArtifactUpdateEvent, §4.2.2 of the A2A specification). A
 // chunk with append set adds its parts to the artifact of the same id; a
@@ -20,7 +18,7 @@ import "google.golang.org/protobuf/proto"
 // The zero value is ready to use. An ArtifactAssembler is not safe for
 // concurrent use. It keeps copies of what it is given; the artifacts it
 // returns are its own, and may change as later chunks arrive: read them, and
-// clone one (proto.Clone) to keep or modify it.
+// clone one (CloneArtifact) to keep or modify it.
 type ArtifactAssembler struct {
 	byID  map[string]*assembled
 	order []string
@@ -44,7 +42,7 @@ func (as *ArtifactAssembler) Add(ev StreamEvent) {
 	case EventTask:
 		for _, a := range ev.Response.GetTask().GetArtifacts() {
 			if a != nil {
-				as.put(proto.Clone(a).(*Artifact), true)
+				as.put(CloneArtifact(a), true)
 			}
 		}
 	}
@@ -60,9 +58,9 @@ func (as *ArtifactAssembler) AddChunk(u *TaskArtifactUpdateEvent) *Artifact {
 	}
 	cur, ok := as.byID[a.ArtifactId]
 	if !ok || !u.GetAppend() {
-		return as.put(proto.Clone(a).(*Artifact), u.GetLastChunk())
+		return as.put(CloneArtifact(a), u.GetLastChunk())
 	}
-	AppendChunk(cur.a, proto.Clone(a).(*Artifact))
+	AppendChunk(cur.a, CloneArtifact(a))
 	cur.done = u.GetLastChunk()
 	return cur.a
 }

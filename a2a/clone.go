@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // CloneArtifact returns a deep copy of a, as proto.Clone does (unknown
@@ -32,6 +33,72 @@ func CloneArtifact(a *Artifact) *Artifact {
 		}
 	}
 	copyUnknown(c, a)
+	return c
+}
+
+// CloneTask returns a deep copy of t, as proto.Clone does (unknown fields
+// included), written out like CloneArtifact: the server copies a task for
+// every answer that carries one and the memory store for every task it
+// keeps, and proto.Clone was 10 % of the CPU of a blocking SendMessage on
+// the memory store. A test fails when Task, TaskStatus or Message gains a
+// field this does not copy.
+func CloneTask(t *Task) *Task {
+	if t == nil {
+		return nil
+	}
+	c := &Task{Id: t.Id, ContextId: t.ContextId, Status: cloneStatus(t.Status), Metadata: cloneStruct(t.Metadata)}
+	if t.Artifacts != nil {
+		c.Artifacts = make([]*Artifact, len(t.Artifacts))
+		for i, a := range t.Artifacts {
+			c.Artifacts[i] = CloneArtifact(a)
+		}
+	}
+	if t.History != nil {
+		c.History = make([]*Message, len(t.History))
+		for i, m := range t.History {
+			c.History[i] = CloneMessage(m)
+		}
+	}
+	copyUnknown(c, t)
+	return c
+}
+
+// CloneMessage returns a deep copy of m, as proto.Clone does (see
+// CloneTask).
+func CloneMessage(m *Message) *Message {
+	if m == nil {
+		return nil
+	}
+	c := &Message{
+		MessageId:        m.MessageId,
+		ContextId:        m.ContextId,
+		TaskId:           m.TaskId,
+		Role:             m.Role,
+		Metadata:         cloneStruct(m.Metadata),
+		Extensions:       slices.Clone(m.Extensions),
+		ReferenceTaskIds: slices.Clone(m.ReferenceTaskIds),
+	}
+	if m.Parts != nil {
+		c.Parts = make([]*Part, len(m.Parts))
+		for i, p := range m.Parts {
+			c.Parts[i] = clonePart(p)
+		}
+	}
+	copyUnknown(c, m)
+	return c
+}
+
+// cloneStatus is CloneTask for a status.
+func cloneStatus(s *TaskStatus) *TaskStatus {
+	if s == nil {
+		return nil
+	}
+	c := &TaskStatus{State: s.State, Message: CloneMessage(s.Message)}
+	if ts := s.Timestamp; ts != nil {
+		c.Timestamp = &timestamppb.Timestamp{Seconds: ts.Seconds, Nanos: ts.Nanos}
+		copyUnknown(c.Timestamp, ts)
+	}
+	copyUnknown(c, s)
 	return c
 }
 

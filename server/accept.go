@@ -51,7 +51,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	if err != nil {
 		return nil, err
 	}
-	msg := proto.Clone(req.Message).(*a2a.Message)
+	msg := a2a.CloneMessage(req.Message)
 	digest := digestOf(msg)
 	unclaim, err := s.claimMessage(ctx, msgKey{c.scope, msg.MessageId})
 	if err != nil {
@@ -209,7 +209,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 		push.TaskId = id
 	}
 	areq.TaskID, areq.ContextID = id, ctxID
-	areq.Message = proto.Clone(msg).(*a2a.Message) // the agent's own copy
+	areq.Message = a2a.CloneMessage(msg) // the agent's own copy
 	r := s.acquire(id, c.scope)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -330,8 +330,8 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 	// on the stored message.
 	msg.ContextId = t.ContextId
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
-	areq.Task = proto.Clone(t).(*a2a.Task)
-	areq.Message = proto.Clone(msg).(*a2a.Message)
+	areq.Task = a2a.CloneTask(t)
+	areq.Message = a2a.CloneMessage(msg)
 	if err := s.store.Append(ctx, c.scope, t.Id, taskstore.Event{Message: msg}); err != nil {
 		return a2a.Internal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -31,7 +29,7 @@ func (r *run) apply(ex *execution, ev event) error {
 		if r.task != nil || r.reply != nil {
 			return ErrReplyNotFirst
 		}
-		m := proto.Clone(ev.reply).(*a2a.Message)
+		m := a2a.CloneMessage(ev.reply)
 		r.stampAgentMessage(m, false)
 		if v := r.s.checkAgentMessage(m); len(v) > 0 {
 			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
@@ -97,7 +95,7 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	}
 	st := &a2a.TaskStatus{State: state, Timestamp: a2a.Timestamp(r.s.now())}
 	if m != nil {
-		m = proto.Clone(m).(*a2a.Message)
+		m = a2a.CloneMessage(m)
 		r.stampAgentMessage(m, true)
 		if v := r.s.checkAgentMessage(m); len(v) > 0 {
 			return fmt.Errorf("server: invalid status message: %s: %s", v[0].Field, v[0].Description)

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -68,7 +66,7 @@ func (r *run) putPushConfig(ctx context.Context, cfg *a2a.TaskPushNotificationCo
 	ev := taskstore.Event{}
 	if s.delivering() {
 		ev = taskstore.Event{Seq: r.seq, Push: true,
-			Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(r.task).(*a2a.Task)}}}
+			Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: a2a.CloneTask(r.task)}}}
 	}
 	if err := s.store.PutPushConfig(ctx, r.scope, cfg, ev); err != nil {
 		return err

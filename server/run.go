@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -208,5 +206,5 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 // sequence number of the last event it reflects. Callers hold r.mu and have
 // loaded the task.
 func (r *run) snapshot() a2a.StreamEvent {
-	return a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(r.task).(*a2a.Task)}}}
+	return a2a.StreamEvent{Seq: r.seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: a2a.CloneTask(r.task)}}}
 }

@@ -7,8 +7,6 @@ import (
 	"context"
 	"iter"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 )
 
@@ -167,7 +165,7 @@ func historyOf(cfg *a2a.SendMessageConfiguration) *int32 {
 // (docs/decisions.md#b4: nil means all, 0 means none).
 func withHistory(t *a2a.Task, n *int32, owned bool) *a2a.Task {
 	if !owned {
-		t = proto.Clone(t).(*a2a.Task)
+		t = a2a.CloneTask(t)
 	}
 	if n != nil {
 		if *n == 0 {

@@ -154,7 +154,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		}
 		break
 	}
-	return proto.Clone(r.task).(*a2a.Task), nil
+	return a2a.CloneTask(r.task), nil
 }
 
 // SubscribeToTask implements a2a.Service (spec §3.1.6; docs/decisions.md#b2):

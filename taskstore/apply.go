@@ -40,11 +40,11 @@ func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
 			if u.Append {
 				a2a.AppendChunk(a, u.Artifact)
 			} else {
-				t.Artifacts[i] = proto.Clone(u.Artifact).(*a2a.Artifact)
+				t.Artifacts[i] = a2a.CloneArtifact(u.Artifact)
 			}
 			return true
 		}
-		t.Artifacts = append(t.Artifacts, proto.Clone(u.Artifact).(*a2a.Artifact))
+		t.Artifacts = append(t.Artifacts, a2a.CloneArtifact(u.Artifact))
 		return false
 	case *a2a.StreamResponse_Task:
 		proto.Reset(t)

@@ -91,7 +91,7 @@ func (s *Store) lookup(sc taskstore.Scope, id string) *entry {
 }
 
 func cloneTask(t *a2a.Task) *a2a.Task {
-	return proto.Clone(t).(*a2a.Task)
+	return a2a.CloneTask(t)
 }
 
 func cloneConfig(c *a2a.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {

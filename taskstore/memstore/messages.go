@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/order"
@@ -14,7 +12,7 @@ import (
 func cloneRecord(r *taskstore.MessageRecord) *taskstore.MessageRecord {
 	c := *r
 	if r.Reply != nil {
-		c.Reply = proto.Clone(r.Reply).(*a2a.Message)
+		c.Reply = a2a.CloneMessage(r.Reply)
 	}
 	return &c
 }
@@ -63,7 +61,7 @@ func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, message
 	}
 	var c *a2a.Message
 	if reply != nil {
-		c = proto.Clone(reply).(*a2a.Message)
+		c = a2a.CloneMessage(reply)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

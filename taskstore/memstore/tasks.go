@@ -6,8 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/order"
@@ -61,7 +59,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	r := ev.Response
 	var m *a2a.Message
 	if ev.Message != nil {
-		m = proto.Clone(ev.Message).(*a2a.Message)
+		m = a2a.CloneMessage(ev.Message)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -151,8 +151,8 @@ func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
-func (e *streamEncoder) Event(ev a2a.StreamEvent) ([]byte, error) {
-	return appendResult(make([]byte, 0, 512), e.id, ev.Response)
+func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	return appendResult(b, e.id, ev.Response)
 }
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {

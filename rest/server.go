@@ -165,8 +165,8 @@ func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
-func (e *streamEncoder) Event(ev a2a.StreamEvent) ([]byte, error) {
-	return a2a.AppendJSON(make([]byte, 0, 512), ev.Response)
+func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	return a2a.AppendJSON(b, ev.Response)
 }
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {

@@ -21,9 +21,11 @@ type Encoder interface {
 	// Start sets the binding's response headers; it is called once, just
 	// before the 200 response and the first event go out.
 	Start(h http.Header)
-	// Event returns the data of one event. An error ends the stream as if
-	// the stream itself had failed with it.
-	Event(ev a2a.StreamEvent) ([]byte, error)
+	// AppendEvent appends the data of one event to b and returns the
+	// extended buffer (b comes from a pool, so that an event costs no
+	// allocation of its own). An error ends the stream as if the stream
+	// itself had failed with it.
+	AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error)
 	// Fail returns the last event of a started stream that failed with
 	// err: its event name ("" for none) and data.
 	Fail(err error) (name string, data []byte)
@@ -42,6 +44,24 @@ type Encoder interface {
 // further for long-idle HTTP/1.1 streams.
 func Serve(w http.ResponseWriter, seq iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
 	serve(&Writer{w: w}, seq, enc, keepAlive)
+}
+
+// sendEvent writes one item of a stream: the event, or the error that ends
+// the stream. It reports whether the write succeeded and the stream goes on.
+func sendEvent(sw *Writer, enc Encoder, ev a2a.StreamEvent, err error) bool {
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	var name string
+	var data []byte
+	if err == nil {
+		data, err = enc.AppendEvent((*bp)[:0], ev)
+		*bp = data[:0]
+	}
+	if err != nil {
+		name, data = enc.Fail(err)
+		ev.Seq = 0 // an error event carries no id
+	}
+	return sw.event(name, ev.Seq, data, !ev.More || err != nil) == nil && err == nil
 }
 
 // serve is Serve with the Writer made (not started) by the caller.
@@ -63,16 +83,7 @@ func serve(sw *Writer, seq iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepA
 			sw.keepAlive(keepAlive)
 			started = true
 		}
-		var name string
-		var data []byte
-		if err == nil {
-			data, err = enc.Event(ev)
-		}
-		if err != nil {
-			name, data = enc.Fail(err)
-			ev.Seq = 0 // an error event carries no id
-		}
-		if sw.event(name, ev.Seq, data, !ev.More || err != nil) != nil || err != nil {
+		if !sendEvent(sw, enc, ev, err) || err != nil {
 			return
 		}
 	}

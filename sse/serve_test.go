@@ -22,8 +22,8 @@ type jsonEnc struct{ errorEvent string }
 
 func (jsonEnc) Refuse(w http.ResponseWriter, err error) { http.Error(w, err.Error(), 500) }
 func (jsonEnc) Start(h http.Header)                     { h.Set("X-Started", "1") }
-func (jsonEnc) Event(ev a2a.StreamEvent) ([]byte, error) {
-	return fmt.Appendf(nil, `{"seq":%d}`, ev.Seq), nil
+func (jsonEnc) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	return fmt.Appendf(b, `{"seq":%d}`, ev.Seq), nil
 }
 func (e jsonEnc) Fail(err error) (string, []byte) {
 	return e.errorEvent, []byte(`{"error":` + strconv.Quote(err.Error()) + `}`)

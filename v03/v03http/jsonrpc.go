@@ -178,12 +178,13 @@ func (e *rpcStream) Refuse(w http.ResponseWriter, err error) {
 
 func (e *rpcStream) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
-func (e *rpcStream) Event(ev a2a.StreamEvent) ([]byte, error) {
-	return json.Marshal(struct {
+func (e *rpcStream) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	data, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Result  any             `json:"result"`
 	}{"2.0", e.id, v03.EventFromV1(ev.Response, e.subscribe)})
+	return append(b, data...), err
 }
 
 func (e *rpcStream) Fail(err error) (string, []byte) {

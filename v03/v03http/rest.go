@@ -301,8 +301,9 @@ func (e *restStream) Refuse(w http.ResponseWriter, err error) {
 
 func (e *restStream) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
-func (e *restStream) Event(ev a2a.StreamEvent) ([]byte, error) {
-	return json.Marshal(v03.PEventFromV1(ev.Response, e.subscribe))
+func (e *restStream) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	data, err := json.Marshal(v03.PEventFromV1(ev.Response, e.subscribe))
+	return append(b, data...), err
 }
 
 func (e *restStream) Fail(err error) (string, []byte) {

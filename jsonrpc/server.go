@@ -107,7 +107,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ci, id, e, 0)
 		return
 	}
-	b, err := appendResult(make([]byte, 0, 512), id, resp)
+	bp := httpx.Body()
+	b, err := appendResult(*bp, id, resp)
+	defer httpx.PutBody(bp, b)
 	if err != nil {
 		writeError(w, ci, id, a2a.Internal(err), 0)
 		return

@@ -77,7 +77,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ci, ct, e, 0)
 		return
 	}
-	b, err := a2a.AppendJSON(make([]byte, 0, 512), resp)
+	bp := httpx.Body()
+	b, err := a2a.AppendJSON(*bp, resp)
+	defer httpx.PutBody(bp, b)
 	if err != nil {
 		writeError(w, ci, ct, a2a.Internal(err), 0)
 		return

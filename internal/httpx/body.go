@@ -154,3 +154,28 @@ func serverBounded(r *http.Request) bool {
 	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
 	return ok && srv.ReadTimeout > 0
 }
+
+// bodies holds the buffers response bodies are encoded into: a body is
+// written as soon as it is encoded, so its buffer can take the next one.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody bounds the buffers kept for reuse, so that one large
+// answer does not pin its buffer.
+const maxPooledBody = 64 << 10
+
+// Body returns an empty buffer (its capacity from earlier use) to encode a
+// response body into; give it back with PutBody once the body is written.
+func Body() *[]byte {
+	bp := bodies.Get().(*[]byte)
+	*bp = (*bp)[:0]
+	return bp
+}
+
+// PutBody gives back a buffer from Body, b being what was encoded into it.
+func PutBody(bp *[]byte, b []byte) {
+	if cap(b) > maxPooledBody {
+		return
+	}
+	*bp = b[:0]
+	bodies.Put(bp)
+}

@@ -74,7 +74,10 @@ func AppendJSON(dst []byte, m proto.Message) ([]byte, error) {
 		return append(dst, "{}"...), nil
 	}
 	e := encoderPool.Get().(*encoder)
-	out, err := e.message(dst, m.ProtoReflect())
+	out, ok, err := e.appendFast(dst, m)
+	if !ok {
+		out, err = e.message(dst, m.ProtoReflect())
+	}
 	e.depth = 0
 	encoderPool.Put(e)
 	if err != nil {

@@ -44,6 +44,9 @@ func fuzzCheck(t *testing.T, data []byte, m proto.Message) {
 	if !json.Valid(out) {
 		t.Fatalf("Marshal produced invalid JSON: %q", out)
 	}
+	if generic, err := appendGeneric(m); err != nil || !bytes.Equal(out, generic) {
+		t.Fatalf("the written-out encoding differs from the generic walk's (%v)\n%q\n%q", err, out, generic)
+	}
 	back := m.ProtoReflect().New().Interface()
 	if err := Unmarshal(out, back); err != nil {
 		t.Fatalf("re-decode of %q: %v", out, err)

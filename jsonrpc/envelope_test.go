@@ -27,10 +27,31 @@ func TestRepeatedKey(t *testing.T) {
 		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"j":11}`, "j"},
 		{` { "id" : 1 , "id" : 2 } `, "id"},
 	} {
-		got, dup := repeatedKey([]byte(tc.obj))
+		_, got, dup := splitMembers([]byte(tc.obj))
 		if got != tc.want || dup != (tc.want != "") {
-			t.Errorf("repeatedKey(%s) = %q, %v; want %q", tc.obj, got, dup, tc.want)
+			t.Errorf("splitMembers(%s) = %q, %v; want %q", tc.obj, got, dup, tc.want)
 		}
+	}
+}
+
+// TestSplitMembers: the raw values of the JSON-RPC members, found by exact
+// name at the top level only, whatever the whitespace and escapes.
+func TestSplitMembers(t *testing.T) {
+	m, _, dup := splitMembers([]byte(` { "params" : {"id":9,"a":[1,{"method":2}]} ,"\u0069d":"r-1", "x":{"jsonrpc":1},` +
+		"\n\"method\":\"GetTask\"\t,\"jsonrpc\" : \"2.0\" } "))
+	if dup {
+		t.Fatal("a repeated key reported")
+	}
+	for name, c := range map[string][2]string{
+		"jsonrpc": {string(m.jsonrpc), `"2.0"`}, "id": {string(m.id), `"r-1"`},
+		"method": {string(m.method), `"GetTask"`}, "params": {string(m.params), `{"id":9,"a":[1,{"method":2}]}`},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("%s = %s, want %s", name, c[0], c[1])
+		}
+	}
+	if m, _, _ := splitMembers([]byte(`{"method":"x"}`)); m.id != nil || m.params != nil {
+		t.Errorf("absent members read as %q and %q", m.id, m.params)
 	}
 }
 

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
@@ -33,11 +34,13 @@ func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
 	if err != nil {
 		return env, err
 	}
-	env.ID, env.Params = members["id"], members["params"]
-	if v, ok := members["jsonrpc"]; ok && json.Unmarshal(v, &env.JSONRPC) != nil {
+	// The id is copied: a stream's events carry it after the request's
+	// body has gone.
+	env.ID, env.Params = bytes.Clone(members.id), members.params
+	if v := members.jsonrpc; v != nil && json.Unmarshal(v, &env.JSONRPC) != nil {
 		env.JSONRPC = ""
 	}
-	if v, ok := members["method"]; ok {
+	if v := members.method; v != nil {
 		var m string
 		if json.Unmarshal(v, &m) != nil {
 			return env, a2a.NewError(a2a.CodeInvalidRequest, `"method" must be a string`)
@@ -47,33 +50,59 @@ func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
 	return env, nil
 }
 
+// requestMembers holds the raw values of a request object's members that
+// JSON-RPC defines; nil for a member that is absent.
+type requestMembers struct {
+	jsonrpc, id, method, params []byte
+}
+
 // topMembers reads the members of a request object, refusing a member
 // that appears twice: which of the two a server runs would be a guess
 // that another reader of the same bytes (a proxy, a logger) may not share.
-func topMembers(body []byte) (map[string]json.RawMessage, *a2a.Error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil {
-		if _, ok := err.(*json.UnmarshalTypeError); ok {
-			return nil, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+// The body is checked whole first (json.Valid, which does not allocate),
+// then split in one pass (splitMembers); its other members are ignored.
+func topMembers(body []byte) (requestMembers, *a2a.Error) {
+	if !json.Valid(body) {
+		var v any
+		err := json.Unmarshal(body, &v)
+		if err == nil {
+			err = errors.New("not valid JSON")
 		}
-		return nil, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err)
+		return requestMembers{}, a2a.NewError(a2a.CodeParseError, "invalid JSON: %v", err)
 	}
-	if members == nil {
-		return nil, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return requestMembers{}, a2a.NewError(a2a.CodeInvalidRequest, "the request is not a JSON-RPC request object")
 	}
-	if key, dup := repeatedKey(body); dup {
-		return nil, a2a.NewError(a2a.CodeInvalidRequest, "member %q appears more than once", key)
+	members, key, dup := splitMembers(body)
+	if dup {
+		return requestMembers{}, a2a.NewError(a2a.CodeInvalidRequest, "member %q appears more than once", key)
 	}
 	return members, nil
 }
 
-// repeatedKey scans the members of a JSON object that is known to be valid
-// and reports the first key that appears twice at its top level. It does
-// not allocate unless it finds one: a request has a handful of members.
-func repeatedKey(obj []byte) (string, bool) {
+// splitMembers scans a JSON object that is known to be valid, returns the
+// raw values of its JSON-RPC members, and reports the first key that
+// appears twice at its top level. It does not allocate unless a key is
+// escaped or repeated, or the object has more than eight members.
+func splitMembers(obj []byte) (m requestMembers, repeated string, dup bool) {
 	var keys [8][]byte
 	var more [][]byte
-	n, depth, inString, escaped, keyStart, expectKey := 0, 0, false, false, -1, false
+	var key []byte
+	n, depth, inString, escaped, keyStart, expectKey, valueStart := 0, 0, false, false, -1, false, -1
+	record := func(end int) {
+		v := bytes.TrimSpace(obj[valueStart:end])
+		switch string(key) {
+		case "jsonrpc":
+			m.jsonrpc = v
+		case "id":
+			m.id = v
+		case "method":
+			m.method = v
+		case "params":
+			m.params = v
+		}
+		valueStart = -1
+	}
 	for i, c := range obj {
 		if inString {
 			switch {
@@ -90,7 +119,7 @@ func repeatedKey(obj []byte) (string, bool) {
 						k = []byte(unquote(k)) // "\u006dethod" is "method"
 					}
 					if contains(keys[:min(n, len(keys))], k) || contains(more, k) {
-						return unquote(k), true
+						return requestMembers{}, unquote(k), true
 					}
 					if n < len(keys) {
 						keys[n] = k
@@ -98,6 +127,7 @@ func repeatedKey(obj []byte) (string, bool) {
 						more = append(more, k)
 					}
 					n++
+					key = k
 				}
 			}
 			continue
@@ -109,16 +139,28 @@ func repeatedKey(obj []byte) (string, bool) {
 				keyStart = i + 1
 				expectKey = false
 			}
+		case ':':
+			if depth == 1 && valueStart < 0 {
+				valueStart = i + 1
+			}
 		case '{', '[':
 			depth++
 			expectKey = depth == 1 && c == '{'
 		case '}', ']':
+			if depth == 1 && valueStart >= 0 {
+				record(i)
+			}
 			depth--
 		case ',':
-			expectKey = depth == 1
+			if depth == 1 {
+				if valueStart >= 0 {
+					record(i)
+				}
+				expectKey = true
+			}
 		}
 	}
-	return "", false
+	return m, "", false
 }
 
 // contains reports whether list holds k.

@@ -25,12 +25,7 @@ func CloneArtifact(a *Artifact) *Artifact {
 		Description: a.Description,
 		Metadata:    cloneStruct(a.Metadata),
 		Extensions:  slices.Clone(a.Extensions),
-	}
-	if a.Parts != nil {
-		c.Parts = make([]*Part, len(a.Parts))
-		for i, p := range a.Parts {
-			c.Parts[i] = clonePart(p)
-		}
+		Parts:       cloneParts(a.Parts),
 	}
 	copyUnknown(c, a)
 	return c
@@ -77,12 +72,7 @@ func CloneMessage(m *Message) *Message {
 		Metadata:         cloneStruct(m.Metadata),
 		Extensions:       slices.Clone(m.Extensions),
 		ReferenceTaskIds: slices.Clone(m.ReferenceTaskIds),
-	}
-	if m.Parts != nil {
-		c.Parts = make([]*Part, len(m.Parts))
-		for i, p := range m.Parts {
-			c.Parts[i] = clonePart(p)
-		}
+		Parts:            cloneParts(m.Parts),
 	}
 	copyUnknown(c, m)
 	return c
@@ -99,6 +89,18 @@ func cloneStatus(s *TaskStatus) *TaskStatus {
 		copyUnknown(c.Timestamp, ts)
 	}
 	copyUnknown(c, s)
+	return c
+}
+
+// cloneParts copies a list of parts, nil staying nil.
+func cloneParts(ps []*Part) []*Part {
+	if ps == nil {
+		return nil
+	}
+	c := make([]*Part, len(ps))
+	for i, p := range ps {
+		c[i] = clonePart(p)
+	}
 	return c
 }
 

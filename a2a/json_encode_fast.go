@@ -18,7 +18,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // appendFast writes m when it is one of the messages written out here; it
@@ -198,16 +197,11 @@ func (e *encoder) status(b []byte, s *TaskStatus) ([]byte, error) {
 		}
 	}
 	if ts := s.GetTimestamp(); ts != nil {
-		if b, err = e.timestamp(member(b, &first, "timestamp"), ts); err != nil {
+		if b, err = e.generic(member(b, &first, "timestamp"), ts); err != nil {
 			return b, err
 		}
 	}
 	return e.close(b), nil
-}
-
-// timestamp writes a Timestamp as the generic walk does, one level deeper.
-func (e *encoder) timestamp(b []byte, ts *timestamppb.Timestamp) ([]byte, error) {
-	return e.generic(b, ts)
 }
 
 func (e *encoder) msg(b []byte, m *Message) ([]byte, error) {
@@ -276,13 +270,7 @@ func (e *encoder) part(b []byte, p *Part) ([]byte, error) {
 	case *Part_Url:
 		b = appendString(member(b, &first, "url"), c.Url)
 	case *Part_Data:
-		b = member(b, &first, "data")
-		if c.Data == nil {
-			b, err = e.generic(b, (*structpb.Value)(nil))
-		} else {
-			b, err = e.generic(b, c.Data)
-		}
-		if err != nil {
+		if b, err = e.generic(member(b, &first, "data"), c.Data); err != nil {
 			return b, err
 		}
 	}

@@ -143,6 +143,19 @@ func nextBlock(t *testing.T, body *bufio.Reader) string {
 	}
 }
 
+// idleEnds waits for the stream's Idle to report false, because cause.
+func idleEnds(t *testing.T, ps *parkServer, cause, failure string) {
+	t.Helper()
+	select {
+	case ok := <-ps.idleEnded:
+		if ok {
+			t.Error("Idle reported true when " + cause)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal(failure)
+	}
+}
+
 func waitFor(t *testing.T, ch chan struct{}, what string) {
 	t.Helper()
 	select {
@@ -199,14 +212,7 @@ func TestParkedStreamSeesClientGo(t *testing.T) {
 	nextBlock(t, body)
 	waitFor(t, ps.handled, "the handler's return after the stream parked")
 	c.Close()
-	select {
-	case ok := <-ps.idleEnded:
-		if ok {
-			t.Error("Idle reported true when the client had gone")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a parked stream did not see its client go")
-	}
+	idleEnds(t, ps, "the client had gone", "a parked stream did not see its client go")
 }
 
 // TestParkingClose: closing the Parking ends its parked streams properly
@@ -253,14 +259,7 @@ func TestStreamEndsWithItsRequestBeforeParking(t *testing.T) {
 	body, c := openRaw(t, ps.url)
 	nextBlock(t, body)
 	c.Close()
-	select {
-	case ok := <-ps.idleEnded:
-		if ok {
-			t.Error("Idle reported true when the client had gone")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a stream not parked did not end with its request")
-	}
+	idleEnds(t, ps, "the client had gone", "a stream not parked did not end with its request")
 	waitFor(t, ps.handled, "the handler's return")
 }
 
@@ -274,14 +273,7 @@ func TestParkedStreamEndsWithItsContext(t *testing.T) {
 	waitFor(t, ps.handled, "the handler's return after the stream parked")
 	time.Sleep(100 * time.Millisecond) // into the parked read (else it may see the end before it)
 	(*ps.cancel.Load())()
-	select {
-	case ok := <-ps.idleEnded:
-		if ok {
-			t.Error("Idle reported true when its context had ended")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a parked stream did not see its context end")
-	}
+	idleEnds(t, ps, "its context had ended", "a parked stream did not see its context end")
 	if rest, err := io.ReadAll(body); err != nil || len(rest) != 0 {
 		t.Errorf("after its context ended: %q, %v; want the end of the body", rest, err)
 	}

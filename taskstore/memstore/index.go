@@ -31,15 +31,51 @@ func newEntry(sc taskstore.Scope, t *a2a.Task, seq uint64) *entry {
 }
 
 // reindex moves e in its scope's indexes when the task's sort key, context
-// or state changed. The caller holds the write lock.
+// or state changed. The caller holds the write lock. Every status change
+// comes here, so it moves e within the indexes it stays in, and an index
+// that e leaves empty becomes the one it joins when that one does not exist
+// yet (a task's context and state index, at each change of state): no
+// allocation, no map entry removed and added again.
 func (s *Store) reindex(e *entry) {
 	key, ctx, st := order.TaskKey(e.task), e.task.GetContextId(), e.task.GetStatus().GetState()
 	if key == e.key && ctx == e.ctx && st == e.state {
 		return
 	}
-	s.unlink(e)
+	si := s.scopes[e.scope]
+	si.all.move(e, key)
+	moveBetween(si.byCtx, e.ctx, ctx, e, key)
+	moveBetween(si.byState, e.state, st, e, key)
+	moveBetween(si.byCtxState, ctxState{e.ctx, e.state}, ctxState{ctx, st}, e, key)
 	e.key, e.ctx, e.state = key, ctx, st
-	s.link(e)
+}
+
+// move puts e, indexed under e.key, at its place for key. Its slice
+// keeps its length, so it needs no room it does not have.
+func (x *index) move(e *entry, key order.Key) {
+	x.remove(e)
+	i, _ := x.position(key)
+	*x = slices.Insert(*x, i, e)
+}
+
+// moveBetween moves e, indexed under e.key in m's index for from, to its
+// place for key in the index for to.
+func moveBetween[K comparable](m map[K]*index, from, to K, e *entry, key order.Key) {
+	if x := m[from]; x != nil {
+		if from == to {
+			x.move(e, key)
+			return
+		}
+		x.remove(e)
+		if len(*x) == 0 {
+			delete(m, from)
+			if m[to] == nil {
+				m[to] = x // the emptied index serves the new key
+			}
+		}
+	}
+	y := indexFor(m, to)
+	i, _ := y.position(key)
+	*y = slices.Insert(*y, i, e)
 }
 
 // index is a slice of entries sorted in reverse ListTasks order: oldest

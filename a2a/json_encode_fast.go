@@ -157,28 +157,14 @@ func (e *encoder) task(b []byte, t *Task) ([]byte, error) {
 		}
 	}
 	if as := t.GetArtifacts(); len(as) > 0 {
-		b = append(member(b, &first, "artifacts"), '[')
-		for i, a := range as {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = e.artifact(b, a); err != nil {
-				return b, err
-			}
+		if b, err = list(e, member(b, &first, "artifacts"), as, (*encoder).artifact); err != nil {
+			return b, err
 		}
-		b = append(b, ']')
 	}
 	if hs := t.GetHistory(); len(hs) > 0 {
-		b = append(member(b, &first, "history"), '[')
-		for i, h := range hs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = e.msg(b, h); err != nil {
-				return b, err
-			}
+		if b, err = list(e, member(b, &first, "history"), hs, (*encoder).msg); err != nil {
+			return b, err
 		}
-		b = append(b, ']')
 	}
 	if b, err = e.metadata(b, &first, t.GetMetadata()); err != nil {
 		return b, err
@@ -212,7 +198,8 @@ func (e *encoder) msg(b []byte, m *Message) ([]byte, error) {
 	b = stringMember(b, &first, "contextId", m.GetContextId(), false)
 	b = stringMember(b, &first, "taskId", m.GetTaskId(), false)
 	b = enumValue(member(b, &first, "role"), Role_name, int32(m.GetRole()))
-	if b, err = e.parts(member(b, &first, "parts"), m.GetParts()); err != nil {
+	// Message.parts and Artifact.parts are REQUIRED: always written.
+	if b, err = list(e, member(b, &first, "parts"), m.GetParts(), (*encoder).part); err != nil {
 		return b, err
 	}
 	if b, err = e.metadata(b, &first, m.GetMetadata()); err != nil {
@@ -230,7 +217,7 @@ func (e *encoder) artifact(b []byte, a *Artifact) ([]byte, error) {
 	b = stringMember(b, &first, "artifactId", a.GetArtifactId(), true)
 	b = stringMember(b, &first, "name", a.GetName(), false)
 	b = stringMember(b, &first, "description", a.GetDescription(), false)
-	if b, err = e.parts(member(b, &first, "parts"), a.GetParts()); err != nil {
+	if b, err = list(e, member(b, &first, "parts"), a.GetParts(), (*encoder).part); err != nil {
 		return b, err
 	}
 	if b, err = e.metadata(b, &first, a.GetMetadata()); err != nil {
@@ -240,16 +227,16 @@ func (e *encoder) artifact(b []byte, a *Artifact) ([]byte, error) {
 	return e.close(b), nil
 }
 
-// parts writes a list of parts (always written: Message.parts and
-// Artifact.parts are REQUIRED).
-func (e *encoder) parts(b []byte, ps []*Part) ([]byte, error) {
+// list writes a repeated message field as a JSON array, each element
+// with write.
+func list[T any](e *encoder, b []byte, items []T, write func(*encoder, []byte, T) ([]byte, error)) ([]byte, error) {
 	b = append(b, '[')
 	var err error
-	for i, p := range ps {
+	for i, item := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, err = e.part(b, p); err != nil {
+		if b, err = write(e, b, item); err != nil {
 			return b, err
 		}
 	}

@@ -32,9 +32,9 @@ func newEntry(sc taskstore.Scope, t *a2a.Task, seq uint64) *entry {
 
 // reindex moves e in its scope's indexes when the task's sort key, context
 // or state changed. The caller holds the write lock. Every status change
-// comes here, so it moves e within the indexes it stays in, and an index
-// that e leaves empty becomes the one it joins when that one does not exist
-// yet (a task's context and state index, at each change of state): no
+// comes here, so e keeps its place in the task map, and an index that e
+// leaves empty becomes the one it joins when that one does not exist yet
+// (a task's context and state index, at each change of state): no
 // allocation, no map entry removed and added again.
 func (s *Store) reindex(e *entry) {
 	key, ctx, st := order.TaskKey(e.task), e.task.GetContextId(), e.task.GetStatus().GetState()
@@ -42,40 +42,31 @@ func (s *Store) reindex(e *entry) {
 		return
 	}
 	si := s.scopes[e.scope]
-	si.all.move(e, key)
-	moveBetween(si.byCtx, e.ctx, ctx, e, key)
-	moveBetween(si.byState, e.state, st, e, key)
-	moveBetween(si.byCtxState, ctxState{e.ctx, e.state}, ctxState{ctx, st}, e, key)
+	si.all.remove(e)
+	byCtx := leave(si.byCtx, e.ctx, ctx, e)
+	byState := leave(si.byState, e.state, st, e)
+	byCtxState := leave(si.byCtxState, ctxState{e.ctx, e.state}, ctxState{ctx, st}, e)
 	e.key, e.ctx, e.state = key, ctx, st
+	si.all.insert(e)
+	byCtx.insert(e)
+	byState.insert(e)
+	byCtxState.insert(e)
 }
 
-// move puts e, indexed under e.key, at its place for key. Its slice
-// keeps its length, so it needs no room it does not have.
-func (x *index) move(e *entry, key order.Key) {
-	x.remove(e)
-	i, _ := x.position(key)
-	*x = slices.Insert(*x, i, e)
-}
-
-// moveBetween moves e, indexed under e.key in m's index for from, to its
-// place for key in the index for to.
-func moveBetween[K comparable](m map[K]*index, from, to K, e *entry, key order.Key) {
+// leave removes e (indexed under e.key) from m's index for from and
+// returns m's index for to, which the index e left empty becomes when to
+// has none yet.
+func leave[K comparable](m map[K]*index, from, to K, e *entry) *index {
 	if x := m[from]; x != nil {
-		if from == to {
-			x.move(e, key)
-			return
-		}
 		x.remove(e)
-		if len(*x) == 0 {
+		if len(*x) == 0 && from != to {
 			delete(m, from)
 			if m[to] == nil {
-				m[to] = x // the emptied index serves the new key
+				m[to] = x
 			}
 		}
 	}
-	y := indexFor(m, to)
-	i, _ := y.position(key)
-	*y = slices.Insert(*y, i, e)
+	return indexFor(m, to)
 }
 
 // index is a slice of entries sorted in reverse ListTasks order: oldest

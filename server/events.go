@@ -131,6 +131,18 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 // replicas: the first to write runs) and ErrTaskTaken is returned; a
 // writer without one (CancelTask) tries again, a few times.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
+	if r.s.batcher != nil {
+		// Pipelined chunks go first, in the same write (pipe.go).
+		if w := r.inflight; w != nil {
+			r.settle(w)
+		}
+		if len(r.queue) > 0 {
+			if err := r.writeNow(ctx, ev); err != nil {
+				return a2a.Internal(err)
+			}
+			return nil
+		}
+	}
 	for try := 0; ; try++ {
 		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
 		if err == nil {
@@ -183,20 +195,30 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		TaskId: r.id, ContextId: r.task.ContextId, Artifact: a,
 		Append: ev.append, LastChunk: ev.lastChunk,
 	}}}
+	if r.s.batcher != nil {
+		r.queueChunk(ctx, out) // stored and published by a write of its own (pipe.go)
+		return nil
+	}
 	if err := r.append(ctx, out); err != nil {
 		return err
 	}
+	r.published(out)
+	return nil
+}
+
+// published applies a stored artifact chunk to the run's task and
+// publishes it. Callers hold r.mu.
+func (r *run) published(out *a2a.StreamResponse) {
 	// The run's task changes as the stored one did (taskstore.Apply): an
 	// append costs the chunk, not the artifact.
-	known := taskstore.Apply(r.task, out)
-	if ev.append && !known {
+	u := out.GetArtifactUpdate()
+	if known := taskstore.Apply(r.task, out); u.GetAppend() && !known {
 		// docs/decisions.md#b11: an append to an artifact never sent starts it, so
 		// nothing is lost.
-		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", a.ArtifactId)
+		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", u.GetArtifact().GetArtifactId())
 	}
 	r.queued()
 	r.publish(out, true)
-	return nil
 }
 
 // stampAgentMessage fills the ids and role of a message the agent sent.

@@ -31,7 +31,7 @@ func (r *run) start(caller context.Context, req *Request) *execution {
 		ctx = f(ctx, caller, req)
 	}
 	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
-	r.exec = ex
+	r.exec, r.pipeErr = ex, nil
 	r.unfollow() // the execution feeds the run now
 	r.s.ref(r)   // held until the execution is over (finish), detached or not
 	r.s.wg.Add(1)
@@ -68,6 +68,10 @@ func (r *run) returned(ex *execution, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ex.returned = true
+	r.drain(ex.ctx)
+	if err == nil && r.pipeErr != nil {
+		err = r.pipeErr // a chunk it emitted could not be stored
+	}
 	if err != nil && !ex.taken {
 		r.s.log.ErrorContext(ex.ctx, "agent failed", "task", r.id, "err", err)
 	}
@@ -138,6 +142,12 @@ func (r *run) detach(ex *execution) {
 func (r *run) emit(ex *execution, ev event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if w := r.inflight; w != nil && ev.artifact == nil {
+		r.settle(w) // a chunk that could not be stored fails this call (pipe.go)
+	}
+	if r.pipeErr != nil {
+		return a2a.Internal(r.pipeErr)
+	}
 	if r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
 		return ErrTaskClosed
 	}

@@ -63,6 +63,9 @@ func (s *Server) checkPushURL(ctx context.Context, field, raw string) error {
 // and have loaded the task.
 func (r *run) putPushConfig(ctx context.Context, cfg *a2a.TaskPushNotificationConfig) error {
 	s := r.s
+	// The snapshot numbered r.seq must hold every event stored before the
+	// configuration: pipelined chunks are stored first (pipe.go).
+	r.drain(ctx)
 	ev := taskstore.Event{}
 	if s.delivering() {
 		ev = taskstore.Event{Seq: r.seq, Push: true,

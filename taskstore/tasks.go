@@ -55,6 +55,19 @@ type Tasks interface {
 	PruneEvents(ctx context.Context, before time.Time) (int, error)
 }
 
+// BatchAppender is implemented by a store that can record several events
+// of one task in one atomic write. The server then pipelines an agent's
+// artifact chunks: it stores the chunks queued while the previous write
+// committed in one write, instead of one write per chunk.
+type BatchAppender interface {
+	// AppendBatch records evs, consecutive events of the task in the scope
+	// (each with a Response, and a Seq one more than the one before it),
+	// as Append would one after the other, in one atomic write: all of
+	// them or, with an error, none. It fails with ErrNotFound or ErrSeq,
+	// writing nothing, as Append does for the first event.
+	AppendBatch(ctx context.Context, s Scope, id string, evs []Event) error
+}
+
 // Event is the change a write records: the event sent to the task's
 // subscribers, with its sequence number (1 for the creation, then +1 per
 // event), and/or a message added to the history without an event.

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -80,6 +81,41 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		s.reindex(e)
 		s.queueAll(e, ev.Push, ev.Seq, r)
 	}
+	return nil
+}
+
+// AppendBatch records consecutive events of the task at once, all or
+// none (taskstore.BatchAppender).
+func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, ev := range evs {
+		if ev.Response == nil {
+			return fmt.Errorf("memstore: append batch: event %d has no response", i)
+		}
+		if u := ev.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
+			return errNoArtifact
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.lookup(sc, id)
+	if e == nil {
+		return taskstore.ErrNotFound
+	}
+	for i, ev := range evs {
+		if ev.Seq != e.seq+1+uint64(i) {
+			return taskstore.ErrSeq
+		}
+	}
+	for _, ev := range evs {
+		e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
+		e.seq = ev.Seq
+		taskstore.Apply(e.task, ev.Response)
+		s.queueAll(e, ev.Push, ev.Seq, ev.Response)
+	}
+	s.reindex(e)
 	return nil
 }
 

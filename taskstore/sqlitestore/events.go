@@ -82,6 +82,42 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	return err
 }
 
+// AppendBatch records consecutive events of the task in one write, all or
+// none (taskstore.BatchAppender): each is an Append inside the one
+// operation of the group commit.
+func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
+	ops := make([]*appendOp, len(evs))
+	for i, ev := range evs {
+		if ev.Response == nil {
+			return fmt.Errorf("sqlitestore: append batch: event %d has no response", i)
+		}
+		op, err := encodeAppend(sc, id, ev)
+		if err != nil {
+			return err
+		}
+		ops[i] = op
+	}
+	err := s.write(ctx, func(w *wtx) error {
+		for i, op := range ops {
+			err := s.runAppend(w, op)
+			if err != nil && i > 0 {
+				// The events before this one were written: the group
+				// commit must not take the error for one that wrote
+				// nothing (cleanError), so that it rolls them back.
+				return fmt.Errorf("event %d of %d of the batch: %s", i+1, len(ops), err)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
+		return wrap("append batch", err)
+	}
+	return err
+}
+
 // encodeAppend encodes what an Append writes.
 func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
 	a, err := layout.EncodeAppend(ev)

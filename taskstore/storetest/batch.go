@@ -1,0 +1,152 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// batchChecks are the tests of AppendBatch, for a store that implements
+// taskstore.BatchAppender; they pass trivially for one that does not.
+var batchChecks = []check[TaskStore]{
+	{"AppendBatch", testAppendBatch},
+	{"AppendBatchAllOrNone", testAppendBatchAllOrNone},
+	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
+}
+
+func init() { eventChecks = append(eventChecks, batchChecks...) }
+
+// batcher returns s as a BatchAppender, or skips the test.
+func batcher(t *testing.T, s TaskStore) taskstore.BatchAppender {
+	b, ok := s.(taskstore.BatchAppender)
+	if !ok {
+		t.Skip("the store does not implement taskstore.BatchAppender")
+	}
+	return b
+}
+
+// numbered returns evs as Events numbered from first on.
+func numbered(first uint64, evs ...*a2a.StreamResponse) []taskstore.Event {
+	out := make([]taskstore.Event, len(evs))
+	for i, ev := range evs {
+		out[i] = taskstore.Event{Seq: first + uint64(i), Response: ev}
+	}
+	return out
+}
+
+// testAppendBatch: a batch records its events as Appends one after the
+// other would, in the log and in the task, and later Appends follow it.
+func testAppendBatch(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	want, created := logTask(t, s, "batch")
+	done := statusAt("batch", 6, completed, at(9)).Response
+	done.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "m-done", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("done")}}
+	evs := []*a2a.StreamResponse{
+		statusAt("batch", 2, working, at(5)).Response,
+		chunk("batch", "a", false, "hello"),
+		chunk("batch", "a", true, " world"),
+		chunk("batch", "b", true, "started by an append"),
+		done,
+	}
+	if err := b.AppendBatch(t.Context(), scopeA, "batch", numbered(2, evs...)); err != nil {
+		t.Fatalf("AppendBatch: %v", err)
+	}
+	for _, ev := range evs {
+		taskstore.Apply(want, ev)
+	}
+	wantEqual(t, "task after a batch", mustGet(t, s, scopeA, "batch"), want)
+	wantEvents(t, "log after a batch", mustEvents(t, s, "batch", 0, 0), 1, append([]*a2a.StreamResponse{created}, evs...)...)
+	if n := mustList(t, s, scopeA, taskstore.ListQuery{State: completed}).Total; n != 1 {
+		t.Errorf("completed Total %d after the batch, want 1", n)
+	}
+	more := chunk("batch", "a", true, "!")
+	appendAll(t, s, "batch", want, 7, more)
+	if err := b.AppendBatch(t.Context(), scopeA, "batch", numbered(8, chunk("batch", "a", true, "?"))); err != nil {
+		t.Fatalf("AppendBatch of one event after an Append: %v", err)
+	}
+	if seq, err := s.LastSeq(t.Context(), scopeA, "batch"); err != nil || seq != 8 {
+		t.Errorf("LastSeq = %d, %v; want 8", seq, err)
+	}
+}
+
+// testAppendBatchAllOrNone: a batch that cannot be written whole writes
+// nothing: a first number that does not follow the task's last (ErrSeq),
+// a gap inside the batch, an event that no task could hold, another
+// scope (ErrNotFound).
+func testAppendBatchAllOrNone(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	want, created := logTask(t, s, "whole")
+	ok := chunk("whole", "a", false, "kept out")
+	noArtifact := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskId: "whole"}}}
+	gap := numbered(2, ok, ok)
+	gap[1].Seq = 4
+	for _, c := range []struct {
+		what string
+		sc   taskstore.Scope
+		evs  []taskstore.Event
+		want error
+	}{
+		{"a first number after a gap", scopeA, numbered(3, ok, ok), taskstore.ErrSeq},
+		{"a first number already taken", scopeA, numbered(1, ok, ok), taskstore.ErrSeq},
+		{"a gap inside the batch", scopeA, gap, nil},
+		{"an artifact update without an artifact", scopeA, numbered(2, ok, noArtifact), nil},
+		{"another scope", scopeB, numbered(2, ok), taskstore.ErrNotFound},
+	} {
+		err := b.AppendBatch(t.Context(), c.sc, "whole", c.evs)
+		if err == nil {
+			t.Errorf("AppendBatch with %s: no error", c.what)
+		} else if c.want != nil {
+			wantErr(t, "AppendBatch with "+c.what, err, c.want)
+		}
+		wantEqual(t, "task after a refused batch with "+c.what, mustGet(t, s, scopeA, "whole"), want)
+		wantEvents(t, "log after a refused batch with "+c.what, mustEvents(t, s, "whole", 0, 0), 1, created)
+	}
+}
+
+// testConcurrentAppendBatches: batches to several tasks at once each land
+// whole and in order.
+func testConcurrentAppendBatches(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	const tasks, batches, each = 6, 10, 7
+	var wg sync.WaitGroup
+	errs := make(chan error, tasks)
+	for w := range tasks {
+		id := fmt.Sprintf("cb%d", w)
+		logTask(t, s, id)
+		wg.Go(func() {
+			for i := range batches {
+				evs := make([]*a2a.StreamResponse, each)
+				for j := range evs {
+					evs[j] = chunk(id, "a", i+j > 0, fmt.Sprint(i*each+j))
+				}
+				if err := b.AppendBatch(t.Context(), scopeA, id, numbered(2+uint64(i*each), evs...)); err != nil {
+					errs <- fmt.Errorf("AppendBatch(%s, batch %d): %w", id, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for w := range tasks {
+		id := fmt.Sprintf("cb%d", w)
+		evs := mustEvents(t, s, id, 1, 0)
+		if len(evs) != batches*each {
+			t.Fatalf("task %s: %d events, want %d", id, len(evs), batches*each)
+		}
+		for i, ev := range evs {
+			if got := ev.Response.GetArtifactUpdate().GetArtifact().GetParts()[0].GetText(); got != fmt.Sprint(i) || ev.Seq != uint64(i+2) {
+				t.Fatalf("task %s: event %d is %q with seq %d, want %q with seq %d", id, i, got, ev.Seq, fmt.Sprint(i), i+2)
+			}
+		}
+		if got := len(mustGet(t, s, scopeA, id).GetArtifacts()[0].GetParts()); got != batches*each {
+			t.Errorf("task %s: artifact has %d parts, want %d", id, got, batches*each)
+		}
+	}
+}

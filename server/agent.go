@@ -85,6 +85,16 @@ var (
 // Emitter is how an agent reports its work. The core validates every event,
 // stores it, and only then sends it to the task's subscribers, in order.
 // Its methods may be called from several goroutines.
+//
+// A method returns an error at once when its event is invalid. When the
+// store can write several events at once (the SQLite and memory stores)
+// and the server runs alone (no Options.Cluster), an artifact chunk or a
+// SUBMITTED or WORKING status is queued: the method returns before the event is
+// stored, and the events an agent emits without pausing are stored in one
+// write. A status that ends or interrupts the task, and Reply, return once
+// their event and everything queued before it is stored. If a queued
+// event cannot be stored, the agent's next call returns the error, and
+// the task ends FAILED when Execute returns.
 type Emitter struct {
 	r  *run
 	ex *execution

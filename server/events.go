@@ -105,17 +105,14 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: r.id, ContextId: r.task.ContextId, Status: st,
 	}}}
+	if r.pipelines(state) {
+		r.enqueue(ctx, ev) // stored and published by a write of its own (pipe.go)
+		return nil
+	}
 	if err := r.append(ctx, ev); err != nil {
 		return err
 	}
-	// The run's task changes the way the stored one did, sharing the
-	// immutable event's status (taskstore.Apply).
-	taskstore.Apply(r.task, ev)
-	if a2a.IsTerminal(state) {
-		r.s.quota.closed(r.scope.Owner, r.id)
-	}
-	r.queued()
-	r.publish(ev, true)
+	r.published(ev)
 	return nil
 }
 
@@ -195,8 +192,8 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		TaskId: r.id, ContextId: r.task.ContextId, Artifact: a,
 		Append: ev.append, LastChunk: ev.lastChunk,
 	}}}
-	if r.s.batcher != nil {
-		r.queueChunk(ctx, out) // stored and published by a write of its own (pipe.go)
+	if r.pipelines(r.task.GetStatus().GetState()) {
+		r.enqueue(ctx, out) // stored and published by a write of its own (pipe.go)
 		return nil
 	}
 	if err := r.append(ctx, out); err != nil {
@@ -206,19 +203,23 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 	return nil
 }
 
-// published applies a stored artifact chunk to the run's task and
-// publishes it. Callers hold r.mu.
-func (r *run) published(out *a2a.StreamResponse) {
-	// The run's task changes as the stored one did (taskstore.Apply): an
-	// append costs the chunk, not the artifact.
-	u := out.GetArtifactUpdate()
-	if known := taskstore.Apply(r.task, out); u.GetAppend() && !known {
+// published applies a stored event to the run's task and publishes it.
+// Callers hold r.mu.
+func (r *run) published(ev *a2a.StreamResponse) {
+	// The run's task changes as the stored one did (taskstore.Apply),
+	// sharing the immutable event's status or chunk: an append costs the
+	// chunk, not the artifact.
+	known := taskstore.Apply(r.task, ev)
+	if u := ev.GetArtifactUpdate(); u.GetAppend() && !known {
 		// docs/decisions.md#b11: an append to an artifact never sent starts it, so
 		// nothing is lost.
 		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", u.GetArtifact().GetArtifactId())
 	}
+	if a2a.IsTerminal(ev.GetStatusUpdate().GetStatus().GetState()) {
+		r.s.quota.closed(r.scope.Owner, r.id)
+	}
 	r.queued()
-	r.publish(out, true)
+	r.publish(ev, true)
 }
 
 // stampAgentMessage fills the ids and role of a message the agent sent.

@@ -1,20 +1,23 @@
 package server
 
-// Pipelined artifact chunks. When the store writes several events of a
-// task at once (taskstore.BatchAppender) and the server runs alone, an
-// agent's artifact chunk is validated, queued and handed to a write while
-// the agent goes on: the chunks queued while one write commits go in the
-// next, so a fast stream costs a few writes, not one per chunk, and its
-// subscribers receive the chunks of a write together (one flush).
+// Pipelined events. When the store writes several events of a task at
+// once (taskstore.BatchAppender) and the server runs alone, an event that
+// neither ends nor interrupts the task (an artifact chunk, a WORKING
+// status) is validated and queued, and the agent goes on at once. A
+// writer goroutine of the run stores the queue in one write and publishes
+// it once stored; the status that ends or interrupts the agent's work
+// takes the queue into its own write (append). So an agent that emits
+// several events without pausing costs a few writes, not one per event,
+// and its subscribers receive the events of one write together (one
+// flush).
 //
 // The run's rule holds: an event is published only once stored, every
-// event in order. A chunk is published when its write commits; before
-// anything else is written for the task (a status, a push configuration)
-// or its execution ends, the queue is written and published first
-// (drain). The agent learns that a chunk could not be stored from its
-// next call of the Emitter, which fails with the error; the chunks queued
-// after it are dropped, never stored nor published, and the task ends
-// FAILED when the execution does.
+// event in order. Before anything else is written for the task (a status
+// that settles it, a push configuration) or the execution ends, the queue
+// is stored and published first (drain). The agent learns that a queued
+// event could not be stored from its next call of the Emitter, which
+// fails with the error; the events queued after it are dropped, never
+// stored nor published, and the task ends FAILED when the execution does.
 
 import (
 	"context"
@@ -23,11 +26,11 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// maxQueued bounds how many chunks an agent may queue ahead of the store:
-// the next one waits for the write in flight.
+// maxQueued bounds how many events an agent may queue ahead of the store:
+// the one that reaches it waits until the queue is stored.
 const maxQueued = 256
 
-// pipeWrite is one write of queued chunks.
+// pipeWrite is one write of queued events.
 type pipeWrite struct {
 	evs     []taskstore.Event
 	done    chan struct{} // closed when the store answered
@@ -35,22 +38,46 @@ type pipeWrite struct {
 	settled bool          // its outcome was applied to the run (settle)
 }
 
-// queueChunk queues an artifact chunk for the next write, and starts that
-// write when none is in flight. Callers hold r.mu.
-func (r *run) queueChunk(ctx context.Context, ev *a2a.StreamResponse) {
+// pipelines reports whether an event that leaves the task in state is
+// queued rather than written at once.
+func (r *run) pipelines(state a2a.TaskState) bool {
+	return r.s.batcher != nil && !settled(state)
+}
+
+// enqueue queues a validated event for the next write, and makes sure the
+// run's writer will store it. Callers hold r.mu.
+func (r *run) enqueue(ctx context.Context, ev *a2a.StreamResponse) {
 	r.queue = append(r.queue, ev)
-	if w := r.inflight; w != nil {
-		if len(r.queue) < maxQueued {
-			return
-		}
-		r.settle(w) // the agent is far ahead: wait for the store
+	if len(r.queue) >= maxQueued {
+		r.drain(ctx) // the agent is far ahead of the store: wait for it
+		return
 	}
-	if r.inflight == nil && len(r.queue) > 0 {
-		w := r.nextWrite(nil)
+	if !r.writing {
+		r.writing = true
 		r.s.ref(r)
 		r.s.wg.Add(1)
-		go r.writeQueued(ctx, w)
+		go r.writeQueued(context.WithoutCancel(ctx))
 	}
+}
+
+// writeQueued is the run's writer: it stores the queue in one write,
+// publishes it once stored, and repeats until the queue is empty. It takes
+// the queue only when it runs, so the events an agent emits without
+// pausing are stored together, or with the status that settles the task.
+func (r *run) writeQueued(ctx context.Context) {
+	defer r.s.wg.Done()
+	r.mu.Lock()
+	for r.inflight == nil && len(r.queue) > 0 && r.pipeErr == nil {
+		w := r.nextWrite(nil)
+		r.mu.Unlock()
+		w.err = r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
+		close(w.done)
+		r.mu.Lock()
+		r.settle(w)
+	}
+	r.writing = false
+	r.mu.Unlock()
+	r.s.release(r)
 }
 
 // nextWrite takes the queue, followed by tail when not nil, as the write
@@ -70,26 +97,8 @@ func (r *run) nextWrite(tail *a2a.StreamResponse) *pipeWrite {
 	return w
 }
 
-// writeQueued stores w, then the chunks queued meanwhile, until the queue
-// is empty; each write's chunks are published as it commits.
-func (r *run) writeQueued(ctx context.Context, w *pipeWrite) {
-	defer r.s.wg.Done()
-	for w != nil {
-		w.err = r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
-		close(w.done)
-		r.mu.Lock()
-		r.settle(w)
-		w = nil
-		if r.inflight == nil && len(r.queue) > 0 && r.pipeErr == nil {
-			w = r.nextWrite(nil)
-		}
-		r.mu.Unlock()
-	}
-	r.s.release(r)
-}
-
 // settle waits for w's answer and, the first time, applies it: the
-// chunks are published, or the failure recorded and the queue dropped.
+// events are published, or the failure recorded and the queue dropped.
 // Callers hold r.mu.
 func (r *run) settle(w *pipeWrite) {
 	<-w.done
@@ -102,7 +111,7 @@ func (r *run) settle(w *pipeWrite) {
 		r.pipeErr = w.err
 		clear(r.queue)
 		r.queue = r.queue[:0]
-		r.s.log.Error("could not store artifact chunks: the agent's next call fails", "task", r.id, "err", w.err)
+		r.s.log.Error("could not store the agent's events: its next call fails", "task", r.id, "err", w.err)
 		return
 	}
 	for _, ev := range w.evs {
@@ -110,7 +119,7 @@ func (r *run) settle(w *pipeWrite) {
 	}
 }
 
-// drain stores and publishes every queued chunk, waiting for the write in
+// drain stores and publishes every queued event, waiting for the write in
 // flight first. The write is not canceled with ctx. Callers hold r.mu.
 func (r *run) drain(ctx context.Context) {
 	if r.inflight != nil {
@@ -121,19 +130,17 @@ func (r *run) drain(ctx context.Context) {
 	}
 }
 
-// writeNow stores the queue followed by tail (not nil) in one write,
-// publishing the queued chunks when it succeeds, and returns its error.
-// Callers hold r.mu and have settled the write in flight.
+// writeNow stores the queue followed by tail (when not nil) in one write,
+// publishing the queued events when it succeeds, and returns its error.
+// The tail is the caller's to publish. Callers hold r.mu and have settled
+// the write in flight.
 func (r *run) writeNow(ctx context.Context, tail *a2a.StreamResponse) error {
 	w := r.nextWrite(tail)
 	w.err = r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
 	close(w.done)
-	if tail == nil {
-		r.settle(w)
-		return w.err
+	if tail != nil {
+		w.evs = w.evs[:len(w.evs)-1]
 	}
-	// The tail is the caller's to publish.
-	w.evs = w.evs[:len(w.evs)-1]
 	r.settle(w)
 	return w.err
 }

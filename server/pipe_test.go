@@ -135,7 +135,7 @@ func TestPipelinedChunkFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"task:SUBMITTED", "status:WORKING", "status:FAILED"}
+			want := []string{"task:SUBMITTED", "status:FAILED"} // WORKING was in the lost write
 			if got := describeAll(evs); !slices.Equal(got, want) {
 				t.Errorf("events = %v, want %v", got, want)
 			}

@@ -39,10 +39,11 @@ type run struct {
 	// run.queued). A task loaded from the store may have configurations.
 	mayPush bool
 
-	// Pipelined artifact chunks (pipe.go): numbered after seq, stored by
-	// a write in flight or queued for the next, published once stored.
-	queue    []*a2a.StreamResponse // chunks waiting for the next write
+	// Pipelined events (pipe.go): numbered after seq, stored by a write
+	// in flight or queued for the next, published once stored.
+	queue    []*a2a.StreamResponse // events waiting for the next write
 	inflight *pipeWrite            // the write in flight, nil when none
+	writing  bool                  // the run's writer goroutine runs
 	pipeErr  error                 // why a pipelined write failed, for the execution
 
 	// For a task that does not exist yet: what create needs.

@@ -97,23 +97,68 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 		}
 		ops[i] = op
 	}
-	err := s.write(ctx, func(w *wtx) error {
-		for i, op := range ops {
-			err := s.runAppend(w, op)
-			if err != nil && i > 0 {
-				// The events before this one were written: the group
-				// commit must not take the error for one that wrote
-				// nothing (cleanError), so that it rolls them back.
-				return fmt.Errorf("event %d of %d of the batch: %s", i+1, len(ops), err)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.write(ctx, func(w *wtx) error { return s.runBatch(w, ops) })
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
 		return wrap("append batch", err)
+	}
+	return err
+}
+
+// runBatch is an AppendBatch inside the writer's transaction. A batch of
+// status updates and artifact chunks (what the server pipelines) moves
+// the task's header once, to its last event and its last status, and then
+// writes each event's rows; any other batch is its Appends one after the
+// other.
+func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
+	for i, op := range ops {
+		if op.Event == nil || op.Task != nil || op.Msg != nil {
+			return s.runEach(w, ops)
+		}
+		if op.seq != ops[0].seq+uint64(i) {
+			return fmt.Errorf("event %d of the batch has seq %d after %d", i+1, op.seq, ops[0].seq)
+		}
+	}
+	head := &appendOp{sc: ops[0].sc, id: ops[0].id, seq: ops[len(ops)-1].seq}
+	for _, op := range ops {
+		if op.Status != nil {
+			head.Status = op.Status
+		}
+	}
+	hasPush, err := s.updateHeader(w, head, ops[0].seq-1)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.seqError(w, ops[0])
+	}
+	if err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if err := s.writeEvent(w, op, hasPush); err != nil {
+			return notClean(err)
+		}
+	}
+	return nil
+}
+
+// runEach runs the batch's Appends one after the other.
+func (s *Store) runEach(w *wtx, ops []*appendOp) error {
+	for i, op := range ops {
+		err := s.runAppend(w, op)
+		if err != nil && i > 0 {
+			return notClean(err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notClean returns err as an error the group commit does not take for one
+// that wrote nothing (cleanError): a batch that fails after its first
+// write must be rolled back.
+func notClean(err error) error {
+	if cleanError(err) {
+		return fmt.Errorf("sqlitestore: a batch failed after its first write: %s", err)
 	}
 	return err
 }
@@ -143,7 +188,7 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 		}
 		return err
 	}
-	hasPush, err := s.updateHeader(w, op)
+	hasPush, err := s.updateHeader(w, op, op.seq-1)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.seqError(w, op)
 	}
@@ -155,6 +200,13 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 			return err
 		}
 	}
+	return s.writeEvent(w, op, hasPush)
+}
+
+// writeEvent writes an event's rows once the header has moved past it:
+// its change to the history and artifact rows, its log row, and its push
+// outbox rows when the task has configurations (hasPush).
+func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool) error {
 	if err := s.applyRows(w, op); err != nil {
 		return err
 	}
@@ -162,19 +214,19 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 		return err
 	}
 	if op.push && hasPush {
-		return s.queueForTask(bg, w, op.sc, op.id, op.seq, op.Event)
+		return s.queueForTask(context.Background(), w, op.sc, op.id, op.seq, op.Event)
 	}
 	return nil
 }
 
-// updateHeader moves the task's header to the event's sequence number,
-// with the event's status or, for a Task event, its whole header. It
+// updateHeader moves the task's header from sequence number prev to
+// op.seq, with op's status or, for a Task event, its whole header. It
 // returns whether the task has a push configuration (has_push), or
 // sql.ErrNoRows when the task is not in the scope or its last sequence
-// number is not op.seq-1. The UPDATE names has_push = 0 first, which is
+// number is not prev. The UPDATE names has_push = 0 first, which is
 // every task's mark until a configuration is put: one statement for such
 // a task, a second (has_push = 1) only for a task with configurations.
-func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
+func (s *Store) updateHeader(w *wtx, op *appendOp, prev uint64) (hasPush bool, err error) {
 	st, args := s.headSeq, []any{int64(op.seq)}
 	switch {
 	case op.Status != nil:
@@ -184,7 +236,7 @@ func (s *Store) updateHeader(w *wtx, op *appendOp) (hasPush bool, err error) {
 		h := op.Task
 		st, args = s.headTask, append(args, h.State, h.StatusMS, h.Status, h.ContextID, h.Data)
 	}
-	args = append(args, op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)-1, 0)
+	args = append(args, op.id, op.sc.Tenant, op.sc.Owner, int64(prev), 0)
 	for mark := range 2 {
 		args[len(args)-1] = mark
 		n, err := affected(w.exec(context.Background(), st, args...))

@@ -17,10 +17,13 @@ var batchChecks = []check[TaskStore]{
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
 }
 
-func init() { eventChecks = append(eventChecks, batchChecks...) }
+func init() {
+	eventChecks = append(eventChecks, batchChecks...)
+	outboxChecks = append(outboxChecks, check[OutboxStore]{"PushOutboxBatch", testPushOutboxBatch})
+}
 
 // batcher returns s as a BatchAppender, or skips the test.
-func batcher(t *testing.T, s TaskStore) taskstore.BatchAppender {
+func batcher(t *testing.T, s any) taskstore.BatchAppender {
 	b, ok := s.(taskstore.BatchAppender)
 	if !ok {
 		t.Skip("the store does not implement taskstore.BatchAppender")
@@ -149,4 +152,25 @@ func testConcurrentAppendBatches(t *testing.T, s TaskStore) {
 			t.Errorf("task %s: artifact has %d parts, want %d", id, got, batches*each)
 		}
 	}
+}
+
+// testPushOutboxBatch: a batch with Push queues each of its events, in
+// order, for every active configuration of the task, as its Appends would.
+func testPushOutboxBatch(t *testing.T, s OutboxStore) {
+	b := batcher(t, s)
+	tk := task("pb", "c", submitted, at(1))
+	created := snapshotEvent(tk)
+	cfg := hook("pb", "h")
+	if err := s.CreateTask(t.Context(), scopeA, tk, taskstore.Event{Seq: 1, Response: created, Push: true, PushConfig: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	evs := []*a2a.StreamResponse{statusEvent("pb", working), chunk("pb", "a", false, "x"), chunk("pb", "a", true, "y"), statusEvent("pb", completed)}
+	batch := numbered(2, evs...)
+	for i := range batch {
+		batch[i].Push = true
+	}
+	if err := b.AppendBatch(t.Context(), scopeA, "pb", batch); err != nil {
+		t.Fatalf("AppendBatch: %v", err)
+	}
+	wantQueue(t, s, target(scopeA, "pb", "h"), cfg, []uint64{1, 2, 3, 4, 5}, append([]*a2a.StreamResponse{created}, evs...)...)
 }

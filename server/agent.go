@@ -89,12 +89,13 @@ var (
 // A method returns an error at once when its event is invalid. When the
 // store can write several events at once (the SQLite and memory stores)
 // and the server runs alone (no Options.Cluster), an artifact chunk or a
-// SUBMITTED or WORKING status is queued: the method returns before the event is
-// stored, and the events an agent emits without pausing are stored in one
-// write. A status that ends or interrupts the task, and Reply, return once
-// their event and everything queued before it is stored. If a queued
-// event cannot be stored, the agent's next call returns the error, and
-// the task ends FAILED when Execute returns.
+// SUBMITTED or WORKING status after the task's first event is queued: the
+// method returns before the event is stored, and the events an agent emits
+// without pausing are stored in one write. The first event, which makes
+// the task, is stored before its method returns, and so are a status that
+// ends or interrupts the task, with everything queued before it, and
+// Reply. If a queued event cannot be stored, the agent's next call
+// returns the error, and the task ends FAILED when Execute returns.
 type Emitter struct {
 	r  *run
 	ex *execution

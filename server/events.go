@@ -46,6 +46,10 @@ func (r *run) apply(ex *execution, ev event) error {
 	if r.reply != nil {
 		return ErrReplyNotFirst
 	}
+	// The event that makes the task is stored at once, so that it is in
+	// the first answer (returnImmediately); later ones may be queued
+	// (pipe.go).
+	queue := r.s.batcher != nil && r.task != nil
 	if r.task == nil {
 		if err := r.create(ctx); err != nil {
 			return err
@@ -55,9 +59,9 @@ func (r *run) apply(ex *execution, ev event) error {
 		return ErrTaskClosed
 	}
 	if ev.artifact != nil {
-		return r.applyArtifact(ctx, ev)
+		return r.applyArtifact(ctx, ev, queue && !settled(r.task.GetStatus().GetState()))
 	}
-	return r.setStatus(ctx, ev.state, ev.message)
+	return r.setStatus(ctx, ev.state, ev.message, queue && !settled(ev.state))
 }
 
 // create makes the task on the agent's first update: SUBMITTED, with the
@@ -88,8 +92,9 @@ func (r *run) create(ctx context.Context) error {
 	return nil
 }
 
-// setStatus records a status change. Callers hold r.mu.
-func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message) error {
+// setStatus records a status change, queued for the next write when queue
+// is true (pipe.go). Callers hold r.mu.
+func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message, queue bool) error {
 	if state == a2a.TaskState_TASK_STATE_UNSPECIFIED || a2a.TaskState_name[int32(state)] == "" {
 		return fmt.Errorf("server: invalid task state %d", state)
 	}
@@ -105,7 +110,7 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: r.id, ContextId: r.task.ContextId, Status: st,
 	}}}
-	if r.pipelines(state) {
+	if queue {
 		r.enqueue(ctx, ev) // stored and published by a write of its own (pipe.go)
 		return nil
 	}
@@ -179,8 +184,9 @@ func (s *Server) checkAgentMessage(m *a2a.Message) []a2a.FieldViolation {
 	return append(v, a2a.CheckRequired(m)...)
 }
 
-// applyArtifact records an artifact chunk. Callers hold r.mu.
-func (r *run) applyArtifact(ctx context.Context, ev event) error {
+// applyArtifact records an artifact chunk, queued for the next write when
+// queue is true (pipe.go). Callers hold r.mu.
+func (r *run) applyArtifact(ctx context.Context, ev event, queue bool) error {
 	if v := r.s.limits.artifact(nil, "artifact", ev.artifact); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
@@ -192,7 +198,7 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		TaskId: r.id, ContextId: r.task.ContextId, Artifact: a,
 		Append: ev.append, LastChunk: ev.lastChunk,
 	}}}
-	if r.pipelines(r.task.GetStatus().GetState()) {
+	if queue {
 		r.enqueue(ctx, out) // stored and published by a write of its own (pipe.go)
 		return nil
 	}

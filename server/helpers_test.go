@@ -336,21 +336,3 @@ func settle(t testing.TB, s a2a.Service, principal, id string) {
 		runtime.Gosched()
 	}
 }
-
-// awaitState polls GetTask until the task is in state want, and returns
-// it. An agent's WORKING status is stored and published after its Status
-// call returns (server/pipe.go), so a test that needs it seen waits here.
-func awaitState(t testing.TB, s a2a.Service, principal, id string, want a2a.TaskState) *a2a.Task {
-	t.Helper()
-	deadline := time.Now().Add(guard)
-	for {
-		task, err := s.GetTask(as(t, principal), &a2a.GetTaskRequest{Id: id})
-		if err == nil && state(task) == want {
-			return task
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %s (%v), want %s", id, short(state(task)), err, short(want))
-		}
-		time.Sleep(time.Millisecond)
-	}
-}

@@ -38,12 +38,6 @@ type pipeWrite struct {
 	settled bool          // its outcome was applied to the run (settle)
 }
 
-// pipelines reports whether an event that leaves the task in state is
-// queued rather than written at once.
-func (r *run) pipelines(state a2a.TaskState) bool {
-	return r.s.batcher != nil && !settled(state)
-}
-
 // enqueue queues a validated event for the next write, and makes sure the
 // run's writer will store it. Callers hold r.mu.
 func (r *run) enqueue(ctx context.Context, ev *a2a.StreamResponse) {

@@ -135,7 +135,7 @@ func TestPipelinedChunkFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"task:SUBMITTED", "status:FAILED"} // WORKING was in the lost write
+			want := []string{"task:SUBMITTED", "status:WORKING", "status:FAILED"}
 			if got := describeAll(evs); !slices.Equal(got, want) {
 				t.Errorf("events = %v, want %v", got, want)
 			}
@@ -161,6 +161,9 @@ func TestCancelAfterPipelinedChunks(t *testing.T) {
 	t.Parallel()
 	emitted := make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
 		for _, text := range []string{"one", "two"} {
 			if err := em.AppendArtifact(a2a.TextArtifact("a", text)); err != nil {
 				return err
@@ -210,7 +213,7 @@ func TestCancelAfterPipelinedChunks(t *testing.T) {
 	if streamErr != nil {
 		t.Fatal(streamErr)
 	}
-	want := []string{"task:SUBMITTED", "artifact:a:one:append=true:last=false", "artifact:a:two:append=true:last=false", "status:CANCELED"}
+	want := []string{"task:SUBMITTED", "status:WORKING", "artifact:a:one:append=true:last=false", "artifact:a:two:append=true:last=false", "status:CANCELED"}
 	if got := describeAll(evs); !slices.Equal(got, want) {
 		t.Errorf("events = %v, want %v", got, want)
 	}
@@ -227,6 +230,11 @@ func TestPushConfigAfterPipelinedChunks(t *testing.T) {
 	t.Parallel()
 	finish := make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		// The first event, which makes the task, is stored at once; the
+		// chunk is queued.
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
 		if err := em.AppendArtifact(a2a.TextArtifact("a", "one")); err != nil {
 			return err
 		}

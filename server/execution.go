@@ -70,7 +70,7 @@ func (r *run) returned(ex *execution, err error) {
 	ex.returned = true
 	r.drain(ex.ctx)
 	if err == nil && r.pipeErr != nil {
-		err = r.pipeErr // a chunk it emitted could not be stored
+		err = r.pipeErr // an event it emitted could not be stored
 	}
 	if err != nil && !ex.taken {
 		r.s.log.ErrorContext(ex.ctx, "agent failed", "task", r.id, "err", err)
@@ -143,7 +143,7 @@ func (r *run) emit(ex *execution, ev event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if w := r.inflight; w != nil && ev.artifact == nil {
-		r.settle(w) // a chunk that could not be stored fails this call (pipe.go)
+		r.settle(w) // an event that could not be stored fails this call (pipe.go)
 	}
 	if r.pipeErr != nil {
 		return a2a.Internal(r.pipeErr)

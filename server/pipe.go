@@ -2,8 +2,9 @@ package server
 
 // Pipelined events. When the store writes several events of a task at
 // once (taskstore.BatchAppender) and the server runs alone, an event that
-// neither ends nor interrupts the task (an artifact chunk, a WORKING
-// status) is validated and queued, and the agent goes on at once. A
+// neither ends nor interrupts the task (an artifact chunk, a SUBMITTED or
+// WORKING status), other than the one that makes the task (events.go
+// apply), is validated and queued, and the agent goes on at once. A
 // writer goroutine of the run stores the queue in one write and publishes
 // it once stored; the status that ends or interrupts the agent's work
 // takes the queue into its own write (append). So an agent that emits

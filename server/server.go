@@ -107,8 +107,8 @@ type Server struct {
 
 	limits limits // Options.Limits resolved
 	// batcher is the store when it can write several events of a task at
-	// once and the server runs alone: artifact chunks are then pipelined
-	// (pipe.go). Nil otherwise.
+	// once and the server runs alone: artifact chunks and SUBMITTED or
+	// WORKING statuses are then pipelined (pipe.go). Nil otherwise.
 	batcher taskstore.BatchAppender
 	quota   *quotas // nil when the task quotas are off
 

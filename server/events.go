@@ -135,9 +135,7 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 	if r.s.batcher != nil {
 		// Pipelined chunks go first, in the same write (pipe.go).
-		if w := r.inflight; w != nil {
-			r.settle(w)
-		}
+		r.settleInflight()
 		if len(r.queue) > 0 {
 			if err := r.writeNow(ctx, ev); err != nil {
 				return a2a.Internal(err)

@@ -142,8 +142,8 @@ func (r *run) detach(ex *execution) {
 func (r *run) emit(ex *execution, ev event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if w := r.inflight; w != nil && ev.artifact == nil {
-		r.settle(w) // an event that could not be stored fails this call (pipe.go)
+	if ev.artifact == nil {
+		r.settleInflight() // an event that could not be stored fails this call (pipe.go)
 	}
 	if r.pipeErr != nil {
 		return a2a.Internal(r.pipeErr)

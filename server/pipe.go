@@ -114,12 +114,18 @@ func (r *run) settle(w *pipeWrite) {
 	}
 }
 
+// settleInflight waits for the write in flight, if any, and applies its
+// outcome. Callers hold r.mu.
+func (r *run) settleInflight() {
+	if w := r.inflight; w != nil {
+		r.settle(w)
+	}
+}
+
 // drain stores and publishes every queued event, waiting for the write in
 // flight first. The write is not canceled with ctx. Callers hold r.mu.
 func (r *run) drain(ctx context.Context) {
-	if r.inflight != nil {
-		r.settle(r.inflight)
-	}
+	r.settleInflight()
 	if len(r.queue) > 0 {
 		r.writeNow(context.WithoutCancel(ctx), nil)
 	}

@@ -75,11 +75,8 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		e.task.History = append(e.task.History, m)
 	}
 	if r != nil {
-		e.log = s.logEvent(e, e.log, ev.Seq, r)
-		e.seq = ev.Seq
-		taskstore.Apply(e.task, r)
+		s.record(e, ev)
 		s.reindex(e)
-		s.queueAll(e, ev.Push, ev.Seq, r)
 	}
 	return nil
 }
@@ -110,13 +107,20 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 		}
 	}
 	for _, ev := range evs {
-		e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
-		e.seq = ev.Seq
-		taskstore.Apply(e.task, ev.Response)
-		s.queueAll(e, ev.Push, ev.Seq, ev.Response)
+		s.record(e, ev)
 	}
 	s.reindex(e)
 	return nil
+}
+
+// record logs an event of the task and applies it, queuing it in the push
+// outbox with ev.Push; the caller then reindexes the task. Callers hold
+// s.mu for writing and have checked the event's sequence number.
+func (s *Store) record(e *entry, ev taskstore.Event) {
+	e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
+	e.seq = ev.Seq
+	taskstore.Apply(e.task, ev.Response)
+	s.queueAll(e, ev.Push, ev.Seq, ev.Response)
 }
 
 // LastSeq returns the task's last event sequence number.

@@ -87,15 +87,18 @@ var (
 // Its methods may be called from several goroutines.
 //
 // A method returns an error at once when its event is invalid. When the
-// store can write several events at once (the SQLite and memory stores)
-// and the server runs alone (no Options.Cluster), an artifact chunk or a
+// store can write several events at once (the SQLite, memory and
+// PostgreSQL stores), an artifact chunk or a
 // SUBMITTED or WORKING status after the task's first event is queued: the
 // method returns before the event is stored, and the events an agent emits
 // without pausing are stored in one write. The first event, which makes
 // the task, is stored before its method returns, and so are a status that
 // ends or interrupts the task, with everything queued before it, and
 // Reply. If a queued event cannot be stored, the agent's next call
-// returns the error, and the task ends FAILED when Execute returns.
+// returns the error, and the task ends FAILED when Execute returns. With
+// Options.Cluster that call returns ErrTaskClosed instead when another
+// replica ended the task meanwhile, or ErrTaskTaken when another replica
+// runs it now.
 type Emitter struct {
 	r  *run
 	ex *execution

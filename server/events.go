@@ -138,7 +138,7 @@ func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 		r.settleInflight()
 		if len(r.queue) > 0 {
 			if err := r.writeNow(ctx, ev); err != nil {
-				return a2a.Internal(err)
+				return r.pipeFailure()
 			}
 			return nil
 		}
@@ -149,23 +149,42 @@ func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 			r.s.announce(r.id)
 			return nil
 		}
-		if !errors.Is(err, taskstore.ErrSeq) || r.s.opts.Cluster == nil || try == 3 {
+		if try == 3 {
 			return a2a.Internal(err)
 		}
-		if err := r.catchUp(ctx); err != nil {
+		switch err := r.lostSeq(ctx, err); {
+		case errors.Is(err, ErrTaskClosed), errors.Is(err, ErrTaskTaken):
+			return err
+		case err != nil:
 			return a2a.Internal(err)
-		}
-		if a2a.IsTerminal(r.task.GetStatus().GetState()) {
-			return ErrTaskClosed
-		}
-		if ex := r.exec; ex != nil {
-			r.s.log.Warn("cluster: another replica runs the task now (a follow-up accepted there at the same time): this execution gives way", "task", r.id)
-			ex.taken = true
-			ex.cancel(ErrTaskTaken)
-			r.finish(ex)
-			return ErrTaskTaken
 		}
 	}
+}
+
+// lostSeq handles a write that failed with err. When err is ErrSeq with
+// Options.Cluster (another replica wrote the number first), it reads and
+// publishes what the other wrote, and returns ErrTaskClosed when that
+// ended the task, ErrTaskTaken when a local execution gave way to the
+// other replica's, and nil when the write may be tried again (see append).
+// It returns any other err as it is. Callers hold r.mu.
+func (r *run) lostSeq(ctx context.Context, err error) error {
+	if !errors.Is(err, taskstore.ErrSeq) || r.s.opts.Cluster == nil {
+		return err
+	}
+	if err := r.catchUp(ctx); err != nil {
+		return err
+	}
+	if a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		return ErrTaskClosed
+	}
+	if ex := r.exec; ex != nil {
+		r.s.log.Warn("cluster: another replica runs the task now (a follow-up accepted there at the same time): this execution gives way", "task", r.id)
+		ex.taken = true
+		ex.cancel(ErrTaskTaken)
+		r.finish(ex)
+		return ErrTaskTaken
+	}
+	return nil
 }
 
 // checkAgentMessage returns what is wrong with a message the agent sent

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -69,7 +70,7 @@ func (r *run) returned(ex *execution, err error) {
 	defer r.mu.Unlock()
 	ex.returned = true
 	r.drain(ex.ctx)
-	if err == nil && r.pipeErr != nil {
+	if err == nil && r.pipeErr != nil && !errors.Is(r.pipeErr, ErrTaskClosed) {
 		err = r.pipeErr // an event it emitted could not be stored
 	}
 	if err != nil && !ex.taken {
@@ -146,7 +147,7 @@ func (r *run) emit(ex *execution, ev event) error {
 		r.settleInflight() // an event that could not be stored fails this call (pipe.go)
 	}
 	if r.pipeErr != nil {
-		return a2a.Internal(r.pipeErr)
+		return r.pipeFailure()
 	}
 	if r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
 		return ErrTaskClosed

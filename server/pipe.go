@@ -1,7 +1,7 @@
 package server
 
 // Pipelined events. When the store writes several events of a task at
-// once (taskstore.BatchAppender) and the server runs alone, an event that
+// once (taskstore.BatchAppender), an event that
 // neither ends nor interrupts the task (an artifact chunk, a SUBMITTED or
 // WORKING status), other than the one that makes the task (events.go
 // apply), is validated and queued, and the agent goes on at once. A
@@ -19,9 +19,16 @@ package server
 // event could not be stored from its next call of the Emitter, which
 // fails with the error; the events queued after it are dropped, never
 // stored nor published, and the task ends FAILED when the execution does.
+//
+// With Options.Cluster a write may lose its first sequence number to
+// another replica (ErrSeq), as one event's may (run.append): the run
+// reads what the other wrote, and the agent's next call fails with
+// ErrTaskClosed (the task ended there) or ErrTaskTaken (the other
+// replica runs it now, and this execution gave way).
 
 import (
 	"context"
+	"errors"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -103,15 +110,26 @@ func (r *run) settle(w *pipeWrite) {
 	w.settled = true
 	r.inflight = nil
 	if w.err != nil {
-		r.pipeErr = w.err
 		clear(r.queue)
 		r.queue = r.queue[:0]
-		r.s.log.Error("could not store the agent's events: its next call fails", "task", r.id, "err", w.err)
+		if r.pipeErr = r.lostSeq(context.Background(), w.err); r.pipeErr == w.err {
+			r.s.log.Error("could not store the agent's events: its next call fails", "task", r.id, "err", w.err)
+		}
 		return
 	}
+	r.s.announce(r.id)
 	for _, ev := range w.evs {
 		r.published(ev.Response)
 	}
+}
+
+// pipeFailure is what the agent's call returns once a pipelined write
+// failed.
+func (r *run) pipeFailure() error {
+	if errors.Is(r.pipeErr, ErrTaskClosed) || errors.Is(r.pipeErr, ErrTaskTaken) {
+		return r.pipeErr
+	}
+	return a2a.Internal(r.pipeErr)
 }
 
 // settleInflight waits for the write in flight, if any, and applies its

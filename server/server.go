@@ -107,8 +107,8 @@ type Server struct {
 
 	limits limits // Options.Limits resolved
 	// batcher is the store when it can write several events of a task at
-	// once and the server runs alone: artifact chunks and SUBMITTED or
-	// WORKING statuses are then pipelined (pipe.go). Nil otherwise.
+	// once: artifact chunks and SUBMITTED or WORKING statuses are then
+	// pipelined (pipe.go). Nil otherwise.
 	batcher taskstore.BatchAppender
 	quota   *quotas // nil when the task quotas are off
 
@@ -146,7 +146,7 @@ func New(opts *Options) (*Server, error) {
 		s.log.Warn("the card declares capabilities.extendedAgentCard but Options.ExtendedCard is nil: " +
 			"GetExtendedAgentCard will answer ExtendedAgentCardNotConfiguredError")
 	}
-	if b, ok := o.Store.(taskstore.BatchAppender); ok && o.Cluster == nil {
+	if b, ok := o.Store.(taskstore.BatchAppender); ok {
 		s.batcher = b
 	}
 	s.base, s.stop = context.WithCancelCause(context.Background())

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -14,6 +16,7 @@ import (
 var batchChecks = []check[TaskStore]{
 	{"AppendBatch", testAppendBatch},
 	{"AppendBatchAllOrNone", testAppendBatchAllOrNone},
+	{"AppendBatchReplaces", testAppendBatchReplaces},
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
 }
 
@@ -72,6 +75,38 @@ func testAppendBatch(t *testing.T, s TaskStore) {
 	}
 	if seq, err := s.LastSeq(t.Context(), scopeA, "batch"); err != nil || seq != 8 {
 		t.Errorf("LastSeq = %d, %v; want 8", seq, err)
+	}
+}
+
+// testAppendBatchReplaces: artifacts replaced in a batch end as the
+// Appends one after the other would leave them, whether the artifact was
+// there before the batch or is appended to and replaced again inside it,
+// between status updates that add to the history.
+func testAppendBatchReplaces(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	want, _ := logTask(t, s, "repl")
+	appendAll(t, s, "repl", want, 2, chunk("repl", "a", false, "old"), chunk("repl", "a", true, " and more"))
+	withMessage := func(st a2a.TaskState, id string) *a2a.StreamResponse {
+		ev := statusEvent("repl", st)
+		ev.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: id, Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text(id)}}
+		return ev
+	}
+	for i, batch := range [][]*a2a.StreamResponse{
+		// A replacement of an artifact stored before the batch, then
+		// chunks appended to it.
+		{withMessage(working, "w1"), chunk("repl", "a", false, "new"), chunk("repl", "a", true, "+"), chunk("repl", "b", false, "b1")},
+		// Replacements after chunks of the same artifact in the batch.
+		{chunk("repl", "b", true, "+b"), chunk("repl", "b", false, "b2"), withMessage(working, "w2"),
+			chunk("repl", "a", false, "newer"), chunk("repl", "a", false, "newest"), chunk("repl", "b", true, "!")},
+	} {
+		first := uint64(len(mustEvents(t, s, "repl", 0, 0)) + 1)
+		if err := b.AppendBatch(t.Context(), scopeA, "repl", numbered(first, batch...)); err != nil {
+			t.Fatalf("AppendBatch %d: %v", i+1, err)
+		}
+		for _, ev := range batch {
+			taskstore.Apply(want, proto.Clone(ev).(*a2a.StreamResponse))
+		}
+		wantEqual(t, fmt.Sprintf("task after batch %d", i+1), mustGet(t, s, scopeA, "repl"), want)
 	}
 }
 

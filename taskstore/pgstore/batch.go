@@ -1,0 +1,168 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley.dev/parley/taskstore"
+)
+
+// sqlAppendRun records a run of status updates and artifact chunks (what
+// the server pipelines) in one statement of the next group commit: the
+// header moves once, to the run's last sequence number ($7) and its last
+// status ($9-$11, NULL when the run has none), reserving the history ($5)
+// and chunk ($6) rows the run adds; then every row is inserted from
+// arrays, numbered from the reserved ones. Like the one-event statements,
+// every row is written FROM h, so a header that does not match (scope,
+// sequence number $4-1, fence $8) writes nothing, and the count of h says
+// which.
+//
+// The chunks k are (offset, artifact id, append, data). A chunk that
+// replaces its artifact (append false) and finds it (f: the artifact's
+// first row, as it was before the statement) takes that first row and
+// drops the others; otherwise it is a new row. Every part of a statement
+// sees the rows as they were before it, so AppendBatch never puts in one
+// run a replacing chunk after another chunk of its artifact (see
+// oneRun).
+//
+// $12 is the events' created_ms, $13 the events, $14 whether to queue each
+// in the push outbox, $15/$16 the history rows (offset, message).
+// Outbox rows are inserted in event order, which their identity keeps.
+var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
+		UPDATE tasks SET seq = $7, next_history = next_history + $5, next_chunk = next_chunk + $6,
+			state = coalesce($9::integer, state), status_ms = coalesce($10::bigint, status_ms),
+			status = CASE WHEN $9::integer IS NULL THEN status ELSE $11::bytea END, runner = $8
+		WHERE ` + taskByID + ` AND seq = $4 - 1 AND ` + fenced8 + `
+		RETURNING has_push, next_history - $5, next_chunk - $6),
+	m AS (INSERT INTO task_history (task_id, n, message)
+		SELECT $1, h.hn + x.o, x.m FROM h, unnest($15::integer[], $16::bytea[]) AS x(o, m)),
+	k(o, aid, app, data) AS (SELECT * FROM unnest($17::integer[], $18::text[], $19::boolean[], $20::bytea[])),
+	f(aid, n) AS (SELECT t.artifact_id, min(t.n) FROM task_artifacts t, h
+		WHERE t.task_id = $1 AND t.artifact_id IN (SELECT aid FROM k WHERE NOT app) GROUP BY t.artifact_id),
+	r AS (UPDATE task_artifacts t SET append = false, chunk = k.data FROM k, f
+		WHERE t.task_id = $1 AND NOT k.app AND k.aid = f.aid AND t.n = f.n),
+	d AS (DELETE FROM task_artifacts t USING f WHERE t.task_id = $1 AND t.artifact_id = f.aid AND t.n > f.n),
+	a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
+		SELECT $1, h.cn + k.o, k.aid, k.app, k.data FROM h, k WHERE k.app OR k.aid NOT IN (SELECT aid FROM f)),
+	e AS (INSERT INTO task_events (task_id, seq, created_ms, response)
+		SELECT $1, $4 + x.i - 1, $12, x.r FROM h, unnest($13::bytea[]) WITH ORDINALITY AS x(r, i)),
+	o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
+		SELECT c.tenant, c.owner, c.task_id, c.id, $4 + x.i - 1, x.r, $12
+		FROM h, push_configs c, unnest($13::bytea[], $14::boolean[]) WITH ORDINALITY AS x(r, p, i)
+		WHERE x.p AND h.has_push AND c.task_id = $1 AND c.tenant = $2 AND c.owner = $3 AND c.suspended IS NULL
+		ORDER BY x.i, c.id)
+	SELECT count(*) FROM h`
+
+// fenced8 is the fence of sqlAppendRun (see cluster.go).
+const fenced8 = `($8::bigint = 0 OR EXISTS (SELECT 1 FROM parley_replicas WHERE epoch = $8 AND lease_until > now()))`
+
+// AppendBatch records consecutive events of the task in the scope in one
+// atomic write (taskstore.BatchAppender). A batch of status updates and
+// artifact chunks is one statement of the next group commit
+// (sqlAppendRun); any other is its Appends one after the other in a
+// transaction of its own.
+func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	ops := make([]*appendOp, len(evs))
+	fence := s.epoch.Load()
+	for i, ev := range evs {
+		if ev.Response == nil {
+			return fmt.Errorf("pgstore: append batch: event %d has no response", i)
+		}
+		if ev.Seq != evs[0].Seq+uint64(i) {
+			return fmt.Errorf("pgstore: append batch: event %d has seq %d after %d", i, ev.Seq, evs[0].Seq)
+		}
+		op, err := encodeAppend(sc, id, ev)
+		if err != nil {
+			return err
+		}
+		op.fence = fence
+		ops[i] = op
+	}
+	var err error
+	if oneRun(ops) {
+		err = s.appendRun(ctx, ops)
+	} else {
+		err = s.inTx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, sqlLockScopes, int32(scopeLocks), []int32{scopeKey(sc)}); err != nil {
+				return err
+			}
+			for _, op := range ops {
+				if err := s.appendEvent(ctx, tx, op); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
+		return wrap("append batch", err)
+	}
+	return err
+}
+
+// oneRun reports whether sqlAppendRun can record ops: status updates and
+// artifact chunks only, no replacing chunk after another chunk of its
+// artifact.
+func oneRun(ops []*appendOp) bool {
+	seen := map[string]bool{}
+	for _, op := range ops {
+		switch {
+		case op.Msg != nil || op.Task != nil:
+			return false
+		case op.Chunk != nil:
+			if !op.Chunk.AppendTo && seen[op.Chunk.ID] {
+				return false
+			}
+			seen[op.Chunk.ID] = true
+		case op.Status == nil:
+			return false
+		}
+	}
+	return true
+}
+
+// appendRun records ops, which oneRun accepted, with sqlAppendRun.
+func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
+	first, last := ops[0], ops[len(ops)-1]
+	var state, statusMS, status any // NULL: the run sets no status
+	events := make([][]byte, len(ops))
+	push := make([]bool, len(ops))
+	var histOff, chunkOff []int32
+	var hist, chunkData [][]byte
+	var chunkIDs []string
+	var chunkApp []bool
+	for i, op := range ops {
+		events[i], push[i] = op.Event, op.push
+		if h := op.Status; h != nil {
+			state, statusMS, status = h.State, h.StatusMS, h.Status
+			if op.Hist != nil {
+				histOff = append(histOff, int32(len(hist)))
+				hist = append(hist, op.Hist)
+			}
+			continue
+		}
+		c := op.Chunk
+		chunkOff = append(chunkOff, int32(len(chunkIDs)))
+		chunkIDs = append(chunkIDs, c.ID)
+		chunkApp = append(chunkApp, c.AppendTo)
+		chunkData = append(chunkData, c.Data)
+	}
+	n, err := s.countGrouped(ctx, first.sc, sqlAppendRun,
+		first.id, first.sc.Tenant, first.sc.Owner, int64(first.seq), int32(len(hist)), int32(len(chunkIDs)),
+		int64(last.seq), first.fence, state, statusMS, status,
+		time.Now().UnixMilli(), events, push, histOff, hist, chunkOff, chunkIDs, chunkApp, chunkData)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return seqError(ctx, s.pool, first)
+	}
+	return nil
+}

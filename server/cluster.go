@@ -334,9 +334,11 @@ func (r *run) cutOff(cause error) {
 }
 
 // catchUp applies and publishes the logged events after the run's last
-// one, which another replica wrote. Callers hold r.mu and have loaded the
-// task.
+// one, which another replica wrote. The run's own write in flight is
+// settled first, so that its events, once stored, are not taken for
+// another replica's. Callers hold r.mu and have loaded the task.
 func (r *run) catchUp(ctx context.Context) error {
+	r.settleInflight()
 	for {
 		evs, err := r.s.store.Events(ctx, r.scope, r.id, r.seq, resumePage)
 		if err != nil {

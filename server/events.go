@@ -46,28 +46,44 @@ func (r *run) apply(ex *execution, ev event) error {
 	if r.reply != nil {
 		return ErrReplyNotFirst
 	}
-	// The event that makes the task is stored at once, so that it is in
-	// the first answer (returnImmediately); later ones may be queued
-	// (pipe.go).
-	queue := r.s.batcher != nil && r.task != nil
-	if r.task == nil {
-		if err := r.create(ctx); err != nil {
-			return err
-		}
-	}
-	if a2a.IsTerminal(r.task.GetStatus().GetState()) {
+	if r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
 		return ErrTaskClosed
 	}
 	if ev.artifact != nil {
-		return r.applyArtifact(ctx, ev, queue && !settled(r.task.GetStatus().GetState()))
+		return r.applyArtifact(ctx, ev)
 	}
-	return r.setStatus(ctx, ev.state, ev.message, queue && !settled(ev.state))
+	return r.setStatus(ctx, ev.state, ev.message)
+}
+
+// record stores and publishes a validated event of the agent. The event
+// that makes the task is stored with it at once (create), so that it is in
+// the first answer (returnImmediately). A later event that neither ends
+// nor interrupts the task is queued when the store writes batches
+// (pipe.go); any other is stored at once. Callers hold r.mu.
+func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
+	if r.task == nil {
+		return r.create(ctx, ev)
+	}
+	state := r.task.GetStatus().GetState()
+	if u := ev.GetStatusUpdate(); u != nil {
+		state = u.GetStatus().GetState()
+	}
+	if r.s.batcher != nil && !settled(state) {
+		r.enqueue(ctx, ev) // stored and published by a write of its own (pipe.go)
+		return nil
+	}
+	if err := r.append(ctx, ev); err != nil {
+		return err
+	}
+	r.published(ev)
+	return nil
 }
 
 // create makes the task on the agent's first update: SUBMITTED, with the
-// client's message in its history, published as the stream's first event.
-// Callers hold r.mu.
-func (r *run) create(ctx context.Context) error {
+// client's message in its history, published as the stream's first event,
+// then first, the agent's update. When the store writes batches both are
+// one write. Callers hold r.mu.
+func (r *run) create(ctx context.Context, first *a2a.StreamResponse) error {
 	t := &a2a.Task{
 		Id:        r.id,
 		ContextId: r.pendingContextID,
@@ -81,20 +97,32 @@ func (r *run) create(ctx context.Context) error {
 		Id: t.Id, ContextId: t.ContextId, Status: t.Status, History: []*a2a.Message{r.pendingMessage}}}}
 	// The inline push config is stored with the task, so it receives this
 	// creation event (its first notification, a Task).
-	if err := r.s.store.CreateTask(ctx, r.scope, t, taskstore.Event{Seq: r.seq + 1, Response: ev,
-		Push: r.s.delivering(), PushConfig: r.pendingPush}); err != nil {
+	made := taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering(), PushConfig: r.pendingPush}
+	var err error
+	if r.s.batcher != nil {
+		err = r.s.batcher.CreateTaskBatch(ctx, r.scope, t, []taskstore.Event{made,
+			{Seq: r.seq + 2, Response: first, Push: r.s.delivering()}})
+	} else {
+		err = r.s.store.CreateTask(ctx, r.scope, t, made)
+	}
+	if err != nil {
 		return a2a.Internal(err)
 	}
 	r.task, r.loaded, r.mayPush = t, true, r.pendingPush != nil
 	r.queued()
 	r.s.announce(r.id)
 	r.publish(ev, true)
+	if r.s.batcher == nil {
+		if err := r.append(ctx, first); err != nil {
+			return err
+		}
+	}
+	r.published(first)
 	return nil
 }
 
-// setStatus records a status change, queued for the next write when queue
-// is true (pipe.go). Callers hold r.mu.
-func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message, queue bool) error {
+// setStatus records a status change (record). Callers hold r.mu.
+func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message) error {
 	if state == a2a.TaskState_TASK_STATE_UNSPECIFIED || a2a.TaskState_name[int32(state)] == "" {
 		return fmt.Errorf("server: invalid task state %d", state)
 	}
@@ -107,18 +135,18 @@ func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message
 		}
 		st.Message = m
 	}
-	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Status: st,
-	}}}
-	if queue {
-		r.enqueue(ctx, ev) // stored and published by a write of its own (pipe.go)
-		return nil
+	return r.record(ctx, &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		TaskId: r.id, ContextId: r.contextID(), Status: st,
+	}}})
+}
+
+// contextID returns the context of the run's task, or of the task it will
+// create.
+func (r *run) contextID() string {
+	if r.task != nil {
+		return r.task.ContextId
 	}
-	if err := r.append(ctx, ev); err != nil {
-		return err
-	}
-	r.published(ev)
-	return nil
+	return r.pendingContextID
 }
 
 // append records one event of the run's task in the store, numbered after
@@ -201,9 +229,8 @@ func (s *Server) checkAgentMessage(m *a2a.Message) []a2a.FieldViolation {
 	return append(v, a2a.CheckRequired(m)...)
 }
 
-// applyArtifact records an artifact chunk, queued for the next write when
-// queue is true (pipe.go). Callers hold r.mu.
-func (r *run) applyArtifact(ctx context.Context, ev event, queue bool) error {
+// applyArtifact records an artifact chunk (record). Callers hold r.mu.
+func (r *run) applyArtifact(ctx context.Context, ev event) error {
 	if v := r.s.limits.artifact(nil, "artifact", ev.artifact); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
@@ -211,19 +238,10 @@ func (r *run) applyArtifact(ctx context.Context, ev event, queue bool) error {
 	if v := a2a.CheckRequired(a); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
-	out := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId, Artifact: a,
+	return r.record(ctx, &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		TaskId: r.id, ContextId: r.contextID(), Artifact: a,
 		Append: ev.append, LastChunk: ev.lastChunk,
-	}}}
-	if queue {
-		r.enqueue(ctx, out) // stored and published by a write of its own (pipe.go)
-		return nil
-	}
-	if err := r.append(ctx, out); err != nil {
-		return err
-	}
-	r.published(out)
-	return nil
+	}}})
 }
 
 // published applies a stored event to the run's task and publishes it.
@@ -253,11 +271,7 @@ func (r *run) stampAgentMessage(m *a2a.Message, withTask bool) {
 	if m.Role == a2a.Role_ROLE_UNSPECIFIED {
 		m.Role = a2a.Role_ROLE_AGENT
 	}
-	ctxID := r.pendingContextID
-	if r.task != nil {
-		ctxID = r.task.ContextId
-	}
-	m.ContextId = ctxID
+	m.ContextId = r.contextID()
 	if withTask {
 		m.TaskId = r.id
 	}

@@ -165,7 +165,7 @@ func (r *run) emit(ex *execution, ev event) error {
 // cancelTask moves the task to CANCELED and stops its execution. Callers hold
 // r.mu and have loaded the task.
 func (r *run) cancelTask(ctx context.Context) error {
-	if err := r.setStatus(context.WithoutCancel(ctx), a2a.TaskState_TASK_STATE_CANCELED, nil, false); err != nil {
+	if err := r.setStatus(context.WithoutCancel(ctx), a2a.TaskState_TASK_STATE_CANCELED, nil); err != nil {
 		return err
 	}
 	if r.exec != nil {

@@ -58,7 +58,8 @@ type Tasks interface {
 // BatchAppender is implemented by a store that can record several events
 // of one task in one atomic write. The server then pipelines an agent's
 // artifact chunks: it stores the chunks queued while the previous write
-// committed in one write, instead of one write per chunk.
+// committed in one write, instead of one write per chunk; and it stores a
+// new task with the agent's first event in one write.
 type BatchAppender interface {
 	// AppendBatch records evs, consecutive events of the task in the scope
 	// (each with a Response, and a Seq one more than the one before it),
@@ -66,6 +67,11 @@ type BatchAppender interface {
 	// them or, with an error, none. It fails with ErrNotFound or ErrSeq,
 	// writing nothing, as Append does for the first event.
 	AppendBatch(ctx context.Context, s Scope, id string, evs []Event) error
+	// CreateTaskBatch stores a new task with the events that made it, in
+	// one atomic write: as CreateTask(s, t, evs[0]) and then AppendBatch
+	// of the others would, all or none. t is the task as evs[0] created
+	// it.
+	CreateTaskBatch(ctx context.Context, s Scope, t *a2a.Task, evs []Event) error
 }
 
 // Event is the change a write records: the event sent to the task's

@@ -15,12 +15,25 @@ import (
 // CreateTask stores a copy of t; the id must be new in the whole store.
 // ev.Response, when set, is the first event of the task's log.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
+	return s.CreateTaskBatch(ctx, sc, t, []taskstore.Event{ev})
+}
+
+// CreateTaskBatch stores a new task created by evs[0], with the events
+// after it applied, in one step (taskstore.BatchAppender).
+func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if t.GetId() == "" {
 		return errNoID
 	}
+	if len(evs) == 0 {
+		return errors.New("memstore: a task is created by an event")
+	}
+	if err := checkBatch(evs[0].Seq+1, evs[1:]); err != nil {
+		return err
+	}
+	ev := evs[0]
 	e := newEntry(sc, cloneTask(t), ev.Seq)
 	if ev.PushConfig != nil {
 		if ev.PushConfig.GetTaskId() != t.GetId() {
@@ -38,6 +51,12 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	if r != nil {
 		e.log = s.logEvent(e, nil, ev.Seq, r)
 		s.queueAll(e, ev.Push, ev.Seq, r)
+	}
+	for _, ev := range evs[1:] {
+		s.record(e, ev)
+	}
+	if len(evs) > 1 {
+		s.reindex(e)
 	}
 	return nil
 }
@@ -87,13 +106,11 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for i, ev := range evs {
-		if ev.Response == nil {
-			return fmt.Errorf("memstore: append batch: event %d has no response", i)
-		}
-		if u := ev.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
-			return errNoArtifact
-		}
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := checkBatch(evs[0].Seq, evs); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,15 +118,31 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if e == nil {
 		return taskstore.ErrNotFound
 	}
-	for i, ev := range evs {
-		if ev.Seq != e.seq+1+uint64(i) {
-			return taskstore.ErrSeq
-		}
+	if evs[0].Seq != e.seq+1 {
+		return taskstore.ErrSeq
 	}
 	for _, ev := range evs {
 		s.record(e, ev)
 	}
 	s.reindex(e)
+	return nil
+}
+
+// checkBatch checks the events of a batch: each has a response (an
+// artifact update, its artifact) and is numbered one after the one before,
+// from first on.
+func checkBatch(first uint64, evs []taskstore.Event) error {
+	for i, ev := range evs {
+		switch {
+		case ev.Response == nil:
+			return fmt.Errorf("memstore: batch event %d has no response", i)
+		case ev.Seq != first+uint64(i):
+			return fmt.Errorf("memstore: batch event %d has seq %d, want %d", i, ev.Seq, first+uint64(i))
+		}
+		if u := ev.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
+			return errNoArtifact
+		}
+	}
 	return nil
 }
 

@@ -27,9 +27,10 @@ const (
 	// the fence stops it, the history ($14, numbered from 0), the chunks
 	// ($15-$17, their artifact ids, append flags and contents), the push
 	// configuration ($18-$20: id, data, secret; none when $19 is NULL),
-	// the first event ($21 created_ms, $22 bytes; none when NULL) and its
-	// outbox row ($23: whether to queue it). The foreign keys are checked
-	// at the statement's end, when the rows they name are there.
+	// the events ($21 created_ms, $22 their bytes, numbered up to the
+	// header's $7) and their outbox rows ($23: whether to queue each). The
+	// foreign keys are checked at the statement's end, when the rows they
+	// name are there.
 	sqlCreateTask = `WITH t AS (INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push,
 			next_history, next_chunk, runner)
 		SELECT $1::text, $2::text, $3::text, $4::text, $5::integer, $6::bigint, $7::bigint, $8::bytea, $9::bytea, $10::boolean,
@@ -41,9 +42,10 @@ const (
 			FROM t, unnest($15::text[], $16::boolean[], $17::bytea[]) WITH ORDINALITY AS c(artifact_id, append, chunk, n)),
 		p AS (INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
 			SELECT $2, $3, t.id, $18, $19, $20 FROM t WHERE $19::bytea IS NOT NULL),
-		e AS (INSERT INTO task_events (task_id, seq, created_ms, response) SELECT t.id, $7, $21, $22 FROM t WHERE $22::bytea IS NOT NULL),
+		x(r, p, seq) AS (SELECT r, p, $7 - cardinality($22::bytea[]) + i FROM unnest($22::bytea[], $23::boolean[]) WITH ORDINALITY AS x(r, p, i)),
+		e AS (INSERT INTO task_events (task_id, seq, created_ms, response) SELECT t.id, x.seq, $21, x.r FROM t, x),
 		o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
-			SELECT $2, $3, t.id, $18, $7, $22, $21 FROM t WHERE $23::boolean AND $19::bytea IS NOT NULL AND $22::bytea IS NOT NULL)
+			SELECT $2, $3, t.id, $18, x.seq, x.r, $21 FROM t, x WHERE x.p AND $19::bytea IS NOT NULL ORDER BY x.seq)
 		SELECT count(*) FROM t`
 	sqlPutHistory = `INSERT INTO task_history (task_id, n, message) VALUES ($1, $2, $3)`
 	sqlPutChunk   = `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES ($1, $2, $3, $4, $5)`
@@ -96,7 +98,43 @@ func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 // row of ev, in one statement of the next group commit; the id must be
 // new in the whole store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	enc, err := layout.EncodeCreate(t, ev)
+	return s.CreateTaskBatch(ctx, sc, t, []taskstore.Event{ev})
+}
+
+// CreateTaskBatch is CreateTask of t with evs[0] followed by an
+// AppendBatch of the other events, all or none (taskstore.BatchAppender),
+// in the one statement of CreateTask: the task is inserted as the events
+// leave it (taskstore.Apply), with every event logged.
+func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
+	if len(evs) == 0 {
+		return errors.New("pgstore: a task is created by an event")
+	}
+	ev, last := evs[0], evs[0].Seq
+	events, push := [][]byte{}, []bool{}
+	if len(evs) > 1 {
+		t = a2a.CloneTask(t)
+	}
+	for i, e := range evs {
+		if i > 0 {
+			if e.Response == nil || e.Seq != last+1 {
+				return fmt.Errorf("pgstore: create batch: event %d has no response or is not numbered after the one before", i)
+			}
+			if u := e.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
+				return fmt.Errorf("pgstore: %w", layout.ErrNoArtifact)
+			}
+			taskstore.Apply(t, e.Response)
+			last = e.Seq
+		}
+		if e.Response == nil {
+			continue
+		}
+		b, err := layout.Marshal(e.Response)
+		if err != nil {
+			return fmt.Errorf("pgstore: %w", err)
+		}
+		events, push = append(events, b), append(push, e.Push)
+	}
+	enc, err := layout.EncodeCreate(t, taskstore.Event{PushConfig: ev.PushConfig}) // the events are encoded above
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
@@ -116,8 +154,8 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 	}
 	fence := s.epoch.Load()
 	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
-		int64(ev.Seq), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
-		parts.History, ids, appends, chunks, cfgID, cfg, secret, time.Now().UnixMilli(), enc.Event, ev.Push)
+		int64(last), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
+		parts.History, ids, appends, chunks, cfgID, cfg, secret, time.Now().UnixMilli(), events, push)
 	if err == nil && made == 0 {
 		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)
 	}

@@ -86,22 +86,35 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 // none (taskstore.BatchAppender): each is an Append inside the one
 // operation of the group commit.
 func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
-	ops := make([]*appendOp, len(evs))
-	for i, ev := range evs {
-		if ev.Response == nil {
-			return fmt.Errorf("sqlitestore: append batch: event %d has no response", i)
-		}
-		op, err := encodeAppend(sc, id, ev)
-		if err != nil {
-			return err
-		}
-		ops[i] = op
+	if len(evs) == 0 {
+		return nil
 	}
-	err := s.write(ctx, func(w *wtx) error { return s.runBatch(w, ops) })
+	ops, err := encodeBatch(sc, id, evs)
+	if err != nil {
+		return err
+	}
+	err = s.write(ctx, func(w *wtx) error { return s.runBatch(w, ops) })
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
 		return wrap("append batch", err)
 	}
 	return err
+}
+
+// encodeBatch encodes the events of a batch, each of which must have a
+// response.
+func encodeBatch(sc taskstore.Scope, id string, evs []taskstore.Event) ([]*appendOp, error) {
+	ops := make([]*appendOp, len(evs))
+	for i, ev := range evs {
+		if ev.Response == nil {
+			return nil, fmt.Errorf("sqlitestore: batch event %d has no response", i)
+		}
+		op, err := encodeAppend(sc, id, ev)
+		if err != nil {
+			return nil, err
+		}
+		ops[i] = op
+	}
+	return ops, nil
 }
 
 // runBatch is an AppendBatch inside the writer's transaction. A batch of

@@ -47,6 +47,21 @@ func stateList(states []a2a.TaskState) string {
 // outbox rows of ev, in one transaction; the id must be new in the whole
 // store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
+	return s.CreateTaskBatch(ctx, sc, t, []taskstore.Event{ev})
+}
+
+// CreateTaskBatch is CreateTask of t with evs[0] followed by an
+// AppendBatch of the other events, in one transaction
+// (taskstore.BatchAppender).
+func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
+	if len(evs) == 0 {
+		return errors.New("sqlitestore: a task is created by an event")
+	}
+	ev := evs[0]
+	more, err := encodeBatch(sc, t.GetId(), evs[1:])
+	if err != nil {
+		return err
+	}
 	enc, err := layout.EncodeCreate(t, ev)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
@@ -75,16 +90,20 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 				return err
 			}
 		}
-		if evData == nil {
+		if evData != nil {
+			if err := s.logEvent(w, t.Id, ev.Seq, evData); err != nil {
+				return err
+			}
+			if ev.Push && cfg != nil {
+				if err := s.queueForTask(ctx, w, sc, t.Id, ev.Seq, evData); err != nil {
+					return err
+				}
+			}
+		}
+		if len(more) == 0 {
 			return nil
 		}
-		if err := s.logEvent(w, t.Id, ev.Seq, evData); err != nil {
-			return err
-		}
-		if ev.Push && cfg != nil {
-			return s.queueForTask(ctx, w, sc, t.Id, ev.Seq, evData)
-		}
-		return nil
+		return notClean(s.runBatch(w, more)) // the task is written: roll it back too
 	})
 	if err != nil && !errors.Is(err, taskstore.ErrExists) {
 		return wrap("create task", err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -17,12 +18,15 @@ var batchChecks = []check[TaskStore]{
 	{"AppendBatch", testAppendBatch},
 	{"AppendBatchAllOrNone", testAppendBatchAllOrNone},
 	{"AppendBatchReplaces", testAppendBatchReplaces},
+	{"CreateTaskBatch", testCreateTaskBatch},
+	{"CreateTaskBatchAllOrNone", testCreateTaskBatchAllOrNone},
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
 }
 
 func init() {
 	eventChecks = append(eventChecks, batchChecks...)
-	outboxChecks = append(outboxChecks, check[OutboxStore]{"PushOutboxBatch", testPushOutboxBatch})
+	outboxChecks = append(outboxChecks, check[OutboxStore]{"PushOutboxBatch", testPushOutboxBatch},
+		check[OutboxStore]{"PushOutboxCreateBatch", testPushOutboxCreateBatch})
 }
 
 // batcher returns s as a BatchAppender, or skips the test.
@@ -110,6 +114,58 @@ func testAppendBatchReplaces(t *testing.T, s TaskStore) {
 	}
 }
 
+// testCreateTaskBatch: a task created with the events after its first
+// is stored as CreateTask and the Appends one after the other would leave
+// it, in the task, its log, its last number and the ListTasks counts.
+func testCreateTaskBatch(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	want := task("cb", "c", submitted, at(1))
+	created := snapshotEvent(want)
+	done := statusAt("cb", 5, completed, at(9)).Response
+	done.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "m-done", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("done")}}
+	evs := []*a2a.StreamResponse{created, statusAt("cb", 2, working, at(5)).Response,
+		chunk("cb", "a", false, "hello"), chunk("cb", "a", true, " world"), done}
+	if err := b.CreateTaskBatch(t.Context(), scopeA, want, numbered(1, evs...)); err != nil {
+		t.Fatalf("CreateTaskBatch: %v", err)
+	}
+	for _, ev := range evs[1:] {
+		taskstore.Apply(want, proto.Clone(ev).(*a2a.StreamResponse))
+	}
+	wantEqual(t, "task after CreateTaskBatch", mustGet(t, s, scopeA, "cb"), want)
+	wantEvents(t, "log after CreateTaskBatch", mustEvents(t, s, "cb", 0, 0), 1, evs...)
+	for _, c := range []struct {
+		state a2a.TaskState
+		want  int
+	}{{completed, 1}, {submitted, 0}, {working, 0}} {
+		if n := mustList(t, s, scopeA, taskstore.ListQuery{State: c.state}).Total; n != c.want {
+			t.Errorf("%v Total %d after CreateTaskBatch, want %d", c.state, n, c.want)
+		}
+	}
+	appendAll(t, s, "cb", want, 6, chunk("cb", "a", true, "!"))
+	wantEqual(t, "task after an Append that follows CreateTaskBatch", mustGet(t, s, scopeA, "cb"), want)
+}
+
+// testCreateTaskBatchAllOrNone: a CreateTaskBatch that cannot be written
+// whole leaves no task behind.
+func testCreateTaskBatchAllOrNone(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	tk := task("cn", "c", submitted, at(1))
+	noArtifact := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskId: "cn"}}}
+	gap := numbered(1, snapshotEvent(tk), chunk("cn", "a", false, "x"))
+	gap[1].Seq = 3
+	for what, evs := range map[string][]taskstore.Event{
+		"an artifact update without an artifact": numbered(1, snapshotEvent(tk), chunk("cn", "a", false, "x"), noArtifact),
+		"a gap after the first event":            gap,
+	} {
+		if err := b.CreateTaskBatch(t.Context(), scopeA, tk, evs); err == nil {
+			t.Errorf("CreateTaskBatch with %s: no error", what)
+		}
+		if _, err := s.GetTask(t.Context(), scopeA, "cn"); !errors.Is(err, taskstore.ErrNotFound) {
+			t.Errorf("GetTask after a refused CreateTaskBatch with %s: %v, want ErrNotFound", what, err)
+		}
+	}
+}
+
 // testAppendBatchAllOrNone: a batch that cannot be written whole writes
 // nothing: a first number that does not follow the task's last (ErrSeq),
 // a gap inside the batch, an event that no task could hold, another
@@ -187,6 +243,24 @@ func testConcurrentAppendBatches(t *testing.T, s TaskStore) {
 			t.Errorf("task %s: artifact has %d parts, want %d", id, got, batches*each)
 		}
 	}
+}
+
+// testPushOutboxCreateBatch: a CreateTaskBatch with an inline push
+// configuration queues each of its events with Push for it, in order.
+func testPushOutboxCreateBatch(t *testing.T, s OutboxStore) {
+	b := batcher(t, s)
+	tk := task("pc", "c", submitted, at(1))
+	cfg := hook("pc", "h")
+	evs := []*a2a.StreamResponse{snapshotEvent(tk), statusEvent("pc", working), chunk("pc", "a", false, "x"), statusEvent("pc", completed)}
+	batch := numbered(1, evs...)
+	batch[0].PushConfig = cfg
+	for i := range batch {
+		batch[i].Push = true
+	}
+	if err := b.CreateTaskBatch(t.Context(), scopeA, tk, batch); err != nil {
+		t.Fatalf("CreateTaskBatch: %v", err)
+	}
+	wantQueue(t, s, target(scopeA, "pc", "h"), cfg, []uint64{1, 2, 3, 4}, evs...)
 }
 
 // testPushOutboxBatch: a batch with Push queues each of its events, in

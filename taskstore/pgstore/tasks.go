@@ -106,39 +106,15 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 // in the one statement of CreateTask: the task is inserted as the events
 // leave it (taskstore.Apply), with every event logged.
 func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
-	if len(evs) == 0 {
-		return errors.New("pgstore: a task is created by an event")
-	}
-	ev, last := evs[0], evs[0].Seq
-	events, push := [][]byte{}, []bool{}
-	if len(evs) > 1 {
-		t = a2a.CloneTask(t)
-	}
-	for i, e := range evs {
-		if i > 0 {
-			if e.Response == nil || e.Seq != last+1 {
-				return fmt.Errorf("pgstore: create batch: event %d has no response or is not numbered after the one before", i)
-			}
-			if u := e.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
-				return fmt.Errorf("pgstore: %w", layout.ErrNoArtifact)
-			}
-			taskstore.Apply(t, e.Response)
-			last = e.Seq
-		}
-		if e.Response == nil {
-			continue
-		}
-		b, err := layout.Marshal(e.Response)
-		if err != nil {
-			return fmt.Errorf("pgstore: %w", err)
-		}
-		events, push = append(events, b), append(push, e.Push)
-	}
-	enc, err := layout.EncodeCreate(t, taskstore.Event{PushConfig: ev.PushConfig}) // the events are encoded above
+	enc, err := layout.EncodeCreate(t, evs)
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
-	h, parts := enc.Header, enc.Parts
+	h, parts, ev := enc.Header, enc.Parts, evs[0]
+	events, push := make([][]byte, len(enc.Events)), make([]bool, len(enc.Events))
+	for i, e := range enc.Events {
+		events[i], push[i] = e.Data, e.Push
+	}
 	var cfgID string
 	var cfg, secret []byte
 	if ev.PushConfig != nil {
@@ -154,7 +130,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	fence := s.epoch.Load()
 	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
-		int64(last), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
+		int64(enc.Seq), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
 		parts.History, ids, appends, chunks, cfgID, cfg, secret, time.Now().UnixMilli(), events, push)
 	if err == nil && made == 0 {
 		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)

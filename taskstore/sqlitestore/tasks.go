@@ -51,22 +51,16 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 }
 
 // CreateTaskBatch is CreateTask of t with evs[0] followed by an
-// AppendBatch of the other events, in one transaction
-// (taskstore.BatchAppender).
+// AppendBatch of the other events, all or none
+// (taskstore.BatchAppender), in one operation of the group commit: the
+// task is inserted as the events leave it (layout.EncodeCreate), with
+// every event logged.
 func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
-	if len(evs) == 0 {
-		return errors.New("sqlitestore: a task is created by an event")
-	}
-	ev := evs[0]
-	more, err := encodeBatch(sc, t.GetId(), evs[1:])
-	if err != nil {
-		return err
-	}
-	enc, err := layout.EncodeCreate(t, ev)
+	enc, err := layout.EncodeCreate(t, evs)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
-	h, parts, evData := enc.Header, enc.Parts, enc.Event
+	h, parts, ev := enc.Header, enc.Parts, evs[0]
 	var cfg, secret []byte
 	if ev.PushConfig != nil {
 		if cfg, secret, err = s.sealConfig(sc, ev.PushConfig); err != nil {
@@ -75,7 +69,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	err = s.write(ctx, func(w *wtx) error {
 		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, h.ContextID,
-			h.State, h.StatusMS, int64(ev.Seq), h.Data, h.Status, cfg != nil))
+			h.State, h.StatusMS, int64(enc.Seq), h.Data, h.Status, cfg != nil))
 		if err != nil {
 			return err
 		}
@@ -90,20 +84,17 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 				return err
 			}
 		}
-		if evData != nil {
-			if err := s.logEvent(w, t.Id, ev.Seq, evData); err != nil {
+		for _, e := range enc.Events {
+			if err := s.logEvent(w, t.Id, e.Seq, e.Data); err != nil {
 				return err
 			}
-			if ev.Push && cfg != nil {
-				if err := s.queueForTask(ctx, w, sc, t.Id, ev.Seq, evData); err != nil {
+			if e.Push && cfg != nil {
+				if err := s.queueForTask(ctx, w, sc, t.Id, e.Seq, e.Data); err != nil {
 					return err
 				}
 			}
 		}
-		if len(more) == 0 {
-			return nil
-		}
-		return notClean(s.runBatch(w, more)) // the task is written: roll it back too
+		return nil
 	})
 	if err != nil && !errors.Is(err, taskstore.ErrExists) {
 		return wrap("create task", err)

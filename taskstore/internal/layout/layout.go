@@ -217,35 +217,70 @@ func FilterOf(q taskstore.ListQuery) ListFilter {
 	return f
 }
 
-// Create is what one taskstore CreateTask writes, encoded before the
-// store's transaction starts; the push configuration, which each store
-// seals with its own keys, is not part of it.
+// Create is what one taskstore CreateTask or CreateTaskBatch writes,
+// encoded before the store's transaction starts: the task as its events
+// leave it, and the events to log. The push configuration, which each
+// store seals with its own keys, is not part of it.
 type Create struct {
 	Header Header
 	Parts  Parts
-	Event  []byte // the first logged event; nil when there is none
+	Seq    uint64   // the task's last sequence number
+	Events []Logged // the events to log, in order; none for a task made without one
 }
 
-// EncodeCreate checks and encodes a CreateTask of t with ev.
-func EncodeCreate(t *a2a.Task, ev taskstore.Event) (Create, error) {
+// Logged is one event to log, encoded, and whether to queue it in the
+// push outbox.
+type Logged struct {
+	Seq  uint64
+	Data []byte
+	Push bool
+}
+
+// EncodeCreate checks and encodes a CreateTaskBatch of t with evs (a
+// CreateTask is a batch of one): the task is t with the events after the
+// first applied (taskstore.Apply), so that it is inserted once, as they
+// leave it, instead of inserted and then updated.
+func EncodeCreate(t *a2a.Task, evs []taskstore.Event) (Create, error) {
 	var c Create
-	if t.GetId() == "" {
+	switch {
+	case t.GetId() == "":
 		return c, errors.New("task has no id")
+	case len(evs) == 0:
+		return c, errors.New("a task is created by an event")
 	}
-	if cfg := ev.PushConfig; cfg != nil && cfg.GetTaskId() != t.Id {
+	if cfg := evs[0].PushConfig; cfg != nil && cfg.GetTaskId() != t.Id {
 		return c, errors.New("the push config is not the new task's")
+	}
+	if len(evs) > 1 {
+		t = a2a.CloneTask(t)
+	}
+	c.Seq = evs[0].Seq
+	for i, ev := range evs {
+		if i > 0 {
+			switch u := ev.Response.GetArtifactUpdate(); {
+			case ev.Response == nil:
+				return c, fmt.Errorf("batch event %d has no response", i)
+			case ev.Seq != c.Seq+1:
+				return c, fmt.Errorf("batch event %d has seq %d after %d", i, ev.Seq, c.Seq)
+			case u != nil && u.GetArtifact() == nil:
+				return c, ErrNoArtifact
+			}
+			taskstore.Apply(t, ev.Response)
+			c.Seq = ev.Seq
+		}
+		if ev.Response == nil {
+			continue
+		}
+		b, err := Marshal(ev.Response)
+		if err != nil {
+			return c, err
+		}
+		c.Events = append(c.Events, Logged{Seq: ev.Seq, Data: b, Push: ev.Push})
 	}
 	var err error
 	if c.Header, err = EncodeHeader(t); err != nil {
 		return c, err
 	}
-	if c.Parts, err = EncodeParts(t); err != nil {
-		return c, err
-	}
-	if ev.Response != nil {
-		if c.Event, err = Marshal(ev.Response); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+	c.Parts, err = EncodeParts(t)
+	return c, err
 }

@@ -96,3 +96,7 @@ func BenchmarkAppendChunk(b *testing.B) {
 func BenchmarkSendMessage(b *testing.B) {
 	storetest.BenchSendMessage(b, memstore.New())
 }
+
+func BenchmarkSendMessageBatched(b *testing.B) {
+	storetest.BenchSendMessageBatched(b, memstore.New())
+}

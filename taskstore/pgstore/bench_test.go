@@ -19,6 +19,22 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 	storetest.BenchSendMessage(b, s)
 }
 
+// BenchmarkSendMessageBatched writes the tasks of blocking SendMessages
+// in the batches the server makes (storetest.BenchSendMessageBatched).
+func BenchmarkSendMessageBatched(b *testing.B) {
+	s := openFresh(b, pgtest.NewDatabase(b), nil)
+	defer s.Close()
+	storetest.BenchSendMessageBatched(b, s)
+}
+
+// BenchmarkStreamBatched writes 20-chunk streams in the batches the server
+// makes (storetest.BenchStreamBatched; one operation is one stream).
+func BenchmarkStreamBatched(b *testing.B) {
+	s := openFresh(b, pgtest.NewDatabase(b), nil)
+	defer s.Close()
+	storetest.BenchStreamBatched(b, s)
+}
+
 // BenchmarkAppendChunk appends chunk 10 (to 20) and chunk 10,000 (to
 // 20,000) of one artifact: the cost must be the same.
 func BenchmarkAppendChunk(b *testing.B) {

@@ -84,6 +84,22 @@ func BenchmarkAppendChunk(b *testing.B) {
 	}
 }
 
+// BenchmarkSendMessageBatched writes the tasks of blocking SendMessages
+// in the batches the server makes (storetest.BenchSendMessageBatched).
+func BenchmarkSendMessageBatched(b *testing.B) {
+	s := openTemp(b)
+	defer s.Close()
+	storetest.BenchSendMessageBatched(b, s)
+}
+
+// BenchmarkStreamBatched writes 20-chunk streams in the batches the server
+// makes (storetest.BenchStreamBatched; one operation is one stream).
+func BenchmarkStreamBatched(b *testing.B) {
+	s := openTemp(b)
+	defer s.Close()
+	storetest.BenchStreamBatched(b, s)
+}
+
 // BenchmarkStreamChunks appends the chunks of 64 concurrent streams (see
 // storetest.BenchStreamChunks; one operation is one chunk).
 func BenchmarkStreamChunks(b *testing.B) {

@@ -120,6 +120,60 @@ func sendOnce(ctx context.Context, s taskstore.Tasks, id string) error {
 	return nil
 }
 
+// Batcher is a store that writes batches (taskstore.BatchAppender).
+type Batcher interface {
+	taskstore.Tasks
+	taskstore.BatchAppender
+}
+
+// BenchSendMessageBatched is BenchSendMessage with the writes the server
+// makes on a store that writes batches (server/pipe.go): the task with
+// WORKING, then the artifact with COMPLETED. One operation is one whole
+// task.
+func BenchSendMessageBatched(b *testing.B, s Batcher) {
+	benchBatched(b, s, 1)
+}
+
+// BenchStreamBatched measures the store writes of 64 concurrent 20-chunk
+// streams on a store that writes batches, as the server makes them when
+// the agent emits without pausing: the task with WORKING, then the 20
+// chunks of 64 bytes with COMPLETED. One operation is one whole stream.
+func BenchStreamBatched(b *testing.B, s Batcher) {
+	benchBatched(b, s, 20)
+}
+
+// benchBatched runs a task with the given chunks per operation, from 64
+// goroutines (or GOMAXPROCS, if more).
+func benchBatched(b *testing.B, s Batcher, chunks int) {
+	body := strings.Repeat("x", 64)
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	defer ReportCPU(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			id := fmt.Sprintf("batch-%09d", benchTasks.Add(1))
+			now := time.Now()
+			tk := &a2a.Task{Id: id, ContextId: "ctx-" + id, Status: &a2a.TaskStatus{State: submitted, Timestamp: timestamppb.New(now)},
+				History: []*a2a.Message{message("m-"+id, id, "ctx-"+id, "please do the thing")}}
+			if err := s.CreateTaskBatch(ctx, scopeA, tk, []taskstore.Event{{Seq: 1, Response: snapshotEvent(tk)}, statusAt(id, 2, working, now)}); err != nil {
+				b.Error(err)
+				return
+			}
+			evs := make([]taskstore.Event, 0, chunks+1)
+			for n := range chunks {
+				evs = append(evs, taskstore.Event{Seq: uint64(3 + n), Response: chunk(id, "result", n > 0, body)})
+			}
+			done := statusAt(id, uint64(3+chunks), completed, now)
+			done.Response.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "r-" + id, Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("done")}}
+			if err := s.AppendBatch(ctx, scopeA, id, append(evs, done)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchStreamChunks measures the store writes of 64 concurrent 20-chunk
 // streams (parley load --op stream): 64 goroutines (or GOMAXPROCS, if
 // more) each create a task and append chunks of 64 bytes to its one

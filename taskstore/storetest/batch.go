@@ -116,18 +116,22 @@ func testAppendBatchReplaces(t *testing.T, s TaskStore) {
 
 // testCreateTaskBatch: a task created with the events after its first
 // is stored as CreateTask and the Appends one after the other would leave
-// it, in the task, its log, its last number and the ListTasks counts.
+// it, in the task, its log, its last number and the ListTasks counts; the
+// caller's task is not changed.
 func testCreateTaskBatch(t *testing.T, s TaskStore) {
 	b := batcher(t, s)
 	want := task("cb", "c", submitted, at(1))
+	taskstore.Apply(want, chunk("cb", "pre", false, "made before"))
 	created := snapshotEvent(want)
-	done := statusAt("cb", 5, completed, at(9)).Response
+	done := statusAt("cb", 6, completed, at(9)).Response
 	done.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "m-done", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("done")}}
 	evs := []*a2a.StreamResponse{created, statusAt("cb", 2, working, at(5)).Response,
-		chunk("cb", "a", false, "hello"), chunk("cb", "a", true, " world"), done}
+		chunk("cb", "a", false, "hello"), chunk("cb", "a", true, " world"), chunk("cb", "pre", true, " and after"), done}
+	before := proto.Clone(want).(*a2a.Task)
 	if err := b.CreateTaskBatch(t.Context(), scopeA, want, numbered(1, evs...)); err != nil {
 		t.Fatalf("CreateTaskBatch: %v", err)
 	}
+	wantEqual(t, "the caller's task after CreateTaskBatch", want, before)
 	for _, ev := range evs[1:] {
 		taskstore.Apply(want, proto.Clone(ev).(*a2a.StreamResponse))
 	}
@@ -141,7 +145,7 @@ func testCreateTaskBatch(t *testing.T, s TaskStore) {
 			t.Errorf("%v Total %d after CreateTaskBatch, want %d", c.state, n, c.want)
 		}
 	}
-	appendAll(t, s, "cb", want, 6, chunk("cb", "a", true, "!"))
+	appendAll(t, s, "cb", want, 7, chunk("cb", "a", true, "!"))
 	wantEqual(t, "task after an Append that follows CreateTaskBatch", mustGet(t, s, scopeA, "cb"), want)
 }
 

@@ -8,6 +8,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -186,6 +187,21 @@ func EncodeAppend(ev taskstore.Event) (Append, error) {
 	return a, nil
 }
 
+// applyCopy returns a copy of t that taskstore.Apply may change without
+// changing t: its own lists, and copies of its artifacts, which an
+// appended chunk changes in place. It shares the status, the messages and
+// the metadata, which Apply replaces but never changes (events are
+// immutable). It holds what EncodeHeader and EncodeParts read, every
+// field of a Task.
+func applyCopy(t *a2a.Task) *a2a.Task {
+	c := &a2a.Task{Id: t.Id, ContextId: t.ContextId, Status: t.Status, Metadata: t.Metadata,
+		History: slices.Clone(t.History), Artifacts: make([]*a2a.Artifact, len(t.Artifacts))}
+	for i, a := range t.Artifacts {
+		c.Artifacts[i] = a2a.CloneArtifact(a)
+	}
+	return c
+}
+
 // ListFilter says which optional conditions a ListTasks query has. The
 // SQL stores pick a query (and an index) by it, and their task counters
 // are keyed by its WithContext and WithState bits.
@@ -252,7 +268,7 @@ func EncodeCreate(t *a2a.Task, evs []taskstore.Event) (Create, error) {
 		return c, errors.New("the push config is not the new task's")
 	}
 	if len(evs) > 1 {
-		t = a2a.CloneTask(t)
+		t = applyCopy(t)
 	}
 	c.Seq = evs[0].Seq
 	for i, ev := range evs {

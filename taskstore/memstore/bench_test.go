@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -99,4 +100,47 @@ func BenchmarkSendMessage(b *testing.B) {
 
 func BenchmarkSendMessageBatched(b *testing.B) {
 	storetest.BenchSendMessageBatched(b, memstore.New())
+}
+
+// BenchmarkHeapPerFinishedTask reports what a finished task of a blocking
+// SendMessage (the task, its four logged events) costs the store's heap
+// once the garbage is collected: bytes and objects, the latter being what
+// each collection walks.
+func BenchmarkHeapPerFinishedTask(b *testing.B) {
+	const tasks = 10000
+	for b.Loop() {
+		s := memstore.New()
+		before := liveHeap()
+		for i := range tasks {
+			tk := benchTask(i)
+			tk.Status.State = a2a.TaskState_TASK_STATE_SUBMITTED
+			id := tk.Id
+			status := func(st a2a.TaskState) *a2a.StreamResponse {
+				return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+					TaskId: id, ContextId: tk.ContextId, Status: &a2a.TaskStatus{State: st, Timestamp: timestamppb.Now()}}}}
+			}
+			evs := []taskstore.Event{
+				{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}},
+				{Seq: 2, Response: status(a2a.TaskState_TASK_STATE_WORKING)},
+				{Seq: 3, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+					TaskId: id, ContextId: tk.ContextId, Artifact: a2a.TextArtifact("echo", "the answer to "+id)}}}},
+				{Seq: 4, Response: status(a2a.TaskState_TASK_STATE_COMPLETED)},
+			}
+			if err := s.CreateTaskBatch(b.Context(), benchScope, tk, evs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		after := liveHeap()
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/tasks, "heap-B/task")
+		b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/tasks, "objects/task")
+		runtime.KeepAlive(s)
+	}
+}
+
+// liveHeap collects the garbage and reads the heap's statistics.
+func liveHeap() runtime.MemStats {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
 }

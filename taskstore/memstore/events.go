@@ -15,8 +15,9 @@ type logged struct {
 	// at is when the store appended the event, in Unix nanoseconds.
 	at int64
 	// resp is the store's own copy, shared with the push outbox; it never
-	// changes once logged.
-	resp *a2a.StreamResponse
+	// changes once logged. It is nil once packed (packed.go).
+	resp   *a2a.StreamResponse
+	packed []byte
 }
 
 // eventLog is the kept events of one task, oldest first. Their sequence
@@ -84,7 +85,11 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 	}
 	out := make([]a2a.StreamEvent, len(l))
 	for i, ev := range l {
-		out[i] = a2a.StreamEvent{Seq: ev.seq, Response: ev.resp} // immutable: shared
+		r, err := ev.response() // immutable: shared, or a copy decoded
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a2a.StreamEvent{Seq: ev.seq, Response: r}
 	}
 	return out, nil
 }

@@ -18,7 +18,8 @@ type entry struct {
 	ctx     string
 	state   a2a.TaskState
 	seq     uint64
-	task    *a2a.Task
+	task    *a2a.Task // nil while packed (packed.go)
+	packed  []byte    // the task encoded, when finished
 	log     eventLog
 	configs map[string]*a2a.TaskPushNotificationConfig
 }

@@ -14,7 +14,9 @@
 // the store's copy), so an event costs what copying it costs, whatever the
 // size of the task; its log is a slice of the events kept, which
 // PruneEvents shortens from the front. Logged events are never changed,
-// and the push outbox shares them.
+// and the push outbox shares them. A task that reaches a terminal state is
+// kept encoded, with its logged events (packed.go), so that the many
+// finished tasks a store holds cost the garbage collector little.
 //
 // One read-write mutex guards everything. Readers copy tasks while they
 // hold the read lock; configurations and logged events are replaced,

@@ -58,6 +58,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	if len(evs) > 1 {
 		s.reindex(e)
 	}
+	e.pack()
 	return nil
 }
 
@@ -90,13 +91,18 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	if (r != nil && ev.Seq != e.seq+1) || (r == nil && ev.Seq != 0) {
 		return taskstore.ErrSeq
 	}
+	t, err := e.live()
+	if err != nil {
+		return err
+	}
 	if m != nil {
-		e.task.History = append(e.task.History, m)
+		t.History = append(t.History, m)
 	}
 	if r != nil {
 		s.record(e, ev)
 		s.reindex(e)
 	}
+	e.pack()
 	return nil
 }
 
@@ -121,10 +127,14 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if evs[0].Seq != e.seq+1 {
 		return taskstore.ErrSeq
 	}
+	if _, err := e.live(); err != nil {
+		return err
+	}
 	for _, ev := range evs {
 		s.record(e, ev)
 	}
 	s.reindex(e)
+	e.pack()
 	return nil
 }
 
@@ -181,7 +191,7 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	if e == nil {
 		return nil, taskstore.ErrNotFound
 	}
-	return cloneTask(e.task), nil
+	return e.copyTask()
 }
 
 // ListTasks returns one page of the scope's tasks. It picks the index that
@@ -218,7 +228,12 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	page := x[from:hi]
 	res.Tasks = make([]*a2a.Task, len(page))
 	for i, e := range page {
-		res.Tasks[len(page)-1-i] = cloneTask(e.task)
+		t, err := e.copyTask()
+		if err != nil {
+			s.mu.RUnlock()
+			return taskstore.ListResult{}, err
+		}
+		res.Tasks[len(page)-1-i] = t
 	}
 	s.mu.RUnlock()
 	return res, nil
@@ -255,7 +270,7 @@ func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) 
 	for _, si := range s.scopes {
 		for _, st := range order.Active {
 			for _, e := range deref(si.byState[st]) {
-				out = append(out, taskstore.ScopedTask{Scope: e.scope, Task: cloneTask(e.task)})
+				out = append(out, taskstore.ScopedTask{Scope: e.scope, Task: cloneTask(e.task)}) // active: never packed
 			}
 		}
 	}

@@ -84,9 +84,7 @@ var benchTasks atomic.Int64
 // message), from 64 goroutines at once (or GOMAXPROCS, if more). One
 // operation is one whole task.
 func BenchSendMessage(b *testing.B, s taskstore.Tasks) {
-	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
-	b.ReportAllocs()
-	defer ReportCPU(b)()
+	defer parallel64(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -98,11 +96,24 @@ func BenchSendMessage(b *testing.B, s taskstore.Tasks) {
 	})
 }
 
+// parallel64 readies b for 64 goroutines at once (or GOMAXPROCS, if
+// more), reporting allocations and CPU, and returns ReportCPU's stop.
+func parallel64(b *testing.B) func() {
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	return ReportCPU(b)
+}
+
+// sendTask is the task a blocking SendMessage creates.
+func sendTask(id string, now time.Time) *a2a.Task {
+	return &a2a.Task{Id: id, ContextId: "ctx-" + id, Status: &a2a.TaskStatus{State: submitted, Timestamp: timestamppb.New(now)},
+		History: []*a2a.Message{message("m-"+id, id, "ctx-"+id, "please do the thing")}}
+}
+
 // sendOnce writes the events of one blocking SendMessage.
 func sendOnce(ctx context.Context, s taskstore.Tasks, id string) error {
 	now := time.Now()
-	tk := &a2a.Task{Id: id, ContextId: "ctx-" + id, Status: &a2a.TaskStatus{State: submitted, Timestamp: timestamppb.New(now)},
-		History: []*a2a.Message{message("m-"+id, id, "ctx-"+id, "please do the thing")}}
+	tk := sendTask(id, now)
 	if err := s.CreateTask(ctx, scopeA, tk, taskstore.Event{Seq: 1, Response: snapshotEvent(tk)}); err != nil {
 		return err
 	}
@@ -146,16 +157,13 @@ func BenchStreamBatched(b *testing.B, s Batcher) {
 // goroutines (or GOMAXPROCS, if more).
 func benchBatched(b *testing.B, s Batcher, chunks int) {
 	body := strings.Repeat("x", 64)
-	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
-	b.ReportAllocs()
-	defer ReportCPU(b)()
+	defer parallel64(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
 			id := fmt.Sprintf("batch-%09d", benchTasks.Add(1))
 			now := time.Now()
-			tk := &a2a.Task{Id: id, ContextId: "ctx-" + id, Status: &a2a.TaskStatus{State: submitted, Timestamp: timestamppb.New(now)},
-				History: []*a2a.Message{message("m-"+id, id, "ctx-"+id, "please do the thing")}}
+			tk := sendTask(id, now)
 			if err := s.CreateTaskBatch(ctx, scopeA, tk, []taskstore.Event{{Seq: 1, Response: snapshotEvent(tk)}, statusAt(id, 2, working, now)}); err != nil {
 				b.Error(err)
 				return
@@ -181,9 +189,7 @@ func benchBatched(b *testing.B, s Batcher, chunks int) {
 // chunk.
 func BenchStreamChunks(b *testing.B, s taskstore.Tasks) {
 	body := strings.Repeat("x", 64)
-	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
-	b.ReportAllocs()
-	defer ReportCPU(b)()
+	defer parallel64(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		var id string

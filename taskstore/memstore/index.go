@@ -44,30 +44,36 @@ func (s *Store) reindex(e *entry) {
 	}
 	si := s.scopes[e.scope]
 	si.all.remove(e)
-	byCtx := leave(si.byCtx, e.ctx, ctx, e)
-	byState := leave(si.byState, e.state, st, e)
-	byCtxState := leave(si.byCtxState, ctxState{e.ctx, e.state}, ctxState{ctx, st}, e)
+	byCtx := take(si.byCtx, e.ctx, ctx, e)
+	byState := take(si.byState, e.state, st, e)
+	byCtxState := take(si.byCtxState, ctxState{e.ctx, e.state}, ctxState{ctx, st}, e)
 	e.key, e.ctx, e.state = key, ctx, st
 	si.all.insert(e)
 	byCtx.insert(e)
 	byState.insert(e)
 	byCtxState.insert(e)
+	si.byCtx[ctx], si.byState[st], si.byCtxState[ctxState{ctx, st}] = byCtx, byState, byCtxState
 }
 
-// leave removes e (indexed under e.key) from m's index for from and
-// returns m's index for to, which the index e left empty becomes when to
-// has none yet.
-func leave[K comparable](m map[K]*index, from, to K, e *entry) *index {
-	if x := m[from]; x != nil {
+// take removes e (indexed under e.key) from m's index for from, and
+// returns m's index for to, for the caller to insert e into and store in
+// m: the index e left empty, when to has none yet.
+func take[K comparable](m map[K]index, from, to K, e *entry) index {
+	if x, ok := m[from]; ok {
 		x.remove(e)
-		if len(*x) == 0 && from != to {
+		switch {
+		case from == to:
+			return x
+		case len(x) > 0:
+			m[from] = x
+		default:
 			delete(m, from)
-			if m[to] == nil {
-				m[to] = x
+			if _, ok := m[to]; !ok {
+				return x
 			}
 		}
 	}
-	return indexFor(m, to)
+	return m[to]
 }
 
 // index is a slice of entries sorted in reverse ListTasks order: oldest
@@ -80,12 +86,15 @@ type ctxState struct {
 	state a2a.TaskState
 }
 
-// scopeIndex holds the ordered indexes of one scope.
+// scopeIndex holds the ordered indexes of one scope. The maps hold the
+// indexes themselves, not pointers to them: a scope whose tasks each have
+// a context of their own holds as many indexes as tasks, and each pointer
+// would be one more object for the garbage collector to walk.
 type scopeIndex struct {
 	all        index
-	byCtx      map[string]*index
-	byState    map[a2a.TaskState]*index
-	byCtxState map[ctxState]*index
+	byCtx      map[string]index
+	byState    map[a2a.TaskState]index
+	byCtxState map[ctxState]index
 }
 
 // position returns where k is or would be inserted in x. The entries
@@ -108,42 +117,34 @@ func (x *index) remove(e *entry) {
 	}
 }
 
-// deref returns the index x points to, or an empty one for nil.
-func deref(x *index) index {
-	if x == nil {
-		return nil
-	}
-	return *x
-}
-
-// indexFor returns the index m holds for k, creating it if needed.
-func indexFor[K comparable](m map[K]*index, k K) *index {
+// addTo inserts e into the index m holds for k, making it if needed.
+func addTo[K comparable](m map[K]index, k K, e *entry) {
 	x := m[k]
-	if x == nil {
-		x = new(index)
-		m[k] = x
-	}
-	return x
+	x.insert(e)
+	m[k] = x
 }
 
 // removeFrom removes e from the index m holds for k and forgets the index
 // once it is empty, so that contexts that come and go do not leak.
-func removeFrom[K comparable](m map[K]*index, k K, e *entry) {
-	if x := m[k]; x != nil {
+func removeFrom[K comparable](m map[K]index, k K, e *entry) {
+	if x, ok := m[k]; ok {
 		x.remove(e)
-		if len(*x) == 0 {
+		if len(x) == 0 {
 			delete(m, k)
+		} else {
+			m[k] = x
 		}
 	}
 }
 
 // prune removes the entries gone reports from every index in m and
 // forgets the indexes left empty.
-func prune[K comparable](m map[K]*index, gone func(*entry) bool) {
+func prune[K comparable](m map[K]index, gone func(*entry) bool) {
 	for k, x := range m {
-		*x = slices.DeleteFunc(*x, gone)
-		if len(*x) == 0 {
+		if x = slices.DeleteFunc(x, gone); len(x) == 0 {
 			delete(m, k)
+		} else {
+			m[k] = x
 		}
 	}
 }
@@ -154,17 +155,17 @@ func (s *Store) link(e *entry) {
 	si := s.scopes[e.scope]
 	if si == nil {
 		si = &scopeIndex{
-			byCtx:      make(map[string]*index),
-			byState:    make(map[a2a.TaskState]*index),
-			byCtxState: make(map[ctxState]*index),
+			byCtx:      make(map[string]index),
+			byState:    make(map[a2a.TaskState]index),
+			byCtxState: make(map[ctxState]index),
 		}
 		s.scopes[e.scope] = si
 	}
 	ctx, st := e.ctx, e.state
 	si.all.insert(e)
-	indexFor(si.byCtx, ctx).insert(e)
-	indexFor(si.byState, st).insert(e)
-	indexFor(si.byCtxState, ctxState{ctx, st}).insert(e)
+	addTo(si.byCtx, ctx, e)
+	addTo(si.byState, st, e)
+	addTo(si.byCtxState, ctxState{ctx, st}, e)
 	s.tasks[e.key.ID] = e
 }
 

@@ -249,11 +249,11 @@ func (s *Store) matching(sc taskstore.Scope, q taskstore.ListQuery) index {
 	anyState := q.State == a2a.TaskState_TASK_STATE_UNSPECIFIED
 	switch {
 	case q.ContextID != "" && !anyState:
-		return deref(si.byCtxState[ctxState{q.ContextID, q.State}])
+		return si.byCtxState[ctxState{q.ContextID, q.State}]
 	case q.ContextID != "":
-		return deref(si.byCtx[q.ContextID])
+		return si.byCtx[q.ContextID]
 	case !anyState:
-		return deref(si.byState[q.State])
+		return si.byState[q.State]
 	}
 	return si.all
 }
@@ -269,7 +269,7 @@ func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) 
 	defer s.mu.RUnlock()
 	for _, si := range s.scopes {
 		for _, st := range order.Active {
-			for _, e := range deref(si.byState[st]) {
+			for _, e := range si.byState[st] {
 				out = append(out, taskstore.ScopedTask{Scope: e.scope, Task: cloneTask(e.task)}) // active: never packed
 			}
 		}
@@ -291,7 +291,7 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 	for sc, si := range s.scopes {
 		doomed := make(map[*entry]bool)
 		for _, st := range order.Terminal {
-			x := deref(si.byState[st])
+			x := si.byState[st]
 			// The old tasks are a prefix of the oldest-first index.
 			i := sort.Search(len(x), func(i int) bool { return x[i].key.MS >= cut })
 			for _, e := range x[:i] {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"parley.dev/parley/taskstore"
 )
 
@@ -21,7 +19,7 @@ import (
 // sequence number $4-1, fence $8) writes nothing, and the count of h says
 // which.
 //
-// The chunks k are (offset, artifact id, append, data). A chunk that
+// The chunks k are (artifact id, append, data, ordinal). A chunk that
 // replaces its artifact (append false) and finds it (f: the artifact's
 // first row, as it was before the statement) takes that first row and
 // drops the others; otherwise it is a new row. Every part of a statement
@@ -30,8 +28,9 @@ import (
 // oneRun).
 //
 // $12 is the events' created_ms, $13 the events, $14 whether to queue each
-// in the push outbox, $15/$16 the history rows (offset, message).
-// Outbox rows are inserted in event order, which their identity keeps.
+// in the push outbox, $15 the history rows, $16-$18 the chunks. Rows are
+// numbered by their ordinal in the arrays. Outbox rows are inserted in
+// event order, which their identity keeps.
 var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
 		UPDATE tasks SET seq = $7, next_history = next_history + $5, next_chunk = next_chunk + $6,
 			state = coalesce($9::integer, state), status_ms = coalesce($10::bigint, status_ms),
@@ -39,15 +38,15 @@ var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
 		WHERE ` + taskByID + ` AND seq = $4 - 1 AND ` + fenced8 + `
 		RETURNING has_push, next_history - $5, next_chunk - $6),
 	m AS (INSERT INTO task_history (task_id, n, message)
-		SELECT $1, h.hn + x.o, x.m FROM h, unnest($15::integer[], $16::bytea[]) AS x(o, m)),
-	k(o, aid, app, data) AS (SELECT * FROM unnest($17::integer[], $18::text[], $19::boolean[], $20::bytea[])),
+		SELECT $1, h.hn + x.o - 1, x.m FROM h, unnest($15::bytea[]) WITH ORDINALITY AS x(m, o)),
+	k(aid, app, data, o) AS (SELECT * FROM unnest($16::text[], $17::boolean[], $18::bytea[]) WITH ORDINALITY),
 	f(aid, n) AS (SELECT t.artifact_id, min(t.n) FROM task_artifacts t, h
 		WHERE t.task_id = $1 AND t.artifact_id IN (SELECT aid FROM k WHERE NOT app) GROUP BY t.artifact_id),
 	r AS (UPDATE task_artifacts t SET append = false, chunk = k.data FROM k, f
 		WHERE t.task_id = $1 AND NOT k.app AND k.aid = f.aid AND t.n = f.n),
 	d AS (DELETE FROM task_artifacts t USING f WHERE t.task_id = $1 AND t.artifact_id = f.aid AND t.n > f.n),
 	a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
-		SELECT $1, h.cn + k.o, k.aid, k.app, k.data FROM h, k WHERE k.app OR k.aid NOT IN (SELECT aid FROM f)),
+		SELECT $1, h.cn + k.o - 1, k.aid, k.app, k.data FROM h, k WHERE k.app OR k.aid NOT IN (SELECT aid FROM f)),
 	e AS (INSERT INTO task_events (task_id, seq, created_ms, response)
 		SELECT $1, $4 + x.i - 1, $12, x.r FROM h, unnest($13::bytea[]) WITH ORDINALITY AS x(r, i)),
 	o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
@@ -89,17 +88,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if oneRun(ops) {
 		err = s.appendRun(ctx, ops)
 	} else {
-		err = s.inTx(ctx, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, sqlLockScopes, int32(scopeLocks), []int32{scopeKey(sc)}); err != nil {
-				return err
-			}
-			for _, op := range ops {
-				if err := s.appendEvent(ctx, tx, op); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		err = s.appendInTx(ctx, sc, ops...)
 	}
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
 		return wrap("append batch", err)
@@ -134,7 +123,6 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 	var state, statusMS, status any // NULL: the run sets no status
 	events := make([][]byte, len(ops))
 	push := make([]bool, len(ops))
-	var histOff, chunkOff []int32
 	var hist, chunkData [][]byte
 	var chunkIDs []string
 	var chunkApp []bool
@@ -143,13 +131,11 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 		if h := op.Status; h != nil {
 			state, statusMS, status = h.State, h.StatusMS, h.Status
 			if op.Hist != nil {
-				histOff = append(histOff, int32(len(hist)))
 				hist = append(hist, op.Hist)
 			}
 			continue
 		}
 		c := op.Chunk
-		chunkOff = append(chunkOff, int32(len(chunkIDs)))
 		chunkIDs = append(chunkIDs, c.ID)
 		chunkApp = append(chunkApp, c.AppendTo)
 		chunkData = append(chunkData, c.Data)
@@ -157,7 +143,7 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 	n, err := s.countGrouped(ctx, first.sc, sqlAppendRun,
 		first.id, first.sc.Tenant, first.sc.Owner, int64(first.seq), int32(len(hist)), int32(len(chunkIDs)),
 		int64(last.seq), first.fence, state, statusMS, status,
-		time.Now().UnixMilli(), events, push, histOff, hist, chunkOff, chunkIDs, chunkApp, chunkData)
+		time.Now().UnixMilli(), events, push, hist, chunkIDs, chunkApp, chunkData)
 	if err != nil {
 		return err
 	}

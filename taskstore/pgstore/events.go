@@ -118,13 +118,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		err = s.appendMessage(ctx, op)
 	default:
 		if done, err = s.appendOne(ctx, op); !done {
-			err = s.inTx(ctx, func(tx pgx.Tx) error {
-				// Its scope's lock first, as a group's (commit.go).
-				if _, err := tx.Exec(ctx, sqlLockScopes, int32(scopeLocks), []int32{scopeKey(op.sc)}); err != nil {
-					return err
-				}
-				return s.appendEvent(ctx, tx, op)
-			})
+			err = s.appendInTx(ctx, op.sc, op)
 		}
 	}
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
@@ -214,6 +208,22 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 		return true, seqError(ctx, s.pool, op)
 	}
 	return true, nil
+}
+
+// appendInTx records ops one after the other in a transaction of their
+// own, which takes its scope's lock first, as a group does (commit.go).
+func (s *Store) appendInTx(ctx context.Context, sc taskstore.Scope, ops ...*appendOp) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlLockScopes, int32(scopeLocks), []int32{scopeKey(sc)}); err != nil {
+			return err
+		}
+		for _, op := range ops {
+			if err := s.appendEvent(ctx, tx, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // appendEvent is an Append with an event, inside its transaction.

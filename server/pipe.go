@@ -4,7 +4,7 @@ package server
 // once (taskstore.BatchAppender), an event that
 // neither ends nor interrupts the task (an artifact chunk, a SUBMITTED or
 // WORKING status), other than the one that makes the task (events.go
-// apply), is validated and queued, and the agent goes on at once. A
+// create), is validated and queued, and the agent goes on at once. A
 // writer goroutine of the run stores the queue in one write and publishes
 // it once stored; the status that ends or interrupts the agent's work
 // takes the queue into its own write (append). So an agent that emits
@@ -112,7 +112,11 @@ func (r *run) settle(w *pipeWrite) {
 	if w.err != nil {
 		clear(r.queue)
 		r.queue = r.queue[:0]
-		if r.pipeErr = r.lostSeq(context.Background(), w.err); r.pipeErr == w.err {
+		r.pipeErr = r.lostSeq(context.Background(), w.err)
+		if r.pipeErr == nil {
+			r.pipeErr = w.err // another replica wrote, yet runs nothing here: the events are lost all the same
+		}
+		if r.pipeErr == w.err {
 			r.s.log.Error("could not store the agent's events: its next call fails", "task", r.id, "err", w.err)
 		}
 		return

@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"parley.dev/parley/a2a"
@@ -72,6 +73,24 @@ type BatchAppender interface {
 	// of the others would, all or none. t is the task as evs[0] created
 	// it.
 	CreateTaskBatch(ctx context.Context, s Scope, t *a2a.Task, evs []Event) error
+}
+
+// CheckBatch reports what makes evs unfit for a batch whose first event is
+// numbered first: an event without a Response, a sequence number that does
+// not follow the one before it, or an artifact update without an
+// artifact. A BatchAppender checks its events with it before it writes.
+func CheckBatch(first uint64, evs []Event) error {
+	for i, ev := range evs {
+		switch u := ev.Response.GetArtifactUpdate(); {
+		case ev.Response == nil:
+			return fmt.Errorf("taskstore: batch event %d has no response", i)
+		case ev.Seq != first+uint64(i):
+			return fmt.Errorf("taskstore: batch event %d has seq %d, want %d", i, ev.Seq, first+uint64(i))
+		case u != nil && u.GetArtifact() == nil:
+			return fmt.Errorf("taskstore: batch event %d is an artifact update without an artifact", i)
+		}
+	}
+	return nil
 }
 
 // Event is the change a write records: the event sent to the task's

@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -30,7 +29,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	if len(evs) == 0 {
 		return errors.New("memstore: a task is created by an event")
 	}
-	if err := checkBatch(evs[0].Seq+1, evs[1:]); err != nil {
+	if err := taskstore.CheckBatch(evs[0].Seq+1, evs[1:]); err != nil {
 		return err
 	}
 	ev := evs[0]
@@ -115,7 +114,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := checkBatch(evs[0].Seq, evs); err != nil {
+	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -135,24 +134,6 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	}
 	s.reindex(e)
 	e.pack()
-	return nil
-}
-
-// checkBatch checks the events of a batch: each has a response (an
-// artifact update, its artifact) and is numbered one after the one before,
-// from first on.
-func checkBatch(first uint64, evs []taskstore.Event) error {
-	for i, ev := range evs {
-		switch {
-		case ev.Response == nil:
-			return fmt.Errorf("memstore: batch event %d has no response", i)
-		case ev.Seq != first+uint64(i):
-			return fmt.Errorf("memstore: batch event %d has seq %d, want %d", i, ev.Seq, first+uint64(i))
-		}
-		if u := ev.Response.GetArtifactUpdate(); u != nil && u.GetArtifact() == nil {
-			return errNoArtifact
-		}
-	}
 	return nil
 }
 

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"parley.dev/parley/taskstore"
@@ -68,15 +67,12 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if len(evs) == 0 {
 		return nil
 	}
+	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
+		return err
+	}
 	ops := make([]*appendOp, len(evs))
 	fence := s.epoch.Load()
 	for i, ev := range evs {
-		if ev.Response == nil {
-			return fmt.Errorf("pgstore: append batch: event %d has no response", i)
-		}
-		if ev.Seq != evs[0].Seq+uint64(i) {
-			return fmt.Errorf("pgstore: append batch: event %d has seq %d after %d", i, ev.Seq, evs[0].Seq)
-		}
 		op, err := encodeAppend(sc, id, ev)
 		if err != nil {
 			return err

@@ -100,14 +100,13 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	return err
 }
 
-// encodeBatch encodes the events of a batch, each of which must have a
-// response.
+// encodeBatch checks and encodes the events of a batch.
 func encodeBatch(sc taskstore.Scope, id string, evs []taskstore.Event) ([]*appendOp, error) {
+	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
+		return nil, err
+	}
 	ops := make([]*appendOp, len(evs))
 	for i, ev := range evs {
-		if ev.Response == nil {
-			return nil, fmt.Errorf("sqlitestore: batch event %d has no response", i)
-		}
 		op, err := encodeAppend(sc, id, ev)
 		if err != nil {
 			return nil, err
@@ -123,12 +122,9 @@ func encodeBatch(sc taskstore.Scope, id string, evs []taskstore.Event) ([]*appen
 // writes each event's rows; any other batch is its Appends one after the
 // other.
 func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
-	for i, op := range ops {
+	for _, op := range ops {
 		if op.Event == nil || op.Task != nil || op.Msg != nil {
 			return s.runEach(w, ops)
-		}
-		if op.seq != ops[0].seq+uint64(i) {
-			return fmt.Errorf("event %d of the batch has seq %d after %d", i+1, op.seq, ops[0].seq)
 		}
 	}
 	head := &appendOp{sc: ops[0].sc, id: ops[0].id, seq: ops[len(ops)-1].seq}

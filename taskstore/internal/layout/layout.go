@@ -267,22 +267,16 @@ func EncodeCreate(t *a2a.Task, evs []taskstore.Event) (Create, error) {
 	if cfg := evs[0].PushConfig; cfg != nil && cfg.GetTaskId() != t.Id {
 		return c, errors.New("the push config is not the new task's")
 	}
+	if err := taskstore.CheckBatch(evs[0].Seq+1, evs[1:]); err != nil {
+		return c, err
+	}
 	if len(evs) > 1 {
 		t = applyCopy(t)
 	}
-	c.Seq = evs[0].Seq
+	c.Seq = evs[len(evs)-1].Seq
 	for i, ev := range evs {
 		if i > 0 {
-			switch u := ev.Response.GetArtifactUpdate(); {
-			case ev.Response == nil:
-				return c, fmt.Errorf("batch event %d has no response", i)
-			case ev.Seq != c.Seq+1:
-				return c, fmt.Errorf("batch event %d has seq %d after %d", i, ev.Seq, c.Seq)
-			case u != nil && u.GetArtifact() == nil:
-				return c, ErrNoArtifact
-			}
 			taskstore.Apply(t, ev.Response)
-			c.Seq = ev.Seq
 		}
 		if ev.Response == nil {
 			continue

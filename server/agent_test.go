@@ -318,8 +318,17 @@ func TestEmitAfterCancel(t *testing.T) {
 	if !within(t, started, "the agent to start") {
 		return
 	}
-	// The blocking send is still waiting; find its task by listing.
-	res, err := s.ListTasks(anon(t), &a2a.ListTasksRequest{})
+	// The blocking send is still waiting; find its task by listing. The
+	// first event is queued (pipe.go): the task is stored once the agent
+	// pauses, at once but not before Status returns.
+	var res *a2a.ListTasksResponse
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		res, err = s.ListTasks(anon(t), &a2a.ListTasksRequest{})
+		if err != nil || len(res.Tasks) == 1 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || len(res.Tasks) != 1 {
 		t.Fatalf("ListTasks = %v, %v", res, err)
 	}

@@ -26,7 +26,7 @@ type event struct {
 func (r *run) apply(ex *execution, ev event) error {
 	ctx := context.WithoutCancel(ex.ctx)
 	if ev.reply != nil {
-		if r.task != nil || r.reply != nil {
+		if r.task != nil || r.creating() || r.reply != nil {
 			return ErrReplyNotFirst
 		}
 		m := a2a.CloneMessage(ev.reply)
@@ -55,16 +55,20 @@ func (r *run) apply(ex *execution, ev event) error {
 	return r.setStatus(ctx, ev.state, ev.message)
 }
 
-// record stores and publishes a validated event of the agent. The event
-// that makes the task is stored with it at once (create), so that it is in
-// the first answer (returnImmediately). A later event that neither ends
-// nor interrupts the task is queued when the store writes batches
-// (pipe.go); any other is stored at once. Callers hold r.mu.
+// record stores and publishes a validated event of the agent. When the
+// store writes batches an event that neither ends nor interrupts the task
+// is queued (pipe.go), the one that makes the task included: it is stored
+// with the events that follow it without a pause, so an agent that answers
+// at once costs one write. Any other event is stored at once, after the
+// queue. Callers hold r.mu.
 func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
-	if r.task == nil {
-		return r.create(ctx, ev)
+	if r.task == nil && !r.creating() {
+		if r.s.batcher == nil {
+			return r.create(ctx, ev)
+		}
+		r.queueCreate()
 	}
-	state := r.task.GetStatus().GetState()
+	state := r.task.GetStatus().GetState() // UNSPECIFIED while the task is queued
 	if u := ev.GetStatusUpdate(); u != nil {
 		state = u.GetStatus().GetState()
 	}
@@ -79,11 +83,11 @@ func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
 	return nil
 }
 
-// create makes the task on the agent's first update: SUBMITTED, with the
-// client's message in its history, published as the stream's first event,
-// then first, the agent's update. When the store writes batches both are
-// one write. Callers hold r.mu.
-func (r *run) create(ctx context.Context, first *a2a.StreamResponse) error {
+// newTask returns the task the agent's first update makes: SUBMITTED, with
+// the client's message in its history; and the event that makes it, the
+// stream's first. The inline push configuration is stored with the task,
+// so it receives that event (its first notification, a Task).
+func (r *run) newTask() (*a2a.Task, taskstore.Event) {
 	t := &a2a.Task{
 		Id:        r.id,
 		ContextId: r.pendingContextID,
@@ -95,30 +99,31 @@ func (r *run) create(ctx context.Context, first *a2a.StreamResponse) error {
 	// slices must not be shared.
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{
 		Id: t.Id, ContextId: t.ContextId, Status: t.Status, History: []*a2a.Message{r.pendingMessage}}}}
-	// The inline push config is stored with the task, so it receives this
-	// creation event (its first notification, a Task).
-	made := taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering(), PushConfig: r.pendingPush}
-	var err error
-	if r.s.batcher != nil {
-		err = r.s.batcher.CreateTaskBatch(ctx, r.scope, t, []taskstore.Event{made,
-			{Seq: r.seq + 2, Response: first, Push: r.s.delivering()}})
-	} else {
-		err = r.s.store.CreateTask(ctx, r.scope, t, made)
-	}
-	if err != nil {
+	return t, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering(), PushConfig: r.pendingPush}
+}
+
+// create makes the task on the agent's first update, first, when the
+// store does not write batches: the task, then first. Callers hold r.mu.
+func (r *run) create(ctx context.Context, first *a2a.StreamResponse) error {
+	t, made := r.newTask()
+	if err := r.s.store.CreateTask(ctx, r.scope, t, made); err != nil {
 		return a2a.Internal(err)
 	}
+	r.made(t, made.Response)
+	if err := r.append(ctx, first); err != nil {
+		return err
+	}
+	r.published(first)
+	return nil
+}
+
+// made takes a task just stored, and publishes the event that made it.
+// Callers hold r.mu.
+func (r *run) made(t *a2a.Task, ev *a2a.StreamResponse) {
 	r.task, r.loaded, r.mayPush = t, true, r.pendingPush != nil
 	r.queued()
 	r.s.announce(r.id)
 	r.publish(ev, true)
-	if r.s.batcher == nil {
-		if err := r.append(ctx, first); err != nil {
-			return err
-		}
-	}
-	r.published(first)
-	return nil
 }
 
 // setStatus records a status change (record). Callers hold r.mu.

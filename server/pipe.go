@@ -40,10 +40,28 @@ const maxQueued = 256
 
 // pipeWrite is one write of queued events.
 type pipeWrite struct {
+	create  *a2a.Task // the task the write makes, with evs[0], or nil
 	evs     []taskstore.Event
 	done    chan struct{} // closed when the store answered
 	err     error         // its answer, set before done is closed
 	settled bool          // its outcome was applied to the run (settle)
+}
+
+// queueCreate queues the event that makes the run's task, before the
+// agent's first update: the task is stored by the next write, with the
+// events queued after it (CreateTaskBatch). Until then the task does not
+// exist, for this process as for any other (r.task is nil); only the
+// agent's execution, which knows its id, can reach it. Callers hold r.mu.
+func (r *run) queueCreate() {
+	t, made := r.newTask()
+	r.unmade = t
+	r.queue = append(r.queue, made.Response)
+}
+
+// creating reports whether the run's task is being made: queued
+// (queueCreate) or in a write in flight. Callers hold r.mu.
+func (r *run) creating() bool {
+	return r.unmade != nil || (r.inflight != nil && r.inflight.create != nil)
 }
 
 // enqueue queues a validated event for the next write, and makes sure the
@@ -72,7 +90,7 @@ func (r *run) writeQueued(ctx context.Context) {
 	for r.inflight == nil && len(r.queue) > 0 && r.pipeErr == nil {
 		w := r.nextWrite(nil)
 		r.mu.Unlock()
-		w.err = r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
+		w.err = r.write(ctx, w)
 		close(w.done)
 		r.mu.Lock()
 		r.settle(w)
@@ -93,10 +111,22 @@ func (r *run) nextWrite(tail *a2a.StreamResponse) *pipeWrite {
 	if tail != nil {
 		w.evs = append(w.evs, taskstore.Event{Seq: r.seq + 1 + uint64(len(r.queue)), Response: tail, Push: push})
 	}
+	if r.unmade != nil {
+		w.create, r.unmade = r.unmade, nil
+		w.evs[0].PushConfig = r.pendingPush
+	}
 	clear(r.queue)
 	r.queue = r.queue[:0]
 	r.inflight = w
 	return w
+}
+
+// write stores w's events, making the task first when w does.
+func (r *run) write(ctx context.Context, w *pipeWrite) error {
+	if w.create != nil {
+		return r.s.batcher.CreateTaskBatch(ctx, r.scope, w.create, w.evs)
+	}
+	return r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
 }
 
 // settle waits for w's answer and, the first time, applies it: the
@@ -121,8 +151,14 @@ func (r *run) settle(w *pipeWrite) {
 		}
 		return
 	}
-	r.s.announce(r.id)
-	for _, ev := range w.evs {
+	evs := w.evs
+	if w.create != nil {
+		r.made(w.create, evs[0].Response)
+		evs = evs[1:]
+	} else {
+		r.s.announce(r.id)
+	}
+	for _, ev := range evs {
 		r.published(ev.Response)
 	}
 }
@@ -159,7 +195,7 @@ func (r *run) drain(ctx context.Context) {
 // the write in flight.
 func (r *run) writeNow(ctx context.Context, tail *a2a.StreamResponse) error {
 	w := r.nextWrite(tail)
-	w.err = r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
+	w.err = r.write(ctx, w)
 	close(w.done)
 	if tail != nil {
 		w.evs = w.evs[:len(w.evs)-1]

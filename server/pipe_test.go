@@ -34,6 +34,16 @@ type batchSpy struct {
 	// wrote, when set, is signalled after the events are written, and the
 	// call then returns only once hold is closed.
 	wrote, hold chan struct{}
+	// created, when set, is signalled after each CreateTaskBatch.
+	created chan struct{}
+}
+
+func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
+	err := b.Store.CreateTaskBatch(ctx, sc, t, evs)
+	if b.created != nil {
+		b.created <- struct{}{}
+	}
+	return err
 }
 
 func (b *batchSpy) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
@@ -115,10 +125,12 @@ func TestPipelinedChunkFailure(t *testing.T) {
 	for _, then := range []string{"status", "return"} {
 		t.Run(then, func(t *testing.T) {
 			next := make(chan error, 1)
+			store := &batchSpy{Store: memstore.New(), fail: errors.New("disk full"), created: make(chan struct{}, 2)}
 			agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 				if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 					return err
 				}
+				<-store.created // the chunk is written alone, after the task
 				if err := em.StartArtifact(a2a.TextArtifact("a", "lost")); err != nil {
 					return err // queued: no error yet
 				}
@@ -129,7 +141,6 @@ func TestPipelinedChunkFailure(t *testing.T) {
 				next <- err
 				return err
 			})
-			store := &batchSpy{Store: memstore.New(), fail: errors.New("disk full")}
 			s := newServer(t, server.Options{Agent: agent, Store: store})
 			evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("go")))
 			if err != nil {
@@ -228,13 +239,14 @@ func TestCancelAfterPipelinedChunks(t *testing.T) {
 // none of them.
 func TestPushConfigAfterPipelinedChunks(t *testing.T) {
 	t.Parallel()
-	finish := make(chan struct{})
+	proceed, finish := make(chan struct{}), make(chan struct{})
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
-		// The first event, which makes the task, is stored at once; the
-		// chunk is queued.
+		// The first event, which makes the task, is stored while the
+		// agent waits; then the chunk is queued, and written alone.
 		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 			return err
 		}
+		<-proceed
 		if err := em.AppendArtifact(a2a.TextArtifact("a", "one")); err != nil {
 			return err
 		}
@@ -244,12 +256,14 @@ func TestPushConfigAfterPipelinedChunks(t *testing.T) {
 		}
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 	})
-	store := &batchSpy{Store: memstore.New(), wrote: make(chan struct{}, 1), hold: make(chan struct{})}
+	store := &batchSpy{Store: memstore.New()}
 	s := newServer(t, server.Options{Agent: agent, Store: store})
 	task := taskOf(t)(s.SendMessage(anon(t), withConfig(msgReq("go"), &a2a.SendMessageConfiguration{ReturnImmediately: true})))
+	wrote := make(chan struct{}, 1)
 	store.mu.Lock()
-	wrote := store.wrote
+	store.wrote, store.hold = wrote, make(chan struct{})
 	store.mu.Unlock()
+	close(proceed)
 	<-wrote // "one" is stored, not yet published
 	put := make(chan error, 1)
 	go func() {

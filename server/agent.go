@@ -88,13 +88,15 @@ var (
 //
 // A method returns an error at once when its event is invalid. When the
 // store can write several events at once (the SQLite, memory and
-// PostgreSQL stores), an artifact chunk or a
-// SUBMITTED or WORKING status after the task's first event is queued: the
-// method returns before the event is stored, and the events an agent emits
-// without pausing are stored in one write. The first event, which makes
-// the task, is stored before its method returns, and so are a status that
-// ends or interrupts the task, with everything queued before it, and
-// Reply. If a queued event cannot be stored, the agent's next call
+// PostgreSQL stores), an artifact chunk or a SUBMITTED or WORKING status
+// is queued, the task's first event (which makes the task) included: the
+// method returns before the event is stored, and the events an agent
+// emits without pausing are stored in one write, made task included. A
+// status that ends or interrupts the task is stored, with everything
+// queued before it, before its method returns, and so is Reply. Until
+// its making is stored, the task is not found by GetTask or ListTasks;
+// the run's writer stores it as soon as the agent pauses (any wait, for
+// I/O or a channel). If a queued event cannot be stored, the agent's next call
 // returns the error, and the task ends FAILED when Execute returns. With
 // Options.Cluster that call returns ErrTaskClosed instead when another
 // replica ended the task meanwhile, or ErrTaskTaken when another replica

@@ -1,24 +1,27 @@
 package server
 
 // Pipelined events. When the store writes several events of a task at
-// once (taskstore.BatchAppender), an event that
-// neither ends nor interrupts the task (an artifact chunk, a SUBMITTED or
-// WORKING status), other than the one that makes the task (events.go
-// create), is validated and queued, and the agent goes on at once. A
-// writer goroutine of the run stores the queue in one write and publishes
-// it once stored; the status that ends or interrupts the agent's work
-// takes the queue into its own write (append). So an agent that emits
-// several events without pausing costs a few writes, not one per event,
-// and its subscribers receive the events of one write together (one
-// flush).
+// once (taskstore.BatchAppender), an event that neither ends nor
+// interrupts the task (an artifact chunk, a SUBMITTED or WORKING status,
+// and the event that makes the task, queueCreate) is validated and
+// queued, and the agent goes on at once. A writer goroutine of the run
+// stores the queue in one write and publishes it once stored; the status
+// that ends or interrupts the agent's work takes the queue into its own
+// write (append). So an agent that emits several events without pausing
+// costs a few writes, not one per event (one, task included, when it
+// answers without pausing), and its subscribers receive the events of one
+// write together (one flush).
 //
 // The run's rule holds: an event is published only once stored, every
-// event in order. Before anything else is written for the task (a status
-// that settles it, a push configuration) or the execution ends, the queue
-// is stored and published first (drain). The agent learns that a queued
-// event could not be stored from its next call of the Emitter, which
-// fails with the error; the events queued after it are dropped, never
-// stored nor published, and the task ends FAILED when the execution does.
+// event in order. A task whose making is queued does not exist yet for
+// anyone: GetTask does not find it, and a returnImmediately answer waits
+// until it is stored. Before anything else is written for the task (a
+// status that settles it, a push configuration) or the execution ends,
+// the queue is stored and published first (drain). The agent learns that
+// a queued event could not be stored from its next call of the Emitter,
+// which fails with the error; the events queued after it are dropped,
+// never stored nor published, and the task ends FAILED when the execution
+// does (made FAILED, if its making was what failed).
 //
 // With Options.Cluster a write may lose its first sequence number to
 // another replica (ErrSeq), as one event's may (run.append): the run

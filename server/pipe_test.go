@@ -36,9 +36,18 @@ type batchSpy struct {
 	wrote, hold chan struct{}
 	// created, when set, is signalled after each CreateTaskBatch.
 	created chan struct{}
+	// failCreates is how many CreateTaskBatch calls fail with fail.
+	failCreates int
 }
 
 func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
+	b.mu.Lock()
+	failing := b.failCreates > 0
+	b.failCreates--
+	b.mu.Unlock()
+	if failing {
+		return errors.New("disk full")
+	}
 	err := b.Store.CreateTaskBatch(ctx, sc, t, evs)
 	if b.created != nil {
 		b.created <- struct{}{}
@@ -163,6 +172,46 @@ func TestPipelinedChunkFailure(t *testing.T) {
 				t.Errorf("stored task: %s with %d artifacts, want FAILED with none", st, len(task.GetArtifacts()))
 			}
 		})
+	}
+}
+
+// A task whose making the store refuses: nothing is published, the
+// agent's next call fails, and the task is made FAILED when the execution
+// ends; the events the agent queued after the making are dropped.
+func TestPipelinedCreateFailure(t *testing.T) {
+	t.Parallel()
+	next := make(chan error, 1)
+	store := &batchSpy{Store: memstore.New(), failCreates: 1, created: make(chan struct{}, 2)}
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err // queued: no error yet
+		}
+		time.Sleep(20 * time.Millisecond) // a pause: the writer tries to make the task
+		err := em.AppendArtifact(a2a.TextArtifact("a", "lost"))
+		if err == nil {
+			err = em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+		}
+		next <- err
+		return err
+	})
+	s := newServer(t, server.Options{Agent: agent, Store: store})
+	evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("go")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describeAll(evs), []string{"task:SUBMITTED", "status:FAILED"}; !slices.Equal(got, want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+	checkSeq(t, evs)
+	if err := <-next; err == nil || a2a.AsError(err).Code != a2a.CodeInternal {
+		t.Errorf("the call after the failed making returned %v, want an internal error", err)
+	}
+	task, err := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: evs[0].Response.GetTask().GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := task.GetStatus().GetState(); st != a2a.TaskState_TASK_STATE_FAILED || len(task.GetArtifacts()) != 0 {
+		t.Errorf("stored task: %s with %d artifacts, want FAILED with none", st, len(task.GetArtifacts()))
 	}
 }
 

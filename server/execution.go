@@ -36,11 +36,11 @@ func (r *run) start(caller context.Context, req *Request) *execution {
 	r.unfollow() // the execution feeds the run now
 	r.s.ref(r)   // held until the execution is over (finish), detached or not
 	r.s.wg.Add(1)
-	go func() {
+	r.s.workers.run(func() {
 		defer r.s.wg.Done()
 		err := r.invoke(ex, req)
 		r.returned(ex, err)
-	}()
+	})
 	if r.s.opts.Cluster != nil {
 		if r.task != nil {
 			// A follow-up: another replica may have added a push

@@ -79,7 +79,8 @@ func (r *run) enqueue(ctx context.Context, ev *a2a.StreamResponse) {
 		r.writing = true
 		r.s.ref(r)
 		r.s.wg.Add(1)
-		go r.writeQueued(context.WithoutCancel(ctx))
+		ctx := context.WithoutCancel(ctx)
+		r.s.workers.run(func() { r.writeQueued(ctx) })
 	}
 }
 

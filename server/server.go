@@ -101,6 +101,7 @@ type Server struct {
 	now   func() time.Time
 
 	base     context.Context // parent of every agent execution
+	workers  *workers        // run executions and pipelined writes
 	stop     context.CancelCauseFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
@@ -150,6 +151,7 @@ func New(opts *Options) (*Server, error) {
 		s.batcher = b
 	}
 	s.base, s.stop = context.WithCancelCause(context.Background())
+	s.workers = newWorkers(s.base)
 	if o.Cluster != nil {
 		s.startCluster()
 		s.reap(context.Background()) // what replicas that died left

@@ -151,26 +151,13 @@ func TestPipelinedChunkFailure(t *testing.T) {
 				return err
 			})
 			s := newServer(t, server.Options{Agent: agent, Store: store})
-			evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("go")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := []string{"task:SUBMITTED", "status:WORKING", "status:FAILED"}
-			if got := describeAll(evs); !slices.Equal(got, want) {
-				t.Errorf("events = %v, want %v", got, want)
-			}
+			evs := streamWant(t, s, "task:SUBMITTED", "status:WORKING", "status:FAILED")
 			if then == "status" {
 				if err := <-next; err == nil || a2a.AsError(err).Code != a2a.CodeInternal {
 					t.Errorf("the call after the lost chunk returned %v, want an internal error", err)
 				}
 			}
-			task, err := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: evs[0].Response.GetTask().GetId()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st := task.GetStatus().GetState(); st != a2a.TaskState_TASK_STATE_FAILED || len(task.GetArtifacts()) != 0 {
-				t.Errorf("stored task: %s with %d artifacts, want FAILED with none", st, len(task.GetArtifacts()))
-			}
+			wantFailedWithout(t, s, evs[0].Response.GetTask().GetId())
 		})
 	}
 }
@@ -195,18 +182,32 @@ func TestPipelinedCreateFailure(t *testing.T) {
 		return err
 	})
 	s := newServer(t, server.Options{Agent: agent, Store: store})
-	evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("go")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := describeAll(evs), []string{"task:SUBMITTED", "status:FAILED"}; !slices.Equal(got, want) {
-		t.Errorf("events = %v, want %v", got, want)
-	}
+	evs := streamWant(t, s, "task:SUBMITTED", "status:FAILED")
 	checkSeq(t, evs)
 	if err := <-next; err == nil || a2a.AsError(err).Code != a2a.CodeInternal {
 		t.Errorf("the call after the failed making returned %v, want an internal error", err)
 	}
-	task, err := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: evs[0].Response.GetTask().GetId()})
+	wantFailedWithout(t, s, evs[0].Response.GetTask().GetId())
+}
+
+// streamWant sends a streaming message and checks the events it gets.
+func streamWant(t *testing.T, s *server.Server, want ...string) []a2a.StreamEvent {
+	t.Helper()
+	evs, err := testkit.Collect(s.SendStreamingMessage(anon(t), msgReq("go")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := describeAll(evs); !slices.Equal(got, want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+	return evs
+}
+
+// wantFailedWithout checks that the stored task is FAILED without
+// artifacts: the chunks that could not be stored are not in it.
+func wantFailedWithout(t *testing.T, s *server.Server, id string) {
+	t.Helper()
+	task, err := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: id})
 	if err != nil {
 		t.Fatal(err)
 	}

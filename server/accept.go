@@ -53,11 +53,11 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	}
 	msg := a2a.CloneMessage(req.Message)
 	digest := digestOf(msg)
-	cl, err := s.claimMessage(ctx, msgKey{c.scope, msg.MessageId})
+	unclaim, err := s.claimMessage(ctx, msgKey{c.scope, msg.MessageId})
 	if err != nil {
 		return nil, err
 	}
-	defer cl.end(false)
+	defer unclaim()
 	areq := agentRequest(c, req)
 	push := inlinePushConfig(req)
 	var acc *accepted
@@ -73,7 +73,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 		// makes (PutMessage returns the one already there), which saves
 		// the store a read per new task; only a start refused by a quota
 		// looks for it first, so that a resend is answered, not refused.
-		acc, err = s.startTask(ctx, c, cl, msg, digest, areq, push, stream)
+		acc, err = s.startTask(ctx, c, msg, digest, areq, push, stream)
 		if isQuota(err) {
 			if acc, known, rerr := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
 				return acc, rerr
@@ -114,18 +114,17 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 
 // claimMessage lets one first send of a messageId run at a time
 // (docs/decisions.md#b14): a later send of the same key waits until the
-// earlier one's claim ends, and then finds its record.
-func (s *Server) claimMessage(ctx context.Context, key msgKey) (*claim, error) {
+// earlier one calls the returned unclaim, and then finds its record.
+func (s *Server) claimMessage(ctx context.Context, key msgKey) (unclaim func(), err error) {
 	for {
-		s.claimMu.Lock()
+		s.mu.Lock()
 		ch, busy := s.inflight[key]
 		if !busy {
-			ch = make(chan struct{})
-			s.inflight[key] = ch
+			s.inflight[key] = make(chan struct{})
 		}
-		s.claimMu.Unlock()
+		s.mu.Unlock()
 		if !busy {
-			return &claim{s: s, key: key, ch: ch}, nil
+			break
 		}
 		select {
 		case <-ch:
@@ -133,38 +132,12 @@ func (s *Server) claimMessage(ctx context.Context, key msgKey) (*claim, error) {
 			return nil, context.Cause(ctx)
 		}
 	}
-}
-
-// claim is a first send of a messageId in progress (claimMessage). It
-// ends when accept returns, unless a run keeps it until the message's
-// record is stored (startTask).
-type claim struct {
-	s     *Server
-	key   msgKey
-	ch    chan struct{} // closed when the claim ends
-	kept  bool          // a run ends it (run.settleRecord)
-	ended bool
-}
-
-// keep hands the claim to a run, which ends it.
-func (c *claim) keep() {
-	c.s.claimMu.Lock()
-	c.kept = true
-	c.s.claimMu.Unlock()
-}
-
-// end lets the next send of the key go on, unless a run keeps the claim
-// and byRun is false. Calls after the first that ends it do nothing.
-func (c *claim) end(byRun bool) {
-	s := c.s
-	s.claimMu.Lock()
-	defer s.claimMu.Unlock()
-	if c.ended || (c.kept && !byRun) {
-		return
-	}
-	c.ended = true
-	close(c.ch)
-	delete(s.inflight, c.key)
+	return func() {
+		s.mu.Lock()
+		close(s.inflight[key])
+		delete(s.inflight, key)
+		s.mu.Unlock()
+	}, nil
 }
 
 // answerResend looks the messageId up among the messages already accepted
@@ -222,14 +195,7 @@ func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConf
 // ids are server-minted, spec §3.4.2). The caller's task quotas are taken
 // here (Limits.MaxOpenTasks, Limits.TaskRate), in memory, and given back
 // when the task becomes terminal or is never made (see run.finish).
-//
-// The message's idempotency record (docs/decisions.md#b14) is stored
-// before the agent runs, so that of two replicas given the message at
-// once only one runs it. On one process whose store writes batches it is
-// stored with the task instead, a write saved (pipe.go): the message is
-// looked up now, and the claim on its id, which makes a resend wait, is
-// kept until the record is stored (run.settleRecord).
-func (s *Server) startTask(ctx context.Context, c call, cl *claim, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
+func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
 	id := a2a.NewID()
 	if err := s.quota.admit(c.scope.Owner, id, s.now()); err != nil {
 		return nil, err
@@ -249,17 +215,9 @@ func (s *Server) startTask(ctx context.Context, c call, cl *claim, msg *a2a.Mess
 	defer r.mu.Unlock()
 	r.loaded = true
 	r.pendingMessage, r.pendingContextID, r.pendingMessageID, r.pendingPush = msg, ctxID, msg.MessageId, push
-	rec := &taskstore.MessageRecord{MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now()}
-	withTask := s.batcher != nil && s.opts.Cluster == nil
-	var prev *taskstore.MessageRecord
-	var err error
-	if withTask {
-		if prev, err = s.store.GetMessage(ctx, c.scope, msg.MessageId); errors.Is(err, taskstore.ErrNotFound) {
-			err = nil
-		}
-	} else {
-		prev, err = s.store.PutMessage(ctx, c.scope, rec)
-	}
+	prev, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
+		MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
+	})
 	if err != nil || prev != nil {
 		s.quota.refund(c.scope.Owner, id)
 		s.releaseLocked(r)
@@ -267,10 +225,6 @@ func (s *Server) startTask(ctx context.Context, c call, cl *claim, msg *a2a.Mess
 			return nil, &resent{prev}
 		}
 		return nil, a2a.Internal(err)
-	}
-	if withTask {
-		r.msgRecord, r.claim = rec, cl
-		cl.keep()
 	}
 	sub := r.subscribeIf(stream)
 	seq := r.seq

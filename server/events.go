@@ -35,7 +35,7 @@ func (r *run) apply(ex *execution, ev event) error {
 			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
 		}
 		r.reply = m
-		if err := r.recordReply(ctx, m); err != nil {
+		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
 			r.s.log.Error("could not record reply", "task", r.id, "err", err)
 		}
 		r.s.announce(r.id) // to a resend waiting on another replica (awaitFirstAnswer)
@@ -121,38 +121,9 @@ func (r *run) create(ctx context.Context, first *a2a.StreamResponse) error {
 // Callers hold r.mu.
 func (r *run) made(t *a2a.Task, ev *a2a.StreamResponse) {
 	r.task, r.loaded, r.mayPush = t, true, r.pendingPush != nil
-	r.settleRecord()
 	r.queued()
 	r.s.announce(r.id)
 	r.publish(ev, true)
-}
-
-// recordReply stores the agent's direct reply in the message's record:
-// the whole record, when it is not stored yet (startTask). Callers hold
-// r.mu.
-func (r *run) recordReply(ctx context.Context, m *a2a.Message) error {
-	rec := r.msgRecord
-	if rec == nil {
-		return r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m)
-	}
-	defer r.settleRecord()
-	withReply := *rec
-	withReply.Reply = m
-	prev, err := r.s.store.PutMessage(ctx, r.scope, &withReply)
-	if err == nil && prev != nil {
-		err = fmt.Errorf("server: message %s was recorded meanwhile", rec.MessageID)
-	}
-	return err
-}
-
-// settleRecord is called once the message's record is stored, or will
-// never be (the execution ended without a task or a reply): a resend of
-// the message, waiting on its claim, goes on. Callers hold r.mu.
-func (r *run) settleRecord() {
-	if r.claim != nil {
-		r.claim.end(true)
-	}
-	r.msgRecord, r.claim = nil, nil
 }
 
 // setStatus records a status change (record). Callers hold r.mu.

@@ -119,7 +119,6 @@ func (r *run) finish(ex *execution) {
 	if r.task == nil {
 		r.s.quota.closed(r.scope.Owner, r.id)
 	}
-	r.settleRecord()
 	ex.done = true
 	ex.cancel(ErrExecutionEnded)
 	close(ex.ended)

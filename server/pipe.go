@@ -43,8 +43,7 @@ const maxQueued = 256
 
 // pipeWrite is one write of queued events.
 type pipeWrite struct {
-	create  *a2a.Task                // the task the write makes, with evs[0], or nil
-	record  *taskstore.MessageRecord // stored with create, when not nil
+	create  *a2a.Task // the task the write makes, with evs[0], or nil
 	evs     []taskstore.Event
 	done    chan struct{} // closed when the store answered
 	err     error         // its answer, set before done is closed
@@ -117,7 +116,7 @@ func (r *run) nextWrite(tail *a2a.StreamResponse) *pipeWrite {
 		w.evs = append(w.evs, taskstore.Event{Seq: r.seq + 1 + uint64(len(r.queue)), Response: tail, Push: push})
 	}
 	if r.unmade != nil {
-		w.create, w.record, r.unmade = r.unmade, r.msgRecord, nil
+		w.create, r.unmade = r.unmade, nil
 		w.evs[0].PushConfig = r.pendingPush
 	}
 	clear(r.queue)
@@ -129,7 +128,7 @@ func (r *run) nextWrite(tail *a2a.StreamResponse) *pipeWrite {
 // write stores w's events, making the task first when w does.
 func (r *run) write(ctx context.Context, w *pipeWrite) error {
 	if w.create != nil {
-		return r.s.batcher.CreateTaskBatch(ctx, r.scope, w.create, w.record, w.evs)
+		return r.s.batcher.CreateTaskBatch(ctx, r.scope, w.create, w.evs)
 	}
 	return r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
 }

@@ -40,7 +40,7 @@ type batchSpy struct {
 	failCreates int
 }
 
-func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, rec *taskstore.MessageRecord, evs []taskstore.Event) error {
+func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	b.mu.Lock()
 	failing := b.failCreates > 0
 	b.failCreates--
@@ -48,7 +48,7 @@ func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a
 	if failing {
 		return errors.New("disk full")
 	}
-	err := b.Store.CreateTaskBatch(ctx, sc, t, rec, evs)
+	err := b.Store.CreateTaskBatch(ctx, sc, t, evs)
 	if b.created != nil {
 		b.created <- struct{}{}
 	}

@@ -52,10 +52,6 @@ type run struct {
 	pendingContextID string
 	pendingMessageID string
 	pendingPush      *a2a.TaskPushNotificationConfig
-	// The message's idempotency record, when it is stored with the task
-	// or the reply (startTask), and the claim on its id until then.
-	msgRecord *taskstore.MessageRecord
-	claim     *claim
 }
 
 // runKey identifies a run: the live-task registry is per scope, so a caller

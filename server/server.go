@@ -114,9 +114,8 @@ type Server struct {
 	quota   *quotas // nil when the task quotas are off
 
 	mu       sync.Mutex
-	runs     map[runKey]*run // live tasks, by scope and id
-	claimMu  sync.Mutex
-	inflight map[msgKey]chan struct{} // first sends of a messageId in progress, guarded by claimMu
+	runs     map[runKey]*run          // live tasks, by scope and id
+	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
 
 	// With Options.Cluster (cluster.go): the announcer of appends.
 	notes     *notifier

@@ -71,12 +71,8 @@ type BatchAppender interface {
 	// CreateTaskBatch stores a new task with the events that made it, in
 	// one atomic write: as CreateTask(s, t, evs[0]) and then AppendBatch
 	// of the others would, all or none. t is the task as evs[0] created
-	// it. rec, when not nil, is the idempotency record of the message that
-	// started the task, stored as PutMessage stores one, in the same write
-	// (a store that cannot may store it first, in a write of its own);
-	// when the scope holds a record of that message id already, the write
-	// fails with ErrExists and stores nothing.
-	CreateTaskBatch(ctx context.Context, s Scope, t *a2a.Task, rec *MessageRecord, evs []Event) error
+	// it.
+	CreateTaskBatch(ctx context.Context, s Scope, t *a2a.Task, evs []Event) error
 }
 
 // CheckBatch reports what makes evs unfit for a batch whose first event is

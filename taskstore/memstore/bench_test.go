@@ -126,7 +126,7 @@ func BenchmarkHeapPerFinishedTask(b *testing.B) {
 					TaskId: id, ContextId: tk.ContextId, Artifact: a2a.TextArtifact("echo", "the answer to "+id)}}}},
 				{Seq: 4, Response: status(a2a.TaskState_TASK_STATE_COMPLETED)},
 			}
-			if err := s.CreateTaskBatch(b.Context(), benchScope, tk, nil, evs); err != nil {
+			if err := s.CreateTaskBatch(b.Context(), benchScope, tk, evs); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -23,30 +23,21 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c := cloneRecord(r)
+	// Keep the same precision as the durable stores.
+	c.Created = time.UnixMilli(r.Created.UnixMilli()).UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.addRecord(sc, r) {
-		return cloneRecord(s.messages[sc][r.MessageID]), nil
-	}
-	return nil, nil
-}
-
-// addRecord stores a copy of r unless the scope holds a record of its
-// message id, and reports whether it did. Callers hold s.mu.
-func (s *Store) addRecord(sc taskstore.Scope, r *taskstore.MessageRecord) bool {
 	m := s.messages[sc]
 	if m == nil {
 		m = make(map[string]*taskstore.MessageRecord)
 		s.messages[sc] = m
 	}
-	if _, ok := m[r.MessageID]; ok {
-		return false
+	if old, ok := m[c.MessageID]; ok {
+		return cloneRecord(old), nil
 	}
-	c := cloneRecord(r)
-	// Keep the same precision as the durable stores.
-	c.Created = time.UnixMilli(r.Created.UnixMilli()).UTC()
 	m[c.MessageID] = c
-	return true
+	return nil, nil
 }
 
 // GetMessage returns a copy of the record of a message id in the scope.

@@ -20,7 +20,7 @@ func TestFinishedTaskPacked(t *testing.T) {
 	created := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(tk).(*a2a.Task)}}
 	done := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: "t1", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED}}}}
-	if err := s.CreateTaskBatch(t.Context(), sc, tk, nil, []taskstore.Event{{Seq: 1, Response: created}, {Seq: 2, Response: done}}); err != nil {
+	if err := s.CreateTaskBatch(t.Context(), sc, tk, []taskstore.Event{{Seq: 1, Response: created}, {Seq: 2, Response: done}}); err != nil {
 		t.Fatal(err)
 	}
 	taskstore.Apply(want, done)

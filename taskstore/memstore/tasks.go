@@ -14,13 +14,12 @@ import (
 // CreateTask stores a copy of t; the id must be new in the whole store.
 // ev.Response, when set, is the first event of the task's log.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	return s.CreateTaskBatch(ctx, sc, t, nil, []taskstore.Event{ev})
+	return s.CreateTaskBatch(ctx, sc, t, []taskstore.Event{ev})
 }
 
 // CreateTaskBatch stores a new task created by evs[0], with the events
-// after it applied, and rec when not nil, in one step
-// (taskstore.BatchAppender).
-func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, rec *taskstore.MessageRecord, evs []taskstore.Event) error {
+// after it applied, in one step (taskstore.BatchAppender).
+func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -45,9 +44,6 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.tasks[e.key.ID]; ok {
-		return taskstore.ErrExists
-	}
-	if rec != nil && !s.addRecord(sc, rec) {
 		return taskstore.ErrExists
 	}
 	s.link(e)

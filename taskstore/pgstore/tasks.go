@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,24 +98,17 @@ func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 // row of ev, in one statement of the next group commit; the id must be
 // new in the whole store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	return s.CreateTaskBatch(ctx, sc, t, nil, []taskstore.Event{ev})
+	return s.CreateTaskBatch(ctx, sc, t, []taskstore.Event{ev})
 }
 
 // CreateTaskBatch is CreateTask of t with evs[0] followed by an
 // AppendBatch of the other events, all or none (taskstore.BatchAppender),
 // in the one statement of CreateTask: the task is inserted as the events
 // leave it (taskstore.Apply), with every event logged.
-func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, rec *taskstore.MessageRecord, evs []taskstore.Event) error {
+func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	enc, err := layout.EncodeCreate(t, evs)
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
-	}
-	if rec != nil {
-		// Written first, in a write of its own, as the server writes it
-		// with replicas (taskstore.BatchAppender allows it).
-		if prev, err := s.PutMessage(ctx, sc, rec); err != nil || prev != nil {
-			return cmp.Or(err, taskstore.ErrExists)
-		}
 	}
 	h, parts, ev := enc.Header, enc.Parts, evs[0]
 	events, push := make([][]byte, len(enc.Events)), make([]bool, len(enc.Events))

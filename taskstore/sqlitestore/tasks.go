@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -48,15 +47,15 @@ func stateList(states []a2a.TaskState) string {
 // outbox rows of ev, in one transaction; the id must be new in the whole
 // store.
 func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	return s.CreateTaskBatch(ctx, sc, t, nil, []taskstore.Event{ev})
+	return s.CreateTaskBatch(ctx, sc, t, []taskstore.Event{ev})
 }
 
 // CreateTaskBatch is CreateTask of t with evs[0] followed by an
 // AppendBatch of the other events, all or none
 // (taskstore.BatchAppender), in one operation of the group commit: the
 // task is inserted as the events leave it (layout.EncodeCreate), with
-// every event logged, and rec when not nil.
-func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, rec *taskstore.MessageRecord, evs []taskstore.Event) error {
+// every event logged.
+func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	enc, err := layout.EncodeCreate(t, evs)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
@@ -76,12 +75,6 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 		}
 		if n == 0 {
 			return taskstore.ErrExists
-		}
-		if rec != nil {
-			if n, err := affected(w.exec(ctx, s.insertMessage, sc.Tenant, sc.Owner, rec.MessageID,
-				rec.Digest, rec.TaskID, false, nil, rec.Created.UnixMilli())); err != nil || n == 0 {
-				return cmp.Or(err, errRecordExists)
-			}
 		}
 		if err := s.writeParts(w, t.Id, parts); err != nil {
 			return err
@@ -103,19 +96,11 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 		}
 		return nil
 	})
-	if errors.Is(err, errRecordExists) {
-		return taskstore.ErrExists
-	}
 	if err != nil && !errors.Is(err, taskstore.ErrExists) {
 		return wrap("create task", err)
 	}
 	return err
 }
-
-// errRecordExists is CreateTaskBatch's ErrExists for a message record
-// found after the task was inserted: not a clean error (cleanError), so
-// that the group commit rolls the task back.
-var errRecordExists = errors.New("sqlitestore: the message is recorded already")
 
 // LastSeq returns the task's last event sequence number.
 func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {

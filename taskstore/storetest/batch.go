@@ -20,7 +20,6 @@ var batchChecks = []check[TaskStore]{
 	{"AppendBatchReplaces", testAppendBatchReplaces},
 	{"CreateTaskBatch", testCreateTaskBatch},
 	{"CreateTaskBatchAllOrNone", testCreateTaskBatchAllOrNone},
-	{"CreateTaskBatchRecord", testCreateTaskBatchRecord},
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
 }
 
@@ -129,7 +128,7 @@ func testCreateTaskBatch(t *testing.T, s TaskStore) {
 	evs := []*a2a.StreamResponse{created, statusAt("cb", 2, working, at(5)).Response,
 		chunk("cb", "a", false, "hello"), chunk("cb", "a", true, " world"), chunk("cb", "pre", true, " and after"), done}
 	before := proto.Clone(want).(*a2a.Task)
-	if err := b.CreateTaskBatch(t.Context(), scopeA, want, nil, numbered(1, evs...)); err != nil {
+	if err := b.CreateTaskBatch(t.Context(), scopeA, want, numbered(1, evs...)); err != nil {
 		t.Fatalf("CreateTaskBatch: %v", err)
 	}
 	wantEqual(t, "the caller's task after CreateTaskBatch", want, before)
@@ -162,55 +161,12 @@ func testCreateTaskBatchAllOrNone(t *testing.T, s TaskStore) {
 		"an artifact update without an artifact": numbered(1, snapshotEvent(tk), chunk("cn", "a", false, "x"), noArtifact),
 		"a gap after the first event":            gap,
 	} {
-		if err := b.CreateTaskBatch(t.Context(), scopeA, tk, nil, evs); err == nil {
+		if err := b.CreateTaskBatch(t.Context(), scopeA, tk, evs); err == nil {
 			t.Errorf("CreateTaskBatch with %s: no error", what)
 		}
 		if _, err := s.GetTask(t.Context(), scopeA, "cn"); !errors.Is(err, taskstore.ErrNotFound) {
 			t.Errorf("GetTask after a refused CreateTaskBatch with %s: %v, want ErrNotFound", what, err)
 		}
-	}
-}
-
-// testCreateTaskBatchRecord: a CreateTaskBatch with the message's
-// idempotency record stores the record with the task, in the task's scope
-// only; one whose message id is recorded already fails with ErrExists and
-// stores no task; a refused batch stores no record.
-func testCreateTaskBatchRecord(t *testing.T, s TaskStore) {
-	b := batcher(t, s)
-	m, ok := s.(taskstore.Messages)
-	if !ok {
-		t.Skip("the store keeps no message records")
-	}
-	ctx := t.Context()
-	record := func(msg, id string) *taskstore.MessageRecord {
-		return &taskstore.MessageRecord{MessageID: msg, Digest: "d-" + id, TaskID: id, Created: at(3)}
-	}
-	tk := task("cr", "c", submitted, at(1))
-	if err := b.CreateTaskBatch(ctx, scopeA, tk, record("cr-m", "cr"), numbered(1, snapshotEvent(tk), statusEvent("cr", working))); err != nil {
-		t.Fatalf("CreateTaskBatch: %v", err)
-	}
-	got, err := m.GetMessage(ctx, scopeA, "cr-m")
-	if err != nil || got.Digest != "d-cr" || got.TaskID != "cr" || got.Reply != nil || !got.Created.Equal(at(3)) {
-		t.Errorf("GetMessage after CreateTaskBatch = %+v, %v", got, err)
-	}
-	if _, err := m.GetMessage(ctx, scopeB, "cr-m"); !errors.Is(err, taskstore.ErrNotFound) {
-		t.Errorf("GetMessage in another scope: %v, want ErrNotFound", err)
-	}
-	again := task("cr2", "c", submitted, at(1))
-	if err := b.CreateTaskBatch(ctx, scopeA, again, record("cr-m", "cr2"), numbered(1, snapshotEvent(again))); !errors.Is(err, taskstore.ErrExists) {
-		t.Errorf("CreateTaskBatch with a recorded message id: %v, want ErrExists", err)
-	}
-	if _, err := s.GetTask(ctx, scopeA, "cr2"); !errors.Is(err, taskstore.ErrNotFound) {
-		t.Errorf("GetTask of the task refused for its message id: %v, want ErrNotFound", err)
-	}
-	bad := task("cr3", "c", submitted, at(1))
-	gap := numbered(1, snapshotEvent(bad), chunk("cr3", "a", false, "x"))
-	gap[1].Seq = 3
-	if err := b.CreateTaskBatch(ctx, scopeA, bad, record("cr3-m", "cr3"), gap); err == nil {
-		t.Errorf("CreateTaskBatch with a gap: no error")
-	}
-	if _, err := m.GetMessage(ctx, scopeA, "cr3-m"); !errors.Is(err, taskstore.ErrNotFound) {
-		t.Errorf("GetMessage after a refused CreateTaskBatch: %v, want ErrNotFound", err)
 	}
 }
 
@@ -305,7 +261,7 @@ func testPushOutboxCreateBatch(t *testing.T, s OutboxStore) {
 	for i := range batch {
 		batch[i].Push = true
 	}
-	if err := b.CreateTaskBatch(t.Context(), scopeA, tk, nil, batch); err != nil {
+	if err := b.CreateTaskBatch(t.Context(), scopeA, tk, batch); err != nil {
 		t.Fatalf("CreateTaskBatch: %v", err)
 	}
 	wantQueue(t, s, target(scopeA, "pc", "h"), cfg, []uint64{1, 2, 3, 4}, evs...)

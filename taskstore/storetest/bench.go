@@ -140,8 +140,7 @@ type Batcher interface {
 // BenchSendMessageBatched is BenchSendMessage with the write the server
 // makes on a store that writes batches when the agent answers without
 // pausing (server/pipe.go): the task with WORKING, the artifact and
-// COMPLETED, and the message's idempotency record, in one
-// CreateTaskBatch. One operation is one whole task.
+// COMPLETED, in one CreateTaskBatch. One operation is one whole task.
 func BenchSendMessageBatched(b *testing.B, s Batcher) {
 	benchBatched(b, s, 1)
 }
@@ -149,8 +148,8 @@ func BenchSendMessageBatched(b *testing.B, s Batcher) {
 // BenchStreamBatched measures the store writes of 64 concurrent 20-chunk
 // streams on a store that writes batches, as the server makes them when
 // the agent emits without pausing: the task with WORKING, the 20 chunks
-// of 64 bytes and COMPLETED, and the message's record, in one
-// CreateTaskBatch. One operation is one whole stream.
+// of 64 bytes and COMPLETED, in one CreateTaskBatch. One operation is one
+// whole stream.
 func BenchStreamBatched(b *testing.B, s Batcher) {
 	benchBatched(b, s, 20)
 }
@@ -173,8 +172,7 @@ func benchBatched(b *testing.B, s Batcher, chunks int) {
 			}
 			done := statusAt(id, uint64(3+chunks), completed, now)
 			done.Response.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "r-" + id, Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("done")}}
-			rec := &taskstore.MessageRecord{MessageID: "m-" + id, Digest: "d", TaskID: id, Created: now}
-			if err := s.CreateTaskBatch(ctx, scopeA, tk, rec, append(evs, done)); err != nil {
+			if err := s.CreateTaskBatch(ctx, scopeA, tk, append(evs, done)); err != nil {
 				b.Error(err)
 				return
 			}

@@ -17,6 +17,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore/memstore"
 	"parley.dev/parley/taskstore/sqlitestore"
 )
 
@@ -25,6 +26,7 @@ func TestIdempotentResend(t *testing.T) {
 	t.Run("same message", resendSameMessage)
 	t.Run("same id, other content", resendOtherContent)
 	t.Run("concurrent", resendConcurrently)
+	t.Run("before the task is made", resendBeforeMade)
 	t.Run("direct reply", resendDirectReply)
 	t.Run("per principal", resendPerPrincipal)
 	t.Run("follow-up resend", resendFollowUp)
@@ -116,6 +118,62 @@ func resendConcurrently(t *testing.T) {
 	got, _ := s.GetTask(anon(t), &a2a.GetTaskRequest{Id: results[0].Id})
 	if n := countMessage(got, req.Message.MessageId); n != 1 {
 		t.Errorf("message appears %d times in history", n)
+	}
+}
+
+// resendBeforeMade: a resend sent while the agent has not yet made the
+// task (nothing emitted) waits for it, and runs nothing.
+func resendBeforeMade(t *testing.T) {
+	t.Parallel()
+	for name, store := range map[string]func(t *testing.T) server.Options{
+		"memory": func(t *testing.T) server.Options { return server.Options{Store: memstore.New()} },
+		"sqlite": func(t *testing.T) server.Options {
+			st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "p.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return server.Options{Store: st}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			started, release := make(chan struct{}, 2), make(chan struct{})
+			o := store(t)
+			o.Agent = server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+				calls.Add(1)
+				started <- struct{}{}
+				<-release // nothing emitted yet: no task, no record
+				return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+			})
+			s := newServer(t, o)
+			req := msgReq("once")
+			results := make(chan *a2a.Task, 2)
+			send := func() {
+				resp, err := s.SendMessage(anon(t), proto.Clone(req).(*a2a.SendMessageRequest))
+				if err != nil {
+					t.Error(err)
+				}
+				results <- resp.GetTask()
+			}
+			go send()
+			<-started
+			go send()
+			select {
+			case <-started:
+				t.Error("the resend ran the agent again")
+			case <-time.After(100 * time.Millisecond):
+			}
+			close(release)
+			first, again := <-results, <-results
+			if first.GetId() == "" || again.GetId() != first.GetId() || state(again) != a2a.TaskState_TASK_STATE_COMPLETED {
+				t.Errorf("the two sends returned %v and %v, want one COMPLETED task", first, again)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("agent ran %d times, want once", n)
+			}
+		})
 	}
 }
 

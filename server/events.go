@@ -167,8 +167,15 @@ func (r *run) contextID() string {
 // writer without one (CancelTask) tries again, a few times.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 	if r.s.batcher != nil {
-		// Pipelined chunks go first, in the same write (pipe.go).
+		// Pipelined events go first, in the same write (pipe.go). When
+		// the write in flight fails, this event, which follows it, is
+		// not written either: with Options.Cluster the run may have just
+		// read that another replica ended the task, or runs it now.
+		lost := r.pipeErr
 		r.settleInflight()
+		if r.pipeErr != lost {
+			return r.pipeFailure()
+		}
 		if len(r.queue) > 0 {
 			if err := r.writeNow(ctx, ev); err != nil {
 				return r.pipeFailure()

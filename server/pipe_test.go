@@ -38,6 +38,8 @@ type batchSpy struct {
 	created chan struct{}
 	// failCreates is how many CreateTaskBatch calls fail with fail.
 	failCreates int
+	// entered, when set, is signalled as AppendBatch begins.
+	entered chan struct{}
 }
 
 func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
@@ -58,8 +60,11 @@ func (b *batchSpy) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a
 func (b *batchSpy) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
 	b.mu.Lock()
 	b.sizes = append(b.sizes, len(evs))
-	gate, fail, wrote, hold := b.gate, b.fail, b.wrote, b.hold
+	gate, fail, wrote, hold, entered := b.gate, b.fail, b.wrote, b.hold, b.entered
 	b.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
 	if gate != nil {
 		<-gate
 	}
@@ -214,6 +219,45 @@ func wantFailedWithout(t *testing.T, s *server.Server, id string) {
 	if st := task.GetStatus().GetState(); st != a2a.TaskState_TASK_STATE_FAILED || len(task.GetArtifacts()) != 0 {
 		t.Errorf("stored task: %s with %d artifacts, want FAILED with none", st, len(task.GetArtifacts()))
 	}
+}
+
+// An event stored at once (here an artifact of a task whose published
+// state is INPUT_REQUIRED) after a pipelined write that failed is not
+// written either: the agent's call fails, and the task ends FAILED
+// without it. (With Options.Cluster the failed write may have read that
+// another replica ended the task: nothing may follow that.)
+func TestNoWriteAfterFailedPipelinedWrite(t *testing.T) {
+	t.Parallel()
+	store := &batchSpy{Store: memstore.New()}
+	artifactErr := make(chan error, 1)
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if req.Task == nil {
+			return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+		}
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		store.mu.Lock()
+		entered, gate := store.entered, store.gate
+		store.mu.Unlock()
+		<-entered // the WORKING write is in flight
+		go func() { time.Sleep(10 * time.Millisecond); close(gate) }()
+		err := em.Artifact(a2a.TextArtifact("a", "after the lost write"))
+		artifactErr <- err
+		return err
+	})
+	s := newServer(t, server.Options{Agent: agent, Store: store})
+	task := taskOf(t)(s.SendMessage(anon(t), msgReq("start")))
+	store.mu.Lock()
+	store.entered, store.gate, store.fail = make(chan struct{}, 1), make(chan struct{}), errors.New("disk full")
+	store.mu.Unlock()
+	if _, err := s.SendMessage(anon(t), followReq(task.Id, "go on")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-artifactErr; err == nil || a2a.AsError(err).Code != a2a.CodeInternal {
+		t.Errorf("the artifact after the lost write: %v, want an internal error", err)
+	}
+	wantFailedWithout(t, s, task.Id)
 }
 
 // CancelTask while chunks are being stored: the chunks come first, then

@@ -140,8 +140,8 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 					err = ErrTaskClosed
 				}
 			}
-			if errors.Is(err, ErrTaskClosed) && try < 2 {
-				continue // ended meanwhile (canceled, or finished): answer as of now
+			if (errors.Is(err, ErrTaskClosed) || errors.Is(err, ErrTaskTaken)) && try < 2 {
+				continue // ended meanwhile (canceled, or finished), or another replica runs it now: answer as of now
 			}
 			if err != nil {
 				return nil, err

@@ -76,6 +76,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		return err
 	}
 	err = s.write(ctx, func(w *wtx) error { return s.runAppend(w, op) })
+	s.cache.drop(cacheKey{sc, id})
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
 		return wrap("append", err)
 	}
@@ -94,6 +95,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 		return err
 	}
 	err = s.write(ctx, func(w *wtx) error { return s.runBatch(w, ops) })
+	s.cache.drop(cacheKey{sc, id})
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
 		return wrap("append batch", err)
 	}

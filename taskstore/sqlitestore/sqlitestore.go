@@ -102,6 +102,7 @@ type Store struct {
 	writer *sql.DB    // one connection: every write goes through it
 	reader *sql.DB    // a pool of query_only connections
 	keys   *seal.Keys // seal push secrets; nil stores them as given
+	cache  *taskCache // the tasks GetTask read last
 
 	stmts   []*sql.Stmt // every prepared statement, for Close
 	queries []string    // their text, for the query plan test
@@ -208,7 +209,7 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	// A file: URI keeps characters such as '?' and '#' in the path intact.
 	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 
-	s := &Store{keys: opts.PushKeys, now: time.Now}
+	s := &Store{keys: opts.PushKeys, now: time.Now, cache: newTaskCache()}
 	// secure_delete=FAST zeroes deleted and replaced row content within the
 	// pages a write touches anyway, so that a secret sealed again, or a
 	// configuration deleted, does not linger in the file's free space.

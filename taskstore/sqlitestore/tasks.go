@@ -118,6 +118,11 @@ func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uin
 // GetTask returns the task with the id in the scope, assembled from its
 // header, history and artifact rows read by one statement.
 func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
+	k := cacheKey{sc, id}
+	t, gen := s.cache.get(k)
+	if t != nil {
+		return t, nil
+	}
 	rows, err := s.getTask.QueryContext(ctx, id, sc.Tenant, sc.Owner)
 	if err != nil {
 		return nil, wrap("get task", err)
@@ -131,6 +136,9 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	}
 	if err := p.Assemble(p.Task); err != nil {
 		return nil, wrap("get task", err)
+	}
+	if s.cache.fresh(k, gen) {
+		s.cache.put(k, a2a.CloneTask(p.Task), gen)
 	}
 	return p.Task, nil
 }
@@ -182,6 +190,7 @@ func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) 
 // batches, each its own transaction.
 func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
 	n, err := deleteInBatches(ctx, s.deleteFinished, order.CeilMillis(before))
+	s.cache.clear()
 	if err != nil {
 		return n, wrap("delete finished tasks", err)
 	}

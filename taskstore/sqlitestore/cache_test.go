@@ -1,0 +1,126 @@
+package sqlitestore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// GetTask's cache never answers with a task older than the last write
+// acknowledged, however readers race the writes, and forgets the tasks
+// DeleteFinished deletes.
+func TestGetTaskCacheFollowsWrites(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := t.Context()
+	sc := taskstore.Scope{Owner: "o"}
+	tk := &a2a.Task{Id: "c1", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING, Timestamp: timestamppb.Now()}}
+	if err := s.CreateTask(ctx, sc, tk, taskstore.Event{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	stopReaders := sync.OnceFunc(func() { close(stop); readers.Wait() })
+	defer stopReaders()
+	for range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.GetTask(ctx, sc, "c1"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	const chunks = 100
+	for i := 1; i <= chunks; i++ {
+		ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskId: "c1", ContextId: "c", Artifact: a2a.TextArtifact("a", fmt.Sprint(i)), Append: i > 1}}}
+		batch := i%2 == 0
+		var err error
+		if batch {
+			err = s.AppendBatch(ctx, sc, "c1", []taskstore.Event{{Seq: uint64(i + 1), Response: ev}})
+		} else {
+			err = s.Append(ctx, sc, "c1", taskstore.Event{Seq: uint64(i + 1), Response: ev})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetTask(ctx, sc, "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(got.GetArtifacts()[0].GetParts()); n != i {
+			t.Fatalf("after chunk %d (batch %v) GetTask has %d parts", i, batch, n)
+		}
+	}
+	stopReaders()
+	// Another scope never gets the cached task.
+	if _, err := s.GetTask(ctx, taskstore.Scope{Owner: "other"}, "c1"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Errorf("GetTask in another scope: %v, want ErrNotFound", err)
+	}
+	done := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		TaskId: "c1", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED, Timestamp: timestamppb.Now()}}}}
+	if err := s.Append(ctx, sc, "c1", taskstore.Event{Seq: chunks + 2, Response: done}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetTask(ctx, sc, "c1"); err != nil || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("GetTask after COMPLETED: %v, %v", got.GetStatus().GetState(), err)
+	}
+	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished = %d, %v", n, err)
+	}
+	if _, err := s.GetTask(ctx, sc, "c1"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Errorf("GetTask after DeleteFinished: %v, want ErrNotFound", err)
+	}
+}
+
+// A read that began before a write must not cache what it read once the
+// write is acknowledged (taskCache.put after drop).
+func TestTaskCacheRefusesReadsOlderThanADrop(t *testing.T) {
+	c := newTaskCache()
+	k := cacheKey{taskstore.Scope{Owner: "o"}, "t"}
+	_, gen := c.get(k)
+	c.drop(k) // a write of the task committed meanwhile
+	c.put(k, &a2a.Task{Id: "t"}, gen)
+	if got, _ := c.get(k); got != nil {
+		t.Fatal("a read older than the write was cached")
+	}
+	_, gen = c.get(k)
+	c.put(k, &a2a.Task{Id: "t"}, gen)
+	if got, _ := c.get(k); got == nil {
+		t.Fatal("a read newer than the write was not cached")
+	}
+	_, gen = c.get(k)
+	c.clear()
+	c.put(k, &a2a.Task{Id: "t"}, gen)
+	if got, _ := c.get(k); got != nil {
+		t.Fatal("a read older than a clear was cached")
+	}
+}
+
+// A task larger than cachedTaskBytes is read from the store each time.
+func TestTaskCacheSkipsLargeTasks(t *testing.T) {
+	c := newTaskCache()
+	k := cacheKey{taskstore.Scope{Owner: "o"}, "big"}
+	big := &a2a.Task{Id: "big", Artifacts: []*a2a.Artifact{a2a.TextArtifact("a", string(make([]byte, cachedTaskBytes)))}}
+	_, gen := c.get(k)
+	c.put(k, big, gen)
+	if got, _ := c.get(k); got != nil {
+		t.Fatal("a task over the size bound was cached")
+	}
+}

@@ -171,9 +171,7 @@ func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 		// the write in flight fails, this event, which follows it, is
 		// not written either: with Options.Cluster the run may have just
 		// read that another replica ended the task, or runs it now.
-		lost := r.pipeErr
-		r.settleInflight()
-		if r.pipeErr != lost {
+		if r.settleInflight() != nil {
 			return r.pipeFailure()
 		}
 		if len(r.queue) > 0 {

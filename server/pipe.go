@@ -176,12 +176,15 @@ func (r *run) pipeFailure() error {
 	return a2a.Internal(r.pipeErr)
 }
 
-// settleInflight waits for the write in flight, if any, and applies its
-// outcome. Callers hold r.mu.
-func (r *run) settleInflight() {
-	if w := r.inflight; w != nil {
-		r.settle(w)
+// settleInflight waits for the write in flight, if any, applies its
+// outcome, and returns its error. Callers hold r.mu.
+func (r *run) settleInflight() error {
+	w := r.inflight
+	if w == nil {
+		return nil
 	}
+	r.settle(w)
+	return w.err
 }
 
 // drain stores and publishes every queued event, waiting for the write in

@@ -63,9 +63,8 @@ func (c *taskCache) get(k cacheKey) (*a2a.Task, uint64) {
 	return a2a.CloneTask(t), gen
 }
 
-// put caches t, read from the store after get returned gen, unless the
-// key may have been written since or t is too large. The cache keeps t:
-// callers give it a task nobody else holds.
+// put caches a copy of t, read from the store after get returned gen,
+// unless the key may have been written since or t is too large.
 func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) {
 	if proto.Size(t) > cachedTaskBytes {
 		return
@@ -81,15 +80,7 @@ func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) {
 			break
 		}
 	}
-	c.tasks[k] = t
-}
-
-// fresh reports whether put would take a task of the key read after get
-// returned gen, so that GetTask copies the task only then.
-func (c *taskCache) fresh(k cacheKey, gen uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.dropped[c.slot(k)] <= gen && c.cleared <= gen
+	c.tasks[k] = a2a.CloneTask(t)
 }
 
 // drop forgets the task with the key: it was written.

@@ -75,10 +75,18 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	if err != nil {
 		return err
 	}
-	err = s.write(ctx, func(w *wtx) error { return s.runAppend(w, op) })
+	return s.writeTask(ctx, sc, id, "append", func(w *wtx) error { return s.runAppend(w, op) })
+}
+
+// writeTask runs fn, a write of the task with the id, in the group
+// commit, then drops the task from GetTask's cache (taskCache) before it
+// returns. An error other than ErrNotFound and ErrSeq is wrapped with
+// what.
+func (s *Store) writeTask(ctx context.Context, sc taskstore.Scope, id, what string, fn func(w *wtx) error) error {
+	err := s.write(ctx, fn)
 	s.cache.drop(cacheKey{sc, id})
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
-		return wrap("append", err)
+		return wrap(what, err)
 	}
 	return err
 }
@@ -94,12 +102,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if err != nil {
 		return err
 	}
-	err = s.write(ctx, func(w *wtx) error { return s.runBatch(w, ops) })
-	s.cache.drop(cacheKey{sc, id})
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
-		return wrap("append batch", err)
-	}
-	return err
+	return s.writeTask(ctx, sc, id, "append batch", func(w *wtx) error { return s.runBatch(w, ops) })
 }
 
 // encodeBatch checks and encodes the events of a batch.

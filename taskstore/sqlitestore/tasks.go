@@ -138,9 +138,7 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	if err := p.Assemble(p.Task); err != nil {
 		return nil, wrap("get task", err)
 	}
-	if s.cache.fresh(k, gen) {
-		s.cache.put(k, a2a.CloneTask(p.Task), gen)
-	}
+	s.cache.put(k, p.Task, gen)
 	return p.Task, nil
 }
 

@@ -16,16 +16,18 @@ import (
 )
 
 // loadSynopsis is the usage line and the notes of `parley load -h`.
-const loadSynopsis = `load URL... [flags]     (or: parley load --ceiling ADDR [--chunks N])
+const loadSynopsis = `load URL... [flags]     (or: parley load --ceiling|--floor ADDR [--chunks N])
 
 Runs --concurrency clients against the A2A server at URL for --duration,
 each sending its next request when the last one is answered (plain
 HTTP/1.1), and prints throughput and latency. Several URLs (replicas of
 one agent) share the clients in turn. --ceiling ADDR instead serves
-the cheapest possible responder, the yardstick to compare a server with.`
+the cheapest possible responder, the yardstick to compare a server with;
+--floor ADDR serves one that also decodes each request's message and
+encodes a new answer for it, with no store and no agent.`
 
 // load runs `parley load`: the closed-loop load generator, or with
-// -ceiling the cheapest responder its figures are compared with.
+// -ceiling or -floor a responder its figures are compared with.
 func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley load", flag.ContinueOnError)
 	op := fs.String("op", "send", "operation: send (blocking SendMessage \"hello\"), stream (SendStreamingMessage \"stream N\") or get (GetTask)")
@@ -41,6 +43,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
 	cutShare := fs.Float64("cut-share", 0, "with --op stream: drop the connection of this `SHARE` (0 to 1) of streams mid-way, then resume each with SubscribeToTask and Last-Event-ID; events lost and duplicated are reported (must be 0)")
 	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
+	floor := fs.String("floor", "", "serve the floor responder on `ADDR` instead of generating load: the ceiling plus decoding each request and encoding its answer (docs/performance.md)")
 	// Flags may come before or after the URL.
 	var rest []string
 	for {
@@ -54,11 +57,15 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		args = fs.Args()[1:]
 	}
 
-	if *ceiling != "" {
-		if len(rest) > 0 {
-			return usageError{fmt.Errorf("--ceiling takes no URL (got %q)", rest[0])}
-		}
-		return serveCeiling(ctx, *ceiling, *chunks, stdout, stderr)
+	switch {
+	case *ceiling != "" && *floor != "":
+		return usageError{errors.New("--ceiling and --floor: want one of them")}
+	case (*ceiling != "" || *floor != "") && len(rest) > 0:
+		return usageError{fmt.Errorf("--ceiling and --floor take no URL (got %q)", rest[0])}
+	case *ceiling != "":
+		return serveYardstick(ctx, "--ceiling", *ceiling, loadgen.Ceiling(*chunks), *chunks, stdout, stderr)
+	case *floor != "":
+		return serveYardstick(ctx, "--floor", *floor, loadgen.Floor(*chunks), *chunks, stdout, stderr)
 	}
 	if len(rest) == 0 {
 		return usageError{errors.New("want a URL, e.g. parley load http://127.0.0.1:8080 --op send (or several: replicas of one agent)")}
@@ -102,15 +109,16 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// serveCeiling serves loadgen.Ceiling on addr until ctx ends.
-func serveCeiling(ctx context.Context, addr string, chunks int, stdout, stderr io.Writer) error {
-	ln, err := listen("--ceiling", addr)
+// serveYardstick serves h, the responder the flag names (loadgen.Ceiling
+// or loadgen.Floor), on addr until ctx ends.
+func serveYardstick(ctx context.Context, flag, addr string, h http.Handler, chunks int, stdout, stderr io.Writer) error {
+	ln, err := listen(flag, addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: loadgen.Ceiling(chunks), ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(stderr, nil)).Handler(), slog.LevelWarn)}
-	fmt.Fprintf(stdout, "ceiling responder on http://%s (streams of %d chunks)\n", ln.Addr(), chunks)
+	fmt.Fprintf(stdout, "%s responder on http://%s (streams of %d chunks)\n", flag[2:], ln.Addr(), chunks)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {

@@ -50,19 +50,22 @@ func startParley(t *testing.T) string {
 	return ts.URL
 }
 
-// TestRun drives Parley and the ceiling for half a second per operation
-// and checks that the figures hang together. It asserts no timing.
+// TestRun drives Parley, the ceiling and the floor for half a second per
+// operation and checks that the figures hang together. It asserts no
+// timing.
 func TestRun(t *testing.T) {
 	ceiling := httptest.NewServer(loadgen.Ceiling(5))
 	t.Cleanup(ceiling.Close)
-	targets := map[string]string{"parley": startParley(t), "ceiling": ceiling.URL}
+	floor := httptest.NewServer(loadgen.Floor(5))
+	t.Cleanup(floor.Close)
+	targets := map[string]string{"parley": startParley(t), "ceiling": ceiling.URL, "floor": floor.URL}
 	runs := []struct{ op, binding string }{
 		{loadgen.OpSend, loadgen.BindingJSONRPC},
 		{loadgen.OpStream, loadgen.BindingREST},
 		{loadgen.OpGet, loadgen.BindingREST},
 		{loadgen.OpGet, loadgen.BindingJSONRPC},
 	}
-	for _, name := range []string{"parley", "ceiling"} {
+	for _, name := range []string{"parley", "ceiling", "floor"} {
 		for _, r := range runs {
 			t.Run(name+"/"+r.op+"/"+r.binding, func(t *testing.T) {
 				res, err := loadgen.Run(t.Context(), loadgen.Config{URL: targets[name], Op: r.op, Binding: r.binding,

@@ -27,8 +27,15 @@ type entry struct {
 // newEntry returns the entry of task t (the store's own copy) in the scope,
 // indexed by its current values.
 func newEntry(sc taskstore.Scope, t *a2a.Task, seq uint64) *entry {
-	return &entry{scope: sc, key: order.TaskKey(t), ctx: t.GetContextId(),
-		state: t.GetStatus().GetState(), task: t, seq: seq}
+	e := &entry{scope: sc, task: t, seq: seq}
+	e.indexAs(t)
+	return e
+}
+
+// indexAs sets the values e is indexed under to task t's. The entry must
+// not be in the indexes (see reindex).
+func (e *entry) indexAs(t *a2a.Task) {
+	e.key, e.ctx, e.state = order.TaskKey(t), t.GetContextId(), t.GetStatus().GetState()
 }
 
 // reindex moves e in its scope's indexes when the task's sort key, context

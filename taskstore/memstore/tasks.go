@@ -46,7 +46,6 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	if _, ok := s.tasks[e.key.ID]; ok {
 		return taskstore.ErrExists
 	}
-	s.link(e)
 	if r != nil {
 		e.log = s.logEvent(e, nil, ev.Seq, r)
 		s.queueAll(e, ev.Push, ev.Seq, r)
@@ -54,9 +53,10 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	for _, ev := range evs[1:] {
 		s.record(e, ev)
 	}
-	if len(evs) > 1 {
-		s.reindex(e)
-	}
+	// The entry joins the indexes once, as the events left it: no move
+	// from the first event's state to the last one's.
+	e.indexAs(e.task)
+	s.link(e)
 	e.pack()
 	return nil
 }

@@ -245,6 +245,9 @@ func TestCountersMatchTasks(t *testing.T) {
 		id := fmt.Sprint("t-", i)
 		tk := newTask(id, i)
 		tk.ContextId = fmt.Sprint("ctx-", i%3)
+		text := []*a2a.Part{{Content: &a2a.Part_Text{Text: id}}}
+		tk.History = []*a2a.Message{{MessageId: id, Role: a2a.Role_ROLE_USER, Parts: text}}
+		tk.Artifacts = []*a2a.Artifact{{ArtifactId: "a", Parts: text}}
 		if err := s.CreateTask(ctx, sc(i), tk, snapshot(tk)); err != nil {
 			t.Fatal(err)
 		}
@@ -280,4 +283,78 @@ func TestCountersMatchTasks(t *testing.T) {
 		t.Fatalf("DeleteFinished: %d, %v", n, err)
 	}
 	check("deleting the finished tasks")
+	// The pieces have no foreign key since schema version 4:
+	// DeleteFinished deletes them itself.
+	var left, orphans int
+	err = s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM task_history h JOIN tasks t ON t.id = h.task_id)
+			+ (SELECT count(*) FROM task_artifacts a JOIN tasks t ON t.id = a.task_id)
+			+ (SELECT count(*) FROM task_events e JOIN tasks t ON t.id = e.task_id),
+		(SELECT count(*) FROM task_history WHERE task_id NOT IN (SELECT id FROM tasks))
+			+ (SELECT count(*) FROM task_artifacts WHERE task_id NOT IN (SELECT id FROM tasks))
+			+ (SELECT count(*) FROM task_events WHERE task_id NOT IN (SELECT id FROM tasks))`).Scan(&left, &orphans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left == 0 || orphans != 0 {
+		t.Fatalf("after DeleteFinished: %d pieces of the tasks left (want some), %d pieces of deleted tasks (want 0)", left, orphans)
+	}
+}
+
+// TestMigrateFromVersion3 upgrades a database made by version 3's
+// migrations, holding a task counted by version 3's trigger: the
+// pieces lose their foreign keys, and the trigger stops counting new tasks,
+// which CreateTask's statement counts, so that each task is counted once.
+func TestMigrateFromVersion3(t *testing.T) {
+	u := pgtest.NewSchema(t, pgtest.NewDatabase(t))
+	conn, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	stmts := []string{`CREATE TABLE parley_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)`,
+		`INSERT INTO parley_schema (version) VALUES (3)`}
+	for _, m := range migrations[:3] {
+		stmts = append(stmts, m...)
+	}
+	stmts = append(stmts, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data)
+		VALUES ('old', '`+scope.Tenant+`', '`+scope.Owner+`', 'ctx', 2, 1, 1, '')`)
+	for _, stmt := range stmts {
+		if _, err := conn.Exec(t.Context(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	foreignKeys := func() int {
+		var n int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_constraint WHERE contype = 'f'
+			AND conrelid::regclass::text IN ('task_history', 'task_artifacts', 'task_events')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := foreignKeys(); n != 3 {
+		t.Fatalf("version 3 has %d foreign keys on the pieces, want 3", n)
+	}
+	s, err := Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatalf("open a version 3 database: %v", err)
+	}
+	defer s.Close()
+	if v := schemaVersion(t, u); v != SchemaVersion {
+		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
+	}
+	if n := foreignKeys(); n != 0 {
+		t.Fatalf("%d foreign keys on the pieces left, want 0", n)
+	}
+	tk := newTask("new", 5)
+	if err := s.CreateTask(t.Context(), scope, tk, snapshot(tk)); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.ListTasks(t.Context(), scope, taskstore.ListQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != 2 || len(page.Tasks) != 2 {
+		t.Fatalf("%d tasks counted, %d listed, want 2 and 2", page.Total, len(page.Tasks))
+	}
 }

@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -204,6 +204,24 @@ var migrations = [][]string{
 		// updates that move no indexed column (an artifact chunk) are
 		// HOT updates, which add no index entries.
 		`ALTER TABLE tasks SET (fillfactor = 70)`,
+	},
+	// Version 4: two checks that cost PostgreSQL about a third of its
+	// time on a new task are made by the statements that need them
+	// instead. The pieces of a task (history, chunks, events) lose their
+	// foreign keys to tasks: every statement that adds one either adds
+	// the task in the same statement (CreateTask) or first updates the
+	// task's row, which it then holds locked until it commits, and
+	// DeleteFinished deletes a task's pieces itself. A new task's four
+	// counters are upserted by CreateTask's statement (sqlCreateTask); the
+	// trigger no longer fires on INSERT, and so no longer costs a PL/pgSQL
+	// call with a statement of its own for every new task.
+	3: {
+		`ALTER TABLE task_history DROP CONSTRAINT IF EXISTS task_history_task_id_fkey`,
+		`ALTER TABLE task_artifacts DROP CONSTRAINT IF EXISTS task_artifacts_task_id_fkey`,
+		`ALTER TABLE task_events DROP CONSTRAINT IF EXISTS task_events_task_id_fkey`,
+		`DROP TRIGGER IF EXISTS tasks_count ON tasks`,
+		`CREATE TRIGGER tasks_count AFTER DELETE OR UPDATE OF tenant, owner, context_id, state ON tasks
+			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
 	},
 }
 

@@ -28,13 +28,21 @@ const (
 	// ($15-$17, their artifact ids, append flags and contents), the push
 	// configuration ($18-$20: id, data, secret; none when $19 is NULL),
 	// the events ($21 created_ms, $22 their bytes, numbered up to the
-	// header's $7) and their outbox rows ($23: whether to queue each). The
-	// foreign keys are checked at the statement's end, when the rows they
-	// name are there.
+	// header's $7) and their outbox rows ($23: whether to queue each), and
+	// the task's four ListTasks counters, in key order as the trigger
+	// upserts them (countFunction; since schema version 4 the trigger
+	// leaves new tasks to this statement). The push configuration's
+	// foreign key is checked at the statement's end, when the task is
+	// there.
 	sqlCreateTask = `WITH t AS (INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push,
 			next_history, next_chunk, runner)
 		SELECT $1::text, $2::text, $3::text, $4::text, $5::integer, $6::bigint, $7::bigint, $8::bytea, $9::bytea, $10::boolean,
 			$11::integer, $12::integer, $13::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING RETURNING id),
+		k AS (INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n)
+			SELECT $2, $3, k.kind, k.context_id, k.state, hashtext(t.id) & 15, 1
+			FROM t, (VALUES (0, ''::text, 0), (1, $4, 0), (2, '', $5), (3, $4, $5)) AS k(kind, context_id, state)
+			ORDER BY k.kind
+			ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n),
 		h AS (INSERT INTO task_history (task_id, n, message)
 			SELECT t.id, m.n - 1, m.message FROM t, unnest($14::bytea[]) WITH ORDINALITY AS m(message, n)),
 		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
@@ -62,8 +70,17 @@ const (
 var (
 	sqlListActive     = `SELECT tenant, owner, id FROM tasks WHERE state IN (` + stateList(order.Active) + `)`
 	sqlDeleteFinished = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks
-		WHERE state IN (` + stateList(order.Terminal) + `) AND status_ms < $1 LIMIT ` + fmt.Sprint(deleteBatch) + `)`
+		WHERE state IN (` + stateList(order.Terminal) + `) AND status_ms < $1 LIMIT ` + fmt.Sprint(deleteBatch) + `) RETURNING id`
 )
+
+// sqlDeletePieces deletes the history, chunks and events of the tasks $1.
+// DeleteFinished runs it after deleting the tasks, in the same
+// transaction: as a statement of its own it sees every piece committed
+// until then, and a writer that comes later finds no task row to update
+// and so adds no piece.
+const sqlDeletePieces = `WITH h AS (DELETE FROM task_history WHERE task_id = ANY($1)),
+	a AS (DELETE FROM task_artifacts WHERE task_id = ANY($1))
+	DELETE FROM task_events WHERE task_id = ANY($1)`
 
 // stateList returns the states as a comma-separated list of SQL integers.
 func stateList(states []a2a.TaskState) string {
@@ -245,15 +262,35 @@ func (s *Store) listScoped(ctx context.Context, query string) ([]taskstore.Scope
 }
 
 // DeleteFinished removes terminal tasks whose status timestamp is before
-// the given time; their history, artifacts, events, push configurations
-// and queued notifications go with them (ON DELETE CASCADE). It works in
-// batches, each a statement of its own.
+// the given time, with their history, artifacts and events
+// (sqlDeletePieces); their push configurations and queued notifications
+// go with them by cascade. It works in batches, each a transaction of its
+// own.
 func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
-	n, err := s.deleteInBatches(ctx, sqlDeleteFinished, order.CeilMillis(before))
-	if err != nil {
-		return n, wrap("delete finished tasks", err)
+	cut, total := order.CeilMillis(before), 0
+	for {
+		var n int
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, sqlDeleteFinished, cut)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			n = len(ids)
+			_, err = tx.Exec(ctx, sqlDeletePieces, ids)
+			return err
+		})
+		if err != nil {
+			return total, wrap("delete finished tasks", err)
+		}
+		total += n
+		if n < deleteBatch {
+			return total, nil
+		}
 	}
-	return n, nil
 }
 
 // deleteInBatches runs a batched DELETE until it removes fewer than a

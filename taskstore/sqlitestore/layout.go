@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 
@@ -29,18 +28,19 @@ import (
 // writeParts inserts the rows of a task's history and artifacts, numbered
 // from 0, inside a write. The task must have none yet.
 func (s *Store) writeParts(w *wtx, taskID string, p encodedParts) error {
-	bg := context.Background()
+	id := any(taskID)
+	args := make([]any, 0, 5*max(len(p.History), len(p.Artifacts)))
 	for n, m := range p.History {
-		if _, err := w.exec(bg, s.putHistory, taskID, n, m); err != nil {
-			return err
-		}
+		args = append(args, id, n, m)
 	}
+	if err := s.putHistory.exec(w, args); err != nil {
+		return err
+	}
+	args = args[:0]
 	for n, c := range p.Artifacts {
-		if _, err := w.exec(bg, s.putChunk, taskID, n, c.ID, c.AppendTo, c.Data); err != nil {
-			return err
-		}
+		args = append(args, id, n, c.ID, c.AppendTo, c.Data)
 	}
-	return nil
+	return s.putChunks.exec(w, args)
 }
 
 // The SELECT lists of the three kinds of rows that read a task's pieces,

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -254,8 +256,10 @@ func TestQueryPlans(t *testing.T) {
 	for _, query := range s.queries {
 		p := explain(t, s, query, make([]any, strings.Count(query, "?")))
 		// A page's parts are found by a list of ids given as JSON: its
-		// scan is of the argument, not of a table.
+		// scan is of the argument, not of a table; so is a multi-row
+		// INSERT's of its VALUES.
 		p2 := strings.ReplaceAll(p, "SCAN json_each VIRTUAL TABLE", "")
+		p2 = regexp.MustCompile(`SCAN \d+-ROW VALUES CLAUSE`).ReplaceAllString(p2, "")
 		if strings.Contains(p2, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("%s\n  plan %q scans or sorts", query, p)
 		}
@@ -317,7 +321,7 @@ func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, hist := tx.Stmt(s.createTask), tx.Stmt(s.putHistory)
+	st, hist := tx.Stmt(s.createTask), tx.Stmt(s.putHistory.stmts[len(rowCounts)-1]) // one row
 	states := []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED, a2a.TaskState_TASK_STATE_FAILED}
 	for i := range n {
 		sc := scopes[i%len(scopes)]
@@ -508,5 +512,61 @@ func TestCounters(t *testing.T) {
 	var negative int
 	if err := s.reader.QueryRow("SELECT count(*) FROM task_counts WHERE n < 0").Scan(&negative); err != nil || negative != 0 {
 		t.Errorf("%d negative counters (%v)", negative, err)
+	}
+}
+
+// TestCreateTaskBatchRowCounts makes tasks whose history, chunks and
+// events need each size of the multi-row INSERTs, and sizes between them:
+// every row is stored once, in order.
+func TestCreateTaskBatchRowCounts(t *testing.T) {
+	s := openTemp(t)
+	for _, n := range []int{1, 2, 3, 15, 16, 17, 22, 31, 40} {
+		id := fmt.Sprintf("task-%02d", n)
+		tk := newTask(id, a2a.TaskState_TASK_STATE_WORKING, n)
+		for i := 1; i < n; i++ {
+			tk.History = append(tk.History, &a2a.Message{MessageId: fmt.Sprint("m-", i), Role: a2a.Role_ROLE_AGENT,
+				Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: fmt.Sprint(i)}}}})
+		}
+		evs := []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}}
+		for i := 1; i < n; i++ {
+			evs = append(evs, taskstore.Event{Seq: uint64(i + 1), Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{
+				ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskId: id, ContextId: tk.ContextId, Append: i > 1,
+					Artifact: &a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: fmt.Sprint(i)}}}}}}}})
+		}
+		if err := s.CreateTaskBatch(t.Context(), scope, tk, evs); err != nil {
+			t.Fatalf("%d events: %v", n, err)
+		}
+		got, err := s.GetTask(t.Context(), scope, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.History) != n {
+			t.Errorf("%d events: %d history messages, want %d", n, len(got.History), n)
+		}
+		var chunks []string
+		for _, a := range got.Artifacts {
+			for _, p := range a.Parts {
+				chunks = append(chunks, p.GetText())
+			}
+		}
+		var want []string
+		for i := 1; i < n; i++ {
+			want = append(want, fmt.Sprint(i))
+		}
+		if !slices.Equal(chunks, want) {
+			t.Errorf("%d events: artifact parts %v, want %v", n, chunks, want)
+		}
+		logged, err := s.Events(t.Context(), scope, id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ev := range logged {
+			if ev.Seq != uint64(i+1) {
+				t.Fatalf("%d events: event %d has seq %d", n, i, ev.Seq)
+			}
+		}
+		if len(logged) != n {
+			t.Errorf("%d events: %d logged", n, len(logged))
+		}
 	}
 }

@@ -109,30 +109,31 @@ type Store struct {
 
 	// Prepared statements, by role; each is prepared on the pool that
 	// runs it (see the prepare functions next to their users).
-	createTask, putHistory, putChunk, lastSeq *sql.Stmt
-	getTask                                   *sql.Stmt
-	listActive, deleteFinished                *sql.Stmt
-	list                                      [16]*sql.Stmt // by listFilter
-	countSince                                [8]*sql.Stmt  // by listFilter, only those with WithSince
-	counter                                   *sql.Stmt
-	putConfig, getConfig                      *sql.Stmt
-	listConfigs, deleteConfig, taskInScope    *sql.Stmt
-	markPush                                  *sql.Stmt
-	queueEvent, queueOne, dropQueued          *sql.Stmt // the push outbox (writer)
-	suspend, unsuspend, deletePush            *sql.Stmt
-	pushTargetsOf, nextPushTarget, pending    *sql.Stmt // the push outbox (readers)
-	resealBatch, resealOne                    *sql.Stmt // ResealPushConfigs
-	getMessage, setReply                      *sql.Stmt
-	insertMessage, getMessageW                *sql.Stmt // getMessageW runs on the writer
-	deleteMessages                            *sql.Stmt
-	savepoint, release, rollbackTo            *sql.Stmt // group commit (writer)
-	headSeq, headStatus, headTask, seqW       *sql.Stmt // Append (writer)
-	addHistory, addHistoryIn, addChunk        *sql.Stmt
-	replaceChunk, dropChunks                  *sql.Stmt
-	clearHistory, clearChunks                 *sql.Stmt
-	insertEvent, oldEvents, pruneEvent        *sql.Stmt // the event log (writer)
-	events                                    *sql.Stmt // the event log (reader)
-	pagePieces                                *sql.Stmt // ListTasks (reader)
+	createTask, lastSeq                    *sql.Stmt
+	putHistory, putChunks, putEvents       *multiInsert // a new task's rows (writer)
+	getTask                                *sql.Stmt
+	listActive, deleteFinished             *sql.Stmt
+	list                                   [16]*sql.Stmt // by listFilter
+	countSince                             [8]*sql.Stmt  // by listFilter, only those with WithSince
+	counter                                *sql.Stmt
+	putConfig, getConfig                   *sql.Stmt
+	listConfigs, deleteConfig, taskInScope *sql.Stmt
+	markPush                               *sql.Stmt
+	queueEvent, queueOne, dropQueued       *sql.Stmt // the push outbox (writer)
+	suspend, unsuspend, deletePush         *sql.Stmt
+	pushTargetsOf, nextPushTarget, pending *sql.Stmt // the push outbox (readers)
+	resealBatch, resealOne                 *sql.Stmt // ResealPushConfigs
+	getMessage, setReply                   *sql.Stmt
+	insertMessage, getMessageW             *sql.Stmt // getMessageW runs on the writer
+	deleteMessages                         *sql.Stmt
+	savepoint, release, rollbackTo         *sql.Stmt // group commit (writer)
+	headSeq, headStatus, headTask, seqW    *sql.Stmt // Append (writer)
+	addHistory, addHistoryIn, addChunk     *sql.Stmt
+	replaceChunk, dropChunks               *sql.Stmt
+	clearHistory, clearChunks              *sql.Stmt
+	insertEvent, oldEvents, pruneEvent     *sql.Stmt // the event log (writer)
+	events                                 *sql.Stmt // the event log (reader)
+	pagePieces                             *sql.Stmt // ListTasks (reader)
 
 	now func() time.Time // the clock of the event log and the outbox
 

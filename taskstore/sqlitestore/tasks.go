@@ -20,8 +20,9 @@ import (
 func (s *Store) prepareTasks(p *preparer) {
 	s.createTask = p.writer(`INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-	s.putHistory = p.writer(`INSERT INTO task_history (task_id, n, message) VALUES (?, ?, ?)`)
-	s.putChunk = p.writer(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES (?, ?, ?, ?, ?)`)
+	s.putHistory = p.multiInsert(`INSERT INTO task_history (task_id, n, message)`, 3)
+	s.putChunks = p.multiInsert(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)`, 5)
+	s.putEvents = p.multiInsert(`INSERT INTO task_events (task_id, seq, created_ms, response)`, 4)
 	// A task whole, in one statement (see readPieces): no read
 	// transaction to open, and one query however the task is split.
 	s.getTask = p.reader(`SELECT ` + headerColumns + ` FROM tasks WHERE id = ?1 AND tenant = ?2 AND owner = ?3
@@ -84,10 +85,15 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 				return err
 			}
 		}
+		id, ms := any(t.Id), s.now().UnixMilli()
+		args := make([]any, 0, 4*len(enc.Events))
 		for _, e := range enc.Events {
-			if err := s.logEvent(w, t.Id, e.Seq, e.Data); err != nil {
-				return err
-			}
+			args = append(args, id, int64(e.Seq), ms, e.Data)
+		}
+		if err := s.putEvents.exec(w, args); err != nil {
+			return err
+		}
+		for _, e := range enc.Events {
 			if e.Push && cfg != nil {
 				if err := s.queueForTask(ctx, w, sc, t.Id, e.Seq, e.Data); err != nil {
 					return err

@@ -13,17 +13,16 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// Floor is the ceiling responder plus the work no A2A server can skip:
-// it decodes each request's message with Parley's JSON codec (a2a.Unmarshal,
-// after encoding/json for a JSON-RPC envelope), builds the answer for it
-// (new task and context ids, a timestamp, the message echoed as the
-// artifact and the history), and encodes that answer (a2a.AppendJSON),
-// each stream event on its own; GetTask decodes the id and encodes a task
-// built once, under that id. Like
-// the ceiling it keeps no store, runs no agent and validates nothing: a
-// server measured against it shows what its store, its agent and the
-// protocol's rules cost, apart from the JSON a request and its answer
-// cost anyway (docs/performance.md).
+// Floor is the ceiling responder plus the JSON work every A2A server does
+// per request: it decodes each request's message with Parley's codec
+// (a2a.Unmarshal, after encoding/json for a JSON-RPC envelope), builds the
+// answer for it (new task and context ids, a timestamp, the message
+// echoed as the artifact and the history) and encodes that answer
+// (a2a.AppendJSON), each stream event on its own; GetTask decodes the id
+// and encodes a task built once, under that id. Like the ceiling it keeps
+// no store, runs no agent and validates nothing: a server measured against
+// it shows what its store, its agent and the protocol's rules cost, apart
+// from the JSON a request and its answer cost anyway (docs/performance.md).
 func Floor(chunks int) http.Handler {
 	t := &a2a.Task{Id: ceilTaskID, ContextId: ceilCtxID,
 		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED, Timestamp: timestamppb.Now()},

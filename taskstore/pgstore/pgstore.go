@@ -38,10 +38,15 @@
 // any number of processes.
 //
 // ListTasks pages with keyset conditions on (status_ms, id) over an index
-// matching each filter. The total comes from counters kept by a trigger
-// (task_counts), split into 16 slots by task id so that concurrent
-// writers of one scope rarely wait on the same counter row; with a Since
-// bound it is a COUNT over the matching index range.
+// matching each filter. The total comes from counters (task_counts) that
+// CreateTask's statement adds a new task to and a trigger keeps in step
+// with every later change, split into 16 slots by task id so that
+// concurrent writers of one scope rarely wait on the same counter row;
+// with a Since bound it is a COUNT over the matching index range.
+//
+// A task's history, chunk and event rows have no foreign key to its row
+// (schema version 4): a statement adds them together with the task, or
+// after updating the task's row, and DeleteFinished deletes them.
 //
 // The push outbox is the push_outbox table, filled in the transaction
 // that records the event. PendingPush reads rows as they are, for one

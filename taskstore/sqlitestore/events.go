@@ -38,7 +38,6 @@ func (s *Store) prepareEvents(p *preparer) {
 	s.clearHistory = p.writer(`DELETE FROM task_history WHERE task_id = ?`)
 	s.clearChunks = p.writer(`DELETE FROM task_artifacts WHERE task_id = ?`)
 
-	s.insertEvent = p.writer(`INSERT INTO task_events (task_id, seq, created_ms, response) VALUES (?, ?, ?, ?)`)
 	s.events = p.reader(`SELECT seq, response FROM task_events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
 	// One step of PruneEvents: the next old events, in the order of the
 	// time index, after a position in it.
@@ -51,8 +50,7 @@ func (s *Store) prepareEvents(p *preparer) {
 
 // logEvent inserts event seq of the task into its log, inside a write.
 func (s *Store) logEvent(w *wtx, taskID string, seq uint64, data []byte) error {
-	_, err := w.exec(context.Background(), s.insertEvent, taskID, int64(seq), s.now().UnixMilli(), data)
-	return err
+	return s.putEvents.exec(w, []any{taskID, int64(seq), s.now().UnixMilli(), data})
 }
 
 // appendOp is one Append, encoded before it joins the group commit.

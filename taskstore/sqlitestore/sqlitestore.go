@@ -131,7 +131,7 @@ type Store struct {
 	addHistory, addHistoryIn, addChunk     *sql.Stmt
 	replaceChunk, dropChunks               *sql.Stmt
 	clearHistory, clearChunks              *sql.Stmt
-	insertEvent, oldEvents, pruneEvent     *sql.Stmt // the event log (writer)
+	oldEvents, pruneEvent                  *sql.Stmt // the event log (writer)
 	events                                 *sql.Stmt // the event log (reader)
 	pagePieces                             *sql.Stmt // ListTasks (reader)
 

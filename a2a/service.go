@@ -48,6 +48,12 @@ type Service interface {
 type CallInfo struct {
 	// Version is the A2A-Version service parameter as received ("" if absent).
 	Version string
+	// Wire is the protocol version the operation's wire form implies, set
+	// by the binding that decoded it: "0.3" for a v0.3 operation (a v0.3
+	// JSON-RPC method, HTTP+JSON route or gRPC service), "" for a v1.x one,
+	// whose version only Version says. The core decides the call's version
+	// from the two (spec §3.6.2).
+	Wire string
 	// Extensions are the URIs of the A2A-Extensions service parameter.
 	Extensions []string
 	// Principal is the authenticated caller's name, "" when anonymous.

@@ -39,10 +39,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/grpcbind"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/jsonrpc"
-	"parley.dev/parley/rest"
 	"parley.dev/parley/sse"
-	"parley.dev/parley/v03/v03http"
 )
 
 // CardPath is the well-known path of the public agent card (spec §8.2).
@@ -142,17 +139,14 @@ type Options struct {
 type Handler struct {
 	opts        Options
 	auth        []Authenticator
-	hosts       map[string]bool // Host names answered when anonymous callers are allowed
-	origins     map[string]bool // CORSOrigins
-	budget      *httpx.Budget   // nil: none
-	pendingAnon atomic.Int64    // anonymous requests sending their body
-	rate        *rateLimiter    // nil: no rate limit
-	streams     *streamLimiter  // nil: no limit on open streams per caller
-	jsonrpc     http.Handler
-	rest        http.Handler
-	v03rest     http.Handler      // nil when v0.3 is off
-	v03grpc     http.Handler      // nil when v0.3 or gRPC is off
-	grpc        *grpcbind.Handler // nil when disabled
+	hosts       map[string]bool   // Host names answered when anonymous callers are allowed
+	origins     map[string]bool   // CORSOrigins
+	budget      *httpx.Budget     // nil: none
+	pendingAnon atomic.Int64      // anonymous requests sending their body
+	rate        *rateLimiter      // nil: no rate limit
+	streams     *streamLimiter    // nil: no limit on open streams per caller
+	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
+	grpc        *grpcbind.Handler // nil when disabled; also serves health, reflection and unknown services
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
 	card        []byte
@@ -210,26 +204,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	if h.opts.MaxStreams > 0 {
 		h.streams = &streamLimiter{max: h.opts.MaxStreams, open: map[string]int{}}
 	}
-	bopts := httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Parking: h.opts.Parking}
-	rpcOpts, restOpts := bopts, bopts
-	rpcOpts.Middleware, restOpts.Middleware = h.middleware(a2a.BindingJSONRPC), h.middleware(a2a.BindingHTTPJSON)
-	h.rest = http.StripPrefix(h.restBase, rest.NewHandler(svc, &restOpts))
-	h.mountV03(svc, &rpcOpts, &restOpts)
-	if !h.opts.DisableGRPC {
-		var g grpcbind.Options
-		if h.opts.GRPC != nil {
-			g = *h.opts.GRPC
-		}
-		if g.MaxRecvBytes == 0 && h.opts.MaxBody > 0 {
-			g.MaxRecvBytes = int(h.opts.MaxBody)
-		}
-		if g.Logger == nil {
-			g.Logger = h.opts.Logger
-		}
-		g.Middleware = append(h.middleware(a2a.BindingGRPC), g.Middleware...)
-		h.grpc = grpcbind.NewHandler(svc, &g)
-		h.mountV03GRPC(svc, &g)
-	}
+	h.mountProtocols(svc)
 	return h, nil
 }
 
@@ -258,8 +233,12 @@ func (h *Handler) GRPC() http.Handler {
 		return nil
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !grpcbind.IsGRPC(r) {
+			h.grpc.ServeHTTP(w, r) // 415
+			return
+		}
 		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
-			h.dispatch(w, r, h.grpcFor(r), h.grpc.WriteError)
+			h.route(w, r)
 		}
 	})
 }
@@ -321,29 +300,41 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if !h.checkOrigin(w, r) || !h.hostAllowed(w, r) {
 		return
 	}
-	switch {
-	case h.grpc != nil && grpcbind.IsGRPC(r):
-		h.dispatch(w, r, h.grpcFor(r), h.grpc.WriteError)
-	case r.URL.Path == CardPath:
-		h.serveCard(w, r)
-	// JSON-RPC is served at its URL with or without a trailing slash (the
-	// official conformance kit, a2a-tck, adds one).
-	case r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == h.rpcPath:
-		h.dispatch(w, r, h.jsonrpc, jsonrpc.WriteError)
-	case h.isV03Route(r):
-		h.dispatch(w, r, h.v03rest, v03http.WriteRESTError)
-	// GET / is no operation: a short page points to the card instead of a
-	// 404. Every other unknown path keeps the HTTP+JSON binding's 404.
-	case isIndex(r):
-		h.serveIndex(w, r)
-	default:
-		h.dispatch(w, r, h.rest, rest.WriteError)
+	if !grpcbind.IsGRPC(r) {
+		switch {
+		case r.URL.Path == CardPath:
+			h.serveCard(w, r)
+			return
+		// GET / is no operation: a short page points to the card instead
+		// of a 404. Every other unknown path keeps the HTTP+JSON binding's
+		// 404.
+		case isIndex(r):
+			h.serveIndex(w, r)
+			return
+		}
+	}
+	h.route(w, r)
+}
+
+// route hands a request to its protocol through the pipeline. A gRPC
+// request that is no A2A operation (health, reflection, an unknown
+// service) is authenticated and rate-limited alike, but reads its own
+// body: reflection is a bidirectional stream.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
+	if p := h.protocolFor(r); p != nil {
+		h.dispatch(w, r, p.serve, p.refuse, true)
+	} else if h.grpc != nil && grpcbind.IsGRPC(r) {
+		h.dispatch(w, r, h.grpc, h.grpc.WriteError, false)
+	} else {
+		http.Error(w, "gRPC is not served here", http.StatusUnsupportedMediaType)
 	}
 }
 
-// dispatch authenticates a request, reads its body and hands it to a
-// binding; refuse answers a refusal in that binding's shape.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.Handler, refuse func(http.ResponseWriter, *http.Request, *a2a.Error)) {
+// dispatch is the pipeline every request meets before its binding, in
+// this order: authentication from the headers, the caller's rate, then
+// (preread) the anonymous cap and the body, read whole under a deadline
+// and the shared budget. refuse answers a refusal in the binding's shape.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.Handler, refuse func(http.ResponseWriter, *http.Request, *a2a.Error), preread bool) {
 	r, e := h.authenticate(r)
 	if e != nil {
 		// Refused credentials count against the client address's rate:
@@ -354,14 +345,13 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 		}
 		return
 	}
-	if !h.checkRate(w, r, a2a.CallInfoFrom(r.Context()).Principal, refuse) {
+	principal := a2a.CallInfoFrom(r.Context()).Principal
+	if !h.checkRate(w, r, principal, refuse) {
 		return
 	}
-	// The gRPC binding's other services (reflection is a bidirectional
-	// stream) read their own bodies.
-	if !grpcbind.IsGRPC(r) || grpcbind.IsA2AProcedure(r.URL.Path) {
+	if preread {
 		var ok bool
-		if r, ok = h.readBody(w, r, a2a.CallInfoFrom(r.Context()).Principal == ""); !ok {
+		if r, ok = h.readBody(w, r, principal == ""); !ok {
 			return
 		}
 	}

@@ -459,7 +459,7 @@ func TestVersionAndExtensions(t *testing.T) {
 			exts := map[string]string{"A2A-Extensions": ext + ", " + opt + ", https://unknown.example/x"}
 			// docs/decisions.md#b7: missing means 0.3, refused with the supported list.
 			w := mustErr(t, e.call(b, "GetTask", `{"id":"x"}`, callOpts{version: ptr(""), headers: exts}), a2a.CodeVersionNotSupported)
-			if w.meta["supportedVersions"] != "1.0" || !strings.Contains(w.message, "1.0") {
+			if w.meta["supportedVersions"] != "1.0,0.3" || !strings.Contains(w.message, "1.0") {
 				t.Fatalf("version error %+v", w)
 			}
 			mustErr(t, e.call(b, "GetTask", `{"id":"x"}`, callOpts{version: ptr("0.3"), headers: exts}), a2a.CodeVersionNotSupported)

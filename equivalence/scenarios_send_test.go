@@ -170,10 +170,10 @@ func sendMessageRequestScenarios() []scenario {
 		}, want: want{code: a2a.CodeTaskNotFound}},
 		{op: "SendMessage", name: "B7-version-missing", run: func(c *caller) outcome {
 			return c.call("SendMessage", send("hi"), version(""))
-		}, want: want{code: a2a.CodeVersionNotSupported, meta: map[string]string{"supportedVersions": "1.0"}}},
+		}, want: want{code: a2a.CodeVersionNotSupported, meta: map[string]string{"supportedVersions": "1.0,0.3"}}},
 		{op: "SendMessage", name: "B7-version-0.3", run: func(c *caller) outcome {
 			return c.call("SendMessage", send("hi"), version("0.3"))
-		}, want: want{code: a2a.CodeVersionNotSupported, meta: map[string]string{"supportedVersions": "1.0"}}},
+		}, want: want{code: a2a.CodeVersionNotSupported, meta: map[string]string{"supportedVersions": "1.0,0.3"}}},
 		{op: "SendMessage", name: "B7-version-2.0", run: func(c *caller) outcome {
 			return c.call("SendMessage", send("hi"), version("2.0"))
 		}, want: want{code: a2a.CodeVersionNotSupported}},
@@ -270,7 +270,7 @@ func sendStreamingMessageScenarios() []scenario {
 		}, want: want{code: a2a.CodeUnauthenticated, check: wantChallenge}},
 		{op: "SendStreamingMessage", name: "B7-version-missing", run: func(c *caller) outcome {
 			return c.call("SendStreamingMessage", send("hi"), version(""))
-		}, want: want{code: a2a.CodeVersionNotSupported, meta: map[string]string{"supportedVersions": "1.0"}}},
+		}, want: want{code: a2a.CodeVersionNotSupported, meta: map[string]string{"supportedVersions": "1.0,0.3"}}},
 		{op: "SendStreamingMessage", name: "extensions-echoed", cfg: extensions, run: func(c *caller) outcome {
 			return c.call("SendStreamingMessage", send("hi"), allExtensions)
 		}, want: want{check: func(t *testing.T, o outcome) {

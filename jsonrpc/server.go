@@ -27,14 +27,30 @@ type Options = httpx.Options
 // Handler serves the JSON-RPC binding for one a2a.Service. Mount it at the
 // URL the agent card declares for the JSONRPC interface.
 type Handler struct {
-	inv  a2a.Invoker
-	opts Options
+	inv      a2a.Invoker
+	opts     Options
+	dialects []Dialect
 }
 
-// NewHandler returns a Handler. opts may be nil.
-func NewHandler(svc a2a.Service, opts *Options) *Handler {
+// A Dialect serves, at the same URL, the JSON-RPC methods of another
+// protocol version (A2A v0.3's "message/send", …). The request's envelope
+// is decoded and checked once, by the Handler, and its method name alone
+// says whose it is: a name that is no operation of a2a.Methods goes to
+// the first dialect that has it.
+type Dialect interface {
+	// Has reports whether method is one of the dialect's.
+	Has(method string) bool
+	// ServeRPC serves a request whose envelope is valid: id is its id,
+	// params its raw params (nil when absent). ci is the call's CallInfo,
+	// its service parameters read.
+	ServeRPC(w http.ResponseWriter, r *http.Request, ci *a2a.CallInfo, id json.RawMessage, method string, params json.RawMessage)
+}
+
+// NewHandler returns a Handler, which serves dialects' methods too. opts
+// may be nil.
+func NewHandler(svc a2a.Service, opts *Options, dialects ...Dialect) *Handler {
 	o := opts.WithDefaults()
-	return &Handler{inv: o.Invoker(svc), opts: o}
+	return &Handler{inv: o.Invoker(svc), opts: o, dialects: dialects}
 }
 
 // ServeHTTP implements http.Handler.
@@ -81,6 +97,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m := a2a.MethodByName(*env.Method)
 	if m == nil {
+		for _, d := range h.dialects {
+			if d.Has(*env.Method) {
+				d.ServeRPC(w, r, ci, id, *env.Method, env.Params)
+				return
+			}
+		}
 		writeError(w, ci, id, a2a.NewError(a2a.CodeMethodNotFound, "method %q not found", *env.Method), 0)
 		return
 	}

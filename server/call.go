@@ -5,11 +5,11 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/taskstore"
 )
 
@@ -25,14 +25,14 @@ type call struct {
 // caller's scope for the tenant.
 func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
 	ci := a2a.CallInfoFrom(ctx)
-	if ci == nil {
-		ci = &a2a.CallInfo{}
-	}
-	if s.opts.RequireAuth && ci.Principal == "" {
+	if s.opts.RequireAuth && (ci == nil || ci.Principal == "") {
 		return call{}, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: send a bearer token in the Authorization header")
 	}
-	if err := checkVersion(ci.Version); err != nil {
+	if _, err := s.callVersion(ci); err != nil {
 		return call{}, err
+	}
+	if ci == nil {
+		ci = &a2a.CallInfo{}
 	}
 	if err := s.activateExtensions(ci); err != nil {
 		return call{}, err
@@ -52,24 +52,21 @@ func (s *Server) beginPush(ctx context.Context, tenant string) (call, error) {
 	return c, err
 }
 
-// SupportedVersions are the protocol versions this server serves.
-var SupportedVersions = []string{a2a.ProtocolVersion}
+// DefaultProtocolVersions are the protocol versions served when
+// Options.ProtocolVersions is empty, newest first: v1.0, and v0.3 through
+// its own bindings' translation.
+func DefaultProtocolVersions() []string { return []string{a2a.ProtocolVersion, version.V03} }
 
-// checkVersion applies decision B7 (docs/decisions.md#b7): compare
-// Major.Minor, ignore a patch, and treat a missing or empty version as 0.3
-// (spec §3.6.2), which is not served.
-func checkVersion(v string) error {
-	asked, mm := a2a.RequestedVersion(v)
-	if slices.Contains(SupportedVersions, mm) {
-		return nil
+// callVersion decides the version of a call (decision B7, spec §3.6.2)
+// once, from the A2A-Version the caller sent and the version its
+// operation's wire form implies (a2a.CallInfo.Wire). A call that came
+// through no binding, with no CallInfo on its context (the Go API used in
+// process), is served in the newest version.
+func (s *Server) callVersion(ci *a2a.CallInfo) (string, error) {
+	if ci == nil {
+		return s.opts.ProtocolVersions[0], nil
 	}
-	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s", asked, strings.Join(SupportedVersions, ", "))
-	if strings.TrimSpace(v) == "" {
-		msg = fmt.Sprintf("no A2A-Version given, which means 0.3; this server supports only %s: send the A2A-Version service parameter %s (an HTTP header, or gRPC metadata a2a-version)",
-			strings.Join(SupportedVersions, ", "), a2a.ProtocolVersion)
-	}
-	e := a2a.NewError(a2a.CodeVersionNotSupported, "%s", msg)
-	return e.WithMeta("supportedVersions", strings.Join(SupportedVersions, ",")).WithMeta("requestedVersion", asked)
+	return version.Choose(ci.Version, ci.Wire, s.opts.ProtocolVersions)
 }
 
 // activateExtensions checks required extensions and records which requested
@@ -103,3 +100,7 @@ func (s *Server) streaming() bool { return s.card.GetCapabilities().GetStreaming
 
 // pushEnabled reports whether the card declares push notifications.
 func (s *Server) pushEnabled() bool { return s.card.GetCapabilities().GetPushNotifications() }
+
+// ProtocolVersions returns the A2A versions the server serves, newest
+// first (Options.ProtocolVersions).
+func (s *Server) ProtocolVersions() []string { return slices.Clone(s.opts.ProtocolVersions) }

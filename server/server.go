@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +19,12 @@ import (
 // Options configure a Server. The zero value of every field means its
 // default.
 type Options struct {
+	// ProtocolVersions are the A2A versions (Major.Minor) served, newest
+	// first (default DefaultProtocolVersions: 1.0 and 0.3). A call in any
+	// other version is refused with VersionNotSupportedError listing these
+	// (spec §3.6.2). Serving 0.3 takes its bindings too (package a2ahttp
+	// mounts them when the list has it).
+	ProtocolVersions []string
 	// Card is the public agent card. Its capabilities gate operations
 	// (spec §3.3.4) and its extensions decide which are required. New
 	// refuses a card whose capabilities the other options do not back:
@@ -173,6 +180,11 @@ func (o *Options) check() error {
 	if o.Agent == nil {
 		return errors.New("server: Options.Agent is required")
 	}
+	for _, v := range o.ProtocolVersions {
+		if !slices.Contains(DefaultProtocolVersions(), v) {
+			return fmt.Errorf("server: protocol version %q in Options.ProtocolVersions is not one Parley serves (%v)", v, DefaultProtocolVersions())
+		}
+	}
 	if v := a2a.CheckRequired(o.Card); len(v) > 0 {
 		return fmt.Errorf("server: invalid agent card: %s: %s", v[0].Field, v[0].Description)
 	}
@@ -218,6 +230,11 @@ func (o *Options) checkCapabilities() error {
 
 // fillDefaults sets every unset field that has a default.
 func (o *Options) fillDefaults() {
+	if len(o.ProtocolVersions) == 0 {
+		o.ProtocolVersions = DefaultProtocolVersions()
+	} else {
+		o.ProtocolVersions = slices.Clone(o.ProtocolVersions)
+	}
 	if o.Store == nil {
 		o.Store = memstore.New()
 	}

@@ -1,7 +1,6 @@
 package v03http
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -15,80 +14,47 @@ import (
 	v03 "parley.dev/parley/v03"
 )
 
-// JSONRPC serves the v0.3 JSON-RPC methods and hands every other request,
-// untouched, to next (the v1.0 JSON-RPC handler). With on false the v0.3
-// methods are refused with VersionNotSupportedError.
+// JSONRPC serves the v0.3 JSON-RPC methods as a dialect of the v1.0
+// JSON-RPC handler (jsonrpc.Dialect), which decodes every request's
+// envelope once and hands it the requests whose method is a v0.3 one.
+// With on false those methods are refused with VersionNotSupportedError.
 type JSONRPC struct {
 	inv  a2a.Invoker
 	opts httpx.Options
-	next http.Handler
 	on   bool
 }
 
-// NewJSONRPC returns the v0.3 JSON-RPC handler in front of next.
-func NewJSONRPC(svc a2a.Service, opts *httpx.Options, next http.Handler, on bool) *JSONRPC {
+// NewJSONRPC returns the v0.3 JSON-RPC dialect.
+func NewJSONRPC(svc a2a.Service, opts *httpx.Options, on bool) *JSONRPC {
 	o := opts.WithDefaults()
-	return &JSONRPC{inv: o.Invoker(svc), opts: o, next: next, on: on}
+	return &JSONRPC{inv: o.Invoker(svc), opts: o, on: on}
 }
 
-// mayBeV03 reports whether a request body can name a v0.3 method: every
-// v0.3 method name has a '/' ("message/send"), which JSON writes as '/',
-// '\/' or '\u002f'. A v1.0 request without one (most of them) goes on
-// without being decoded twice.
-func mayBeV03(body []byte) bool {
-	return bytes.IndexByte(body, '/') >= 0 || bytes.Contains(body, []byte(`\u002f`)) || bytes.Contains(body, []byte(`\u002F`))
-}
+// Has implements jsonrpc.Dialect: the v0.3 method names.
+func (h *JSONRPC) Has(method string) bool { return v03.IsMethod(method) }
 
-// envelope is the part of a JSON-RPC request read to route it.
-type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
-
-// ServeHTTP implements http.Handler.
-func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		h.next.ServeHTTP(w, r)
-		return
-	}
-	body, err := httpx.ReadBody(w, r, h.opts.MaxBody)
-	if err != nil {
-		h.next.ServeHTTP(w, r) // the v1.0 handler answers the same failure
-		return
-	}
-	var env envelope
-	if !mayBeV03(body) || json.Unmarshal(body, &env) != nil || !v03.IsMethod(env.Method) || !validID(env.ID) || env.JSONRPC != "2.0" {
-		httpx.KeepBody(r, body)
-		h.next.ServeHTTP(w, r)
-		return
-	}
-	id := env.ID
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	ci := httpx.CallInfo(r)
+// ServeRPC implements jsonrpc.Dialect.
+func (h *JSONRPC) ServeRPC(w http.ResponseWriter, r *http.Request, ci *a2a.CallInfo, id json.RawMessage, method string, params json.RawMessage) {
 	if err := Admit(ci, h.on); err != nil {
 		writeRPCError(w, ci, id, a2a.AsError(err))
 		return
 	}
-	m, req, err := v03.Request(env.Method, env.Params)
+	m, req, err := v03.Request(method, params)
 	if err != nil {
 		writeRPCError(w, ci, id, a2a.AsError(err))
 		return
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		enc := &rpcStream{h: h, ci: ci, id: id, op: env.Method, subscribe: env.Method == v03.MethodResubscribe,
+		enc := &rpcStream{h: h, ci: ci, id: id, op: method, subscribe: method == v03.MethodResubscribe,
 			sse: strings.Contains(r.Header.Get("Accept"), httpx.ContentTypeSSE)}
 		h.opts.Stream(ctx, w, r, h.inv, m, req, enc)
 		return
 	}
-	resp, err := call(ctx, h.inv, env.Method, m, req)
+	resp, err := call(ctx, h.inv, method, m, req)
 	if err != nil {
 		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, env.Method, e)
+		httpx.LogError(h.opts.Logger, method, e)
 		writeRPCError(w, ci, id, e)
 		return
 	}
@@ -96,7 +62,7 @@ func (h *JSONRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Result  any             `json:"result"`
-	}{"2.0", id, v03.ResultFromV1(env.Method, resp)})
+	}{"2.0", id, v03.ResultFromV1(method, resp)})
 	if err != nil {
 		writeRPCError(w, ci, id, a2a.Internal(err))
 		return
@@ -117,20 +83,6 @@ func call(ctx context.Context, inv a2a.Invoker, method string, m *a2a.Method, re
 		return v03.FirstPushConfig(req.(*a2a.ListTaskPushNotificationConfigsRequest).GetTaskId(), l)
 	}
 	return resp, nil
-}
-
-// validID reports whether a JSON-RPC id is a string, a number, null or
-// absent.
-func validID(id json.RawMessage) bool {
-	id = bytes.TrimSpace(id)
-	if len(id) == 0 {
-		return true
-	}
-	switch id[0] {
-	case '{', '[', 't', 'f':
-		return false
-	}
-	return true
 }
 
 // rpcError is a JSON-RPC error response.

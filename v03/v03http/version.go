@@ -1,28 +1,20 @@
 package v03http
 
 import (
-	"strings"
-
 	"parley.dev/parley/a2a"
-	v03 "parley.dev/parley/v03"
+	"parley.dev/parley/internal/version"
 )
 
-// Versions lists the protocol versions served when v0.3 is on.
-const Versions = a2a.ProtocolVersion + ", " + v03.ProtocolVersion
-
-// Admit checks the A2A-Version of a request on a v0.3 route and, when it
-// is served, marks the call for the core, which speaks v1.0 only: the
-// translation to v1.0 has already happened.
+// Admit marks a call decoded from a v0.3 operation as such (CallInfo.Wire),
+// for the core, which decides the call's version once (spec §3.6.2): the
+// translation to v1.0 types has already happened. With on false v0.3 is
+// not served and the call is refused here with VersionNotSupportedError,
+// by the same rule.
 func Admit(ci *a2a.CallInfo, on bool) error {
-	asked, mm := a2a.RequestedVersion(ci.Version)
-	if on && (mm == v03.ProtocolVersion || mm == a2a.ProtocolVersion) {
-		ci.Version = a2a.ProtocolVersion
+	ci.Wire = version.V03
+	if on {
 		return nil
 	}
-	supported := Versions
-	if !on {
-		supported = a2a.ProtocolVersion
-	}
-	e := a2a.NewError(a2a.CodeVersionNotSupported, "A2A protocol version %q is not supported on this route; supported versions: %s", asked, supported)
-	return e.WithMeta("supportedVersions", strings.ReplaceAll(supported, " ", "")).WithMeta("requestedVersion", asked)
+	_, err := version.Choose(ci.Version, version.V03, []string{a2a.ProtocolVersion})
+	return err
 }

@@ -50,38 +50,108 @@ const (
 	CodeRateLimited Code = -32603 - 1000
 )
 
-// codeInfo is one row of the mapping table of spec §5.4.
+// The error table: each error with its JSON-RPC code (spec §9.5), HTTP
+// status (§11.6), gRPC code (§10.6) and google.rpc.ErrorInfo reason, the
+// mapping of spec §5.4. It is the only copy: every binding's server encodes
+// an error by its row and every client decodes one with CodeFromWire, which
+// reads the same rows backwards, so the two cannot disagree.
+//
+// A2A v0.3 uses the same columns: it numbers -32001…-32007 as v1.0 does
+// (ExtendedAgentCardNotConfigured was v0.3's
+// AuthenticatedExtendedCardNotConfigured); v1.0's -32008 and -32009 keep
+// their numbers on v0.3, which had no such errors; and its HTTP+JSON and
+// gRPC bindings use the v1.0 statuses (package v03).
+//
+// Several rows share a JSON-RPC code, an HTTP status or a gRPC code. For
+// each value the table marks the row it means alone (the def column): the
+// only row with it, or the default among those sharing it. The A2A errors
+// and rate limits carry their reason (Error.Info), which decides. The
+// other errors carry none (the spec defines none, and the gRPC library or
+// an HTTP server in front answers some of them), so where their value is
+// shared they read as its default: JSONParseError and InvalidRequestError
+// as InvalidParamsError on HTTP+JSON and gRPC, RequestTooLargeError as
+// InvalidRequestError on JSON-RPC. MethodNotFoundError shares HTTP 404
+// with TaskNotFoundError; the HTTP+JSON body's status name (UNIMPLEMENTED,
+// the gRPC column) tells it apart.
 type codeInfo struct {
 	code    Code
 	name    string // spec name, e.g. TaskNotFoundError
-	reason  string // ErrorInfo.reason; empty for non-A2A errors
+	reason  string // ErrorInfo reason: the spec's for A2A errors, Parley's for the others
 	message string // default message
+	rpc     int    // JSON-RPC code
 	http    int    // HTTP status
-	status  string // google.rpc.Code name
 	grpc    int    // google.rpc.Code number
+	def     wire   // the values of this row it is the default of
 }
 
+// wire is a set of the kinds of value a row has on the wire.
+type wire uint8
+
+const (
+	onRPC wire = 1 << iota
+	onHTTP
+	onGRPC
+	onAll = onRPC | onHTTP | onGRPC
+)
+
+// The google.rpc.Code numbers the table uses.
+const (
+	grpcInvalidArgument    = 3
+	grpcNotFound           = 5
+	grpcResourceExhausted  = 8
+	grpcFailedPrecondition = 9
+	grpcUnimplemented      = 12
+	grpcInternal           = 13
+	grpcUnauthenticated    = 16
+)
+
 // codeTable is ordered and searched linearly: a mapping is deterministic and
-// never depends on map iteration order.
+// never depends on map iteration order. The reasons of the errors that are
+// not A2A errors follow the spec's rule for A2A ones (the name in
+// UPPER_SNAKE_CASE without "Error", §10.6) and travel in DomainParley.
 var codeTable = [...]codeInfo{
-	{CodeTaskNotFound, "TaskNotFoundError", "TASK_NOT_FOUND", "task not found", 404, "NOT_FOUND", 5},
-	{CodeTaskNotCancelable, "TaskNotCancelableError", "TASK_NOT_CANCELABLE", "task cannot be canceled", 400, "FAILED_PRECONDITION", 9},
-	{CodePushNotificationNotSupported, "PushNotificationNotSupportedError", "PUSH_NOTIFICATION_NOT_SUPPORTED", "push notifications are not supported", 400, "FAILED_PRECONDITION", 9},
-	{CodeUnsupportedOperation, "UnsupportedOperationError", "UNSUPPORTED_OPERATION", "operation not supported", 400, "FAILED_PRECONDITION", 9},
-	{CodeContentTypeNotSupported, "ContentTypeNotSupportedError", "CONTENT_TYPE_NOT_SUPPORTED", "content type not supported", 400, "INVALID_ARGUMENT", 3},
-	{CodeInvalidAgentResponse, "InvalidAgentResponseError", "INVALID_AGENT_RESPONSE", "invalid agent response", 500, "INTERNAL", 13},
-	{CodeExtendedAgentCardNotConfigured, "ExtendedAgentCardNotConfiguredError", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "extended agent card not configured", 400, "FAILED_PRECONDITION", 9},
-	{CodeExtensionSupportRequired, "ExtensionSupportRequiredError", "EXTENSION_SUPPORT_REQUIRED", "a required extension was not activated", 400, "FAILED_PRECONDITION", 9},
-	{CodeVersionNotSupported, "VersionNotSupportedError", "VERSION_NOT_SUPPORTED", "protocol version not supported", 400, "FAILED_PRECONDITION", 9},
-	{CodeParseError, "JSONParseError", "", "invalid JSON payload", 400, "INVALID_ARGUMENT", 3},
-	{CodeInvalidRequest, "InvalidRequestError", "", "request payload validation error", 400, "INVALID_ARGUMENT", 3},
-	{CodeMethodNotFound, "MethodNotFoundError", "", "method not found", 404, "UNIMPLEMENTED", 12},
-	{CodeInvalidParams, "InvalidParamsError", "", "invalid parameters", 400, "INVALID_ARGUMENT", 3},
-	{CodeInternal, "InternalError", "", "internal error", 500, "INTERNAL", 13},
-	{CodeUnauthenticated, "UnauthenticatedError", "", "authentication required", 401, "UNAUTHENTICATED", 16},
-	{CodeRequestTooLarge, "RequestTooLargeError", "", "request too large", 413, "RESOURCE_EXHAUSTED", 8},
-	{CodeRateLimited, "RateLimitedError", "", "too many requests", 429, "RESOURCE_EXHAUSTED", 8},
+	{CodeTaskNotFound, "TaskNotFoundError", "TASK_NOT_FOUND", "task not found", -32001, 404, grpcNotFound, onAll},
+	{CodeTaskNotCancelable, "TaskNotCancelableError", "TASK_NOT_CANCELABLE", "task cannot be canceled", -32002, 400, grpcFailedPrecondition, onRPC},
+	{CodePushNotificationNotSupported, "PushNotificationNotSupportedError", "PUSH_NOTIFICATION_NOT_SUPPORTED", "push notifications are not supported", -32003, 400, grpcFailedPrecondition, onRPC},
+	{CodeUnsupportedOperation, "UnsupportedOperationError", "UNSUPPORTED_OPERATION", "operation not supported", -32004, 400, grpcFailedPrecondition, onRPC | onGRPC},
+	{CodeContentTypeNotSupported, "ContentTypeNotSupportedError", "CONTENT_TYPE_NOT_SUPPORTED", "content type not supported", -32005, 400, grpcInvalidArgument, onRPC},
+	{CodeInvalidAgentResponse, "InvalidAgentResponseError", "INVALID_AGENT_RESPONSE", "invalid agent response", -32006, 500, grpcInternal, onRPC},
+	{CodeExtendedAgentCardNotConfigured, "ExtendedAgentCardNotConfiguredError", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "extended agent card not configured", -32007, 400, grpcFailedPrecondition, onRPC},
+	{CodeExtensionSupportRequired, "ExtensionSupportRequiredError", "EXTENSION_SUPPORT_REQUIRED", "a required extension was not activated", -32008, 400, grpcFailedPrecondition, onRPC},
+	{CodeVersionNotSupported, "VersionNotSupportedError", "VERSION_NOT_SUPPORTED", "protocol version not supported", -32009, 400, grpcFailedPrecondition, onRPC},
+	{CodeParseError, "JSONParseError", "JSON_PARSE", "invalid JSON payload", -32700, 400, grpcInvalidArgument, onRPC},
+	{CodeInvalidRequest, "InvalidRequestError", "INVALID_REQUEST", "request payload validation error", -32600, 400, grpcInvalidArgument, onRPC},
+	{CodeMethodNotFound, "MethodNotFoundError", "METHOD_NOT_FOUND", "method not found", -32601, 404, grpcUnimplemented, onRPC | onGRPC},
+	{CodeInvalidParams, "InvalidParamsError", "INVALID_PARAMS", "invalid parameters", -32602, 400, grpcInvalidArgument, onAll},
+	{CodeInternal, "InternalError", "INTERNAL", "internal error", -32603, 500, grpcInternal, onAll},
+	{CodeUnauthenticated, "UnauthenticatedError", "UNAUTHENTICATED", "authentication required", -32000, 401, grpcUnauthenticated, onAll},
+	// On gRPC an oversized request is often refused by the gRPC library
+	// before Parley sees it, without an ErrorInfo: RESOURCE_EXHAUSTED alone
+	// means RequestTooLarge.
+	{CodeRequestTooLarge, "RequestTooLargeError", "REQUEST_TOO_LARGE", "request too large", -32600, 413, grpcResourceExhausted, onHTTP | onGRPC},
+	{CodeRateLimited, "RateLimitedError", "RATE_LIMITED", "too many requests", -32603, 429, grpcResourceExhausted, onHTTP},
 }
+
+// Values peers send that no row has, read as one row's (never sent by
+// Parley, so outside the table's round trip): the official Go SDK's
+// authentication reason UNAUTHORIZED; HTTP 403, 405, 422 and 501; and the
+// gRPC codes PERMISSION_DENIED, OUT_OF_RANGE, UNKNOWN, ALREADY_EXISTS,
+// ABORTED and DATA_LOSS. Any other 4xx status is InvalidRequest, any other
+// 5xx InternalError, except the transport conditions (transportHTTP,
+// transportGRPC), which are no A2A error at all.
+var (
+	aliasReasons = map[string]Code{"UNAUTHORIZED": CodeUnauthenticated}
+	aliasHTTP    = map[int]Code{403: CodeUnauthenticated, 405: CodeMethodNotFound, 422: CodeInvalidParams, 501: CodeUnsupportedOperation}
+	aliasGRPC    = map[int]Code{7: CodeUnauthenticated, 11: CodeInvalidParams, 2: CodeInternal, 6: CodeInternal, 10: CodeInternal, 15: CodeInternal}
+)
+
+// The statuses that say the server (or a proxy) could not answer rather
+// than what was wrong with the call: HTTP 502, 503 and 504, gRPC CANCELLED,
+// DEADLINE_EXCEEDED and UNAVAILABLE.
+var (
+	transportHTTP = []int{502, 503, 504}
+	transportGRPC = []int{1, 4, 14}
+)
 
 // unknownCodeFallback is the code whose row describes a Code missing from
 // codeTable: such a code is named, mapped and described as an internal
@@ -107,69 +177,181 @@ func codeRow(c Code) (*codeInfo, bool) {
 	return &codeTable[i], true
 }
 
+// value is a row's value of one kind.
+func (r *codeInfo) value(k wire) int {
+	switch k {
+	case onRPC:
+		return r.rpc
+	case onHTTP:
+		return r.http
+	}
+	return r.grpc
+}
+
+// rows returns the codes of the rows whose value of kind k is v, the
+// row marked as its default first, then in table order.
+func rows(k wire, v int) []Code {
+	var out []Code
+	for i := range codeTable {
+		r := &codeTable[i]
+		if r.value(k) != v {
+			continue
+		}
+		if r.def&k != 0 {
+			out = slices.Insert(out, 0, r.code)
+		} else {
+			out = append(out, r.code)
+		}
+	}
+	return out
+}
+
 // Name is the spec's name for the error, e.g. "TaskNotFoundError".
 func (c Code) Name() string { return lookup(c).name }
 
 // Reason is the google.rpc.ErrorInfo reason of an A2A error (the name in
-// UPPER_SNAKE_CASE without "Error", spec §10.6, §11.6), or "" for other errors.
-func (c Code) Reason() string { return lookup(c).reason }
+// UPPER_SNAKE_CASE without "Error", spec §10.6, §11.6), or "" for other
+// errors (whose reason, in DomainParley, Error.Info gives).
+func (c Code) Reason() string {
+	if !c.IsA2A() {
+		return ""
+	}
+	return lookup(c).reason
+}
 
 // HTTPStatus is the HTTP status of the error on the HTTP+JSON binding.
 func (c Code) HTTPStatus() int { return lookup(c).http }
 
 // GRPCStatus returns the google.rpc.Code number and name of the error.
 func (c Code) GRPCStatus() (int, string) {
-	i := lookup(c)
-	return i.grpc, i.status
+	n := lookup(c).grpc
+	return n, GRPCCodeName(n)
 }
 
 // JSONRPC is the code sent in a JSON-RPC error object.
-func (c Code) JSONRPC() int {
-	switch c {
-	case CodeRequestTooLarge:
-		return int(CodeInvalidRequest)
-	case CodeRateLimited:
-		return int(CodeInternal)
-	}
-	return int(lookup(c).code)
-}
+func (c Code) JSONRPC() int { return lookup(c).rpc }
 
 // IsA2A reports whether the code is one of the nine A2A-specific errors.
 func (c Code) IsA2A() bool { return c <= CodeTaskNotFound && c >= CodeVersionNotSupported }
 
-// CodeForReason maps an ErrorInfo reason back to its code, for clients.
+// CodeForReason maps an ErrorInfo reason, spelled exactly, back to its code,
+// for clients: a reason of the table, or UNAUTHORIZED (an authentication
+// error of the official Go SDK).
 func CodeForReason(reason string) (Code, bool) {
+	if reason == "" {
+		return 0, false
+	}
 	for _, i := range codeTable {
-		if i.reason != "" && i.reason == reason {
+		if i.reason == reason {
 			return i.code, true
 		}
 	}
-	for c, r := range parleyReasons {
-		if r == reason {
-			return c, true
-		}
-	}
-	return 0, false
+	c, ok := aliasReasons[reason]
+	return c, ok
 }
 
-// parleyReasons are the ErrorInfo reasons, in DomainParley, of codes
-// Parley adds to the spec's. On gRPC a rate limit and a request over the
-// size limit are both RESOURCE_EXHAUSTED; the second, often refused by the
-// gRPC library before Parley sees the request, has no ErrorInfo, so a bare
-// RESOURCE_EXHAUSTED means RequestTooLarge and the reason marks a rate
-// limit.
-var parleyReasons = map[Code]string{
-	CodeRateLimited: "RATE_LIMITED",
+// CodeForJSONRPC maps a JSON-RPC error code to a Code, for clients: the
+// default row of the code (-32600 is InvalidRequest, -32603 InternalError).
+func CodeForJSONRPC(n int) (Code, bool) { return CodeFromWire(Wire{JSONRPC: n}) }
+
+// Wire is what a client read off the wire about an error; a zero field was
+// not there.
+type Wire struct {
+	// Reason is the ErrorInfo reason (any domain), or the reason a
+	// binding's error body names otherwise.
+	Reason string
+	// JSONRPC is the JSON-RPC error code.
+	JSONRPC int
+	// HTTP is the HTTP status of an error response (not 2xx).
+	HTTP int
+	// GRPC is the google.rpc.Code number (never 0, OK).
+	GRPC int
 }
 
-// CodeForJSONRPC maps a JSON-RPC error code to a Code, for clients.
-func CodeForJSONRPC(n int) (Code, bool) {
-	for _, i := range codeTable {
-		if int(i.code) == n {
-			return i.code, true
+// CodeFromWire is the code of an error as a client read it: the one its
+// reason names; otherwise the one row all its values share; otherwise the
+// default row of the first value present (JSON-RPC code, then gRPC code,
+// then HTTP status); otherwise the alias of a foreign value (see
+// aliasHTTP). ok is false when nothing names an error, or when the status
+// is a transport condition (HTTP 502, 503, 504, gRPC CANCELLED,
+// DEADLINE_EXCEEDED, UNAVAILABLE) rather than an answer.
+func CodeFromWire(w Wire) (Code, bool) {
+	if c, ok := CodeForReason(w.Reason); ok {
+		return c, true
+	}
+	if slices.Contains(transportGRPC, w.GRPC) || slices.Contains(transportHTTP, w.HTTP) {
+		return 0, false
+	}
+	var cands []Code
+	narrow := func(k wire, v int) {
+		if v == 0 {
+			return
+		}
+		s := rows(k, v)
+		if len(s) == 0 {
+			s = alias(k, v)
+		}
+		if len(s) == 0 {
+			return
+		}
+		if cands == nil {
+			cands = s
+			return
+		}
+		both := slices.DeleteFunc(slices.Clone(cands), func(c Code) bool { return !slices.Contains(s, c) })
+		if len(both) > 0 {
+			cands = both
 		}
 	}
-	return 0, false
+	narrow(onRPC, w.JSONRPC)
+	narrow(onGRPC, w.GRPC)
+	narrow(onHTTP, w.HTTP)
+	if len(cands) == 0 {
+		return 0, false
+	}
+	return cands[0], true
+}
+
+// alias is the row a foreign value of kind k stands for, if any.
+func alias(k wire, v int) []Code {
+	switch k {
+	case onHTTP:
+		if c, ok := aliasHTTP[v]; ok {
+			return []Code{c}
+		}
+		switch {
+		case v >= 400 && v < 500:
+			return []Code{CodeInvalidRequest}
+		case v >= 500 && v < 600:
+			return []Code{CodeInternal}
+		}
+	case onGRPC:
+		if c, ok := aliasGRPC[v]; ok {
+			return []Code{c}
+		}
+	}
+	return nil
+}
+
+// grpcCodeNames are the google.rpc.Code names, by number.
+var grpcCodeNames = [...]string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+// GRPCCodeName is the google.rpc.Code name of a code number, e.g.
+// "NOT_FOUND" for 5; "" for a number it does not define.
+func GRPCCodeName(n int) string {
+	if n >= 0 && n < len(grpcCodeNames) {
+		return grpcCodeNames[n]
+	}
+	return ""
+}
+
+// GRPCCodeNumber is the google.rpc.Code number of a code name, as the
+// HTTP+JSON binding's error body names it (its "status").
+func GRPCCodeNumber(name string) (int, bool) {
+	i := slices.Index(grpcCodeNames[:], name)
+	return i, i >= 0
 }
 
 // DomainA2A is the ErrorInfo domain of every A2A error (spec §10.6, §11.6).
@@ -183,21 +365,20 @@ const DomainA2A = "a2a-protocol.org"
 const DomainParley = "parley.dev"
 
 // Info returns the reason and domain of the google.rpc.ErrorInfo that
-// carries the error on the wire: the A2A reason in DomainA2A for A2A
-// errors, RATE_LIMITED in DomainParley for a rate limit (see
-// parleyReasons), the gRPC status name in DomainParley for others with
-// metadata.
-// ok is false when the error has no ErrorInfo.
+// carries the error on the wire: for an A2A error its reason in DomainA2A
+// (spec §10.6, §11.6); for another error its table reason in DomainParley
+// when it is a rate limit (whose JSON-RPC code and gRPC code are other
+// errors' defaults) or has metadata. ok is false when the error has no
+// ErrorInfo: the other errors are known by their code and status alone, as
+// when the gRPC library or an HTTP server in front answers them (see
+// codeTable for what each then stands for).
 func (e *Error) Info() (reason, domain string, ok bool) {
-	if r, ok := parleyReasons[e.Code]; ok {
-		return r, DomainParley, true
-	}
+	row := lookup(e.Code)
 	switch {
 	case e.Code.IsA2A():
-		return e.Code.Reason(), DomainA2A, true
-	case len(e.Metadata) > 0:
-		_, name := e.Code.GRPCStatus()
-		return name, DomainParley, true
+		return row.reason, DomainA2A, true
+	case e.Code == CodeRateLimited || len(e.Metadata) > 0:
+		return row.reason, DomainParley, true
 	}
 	return "", "", false
 }

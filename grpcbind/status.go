@@ -41,30 +41,10 @@ func Status(e *a2a.Error) *connect.Error {
 	return ce
 }
 
-// grpcCodes maps gRPC status codes without an ErrorInfo to A2A codes: the
-// §5.4 table read backwards, with the general error for a shared code.
-var grpcCodes = [...]struct {
-	code connect.Code
-	a2a  a2a.Code
-}{
-	{connect.CodeNotFound, a2a.CodeTaskNotFound},
-	{connect.CodeInvalidArgument, a2a.CodeInvalidParams},
-	{connect.CodeOutOfRange, a2a.CodeInvalidParams},
-	{connect.CodeFailedPrecondition, a2a.CodeUnsupportedOperation},
-	{connect.CodeUnimplemented, a2a.CodeMethodNotFound},
-	{connect.CodeUnauthenticated, a2a.CodeUnauthenticated},
-	{connect.CodePermissionDenied, a2a.CodeUnauthenticated},
-	{connect.CodeResourceExhausted, a2a.CodeRequestTooLarge},
-	{connect.CodeInternal, a2a.CodeInternal},
-	{connect.CodeUnknown, a2a.CodeInternal},
-	{connect.CodeDataLoss, a2a.CodeInternal},
-	{connect.CodeAlreadyExists, a2a.CodeInternal},
-	{connect.CodeAborted, a2a.CodeInternal},
-}
-
-// statusError converts a status the server sent into an *a2a.Error, or
-// returns nil for the statuses that are transport conditions
-// (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELED).
+// statusError converts a status the server sent into an *a2a.Error: the
+// code its ErrorInfo reason names, else its gRPC code's by the error table
+// (a2a.CodeFromWire); nil for the statuses that are transport conditions
+// (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELED) and codes gRPC does not define.
 func statusError(ce *connect.Error) *a2a.Error {
 	e := &a2a.Error{Message: ce.Message()}
 	reason, domain := "", ""
@@ -96,16 +76,15 @@ func statusError(ce *connect.Error) *a2a.Error {
 		e.Code = c
 		return e
 	}
-	for _, g := range grpcCodes {
-		if g.code == ce.Code() {
-			e.Code = g.a2a
-			if g.a2a == a2a.CodeInternal && ce.Code() != connect.CodeInternal {
-				e.Metadata = withMeta(e.Metadata, "grpcStatus", grpcCodeName(ce.Code()))
-			}
-			return e
-		}
+	c, ok := a2a.CodeFromWire(a2a.Wire{GRPC: int(ce.Code())})
+	if !ok {
+		return nil
 	}
-	return nil
+	e.Code = c
+	if c == a2a.CodeInternal && ce.Code() != connect.CodeInternal {
+		e.Metadata = withMeta(e.Metadata, "grpcStatus", grpcCodeName(ce.Code()))
+	}
+	return e
 }
 
 func withMeta(m map[string]string, k, v string) map[string]string {
@@ -116,15 +95,10 @@ func withMeta(m map[string]string, k, v string) map[string]string {
 	return m
 }
 
-// grpcCodeNames are the google.rpc.Code names, by number.
-var grpcCodeNames = [...]string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
-
 // grpcCodeName is the google.rpc.Code name of c, e.g. "NOT_FOUND".
 func grpcCodeName(c connect.Code) string {
-	if int(c) < len(grpcCodeNames) {
-		return grpcCodeNames[c]
+	if n := a2a.GRPCCodeName(int(c)); n != "" {
+		return n
 	}
 	return strings.ToUpper(c.String())
 }

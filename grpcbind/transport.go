@@ -55,8 +55,7 @@ type Transport struct {
 	target  string // the interface url as the card gives it
 	base    string // http(s)://host:port[/prefix]
 	hc      *http.Client
-	md      http.Header                                  // metadata sent on every call
-	inject  func(context.Context, http.Header)           // transport.Config.Inject
+	md      transport.Headers                            // metadata sent on every call
 	clients map[string]*connect.Client[message, message] // by method name
 }
 
@@ -94,7 +93,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 		return nil, err
 	}
 	hc.Transport = responseRecorder{hc.Transport}
-	t := &Transport{target: target, base: base, hc: hc, md: md, inject: cfg.Inject}
+	t := &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject}}
 	t.clients = make(map[string]*connect.Client[message, message], len(a2a.Methods))
 	for i := range a2a.Methods {
 		m := &a2a.Methods[i]
@@ -201,14 +200,9 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 	st := &callState{}
 	req := connect.NewRequest(&message{msg})
 	h := req.Header()
-	for k, v := range t.md {
-		h[k] = v
-	}
+	t.md.Apply(ctx, h)
 	if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
 		h.Set(a2a.LastEventIDHeader, strconv.FormatUint(seq, 10)) // sent as last-event-id
-	}
-	if t.inject != nil {
-		t.inject(ctx, h)
 	}
 	return context.WithValue(ctx, callStateKey{}, st), st, req
 }

@@ -231,24 +231,13 @@ type errorObject struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-// toError converts a JSON-RPC error object. The ErrorInfo reason in its
-// data, when there is a known one, says which error it is (spec §9.5,
-// §5.4), before the code: the reason is the same on every binding, while
-// codes outside the spec's table differ between SDKs (the official Go
-// SDK's authentication error is -31401 with reason UNAUTHENTICATED).
-func (r *errorObject) toError() *a2a.Error {
-	e := &a2a.Error{Message: r.Message}
-	reason := httpx.ApplyDetails(e, r.Data)
-	if c, ok := httpx.CodeForReason(reason); ok {
-		e.Code = c
-	} else if c, ok := a2a.CodeForJSONRPC(r.Code); ok {
-		e.Code = c
-	} else {
-		e.Code = a2a.CodeInternal
-		e = e.WithMeta("jsonrpcCode", strconv.Itoa(r.Code))
-	}
-	return e
-}
+// toError converts a JSON-RPC error object (httpx.RPCError): the
+// ErrorInfo reason in its data, when there is a known one, says which
+// error it is (spec §9.5, §5.4), before the code: the reason is the same
+// on every binding, while codes outside the spec's table differ between
+// SDKs (the official Go SDK's authentication error is -31401 with reason
+// UNAUTHENTICATED).
+func (r *errorObject) toError() *a2a.Error { return httpx.RPCError(r.Code, r.Message, r.Data, 0) }
 
 // response is a JSON-RPC response envelope, as a client reads it.
 type response struct {

@@ -15,16 +15,16 @@ import (
 // google.rpc.Status-shaped body (spec §11.6) a server writes, and how a
 // client reads an error that ends a stream.
 
-// AppendError renders {"error":{"code","status","message","details"}}.
-// status 0 means the error's own HTTP status.
+// AppendError renders {"error":{"code","status","message","details"}}
+// (spec §11.6): code the HTTP status, status the name of the error's gRPC
+// code (a2a.Code.GRPCStatus), which tells apart errors that share an HTTP
+// status (MethodNotFoundError's 404 is TaskNotFoundError's). status 0
+// means the error's own HTTP status.
 func AppendError(b []byte, e *a2a.Error, status int) []byte {
 	if status == 0 {
 		status = e.Code.HTTPStatus()
 	}
 	_, name := e.Code.GRPCStatus()
-	if status == http.StatusNotFound && e.Code == a2a.CodeMethodNotFound {
-		name = "NOT_FOUND"
-	}
 	b = append(b, `{"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, `,"status":"`...)

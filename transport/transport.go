@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -51,6 +52,30 @@ type Config struct {
 	// request, after Header: package telemetry sends the W3C trace
 	// context (traceparent) this way, as gRPC metadata on that binding.
 	Inject func(ctx context.Context, h http.Header)
+}
+
+// Headers are the headers a Transport sends with every request: Fixed
+// (from Config.Header, as the binding may send them) and, for each call,
+// what Inject adds for the call's context. Every Transport sets a request's
+// headers with Apply, so none of them drops Inject.
+type Headers struct {
+	Fixed  http.Header
+	Inject func(ctx context.Context, h http.Header)
+}
+
+// Headers returns the config's Headers, Fixed a copy of Header.
+func (c Config) Headers() Headers { return Headers{Fixed: c.Header.Clone(), Inject: c.Inject} }
+
+// Apply sets the headers of one request in h: Fixed's, then Inject's for
+// ctx. h does not share value slices with Fixed, so that adding to it
+// leaves Fixed alone.
+func (hs Headers) Apply(ctx context.Context, h http.Header) {
+	for k, v := range hs.Fixed {
+		h[k] = slices.Clip(v)
+	}
+	if hs.Inject != nil {
+		hs.Inject(ctx, h)
+	}
 }
 
 // Factory builds Transports for one protocol binding.

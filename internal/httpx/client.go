@@ -37,8 +37,7 @@ const maxEventSize = 16 << 20
 // concurrent use.
 type Caller struct {
 	hc     *http.Client
-	header http.Header
-	inject func(context.Context, http.Header) // transport.Config.Inject
+	header transport.Headers
 }
 
 // NewCaller returns a Caller for a transport's configuration.
@@ -47,7 +46,7 @@ func NewCaller(cfg transport.Config) Caller {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return Caller{hc: hc, header: cfg.Header.Clone(), inject: cfg.Inject}
+	return Caller{hc: hc, header: cfg.Headers()}
 }
 
 // Close closes the HTTP client's idle connections.
@@ -81,12 +80,7 @@ func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, co
 	if err != nil {
 		return nil, fmt.Errorf("a2a client: %s: %w", op, err)
 	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
-	if c.inject != nil {
-		c.inject(ctx, req.Header)
-	}
+	c.header.Apply(ctx, req.Header)
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -73,7 +73,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // ApplyDetails reads error details (an array of typed objects, or one
-// object) into e: ErrorInfo metadata into e.Metadata, BadRequest field
+// object such as A2A v0.3's data) into e: ErrorInfo metadata into e.Metadata, BadRequest field
 // violations into e.Violations. It returns the ErrorInfo reason.
 func ApplyDetails(e *a2a.Error, raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
@@ -110,6 +110,9 @@ func ApplyDetails(e *a2a.Error, raw json.RawMessage) string {
 		fv := d["fieldViolations"]
 		if fv == nil {
 			fv = d["field_violations"]
+		}
+		if fv == nil {
+			fv = d["violations"] // A2A v0.3's data (package v03)
 		}
 		var vs []map[string]json.RawMessage
 		if json.Unmarshal(fv, &vs) == nil {

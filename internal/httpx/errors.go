@@ -24,9 +24,10 @@ import (
 //     sent by some SDKs);
 //   - a flat {code, message} object, or a bare JSON string.
 //
-// The code is taken, in order, from an ErrorInfo reason (or a reason found
-// in a problem's type, title or extension members), a JSON-RPC code, the
-// google.rpc status name, and finally the HTTP status.
+// The code is the one an ErrorInfo reason names (or a reason found in a
+// problem's type, title or extension members); otherwise the JSON-RPC
+// code, the google.rpc status name and the HTTP status decide together
+// (a2a.CodeFromWire, the error table read backwards).
 
 // ErrorBody is the union of the error shapes above.
 type ErrorBody struct {
@@ -80,36 +81,48 @@ func HTTPError(status int, header http.Header, body []byte) *a2a.Error {
 		}
 		e.Metadata[k] = v
 	}
-	if c, ok := CodeForReason(reason); ok {
-		e.Code = c
-		return e
-	}
 	// A problem document may name the error in its type URI or title.
-	for _, s := range []string{b.Type, b.Title} {
-		if c, ok := CodeForReason(s); ok {
+	for _, r := range []string{reason, b.Type, b.Title} {
+		if c, ok := CodeForReason(r); ok {
 			e.Code = c
 			return e
 		}
 	}
+	w := a2a.Wire{HTTP: status}
 	if n, err := strconv.Atoi(string(b.Code)); err == nil && n < 0 {
-		if c, ok := a2a.CodeForJSONRPC(n); ok {
-			e.Code = c
-			return e
-		}
+		w.JSONRPC = n
 	}
-	if name := JSONString(b.Status); name != "" {
-		if c, ok := codeForStatusName(name, status); ok {
-			e.Code = c
-			return e
-		} else if name == "UNAVAILABLE" || name == "DEADLINE_EXCEEDED" {
-			return nil
-		}
+	if n, ok := a2a.GRPCCodeNumber(JSONString(b.Status)); ok {
+		w.GRPC = n
 	}
-	if c, ok := codeForHTTPStatus(status); ok {
+	if c, ok := a2a.CodeFromWire(w); ok {
 		e.Code = c
 		return e
 	}
 	return nil
+}
+
+// RPCError is the *a2a.Error of a JSON-RPC error object (v1.0's, or
+// v0.3's) that came in an HTTP response of the given status (0 when it
+// does not matter): the code its data's reason names, else the one its
+// code and the status name together (a2a.CodeFromWire). A code no error has
+// becomes an InternalError with the metadata jsonrpcCode.
+func RPCError(code int, message string, data json.RawMessage, status int) *a2a.Error {
+	e := &a2a.Error{Message: message}
+	reason := ApplyDetails(e, data)
+	if c, ok := CodeForReason(reason); ok {
+		e.Code = c
+		return e
+	}
+	if c, ok := a2a.CodeForJSONRPC(code); ok {
+		e.Code = c
+		if c, ok := a2a.CodeFromWire(a2a.Wire{JSONRPC: code, HTTP: status}); ok {
+			e.Code = c // the status tells apart errors that share the code
+		}
+		return e
+	}
+	e.Code = a2a.CodeInternal
+	return e.WithMeta("jsonrpcCode", strconv.Itoa(code))
 }
 
 // ParseErrorBody reads any of the error shapes. ok is false when the body
@@ -176,27 +189,9 @@ func ParseErrorBody(body []byte) (ErrorBody, bool) {
 	return b, true
 }
 
-// authReasons are ErrorInfo reasons outside the A2A table (spec §5.4
-// gives reasons to the A2A errors only) that peers give their
-// authentication errors: the official Go SDK sends UNAUTHENTICATED (with
-// JSON-RPC code -31401) and UNAUTHORIZED (-31403). Parley has one code
-// for both, as it has for the gRPC statuses UNAUTHENTICATED and
-// PERMISSION_DENIED.
-var authReasons = [...]string{"UNAUTHENTICATED", "UNAUTHORIZED"}
-
-// CodeForKnownReason maps an ErrorInfo reason spelled exactly: one of the
-// A2A table's (a2a.CodeForReason) or one of authReasons.
-func CodeForKnownReason(s string) (a2a.Code, bool) {
-	if c, ok := a2a.CodeForReason(s); ok {
-		return c, true
-	}
-	for _, r := range authReasons {
-		if s == r {
-			return a2a.CodeUnauthenticated, true
-		}
-	}
-	return 0, false
-}
+// CodeForKnownReason maps an ErrorInfo reason spelled exactly
+// (a2a.CodeForReason).
+func CodeForKnownReason(s string) (a2a.Code, bool) { return a2a.CodeForReason(s) }
 
 // CodeForReason maps an ErrorInfo reason to a code. It also accepts the
 // forms other SDKs use: the error's name ("TaskNotFoundError"), kebab or
@@ -232,70 +227,6 @@ func CodeForReason(s string) (a2a.Code, bool) {
 	}
 	norm := strings.TrimSuffix(b.String(), "_ERROR")
 	return a2a.CodeForReason(norm)
-}
-
-// statusNames maps google.rpc.Code names to codes, for error bodies
-// without an ErrorInfo. FAILED_PRECONDITION is shared by six A2A errors;
-// UnsupportedOperationError is the general one.
-var statusNames = [...]struct {
-	name string
-	code a2a.Code
-}{
-	{"NOT_FOUND", a2a.CodeTaskNotFound},
-	{"INVALID_ARGUMENT", a2a.CodeInvalidParams},
-	{"FAILED_PRECONDITION", a2a.CodeUnsupportedOperation},
-	{"UNIMPLEMENTED", a2a.CodeUnsupportedOperation},
-	{"UNAUTHENTICATED", a2a.CodeUnauthenticated},
-	{"PERMISSION_DENIED", a2a.CodeUnauthenticated},
-	{"INTERNAL", a2a.CodeInternal},
-	{"UNKNOWN", a2a.CodeInternal},
-	{"DATA_LOSS", a2a.CodeInternal},
-}
-
-func codeForStatusName(name string, status int) (a2a.Code, bool) {
-	if name == "RESOURCE_EXHAUSTED" && status == http.StatusRequestEntityTooLarge {
-		return a2a.CodeRequestTooLarge, true
-	}
-	if name == "RESOURCE_EXHAUSTED" && status == http.StatusTooManyRequests {
-		return a2a.CodeRateLimited, true
-	}
-	for _, s := range statusNames {
-		if s.name == name {
-			return s.code, true
-		}
-	}
-	return 0, false
-}
-
-// codeForHTTPStatus is the last resort: the HTTP status alone (spec
-// §5.4's mapping, read backwards). 502, 503 and 504 are not protocol
-// errors and map to nothing.
-func codeForHTTPStatus(status int) (a2a.Code, bool) {
-	switch status {
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return 0, false
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return a2a.CodeInvalidParams, true
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return a2a.CodeUnauthenticated, true
-	case http.StatusNotFound:
-		return a2a.CodeTaskNotFound, true
-	case http.StatusMethodNotAllowed:
-		return a2a.CodeMethodNotFound, true
-	case http.StatusRequestEntityTooLarge:
-		return a2a.CodeRequestTooLarge, true
-	case http.StatusTooManyRequests:
-		return a2a.CodeRateLimited, true
-	case http.StatusNotImplemented:
-		return a2a.CodeUnsupportedOperation, true
-	}
-	switch {
-	case status >= 400 && status < 500:
-		return a2a.CodeInvalidRequest, true
-	case status >= 500:
-		return a2a.CodeInternal, true
-	}
-	return 0, false
 }
 
 // JSONString returns raw as a string if it is a JSON string, else "".

@@ -23,7 +23,7 @@ import (
 type Transport struct {
 	target, base string
 	hc           *http.Client
-	md           http.Header
+	md           transport.Headers // metadata sent on every call
 }
 
 var _ transport.Transport = (*Transport)(nil)
@@ -36,7 +36,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 		return nil, err
 	}
 	md.Set("A2A-Version", v03.ProtocolVersion)
-	return &Transport{target: target, base: base, hc: hc, md: md}, nil
+	return &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject}}, nil
 }
 
 // Factory is the factory of the v0.3 gRPC transport, for interfaces at
@@ -57,9 +57,7 @@ func (t *Transport) url(rpc string) string { return t.base + "/" + ServiceName +
 func unaryCall[Req, Resp any](ctx context.Context, t *Transport, rpc string, in *Req) (*Resp, error) {
 	c := connect.NewClient[Req, Resp](t.hc, t.url(rpc), connect.WithGRPC())
 	req := connect.NewRequest(in)
-	for k, v := range t.md {
-		req.Header()[k] = v
-	}
+	t.md.Apply(ctx, req.Header())
 	resp, err := c.CallUnary(ctx, req)
 	if err != nil {
 		return nil, t.failure(ctx, rpc, err)
@@ -238,9 +236,7 @@ func (t *Transport) Stream(ctx context.Context, m *a2a.Method, req proto.Message
 func serverStream[Req any](ctx context.Context, t *Transport, rpc string, in *Req) (*connect.ServerStreamForClient[v03pb.StreamResponse], error) {
 	c := connect.NewClient[Req, v03pb.StreamResponse](t.hc, t.url(rpc), connect.WithGRPC())
 	req := connect.NewRequest(in)
-	for k, v := range t.md {
-		req.Header()[k] = v
-	}
+	t.md.Apply(ctx, req.Header())
 	st, err := c.CallServerStream(ctx, req)
 	if err != nil {
 		return nil, t.failure(ctx, rpc, err)

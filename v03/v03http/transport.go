@@ -30,7 +30,8 @@ func v03Config(cfg transport.Config) transport.Config {
 		h = http.Header{}
 	}
 	h.Set(httpx.HeaderVersion, v03.ProtocolVersion)
-	return transport.Config{HTTPClient: cfg.HTTPClient, Header: h}
+	cfg.Header = h
+	return cfg
 }
 
 // JSONRPCTransport speaks v0.3 JSON-RPC to one URL.

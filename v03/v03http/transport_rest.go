@@ -101,11 +101,12 @@ func (t *RESTTransport) send(ctx context.Context, m *a2a.Method, req proto.Messa
 	return rc, resp, err
 }
 
-// failure reads a v0.3 error body ({code, message}) or reports the status.
+// failure reads a v0.3 error body ({code, message, data}), its HTTP
+// status telling apart errors that share a code, or reports the status.
 func (t *RESTTransport) failure(op string, resp *http.Response, body []byte) error {
 	var o v03.ErrorObject
 	if json.Unmarshal(body, &o) == nil && o.Code != 0 {
-		return v03.ErrorToV1(o)
+		return v03.ErrorToV1Status(o, resp.StatusCode)
 	}
 	return httpx.Failure(op, t.base, resp, body)
 }

@@ -65,6 +65,12 @@ type Options struct {
 	// DisableReflection turns gRPC server reflection off (it is on by
 	// default, so that tools such as grpcurl work without the proto file).
 	DisableReflection bool
+	// ExtraServices names the other gRPC services served beside this
+	// handler on the same port (the A2A v0.3 service, v03grpc.ServiceName),
+	// so that reflection lists them as well. Reflection resolves their
+	// descriptors in protoregistry.GlobalFiles, where a service's generated
+	// package (v03/v03pb) registers them once it is linked in.
+	ExtraServices []string
 	// Logger receives internal error causes (default slog.Default()).
 	Logger *slog.Logger
 	// Middleware wraps every operation the handler performs, the first
@@ -129,6 +135,7 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
 	h.add(grpchealth.NewHandler(h.health))
 	names = append(names, HealthService)
+	names = append(names, h.opts.ExtraServices...)
 	if !h.opts.DisableReflection {
 		names = append(names, ReflectionService, ReflectionAlphaService)
 		reflector := grpcreflect.NewStaticReflector(names...)

@@ -133,6 +133,13 @@ type Options struct {
 	// JSON-RPC methods and its HTTP+JSON routes under /v1/, and the v0.3
 	// members of the card.
 	DisableV03 bool
+	// CardSigner, when set, signs the public card document once it is
+	// whole (spec §8.4): it is given the JSON object to serve, the v0.3
+	// interfaces and members in place, and returns it with its signatures
+	// (cardsign.Signer.SignJSON), which is then served byte for byte.
+	// Signatures Card already has are left out: they cannot cover the
+	// members added.
+	CardSigner func(card []byte) ([]byte, error)
 }
 
 // Handler serves the card and the three bindings. Create it with New.

@@ -3,6 +3,8 @@ package a2ahttp
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/v03"
 )
@@ -12,25 +14,39 @@ import (
 // the HTTP+JSON base also serves the v0.3 routes under /v1/, and the card
 // carries the v0.3 interfaces and top-level members.
 
-// encodeCard encodes the public card. With v0.3 on, an unsigned card
-// gains a 0.3 interface beside each JSON-RPC and HTTP+JSON one (a signed
-// card is served as signed: add them with v03.AddInterfaces before
-// signing), and a card with 0.3 interfaces gains the v0.3 top-level
-// members, which v1.0 readers ignore and signatures do not cover.
+// encodeCard encodes the public card document. With v0.3 on, the card
+// gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
+// having 0.3 interfaces, the v0.3 top-level members, which v1.0 readers
+// ignore; then Options.CardSigner, when set, signs the whole document, so
+// its signatures cover every member served. A card that comes signed
+// without a CardSigner is served as it is encoded, nothing added: a
+// member added would not be covered by its signatures, and a verifier
+// that checks the document received (§8.4.3) would refuse the card.
 func (h *Handler) encodeCard() ([]byte, error) {
-	if !h.opts.DisableV03 && len(h.opts.Card.GetSignatures()) == 0 {
+	presigned := len(h.opts.Card.GetSignatures()) > 0 && h.opts.CardSigner == nil
+	if !h.opts.DisableV03 && !presigned {
 		h.opts.Card = v03.AddInterfaces(h.opts.Card)
+	}
+	if h.opts.CardSigner != nil && len(h.opts.Card.GetSignatures()) > 0 {
+		h.opts.Card = proto.Clone(h.opts.Card).(*a2a.AgentCard)
+		h.opts.Card.Signatures = nil
 	}
 	card, err := a2a.Marshal(h.opts.Card)
 	if err != nil {
 		return nil, fmt.Errorf("a2ahttp: encoding the card: %w", err)
 	}
-	if !h.opts.DisableV03 {
+	if !h.opts.DisableV03 && !presigned {
 		card = v03.WithMembers(card, h.opts.Card)
+	}
+	if h.opts.CardSigner != nil {
+		if card, err = h.opts.CardSigner(card); err != nil {
+			return nil, fmt.Errorf("a2ahttp: signing the card: %w", err)
+		}
 	}
 	return card, nil
 }
 
 // Card returns the public card as served (with the 0.3 interfaces added
-// when v0.3 is on), without the v0.3 top-level members.
+// when v0.3 is on), without the v0.3 top-level members and the
+// signatures of Options.CardSigner.
 func (h *Handler) Card() *a2a.AgentCard { return h.opts.Card }

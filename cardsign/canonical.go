@@ -1,9 +1,11 @@
-// Package cardsign signs agent cards and verifies their signatures (spec
-// §8.4): a JWS (RFC 7515) whose payload is the card without its
-// signatures, with the field presence rules of §8.4.1 and in the JSON
-// Canonicalization Scheme of RFC 8785. The payload is not stored: the
-// signature object holds the protected header and the signature, and a
-// verifier recomputes the payload from the card it received.
+// Package cardsign signs agent cards and verifies their signatures (A2A
+// §8.4): a JWS (RFC 7515) with a detached payload, the card's JSON object
+// without its "signatures" member in the JSON Canonicalization Scheme of
+// RFC 8785. The payload is not stored: a signature object holds the
+// protected header and the signature, and a verifier recomputes the payload
+// from the card document it received, byte for byte as received, so any
+// member added or changed after signing, one a card model would drop among
+// them, makes the signature fail.
 //
 // A verifier chooses what it trusts (keys it holds, or a key set URL it
 // names); a "jku" in a signature's header is never followed by itself.
@@ -12,54 +14,81 @@ package cardsign
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/gowebpki/jcs"
-	"google.golang.org/protobuf/proto"
-
-	"parley.dev/parley/a2a"
 )
 
-// Canonical returns the bytes a card signature covers (§8.4.1): the card's
-// ProtoJSON with presence semantics (fields set to a value, default or not,
-// when they track presence; every REQUIRED field, even empty; nothing else),
-// without "signatures", canonicalized by RFC 8785 (members sorted by their
-// UTF-16 code units, numbers and strings in ECMAScript form, no
-// whitespace). a2a.Marshal writes exactly the presence rules; gowebpki/jcs
-// does the RFC 8785 step.
-func Canonical(card *a2a.AgentCard) ([]byte, error) {
-	if card == nil {
-		return nil, fmt.Errorf("cardsign: no card")
-	}
-	c := card
-	if len(card.GetSignatures()) > 0 {
-		c = proto.Clone(card).(*a2a.AgentCard)
-		c.Signatures = nil
-	}
-	raw, err := a2a.Marshal(c)
+// errNotObject is Canonical's error for a document that is not a JSON
+// object.
+var errNotObject = errors.New("cardsign: the card is not a JSON object")
+
+// Canonical returns the bytes a signature of the card document card covers
+// (§8.4.1): the JSON object without its top-level "signatures" member, in
+// RFC 8785 form (members sorted by their UTF-16 code units, numbers and
+// strings in ECMAScript form, no whitespace). The document is taken as it
+// is: whatever members it has are covered, unknown ones too. A document
+// that is not one JSON object, or that repeats a member name (which RFC
+// 8785 forbids, and which readers resolve differently), is refused.
+//
+// §8.4.1's presence rules (optional fields present when set, REQUIRED ones
+// always) are the encoder's business: a2a.Marshal writes them.
+func Canonical(card []byte) ([]byte, error) {
+	top, err := members(card)
 	if err != nil {
-		return nil, fmt.Errorf("cardsign: encoding the card: %w", err)
+		return nil, err
 	}
-	out, err := jcs.Transform(raw)
+	delete(top, "signatures")
+	return encode(top)
+}
+
+// members parses a card document into its top-level members, checking it
+// is a single JSON object without repeated names.
+func members(card []byte) (map[string]json.RawMessage, error) {
+	// jcs.Transform refuses invalid JSON, trailing data and repeated
+	// member names at any depth.
+	canon, err := jcs.Transform(card)
 	if err != nil {
-		return nil, fmt.Errorf("cardsign: canonicalizing the card: %w", err)
+		return nil, fmt.Errorf("cardsign: the card is not valid JSON for RFC 8785: %w", err)
 	}
-	return out, nil
+	if len(canon) == 0 || canon[0] != '{' {
+		return nil, errNotObject
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(canon, &top); err != nil {
+		return nil, fmt.Errorf("cardsign: %w", err)
+	}
+	return top, nil
+}
+
+// encode writes members as an RFC 8785 JSON object.
+func encode(top map[string]json.RawMessage) ([]byte, error) {
+	raw, err := json.Marshal(top)
+	if err != nil {
+		return nil, fmt.Errorf("cardsign: %w", err)
+	}
+	return jcs.Transform(raw)
 }
 
 // SDKCanonical returns the payload that the official A2A SDKs sign and
 // verify (@a2a-js/sdk's canonicalizeAgentCard, and a2a-python's): the
 // canonical form with every empty string, empty list and empty object
 // removed, recursively (so a REQUIRED "description": "" and a security
-// requirement naming a scheme without scopes, {"bearer": {}}, vanish).
+// requirement naming a scheme without scopes, {"bearer": []}, vanish).
 // That departs from §8.4.1, which keeps REQUIRED fields and says nothing of
 // removing map entries; two cards that differ only in such values have the
 // same SDK form, so a signature over it does not protect them.
-func SDKCanonical(card *a2a.AgentCard) ([]byte, error) {
+func SDKCanonical(card []byte) ([]byte, error) {
 	canon, err := Canonical(card)
 	if err != nil {
 		return nil, err
 	}
+	return sdkForm(canon)
+}
+
+// sdkForm removes the empty values of a canonical form.
+func sdkForm(canon []byte) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(canon))
 	d.UseNumber()
 	var v any

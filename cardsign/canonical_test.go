@@ -55,7 +55,7 @@ func TestCanonicalPresence(t *testing.T) {
 		Capabilities: &a2a.AgentCapabilities{Streaming: &no, PushNotifications: &no},
 		Signatures:   []*a2a.AgentCardSignature{{Protected: "x", Signature: "y"}},
 	}
-	got, err := Canonical(card)
+	got, err := Canonical(doc(t, card))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestCanonicalPresence(t *testing.T) {
 	if len(card.Signatures) != 1 {
 		t.Error("Canonical changed the card")
 	}
-	sdk, err := SDKCanonical(card)
+	sdk, err := SDKCanonical(doc(t, card))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestCanonicalNumbersAndText(t *testing.T) {
 		Name: "Agent \u00f6 \U0001F600 <&>", Description: "tab\there", Version: "1",
 		Capabilities: &a2a.AgentCapabilities{Extensions: []*a2a.AgentExtension{{Uri: "urn:x", Params: params}}},
 	}
-	got, err := Canonical(card)
+	got, err := Canonical(doc(t, card))
 	if err != nil {
 		t.Fatal(err)
 	}

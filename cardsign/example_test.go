@@ -1,6 +1,7 @@
 package cardsign_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -10,8 +11,9 @@ import (
 	"parley.dev/parley/cardsign"
 )
 
-// A provider signs its card; a client that trusts the provider's public
-// key verifies it, and notices a change made after signing.
+// A provider signs its card document once it is whole; a client that
+// trusts the provider's public key verifies the bytes it received, and
+// notices a member added after signing.
 func Example() {
 	key, _ := cardsign.GenerateKey("ES256")
 	signer, _ := cardsign.NewSigner(key, jose.ES256, &cardsign.SignerOptions{KeyID: "2026-12"})
@@ -20,29 +22,30 @@ func Example() {
 		Capabilities:        &a2a.AgentCapabilities{},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []*a2a.AgentSkill{{Id: "forecast", Name: "Forecast", Description: "Tomorrow's weather.", Tags: []string{"weather"}}}}
-	if err := signer.Sign(card); err != nil {
+	doc, _ := a2a.Marshal(card)
+	served, err := signer.SignJSON(doc) // what the provider serves
+	if err != nil {
 		panic(err)
 	}
 
 	pub, _ := signer.PublicJWK() // what the provider publishes (`parley key jwks`)
 	v := &cardsign.Verifier{Keys: []jose.JSONWebKey{pub}}
-	kid, err := v.Verify(context.Background(), card)
+	kid, err := v.Verify(context.Background(), served)
 	fmt.Println(kid, err)
 
-	card.SupportedInterfaces[0].Url = "https://evil.example/a2a"
-	_, err = v.Verify(context.Background(), card)
+	added := bytes.Replace(served, []byte(`{`), []byte(`{"url":"https://evil.example/a2a",`), 1)
+	_, err = v.Verify(context.Background(), added)
 	fmt.Println(err != nil)
 	// Output:
 	// 2026-12 <nil>
 	// true
 }
 
-// The payload a signature covers: §8.4.1's presence rules, then RFC 8785.
+// The payload a signature covers: the card document without its
+// signatures, in RFC 8785 form.
 func ExampleCanonical() {
-	no := false
-	card := &a2a.AgentCard{Name: "Example Agent", Capabilities: &a2a.AgentCapabilities{Streaming: &no}}
-	b, _ := cardsign.Canonical(card)
+	b, _ := cardsign.Canonical([]byte(`{"name": "Example Agent", "capabilities": {"streaming": false}, "signatures": []}`))
 	fmt.Println(string(b))
 	// Output:
-	// {"capabilities":{"streaming":false},"defaultInputModes":[],"defaultOutputModes":[],"description":"","name":"Example Agent","skills":[],"supportedInterfaces":[],"version":""}
+	// {"capabilities":{"streaming":false},"name":"Example Agent"}
 }

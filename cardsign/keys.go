@@ -134,8 +134,9 @@ func KeyID(pub crypto.PublicKey) (string, error) {
 
 // ParsePublicKeys reads trusted public keys: a JWKS document ({"keys":
 // [...]}), one JWK, or PEM text holding public keys ("PUBLIC KEY"),
-// certificates or private keys (their public half). A key without a key id
-// gets its thumbprint.
+// certificates or private keys (their public half). PEM keys have no key
+// id, nor has a JWK without "kid": a Verifier tries such a key on every
+// signature whose algorithm fits it.
 func ParsePublicKeys(text []byte) ([]jose.JSONWebKey, error) {
 	if t := trimSpace(text); len(t) > 0 && t[0] == '{' {
 		return parseJWKText(t)
@@ -170,11 +171,10 @@ func ParsePublicKeys(text []byte) ([]jose.JSONWebKey, error) {
 		default:
 			continue
 		}
-		kid, err := KeyID(pub)
-		if err != nil {
-			return nil, err
+		if !(&jose.JSONWebKey{Key: pub}).Valid() {
+			return nil, fmt.Errorf("unsupported public key %T", pub)
 		}
-		keys = append(keys, jose.JSONWebKey{Key: pub, KeyID: kid})
+		keys = append(keys, jose.JSONWebKey{Key: pub})
 	}
 	if len(keys) == 0 {
 		return nil, errors.New("no public key found (want a JWKS, a JWK or PEM)")
@@ -198,13 +198,6 @@ func parseJWKText(t []byte) ([]jose.JSONWebKey, error) {
 		}
 		if !k.IsPublic() {
 			set.Keys[i] = k.Public()
-		}
-		if set.Keys[i].KeyID == "" {
-			kid, err := KeyID(set.Keys[i].Key)
-			if err != nil {
-				return nil, err
-			}
-			set.Keys[i].KeyID = kid
 		}
 	}
 	return set.Keys, nil

@@ -3,6 +3,7 @@ package cardsign
 import (
 	"bytes"
 	"crypto"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// Signer adds signatures to agent cards with one private key.
+// Signer signs agent cards with one private key.
 type Signer struct {
 	key crypto.Signer
 	alg jose.SignatureAlgorithm
@@ -55,38 +56,95 @@ func (s *Signer) KeyID() string { return s.kid }
 // PublicJWK returns the signer's public key as a JWK with its key id.
 func (s *Signer) PublicJWK() (jose.JSONWebKey, error) { return PublicJWK(s.key, s.alg, s.kid) }
 
-// Sign appends a signature to card over its canonical form (Canonical),
-// with the protected header {"alg", "kid", "typ": "JOSE"} and "jku" when
-// set (§8.4.2). Signatures already on the card stay and are not covered.
+// SignJSON signs the card document card (a JSON object, as it will be
+// served: every member in place, the v0.3 ones included) and returns it in
+// RFC 8785 form with the signatures appended to its "signatures" member
+// (signatures it already has stay, and are not covered). Each signature is
+// a JWS with a detached payload, Canonical(card), and the protected header
+// {"alg", "kid", "typ": "JOSE"}, with "jku" when set (§8.4.2).
 //
 // When the form the official SDKs verify (SDKCanonical) differs from the
 // canonical one, which happens when the card holds an empty value such as
 // a security requirement without scopes, a second signature over that form
 // is appended, with the same header, so that those SDKs verify the card
 // too; a verifier that follows §8.4.1 checks the first.
+//
+// Sign the document again whenever it changes: a signature covers the
+// bytes it was made over and nothing else.
+func (s *Signer) SignJSON(card []byte) ([]byte, error) {
+	top, err := members(card)
+	if err != nil {
+		return nil, err
+	}
+	var sigs []json.RawMessage
+	if old, ok := top["signatures"]; ok {
+		if err := json.Unmarshal(old, &sigs); err != nil {
+			return nil, fmt.Errorf(`cardsign: the card's "signatures" is not a list: %w`, err)
+		}
+		delete(top, "signatures")
+	}
+	canon, err := encode(top)
+	if err != nil {
+		return nil, err
+	}
+	made, err := s.signatures(canon)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range made {
+		b, err := json.Marshal(map[string]string{"protected": m.Protected, "signature": m.Signature})
+		if err != nil {
+			return nil, fmt.Errorf("cardsign: %w", err)
+		}
+		sigs = append(sigs, b)
+	}
+	if top["signatures"], err = json.Marshal(sigs); err != nil {
+		return nil, fmt.Errorf("cardsign: %w", err)
+	}
+	return encode(top)
+}
+
+// Sign appends signatures to card over its encoding (a2a.Marshal), as
+// SignJSON does: for a card served as the model encodes it, such as the
+// extended card that GetExtendedAgentCard returns. A card document that
+// gains members the model does not have (the public card with its v0.3
+// members) is signed with SignJSON once it is whole.
 func (s *Signer) Sign(card *a2a.AgentCard) error {
-	canon, err := Canonical(card)
+	raw, err := a2a.Marshal(card)
+	if err != nil {
+		return fmt.Errorf("cardsign: encoding the card: %w", err)
+	}
+	canon, err := Canonical(raw)
 	if err != nil {
 		return err
 	}
-	sdk, err := SDKCanonical(card)
+	made, err := s.signatures(canon)
 	if err != nil {
 		return err
+	}
+	card.Signatures = append(card.Signatures, made...)
+	return nil
+}
+
+// signatures signs a canonical form, and its SDK form when that differs.
+func (s *Signer) signatures(canon []byte) ([]*a2a.AgentCardSignature, error) {
+	sdk, err := sdkForm(canon)
+	if err != nil {
+		return nil, err
 	}
 	sig, err := s.sign(canon)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sigs := []*a2a.AgentCardSignature{sig}
+	out := []*a2a.AgentCardSignature{sig}
 	if !bytes.Equal(canon, sdk) {
 		compat, err := s.sign(sdk)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		sigs = append(sigs, compat)
+		out = append(out, compat)
 	}
-	card.Signatures = append(card.Signatures, sigs...)
-	return nil
+	return out, nil
 }
 
 // sign makes one detached JWS over payload.

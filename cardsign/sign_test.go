@@ -28,6 +28,16 @@ func testCard() *a2a.AgentCard {
 	}
 }
 
+// doc is card's JSON document, as a2a.Marshal writes it.
+func doc(t testing.TB, card *a2a.AgentCard) []byte {
+	t.Helper()
+	b, err := a2a.Marshal(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // newSigner makes a signer with a fresh key of alg.
 func newSigner(t testing.TB, alg string, opts *SignerOptions) *Signer {
 	t.Helper()
@@ -73,7 +83,7 @@ func TestSignVerifyEachAlgorithm(t *testing.T) {
 			if h["alg"] != alg || h["kid"] != "k-"+alg || h["typ"] != "JOSE" {
 				t.Errorf("protected header %s", raw)
 			}
-			kid, err := trust(t, s).Verify(context.Background(), card)
+			kid, err := trust(t, s).Verify(context.Background(), doc(t, card))
 			if err != nil || kid != "k-"+alg {
 				t.Fatalf("Verify = %q, %v", kid, err)
 			}
@@ -103,7 +113,7 @@ func TestTamperedCardDoesNotVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 		change(card)
-		_, err := trust(t, s).Verify(context.Background(), card)
+		_, err := trust(t, s).Verify(context.Background(), doc(t, card))
 		var e *Error
 		if !errors.As(err, &e) || !strings.Contains(err.Error(), "does not match the card") || len(e.Reasons) != 1 {
 			t.Errorf("%s changed: Verify = %v; want a mismatch", name, err)
@@ -112,13 +122,13 @@ func TestTamperedCardDoesNotVerify(t *testing.T) {
 }
 
 func TestUnsignedAndUntrusted(t *testing.T) {
-	if _, err := (&Verifier{}).Verify(context.Background(), testCard()); !errors.Is(err, ErrUnsigned) {
+	if _, err := (&Verifier{}).Verify(context.Background(), doc(t, testCard())); !errors.Is(err, ErrUnsigned) {
 		t.Errorf("unsigned card: %v", err)
 	}
 	s, other := newSigner(t, "ES256", nil), newSigner(t, "ES256", nil)
 	card := testCard()
 	s.Sign(card)
-	if _, err := trust(t, other).Verify(context.Background(), card); err == nil || !strings.Contains(err.Error(), "not trusted") {
+	if _, err := trust(t, other).Verify(context.Background(), doc(t, card)); err == nil || !strings.Contains(err.Error(), "not trusted") {
 		t.Errorf("signed by an untrusted key: %v", err)
 	}
 }
@@ -144,7 +154,7 @@ func TestJKUIsNotTrusted(t *testing.T) {
 		card := testCard()
 		card.SupportedInterfaces[0].Url = "https://evil.example/"
 		attacker.Sign(card)
-		_, err = trust(t, trusted).Verify(context.Background(), card)
+		_, err = trust(t, trusted).Verify(context.Background(), doc(t, card))
 		if err == nil {
 			t.Fatalf("kid %s: a card signed by the attacker's key verified", kid)
 		}

@@ -2,6 +2,10 @@ package cardsign
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/go-jose/go-jose/v4"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/jwks"
@@ -54,34 +57,63 @@ type header struct {
 	Crit []string `json:"crit"`
 }
 
-// VerifyCard implements client.CardVerifier: it returns nil when at least
-// one signature of card verifies (§8.4.3).
-func (v *Verifier) VerifyCard(ctx context.Context, card *a2a.AgentCard) error {
+// VerifyCardJSON implements client.CardVerifier: it returns nil when at
+// least one signature of the card document card, the JSON bytes as
+// received, verifies (§8.4.3). See Verify.
+func (v *Verifier) VerifyCardJSON(ctx context.Context, card []byte) error {
 	_, err := v.Verify(ctx, card)
 	return err
 }
 
-// Verify checks the signatures of card in order and returns the key id of
-// the first that verifies. A signature verifies when its algorithm is
-// accepted, its "kid" names a trusted key (a "jku" in the header is not
-// followed: only Keys and JWKS are trusted) and the signature is valid
-// over the card's canonical form. The error is ErrUnsigned or an *Error.
-func (v *Verifier) Verify(ctx context.Context, card *a2a.AgentCard) (string, error) {
-	sigs := card.GetSignatures()
-	if len(sigs) == 0 {
-		return "", ErrUnsigned
+// VerifyCard verifies a card that arrived as a message rather than as a
+// JSON document (over gRPC, say): its encoding (a2a.Marshal) is the
+// document verified. Members the model does not hold are not seen, so
+// verify a card received as JSON with Verify, on the bytes received.
+func (v *Verifier) VerifyCard(ctx context.Context, card *a2a.AgentCard) error {
+	raw, err := a2a.Marshal(card)
+	if err != nil {
+		return fmt.Errorf("cardsign: encoding the card: %w", err)
 	}
-	canon, err := Canonical(card)
+	_, err = v.Verify(ctx, raw)
+	return err
+}
+
+// Verify checks the signatures of the card document card, the JSON bytes
+// as received, in order, and returns the key id of the first that
+// verifies. The payload is the document's canonical form without its
+// "signatures" member (Canonical), so a member added after signing, or a
+// value changed, fails every signature. A signature verifies when its
+// algorithm is accepted, a trusted key fits it (one with its "kid", or
+// one without a key id whose algorithm fits; a "jku" in the header is not
+// followed: only Keys and JWKS are trusted) and the signature is valid
+// over the payload. The error is ErrUnsigned, an *Error, or one saying
+// the document is not a JSON object.
+func (v *Verifier) Verify(ctx context.Context, card []byte) (string, error) {
+	top, err := members(card)
 	if err != nil {
 		return "", err
 	}
-	sdk, err := SDKCanonical(card)
+	var sigs []json.RawMessage
+	if raw, ok := top["signatures"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &sigs); err != nil {
+			return "", fmt.Errorf(`cardsign: the card's "signatures" is not a list: %w`, err)
+		}
+	}
+	if len(sigs) == 0 {
+		return "", ErrUnsigned
+	}
+	delete(top, "signatures")
+	canon, err := encode(top)
+	if err != nil {
+		return "", err
+	}
+	sdk, err := sdkForm(canon)
 	if err != nil {
 		return "", err
 	}
 	e := &Error{}
-	for i, s := range sigs {
-		kid, err := v.verifyOne(ctx, s, canon, sdk)
+	for i, raw := range sigs {
+		kid, err := v.verifyOne(ctx, raw, canon, sdk)
 		if err == nil {
 			return kid, nil
 		}
@@ -90,9 +122,41 @@ func (v *Verifier) Verify(ctx context.Context, card *a2a.AgentCard) (string, err
 	return "", e
 }
 
+// signature is one member of a card's "signatures" (§8.4.2).
+type signature struct {
+	protected, signature string
+	header               json.RawMessage // the unprotected header, nil when absent
+}
+
+// parseSignature reads one signature object, its member names exactly.
+func parseSignature(raw json.RawMessage) (*signature, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	s := &signature{}
+	if json.Unmarshal(m["protected"], &s.protected) != nil {
+		return nil, errors.New(`"protected" is missing or not a string`)
+	}
+	if json.Unmarshal(m["signature"], &s.signature) != nil {
+		return nil, errors.New(`"signature" is missing or not a string`)
+	}
+	if h, ok := m["header"]; ok {
+		if len(h) == 0 || h[0] != '{' {
+			return nil, errors.New(`"header" is not a JSON object`)
+		}
+		s.header = h
+	}
+	return s, nil
+}
+
 // verifyOne checks one signature against the payloads.
-func (v *Verifier) verifyOne(ctx context.Context, s *a2a.AgentCardSignature, canon, sdk []byte) (string, error) {
-	h, err := parseHeader(s.GetProtected())
+func (v *Verifier) verifyOne(ctx context.Context, raw json.RawMessage, canon, sdk []byte) (string, error) {
+	s, err := parseSignature(raw)
+	if err != nil {
+		return "", err
+	}
+	h, err := parseHeader(s.protected)
 	if err != nil {
 		return "", err
 	}
@@ -110,18 +174,10 @@ func (v *Verifier) verifyOne(ctx context.Context, s *a2a.AgentCardSignature, can
 	if err != nil {
 		return "", err
 	}
-	unprotected := ""
-	if s.GetHeader() != nil {
-		b, err := protojson.Marshal(s.GetHeader())
-		if err != nil {
-			return "", err
-		}
-		unprotected = string(b)
-	}
-	if check(s, unprotected, canon, keys, algs) == nil {
+	if check(s, canon, keys, algs) == nil {
 		return h.Kid, nil
 	}
-	sdkOK := check(s, unprotected, sdk, keys, algs) == nil
+	sdkOK := check(s, sdk, keys, algs) == nil
 	switch {
 	case sdkOK && v.AcceptSDKForm:
 		return h.Kid, nil
@@ -134,14 +190,14 @@ func (v *Verifier) verifyOne(ctx context.Context, s *a2a.AgentCardSignature, can
 }
 
 // check verifies a detached JWS over payload with any of keys.
-func check(s *a2a.AgentCardSignature, unprotected string, payload []byte, keys []jose.JSONWebKey, algs []jose.SignatureAlgorithm) error {
+func check(s *signature, payload []byte, keys []jose.JSONWebKey, algs []jose.SignatureAlgorithm) error {
 	flat := map[string]any{
-		"protected": s.GetProtected(),
+		"protected": s.protected,
 		"payload":   base64.RawURLEncoding.EncodeToString(payload),
-		"signature": s.GetSignature(),
+		"signature": s.signature,
 	}
-	if unprotected != "" {
-		flat["header"] = json.RawMessage(unprotected)
+	if s.header != nil {
+		flat["header"] = s.header
 	}
 	raw, err := json.Marshal(flat)
 	if err != nil {
@@ -160,11 +216,13 @@ func check(s *a2a.AgentCardSignature, unprotected string, payload []byte, keys [
 	return err
 }
 
-// keys returns the trusted keys with the header's key id.
+// keys returns the trusted keys that may have made a signature with
+// header h: those with its key id, and those without a key id (a PEM key,
+// say) whose algorithm fits.
 func (v *Verifier) keys(ctx context.Context, h *header) ([]jose.JSONWebKey, error) {
 	var out []jose.JSONWebKey
 	for _, k := range v.Keys {
-		if k.KeyID == h.Kid && (k.Algorithm == "" || k.Algorithm == h.Alg) {
+		if (k.KeyID == h.Kid || k.KeyID == "") && fits(k, h.Alg) {
 			out = append(out, k)
 		}
 	}
@@ -174,19 +232,44 @@ func (v *Verifier) keys(ctx context.Context, h *header) ([]jose.JSONWebKey, erro
 			return nil, fmt.Errorf("trusted key set: %w", err)
 		}
 		for _, k := range ks {
-			if k.Algorithm == "" || k.Algorithm == h.Alg {
+			if fits(k, h.Alg) {
 				out = append(out, k)
 			}
 		}
 	}
 	if len(out) == 0 {
-		msg := fmt.Sprintf("key %q is not trusted", h.Kid)
+		msg := fmt.Sprintf("key %q is not trusted (no trusted key with that key id, or without a key id, fits %s)", h.Kid, h.Alg)
 		if h.JKU != "" {
 			msg += fmt.Sprintf(" (the header's jku %s is not followed: give the keys or a key set URL you trust)", h.JKU)
 		}
 		return nil, errors.New(msg)
 	}
 	return out, nil
+}
+
+// fits reports whether key k signs with alg: its "alg" when it names one,
+// else what its kind of key signs with (ES256, ES384, ES512 by curve;
+// EdDSA for Ed25519; the RS and PS algorithms for RSA).
+func fits(k jose.JSONWebKey, alg string) bool {
+	if k.Algorithm != "" {
+		return k.Algorithm == alg
+	}
+	switch pub := k.Public().Key.(type) {
+	case *ecdsa.PublicKey:
+		switch pub.Curve {
+		case elliptic.P256():
+			return alg == string(jose.ES256)
+		case elliptic.P384():
+			return alg == string(jose.ES384)
+		case elliptic.P521():
+			return alg == string(jose.ES512)
+		}
+	case ed25519.PublicKey:
+		return alg == string(jose.EdDSA)
+	case *rsa.PublicKey:
+		return strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")
+	}
+	return false
 }
 
 // parseHeader decodes a base64url protected header.

@@ -42,8 +42,9 @@ type ResolveOptions struct {
 	// one among all the resolutions of a program.
 	Cache *CardCache
 	// Verifier, when set, must accept the card's signatures (spec §8.4)
-	// before Resolve returns it, cached or not (see CardVerifier and
-	// cardsign.Verifier); a card it refuses gives a *CardError.
+	// before Resolve returns it, cached or not: it is given the card
+	// document as received (see CardVerifier and cardsign.Verifier); a card
+	// it refuses gives a *CardError.
 	Verifier CardVerifier
 	// Warn, when set, is told of each deviation Resolve tolerates in a
 	// card it accepts (an empty skills list), in words for a user. It is
@@ -126,33 +127,34 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 	if opts != nil {
 		o = *opts
 	}
-	card, err := resolve(ctx, u, o)
+	card, body, err := resolve(ctx, u, o)
 	if err != nil || o.Verifier == nil {
 		return card, err
 	}
-	return verified(ctx, u, card, o.Verifier)
+	return verified(ctx, u, card, body, o.Verifier)
 }
 
-// resolve is Resolve without the signature check.
-func resolve(ctx context.Context, u string, o ResolveOptions) (*a2a.AgentCard, error) {
+// resolve is Resolve without the signature check; it also returns the
+// card document as received.
+func resolve(ctx context.Context, u string, o ResolveOptions) (*a2a.AgentCard, []byte, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = http.DefaultClient
 	}
 	cardURL, err := CardURL(u)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var cached *cardEntry
 	if o.Cache != nil {
 		if e, fresh := o.Cache.lookup(cardURL); fresh {
-			return proto.Clone(e.card).(*a2a.AgentCard), nil
+			return proto.Clone(e.card).(*a2a.AgentCard), e.body, nil
 		} else {
 			cached = e
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("a2a client: Resolve: %w", err)
+		return nil, nil, fmt.Errorf("a2a client: Resolve: %w", err)
 	}
 	for k, v := range o.Header {
 		req.Header[http.CanonicalHeaderKey(k)] = v
@@ -170,35 +172,36 @@ func resolve(ctx context.Context, u string, o ResolveOptions) (*a2a.AgentCard, e
 	}
 	resp, err := o.HTTPClient.Do(req)
 	if err != nil {
-		return nil, transport.RequestFailure(ctx, "Resolve", cardURL, err)
+		return nil, nil, transport.RequestFailure(ctx, "Resolve", cardURL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified && cached != nil {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxCardSize))
-		return proto.Clone(o.Cache.revalidated(cardURL, cached, resp.Header)).(*a2a.AgentCard), nil
+		e := o.Cache.revalidated(cardURL, cached, resp.Header)
+		return proto.Clone(e.card).(*a2a.AgentCard), e.body, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardSize+1))
 	if err != nil {
-		return nil, transport.ReadFailure(ctx, "Resolve", cardURL, transport.PhaseResponse, err)
+		return nil, nil, transport.ReadFailure(ctx, "Resolve", cardURL, transport.PhaseResponse, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable ||
 			resp.StatusCode == http.StatusGatewayTimeout {
-			return nil, &TransportError{Op: "Resolve", URL: cardURL, Phase: PhaseResponse, StatusCode: resp.StatusCode, Err: httpx.BodySnippet(body)}
+			return nil, nil, &TransportError{Op: "Resolve", URL: cardURL, Phase: PhaseResponse, StatusCode: resp.StatusCode, Err: httpx.BodySnippet(body)}
 		}
-		return nil, &CardError{URL: cardURL, StatusCode: resp.StatusCode, msg: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), Err: httpx.BodySnippet(body)}
+		return nil, nil, &CardError{URL: cardURL, StatusCode: resp.StatusCode, msg: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)), Err: httpx.BodySnippet(body)}
 	}
 	if len(body) > maxCardSize {
-		return nil, &CardError{URL: cardURL, msg: fmt.Sprintf("larger than %d bytes", maxCardSize)}
+		return nil, nil, &CardError{URL: cardURL, msg: fmt.Sprintf("larger than %d bytes", maxCardSize)}
 	}
 	card, err := parseCard(cardURL, resp.Header.Get("Content-Type"), body, o.Warn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.Cache != nil {
-		o.Cache.store(cardURL, card, resp.Header)
+		o.Cache.store(cardURL, card, body, resp.Header)
 	}
-	return proto.Clone(card).(*a2a.AgentCard), nil
+	return proto.Clone(card).(*a2a.AgentCard), body, nil
 }
 
 // parseCard decodes and checks a card body. warn (may be nil) hears of the
@@ -275,6 +278,7 @@ type CardCache struct {
 // replaces the entry.
 type cardEntry struct {
 	card         *a2a.AgentCard
+	body         []byte // the card document as received, for a CardVerifier
 	etag         string
 	lastModified string
 	expires      time.Time
@@ -299,7 +303,7 @@ func (c *CardCache) lookup(u string) (*cardEntry, bool) {
 }
 
 // store caches a card fetched with a 200 response, when the headers allow.
-func (c *CardCache) store(u string, card *a2a.AgentCard, h http.Header) {
+func (c *CardCache) store(u string, card *a2a.AgentCard, body []byte, h http.Header) {
 	ttl, ok := freshness(h)
 	etag, lm := h.Get("ETag"), h.Get("Last-Modified")
 	c.mu.Lock()
@@ -311,11 +315,11 @@ func (c *CardCache) store(u string, card *a2a.AgentCard, h http.Header) {
 	if c.entries == nil {
 		c.entries = map[string]*cardEntry{}
 	}
-	c.entries[u] = &cardEntry{card: card, etag: etag, lastModified: lm, expires: c.now().Add(ttl)}
+	c.entries[u] = &cardEntry{card: card, body: body, etag: etag, lastModified: lm, expires: c.now().Add(ttl)}
 }
 
-// revalidated refreshes an entry after a 304 and returns its card.
-func (c *CardCache) revalidated(u string, old *cardEntry, h http.Header) *a2a.AgentCard {
+// revalidated refreshes an entry after a 304 and returns it.
+func (c *CardCache) revalidated(u string, old *cardEntry, h http.Header) *cardEntry {
 	ttl, ok := freshness(h)
 	e := *old
 	if v := h.Get("ETag"); v != "" {
@@ -328,14 +332,14 @@ func (c *CardCache) revalidated(u string, old *cardEntry, h http.Header) *a2a.Ag
 	defer c.mu.Unlock()
 	if !ok {
 		delete(c.entries, u)
-		return e.card
+		return &e
 	}
 	e.expires = c.now().Add(ttl)
 	if c.entries == nil {
 		c.entries = map[string]*cardEntry{}
 	}
 	c.entries[u] = &e
-	return e.card
+	return &e
 }
 
 // freshness reads how long a response stays fresh (RFC 9111 for a private

@@ -36,12 +36,13 @@ the card is not followed), else the command exits 1 saying why.`, true)
 	if err != nil {
 		return err
 	}
-	kid, err := vf.verify(ctx, card)
+	raw := capture.bytes()
+	kid, err := vf.verify(ctx, raw)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		raw := bytes.TrimSpace(capture.bytes())
+		raw = bytes.TrimSpace(raw)
 		var compact bytes.Buffer
 		if json.Compact(&compact, raw) == nil {
 			raw = compact.Bytes()

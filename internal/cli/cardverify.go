@@ -23,15 +23,16 @@ type verifyFlags struct {
 // addVerifyFlags registers them on fs.
 func addVerifyFlags(fs *flag.FlagSet) *verifyFlags {
 	v := &verifyFlags{}
-	fs.StringVar(&v.keyFile, "verify-key", "", "the card must be signed by a key in `FILE` (a JWKS, a JWK, or PEM public keys or certificates)")
+	fs.StringVar(&v.keyFile, "verify-key", "", "the card must be signed by a key in `FILE`: a JWKS or a JWK (keys found by their kid), or PEM public keys or certificates (tried on each signature whose algorithm fits)")
 	fs.StringVar(&v.jwksURL, "verify-jwks", "", "the card must be signed by a key of the JWKS at this `URL` (one you trust)")
 	fs.BoolVar(&v.acceptSDKForm, "accept-sdk-form", false, "also accept a signature over the card without its empty values (what @a2a-js/sdk and a2a-python sign)")
 	return v
 }
 
-// verify checks card's signatures when a trust root was given, and
-// returns the key id that verified ("" when nothing was asked).
-func (v *verifyFlags) verify(ctx context.Context, card *a2a.AgentCard) (string, error) {
+// verify checks the signatures of card, the card document as received,
+// when a trust root was given, and returns the key id that verified (""
+// when nothing was asked).
+func (v *verifyFlags) verify(ctx context.Context, card []byte) (string, error) {
 	if v.keyFile == "" && v.jwksURL == "" {
 		return "", nil
 	}

@@ -92,8 +92,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopPush() // runs after the core is closed
-	// Signed after push.start, which sets a capability.
-	if err := cfg.id.sign(card, extended); err != nil {
+	// Signed after push.start, which sets a capability; the public card
+	// is signed by a2ahttp.New, whole (identity.apply).
+	if err := cfg.id.signExtended(extended); err != nil {
 		return err
 	}
 	defer cfg.id.reloadOnSIGHUP(log)()

@@ -156,6 +156,9 @@ func (id *identity) apply(o *a2ahttp.Options) {
 		o.Authenticators = append(o.Authenticators, authn.ClientCert{})
 	}
 	o.RateLimit, o.RateBurst, o.MaxStreams = id.rate, id.burst, id.maxStreams
+	if id.signer != nil {
+		o.CardSigner = id.signer.SignJSON
+	}
 }
 
 // tlsClientAuth makes the server's TLS config ask for client certificates.
@@ -212,20 +215,15 @@ func (id *identity) declare(card *a2a.AgentCard, staticTokens, allowAnonymous bo
 	}
 }
 
-// sign adds a signature to each card that is not nil.
-func (id *identity) sign(cards ...*a2a.AgentCard) error {
-	if id.signer == nil {
+// signExtended signs the extended card, when there is one: it is served
+// as the card model encodes it (GetExtendedAgentCard's result), so its
+// model is signed. The public card is signed by a2ahttp once its document
+// is whole (apply sets CardSigner).
+func (id *identity) signExtended(extended *a2a.AgentCard) error {
+	if id.signer == nil || extended == nil {
 		return nil
 	}
-	for _, c := range cards {
-		if c == nil {
-			continue
-		}
-		if err := id.signer.Sign(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return id.signer.Sign(extended)
 }
 
 // reloadOnSIGHUP reloads the API key file each time the process gets

@@ -51,8 +51,9 @@ func (p *protocolVersions) Set(s string) error {
 // v03 reports whether v0.3 is served.
 func (p *protocolVersions) v03() bool { return !p.noV03 }
 
-// cards adds the 0.3 interfaces to the cards when v0.3 is served, before
-// they are signed (a2ahttp adds them only to unsigned cards).
+// cards adds the 0.3 interfaces to the cards when v0.3 is served: the
+// extended card is signed as it is, while a2ahttp completes the public
+// card (again, to no effect) before it signs it.
 func (p *protocolVersions) cards(card, extended *a2a.AgentCard) (*a2a.AgentCard, *a2a.AgentCard) {
 	if !p.v03() {
 		return card, extended

@@ -1,0 +1,242 @@
+package a2ahttp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/agents"
+	"parley.dev/parley/server"
+)
+
+// The pipeline, tested for every entry of the protocol table over the real
+// wire (HTTP/2 cleartext, as gRPC needs): a protocol added to the table is
+// covered by these tests without a test of its own.
+
+// matrixServer serves the echo agent with every protocol on, on a loopback
+// port, and returns its handler and base URL.
+func matrixServer(t *testing.T, opts Options) (*Handler, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ifaces, err := Interfaces(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := &a2a.AgentCard{Name: "matrix", Description: "protocol matrix", Version: "1.0.0",
+		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{Streaming: ptrTo(true)},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "echo", Name: "echo", Description: "echo", Tags: []string{"echo"}}}}
+	core, err := server.New(&server.Options{Card: card, Agent: agents.Echo()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Card = card
+	h, err := New(core, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, Protocols: new(http.Protocols)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close(); core.Close(context.Background()) })
+	return h, base
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// h2c is a client speaking HTTP/2 without TLS.
+var h2c = func() *http.Client {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: p}}
+}()
+
+// upload is a SendMessage request of p whose body arrives as the test
+// writes it: it declares size bytes and sends sent of them at once.
+type upload struct {
+	resp chan *http.Response
+	body *io.PipeWriter
+}
+
+func startUpload(t *testing.T, base string, p *protocol, auth string, size, sent int) *upload {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); pw.Close() })
+	head := p.sendBody([]byte(`{"message":`))
+	data := append(head, bytes.Repeat([]byte(" "), max(0, sent-len(head)))...)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+p.sendPath, pr)
+	req.ContentLength = int64(max(size, len(data)))
+	req.Header.Set("Content-Type", p.sendType)
+	req.Header.Set("A2A-Version", p.version)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	u := &upload{resp: make(chan *http.Response, 1), body: pw}
+	go func() {
+		resp, err := h2c.Do(req)
+		if err != nil {
+			u.resp <- nil
+			return
+		}
+		io.Copy(io.Discard, resp.Body) // gRPC's status may be in the trailers
+		resp.Body.Close()
+		u.resp <- resp
+	}()
+	go pw.Write(data)
+	return u
+}
+
+// answer waits up to wait for the response; nil when none came.
+func (u *upload) answer(wait time.Duration) *http.Response {
+	select {
+	case r := <-u.resp:
+		return r
+	case <-time.After(wait):
+		return nil
+	}
+}
+
+// outcome is what a refusal says: the gRPC status code when there is one,
+// else the HTTP status.
+func outcome(r *http.Response) string {
+	if r == nil {
+		return "no answer"
+	}
+	if g := r.Header.Get("Grpc-Status"); g != "" {
+		return "grpc " + g
+	}
+	if g := r.Trailer.Get("Grpc-Status"); g != "" {
+		return "grpc " + g
+	}
+	return r.Status
+}
+
+func forEachProtocol(t *testing.T, h *Handler, f func(t *testing.T, p, other *protocol)) {
+	if len(h.protocols) != 6 {
+		t.Fatalf("%d protocols in the table, want 6 (two versions × three bindings)", len(h.protocols))
+	}
+	for i := range h.protocols {
+		p, other := &h.protocols[i], &h.protocols[(i+1)%len(h.protocols)]
+		t.Run(p.version+"/"+p.binding, func(t *testing.T) { f(t, p, other) })
+	}
+}
+
+// TestPipelineRefusesAnonymousBeforeTheBody: with credentials required, a
+// request without them is refused while its body has not arrived.
+func TestPipelineRefusesAnonymousBeforeTheBody(t *testing.T) {
+	h, base := matrixServer(t, Options{Tokens: map[string]string{"tok": "alice"}})
+	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+		got := outcome(startUpload(t, base, p, "", 9<<20, 10).answer(3 * time.Second))
+		if got != "401 Unauthorized" && got != "grpc 16" {
+			t.Errorf("anonymous 9 MiB upload, body not sent: %s, want 401 / UNAUTHENTICATED before the body", got)
+		}
+	})
+}
+
+// TestPipelineCutsStalledUploads: a body that stops arriving is cut at the
+// read deadline.
+func TestPipelineCutsStalledUploads(t *testing.T) {
+	h, base := matrixServer(t, Options{BodyTimeout: 300 * time.Millisecond})
+	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+		start := time.Now()
+		got := outcome(startUpload(t, base, p, "", 1<<20, 1000).answer(3 * time.Second))
+		if got != "408 Request Timeout" || time.Since(start) < 250*time.Millisecond {
+			t.Errorf("stalled upload: %s after %v, want 408 at the 300 ms deadline", got, time.Since(start).Round(time.Millisecond))
+		}
+	})
+}
+
+// TestPipelineSharesTheBodyBudget: a stalled upload on one protocol holds
+// budget that a large upload on the next one cannot have.
+func TestPipelineSharesTheBodyBudget(t *testing.T) {
+	h, base := matrixServer(t, Options{BodyBudget: 200 << 10, MaxPendingAnonymous: -1})
+	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
+		holder := startUpload(t, base, other, "", 1<<20, 200<<10)
+		time.Sleep(150 * time.Millisecond)
+		got := outcome(startUpload(t, base, p, "", 1<<20, 200<<10).answer(3 * time.Second))
+		if got != "503 Service Unavailable" {
+			t.Errorf("upload while %s/%s holds the budget: %s, want 503", other.version, other.binding, got)
+		}
+		holder.body.Close()
+	})
+}
+
+// TestPipelineCapsPendingAnonymous: the anonymous cap counts uploads of
+// every protocol together.
+func TestPipelineCapsPendingAnonymous(t *testing.T) {
+	h, base := matrixServer(t, Options{MaxPendingAnonymous: 1})
+	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
+		holder := startUpload(t, base, other, "", 1<<20, 10)
+		time.Sleep(150 * time.Millisecond)
+		got := outcome(startUpload(t, base, p, "", 1<<20, 10).answer(3 * time.Second))
+		if got != "503 Service Unavailable" {
+			t.Errorf("anonymous upload while %s/%s holds the one slot: %s, want 503", other.version, other.binding, got)
+		}
+		holder.body.Close()
+		holder.answer(3 * time.Second)
+	})
+}
+
+// TestPipelineRateIsPerPrincipal: a principal's rate is one bucket across
+// every protocol.
+func TestPipelineRateIsPerPrincipal(t *testing.T) {
+	h, base := matrixServer(t, Options{Tokens: map[string]string{"tok": "alice"}, RateLimit: 0.001, RateBurst: 1})
+	n := 0
+	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
+		if n == 0 {
+			startUpload(t, base, other, "Bearer tok", 0, 0).answer(3 * time.Second) // the one request the bucket holds
+		}
+		n++
+		got := outcome(startUpload(t, base, p, "Bearer tok", 0, 0).answer(3 * time.Second))
+		if got != "429 Too Many Requests" && got != "grpc 8" {
+			t.Errorf("a request over alice's rate: %s, want 429 / RESOURCE_EXHAUSTED", got)
+		}
+	})
+}
+
+// TestProtocolTableMatchesTheCard: every interface of the card is served
+// by an entry of the table, and the other way round.
+func TestProtocolTableMatchesTheCard(t *testing.T) {
+	h, _ := matrixServer(t, Options{})
+	served := map[string]bool{}
+	for _, p := range h.protocols {
+		served[p.version+" "+p.binding] = true
+	}
+	listed := map[string]bool{}
+	for _, in := range h.Card().GetSupportedInterfaces() {
+		listed[in.GetProtocolVersion()+" "+in.GetProtocolBinding()] = true
+	}
+	for k := range served {
+		if !listed[k] {
+			t.Errorf("%s is served but the card does not list it", k)
+		}
+	}
+	for k := range listed {
+		if !served[k] {
+			t.Errorf("the card lists %s, which is not served", k)
+		}
+	}
+	if !strings.Contains(strings.Join(mapKeys(served), ","), "0.3 GRPC") {
+		t.Errorf("v0.3 gRPC is not in the table: %v", served)
+	}
+}
+
+func mapKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}

@@ -307,7 +307,7 @@ func listen(flag, addr string) (net.Listener, error) {
 // every binding.
 func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) (*server.Server, *a2ahttp.Handler, error) {
 	sopts := &server.Options{
-		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store,
+		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store, ProtocolVersions: cfg.versions.list(),
 		RequireAuth: cfg.authConfigured() && !cfg.guard.allowAnonymous, Logger: log,
 		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
 		Push: pusher, Limits: cfg.limits, Cluster: cfg.replica.cluster(),

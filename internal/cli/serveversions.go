@@ -64,3 +64,11 @@ func (p *protocolVersions) cards(card, extended *a2a.AgentCard) (*a2a.AgentCard,
 	}
 	return card, extended
 }
+
+// list is the versions served, newest first, for server.Options.
+func (p *protocolVersions) list() []string {
+	if p.v03() {
+		return []string{a2a.ProtocolVersion, v03.ProtocolVersion}
+	}
+	return []string{a2a.ProtocolVersion}
+}

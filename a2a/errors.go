@@ -66,9 +66,9 @@ const (
 // each value the table marks the row it means alone (the def column): the
 // only row with it, or the default among those sharing it. The A2A errors
 // and rate limits carry their reason (Error.Info), which decides. The
-// other errors carry none (the spec defines none, and the gRPC library or
-// an HTTP server in front answers some of them), so where their value is
-// shared they read as its default: JSONParseError and InvalidRequestError
+// other errors carry one only with metadata (the spec defines none, and
+// the gRPC library or an HTTP server in front answers some of them), so
+// without it, where their value is shared, they read as its default: JSONParseError and InvalidRequestError
 // as InvalidParamsError on HTTP+JSON and gRPC, RequestTooLargeError as
 // InvalidRequestError on JSON-RPC. MethodNotFoundError shares HTTP 404
 // with TaskNotFoundError; the HTTP+JSON body's status name (UNIMPLEMENTED,

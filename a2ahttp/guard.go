@@ -149,13 +149,23 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, anonymous boo
 	case errors.Is(err, httpx.ErrBusy):
 		busy(w, err.Error())
 	case errors.Is(err, httpx.ErrBodyTimeout):
-		w.Header().Set("Connection", "close")
+		closeHTTP1(w, r)
 		http.Error(w, err.Error(), http.StatusRequestTimeout)
 	default:
-		w.Header().Set("Connection", "close")
+		closeHTTP1(w, r)
 		http.Error(w, "could not read the request body", http.StatusBadRequest)
 	}
 	return r, false
+}
+
+// closeHTTP1 ends an HTTP/1.x connection after a body that could not be
+// read (its unread rest would be taken for the next request). An HTTP/2
+// stream ends alone: closing the connection would end the caller's other
+// streams on it.
+func closeHTTP1(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor < 2 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // busy answers 503 with a Retry-After: every binding's clients (gRPC ones

@@ -2,6 +2,7 @@ package a2ahttp
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"parley.dev/parley/a2a"
@@ -108,6 +109,9 @@ func (h *Handler) mountProtocols(svc a2a.Service) {
 		g.Logger = h.opts.Logger
 	}
 	g.Middleware = append(h.middleware(a2a.BindingGRPC), g.Middleware...)
+	if v03on { // reflection lists every service served on the port
+		g.ExtraServices = append(slices.Clone(g.ExtraServices), v03grpc.ServiceName)
+	}
 	h.grpc = grpcbind.NewHandler(svc, &g)
 	framed := func(p []byte) []byte {
 		return append([]byte{0, byte(len(p) >> 24), byte(len(p) >> 16), byte(len(p) >> 8), byte(len(p))}, p...)

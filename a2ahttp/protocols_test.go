@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/server"
@@ -55,12 +59,13 @@ func matrixServer(t *testing.T, opts Options) (*Handler, string) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// h2c is a client speaking HTTP/2 without TLS.
-var h2c = func() *http.Client {
+// newH2C returns a client speaking HTTP/2 without TLS, on a connection
+// of its own.
+func newH2C() *http.Client {
 	p := new(http.Protocols)
 	p.SetUnencryptedHTTP2(true)
 	return &http.Client{Transport: &http.Transport{Protocols: p}}
-}()
+}
 
 // upload is a SendMessage request of p whose body arrives as the test
 // writes it: it declares size bytes and sends sent of them at once.
@@ -85,8 +90,9 @@ func startUpload(t *testing.T, base string, p *protocol, auth string, size, sent
 	}
 	u := &upload{resp: make(chan *http.Response, 1), body: pw}
 	go func() {
-		resp, err := h2c.Do(req)
+		resp, err := newH2C().Do(req)
 		if err != nil {
+			t.Logf("%s %s: %v", p.version, p.binding, err)
 			u.resp <- nil
 			return
 		}
@@ -231,6 +237,38 @@ func TestProtocolTableMatchesTheCard(t *testing.T) {
 	if !strings.Contains(strings.Join(mapKeys(served), ","), "0.3 GRPC") {
 		t.Errorf("v0.3 gRPC is not in the table: %v", served)
 	}
+}
+
+// TestReflectionListsEveryGRPCProtocol: gRPC reflection lists the
+// service of every gRPC entry of the table.
+func TestReflectionListsEveryGRPCProtocol(t *testing.T) {
+	h, base := matrixServer(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st := grpcreflect.NewClient(newH2C(), base, connect.WithGRPC()).NewStream(ctx)
+	defer st.Close()
+	names, err := st.ListServices()
+	if err != nil {
+		t.Fatalf("ListServices: %v", err)
+	}
+	listed := strings.Join(namesOf(names), " ")
+	for _, p := range h.protocols {
+		if p.binding != a2a.BindingGRPC {
+			continue
+		}
+		service := strings.Split(strings.TrimPrefix(p.sendPath, "/"), "/")[0]
+		if !strings.Contains(" "+listed+" ", " "+service+" ") {
+			t.Errorf("reflection lists %s, not %s (%s over gRPC)", listed, service, p.version)
+		}
+	}
+}
+
+func namesOf(ns []protoreflect.FullName) []string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, string(n))
+	}
+	return s
 }
 
 func mapKeys(m map[string]bool) []string {

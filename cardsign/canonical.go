@@ -18,6 +18,8 @@ import (
 	"fmt"
 
 	"github.com/gowebpki/jcs"
+
+	"parley.dev/parley/a2a"
 )
 
 // errNotObject is Canonical's error for a document that is not a JSON
@@ -72,28 +74,41 @@ func encode(top map[string]json.RawMessage) ([]byte, error) {
 }
 
 // SDKCanonical returns the payload that the official A2A SDKs sign and
-// verify (@a2a-js/sdk's canonicalizeAgentCard, and a2a-python's): the
-// canonical form with every empty string, empty list and empty object
-// removed, recursively (so a REQUIRED "description": "" and a security
-// requirement naming a scheme without scopes, {"bearer": []}, vanish).
-// That departs from §8.4.1, which keeps REQUIRED fields and says nothing of
-// removing map entries; two cards that differ only in such values have the
-// same SDK form, so a signature over it does not protect them.
+// verify (@a2a-js/sdk's canonicalizeAgentCard, and a2a-python's): the card
+// as their AgentCard model reads it, so without the members a v1.0 card
+// does not define (the v0.3 ones, say), in canonical form with every empty
+// string, empty list and empty object removed, recursively (so a REQUIRED
+// "description": "" and a security requirement naming a scheme without
+// scopes, {"bearer": []}, vanish). That departs from §8.4.1, which keeps
+// REQUIRED fields and covers the card as served; two cards that differ
+// only in such members or values have the same SDK form, so a signature
+// over it does not protect them. It is nil for a document that is not an
+// agent card.
 func SDKCanonical(card []byte) ([]byte, error) {
 	canon, err := Canonical(card)
 	if err != nil {
 		return nil, err
 	}
-	return sdkForm(canon)
+	return sdkForm(canon), nil
 }
 
-// sdkForm removes the empty values of a canonical form.
-func sdkForm(canon []byte) ([]byte, error) {
-	d := json.NewDecoder(bytes.NewReader(canon))
+// sdkForm is the SDK form of a canonical form (nil when the document is
+// not an agent card): read as the card model, encoded, empty values
+// removed.
+func sdkForm(canon []byte) []byte {
+	card := &a2a.AgentCard{}
+	if a2a.Unmarshal(canon, card) != nil {
+		return nil
+	}
+	model, err := a2a.Marshal(card)
+	if err != nil {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(model))
 	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("cardsign: %w", err)
+	if d.Decode(&v) != nil {
+		return nil
 	}
 	v, _ = dropEmpty(v)
 	if v == nil {
@@ -101,9 +116,13 @@ func sdkForm(canon []byte) ([]byte, error) {
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("cardsign: %w", err)
+		return nil
 	}
-	return jcs.Transform(raw)
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // dropEmpty removes empty strings, lists and objects from v, recursively;

@@ -143,3 +143,34 @@ func TestSignaturesMalformed(t *testing.T) {
 		t.Errorf("signatures an object: %v", err)
 	}
 }
+
+// TestSDKFormOfAWholeDocument: a document with members the card model
+// does not define gets a second signature over the SDKs' form, which
+// leaves them out; a strict verifier refuses such a member added after
+// signing, AcceptSDKForm lets it through (that form does not protect it)
+// but still refuses a changed card member.
+func TestSDKFormOfAWholeDocument(t *testing.T) {
+	s := newSigner(t, "ES256", &SignerOptions{KeyID: "k"})
+	signed, err := s.SignJSON(bytes.Replace(doc(t, testCard()), []byte("{"), []byte(`{"protocolVersion":"0.3.0",`), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Signatures []json.RawMessage }
+	json.Unmarshal(signed, &got)
+	if len(got.Signatures) != 2 {
+		t.Fatalf("%d signatures; want 2 (canonical and SDK forms)", len(got.Signatures))
+	}
+	added := bytes.Replace(signed, []byte(`"protocolVersion":"0.3.0"`), []byte(`"protocolVersion":"0.3.0","url":"https://evil.example/"`), 1)
+	changed := bytes.Replace(signed, []byte(`"name":"Signed agent"`), []byte(`"name":"Other agent"`), 1)
+	strict, lenient := trust(t, s), trust(t, s)
+	lenient.AcceptSDKForm = true
+	if _, err := strict.Verify(context.Background(), added); err == nil || !strings.Contains(err.Error(), "members their card model does not define") {
+		t.Errorf("strict, member added: %v; want the SDK-form explanation", err)
+	}
+	if _, err := lenient.Verify(context.Background(), added); err != nil {
+		t.Errorf("AcceptSDKForm, member outside the model added: %v", err)
+	}
+	if _, err := lenient.Verify(context.Background(), changed); err == nil {
+		t.Error("AcceptSDKForm, card member changed: verified")
+	}
+}

@@ -65,9 +65,10 @@ func (s *Signer) PublicJWK() (jose.JSONWebKey, error) { return PublicJWK(s.key, 
 //
 // When the form the official SDKs verify (SDKCanonical) differs from the
 // canonical one, which happens when the card holds an empty value such as
-// a security requirement without scopes, a second signature over that form
-// is appended, with the same header, so that those SDKs verify the card
-// too; a verifier that follows §8.4.1 checks the first.
+// a security requirement without scopes, or members their card model does
+// not define such as the v0.3 ones, a second signature over that form is
+// appended, with the same header, so that those SDKs verify the card too;
+// a verifier that follows §8.4.1 checks the first.
 //
 // Sign the document again whenever it changes: a signature covers the
 // bytes it was made over and nothing else.
@@ -128,16 +129,12 @@ func (s *Signer) Sign(card *a2a.AgentCard) error {
 
 // signatures signs a canonical form, and its SDK form when that differs.
 func (s *Signer) signatures(canon []byte) ([]*a2a.AgentCardSignature, error) {
-	sdk, err := sdkForm(canon)
-	if err != nil {
-		return nil, err
-	}
 	sig, err := s.sign(canon)
 	if err != nil {
 		return nil, err
 	}
 	out := []*a2a.AgentCardSignature{sig}
-	if !bytes.Equal(canon, sdk) {
+	if sdk := sdkForm(canon); sdk != nil && !bytes.Equal(canon, sdk) {
 		compat, err := s.sign(sdk)
 		if err != nil {
 			return nil, err

@@ -32,8 +32,8 @@ type Verifier struct {
 	// Algorithms are the accepted "alg" values (default Algorithms).
 	Algorithms []jose.SignatureAlgorithm
 	// AcceptSDKForm also accepts a signature over SDKCanonical, the form
-	// the official SDKs sign, which does not cover empty values (see
-	// there). Off by default.
+	// the official SDKs sign, which covers neither empty values nor the
+	// members a v1.0 card does not define (see there). Off by default.
 	AcceptSDKForm bool
 }
 
@@ -107,10 +107,7 @@ func (v *Verifier) Verify(ctx context.Context, card []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sdk, err := sdkForm(canon)
-	if err != nil {
-		return "", err
-	}
+	sdk := sdkForm(canon)
 	e := &Error{}
 	for i, raw := range sigs {
 		kid, err := v.verifyOne(ctx, raw, canon, sdk)
@@ -177,14 +174,14 @@ func (v *Verifier) verifyOne(ctx context.Context, raw json.RawMessage, canon, sd
 	if check(s, canon, keys, algs) == nil {
 		return h.Kid, nil
 	}
-	sdkOK := check(s, sdk, keys, algs) == nil
+	sdkOK := sdk != nil && check(s, sdk, keys, algs) == nil
 	switch {
 	case sdkOK && v.AcceptSDKForm:
 		return h.Kid, nil
 	case sdkOK:
 		return "", errors.New("the signature does not match the card's canonical form (§8.4.1), only the card with its empty values removed " +
-			"(the form the official SDKs sign, which does not protect empty values): the card was signed by such an SDK, or an empty value " +
-			"was added or removed after signing (accept that form with AcceptSDKForm / --accept-sdk-form)")
+			"(the form the official SDKs sign, which protects neither empty values nor members their card model does not define): the card was " +
+			"signed by such an SDK, or such a value or member was added or removed after signing (accept that form with AcceptSDKForm / --accept-sdk-form)")
 	}
 	return "", fmt.Errorf("the signature with key %q does not match the card (changed after signing, or signed by another key)", h.Kid)
 }

@@ -79,7 +79,7 @@ func encode(top map[string]json.RawMessage) ([]byte, error) {
 // does not define (the v0.3 ones, say), in canonical form with every empty
 // string, empty list and empty object removed, recursively (so a REQUIRED
 // "description": "" and a security requirement naming a scheme without
-// scopes, {"bearer": []}, vanish). That departs from §8.4.1, which keeps
+// scopes, {"bearer": {}}, vanish). That departs from §8.4.1, which keeps
 // REQUIRED fields and covers the card as served; two cards that differ
 // only in such members or values have the same SDK form, so a signature
 // over it does not protect them. It is nil for a document that is not an

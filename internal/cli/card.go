@@ -19,8 +19,9 @@ Fetches the agent card from URL (a base URL: its /.well-known/agent-card.json;
 or the URL of a .json card), checks that it is an A2A v1.0 card with every
 REQUIRED member, and prints it. --json prints the card as served (its JSON
 compacted to one line). With --verify-key or --verify-jwks the card's
-signature (spec §8.4) must verify with a key given there (a jku named by
-the card is not followed), else the command exits 1 saying why.`, true)
+signature (spec §8.4) must verify, over the card document as received, with
+a key given there (a jku named by the card is not followed), else the
+command exits 1 saying why.`, true)
 	vf := addVerifyFlags(fs)
 	pos, err := e.parse(fs, args)
 	if err != nil {

@@ -25,7 +25,7 @@ func addVerifyFlags(fs *flag.FlagSet) *verifyFlags {
 	v := &verifyFlags{}
 	fs.StringVar(&v.keyFile, "verify-key", "", "the card must be signed by a key in `FILE`: a JWKS or a JWK (keys found by their kid), or PEM public keys or certificates (tried on each signature whose algorithm fits)")
 	fs.StringVar(&v.jwksURL, "verify-jwks", "", "the card must be signed by a key of the JWKS at this `URL` (one you trust)")
-	fs.BoolVar(&v.acceptSDKForm, "accept-sdk-form", false, "also accept a signature over the card without its empty values (what @a2a-js/sdk and a2a-python sign)")
+	fs.BoolVar(&v.acceptSDKForm, "accept-sdk-form", false, "also accept a signature over the card without its empty values and the members a v1.0 card does not define (what @a2a-js/sdk and a2a-python sign)")
 	return v
 }
 

@@ -178,6 +178,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		h.opts.CacheMaxAge = 5 * time.Minute
 	}
 	h.setGuardDefaults()
+	h.opts.DisableV03 = !h.servesV03(svc) // the card and the protocol table agree
 	card, err := h.encodeCard()
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func (h *Handler) mountProtocols(svc a2a.Service) {
 	bopts := httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Parking: h.opts.Parking}
 	rpcOpts, restOpts := bopts, bopts
 	rpcOpts.Middleware, restOpts.Middleware = h.middleware(a2a.BindingJSONRPC), h.middleware(a2a.BindingHTTPJSON)
-	v03on := h.servesV03(svc)
+	v03on := !h.opts.DisableV03 // New settled it with servesV03
 
 	// JSON-RPC: one URL, with or without a trailing slash (the official
 	// conformance kit adds one); the v0.3 method names are a dialect of

@@ -271,6 +271,36 @@ func namesOf(ns []protoreflect.FullName) []string {
 	return s
 }
 
+// TestV03OffEverywhere: a server that does not serve 0.3 has no v0.3
+// entry and its card lists no 0.3 interface.
+func TestV03OffEverywhere(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln.Close()
+	ifaces, _ := Interfaces("http://" + ln.Addr().String())
+	card := &a2a.AgentCard{Name: "v1", Description: "v1 only", Version: "1.0.0", SupportedInterfaces: ifaces,
+		Capabilities: &a2a.AgentCapabilities{}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "echo", Name: "echo", Description: "echo", Tags: []string{"echo"}}}}
+	core, err := server.New(&server.Options{Card: card, Agent: agents.Echo(), ProtocolVersions: []string{"1.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close(context.Background())
+	h, err := New(core, &Options{Card: card})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range h.protocols {
+		if p.version != a2a.ProtocolVersion {
+			t.Errorf("protocol %s/%s served, but the server serves only 1.0", p.version, p.binding)
+		}
+	}
+	for _, in := range h.Card().GetSupportedInterfaces() {
+		if in.GetProtocolVersion() != a2a.ProtocolVersion {
+			t.Errorf("the card lists %s %s, but the server serves only 1.0", in.GetProtocolVersion(), in.GetProtocolBinding())
+		}
+	}
+}
+
 func mapKeys(m map[string]bool) []string {
 	var ks []string
 	for k := range m {

@@ -66,6 +66,10 @@ type CallInfo struct {
 	// Activated is filled by the core with the extensions it activated; the
 	// binding echoes them in the response's A2A-Extensions.
 	Activated []string
+	// Served is filled by the core with the protocol version (Major.Minor)
+	// it serves the call in, once chosen (spec §3.6.2); it stays empty for
+	// a call refused before that. Telemetry labels calls with it.
+	Served string
 }
 
 type callInfoKey struct{}

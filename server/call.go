@@ -28,12 +28,14 @@ func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
 	if s.opts.RequireAuth && (ci == nil || ci.Principal == "") {
 		return call{}, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: send a bearer token in the Authorization header")
 	}
-	if _, err := s.callVersion(ci); err != nil {
+	v, err := s.callVersion(ci)
+	if err != nil {
 		return call{}, err
 	}
 	if ci == nil {
 		ci = &a2a.CallInfo{}
 	}
+	ci.Served = v
 	if err := s.activateExtensions(ci); err != nil {
 		return call{}, err
 	}

@@ -89,6 +89,7 @@ func (c *summary) ids(task, ctxID string) {
 // it revealed, and how it ended.
 type result struct {
 	binding string
+	version string // served in, on a server ("" when not known)
 	summary
 	stream          bool
 	outcome, reason string
@@ -97,6 +98,9 @@ type result struct {
 // attributes appends the span attributes of the result to kv.
 func (r *result) attributes(kv []attribute.KeyValue) []attribute.KeyValue {
 	kv = append(kv, keyBinding.String(r.binding))
+	if r.version != "" {
+		kv = append(kv, keyVersion.String(r.version))
+	}
 	if r.taskID != "" {
 		kv = append(kv, keyTaskID.String(r.taskID))
 	}
@@ -154,8 +158,8 @@ func serverFault(err error) bool {
 var attrBufs = sync.Pool{New: func() any { return new([maxSpanAttrs]attribute.KeyValue) }}
 
 // maxSpanAttrs bounds the attributes a call's span ends with: binding,
-// task, context, state, events, outcome, reason, and the store tally's
-// two.
+// version, task, context, state, events, outcome, reason, and the store
+// tally's two.
 const maxSpanAttrs = 10
 
 // endSpan records a call's result on its span and ends it. The

@@ -89,12 +89,14 @@ func (h *durations) point(attrs attribute.Set, start, now time.Time) (metricdata
 
 // callDurations are the request duration histograms of one side
 // (server or client) and binding, shared by every observed invoker of
-// that side and binding: a series per method for the successful calls,
-// made up front, and one per method, outcome and reason for the others,
-// made on first use (reasons are the A2A error codes, a closed set).
+// that side and binding: a series per method for the successful calls in
+// the side's usual version, made up front, and one per method, version,
+// outcome and reason for the others, made on first use (versions are
+// those served, reasons the A2A error codes: closed sets).
 type callDurations struct {
-	ok     map[*a2a.Method]*series
-	failed sync.Map // failure → *series
+	version string // the version of the series made up front ("" on the client side)
+	ok      map[*a2a.Method]*series
+	other   sync.Map // seriesKey → *series
 }
 
 // series is one histogram and its attributes.
@@ -103,37 +105,45 @@ type series struct {
 	h     durations
 }
 
-// failure keys the series of failed calls.
-type failure struct {
-	m               *a2a.Method
-	outcome, reason string
+// seriesKey keys the series made on first use.
+type seriesKey struct {
+	m                        *a2a.Method
+	version, outcome, reason string
 }
 
-func newCallDurations(binding string) *callDurations {
-	c := &callDurations{ok: make(map[*a2a.Method]*series, len(a2a.Methods))}
+func newCallDurations(binding, version string) *callDurations {
+	c := &callDurations{version: version, ok: make(map[*a2a.Method]*series, len(a2a.Methods))}
 	for i := range a2a.Methods {
 		m := &a2a.Methods[i]
-		c.ok[m] = &series{attrs: attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcomeOK))}
+		c.ok[m] = &series{attrs: callAttrs(m, binding, version, outcomeOK, "")}
 	}
 	return c
 }
 
-// of returns the series of a call with this outcome.
-func (c *callDurations) of(m *a2a.Method, binding, outcome, reason string) *series {
-	if outcome == outcomeOK {
+// callAttrs are the attributes of a request duration series.
+func callAttrs(m *a2a.Method, binding, version, outcome, reason string) attribute.Set {
+	kv := []attribute.KeyValue{keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcome)}
+	if version != "" {
+		kv = append(kv, keyVersion.String(version))
+	}
+	if reason != "" {
+		kv = append(kv, keyReason.String(reason))
+	}
+	return attribute.NewSet(kv...)
+}
+
+// of returns the series of a call served in version with this outcome.
+func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason string) *series {
+	if outcome == outcomeOK && version == c.version {
 		if s := c.ok[m]; s != nil {
 			return s
 		}
 	}
-	k := failure{m, outcome, reason}
-	if s, ok := c.failed.Load(k); ok {
+	k := seriesKey{m, version, outcome, reason}
+	if s, ok := c.other.Load(k); ok {
 		return s.(*series)
 	}
-	kv := []attribute.KeyValue{keyMethod.String(m.Name), keyBinding.String(binding), keyOutcome.String(outcome)}
-	if reason != "" {
-		kv = append(kv, keyReason.String(reason))
-	}
-	s, _ := c.failed.LoadOrStore(k, &series{attrs: attribute.NewSet(kv...)})
+	s, _ := c.other.LoadOrStore(k, &series{attrs: callAttrs(m, binding, version, outcome, reason)})
 	return s.(*series)
 }
 
@@ -145,7 +155,7 @@ func (c *callDurations) points(points []metricdata.HistogramDataPoint[float64], 
 			points = append(points, dp)
 		}
 	}
-	c.failed.Range(func(_, v any) bool {
+	c.other.Range(func(_, v any) bool {
 		s := v.(*series)
 		if dp, ok := s.h.point(s.attrs, start, now); ok {
 			points = append(points, dp)
@@ -168,7 +178,11 @@ func (ins *instruments) calls(server bool, binding string) *callDurations {
 	}
 	c := (*side)[binding]
 	if c == nil {
-		c = newCallDurations(binding)
+		version := "" // a client's calls carry no served version
+		if server {
+			version = a2a.ProtocolVersion
+		}
+		c = newCallDurations(binding, version)
 		(*side)[binding] = c
 	}
 	return c

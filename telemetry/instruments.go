@@ -11,10 +11,11 @@ import (
 
 // Attribute keys of Parley's spans and metrics.
 const (
-	keyMethod        = attribute.Key("a2a.method")       // the operation, e.g. SendMessage
-	keyBinding       = attribute.Key("a2a.binding")      // JSONRPC, HTTP+JSON or GRPC
-	keyOutcome       = attribute.Key("a2a.outcome")      // ok, error or canceled
-	keyReason        = attribute.Key("a2a.error.reason") // e.g. TASK_NOT_FOUND
+	keyMethod        = attribute.Key("a2a.method")           // the operation, e.g. SendMessage
+	keyBinding       = attribute.Key("a2a.binding")          // JSONRPC, HTTP+JSON or GRPC
+	keyVersion       = attribute.Key("a2a.protocol.version") // the version a server served a call in, e.g. 1.0 or 0.3
+	keyOutcome       = attribute.Key("a2a.outcome")          // ok, error or canceled
+	keyReason        = attribute.Key("a2a.error.reason")     // e.g. TASK_NOT_FOUND
 	keyTaskID        = attribute.Key("a2a.task.id")
 	keyContextID     = attribute.Key("a2a.context.id")
 	keyTaskState     = attribute.Key("a2a.task.state")    // the last state a call saw

@@ -60,9 +60,9 @@ func TestPrometheusScrapeAfterKnownCalls(t *testing.T) {
 		want    float64
 		atLeast bool
 	}{
-		{duration, map[string]string{"a2a_method": "SendMessage", "a2a_binding": "JSONRPC", "a2a_outcome": "ok"}, 3, false},
-		{duration, map[string]string{"a2a_method": "GetTask", "a2a_binding": "HTTP+JSON", "a2a_outcome": "error", "a2a_error_reason": "TASK_NOT_FOUND"}, 1, false},
-		{duration, map[string]string{"a2a_method": "SendStreamingMessage", "a2a_binding": "GRPC", "a2a_outcome": "ok"}, 1, false},
+		{duration, map[string]string{"a2a_method": "SendMessage", "a2a_binding": "JSONRPC", "a2a_protocol_version": "1.0", "a2a_outcome": "ok"}, 3, false},
+		{duration, map[string]string{"a2a_method": "GetTask", "a2a_binding": "HTTP+JSON", "a2a_protocol_version": "1.0", "a2a_outcome": "error", "a2a_error_reason": "TASK_NOT_FOUND"}, 1, false},
+		{duration, map[string]string{"a2a_method": "SendStreamingMessage", "a2a_binding": "GRPC", "a2a_protocol_version": "1.0", "a2a_outcome": "ok"}, 1, false},
 		{"parley_client_request_duration_seconds", map[string]string{"a2a_method": "GetTask", "a2a_binding": "HTTP+JSON", "a2a_outcome": "error", "a2a_error_reason": "TASK_NOT_FOUND"}, 1, false},
 		{"parley_server_streams_open", map[string]string{"a2a_method": "SendStreamingMessage", "a2a_binding": "GRPC"}, 0, false},
 		{"parley_server_executions_active", nil, 0, false},

@@ -24,7 +24,8 @@ import (
 // The span is named by the method (SendMessage), its parent is the trace
 // context Handler took from the request, and it lasts until the call
 // returns or, for a stream, until the stream ends. Its attributes, all
-// set when it ends: a2a.binding, a2a.task.id, a2a.context.id (from the
+// set when it ends: a2a.binding, a2a.protocol.version (the version the
+// core served the call in; absent when it refused the version), a2a.task.id, a2a.context.id (from the
 // request or the first answer naming them), a2a.task.state (the last
 // state the call saw), a2a.outcome (ok, error or canceled),
 // a2a.error.reason, for streams a2a.stream.events, and the tally of the
@@ -136,12 +137,16 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 // logs it (with the trace ids, through LogHandler).
 func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, begin time.Duration, c *summary, stream bool, err error) {
 	outcome, reason := classify(ctx, err)
+	var version string
+	if ci := a2a.CallInfoFrom(ctx); s.server && ci != nil {
+		version = ci.Served
+	}
 	if span != nil {
-		endSpan(span, &result{binding: s.binding, summary: *c, stream: stream, outcome: outcome, reason: reason}, err, s.server)
+		endSpan(span, &result{binding: s.binding, version: version, summary: *c, stream: stream, outcome: outcome, reason: reason}, err, s.server)
 	}
 	d := now() - begin
 	if s.t.metering {
-		s.calls.of(m, s.binding, outcome, reason).h.record(d)
+		s.calls.of(m, s.binding, version, outcome, reason).h.record(d)
 	}
 	if s.server && s.t.log.Enabled(ctx, slog.LevelDebug) {
 		s.t.log.LogAttrs(ctx, slog.LevelDebug, "operation", slog.String("method", m.Name), slog.String("binding", s.binding),

@@ -24,7 +24,10 @@ type Options struct {
 	// Put TLS settings, proxies and timeouts here. The gRPC transport uses
 	// a copy of its *http.Transport restricted to HTTP/2, and dials a
 	// host:port interface over TLS when that transport has a TLS
-	// configuration (see NewGRPCTransport).
+	// configuration (see NewGRPCTransport). The calls carry the client's
+	// credentials, so no redirect is followed (the call fails with a
+	// *transport.RedirectError naming the target) unless this client's
+	// CheckRedirect decides otherwise.
 	HTTPClient *http.Client
 	// BearerToken, when set, is sent on every call as
 	// "Authorization: Bearer <token>".

@@ -36,7 +36,8 @@ type ResolveOptions struct {
 	// HTTPClient performs the request (default http.DefaultClient).
 	HTTPClient *http.Client
 	// Header holds extra request headers (credentials for a protected
-	// card, say).
+	// card, say). With any, a redirect is not followed (the error names
+	// its target) unless HTTPClient decides on redirects itself.
 	Header http.Header
 	// Cache, when set, keeps cards by URL under HTTP caching rules; share
 	// one among all the resolutions of a program.
@@ -139,6 +140,10 @@ func Resolve(ctx context.Context, u string, opts *ResolveOptions) (*a2a.AgentCar
 func resolve(ctx context.Context, u string, o ResolveOptions) (*a2a.AgentCard, []byte, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = http.DefaultClient
+	}
+	if len(o.Header) > 0 {
+		// The extra headers may be credentials: they follow no redirect.
+		o.HTTPClient = transport.NoRedirects(o.HTTPClient)
 	}
 	cardURL, err := CardURL(u)
 	if err != nil {

@@ -15,12 +15,11 @@ import (
 
 // Dial returns the base URL of a gRPC interface's calls and an HTTP client
 // that speaks HTTP/2 to it (cleartext HTTP/2 for an http:// base; see
-// NewTransport), and the metadata to send from cfg.Header.
+// NewTransport), and the metadata to send from cfg.Header. The HTTP client
+// follows no redirect unless cfg.HTTPClient decides on redirects itself
+// (transport.NoRedirects).
 func Dial(target string, cfg transport.Config) (string, *http.Client, http.Header, error) {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := transport.NoRedirects(cfg.HTTPClient) // the metadata carries credentials
 	rt := hc.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
@@ -45,7 +44,7 @@ func Dial(target string, cfg transport.Config) (string, *http.Client, http.Heade
 			md[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
 		}
 	}
-	return base, &http.Client{Transport: rt, Timeout: hc.Timeout}, md, nil
+	return base, &http.Client{Transport: rt, Timeout: hc.Timeout, CheckRedirect: hc.CheckRedirect}, md, nil
 }
 
 // StatusError returns the *a2a.Error a status from a server carries, or

@@ -42,7 +42,9 @@ type Transport interface {
 // it from its options; a factory must not modify it.
 type Config struct {
 	// HTTPClient performs HTTP requests (never nil when the client builds
-	// the config).
+	// the config). The requests carry Header, credentials included, so a
+	// transport follows no redirect with it unless its CheckRedirect is
+	// set (see NoRedirects).
 	HTTPClient *http.Client
 	// Header holds the headers to send on every request: A2A-Version,
 	// A2A-Extensions, Authorization and the caller's extra headers. A
@@ -234,6 +236,11 @@ func IsConnect(err error) bool {
 func RequestFailure(ctx context.Context, op, url string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
+	}
+	var re *RedirectError
+	if errors.As(err, &re) {
+		// A response came: a redirect, refused (see RefuseRedirect).
+		return &Error{Op: op, URL: url, Phase: PhaseResponse, StatusCode: re.StatusCode, Err: re}
 	}
 	ph := PhaseRequest
 	if IsConnect(err) {

@@ -40,13 +40,12 @@ type Caller struct {
 	header transport.Headers
 }
 
-// NewCaller returns a Caller for a transport's configuration.
+// NewCaller returns a Caller for a transport's configuration. Its requests
+// carry the configuration's headers, credentials among them, so it follows
+// no redirect unless the HTTP client decides on redirects itself
+// (transport.NoRedirects).
 func NewCaller(cfg transport.Config) Caller {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return Caller{hc: hc, header: cfg.Headers()}
+	return Caller{hc: transport.NoRedirects(cfg.HTTPClient), header: cfg.Headers()}
 }
 
 // Close closes the HTTP client's idle connections.

@@ -40,6 +40,8 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&pidArgs, "server-pid", "report the CPU per request and peak memory (from /proc) of this local server `PID`; repeat it once per URL to measure each URL's server apart, side by side in one run (docs/performance.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
+	stalledOver := fs.String("stalled-over", "", "aim the stalled uploads at one protocol, `VERSION/BINDING` (1.0 or 0.3; jsonrpc, rest or grpc), over HTTP/2 without TLS (default: --binding over HTTP/1.1)")
+	stalledToken := fs.String("stalled-token", "", "the stalled uploads send this bearer `TOKEN` (default: anonymous)")
 	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
 	cutShare := fs.Float64("cut-share", 0, "with --op stream: drop the connection of this `SHARE` (0 to 1) of streams mid-way, then resume each with SubscribeToTask and Last-Event-ID; events lost and duplicated are reported (must be 0)")
 	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
@@ -96,7 +98,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		pids = append(pids, n)
 	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], URLs: rest[1:], Op: *op, Binding: *binding, Concurrency: *conc,
-		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, SlowReaders: *slow, CutShare: *cutShare})
+		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, StalledOver: *stalledOver, StalledToken: *stalledToken, SlowReaders: *slow, CutShare: *cutShare})
 	if err != nil {
 		return err
 	}

@@ -32,19 +32,27 @@ type Attack struct {
 type attacker struct {
 	ep         *endpoint
 	addr       string
+	over       *stallTarget // the protocol stalled uploads aim at (nil: the run's binding over HTTP/1.1)
+	token      string       // their bearer token ("": anonymous)
 	mu         sync.Mutex
 	answers    map[string]int
 	reconnects atomic.Int64 // slow-reader streams opened
 	wg         sync.WaitGroup
 }
 
-// startAttack starts n stalled uploads and m slow readers against ep.
-func startAttack(ctx context.Context, ep *endpoint, uploads, readers int) *attacker {
-	a := &attacker{ep: ep, addr: ep.addr, answers: map[string]int{}}
-	for range uploads {
-		a.wg.Go(func() { a.loop(ctx, a.stalledUpload) })
+// startAttack starts the stalled uploads and slow readers cfg asks for
+// against ep (cfg.StalledOver was checked by Run).
+func startAttack(ctx context.Context, ep *endpoint, cfg *Config) *attacker {
+	over, _ := parseStallTarget(cfg.StalledOver)
+	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, answers: map[string]int{}}
+	upload := a.stalledUpload
+	if over != nil {
+		upload = a.stalledH2Upload
 	}
-	for range readers {
+	for range cfg.StalledUploads {
+		a.wg.Go(func() { a.loop(ctx, upload) })
+	}
+	for range cfg.SlowReaders {
 		a.wg.Go(func() { a.loop(ctx, a.slowReader) })
 	}
 	return a
@@ -67,13 +75,17 @@ func (a *attacker) loop(ctx context.Context, one func(context.Context, net.Conn)
 
 // stalledUpload declares a 9 MiB body, sends 1 MiB, then trickles.
 func (a *attacker) stalledUpload(ctx context.Context, c net.Conn) {
-	const declared, burst = 9 << 20, 1 << 20
+	const declared = 9 << 20
 	path, ctype := a.ep.base+"/message:send", "application/a2a+json"
 	if a.ep.rpc {
 		path, ctype = a.ep.rpcPath, "application/json"
 	}
-	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nA2A-Version: 1.0\r\n\r\n",
-		path, a.ep.host, ctype, declared)
+	auth := ""
+	if a.token != "" {
+		auth = "Authorization: Bearer " + a.token + "\r\n"
+	}
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nA2A-Version: 1.0\r\n%s\r\n",
+		path, a.ep.host, ctype, declared, auth)
 	if _, err := io.WriteString(c, head); err != nil {
 		return
 	}
@@ -87,9 +99,17 @@ func (a *attacker) stalledUpload(ctx context.Context, c net.Conn) {
 		resp.Body.Close()
 		answered <- resp.Status
 	}()
+	a.trickle(ctx, c, answered)
+}
+
+// trickle sends the first MiB of a stalled upload to w, then a byte every
+// two seconds until the server answers (or ctx ends), and counts the
+// answer.
+func (a *attacker) trickle(ctx context.Context, w io.Writer, answered <-chan string) {
+	const burst = 1 << 20
 	chunk := []byte(strings.Repeat("x", 64<<10))
 	for sent := 0; sent < burst; sent += len(chunk) {
-		if _, err := c.Write(chunk); err != nil {
+		if _, err := w.Write(chunk); err != nil {
 			break
 		}
 	}
@@ -111,7 +131,7 @@ func (a *attacker) stalledUpload(ctx context.Context, c net.Conn) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			c.Write([]byte("x"))
+			w.Write([]byte("x"))
 		}
 	}
 }
@@ -140,4 +160,96 @@ func (a *attacker) slowReader(ctx context.Context, c net.Conn) {
 func (a *attacker) stop(uploads, readers int) *Attack {
 	a.wg.Wait()
 	return &Attack{StalledUploads: uploads, SlowReaders: readers, Answers: a.answers, Connections: a.reconnects.Load()}
+}
+
+// stallTarget is the protocol a stalled upload over HTTP/2 aims at: the
+// path of its SendMessage and the start of a body the server must read
+// whole before it can decode it.
+type stallTarget struct {
+	version, binding string
+}
+
+// parseStallTarget reads Config.StalledOver; nil for "".
+func parseStallTarget(s string) (*stallTarget, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, b, _ := strings.Cut(strings.ToLower(s), "/")
+	if (v != "1.0" && v != "0.3") || (b != BindingJSONRPC && b != BindingREST && b != "grpc") {
+		return nil, fmt.Errorf("stalled uploads over %q: want VERSION/BINDING, VERSION 1.0 or 0.3, BINDING jsonrpc, rest or grpc", s)
+	}
+	return &stallTarget{version: v, binding: b}, nil
+}
+
+// request is the head of a stalled SendMessage on ep that declares size
+// bytes, and the first bytes of its body.
+func (st *stallTarget) request(ep *endpoint, size int) (path, ctype string, head []byte) {
+	v03 := st.version == "0.3"
+	switch st.binding {
+	case BindingJSONRPC:
+		method := "SendMessage"
+		if v03 {
+			method = "message/send"
+		}
+		return ep.rpcPath, "application/json", []byte(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"message":`)
+	case BindingREST:
+		if v03 {
+			return ep.base + "/v1/message:send", "application/json", []byte(`{"message":`)
+		}
+		return ep.base + "/message:send", "application/a2a+json", []byte(`{"message":`)
+	}
+	service := "lf.a2a.v1.A2AService"
+	if v03 {
+		service = "a2a.v1.A2AService"
+	}
+	n := size - 5 // a gRPC message frame: flag, then its length
+	return "/" + service + "/SendMessage", "application/grpc", []byte{0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+}
+
+// stalledH2Upload is stalledUpload aimed at a.over, over HTTP/2 without
+// TLS on the connection c.
+func (a *attacker) stalledH2Upload(ctx context.Context, c net.Conn) {
+	const declared = 9 << 20
+	path, ctype, head := a.over.request(a.ep, declared)
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: p, DialContext: func(context.Context, string, string) (net.Conn, error) { return c, nil }}
+	defer tr.CloseIdleConnections()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+a.ep.host+path, pr)
+	if err != nil {
+		return
+	}
+	if a.over.binding != "grpc" {
+		req.ContentLength = declared
+	}
+	req.Header.Set("Content-Type", ctype)
+	if a.over.version == "1.0" {
+		req.Header.Set("A2A-Version", "1.0")
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	answered := make(chan string, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			answered <- "closed"
+			pr.CloseWithError(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body) // gRPC's status is in the trailers
+		resp.Body.Close()
+		st := resp.Status
+		if g := resp.Header.Get("Grpc-Status") + resp.Trailer.Get("Grpc-Status"); g != "" {
+			st = "grpc " + g
+		}
+		answered <- st
+		pr.CloseWithError(io.EOF)
+	}()
+	if _, err := pw.Write(head); err != nil {
+		return
+	}
+	a.trickle(ctx, pw, answered)
 }

@@ -46,6 +46,13 @@ type Config struct {
 	// Hostile traffic beside the load (see Attack): connections that
 	// stall a large upload, and streams read very slowly.
 	StalledUploads, SlowReaders int
+	// StalledOver aims the stalled uploads at one protocol of the server,
+	// "VERSION/BINDING" (1.0 or 0.3; jsonrpc, rest or grpc), over HTTP/2
+	// without TLS; empty: the run's binding over HTTP/1.1.
+	StalledOver string
+	// StalledToken, when set, is the bearer token the stalled uploads
+	// send: they are then an authenticated caller's, not anonymous.
+	StalledToken string
 	// CutShare is the share (0 to 1) of streams (OpStream) whose
 	// connection the generator drops after some events, then resumes
 	// with SubscribeToTask and Last-Event-ID (see ResumeStats). The
@@ -99,6 +106,9 @@ type ServerStats struct {
 // ends) and reports what it measured.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
+	if _, err := parseStallTarget(cfg.StalledOver); err != nil {
+		return nil, err
+	}
 	var targets []*target
 	for _, u := range append([]string{cfg.URL}, cfg.URLs...) {
 		c := cfg
@@ -131,7 +141,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	actx, stopAttack := context.WithCancel(ctx)
 	defer stopAttack()
 	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 {
-		atk = startAttack(actx, t.ep, cfg.StalledUploads, cfg.SlowReaders)
+		atk = startAttack(actx, t.ep, &cfg)
 		time.Sleep(time.Second) // let the hostile connections settle in
 	}
 	cpu0 := selfCPU()

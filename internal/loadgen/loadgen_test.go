@@ -16,6 +16,7 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/agents"
 	"parley.dev/parley/internal/loadgen"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"
 )
@@ -197,5 +198,41 @@ func TestRunSpreads(t *testing.T) {
 	res.WriteText(&out)
 	if !strings.Contains(out.String(), urls[2]) {
 		t.Errorf("the report does not name every URL:\n%s", out.String())
+	}
+}
+
+// TestStalledUploadsReachEveryProtocol: --stalled-over aims the stalled
+// uploads at each protocol, whose own refusal they meet: an anonymous one
+// is refused before its body (gRPC's status UNAUTHENTICATED, 401 on the
+// HTTP bindings), an authenticated one is cut at the body deadline.
+func TestStalledUploadsReachEveryProtocol(t *testing.T) {
+	srv := testkit.StartServer(t, &testkit.Options{Quiet: true, HTTP: func(o *a2ahttp.Options) {
+		o.Tokens = map[string]string{"secret": "alice"}
+		o.BodyTimeout = 300 * time.Millisecond
+	}})
+	for _, over := range []string{"1.0/jsonrpc", "1.0/rest", "1.0/grpc", "0.3/jsonrpc", "0.3/rest", "0.3/grpc"} {
+		for _, token := range []string{"", "secret"} {
+			want := "401 Unauthorized"
+			if strings.HasSuffix(over, "grpc") {
+				want = "grpc 16"
+			}
+			if token != "" {
+				want = "408 Request Timeout"
+			}
+			t.Run(over+"/token="+token, func(t *testing.T) {
+				t.Parallel()
+				res, err := loadgen.Run(context.Background(), loadgen.Config{URL: srv.HTTP.URL, Op: loadgen.OpSend, Binding: loadgen.BindingREST,
+					Concurrency: 1, Duration: 800 * time.Millisecond, StalledUploads: 1, StalledOver: over, StalledToken: token})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Attack.Answers[want] == 0 {
+					t.Errorf("answers %v, want %q", res.Attack.Answers, want)
+				}
+			})
+		}
+	}
+	if _, err := loadgen.Run(context.Background(), loadgen.Config{URL: srv.HTTP.URL, StalledUploads: 1, StalledOver: "2.0/grpc"}); err == nil {
+		t.Error("--stalled-over 2.0/grpc accepted")
 	}
 }

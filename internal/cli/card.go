@@ -131,10 +131,7 @@ func (o *output) printCard(card *a2a.AgentCard) {
 			fmt.Fprintf(&b, "    %s %s\n", o.dim("examples"), strings.Join(q, ", "))
 		}
 	}
-	if n := len(card.GetSignatures()); n > 0 {
-		fmt.Fprintf(&b, "%s%d (not verified)\n", label("signatures"), n)
-	}
-	o.printf("%s", b.String())
+	o.printf("%s", b.String()) // the signatures: printSignature
 }
 
 // schemeKind names the kind of a security scheme for people.

@@ -53,8 +53,13 @@ type JWTOptions struct {
 	// HTTPClient fetches the discovery document and key set.
 	HTTPClient *http.Client
 	// MinRefresh is the shortest time between two key set fetches
-	// (default jwks.DefaultMinRefresh).
+	// (default jwks.DefaultMinRefresh): it rate-limits the refreshes
+	// that tokens with unknown key ids cause.
 	MinRefresh time.Duration
+	// JWKSRefresh is how often the key set is fetched again (default
+	// jwks.DefaultRefreshInterval; a shorter Cache-Control max-age on the
+	// key set wins), so that a key the issuer removed stops verifying.
+	JWKSRefresh time.Duration
 	// Now returns the time (default time.Now).
 	Now func() time.Time
 }
@@ -97,7 +102,8 @@ func NewJWT(opts JWTOptions) (*JWT, error) {
 		opts.Now = time.Now
 	}
 	return &JWT{opts: opts, keys: &jwks.Cache{URL: opts.JWKSURL, Issuer: opts.Issuer,
-		HTTPClient: opts.HTTPClient, MinRefresh: opts.MinRefresh, Now: opts.Now}}, nil
+		HTTPClient: opts.HTTPClient, MinRefresh: opts.MinRefresh, RefreshInterval: opts.JWKSRefresh,
+		Now: opts.Now}}, nil
 }
 
 // Authenticate implements a2ahttp.Authenticator.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,5 +227,55 @@ func TestJWTUnknownKidAfterOneRefresh(t *testing.T) {
 	}
 	if got := is.jwksHits.Load(); got != 2 {
 		t.Errorf("key set fetched %d times; want 2 (the first use, one refresh)", got)
+	}
+}
+
+// TestJWTRetiredKeyStopsAfterJWKSRefresh: a key the issuer removes from
+// its key set stops verifying once JWKSRefresh has passed and the set has
+// been fetched again, without any token naming an unknown key id.
+func TestJWTRetiredKeyStopsAfterJWKSRefresh(t *testing.T) {
+	is := newIssuer(t)
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	j := newJWT(t, is, func(o *authn.JWTOptions) {
+		o.JWKSRefresh, o.MinRefresh, o.Now = 2*time.Minute, time.Minute, now
+	})
+	old := is.token(t, "k1", is.claims("alice", audience))
+	if _, err := j.Authenticate(bearer(old)); err != nil {
+		t.Fatal(err)
+	}
+	is.rotate(t, "k2")
+	is.retire("k1")
+	clock.Add(int64(time.Minute))
+	if _, err := j.Authenticate(bearer(old)); err != nil {
+		t.Fatalf("before JWKSRefresh has passed: %v; want the cached key to verify", err)
+	}
+	if n := is.jwksHits.Load(); n != 1 {
+		t.Fatalf("%d key set fetches before JWKSRefresh; want 1", n)
+	}
+	clock.Add(int64(2 * time.Minute))
+	// The first token after the interval starts the refresh (and may be
+	// checked against the keys held until it ends); once it has ended the
+	// retired key is refused.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := j.Authenticate(bearer(old))
+		if err != nil {
+			if !strings.Contains(err.Error(), "unknown key") {
+				t.Fatalf("retired key: %v; want it refused as unknown", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the retired key still verifies")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p, err := j.Authenticate(bearer(is.token(t, "k2", is.claims("bob", audience)))); err != nil || p != "bob" {
+		t.Fatalf("new key: %q %v", p, err)
+	}
+	if n := is.jwksHits.Load(); n != 2 {
+		t.Errorf("%d key set fetches; want 2 (the first, one scheduled refresh)", n)
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/authn"
 	"parley.dev/parley/cardsign"
+	"parley.dev/parley/jwks"
 )
 
 // identityFlags are the `parley serve` flags of who may call and how much:
@@ -22,6 +24,7 @@ import (
 // and the key that signs the card.
 type identityFlags struct {
 	jwtIssuer, jwtJWKS, jwtAudience, jwtClaim string
+	jwksRefresh                               time.Duration
 	apiKeys                                   string
 	clientCA, clientAuth                      string
 	rateLimit                                 string
@@ -36,6 +39,7 @@ func addIdentityFlags(fs *flag.FlagSet) *identityFlags {
 	fs.StringVar(&f.jwtJWKS, "jwt-jwks-url", "", "accept JWT bearer tokens signed by the keys at this JWKS `URL` (instead of discovery)")
 	fs.StringVar(&f.jwtAudience, "jwt-audience", "", "the `AUD` a JWT must name in \"aud\" (required with --jwt-issuer or --jwt-jwks-url)")
 	fs.StringVar(&f.jwtClaim, "jwt-principal-claim", "sub", "the JWT `CLAIM` whose value is the caller's name")
+	fs.DurationVar(&f.jwksRefresh, "jwks-refresh", jwks.DefaultRefreshInterval, "fetch the JWT issuer's key set again this often (at least 30s; a shorter Cache-Control max-age from the key set wins), so that keys it removed stop verifying")
 	fs.StringVar(&f.apiKeys, "api-keys", "", "accept X-API-Key keys listed (as NAME sha256:HEX lines) in `FILE`; 'parley apikey new NAME' makes one; SIGHUP reloads")
 	fs.StringVar(&f.clientCA, "tls-client-ca", "", "accept TLS client certificates issued by the CAs in this PEM `FILE` (needs --tls-cert); the caller is the certificate's SAN or CN")
 	fs.StringVar(&f.clientAuth, "tls-client-auth", "optional", "with --tls-client-ca: `require` a certificate on every connection, or make it optional")
@@ -67,7 +71,11 @@ func (f *identityFlags) load(tlsCert bool) (*identity, error) {
 	id := &identity{flags: f, burst: f.rateBurst, maxStreams: f.maxStreams}
 	var err error
 	if f.jwtIssuer != "" || f.jwtJWKS != "" || f.jwtAudience != "" {
-		if id.jwt, err = authn.NewJWT(authn.JWTOptions{Issuer: f.jwtIssuer, JWKSURL: f.jwtJWKS, Audience: f.jwtAudience, PrincipalClaim: f.jwtClaim}); err != nil {
+		if f.jwksRefresh < jwks.DefaultMinRefresh {
+			return nil, usageError{fmt.Errorf("--jwks-refresh %v: must be at least %v (key sets are fetched at most once per %v)", f.jwksRefresh, jwks.DefaultMinRefresh, jwks.DefaultMinRefresh)}
+		}
+		if id.jwt, err = authn.NewJWT(authn.JWTOptions{Issuer: f.jwtIssuer, JWKSURL: f.jwtJWKS, Audience: f.jwtAudience, PrincipalClaim: f.jwtClaim,
+			JWKSRefresh: f.jwksRefresh}); err != nil {
 			return nil, usageError{fmt.Errorf("--jwt-issuer/--jwt-jwks-url/--jwt-audience: %v", strings.TrimPrefix(err.Error(), "authn: "))}
 		}
 	}
@@ -245,7 +253,7 @@ func (id *identity) reloadOnSIGHUP(log *slog.Logger) (stop func()) {
 // announce logs what the identity flags turned on.
 func (id *identity) announce(log *slog.Logger) {
 	if id.jwt != nil {
-		log.Info("JWT bearer tokens accepted", "issuer", id.flags.jwtIssuer, "jwks", id.flags.jwtJWKS, "audience", id.flags.jwtAudience, "principalClaim", id.flags.jwtClaim)
+		log.Info("JWT bearer tokens accepted", "issuer", id.flags.jwtIssuer, "jwks", id.flags.jwtJWKS, "audience", id.flags.jwtAudience, "principalClaim", id.flags.jwtClaim, "jwksRefresh", id.flags.jwksRefresh)
 		if id.flags.jwtIssuer == "" {
 			log.Warn("--jwt-jwks-url without --jwt-issuer: tokens of any issuer signed by those keys are accepted (\"iss\" is not checked)")
 		}

@@ -1,6 +1,7 @@
 // Package execagent makes any program an A2A agent: each message the server
 // accepts runs the program once, in a process group of its own, with the
-// message on standard input and the task's identity in its environment.
+// message on standard input and an allow-listed environment that names the
+// task.
 //
 // In the Text format the message's text parts are the program's input and
 // its standard output is streamed, as it is produced, as the chunks of one
@@ -11,7 +12,10 @@
 // question, AUTH_REQUIRED, a final state) and artifacts with text, data or
 // file parts (see docs/serving.md#any-program-as-an-agent).
 //
-// The programs run with the privileges of the server that runs them.
+// The programs run with the privileges of the server that runs them. By
+// default at most DefaultConcurrency() of them run at once, further
+// messages waiting their turn in arrival order, and each may run for
+// DefaultTimeout; see Options for the limits and the environment.
 package execagent
 
 import (
@@ -20,6 +24,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +60,7 @@ const (
 
 // Defaults of Options.
 const (
+	DefaultTimeout   = 10 * time.Minute
 	DefaultGrace     = 5 * time.Second
 	DefaultMaxOutput = 16 << 20
 	DefaultMaxLine   = 4 << 20
@@ -61,6 +68,16 @@ const (
 	// message quotes.
 	tailLines = 10
 )
+
+// DefaultConcurrency is the default of Options.Concurrency: twice the
+// number of CPUs the server can use.
+func DefaultConcurrency() int {
+	return 2 * runtime.NumCPU()
+}
+
+// baseEnv names the variables of the server's environment every program
+// gets; a name ending in "*" is a prefix.
+var baseEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR"}
 
 // OutputArtifactID is the id of the artifact the Text format streams.
 const OutputArtifactID = "output"
@@ -73,11 +90,18 @@ type Options struct {
 	Format Format
 	// Chunk is where the Text format cuts output; default Lines.
 	Chunk Chunking
-	// Timeout stops a program that runs longer (SIGTERM, then SIGKILL
-	// after Grace) and fails its task; 0 means no limit.
+	// Timeout stops a program that runs longer, counted from its start
+	// (time spent queued does not count): its process group gets
+	// SIGTERM, then SIGKILL after Grace, and its task ends FAILED with a
+	// status message saying it timed out. 0 means DefaultTimeout; a
+	// negative value means no limit.
 	Timeout time.Duration
-	// Concurrency is the most programs running at once; further messages
-	// wait (their task SUBMITTED) for a free slot. 0 means no limit.
+	// Concurrency is the most programs running at once. Further messages
+	// wait in arrival order, their task SUBMITTED with the status message
+	// "queued: N ahead" (N tasks start before it; rewritten as the queue
+	// moves, at most once a second); a task canceled while it waits
+	// leaves the queue and its program never starts. 0 means
+	// DefaultConcurrency(); a negative value means no limit.
 	Concurrency int
 	// Grace is how long a program has to exit after SIGTERM before it is
 	// killed; default DefaultGrace.
@@ -88,7 +112,16 @@ type Options struct {
 	MaxOutput int64
 	// MaxLine bounds one JSON line, in bytes; default DefaultMaxLine.
 	MaxLine int
-	// Env is added to the server's environment (KEY=VALUE entries).
+	// PassEnv names further variables of the server's environment that
+	// the programs get (a name the server's environment lacks is left
+	// unset). Without it a program gets only PATH, HOME, LANG, the LC_*
+	// variables, TZ and TMPDIR from the server, so no secret of the
+	// server's (PARLEY_PUSH_KEY, say) reaches it unless named here.
+	PassEnv []string
+	// Env sets further variables (KEY=VALUE entries), over those taken
+	// from the server. The agent then sets PARLEY_TASK_ID,
+	// PARLEY_CONTEXT_ID, PARLEY_MESSAGE_ID, PARLEY_PRINCIPAL and
+	// PARLEY_TASK_STATE, over both.
 	Env []string
 	// Dir is the working directory; "" is the server's.
 	Dir string
@@ -100,7 +133,7 @@ type Options struct {
 // Agent runs a program per message. It implements server.Agent.
 type Agent struct {
 	o     Options
-	slots chan struct{} // nil without a concurrency limit
+	queue *queue // nil without a concurrency limit
 }
 
 // New checks o and returns the agent.
@@ -111,8 +144,19 @@ func New(o Options) (*Agent, error) {
 	if o.Format != Text && o.Format != JSONLines {
 		return nil, fmt.Errorf("execagent: unknown format %d", o.Format)
 	}
-	if o.Timeout < 0 || o.Concurrency < 0 || o.Grace < 0 || o.MaxOutput < 0 || o.MaxLine < 0 {
-		return nil, errors.New("execagent: negative limit")
+	if o.Grace < 0 || o.MaxOutput < 0 || o.MaxLine < 0 {
+		return nil, errors.New("execagent: negative Grace, MaxOutput or MaxLine")
+	}
+	for _, name := range o.PassEnv {
+		if !ValidEnvName(name) {
+			return nil, fmt.Errorf("execagent: PassEnv %q is not a variable name", name)
+		}
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency()
 	}
 	if o.Grace == 0 {
 		o.Grace = DefaultGrace
@@ -128,7 +172,7 @@ func New(o Options) (*Agent, error) {
 	}
 	a := &Agent{o: o}
 	if o.Concurrency > 0 {
-		a.slots = make(chan struct{}, o.Concurrency)
+		a.queue = newQueue(o.Concurrency)
 	}
 	return a, nil
 }
@@ -145,10 +189,15 @@ type result struct {
 
 // Execute implements server.Agent: it runs the program for one message.
 func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emitter) error {
-	if !a.acquire(ctx, em) {
-		return nil // canceled while waiting
+	if a.queue != nil {
+		if !a.queue.acquire(ctx, em) {
+			return nil // canceled (or closed) while queued: no program ran
+		}
+		defer a.queue.release()
+		if ctx.Err() != nil {
+			return nil // canceled as its turn came
+		}
 	}
-	defer a.release()
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 		return ignoreClosed(err)
 	}
@@ -193,7 +242,7 @@ var errTimeout = errors.New("execagent: the program ran too long")
 func (a *Agent) conclude(runCtx context.Context, p *proc, res result, em *server.Emitter) error {
 	why := res.failure
 	if why == "" && context.Cause(runCtx) == errTimeout {
-		why = fmt.Sprintf("the program ran longer than %s and was stopped", a.o.Timeout)
+		why = fmt.Sprintf("the program timed out after %s; its process group was sent SIGTERM, then SIGKILL", a.o.Timeout)
 	}
 	if why == "" {
 		why = p.exitReason()
@@ -210,40 +259,18 @@ func (a *Agent) conclude(runCtx context.Context, p *proc, res result, em *server
 	return ignoreClosed(em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil))
 }
 
-// acquire takes a slot among Options.Concurrency, reporting the task as
-// SUBMITTED while it waits. It reports false when ctx ends first.
-func (a *Agent) acquire(ctx context.Context, em *server.Emitter) bool {
-	if a.slots == nil {
-		return true
-	}
-	select {
-	case a.slots <- struct{}{}:
-		return true
-	default:
-	}
-	msg := fmt.Sprintf("waiting: %d programs are already running (the most at once)", cap(a.slots))
-	if err := em.StatusText(a2a.TaskState_TASK_STATE_SUBMITTED, msg); err != nil {
-		return false
-	}
-	select {
-	case a.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// release gives back the slot acquire took.
-func (a *Agent) release() {
-	if a.slots != nil {
-		<-a.slots
-	}
-}
-
-// env is the program's environment: the server's, Options.Env, and the
-// task's identity.
+// env is the program's environment: the allow-listed variables of the
+// server's and those of Options.PassEnv, then Options.Env, then the task's
+// identity (a later entry wins over an earlier one of the same name).
 func (a *Agent) env(req *server.Request) []string {
-	env := append(os.Environ(), a.o.Env...)
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if passed(name, baseEnv) || slices.Contains(a.o.PassEnv, name) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, a.o.Env...)
 	state := ""
 	if req.Task != nil {
 		state = strings.TrimPrefix(req.Task.GetStatus().GetState().String(), "TASK_STATE_")
@@ -255,6 +282,32 @@ func (a *Agent) env(req *server.Request) []string {
 		"PARLEY_PRINCIPAL="+req.Principal,
 		"PARLEY_TASK_STATE="+state, // "" for a new task, INPUT_REQUIRED for a follow-up, …
 	)
+}
+
+// passed reports whether name is on list, where an entry ending in "*"
+// stands for every name with that prefix.
+func passed(name string, list []string) bool {
+	for _, p := range list {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(name, prefix) || p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidEnvName reports whether name can name an environment variable that
+// a shell can read: a letter or underscore, then letters, digits and
+// underscores.
+func ValidEnvName(name string) bool {
+	for i, c := range name {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
 }
 
 // input is what the program reads on standard input.

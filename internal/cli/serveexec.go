@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
@@ -20,6 +21,7 @@ type backendFlags struct {
 	execFormat string
 	chunk      string
 	execOpts   execagent.Options
+	execEnv    multiFlag
 	proxy      string
 	proxyFlags *proxyFlags
 	agentGiven bool // --agent was on the command line
@@ -32,8 +34,9 @@ func addBackendFlags(fs *flag.FlagSet) *backendFlags {
 	fs.StringVar(&b.exec, "exec", "", "run `CMD` once per message as the agent (split like a shell's words, no shell: write sh -c '…' for one); it runs with this server's privileges")
 	fs.StringVar(&b.execFormat, "exec-format", "text", "how --exec talks: text (message text in, standard output streamed out) or jsonl (JSON lines both ways)")
 	fs.StringVar(&b.chunk, "chunk", "line", "where --exec text output is cut into artifact chunks: line or bytes")
-	fs.DurationVar(&b.execOpts.Timeout, "exec-timeout", 0, "stop a program running longer than this and fail its task (0: no limit)")
-	fs.IntVar(&b.execOpts.Concurrency, "exec-concurrency", 0, "most programs running at once; further messages wait SUBMITTED (0: no limit)")
+	fs.DurationVar(&b.execOpts.Timeout, "exec-timeout", execagent.DefaultTimeout, "stop a program running longer than this (its process group: SIGTERM, then SIGKILL after --exec-grace) and fail its task (0: no limit)")
+	fs.IntVar(&b.execOpts.Concurrency, "exec-concurrency", execagent.DefaultConcurrency(), "most programs running at once (the default is twice the CPUs); further messages wait in arrival order, their task SUBMITTED with the status message \"queued: N ahead\" (0: no limit)")
+	fs.Var(&b.execEnv, "exec-env", "pass the variable `NAME` of this server's environment to the programs too (repeatable); otherwise they get only PATH, HOME, LANG, LC_*, TZ and TMPDIR, and the PARLEY_* variables of their task")
 	fs.DurationVar(&b.execOpts.Grace, "exec-grace", execagent.DefaultGrace, "time a program has to exit after SIGTERM (cancel, timeout) before SIGKILL")
 	fs.StringVar(&b.proxy, "proxy", "", "serve the A2A agent at `URL` (its base or card URL): messages are forwarded with Parley's client and its events kept in Parley's tasks")
 	b.proxyFlags = addProxyFlags(fs)
@@ -89,6 +92,20 @@ func (b *backendFlags) check(fs *flag.FlagSet) error {
 	if b.execOpts.Timeout < 0 || b.execOpts.Concurrency < 0 || b.execOpts.Grace <= 0 || b.execOpts.MaxOutput <= 0 {
 		return usageError{errors.New("--exec-timeout and --exec-concurrency cannot be negative; --exec-grace and --exec-max-output must be positive")}
 	}
+	// On the command line 0 asks for no limit; the library says that with
+	// a negative value (its 0 means the default).
+	if b.execOpts.Timeout == 0 {
+		b.execOpts.Timeout = -1
+	}
+	if b.execOpts.Concurrency == 0 {
+		b.execOpts.Concurrency = -1
+	}
+	for _, name := range b.execEnv {
+		if !execagent.ValidEnvName(name) {
+			return usageError{fmt.Errorf("--exec-env %q: want the name of a variable of this server's environment (letters, digits and _), which passes with its value", name)}
+		}
+	}
+	b.execOpts.PassEnv = b.execEnv
 	return nil
 }
 
@@ -105,11 +122,20 @@ func (b *backendFlags) start(ctx context.Context, cfg *serveConfig, log *slog.Lo
 		}
 		cfg.agent, cfg.agentName = a, "exec"
 		b.card = func(ifaces []*a2a.AgentInterface) *a2a.AgentCard { return execagent.Card(o, ifaces) }
-		log.Warn("--exec runs a program per message with this server's privileges and environment", "command", o.Command)
+		log.Warn("--exec runs a program per message with this server's privileges", "command", o.Command)
+		log.Info("exec limits", "concurrency", limitText(o.Concurrency), "timeout", limitText(o.Timeout), "passEnv", o.PassEnv)
 	case b.proxy != "":
 		return b.startProxy(ctx, cfg, log)
 	}
 	return nil
+}
+
+// limitText is how the exec limits are logged: "none" for no limit.
+func limitText[T int | time.Duration](v T) string {
+	if v < 0 {
+		return "none"
+	}
+	return fmt.Sprint(v)
 }
 
 // agentCard returns the card of the agent being served, listing ifaces.

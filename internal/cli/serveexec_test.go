@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +49,48 @@ func TestServeExecUsage(t *testing.T) {
 		{[]string{"--exec", "cat", "--chunk", "word"}, `--chunk "word"`},
 		{[]string{"--exec", "cat", "--exec-format", "xml"}, `--exec-format "xml"`},
 		{[]string{"--exec", "cat", "--exec-grace", "0s"}, "--exec-grace"},
+		{[]string{"--exec", "cat", "--exec-concurrency", "-1"}, "cannot be negative"},
+		{[]string{"--exec", "cat", "--exec-env", "A=B"}, `--exec-env "A=B"`},
 	} {
 		_, errs, code := runInProcess(append([]string{"serve", "--store", "memory"}, tc.args...)...)
 		if code != cli.ExitUsage || !strings.Contains(errs, tc.want) {
 			t.Errorf("serve %q: exit %d, stderr %q; want usage error with %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// TestServeExecEnvironment: the program gets the allow-listed variables
+// and those named by --exec-env, never the server's push key; the limits
+// default to twice the CPUs and 10m, and 0 turns them off.
+func TestServeExecEnvironment(t *testing.T) {
+	t.Setenv("PARLEY_PUSH_KEY", strings.Repeat("ab", 32)) // a valid key: the memory store only warns
+	t.Setenv("EXECTEST_PASSED", "passed-value")
+	t.Setenv("EXECTEST_SECRET", "secret-value")
+	p := serve(t, "--store", "memory", "--exec", "env", "--exec-env", "EXECTEST_PASSED")
+	m := p.post(t, "/message:send", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"x"}]}}`)
+	task := field(m, "task")
+	if field(task, "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("answer %v, want COMPLETED", m)
+	}
+	var text strings.Builder
+	for _, part := range field(field(task, "artifacts").([]any)[0], "parts").([]any) {
+		text.WriteString(field(part, "text").(string))
+	}
+	env := "\n" + text.String()
+	if !strings.Contains(env, "\nEXECTEST_PASSED=passed-value\n") || !strings.Contains(env, "\nPATH=") {
+		t.Errorf("the program lacks EXECTEST_PASSED or PATH:%s", env)
+	}
+	if strings.Contains(env, "PARLEY_PUSH_KEY") || strings.Contains(env, "EXECTEST_SECRET") {
+		t.Errorf("a secret of the server reached the program:%s", env)
+	}
+	for _, want := range []string{"concurrency=" + strconv.Itoa(2*runtime.NumCPU()), "timeout=10m0s"} {
+		if !strings.Contains(p.Stderr(), want) {
+			t.Errorf("log lacks %s:\n%s", want, p.Stderr())
+		}
+	}
+
+	off := serve(t, "--store", "memory", "--exec", "cat", "--exec-concurrency", "0", "--exec-timeout", "0")
+	if !strings.Contains(off.Stderr(), "concurrency=none timeout=none") {
+		t.Errorf("log of --exec-concurrency 0 --exec-timeout 0 lacks the limits turned off:\n%s", off.Stderr())
 	}
 }

@@ -170,7 +170,7 @@ func (s *Server) answerRecord(ctx context.Context, c call, rec *taskstore.Messag
 // the task is resolved.
 func agentRequest(c call, req *a2a.SendMessageRequest) *Request {
 	return &Request{
-		Principal: c.info.Principal, Extensions: append([]string(nil), c.info.Activated...),
+		Principal: c.scope.Owner, Tenant: c.scope.Tenant, Extensions: append([]string(nil), c.info.Activated...),
 		Configuration: req.GetConfiguration(), Metadata: req.GetMetadata(),
 	}
 }

@@ -52,15 +52,38 @@ type Request struct {
 	// TaskID and ContextID identify the task this message belongs to. For a
 	// new task they are minted by the server; the task itself only exists
 	// once the agent emits its first status or artifact update.
+	//
+	// A contextId is the caller's own name for a context, chosen freely
+	// (spec §3.4.1): the same ContextID sent by two principals, or in two
+	// tenants, names two separate contexts (docs/decisions.md#b12). An
+	// agent that keeps anything per context keys it by Context(), never by
+	// ContextID alone.
 	TaskID, ContextID string
 	// Principal is the authenticated caller, "" when authentication is off.
 	Principal string
+	// Tenant is the tenant the call named ("" for none). With Principal it
+	// is the caller's scope: the task, and everything the core hands the
+	// agent about it, belong to that scope (docs/decisions.md#b12).
+	Tenant string
 	// Extensions are the extension URIs activated for this request.
 	Extensions []string
 	// Configuration is the client's send configuration (may be nil).
 	Configuration *a2a.SendMessageConfiguration
 	// Metadata is the request's metadata (may be nil).
 	Metadata *structpb.Struct
+}
+
+// ContextKey identifies one context: a contextId within the scope of
+// the caller that uses it (docs/decisions.md#b12). Two callers sending the
+// same contextId have two different keys.
+type ContextKey struct {
+	Tenant, Principal, ContextID string
+}
+
+// Context returns the key of the request's context, for an agent that
+// keeps state per context.
+func (r *Request) Context() ContextKey {
+	return ContextKey{Tenant: r.Tenant, Principal: r.Principal, ContextID: r.ContextID}
 }
 
 // Errors an Emitter returns.

@@ -203,7 +203,7 @@ func testScopeIsolation(t *testing.T, s TaskStore) {
 		err = s.Append(ctx, sc, "a1", taskstore.Event{Message: message("mx", "a1", "x", "hi")})
 		wantErr(t, name+": Append of a message to another scope's task", err, taskstore.ErrNotFound)
 
-		for _, q := range []taskstore.ListQuery{{}, {ContextID: "shared-ctx"}, {State: working}, {Since: at(0)}} {
+		for _, q := range []taskstore.ListQuery{{}, {ContextID: "shared-ctx"}, {ContextID: "shared-ctx", State: working}, {State: working}, {Since: at(0)}} {
 			res := mustList(t, s, sc, q)
 			for _, tk := range res.Tasks {
 				if tk.GetId() == "a1" || tk.GetId() == "a2" {

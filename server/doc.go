@@ -8,8 +8,9 @@
 // The bindings (packages jsonrpc, rest and grpcbind) only translate between
 // their wire format and a2a.Service, so every binding behaves the same.
 //
-// Where things live: server.go (Options, New, Close), call.go (the checks
-// every operation starts with), accept.go and send.go (SendMessage and
+// Where things live: server.go (Options, New, Close), shutdown.go
+// (Shutdown: the drain before the stop), call.go (the checks every
+// operation starts with), accept.go and send.go (SendMessage and
 // SendStreamingMessage), tasks.go and pushconfig.go (the other operations),
 // run.go, execution.go and events.go (the live state of a task, the agent's
 // executions and the events it emits), agent.go (the Agent API), limits.go
@@ -19,30 +20,38 @@
 // # When an agent's context is canceled
 //
 // The context given to Agent.Execute ends when the task is canceled
-// (context.Cause is ErrCanceled) or when Close stops the server (the cause is
-// ErrShutdown). A canceled task is already CANCELED, and the Emitter refuses
-// further events. On shutdown the agent may still emit a final state; a task
-// it leaves unfinished ends FAILED with a status message saying the server
-// shut down. Either way the agent should stop its work and return nil. Any
-// non-nil error it returns, ctx.Err() and context.Cause(ctx) included, is
-// logged at ERROR level as "agent failed"; it does not change the outcome.
+// (context.Cause is ErrCanceled) or when the server stops (Close, or
+// Shutdown once its drain is over; the cause is ErrShutdown). A canceled
+// task is already CANCELED, and the Emitter refuses further events. On
+// shutdown the agent may still emit a final state; a task it leaves
+// unfinished ends FAILED with a status message saying the server is
+// shutting down. Either way the agent should stop its work and return nil.
+// Any non-nil error it returns, ctx.Err() and context.Cause(ctx) included,
+// is logged at ERROR level as "agent failed"; it does not change the
+// outcome.
 //
 // # Shutting down with open streams
 //
-// Stop the HTTP side first, then the core:
+// Shutdown drains: it refuses new messages, lets the executions in
+// progress finish until its context is done, then stops the rest as Close
+// does (each task still running ends FAILED, and its streams and its
+// blocking send get that status). Close stops at once. Either way the
+// answers travel through the HTTP side, which must stay up until the core
+// has stopped:
 //
-//  1. End the requests still open. http.Server.Shutdown does not cancel the
-//     context of a request in flight and waits for it to finish, and a
-//     stream (SendStreamingMessage, SubscribeToTask) only ends when its task
-//     does or when its request's context ends. Give the http.Server a
-//     BaseContext and cancel it, or Shutdown waits for its deadline. Ending a
-//     stream does not stop its task.
-//  2. Call http.Server.Shutdown, so no new call reaches the core.
-//  3. Call Server.Close: running agents see their context canceled with
-//     cause ErrShutdown, Close waits for them up to its context's deadline,
-//     and the tasks they leave unfinished end FAILED. Then close the store.
+//  1. Stop accepting: call http.Server.Shutdown (in a goroutine, with a
+//     context that outlives step 2). It closes the listeners and waits for
+//     the requests in flight; it does not cancel their contexts, so
+//     blocking sends and streams go on.
+//  2. Call Server.Shutdown (or Close): the tasks settle, and their
+//     blocking sends and streams get their answers and end.
+//  3. End what is still open: streams of tasks waiting in INPUT_REQUIRED or
+//     AUTH_REQUIRED, which have no terminal event to wait for. Give the
+//     http.Server a BaseContext and cancel it (ending a stream does not
+//     stop its task), or call http.Server.Close. Then close the store.
 //
-// This is the order `parley serve` uses. Closing the core first would leave
-// requests that are still arriving to run agents whose context is already
-// canceled.
+// This is the order `parley serve` uses. Canceling the requests first would
+// end streams without their terminal event and fail blocking sends;
+// stopping the core before the HTTP side stops accepting would let
+// requests still arriving reach a core that refuses them.
 package server

@@ -35,6 +35,7 @@ func (r *run) start(caller context.Context, req *Request) *execution {
 	r.exec, r.pipeErr = ex, nil
 	r.unfollow() // the execution feeds the run now
 	r.s.ref(r)   // held until the execution is over (finish), detached or not
+	r.s.execStarted()
 	r.s.wg.Add(1)
 	r.s.workers.run(func() {
 		defer r.s.wg.Done()
@@ -89,7 +90,7 @@ func (r *run) returned(ex *execution, err error) {
 		}
 		switch context.Cause(ex.ctx) {
 		case ErrShutdown:
-			why = "the server shut down while the task was running"
+			why = shutdownMessage
 		case ErrLeaseLost:
 			why = "the replica running the task lost its lease on the store"
 		}
@@ -128,6 +129,7 @@ func (r *run) finish(ex *execution) {
 	r.wake()
 	r.follow()     // with Options.Cluster, when still watched: the next execution may run elsewhere
 	r.s.release(r) // the reference taken by start
+	r.s.execEnded()
 }
 
 // detach marks the execution as continuing in the background.

@@ -13,6 +13,9 @@ import (
 // SendMessage implements a2a.Service (spec §3.1.1). It blocks until the task
 // is terminal or interrupted unless configuration.returnImmediately is set.
 func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	if err := s.refuseWhileDraining(); err != nil {
+		return nil, err // Shutdown is draining
+	}
 	acc, err := s.accept(ctx, req, false)
 	if err != nil {
 		return nil, err
@@ -75,6 +78,10 @@ func (acc *accepted) answered(immediate bool) bool {
 // streams one Message.
 func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
+		if err := s.refuseWhileDraining(); err != nil {
+			yield(a2a.StreamEvent{}, err) // Shutdown is draining
+			return
+		}
 		acc, err := s.accept(ctx, req, true)
 		if err != nil {
 			yield(a2a.StreamEvent{}, err)

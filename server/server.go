@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"parley.dev/parley/a2a"
@@ -98,7 +99,7 @@ type Options struct {
 const DefaultResumeWindow = time.Hour
 
 // Server is the A2A core. It implements a2a.Service. Create it with New and
-// stop it with Close.
+// stop it with Shutdown (a drain, then a stop) or Close (a stop).
 type Server struct {
 	opts  Options
 	card  *a2a.AgentCard
@@ -123,6 +124,14 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
+
+	// The drain of Shutdown (shutdown.go): draining refuses new messages;
+	// execs counts the executions not over yet, detached ones included,
+	// and idle, when not nil, is closed when that count drops to zero
+	// (both under mu).
+	draining atomic.Bool
+	execs    int
+	idle     chan struct{}
 
 	// With Options.Cluster (cluster.go): the announcer of appends.
 	notes     *notifier
@@ -339,10 +348,13 @@ func (s *Server) sweep() {
 // Card returns the public agent card. The caller must not modify it.
 func (s *Server) Card() *a2a.AgentCard { return s.card }
 
-// Close stops the server: running agents see their context canceled with
-// cause ErrShutdown, and Close waits for their Execute calls to return (up
-// to ctx's deadline). Tasks they leave unfinished, detached background work
-// included, end FAILED. The store is not closed.
+// Close stops the server at once: running agents see their context
+// canceled with cause ErrShutdown, and Close waits for their Execute calls
+// to return (up to ctx's deadline). Tasks they leave unfinished, detached
+// background work included, end FAILED with a status message saying the
+// server is shutting down, which their streams get as their terminal event.
+// The store is not closed. Shutdown is the graceful stop: it lets the work
+// in progress finish first.
 func (s *Server) Close(ctx context.Context) error {
 	s.stopOnce.Do(func() { s.stop(ErrShutdown) })
 	done := make(chan struct{})
@@ -356,7 +368,7 @@ func (s *Server) Close(ctx context.Context) error {
 	for _, r := range s.liveRuns() {
 		r.mu.Lock()
 		if ex := r.exec; ex != nil && !ex.done {
-			r.fail(ex, "the server shut down while the task was running")
+			r.fail(ex, shutdownMessage)
 			r.finish(ex)
 		}
 		r.mu.Unlock()

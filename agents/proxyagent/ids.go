@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/server"
 )
 
 // maxPairs bounds each table of idMap and refusals; the oldest entries go
@@ -11,14 +12,14 @@ import (
 const maxPairs = 100_000
 
 // fifo is a map that forgets its oldest keys beyond maxPairs.
-type fifo[V any] struct {
-	m     map[string]V
-	order []string
+type fifo[K comparable, V any] struct {
+	m     map[K]V
+	order []K
 }
 
-func (f *fifo[V]) set(k string, v V) {
+func (f *fifo[K, V]) set(k K, v V) {
 	if f.m == nil {
-		f.m = map[string]V{}
+		f.m = map[K]V{}
 	}
 	if _, ok := f.m[k]; !ok {
 		f.order = append(f.order, k)
@@ -30,11 +31,23 @@ func (f *fifo[V]) set(k string, v V) {
 	}
 }
 
-// idMap pairs Parley's task and context ids with the upstream's.
+// taskKey names a Parley task within the scope of the caller it belongs
+// to (docs/decisions.md#b12).
+type taskKey struct{ tenant, principal, id string }
+
+// taskOfRequest is the key of the task a request goes to.
+func taskOfRequest(req *server.Request) taskKey {
+	return taskKey{req.Tenant, req.Principal, req.TaskID}
+}
+
+// idMap pairs Parley's task and context ids with the upstream's. Both
+// sides are keyed by the caller's scope as well as the id: a contextId is
+// the caller's own name for a context, so the same contextId from two
+// callers names two Parley contexts, paired with two upstream contexts.
 type idMap struct {
 	mu       sync.Mutex
-	tasks    fifo[*upTask]
-	contexts fifo[string]
+	tasks    fifo[taskKey, *upTask]
+	contexts fifo[server.ContextKey, string]
 }
 
 // upTask is the upstream side of a Parley task.
@@ -45,44 +58,44 @@ type upTask struct {
 
 func newIDMap() *idMap { return &idMap{} }
 
-// put records that Parley's task and context are the upstream's upTaskID
-// and upContextID ("" leaves a side unrecorded).
-func (m *idMap) put(taskID, contextID, upTaskID, upContextID string) {
+// put records that the task and context of req are the upstream's
+// upTaskID and upContextID ("" leaves a side unrecorded).
+func (m *idMap) put(req *server.Request, upTaskID, upContextID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if upTaskID != "" {
-		if t := m.tasks.m[taskID]; t == nil || t.id != upTaskID {
-			m.tasks.set(taskID, &upTask{id: upTaskID})
+	if k := taskOfRequest(req); upTaskID != "" {
+		if t := m.tasks.m[k]; t == nil || t.id != upTaskID {
+			m.tasks.set(k, &upTask{id: upTaskID})
 		}
 	}
-	if upContextID != "" && m.contexts.m[contextID] != upContextID {
-		m.contexts.set(contextID, upContextID)
+	if k := req.Context(); upContextID != "" && m.contexts.m[k] != upContextID {
+		m.contexts.set(k, upContextID)
 	}
 }
 
 // task returns the upstream id of a Parley task, "" when unknown.
-func (m *idMap) task(taskID string) string {
+func (m *idMap) task(k taskKey) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := m.tasks.m[taskID]; t != nil {
+	if t := m.tasks.m[k]; t != nil {
 		return t.id
 	}
 	return ""
 }
 
 // context returns the upstream id of a Parley context, "" when unknown.
-func (m *idMap) context(contextID string) string {
+func (m *idMap) context(k server.ContextKey) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.contexts.m[contextID]
+	return m.contexts.m[k]
 }
 
-// markCanceled records that the upstream task of taskID is being
+// markCanceled records that the upstream task of a Parley task is being
 // canceled; it reports false when it already was.
-func (m *idMap) markCanceled(taskID string) bool {
+func (m *idMap) markCanceled(k taskKey) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.tasks.m[taskID]
+	t := m.tasks.m[k]
 	if t == nil || t.canceled {
 		return false
 	}
@@ -94,7 +107,7 @@ func (m *idMap) markCanceled(taskID string) bool {
 // by Parley task id, until Middleware hands it to the caller.
 type refusals struct {
 	mu   sync.Mutex
-	errs fifo[*a2a.Error]
+	errs fifo[string, *a2a.Error]
 }
 
 func newRefusals() *refusals { return &refusals{} }
@@ -115,10 +128,10 @@ func (r *refusals) take(taskID string) *a2a.Error {
 }
 
 // unmarkCanceled forgets a cancel the upstream refused.
-func (m *idMap) unmarkCanceled(taskID string) {
+func (m *idMap) unmarkCanceled(k taskKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t := m.tasks.m[taskID]; t != nil {
+	if t := m.tasks.m[k]; t != nil {
 		t.canceled = false
 	}
 }

@@ -96,13 +96,19 @@ func (a *Agent) cancelFirst(ctx context.Context, next a2a.Invoker, req *a2a.Canc
 	if t, ok := got.(*a2a.Task); !ok || a2a.IsTerminal(t.GetStatus().GetState()) {
 		return nil
 	}
-	upID := a.ids.task(req.GetId())
-	if upID == "" || !a.ids.markCanceled(req.GetId()) {
+	// The pair is looked up in the caller's scope, as the core decides it
+	// (docs/decisions.md#b12): the tenant named and the principal.
+	k := taskKey{tenant: req.GetTenant(), id: req.GetId()}
+	if ci := a2a.CallInfoFrom(ctx); ci != nil {
+		k.principal = ci.Principal
+	}
+	upID := a.ids.task(k)
+	if upID == "" || !a.ids.markCanceled(k) {
 		return nil
 	}
 	_, err = a.c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: upID})
 	if ae, ok := errors.AsType[*a2a.Error](err); ok && ae.Code == a2a.CodeTaskNotCancelable {
-		a.ids.unmarkCanceled(req.GetId())
+		a.ids.unmarkCanceled(k)
 		return ae
 	}
 	if err != nil {

@@ -5,9 +5,15 @@
 // resume, push notifications and authentication.
 //
 // Parley's tasks and the upstream's have different ids; the agent keeps
-// the pairs in memory (see Agent). Cancelling a Parley task cancels the
-// upstream task, and Middleware gives callers the upstream's own A2A
+// the pairs, keyed by the caller's scope, in memory and on its own
+// messages in Parley's store (see Agent). Cancelling a Parley task cancels
+// the upstream task, and Middleware gives callers the upstream's own A2A
 // errors where Parley alone would answer with a FAILED task.
+//
+// The upstream sees one caller, the proxy, with the proxy's credentials:
+// whom a task belongs to is decided by Parley alone (docs/decisions.md#b12),
+// so the agent never lets a caller name an upstream task or context, and
+// its client follows no upstream redirect.
 package proxyagent
 
 import (
@@ -39,11 +45,16 @@ type Options struct {
 // server.Agent.
 //
 // The pairs of Parley and upstream ids (tasks and contexts) live in
-// memory, and the upstream's task and context ids are also stamped on
-// Parley's copies of its status messages (MetadataKey), so that a
-// follow-up after a restart, or on another replica, still reaches the
-// upstream task when the task's status carried a message. A new task in a
-// context known only to another process starts a new upstream context.
+// memory, keyed by the caller's tenant and principal as well as the id: a
+// contextId is each caller's own name (docs/decisions.md#b12), so the same
+// contextId from two callers goes to two upstream contexts. The upstream's
+// task and context ids are also stamped on Parley's copies of its status
+// messages (MetadataKey), so that a follow-up after a restart, or on
+// another replica, still reaches the upstream task when the task's status
+// carried a message; only those agent messages of the caller's own task
+// are read back, never anything a client wrote. A follow-up whose pair is
+// found nowhere starts a new upstream task, and a new task in a context
+// known only to another process starts a new upstream context.
 type Agent struct {
 	c      *client.Client
 	log    *slog.Logger
@@ -79,7 +90,7 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 	}
 	if ctx.Err() != nil {
 		if context.Cause(ctx) == server.ErrCanceled {
-			a.cancelUpstream(req.TaskID)
+			a.cancelUpstream(taskOfRequest(req))
 		}
 		return nil // the core has the task in hand
 	}
@@ -91,19 +102,24 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 
 // upstreamRequest is the request sent upstream for req: the same message
 // (and messageId, so that retries stay idempotent upstream), with the
-// upstream's ids for the task and context when they are known.
+// upstream's ids for the task and context when they are known in the
+// caller's scope.
 func (a *Agent) upstreamRequest(req *server.Request) *a2a.SendMessageRequest {
 	m := proto.Clone(req.Message).(*a2a.Message)
 	m.TaskId, m.ContextId = "", ""
-	if req.Task != nil && a.ids.task(req.TaskID) == "" {
-		if upTask, upCtx := recall(req.Task); upTask != "" { // restarted, or another replica's task
-			a.ids.put(req.TaskID, req.ContextID, upTask, upCtx)
+	unstamp(m) // a client's stamp means nothing, here or upstream
+	key := taskOfRequest(req)
+	if req.Task != nil && a.ids.task(key) == "" {
+		// Restarted, or another replica's task: the pair is read back from
+		// the agent's own messages in the caller's task (see MetadataKey).
+		if upTask, upCtx := recall(req.Task); upTask != "" {
+			a.ids.put(req, upTask, upCtx)
 		}
 	}
 	if req.Task != nil {
-		m.TaskId = a.ids.task(req.TaskID)
+		m.TaskId = a.ids.task(key)
 	}
-	m.ContextId = a.ids.context(req.ContextID)
+	m.ContextId = a.ids.context(req.Context())
 	var cfg *a2a.SendMessageConfiguration
 	if modes := req.Configuration.GetAcceptedOutputModes(); len(modes) > 0 {
 		cfg = &a2a.SendMessageConfiguration{AcceptedOutputModes: modes}
@@ -112,15 +128,15 @@ func (a *Agent) upstreamRequest(req *server.Request) *a2a.SendMessageRequest {
 }
 
 // cancelUpstream cancels the upstream task of a Parley task, once.
-func (a *Agent) cancelUpstream(taskID string) {
-	upID := a.ids.task(taskID)
-	if upID == "" || !a.ids.markCanceled(taskID) {
+func (a *Agent) cancelUpstream(k taskKey) {
+	upID := a.ids.task(k)
+	if upID == "" || !a.ids.markCanceled(k) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.cancel)
 	defer cancel()
 	if _, err := a.c.CancelTask(ctx, &a2a.CancelTaskRequest{Id: upID}); err != nil {
-		a.log.Warn("upstream cancel failed", "task", taskID, "upstreamTask", upID, "err", err)
+		a.log.Warn("upstream cancel failed", "task", k.id, "upstreamTask", upID, "err", err)
 	}
 }
 
@@ -201,7 +217,7 @@ func refused(err error) error {
 
 // upstreamTask is the upstream id of this message's task, "" before the
 // upstream named it.
-func (rl *relay) upstreamTask() string { return rl.a.ids.task(rl.req.TaskID) }
+func (rl *relay) upstreamTask() string { return rl.a.ids.task(taskOfRequest(rl.req)) }
 
 // fail ends the task FAILED because of err, and keeps an upstream A2A
 // error for Middleware when nothing was relayed before it.

@@ -18,7 +18,7 @@ func (rl *relay) event(ev a2a.StreamEvent) (done bool, err error) {
 		return true, rl.em.Reply(ownMessage(r.GetMessage()))
 	case a2a.EventTask:
 		t := r.GetTask()
-		rl.a.ids.put(rl.req.TaskID, rl.req.ContextID, t.GetId(), t.GetContextId())
+		rl.a.ids.put(rl.req, t.GetId(), t.GetContextId())
 		for _, art := range t.GetArtifacts() {
 			if !rl.known(art.GetArtifactId()) {
 				if err := rl.em.Artifact(art); err != nil {
@@ -32,11 +32,11 @@ func (rl *relay) event(ev a2a.StreamEvent) (done bool, err error) {
 		return rl.status(t.GetStatus())
 	case a2a.EventStatusUpdate:
 		u := r.GetStatusUpdate()
-		rl.a.ids.put(rl.req.TaskID, rl.req.ContextID, u.GetTaskId(), u.GetContextId())
+		rl.a.ids.put(rl.req, u.GetTaskId(), u.GetContextId())
 		return rl.status(u.GetStatus())
 	case a2a.EventArtifactUpdate:
 		u := r.GetArtifactUpdate()
-		rl.a.ids.put(rl.req.TaskID, rl.req.ContextID, u.GetTaskId(), u.GetContextId())
+		rl.a.ids.put(rl.req, u.GetTaskId(), u.GetContextId())
 		return false, rl.artifact(u)
 	}
 	return false, nil // an empty event: nothing to relay
@@ -74,7 +74,7 @@ func (rl *relay) status(st *a2a.TaskStatus) (done bool, err error) {
 	var m *a2a.Message
 	if st.GetMessage() != nil {
 		m = ownMessage(st.GetMessage())
-		stamp(m, rl.upstreamTask(), rl.a.ids.context(rl.req.ContextID))
+		stamp(m, rl.upstreamTask(), rl.a.ids.context(rl.req.Context()))
 	}
 	if err := rl.em.Status(state, m); err != nil {
 		return true, err
@@ -100,10 +100,12 @@ func (rl *relay) artifact(u *a2a.TaskArtifactUpdateEvent) error {
 }
 
 // ownMessage is an upstream message without the upstream's task and
-// context ids, which the core replaces with Parley's.
+// context ids, which the core replaces with Parley's, and without a
+// MetadataKey member: only the agent's own stamp is kept there.
 func ownMessage(m *a2a.Message) *a2a.Message {
 	m = proto.Clone(m).(*a2a.Message)
 	m.TaskId, m.ContextId = "", ""
+	unstamp(m)
 	return m
 }
 

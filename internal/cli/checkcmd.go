@@ -30,6 +30,7 @@ agent cannot be reached, 0 otherwise.`
 func checkCmd(ctx context.Context, e *env, args []string) error {
 	fs, c := e.newFlags(checkSynopsis, false)
 	token2 := fs.String("token2", "", "a second principal's bearer `TOKEN`, for the task scoping checks (B12)")
+	token2File := fs.String("token2-file", "", "like --token2, with the token read from `FILE`")
 	webhookAddr := fs.String("webhook-addr", "", "listen on `HOST:PORT` for push notifications during the push delivery checks (B3)")
 	brief := fs.Bool("brief", false, "show the details (sent, received, requirement) only for results that are not PASS")
 	pos, err := e.parse(fs, args)
@@ -40,6 +41,9 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := checkAgentURL(pos[0]); err != nil {
+		return err
+	}
+	if *token2, err = valueOrFile("token2", *token2, *token2File, c.warn); err != nil {
 		return err
 	}
 	opts := check.Options{URL: pos[0], Token: c.token, Token2: *token2, Header: c.header(), WebhookAddr: *webhookAddr}

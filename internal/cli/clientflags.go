@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 type common struct {
 	binding    string
 	token      string
+	tokenFile  string // --token-file: the token read from a file instead
 	headers    multiFlag
 	version    string
 	versionSet bool
@@ -35,7 +37,8 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 	fs.SetOutput(e.stderr)
 	c := &common{warn: func(msg string) { fmt.Fprintf(e.stderr, "parley %s: warning: %s\n", e.name, msg) }}
 	fs.StringVar(&c.binding, "binding", "", "use this binding: jsonrpc, rest or grpc (default: the card's order)")
-	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN")
+	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN (visible to local users in ps: prefer --token-file or $"+clientTokenEnv+")")
+	fs.StringVar(&c.tokenFile, "token-file", "", "send the bearer token in `FILE` (default: $"+clientTokenEnv+")")
 	fs.Var(&c.headers, "header", "extra request header `K=V` (repeatable)")
 	if withVersion {
 		fs.StringVar(&c.version, "a2a-version", a2a.ProtocolVersion, "A2A-Version header to send (\"\" sends none)")
@@ -100,6 +103,9 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 	}
 	if _, err := e.c.transports(); err != nil {
+		return nil, err
+	}
+	if err := e.c.resolveToken(os.Getenv); err != nil {
 		return nil, err
 	}
 	e.out = newOutput(e.stdout, e.stderr, e.c.json)

@@ -24,8 +24,10 @@ data; any binding; a bearer token and headers), a live timeline of
 events with artifacts reassembled, the task list, the raw HTTP traffic of
 every call, a receiver for push notifications, and parley check's report.
 The page listens on 127.0.0.1 only, on a free port unless --addr says
-otherwise, and its URL (printed on standard output) carries a token that
-the page's calls must show. Everything the page needs is in this binary:
+otherwise. Its URL (printed on standard output, and opened in the
+browser unless --no-open) carries a one-time code, which the page trades
+on first use for a session cookie: the code then works no more (run
+parley inspect again for a new one). Everything the page needs is in this binary:
 it fetches nothing from the internet. Ctrl-C stops it.`
 
 // inspectCmd runs `parley inspect`.

@@ -22,7 +22,7 @@ func TestInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := strings.TrimPrefix(line, "Parley inspector: ")
-	if !strings.HasPrefix(page, "http://127.0.0.1:") || !strings.Contains(page, "#token=") || !strings.Contains(page, "url=http%3A%2F%2F127.0.0.1%3A9") {
+	if !strings.HasPrefix(page, "http://127.0.0.1:") || !strings.Contains(page, "#code=") || strings.Contains(page, "token") || !strings.Contains(page, "url=http%3A%2F%2F127.0.0.1%3A9") {
 		t.Fatalf("page URL %q", page)
 	}
 	resp, err := http.Get(page)

@@ -78,6 +78,7 @@ type pushCmdFlags struct {
 	webhook, tokenValue, scheme, creds, id string // push create
 	pageToken                              string // push list
 	pageSize                               int    // push list
+	tokenValueFile, credsFile              string // push create: the secrets from files
 }
 
 // addPushCmdFlags defines the flags of the push subcommand sub on fs.
@@ -89,6 +90,8 @@ func addPushCmdFlags(fs *flag.FlagSet, sub string) *pushCmdFlags {
 		fs.StringVar(&f.tokenValue, "token-value", "", "a `TOKEN` the agent sends with every notification (the config's token)")
 		fs.StringVar(&f.scheme, "auth-scheme", "", "the HTTP authentication `SCHEME` the agent uses at the webhook, e.g. Bearer")
 		fs.StringVar(&f.creds, "auth-credentials", "", "the `CREDENTIALS` for --auth-scheme (sent as Authorization: SCHEME CREDENTIALS)")
+		fs.StringVar(&f.tokenValueFile, "token-value-file", "", "like --token-value, with the token read from `FILE`")
+		fs.StringVar(&f.credsFile, "auth-credentials-file", "", "like --auth-credentials, with the credentials read from `FILE`")
 		fs.StringVar(&f.id, "id", "", "the configuration's `ID` (default: the server assigns one)")
 	case "list":
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` configurations")
@@ -99,6 +102,13 @@ func addPushCmdFlags(fs *flag.FlagSet, sub string) *pushCmdFlags {
 
 // checkCreate checks the flags of `push create`.
 func (f *pushCmdFlags) checkCreate() error {
+	var err error
+	if f.tokenValue, err = valueOrFile("token-value", f.tokenValue, f.tokenValueFile, nil); err != nil {
+		return err
+	}
+	if f.creds, err = valueOrFile("auth-credentials", f.creds, f.credsFile, nil); err != nil {
+		return err
+	}
 	switch {
 	case f.webhook == "":
 		return usageError{errors.New("--url WEBHOOK is required")}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -104,6 +103,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer cfg.secrets.reloadOnSIGHUP(log)()
 
 	main, grpcOnly := obs.wrap(h)
 	front := startHTTP(main, grpcOnly, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
@@ -135,7 +135,8 @@ type serveConfig struct {
 	grpcReflection bool
 	tlsCert        string
 	tlsKey         string
-	principals     map[string]string // bearer token → principal name
+	principals     map[string]string // bearer token → principal name, as loaded at start
+	secrets        *secretFlags      // token files, the environment; the swappable token set
 	push           *pushFlags
 	store          *storeFlags // push keys
 	limits         server.Limits
@@ -184,7 +185,8 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg.guard = addGuardFlags(fs)
 	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port; default 1.0,0.3)")
 	var tokens multiFlag
-	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable)")
+	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable; visible to local users in ps: prefer --auth-token-file)")
+	cfg.secrets = addSecretFlags(fs)
 	cfg.push = addPushFlags(fs)
 	cfg.store = addStoreFlags(fs)
 	addLimitFlags(fs, &cfg.limits)
@@ -200,7 +202,10 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)}
 	}
 	var err error
-	if cfg.principals, err = parseAuthTokens(tokens); err != nil {
+	if cfg.principals, err = cfg.secrets.tokens(tokens); err != nil {
+		return nil, err
+	}
+	if err := cfg.secrets.proxyToken(cfg.backend.proxyFlags); err != nil {
 		return nil, err
 	}
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {
@@ -228,7 +233,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 // authConfigured reports whether any credential is configured (static
 // tokens, JWT, API keys or client certificates).
 func (cfg *serveConfig) authConfigured() bool {
-	return len(cfg.principals) > 0 || cfg.id.authenticates()
+	return cfg.staticTokens() || cfg.id.authenticates()
 }
 
 // addLimitFlags adds the flags of server.Limits: request sizes and
@@ -243,20 +248,6 @@ func addLimitFlags(fs *flag.FlagSet, l *server.Limits) {
 	fs.IntVar(&l.MaxOpenTasks, "max-open-tasks", server.DefaultMaxOpenTasks, "most open (non-terminal) tasks per caller (negative: no limit)")
 	fs.Float64Var(&l.TaskRate, "task-rate", 0, "new tasks per second per caller (0: no limit)")
 	fs.IntVar(&l.TaskBurst, "task-burst", 0, "burst of --task-rate (0: the rate rounded up)")
-}
-
-// parseAuthTokens reads the --auth-token values into a map from bearer
-// token to principal name.
-func parseAuthTokens(tokens []string) (map[string]string, error) {
-	principals := map[string]string{}
-	for _, t := range tokens {
-		name, tok, ok := strings.Cut(t, "=")
-		if !ok || name == "" || tok == "" {
-			return nil, usageError{fmt.Errorf("--auth-token %q: want NAME=TOKEN", t)}
-		}
-		principals[tok] = name
-	}
-	return principals, nil
 }
 
 // loadCerts reads the --tls-cert key pair; it returns nil when the server
@@ -319,11 +310,12 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 	if keepAlive == 0 {
 		keepAlive = -1 // a2ahttp reads 0 as its default and a negative interval as off
 	}
-	hopts := &a2ahttp.Options{Card: card, Tokens: cfg.principals, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
+	hopts := &a2ahttp.Options{Card: card, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
 		Parking: cfg.parking, GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
 	cfg.guard.apply(hopts)
 	hopts.DisableV03 = !cfg.versions.v03()
 	cfg.id.apply(hopts)
+	cfg.applyTokens(hopts) // a TokenSet rather than Options.Tokens: SIGHUP swaps it
 	cfg.backend.applyHTTP(hopts)
 	cfg.obs.serverHooks(sopts, hopts)
 	srv, err := server.New(sopts)
@@ -342,6 +334,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr, base, target string, overTLS bool) {
 	log.Info("serving", "agent", cfg.agentName, "addr", listenAddr, "store", storeLabel(cfg.storeSpec))
 	cfg.id.announce(log)
+	cfg.announceSecrets(log)
 	if !cfg.authConfigured() {
 		log.Warn("authentication is off: every caller shares one task scope (use --auth-token NAME=TOKEN to scope tasks per caller)")
 	}

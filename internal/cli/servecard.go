@@ -68,7 +68,7 @@ func (cfg *serveConfig) cards(base, target string) (card, extended *a2a.AgentCar
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	cfg.id.declare(card, len(cfg.principals) > 0, cfg.guard.allowAnonymous)
+	cfg.id.declare(card, cfg.staticTokens(), cfg.guard.allowAnonymous)
 	if cfg.extendedCard == "" {
 		return card, nil, nil
 	}

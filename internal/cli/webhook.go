@@ -34,6 +34,8 @@ func webhook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	addr := fs.String("addr", "127.0.0.1:9000", "listen address `HOST:PORT` (port 0 picks a free one)")
 	auth := fs.String("auth", "", "require this Authorization `VALUE`, e.g. \"Bearer xyz\" (401 otherwise)")
 	token := fs.String("token", "", "require this notification `TOKEN` in A2A-Notification-Token or X-A2A-Notification-Token (401 otherwise)")
+	authFile := fs.String("auth-file", "", "like --auth, with the `VALUE` read from a file")
+	tokenFile := fs.String("token-file", "", "like --token, with the `TOKEN` read from a file")
 	asJSON := fs.Bool("json", false, "print each notification as one line of JSON (the body as received, compacted)")
 	failFirst := fs.Int("fail-first", 0, "answer 500 to the first `N` deliveries, to exercise the sender's retries")
 	if err := parseCommandFlags(fs, args, "webhook", webhookSynopsis, stdout); err != nil {
@@ -44,6 +46,14 @@ func webhook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *failFirst < 0 {
 		return usageError{errors.New("--fail-first must not be negative")}
+	}
+	warn := func(w string) { fmt.Fprintln(stderr, "parley webhook: warning: "+w) }
+	var err error
+	if *auth, err = valueOrFile("auth", *auth, *authFile, warn); err != nil {
+		return err
+	}
+	if *token, err = valueOrFile("token", *token, *tokenFile, warn); err != nil {
+		return err
 	}
 	ln, err := listen("--addr", *addr)
 	if err != nil {

@@ -231,3 +231,31 @@ func evaluate[T any](t *testing.T, ctx context.Context, expr string) T {
 	}
 	return v
 }
+
+// TestInspectorOneTimeCodeInBrowser: the page trades the code of its URL
+// for a cookie the page's script cannot read, drops the code from the
+// address bar, and works again on reload by the cookie alone; the same
+// URL opened in another browser (the code already used) is refused.
+func TestInspectorOneTimeCodeInBrowser(t *testing.T) {
+	ctx := browser(t)
+	screenshotOnFailure(t, ctx)
+	page := startInspector(t, serveAgent(t))
+	step(t, ctx, "open the page", 20*time.Second,
+		chromedp.Navigate(page),
+		waitText("#card-name", "Parley conformance agent"))
+	if c := evaluate[string](t, ctx, `document.cookie`); c != "" {
+		t.Errorf("the page's script reads the cookie %q: want it HttpOnly", c)
+	}
+	if href := evaluate[string](t, ctx, `location.href`); strings.Contains(href, "code=") {
+		t.Errorf("the code stays in the address bar: %s", href)
+	}
+	step(t, ctx, "reload: the cookie alone lets the page in", 20*time.Second,
+		chromedp.Reload(),
+		waitText("#card-name", "Parley conformance agent"))
+
+	other := browser(t)
+	screenshotOnFailure(t, other)
+	step(t, other, "the used code in another browser", 20*time.Second,
+		chromedp.Navigate(page),
+		waitText("#status", "refused"))
+}

@@ -26,12 +26,7 @@ func start(t *testing.T) (base, token string) {
 	t.Cleanup(func() { ln.Close() })
 	s := inspect.New(inspect.Options{Logger: testkit.DiscardLogger})
 	go s.Serve(ln)
-	page, err := url.Parse(s.PageURL(ln))
-	if err != nil {
-		t.Fatal(err)
-	}
-	frag, _ := url.ParseQuery(page.Fragment)
-	return "http://" + ln.Addr().String(), frag.Get("token")
+	return "http://" + ln.Addr().String(), s.Token()
 }
 
 func do(t *testing.T, method, u, token, body string, mutate func(*http.Request)) (*http.Response, string) {
@@ -178,13 +173,10 @@ func FuzzPushReceiver(f *testing.F) {
 	s := inspect.New(inspect.Options{Logger: testkit.DiscardLogger})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
-	ln := srv.Listener
-	page, _ := url.Parse(s.PageURL(ln))
-	frag, _ := url.ParseQuery(page.Fragment)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", "http://127.0.0.1/api/info", nil)
-		req.Header.Set(inspect.TokenHeader, frag.Get("token"))
+		req.Header.Set(inspect.TokenHeader, s.Token())
 		s.ServeHTTP(rec, req)
 		var in struct{ PushURL string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &in)

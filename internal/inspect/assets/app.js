@@ -4,7 +4,9 @@
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.hash.slice(1));
-const token = params.get('token') || '';
+// The URL parley inspect opened carries a one-time code, traded below for
+// an HttpOnly session cookie; the page never sees a lasting secret.
+const code = params.get('code') || '';
 const ui = { calls: [], pushSeq: 0, pushURL: '', task: null, artifacts: new Map(), pages: [''], page: 0 };
 
 // el builds an element; strings become text nodes (never HTML).
@@ -48,14 +50,14 @@ function conn() {
 }
 
 async function api(path, body) {
-  const init = { headers: { 'X-Parley-Inspect': token } };
+  const init = { headers: { 'X-Parley-Inspect': 'session' } };
   if (body !== undefined) {
     init.method = 'POST';
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   const resp = await fetch(path, init);
-  if (resp.status === 403) throw new Error('the inspector refused the call: open the URL parley inspect printed (it carries a token)');
+  if (resp.status === 403) throw new Error('the inspector refused the call: open the URL parley inspect printed (its code works once; run parley inspect again for a new one)');
   return resp;
 }
 
@@ -107,7 +109,7 @@ async function loadCard(ev) {
   }
   renderCard(out.card);
   setStatus('Loaded the card of ' + out.card.name + '.');
-  history.replaceState(null, '', '#' + new URLSearchParams({ token, url: conn().url }).toString());
+  history.replaceState(null, '', '#' + new URLSearchParams({ url: conn().url }).toString());
 }
 
 function renderChecks(list, counts, report) {
@@ -433,7 +435,14 @@ async function start() {
   $('tasks-next').addEventListener('click', () => listTasks(null, ui.page + 1));
   $('tasks-prev').addEventListener('click', () => listTasks(null, ui.page - 1));
   $('check-run').addEventListener('click', runCheck);
-  if (!token) { setStatus('This page needs the URL parley inspect printed (it carries a token).', true); return; }
+  if (code) {
+    // Trade the code for the cookie, and drop it from the address bar and
+    // the history entry. A used code is refused; a cookie from an earlier
+    // exchange may still let the page in.
+    try { await fetch('/session', { method: 'POST', body: code }); } catch (e) { /* the API call below reports it */ }
+    params.delete('code');
+    history.replaceState(null, '', params.toString() ? '#' + params.toString() : location.pathname);
+  }
   try {
     const info = await (await api('/api/info')).json();
     ui.pushURL = info.pushUrl;

@@ -11,6 +11,7 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -39,6 +40,19 @@ type DecodeError struct {
 	// Syntax is true when the input is not well-formed JSON at all, as
 	// opposed to well-formed JSON that does not fit the message schema.
 	Syntax bool
+	// Field, when not empty, is the path of the member at fault (as in
+	// FieldViolation.Field): for now, a string that is not UTF-8.
+	Field string
+}
+
+// InvalidParamsFor is the InvalidParamsError for a request that could not
+// be decoded: with a field violation when the DecodeError names the field.
+func InvalidParamsFor(err error) *Error {
+	var de *DecodeError
+	if errors.As(err, &de) && de.Field != "" {
+		return InvalidParams(FieldViolation{Field: de.Field, Description: "is not valid UTF-8"})
+	}
+	return NewError(CodeInvalidParams, "%v", err)
 }
 
 // Error implements error.
@@ -68,6 +82,9 @@ func Unmarshal(b []byte, m proto.Message) error {
 		detail := cleanDetail(err.Error())
 		if len(bytes.TrimSpace(b)) == 0 {
 			detail = "empty input"
+		}
+		if f := JSONUTF8Field(b, md); f != "" {
+			return &DecodeError{Type: md.FullName(), Detail: f + ": is not valid UTF-8", Field: f}
 		}
 		return &DecodeError{Type: md.FullName(), Detail: detail, Syntax: !json.Valid(b)}
 	}

@@ -1,9 +1,12 @@
 package grpcbind
 
 import (
+	"errors"
+
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"parley.dev/parley/a2a"
 )
@@ -58,7 +61,23 @@ func (protoCodec) MarshalAppend(b []byte, v any) ([]byte, error) {
 	return proto.MarshalOptions{}.MarshalAppend(b, protoOf(v))
 }
 
-func (protoCodec) Unmarshal(b []byte, v any) error { return proto.Unmarshal(b, protoOf(v)) }
+func (protoCodec) Unmarshal(b []byte, v any) error {
+	m := protoOf(v)
+	return utf8Err(proto.Unmarshal(b, m), a2a.BinaryUTF8Field, b, m)
+}
+
+// utf8Err replaces a decoding error caused by a string that is not UTF-8
+// by one naming the field (find finds it in b), which connect-go returns
+// as INVALID_ARGUMENT, the status of InvalidParamsError (spec §5.4).
+func utf8Err(err error, find func([]byte, protoreflect.MessageDescriptor) string, b []byte, m proto.Message) error {
+	if err == nil || m == nil {
+		return err
+	}
+	if f := find(b, m.ProtoReflect().Descriptor()); f != "" {
+		return errors.New("invalid parameters: " + f + ": is not valid UTF-8")
+	}
+	return err
+}
 
 // jsonCodec is the ProtoJSON codec (application/grpc+json) over message.
 type jsonCodec struct{}
@@ -68,5 +87,6 @@ func (jsonCodec) Name() string { return "json" }
 func (jsonCodec) Marshal(v any) ([]byte, error) { return protojson.Marshal(protoOf(v)) }
 
 func (jsonCodec) Unmarshal(b []byte, v any) error {
-	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(b, protoOf(v))
+	m := protoOf(v)
+	return utf8Err(protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(b, m), a2a.JSONUTF8Field, b, m)
 }

@@ -113,7 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := a2a.Unmarshal(p, req); err != nil {
-			writeError(w, ci, id, a2a.NewError(a2a.CodeInvalidParams, "%v", err), 0)
+			writeError(w, ci, id, a2a.InvalidParamsFor(err), 0)
 			return
 		}
 	}

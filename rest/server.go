@@ -142,7 +142,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 				}
 			}
 			if err := a2a.Unmarshal(body, req); err != nil {
-				return a2a.NewError(a2a.CodeInvalidParams, "%v", err)
+				return a2a.InvalidParamsFor(err)
 			}
 		}
 	}

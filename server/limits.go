@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -47,6 +48,16 @@ type Limits struct {
 	// each extension URI, each accepted output mode and each part's
 	// mediaType. Agent output is held to it for message and artifact ids.
 	// Identifiers are checked before any store lookup.
+	//
+	// Whatever this limit, every string it bounds must be UTF-8 text
+	// without control characters (Unicode category Cc: U+0000–U+001F,
+	// U+007F and U+0080–U+009F): an id is echoed in logs, terminals, HTTP
+	// headers and URLs, where a NUL or an escape sequence does harm, and
+	// JSON text is UTF-8 (spec §14.1.1) as is a proto string. "Agents
+	// MUST validate all input parameters before processing" (spec §3.3.2,
+	// §13.4): such a value is refused with
+	// InvalidParamsError naming the field and the offending byte's
+	// position, never the value.
 	MaxIDBytes int
 	// MaxMetadataBytes bounds each google.protobuf.Struct a request or an
 	// agent event carries (default 64 KiB): the request's metadata, a
@@ -168,17 +179,48 @@ func path(prefix, name string) string {
 }
 
 // id appends a violation when the identifier at prefix.name is longer than
-// the limit.
+// the limit, or else when it holds a control character or is not UTF-8.
 func (l *limits) id(v []a2a.FieldViolation, prefix, name, id string) []a2a.FieldViolation {
 	if len(id) > l.idBytes {
-		v = append(v, tooLong(path(prefix, name), len(id), l.idBytes, "maxIdBytes"))
+		return append(v, tooLong(path(prefix, name), len(id), l.idBytes, "maxIdBytes"))
+	}
+	if f := textFault(id); f != "" {
+		v = append(v, a2a.FieldViolation{Field: path(prefix, name), Description: f})
 	}
 	return v
 }
 
+// textFault describes the first thing in s that an identifier may not
+// hold: a control character (Unicode category Cc: C0, DEL or C1) or a
+// byte that does not belong to a UTF-8 sequence. It returns "" when there
+// is none. The value itself is not quoted, only the position and the
+// character's code.
+func textFault(s string) string {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return fmt.Sprintf("contains a control character (byte %d is %s)", i, byteName(c))
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return fmt.Sprintf("is not valid UTF-8 (byte %d is 0x%02x)", i, c)
+		case r <= 0x9f:
+			return fmt.Sprintf("contains a control character (U+%04X at byte %d)", r, i)
+		}
+		i += n
+	}
+	return ""
+}
+
 // list appends violations for the list of identifiers at prefix.name: more
 // than the parts limit of entries, or an entry longer than the identifier
-// limit (the first one only: one is enough to say what is wrong).
+// limit or holding what textFault refuses (the first one only: one is
+// enough to say what is wrong).
 func (l *limits) list(v []a2a.FieldViolation, prefix, name string, ids []string) []a2a.FieldViolation {
 	if len(ids) > l.parts {
 		return append(v, tooMany(path(prefix, name), len(ids), l.parts, "entries", "maxParts"))
@@ -186,6 +228,9 @@ func (l *limits) list(v []a2a.FieldViolation, prefix, name string, ids []string)
 	for i, id := range ids {
 		if len(id) > l.idBytes {
 			return append(v, tooLong(path(prefix, name)+"["+strconv.Itoa(i)+"]", len(id), l.idBytes, "maxIdBytes"))
+		}
+		if f := textFault(id); f != "" {
+			return append(v, a2a.FieldViolation{Field: path(prefix, name) + "[" + strconv.Itoa(i) + "]", Description: f})
 		}
 	}
 	return v
@@ -253,6 +298,9 @@ func (l *limits) partList(v []a2a.FieldViolation, prefix string, parts []*a2a.Pa
 		}
 		if len(p.MediaType) > l.idBytes {
 			return append(v, tooLong(partField(prefix, i, "mediaType"), len(p.MediaType), l.idBytes, "maxIdBytes"))
+		}
+		if f := textFault(p.MediaType); f != "" {
+			return append(v, a2a.FieldViolation{Field: partField(prefix, i, "mediaType"), Description: f})
 		}
 		if n := l.overMetadata(p.Metadata); n > 0 {
 			return append(v, bigMetadata(partField(prefix, i, "metadata"), n, l.metadataBytes))

@@ -43,6 +43,17 @@ func (e *resent) Error() string {
 	return "server: message " + e.rec.MessageID + " was accepted elsewhere first"
 }
 
+// orphaned says that a messageId's record names a task that was never
+// made, and nothing here is making it: the process that accepted the
+// message stopped (or its store write failed) before the agent's first
+// update. The message is run again, as the task the record names, so that
+// every resend gets an answer (docs/decisions.md#b14).
+type orphaned struct{ rec *taskstore.MessageRecord }
+
+func (e *orphaned) Error() string {
+	return "server: message " + e.rec.MessageID + " was accepted, but its task was never made"
+}
+
 // accept validates a send, handles a resend of a known messageId, resolves
 // the task and starts the agent. On success the caller owns a reference on
 // acc.r and, when acc.sub is set (streams only), the subscription.
@@ -64,19 +75,19 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	if msg.TaskId != "" {
 		// A follow-up's resend is looked for first: the task may have
 		// moved on since, and would refuse it as a new message.
-		if acc, known, err := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
-			return acc, err
+		var known bool
+		if acc, known, err = s.answerResend(ctx, c, msg.MessageId, digest, stream); !known {
+			acc, err = s.continueTask(ctx, c, msg, digest, areq, push, stream)
 		}
-		acc, err = s.continueTask(ctx, c, msg, digest, areq, push, stream)
 	} else {
 		// A new task's resend is found by the record the task's start
 		// makes (PutMessage returns the one already there), which saves
 		// the store a read per new task; only a start refused by a quota
 		// looks for it first, so that a resend is answered, not refused.
-		acc, err = s.startTask(ctx, c, msg, digest, areq, push, stream)
+		acc, err = s.startTask(ctx, c, msg, digest, areq, push, stream, "")
 		if isQuota(err) {
-			if acc, known, rerr := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
-				return acc, rerr
+			if a, known, rerr := s.answerResend(ctx, c, msg.MessageId, digest, stream); known {
+				acc, err = a, rerr
 			}
 		}
 	}
@@ -85,7 +96,14 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	// duplicates; docs/decisions.md#b14): the loser answers as a resend.
 	var lost *resent
 	if errors.As(err, &lost) {
-		return s.answerRecord(ctx, c, lost.rec, digest, stream)
+		acc, err = s.answerRecord(ctx, c, lost.rec, digest, stream)
+	}
+	var orphan *orphaned
+	if errors.As(err, &orphan) {
+		if req.Message.TaskId != "" { // a follow-up names its task, which is not there
+			return nil, taskNotFound(orphan.rec.TaskID)
+		}
+		return s.startTask(ctx, c, a2a.CloneMessage(req.Message), digest, areq, push, stream, orphan.rec.TaskID)
 	}
 	return acc, err
 }
@@ -195,8 +213,15 @@ func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConf
 // ids are server-minted, spec §3.4.2). The caller's task quotas are taken
 // here (Limits.MaxOpenTasks, Limits.TaskRate), in memory, and given back
 // when the task becomes terminal or is never made (see run.finish).
-func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
-	id := a2a.NewID()
+//
+// orphanID, when set, is the task id of the message's orphaned record
+// (see orphaned): the message runs again as that task, under the record
+// already stored.
+func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool, orphanID string) (*accepted, error) {
+	id := orphanID
+	if id == "" {
+		id = a2a.NewID()
+	}
 	if err := s.quota.admit(c.scope.Owner, id, s.now()); err != nil {
 		return nil, err
 	}
@@ -215,9 +240,13 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	defer r.mu.Unlock()
 	r.loaded = true
 	r.pendingMessage, r.pendingContextID, r.pendingMessageID, r.pendingPush = msg, ctxID, msg.MessageId, push
-	prev, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
-		MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
-	})
+	var prev *taskstore.MessageRecord
+	var err error
+	if orphanID == "" {
+		prev, err = s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
+			MessageID: msg.MessageId, Digest: digest, TaskID: id, Created: s.now(),
+		})
+	}
 	if err != nil || prev != nil {
 		s.quota.refund(c.scope.Owner, id)
 		s.releaseLocked(r)
@@ -367,6 +396,9 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 	if !(r.loaded && r.task == nil && r.exec != nil) { // not a new task still starting
 		if err := r.load(ctx); err != nil {
 			s.releaseLocked(r)
+			if s.isOrphan(rec, err) {
+				return nil, &orphaned{rec}
+			}
 			return nil, err
 		}
 	}
@@ -385,6 +417,20 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 		r.follow()
 	}
 	return acc, nil
+}
+
+// isOrphan reports whether rec, whose task could not be loaded (err), is
+// orphaned: no task, no direct reply, and no execution here that is still
+// to make one. The task cannot have been removed since, either: the
+// record is younger than Options.Retention, which removes only tasks whose
+// status is older (and a task's status is never older than the message
+// that made it). With Options.Cluster another replica may be running the
+// message; awaitFirstAnswer waits for it instead.
+func (s *Server) isOrphan(rec *taskstore.MessageRecord, err error) bool {
+	if rec.Reply != nil || s.opts.Cluster != nil || a2a.AsError(err).Code != a2a.CodeTaskNotFound {
+		return false
+	}
+	return s.opts.Retention <= 0 || rec.Created.After(s.now().Add(-s.opts.Retention))
 }
 
 // digestOf identifies a message's content for decision B14

@@ -1,0 +1,5 @@
+package server
+
+// DigestOf is digestOf, for tests that write a message's idempotency
+// record themselves.
+var DigestOf = digestOf

@@ -120,8 +120,8 @@ type Options struct {
 	PassEnv []string
 	// Env sets further variables (KEY=VALUE entries), over those taken
 	// from the server. The agent then sets PARLEY_TASK_ID,
-	// PARLEY_CONTEXT_ID, PARLEY_MESSAGE_ID, PARLEY_PRINCIPAL and
-	// PARLEY_TASK_STATE, over both.
+	// PARLEY_CONTEXT_ID, PARLEY_MESSAGE_ID, PARLEY_PRINCIPAL, PARLEY_TENANT
+	// and PARLEY_TASK_STATE, over both.
 	Env []string
 	// Dir is the working directory; "" is the server's.
 	Dir string
@@ -280,6 +280,7 @@ func (a *Agent) env(req *server.Request) []string {
 		"PARLEY_CONTEXT_ID="+req.ContextID,
 		"PARLEY_MESSAGE_ID="+req.Message.GetMessageId(),
 		"PARLEY_PRINCIPAL="+req.Principal,
+		"PARLEY_TENANT="+req.Tenant, // with the principal, whose context PARLEY_CONTEXT_ID is (B12)
 		"PARLEY_TASK_STATE="+state, // "" for a new task, INPUT_REQUIRED for a follow-up, …
 	)
 }

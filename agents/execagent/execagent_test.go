@@ -430,7 +430,7 @@ func TestEnvironmentAllowList(t *testing.T) {
 	}
 	allowed := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "TZ": true, "TMPDIR": true,
 		"EXECTEST_PASSED": true, "EXTRA": true, "PARLEY_TASK_ID": true, "PARLEY_CONTEXT_ID": true,
-		"PARLEY_MESSAGE_ID": true, "PARLEY_PRINCIPAL": true, "PARLEY_TASK_STATE": true}
+		"PARLEY_MESSAGE_ID": true, "PARLEY_PRINCIPAL": true, "PARLEY_TENANT": true, "PARLEY_TASK_STATE": true}
 	got := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(output(task)), "\n") {
 		name, value, ok := strings.Cut(line, "=")

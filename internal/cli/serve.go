@@ -32,7 +32,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	obs, log, err := startObservability(ctx, cfg.metricsAddr, log)
+	obs, log, err := startObservability(ctx, cfg.metricsAddr, cfg.guard, log)
 	if err != nil {
 		return err
 	}
@@ -51,13 +51,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ln = limit(ln, cfg.guard.maxConns)
+	ln = cfg.guard.listener(ln, certs == nil, log)
 	defer ln.Close()
 	gln, err := listenIfSet("--grpc-addr", cfg.grpcAddr)
 	if err != nil {
 		return err
 	}
-	gln = limit(gln, cfg.guard.maxConns)
+	gln = cfg.guard.listener(gln, false, log) // its clients speak HTTP/2 only
 	if gln != nil {
 		defer gln.Close()
 	}

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"flag"
+	"log/slog"
 	"net"
-	"sync"
+	"strconv"
 	"time"
 
 	"parley.dev/parley/a2ahttp"
+	"parley.dev/parley/internal/connlimit"
 )
 
 // guardFlags are the `parley serve` flags of what a request meets before
@@ -20,6 +23,7 @@ type guardFlags struct {
 	bodyBudget          int64
 	maxPendingAnonymous int
 	maxConns            int
+	maxConnsPerIP       optionalInt
 }
 
 // addGuardFlags registers the guard flags on fs.
@@ -31,7 +35,8 @@ func addGuardFlags(fs *flag.FlagSet) *guardFlags {
 	fs.DurationVar(&g.bodyTimeout, "body-timeout", a2ahttp.DefaultBodyTimeout, "longest time a whole request (headers and body) may take to arrive; 0: no bound")
 	fs.Int64Var(&g.bodyBudget, "body-budget", a2ahttp.DefaultBodyBudget, "memory in bytes shared by request bodies past their first 64 KiB while they arrive")
 	fs.IntVar(&g.maxPendingAnonymous, "max-pending-anonymous", a2ahttp.DefaultMaxPendingAnonymous, "requests without credentials that may be sending their bodies at once")
-	fs.IntVar(&g.maxConns, "max-conns", 4096, "open connections accepted at once on each listener (0: no limit)")
+	fs.IntVar(&g.maxConns, "max-conns", 4096, "open connections accepted at once on each listener; past it a new connection is refused at once (0: no limit)")
+	fs.Var(&g.maxConnsPerIP, "max-conns-per-ip", "open connections accepted at once on each listener from one client address (an IPv6 /64 counts as one); past it a new connection from there is refused at once (default a quarter of --max-conns; 0: no limit; behind a reverse proxy, raise it or use 0)")
 	return g
 }
 
@@ -48,54 +53,51 @@ func (g *guardFlags) apply(o *a2ahttp.Options) {
 	}
 }
 
-// limit caps the connections a listener has open at once (n <= 0: no
-// cap): Accept waits while n are open, so the excess waits in the
-// kernel's backlog rather than in the process.
-func limit(ln net.Listener, n int) net.Listener {
-	if ln == nil || n <= 0 {
-		return ln
-	}
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+// listener bounds a listener by --max-conns and --max-conns-per-ip. plain
+// says it serves cleartext HTTP, so that a refused connection is told 503
+// (a TLS listener's is only closed).
+func (g *guardFlags) listener(ln net.Listener, plain bool, log *slog.Logger) net.Listener {
+	return connlimit.Wrap(ln, connlimit.Options{
+		Max:     g.maxConns,
+		PerAddr: g.connsPerIP(),
+		HTTP:    plain,
+		Log:     log,
+	})
 }
 
-type limitListener struct {
-	net.Listener
-	slots     chan struct{}
-	done      chan struct{} // closed by Close
-	closeOnce sync.Once
+// connsPerIP is --max-conns-per-ip, or a quarter of --max-conns (at least
+// one) when it is not given.
+func (g *guardFlags) connsPerIP() int {
+	if g.maxConnsPerIP.set {
+		return g.maxConnsPerIP.n
+	}
+	if g.maxConns <= 0 {
+		return 0
+	}
+	return max(g.maxConns/4, 1)
 }
 
-// Accept implements net.Listener.
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+// optionalInt is an int flag that knows whether it was given.
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || !o.set {
+		return ""
 	}
-	c, err := l.Listener.Accept()
+	return strconv.Itoa(o.n)
+}
+
+func (o *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
 	if err != nil {
-		<-l.slots
-		return nil, err
+		return errors.New("not a whole number")
 	}
-	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
-}
-
-// Close implements net.Listener; an Accept waiting for a slot returns.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-// limitConn gives its slot back once, when closed.
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-// Close implements net.Conn.
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
+	if n < 0 {
+		return errors.New("must be 0 (no limit) or more")
+	}
+	o.n, o.set = n, true
+	return nil
 }

@@ -1,60 +1,40 @@
 package cli
 
 import (
-	"errors"
-	"net"
+	"flag"
+	"io"
 	"testing"
-	"time"
 )
 
-// TestLimitListener: at most n connections are accepted at once; the next
-// is accepted when one closes, and Close ends a waiting Accept.
-func TestLimitListener(t *testing.T) {
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := limit(raw, 2)
-	accepted := make(chan net.Conn, 3)
-	acceptErr := make(chan error, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				acceptErr <- err
-				return
-			}
-			accepted <- c
+// TestConnsPerIPDefault: --max-conns-per-ip defaults to a quarter of
+// --max-conns (at least one, none without a cap), and a given value wins,
+// 0 included; a negative one is refused.
+func TestConnsPerIPDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 1024},
+		{[]string{"-max-conns", "100"}, 25},
+		{[]string{"-max-conns", "3"}, 1},
+		{[]string{"-max-conns", "0"}, 0},
+		{[]string{"-max-conns-per-ip", "7"}, 7},
+		{[]string{"-max-conns-per-ip", "0"}, 0},
+		{[]string{"-max-conns", "0", "-max-conns-per-ip", "5"}, 5},
+	} {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		g := addGuardFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
 		}
-	}()
-	for range 3 {
-		c, err := net.Dial("tcp", raw.Addr().String())
-		if err != nil {
-			t.Fatal(err)
+		if got := g.connsPerIP(); got != tc.want {
+			t.Errorf("%v: per-IP share %d, want %d", tc.args, got, tc.want)
 		}
-		defer c.Close()
 	}
-	first, second := <-accepted, <-accepted
-	select {
-	case <-accepted:
-		t.Fatal("a third connection was accepted while two were open")
-	case <-time.After(200 * time.Millisecond):
-	}
-	first.Close()
-	select {
-	case c := <-accepted:
-		c.Close()
-	case <-time.After(2 * time.Second):
-		t.Fatal("the third connection was not accepted after one closed")
-	}
-	second.Close()
-	ln.Close()
-	select {
-	case err := <-acceptErr:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Accept did not return after Close")
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addGuardFlags(fs)
+	if err := fs.Parse([]string{"-max-conns-per-ip", "-1"}); err == nil {
+		t.Error("a negative --max-conns-per-ip was accepted")
 	}
 }

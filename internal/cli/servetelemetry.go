@@ -29,8 +29,9 @@ type observability struct {
 // startObservability configures telemetry from the environment and, with
 // --metrics-addr, listens there for Prometheus scrapes and the probes. It
 // returns the logger to use from now on: with tracing on, its records
-// carry trace_id and span_id.
-func startObservability(ctx context.Context, metricsAddr string, log *slog.Logger) (*observability, *slog.Logger, error) {
+// carry trace_id and span_id. The metrics listener is bounded by the
+// connection flags of guard, as the others are.
+func startObservability(ctx context.Context, metricsAddr string, guard *guardFlags, log *slog.Logger) (*observability, *slog.Logger, error) {
 	tel, err := telemetry.New(ctx, &telemetry.Options{
 		Prometheus: metricsAddr != "", ServiceVersion: readBuildInfo().version, Logger: log,
 	})
@@ -51,6 +52,7 @@ func startObservability(ctx context.Context, metricsAddr string, log *slog.Logge
 			tel.Shutdown(ctx)
 			return nil, nil, err
 		}
+		ln = guard.listener(ln, true, log)
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", tel.PrometheusHandler())
 		mux.Handle(health.LivePath, o.health)

@@ -251,6 +251,16 @@ func (h *Handler) GRPC() http.Handler {
 	})
 }
 
+// SetServing sets what the gRPC health service (grpc.health.v1.Health)
+// answers, for the server and for lf.a2a.v1.A2AService: SERVING, as at the
+// start, or NOT_SERVING, for example while the server drains before it
+// stops. Without the gRPC binding it does nothing.
+func (h *Handler) SetServing(serving bool) {
+	if h.grpc != nil {
+		h.grpc.SetServing(serving)
+	}
+}
+
 // ServeHTTP implements http.Handler. Every request gets an id (the
 // client's X-Request-Id, or a new one), echoed in the response and used in
 // the debug log line that records the method, path, status and duration

@@ -71,6 +71,14 @@ func (p *Parking) Close() {
 	p.wg.Wait()
 }
 
+// Streams returns how many streams p serves now, parked or not: a server
+// that drains waits for it to reach zero before Close ends the rest.
+func (p *Parking) Streams() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.streams)
+}
+
 // enter counts one more stream and its goroutine, unless p is closed. A
 // map entry costs a stream less than a context.AfterFunc on a context of
 // p's would (DESIGN "Performance intent": 16 KiB per idle stream).

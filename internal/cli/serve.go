@@ -109,9 +109,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	front := startHTTP(main, grpcOnly, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
 	front.parking = cfg.parking
 	defer front.close()
-	context.AfterFunc(ctx, obs.health.Drain) // /readyz answers 503 while shutting down
 	cfg.announce(stdout, log, ln.Addr().String(), base, target, certs != nil)
-	return awaitStop(ctx, front, srv, log)
+	return cfg.awaitStop(ctx, front, srv, h, log) // serveshutdown.go
 }
 
 // serveConfig is the command line of `parley serve`, parsed and checked.
@@ -145,6 +144,7 @@ type serveConfig struct {
 	backend        *backendFlags  // --exec, --proxy
 	metricsAddr    string         // --metrics-addr: Prometheus and the probes
 	lease          time.Duration  // --lease: a replica's lease on a PostgreSQL store
+	shutdownWait   time.Duration  // --shutdown-timeout: how long SIGTERM lets work in flight finish
 	obs            *observability // set by serve
 	replica        *replica       // set by serve with a PostgreSQL store
 }
@@ -171,6 +171,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
+	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it they end FAILED and the server exits")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
 	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
@@ -216,6 +217,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	}
 	if cfg.lease < 300*time.Millisecond {
 		return nil, usageError{fmt.Errorf("--lease %v: want at least 300ms", cfg.lease)}
+	}
+	if cfg.shutdownWait < 0 {
+		return nil, usageError{fmt.Errorf("--shutdown-timeout %v: want 0 (stop at once) or more", cfg.shutdownWait)}
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
@@ -355,22 +359,4 @@ func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr,
 	fmt.Fprintf(stdout, "  try:        curl -s -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\\n"+
 		"                -d '{\"message\":{\"messageId\":\"m-'$(date +%%s%%N)'\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n"+
 		"              (the shell puts the time in the messageId, so each run sends a new message: a messageId sent again returns the first answer)\n", base)
-}
-
-// awaitStop waits until an HTTP server fails or ctx ends. When ctx ends it
-// stops the HTTP servers, then the core, within ten seconds in all.
-func awaitStop(ctx context.Context, front *httpFront, srv *server.Server, log *slog.Logger) error {
-	select {
-	case err := <-front.served:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	front.shutdown(shutCtx, log)
-	if err := srv.Close(shutCtx); err != nil {
-		log.Warn("agents did not stop in time", "err", err)
-	}
-	return nil
 }

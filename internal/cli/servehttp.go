@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"parley.dev/parley/sse"
@@ -13,7 +14,8 @@ import (
 // httpFront is the HTTP side of `parley serve`: the server on --addr, which
 // speaks every binding, and with --grpc-addr a second one that speaks gRPC
 // alone. Both share one base context, so that cancelling it ends the
-// requests still open (streams) while their tasks go on.
+// requests still open (streams) while their tasks go on; the shutdown
+// cancels it last (stopAccepting, then finish).
 type httpFront struct {
 	main       *http.Server
 	grpcOnly   *http.Server // nil without --grpc-addr
@@ -67,19 +69,75 @@ func newHTTPServer(reqCtx context.Context, h http.Handler, keepAlive, bodyTimeou
 	return hs
 }
 
-// shutdown ends the open requests and stops both servers gracefully,
-// giving up when ctx ends.
-func (f *httpFront) shutdown(ctx context.Context, log *slog.Logger) {
-	f.cancelReqs() // ends open streams; their tasks go on
-	if err := f.main.Shutdown(ctx); err != nil {
-		log.Warn("http shutdown", "err", err)
+// stopAccepting starts the graceful shutdown of both servers: their
+// listeners close at once (no new connection; HTTP/2 clients get a
+// GOAWAY), and the requests in flight go on, their contexts intact, so
+// that blocking sends and streams get their answers. The returned channel
+// is closed when every request the servers track has ended (parked
+// streams are not theirs: see drained).
+func (f *httpFront) stopAccepting(log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, hs := range f.servers() {
+		wg.Go(func() {
+			// No deadline: finish decides when to stop waiting.
+			if err := hs.Shutdown(context.Background()); err != nil {
+				log.Warn("http shutdown", "err", err)
+			}
+		})
 	}
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+// finish ends the shutdown begun by stopAccepting, once the core has
+// stopped: it waits up to grace for the answers to go out (the servers'
+// requests, done, and the parked streams), then ends what is still open
+// (streams of tasks that wait in INPUT_REQUIRED or AUTH_REQUIRED have no
+// terminal event coming) and closes the remaining connections.
+func (f *httpFront) finish(done <-chan struct{}, grace time.Duration) {
+	deadline := time.After(grace)
+	f.drained(done, deadline)
+	f.cancelReqs()
 	f.closeParking()
-	if f.grpcOnly != nil {
-		if err := f.grpcOnly.Shutdown(ctx); err != nil {
-			log.Warn("grpc shutdown", "err", err)
+	select { // the streams just ended write their last chunk
+	case <-done:
+	case <-time.After(endGrace):
+	}
+	for _, hs := range f.servers() {
+		hs.Close()
+	}
+}
+
+// endGrace is how long finish lets the streams it ended close cleanly.
+const endGrace = 200 * time.Millisecond
+
+// drained waits until the servers' requests have ended (done) and no
+// parked stream is left, or until deadline.
+func (f *httpFront) drained(done <-chan struct{}, deadline <-chan time.Time) {
+	select {
+	case <-done:
+	case <-deadline:
+		return
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for f.parking != nil && f.parking.Streams() > 0 {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return
 		}
 	}
+}
+
+// servers returns the HTTP servers started: the main one, and the gRPC
+// one when there is one.
+func (f *httpFront) servers() []*http.Server {
+	if f.grpcOnly == nil {
+		return []*http.Server{f.main}
+	}
+	return []*http.Server{f.main, f.grpcOnly}
 }
 
 // close releases what startHTTP started besides the servers themselves:

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Code identifies an error kind. It is a closed set: the nine A2A errors
 // (spec §3.3.2), the standard JSON-RPC errors the spec references (§9.5), and
-// two transport-level kinds Parley needs (authentication, oversized
-// requests). Its numeric value is the JSON-RPC error code, except for
-// CodeRequestTooLarge (see there).
+// the kinds Parley needs beside them (authentication, oversized requests,
+// rate limits, a service unavailable for a while). Its numeric value is the
+// JSON-RPC error code, except for CodeRequestTooLarge, CodeRateLimited and
+// CodeUnavailable (see there).
 type Code int
 
 // The error codes. The A2A codes are fixed by spec §5.4; the JSON-RPC codes
@@ -48,6 +51,17 @@ const (
 	// answers HTTP 429 Too Many Requests on both HTTP bindings (JSON-RPC's
 	// body carries -32603) and RESOURCE_EXHAUSTED on gRPC.
 	CodeRateLimited Code = -32603 - 1000
+	// CodeUnavailable is a server that cannot do the call now but may
+	// soon: its task store failed in a way that passes (a full disk, an
+	// I/O error, a lost database connection, a lost lease), it is shutting
+	// down, or it has no memory to spare for the request. The spec files
+	// such failures under system errors (§3.3.2: JSON-RPC -32603, HTTP 5xx
+	// or a Retry-After): Parley answers HTTP 503 Service Unavailable with
+	// Retry-After on both HTTP bindings (JSON-RPC's body carries -32603 and
+	// the reason UNAVAILABLE in its ErrorInfo, which tells it from
+	// InternalError) and UNAVAILABLE with a google.rpc.RetryInfo on gRPC.
+	// A client may repeat the call after the wait (Error.RetryAfter).
+	CodeUnavailable Code = -32603 - 2000
 )
 
 // The error table: each error with its JSON-RPC code (spec §9.5), HTTP
@@ -65,14 +79,26 @@ const (
 // Several rows share a JSON-RPC code, an HTTP status or a gRPC code. For
 // each value the table marks the row it means alone (the def column): the
 // only row with it, or the default among those sharing it. The A2A errors
-// and rate limits carry their reason (Error.Info), which decides. The
-// other errors carry one only with metadata (the spec defines none, and
+// rate limits and UnavailableError carry their reason (Error.Info), which
+// decides. The other errors carry one only with metadata (the spec defines none, and
 // the gRPC library or an HTTP server in front answers some of them), so
 // without it, where their value is shared, they read as its default: JSONParseError and InvalidRequestError
 // as InvalidParamsError on HTTP+JSON and gRPC, RequestTooLargeError as
 // InvalidRequestError on JSON-RPC. MethodNotFoundError shares HTTP 404
 // with TaskNotFoundError; the HTTP+JSON body's status name (UNIMPLEMENTED,
 // the gRPC column) tells it apart.
+//
+// HTTP 503 and gRPC UNAVAILABLE are UnavailableError's, but alone they
+// mean no row: a proxy, a load balancer or the gRPC library sends them
+// too, for a server it could not reach, so they are transport conditions
+// (transportHTTP, transportGRPC) unless the reason UNAVAILABLE comes with
+// them; UnavailableError is the default of none of its values.
+//
+// HTTP statuses of JSON-RPC: JSON-RPC over HTTP answers errors in HTTP 200,
+// except UnauthenticatedError (401, with its challenge), RateLimitedError
+// (429) and UnavailableError (503): their HTTP column is the status of
+// the JSON-RPC response too, so that HTTP clients, proxies and load
+// balancers see them (package internal/httpx, JSONRPCStatus).
 type codeInfo struct {
 	code    Code
 	name    string // spec name, e.g. TaskNotFoundError
@@ -102,6 +128,7 @@ const (
 	grpcFailedPrecondition = 9
 	grpcUnimplemented      = 12
 	grpcInternal           = 13
+	grpcUnavailable        = 14
 	grpcUnauthenticated    = 16
 )
 
@@ -130,6 +157,8 @@ var codeTable = [...]codeInfo{
 	// means RequestTooLarge.
 	{CodeRequestTooLarge, "RequestTooLargeError", "REQUEST_TOO_LARGE", "request too large", -32600, 413, grpcResourceExhausted, onHTTP | onGRPC},
 	{CodeRateLimited, "RateLimitedError", "RATE_LIMITED", "too many requests", -32603, 429, grpcResourceExhausted, onHTTP},
+	// 503 and UNAVAILABLE alone are transport conditions (see above).
+	{CodeUnavailable, "UnavailableError", "UNAVAILABLE", "service unavailable; retry later", -32603, 503, grpcUnavailable, 0},
 }
 
 // Values peers send that no row has, read as one row's (never sent by
@@ -147,7 +176,8 @@ var (
 
 // The statuses that say the server (or a proxy) could not answer rather
 // than what was wrong with the call: HTTP 502, 503 and 504, gRPC CANCELLED,
-// DEADLINE_EXCEEDED and UNAVAILABLE.
+// DEADLINE_EXCEEDED and UNAVAILABLE. With the reason UNAVAILABLE, 503 and
+// UNAVAILABLE are UnavailableError (the reason is read first).
 var (
 	transportHTTP = []int{502, 503, 504}
 	transportGRPC = []int{1, 4, 14}
@@ -274,7 +304,8 @@ type Wire struct {
 // then HTTP status); otherwise the alias of a foreign value (see
 // aliasHTTP). ok is false when nothing names an error, or when the status
 // is a transport condition (HTTP 502, 503, 504, gRPC CANCELLED,
-// DEADLINE_EXCEEDED, UNAVAILABLE) rather than an answer.
+// DEADLINE_EXCEEDED, UNAVAILABLE) rather than an answer: HTTP 503 or gRPC
+// UNAVAILABLE is UnavailableError only with its reason.
 func CodeFromWire(w Wire) (Code, bool) {
 	if c, ok := CodeForReason(w.Reason); ok {
 		return c, true
@@ -367,8 +398,8 @@ const DomainParley = "parley.dev"
 // Info returns the reason and domain of the google.rpc.ErrorInfo that
 // carries the error on the wire: for an A2A error its reason in DomainA2A
 // (spec §10.6, §11.6); for another error its table reason in DomainParley
-// when it is a rate limit (whose JSON-RPC code and gRPC code are other
-// errors' defaults) or has metadata. ok is false when the error has no
+// when it is a rate limit or UnavailableError (whose JSON-RPC codes are
+// InternalError's) or has metadata. ok is false when the error has no
 // ErrorInfo: the other errors are known by their code and status alone, as
 // when the gRPC library or an HTTP server in front answers them (see
 // codeTable for what each then stands for).
@@ -377,7 +408,7 @@ func (e *Error) Info() (reason, domain string, ok bool) {
 	switch {
 	case e.Code.IsA2A():
 		return row.reason, DomainA2A, true
-	case e.Code == CodeRateLimited || len(e.Metadata) > 0:
+	case e.Code == CodeRateLimited || e.Code == CodeUnavailable || len(e.Metadata) > 0:
 		return row.reason, DomainParley, true
 	}
 	return "", "", false
@@ -420,6 +451,7 @@ var (
 	ErrUnauthenticated                = &Error{Code: CodeUnauthenticated}
 	ErrRequestTooLarge                = &Error{Code: CodeRequestTooLarge}
 	ErrRateLimited                    = &Error{Code: CodeRateLimited}
+	ErrUnavailable                    = &Error{Code: CodeUnavailable}
 )
 
 // NewError returns an error with the code and a formatted message.
@@ -451,8 +483,57 @@ func JoinViolations(v []FieldViolation) string {
 
 // Internal wraps an unexpected failure. The cause is kept for logs and never
 // sent to a client; the client sees only "internal error".
+//
+// A cause that says the failure passes (errors.Is(cause, ErrUnavailable):
+// package taskstore marks a store's transient failures so, with
+// taskstore.ErrUnavailable) becomes an UnavailableError instead (see
+// AsError), so that every path of the server that reports a store failure
+// answers 503 / UNAVAILABLE for it.
 func Internal(cause error) *Error {
+	if errors.Is(cause, ErrUnavailable) {
+		return unavailableFrom(cause)
+	}
 	return &Error{Code: CodeInternal, Message: "internal error", cause: cause}
+}
+
+// MetaRetryAfter is the Error metadata key of the whole seconds a client
+// should wait before repeating a call refused with UnavailableError or
+// RateLimitedError. It travels in the ErrorInfo on every binding, beside
+// the binding's own form: Retry-After on HTTP, google.rpc.RetryInfo on
+// gRPC.
+const MetaRetryAfter = "retryAfter"
+
+// DefaultRetryAfter is the wait an UnavailableError asks for when it names
+// none.
+const DefaultRetryAfter = time.Second
+
+// Unavailable returns an UnavailableError with the message, asking the
+// client to wait retryAfter (rounded up to whole seconds; 0 means
+// DefaultRetryAfter) before it tries again. The cause, if any, is kept for
+// logs and never sent.
+func Unavailable(message string, retryAfter time.Duration, cause error) *Error {
+	if retryAfter <= 0 {
+		retryAfter = DefaultRetryAfter
+	}
+	secs := int64((retryAfter + time.Second - 1) / time.Second)
+	return &Error{Code: CodeUnavailable, Message: message,
+		Metadata: map[string]string{MetaRetryAfter: strconv.FormatInt(secs, 10)}, cause: cause}
+}
+
+// RetryAfter returns how long the error asks a client to wait before it
+// repeats the call: the metadata retryAfter (whole seconds), or
+// DefaultRetryAfter for an UnavailableError that names none. ok is false
+// when the error asks for no wait.
+func (e *Error) RetryAfter() (time.Duration, bool) {
+	if s, ok := e.Metadata[MetaRetryAfter]; ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second, true
+		}
+	}
+	if e.Code == CodeUnavailable {
+		return DefaultRetryAfter, true
+	}
+	return 0, false
 }
 
 // Error implements the error interface.
@@ -495,14 +576,35 @@ func (e *Error) WithMeta(key, value string) *Error {
 }
 
 // AsError converts any error to an *Error. An *Error anywhere in the chain
-// is returned as is; anything else becomes an internal error wrapping it.
+// is returned as is, except an UnavailableError without a cause found
+// inside a longer chain (a sentinel such as taskstore.ErrUnavailable
+// marking a driver's error): that one is copied with the whole chain as
+// its cause, for logs, and with the retryAfter metadata its wire form
+// carries. Anything else becomes an internal error wrapping it.
 func AsError(err error) *Error {
 	if err == nil {
 		return nil
 	}
 	var e *Error
 	if errors.As(err, &e) {
+		if e.Code == CodeUnavailable && e.cause == nil && error(e) != err {
+			return unavailableFrom(err)
+		}
 		return e
 	}
 	return Internal(err)
+}
+
+// unavailableFrom is the UnavailableError of a chain that matches
+// ErrUnavailable: the message and metadata of the UnavailableError in it
+// (the row's message when there is none), with the chain as its cause.
+func unavailableFrom(err error) *Error {
+	msg, meta := lookup(CodeUnavailable).message, map[string]string(nil)
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeUnavailable {
+		msg, meta = e.WireMessage(), e.Metadata
+	}
+	u := Unavailable(msg, 0, err)
+	maps.Copy(u.Metadata, meta)
+	return u
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestErrorIsMatchesByCode(t *testing.T) {
@@ -21,8 +22,8 @@ func TestCodesSurviveTheWire(t *testing.T) {
 	// or the ErrorInfo reason. Either way errors.Is must still match.
 	for _, info := range codeTable {
 		c := info.code
-		if c == CodeRequestTooLarge || c == CodeRateLimited {
-			continue // reported as InvalidRequest / InternalError on JSON-RPC (with HTTP 413 / 429)
+		if c == CodeRequestTooLarge || c == CodeRateLimited || c == CodeUnavailable {
+			continue // reported as InvalidRequest / InternalError on JSON-RPC (with HTTP 413 / 429 / 503)
 		}
 		got, ok := CodeForJSONRPC(c.JSONRPC())
 		if !ok || got != c {
@@ -65,6 +66,8 @@ func TestErrorMappingTable(t *testing.T) {
 		{CodeInternal, -32603, 500, "INTERNAL", ""},
 		{CodeUnauthenticated, -32000, 401, "UNAUTHENTICATED", ""},
 		{CodeRequestTooLarge, -32600, 413, "RESOURCE_EXHAUSTED", ""},
+		{CodeRateLimited, -32603, 429, "RESOURCE_EXHAUSTED", ""},
+		{CodeUnavailable, -32603, 503, "UNAVAILABLE", ""},
 	}
 	for _, c := range cases {
 		_, grpc := c.code.GRPCStatus()
@@ -101,5 +104,56 @@ func TestUnknownCodeFallsBackToInternal(t *testing.T) {
 	}
 	if got := (&Error{Code: c}).WireMessage(); got != "internal error" {
 		t.Errorf("WireMessage() of an unknown code = %q, want %q", got, "internal error")
+	}
+}
+
+// TestUnavailableFromChain: an error chain holding an UnavailableError
+// sentinel (a store's transient failure) becomes an UnavailableError with
+// the sentinel's message, the chain as its cause and a retryAfter, through
+// Internal and AsError alike; any other cause stays an internal error.
+func TestUnavailableFromChain(t *testing.T) {
+	sentinel := &Error{Code: CodeUnavailable, Message: "the store is away; retry later"}
+	driver := errors.New("disk I/O error at /var/secret")
+	chain := fmt.Errorf("saving: %w", errors.Join(driver, sentinel))
+	for name, e := range map[string]*Error{"Internal": Internal(chain), "AsError": AsError(chain)} {
+		if e.Code != CodeUnavailable || e.WireMessage() != sentinel.Message {
+			t.Errorf("%s = %s %q, want UnavailableError %q", name, e.Code.Name(), e.WireMessage(), sentinel.Message)
+		}
+		if !errors.Is(e, driver) {
+			t.Errorf("%s lost the driver's error (for logs)", name)
+		}
+		if d, ok := e.RetryAfter(); !ok || d != DefaultRetryAfter || e.Metadata[MetaRetryAfter] != "1" {
+			t.Errorf("%s: RetryAfter = %v %v, metadata %v; want %v", name, d, ok, e.Metadata, DefaultRetryAfter)
+		}
+	}
+	if e := AsError(sentinel); e != sentinel {
+		t.Errorf("AsError(the sentinel itself) = %v, want it unchanged", e)
+	}
+	if e := Internal(driver); e.Code != CodeInternal || e.WireMessage() != "internal error" {
+		t.Errorf("Internal(plain) = %s %q", e.Code.Name(), e.WireMessage())
+	}
+}
+
+// TestRetryAfter: Unavailable rounds its wait up to whole seconds and
+// defaults it; RetryAfter reads the metadata, or the default for an
+// UnavailableError that names none, and nothing for other errors.
+func TestRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		e    *Error
+		want time.Duration
+		ok   bool
+	}{
+		{Unavailable("x", 0, nil), time.Second, true},
+		{Unavailable("x", 1500*time.Millisecond, nil), 2 * time.Second, true},
+		{Unavailable("x", 7*time.Second, nil), 7 * time.Second, true},
+		{&Error{Code: CodeUnavailable}, DefaultRetryAfter, true},
+		{(&Error{Code: CodeRateLimited}).WithMeta(MetaRetryAfter, "3"), 3 * time.Second, true},
+		{(&Error{Code: CodeUnavailable}).WithMeta(MetaRetryAfter, "junk"), DefaultRetryAfter, true},
+		{&Error{Code: CodeInternal}, 0, false},
+		{&Error{Code: CodeRateLimited}, 0, false},
+	} {
+		if got, ok := c.e.RetryAfter(); got != c.want || ok != c.ok {
+			t.Errorf("%v.RetryAfter() = %v %v, want %v %v", c.e, got, ok, c.want, c.ok)
+		}
 	}
 }

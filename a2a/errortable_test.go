@@ -17,8 +17,15 @@ var kinds = []struct {
 	{onGRPC, "gRPC code", func(v int) Wire { return Wire{GRPC: v} }},
 }
 
+// transportValue reports whether v, a value of kind k, is a transport
+// condition: alone it means no row.
+func transportValue(k wire, v int) bool {
+	return (k == onHTTP && slices.Contains(transportHTTP, v)) || (k == onGRPC && slices.Contains(transportGRPC, v))
+}
+
 // TestErrorTableDefaults: each JSON-RPC code, HTTP status and gRPC code of
-// the table is marked on exactly one row, what the value alone means.
+// the table is marked on exactly one row, what the value alone means; a
+// transport condition (HTTP 503, gRPC UNAVAILABLE) on none.
 func TestErrorTableDefaults(t *testing.T) {
 	for _, k := range kinds {
 		marked := map[int][]Code{}
@@ -30,6 +37,12 @@ func TestErrorTableDefaults(t *testing.T) {
 			}
 		}
 		for v, cs := range marked {
+			if transportValue(k.kind, v) {
+				if len(cs) != 0 {
+					t.Errorf("%s %d is a transport condition but marked on %v", k.name, v, cs)
+				}
+				continue
+			}
 			if len(cs) != 1 {
 				t.Errorf("%s %d is marked on %d rows %v, want 1", k.name, v, len(cs), cs)
 			}
@@ -40,12 +53,24 @@ func TestErrorTableDefaults(t *testing.T) {
 // TestErrorTableInverse: the reverse map of each kind of value is the exact
 // inverse of the forward map on the rows marked for it, and gives the
 // marked row for the others; a reason, and all three values together, name
-// their row.
+// their row. A transport condition alone names no row; with its row's
+// reason, it names that row.
 func TestErrorTableInverse(t *testing.T) {
 	for _, r := range codeTable {
 		for _, k := range kinds {
 			v := r.value(k.kind)
 			got, ok := CodeFromWire(k.wire(v))
+			if transportValue(k.kind, v) {
+				if ok {
+					t.Errorf("%s: %s %d alone reads as %s, want a transport condition", r.name, k.name, v, got.Name())
+				}
+				w := k.wire(v)
+				w.Reason = r.reason
+				if got, ok := CodeFromWire(w); !ok || got != r.code {
+					t.Errorf("%s: %s %d with reason %s reads as %s (%v)", r.name, k.name, v, r.reason, got.Name(), ok)
+				}
+				continue
+			}
 			want := rows(k.kind, v)[0]
 			if r.def&k.kind != 0 && want != r.code {
 				t.Fatalf("rows(%s %d) does not start with its marked row %s", k.name, v, r.name)
@@ -57,7 +82,11 @@ func TestErrorTableInverse(t *testing.T) {
 		if got, ok := CodeForReason(r.reason); !ok || got != r.code {
 			t.Errorf("reason %q reads as %s (%v), want %s", r.reason, got.Name(), ok, r.name)
 		}
-		if got, ok := CodeFromWire(Wire{JSONRPC: r.rpc, HTTP: r.http, GRPC: r.grpc}); !ok || got != r.code {
+		all := Wire{JSONRPC: r.rpc, HTTP: r.http, GRPC: r.grpc}
+		if transportValue(onHTTP, r.http) || transportValue(onGRPC, r.grpc) {
+			all.Reason = r.reason // without it, a transport condition
+		}
+		if got, ok := CodeFromWire(all); !ok || got != r.code {
 			t.Errorf("%s: %d/%d/%d together read as %s, want itself", r.name, r.rpc, r.http, r.grpc, got.Name())
 		}
 		if n, ok := GRPCCodeNumber(GRPCCodeName(r.grpc)); !ok || n != r.grpc {
@@ -67,7 +96,8 @@ func TestErrorTableInverse(t *testing.T) {
 }
 
 // TestErrorInfo: A2A errors carry their reason in the A2A domain; the
-// others an ErrorInfo in Parley's only for a rate limit or metadata.
+// others an ErrorInfo in Parley's only for a rate limit, UnavailableError
+// or metadata.
 func TestErrorInfo(t *testing.T) {
 	for _, r := range codeTable {
 		reason, domain, ok := (&Error{Code: r.code}).Info()
@@ -76,8 +106,8 @@ func TestErrorInfo(t *testing.T) {
 			if !ok || reason != r.reason || domain != DomainA2A {
 				t.Errorf("%s: ErrorInfo %q %q %v, want %q in %s", r.name, reason, domain, ok, r.reason, DomainA2A)
 			}
-		case r.code == CodeRateLimited:
-			if !ok || reason != "RATE_LIMITED" || domain != DomainParley {
+		case r.code == CodeRateLimited || r.code == CodeUnavailable:
+			if !ok || reason != r.reason || domain != DomainParley {
 				t.Errorf("%s: ErrorInfo %q %q %v", r.name, reason, domain, ok)
 			}
 		case ok:
@@ -104,6 +134,11 @@ func TestForeignValues(t *testing.T) {
 		{Wire{HTTP: 501}, CodeUnsupportedOperation, true},
 		{Wire{HTTP: 507}, CodeInternal, true},
 		{Wire{HTTP: 503}, 0, false},
+		{Wire{HTTP: 503, JSONRPC: -32603}, 0, false},
+		{Wire{HTTP: 503, Reason: "UNAVAILABLE"}, CodeUnavailable, true},
+		{Wire{HTTP: 503, JSONRPC: -32603, Reason: "UNAVAILABLE"}, CodeUnavailable, true},
+		{Wire{GRPC: 14, Reason: "UNAVAILABLE"}, CodeUnavailable, true},
+		{Wire{JSONRPC: -32603}, CodeInternal, true},
 		{Wire{HTTP: 404, GRPC: grpcUnimplemented}, CodeMethodNotFound, true},
 		{Wire{HTTP: 429, JSONRPC: -32603}, CodeRateLimited, true},
 		{Wire{GRPC: 7}, CodeUnauthenticated, true},

@@ -3,9 +3,11 @@ package grpcbind
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
@@ -17,7 +19,9 @@ import (
 // Status converts an A2A error to its gRPC form (spec §10.6): the code of
 // §5.4 (a2a.Code.GRPCStatus), the error's wire message, a
 // google.rpc.ErrorInfo for the A2A errors (reason, domain a2a-protocol.org,
-// metadata) and a google.rpc.BadRequest listing field violations. (The
+// metadata), a google.rpc.BadRequest listing field violations and, for an
+// error that asks the client to wait before a retry (UNAVAILABLE, a rate
+// limit: a2a.Error.RetryAfter), a google.rpc.RetryInfo with the wait. (The
 // binding also answers an authentication error with the response metadata
 // www-authenticate: Bearer realm="a2a", as the HTTP bindings do.)
 func Status(e *a2a.Error) *connect.Error {
@@ -38,7 +42,26 @@ func Status(e *a2a.Error) *connect.Error {
 			ce.AddDetail(d)
 		}
 	}
+	if wait, ok := e.RetryAfter(); ok {
+		if d, err := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(wait)}); err == nil {
+			ce.AddDetail(d)
+		}
+	}
 	return ce
+}
+
+// RetryDelay is the wait a status's google.rpc.RetryInfo asks for, if it
+// has one (for a client that reads a status which is no A2A error, such as
+// UNAVAILABLE without an ErrorInfo).
+func RetryDelay(ce *connect.Error) (time.Duration, bool) {
+	for _, d := range ce.Details() {
+		if v, err := d.Value(); err == nil {
+			if ri, ok := v.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
+				return max(ri.GetRetryDelay().AsDuration(), 0), true
+			}
+		}
+	}
+	return 0, false
 }
 
 // statusError converts a status the server sent into an *a2a.Error: the

@@ -282,7 +282,8 @@ func (t *Transport) failure(ctx context.Context, op string, st *callState, start
 		if started {
 			ph = transport.PhaseStream
 		}
-		return &transport.Error{Op: op, URL: t.target, Phase: ph, GRPCStatus: grpcCodeName(ce.Code()), Err: err}
+		wait, _ := RetryDelay(ce)
+		return &transport.Error{Op: op, URL: t.target, Phase: ph, GRPCStatus: grpcCodeName(ce.Code()), RetryAfter: wait, Err: err}
 	}
 	responded, status := st.get()
 	switch {

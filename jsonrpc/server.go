@@ -195,7 +195,8 @@ func WriteError(w http.ResponseWriter, _ *http.Request, e *a2a.Error) {
 
 // writeError writes a JSON-RPC error response. JSON-RPC errors travel in an
 // HTTP 200 response, except authentication errors (401 with a challenge),
-// rate limits (429) and the explicit status given.
+// rate limits (429), an unavailable server (503 with Retry-After) and the
+// explicit status given.
 func writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error, status int) {
 	httpx.SetResponseHeaders(w.Header(), ci, e)
 	if status == 0 {

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"parley.dev/parley/a2a"
 )
@@ -147,6 +148,10 @@ type Error struct {
 	// the call with when that status is a transport condition rather than
 	// an A2A error: "UNAVAILABLE", "DEADLINE_EXCEEDED" or "CANCELLED".
 	GRPCStatus string
+	// RetryAfter is the wait the response asked for before a retry (its
+	// Retry-After header, in seconds, or a gRPC status's
+	// google.rpc.RetryInfo); 0 when it asked for none.
+	RetryAfter time.Duration
 	// Err is the cause.
 	Err error
 }

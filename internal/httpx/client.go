@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -114,7 +115,19 @@ func Failure(op, u string, resp *http.Response, body []byte) error {
 	if e := HTTPError(resp.StatusCode, resp.Header, body); e != nil {
 		return e
 	}
-	return &transport.Error{Op: op, URL: u, Phase: transport.PhaseResponse, StatusCode: resp.StatusCode, Err: BodySnippet(body)}
+	return &transport.Error{Op: op, URL: u, Phase: transport.PhaseResponse, StatusCode: resp.StatusCode,
+		RetryAfter: RetryAfter(resp.Header), Err: BodySnippet(body)}
+}
+
+// RetryAfter is the wait a response's Retry-After header asks for when it
+// is given in seconds (RFC 9110 §10.2.3); 0 when it is absent, or an HTTP
+// date (read as no particular wait).
+func RetryAfter(h http.Header) time.Duration {
+	n, err := strconv.ParseInt(strings.TrimSpace(h.Get("Retry-After")), 10, 32)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }
 
 // Success reports whether the response has a 2xx status.

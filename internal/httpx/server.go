@@ -14,6 +14,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,29 +122,34 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	return ci
 }
 
-// MetaRetryAfter is the a2a.Error metadata key whose value (seconds) a
-// RateLimited error's Retry-After header carries. Metadata of errors that
-// are not A2A errors does not otherwise reach the wire.
-const MetaRetryAfter = "retryAfter"
+// MetaRetryAfter is the a2a.Error metadata key whose value (seconds) the
+// Retry-After header of a RateLimited or Unavailable error carries
+// (a2a.MetaRetryAfter).
+const MetaRetryAfter = a2a.MetaRetryAfter
 
 // JSONRPCStatus is the HTTP status of a JSON-RPC error response: 200, as
 // JSON-RPC over HTTP carries errors in the body, except 401 for an
-// authentication error (so that HTTP clients see the challenge) and 429
-// for a rate limit (docs/decisions.md#where-the-spec-is-silent), on v1.0
-// and v0.3 alike.
+// authentication error (so that HTTP clients see the challenge), 429 for
+// a rate limit and 503 for a server unavailable for a while (so that
+// proxies, load balancers and HTTP clients see that a retry may succeed;
+// docs/decisions.md#where-the-spec-is-silent), on v1.0 and v0.3 alike. The
+// body is the JSON-RPC error object all the same.
 func JSONRPCStatus(e *a2a.Error) int {
 	switch e.Code {
 	case a2a.CodeUnauthenticated:
 		return http.StatusUnauthorized
 	case a2a.CodeRateLimited:
 		return http.StatusTooManyRequests
+	case a2a.CodeUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusOK
 }
 
 // SetResponseHeaders echoes activated extensions (as the A2A extensions guide
 // recommends) and, for an authentication error, the challenge (spec §3.3.2);
-// for a rate limit, Retry-After.
+// for a rate limit or an unavailable server, Retry-After (in seconds: the
+// error's a2a.Error.RetryAfter).
 func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 	if ci != nil && len(ci.Activated) > 0 {
 		h.Set(HeaderExtensions, strings.Join(ci.Activated, ", "))
@@ -151,9 +157,9 @@ func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 	if err != nil && err.Code == a2a.CodeUnauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="a2a"`)
 	}
-	if err != nil && err.Code == a2a.CodeRateLimited {
-		if s := err.Metadata[MetaRetryAfter]; s != "" {
-			h.Set("Retry-After", s)
+	if err != nil && (err.Code == a2a.CodeRateLimited || err.Code == a2a.CodeUnavailable) {
+		if d, ok := err.RetryAfter(); ok {
+			h.Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
 		}
 	}
 }

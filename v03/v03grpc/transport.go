@@ -75,6 +75,10 @@ func (t *Transport) failure(ctx context.Context, op string, err error) error {
 		if ae := grpcbind.StatusError(ce); ae != nil {
 			return ae
 		}
+		// A transport condition (UNAVAILABLE without an ErrorInfo, say).
+		wait, _ := grpcbind.RetryDelay(ce)
+		return &transport.Error{Op: op, URL: t.target, Phase: transport.PhaseResponse,
+			GRPCStatus: a2a.GRPCCodeName(int(ce.Code())), RetryAfter: wait, Err: err}
 	}
 	if transport.IsConnect(err) {
 		return &transport.Error{Op: op, URL: t.target, Phase: transport.PhaseConnect, Err: err}

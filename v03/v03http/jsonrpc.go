@@ -98,7 +98,8 @@ func appendRPCError(id json.RawMessage, e *a2a.Error) []byte {
 }
 
 // writeRPCError writes a JSON-RPC error response: HTTP 200, except 401 for
-// authentication and 429 for rate limits, as the v1.0 binding does.
+// authentication, 429 for rate limits and 503 for an unavailable server,
+// as the v1.0 binding does.
 func writeRPCError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *a2a.Error) {
 	httpx.SetResponseHeaders(w.Header(), ci, e)
 	w.Header().Set("Content-Type", httpx.ContentTypeJSON)

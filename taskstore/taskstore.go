@@ -30,7 +30,11 @@
 // concurrently with any other.
 package taskstore
 
-import "errors"
+import (
+	"errors"
+
+	"parley.dev/parley/a2a"
+)
 
 // ErrNotFound is returned when no record matches the id within the scope.
 var ErrNotFound = errors.New("taskstore: not found")
@@ -72,3 +76,37 @@ var ErrSeq = errors.New("taskstore: event out of sequence")
 // share when this process's lease on it lapsed: the others may have taken
 // over its tasks (ended them FAILED), so it may write them no more.
 var ErrFenced = errors.New("taskstore: this replica's lease lapsed: its writes are refused")
+
+// ErrUnavailable matches (with errors.Is) a store failure that passes: the
+// store could not read or write now but may soon, and the call can be
+// repeated as it is — a full disk, an I/O error, a database that refuses
+// or lost the connection, a lock or serialization conflict the store's own
+// retries did not resolve, a lapsed lease (ErrFenced), a store closed
+// under a call. Each store decides which of its failures are such
+// (Unavailable marks them); any other failure is a bug or damage and
+// stays an internal error.
+//
+// ErrUnavailable is an *a2a.Error of code CodeUnavailable, so the server
+// answers a call that met such a failure with UnavailableError (HTTP 503
+// with Retry-After, gRPC UNAVAILABLE with RetryInfo; spec §3.3.2 files it
+// under system errors) without knowing the store: a2a.Internal and
+// a2a.AsError turn a chain holding it into that error, with the chain
+// kept as the cause for logs. Its message is all a caller is told.
+var ErrUnavailable error = &a2a.Error{Code: a2a.CodeUnavailable, Message: "the task store is unavailable; retry later"}
+
+// Unavailable returns err marked as a store failure that passes:
+// errors.Is(result, ErrUnavailable) holds, and so does errors.Is (and
+// errors.As) of everything err's chain matches; its text is err's. nil
+// and errors already marked are returned as they are.
+func Unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return unavailable{err}
+}
+
+// unavailable is an error marked by Unavailable.
+type unavailable struct{ err error }
+
+func (u unavailable) Error() string   { return u.err.Error() }
+func (u unavailable) Unwrap() []error { return []error{u.err, ErrUnavailable} }

@@ -133,7 +133,8 @@ func (r *Replica) Leave(ctx context.Context) error {
 	return nil
 }
 
-// fenceError returns ErrFenced when a write with the fence epoch matched
+// fenceError returns ErrFenced (marked as a failure that passes: another
+// replica may serve the call) when a write with the fence epoch matched
 // nothing because the lease does not hold, and otherwise.
 func fenceError(ctx context.Context, tx querier, epoch int64, otherwise error) error {
 	if epoch == 0 {
@@ -144,7 +145,7 @@ func fenceError(ctx context.Context, tx querier, epoch int64, otherwise error) e
 		return err
 	}
 	if !holds {
-		return taskstore.ErrFenced
+		return unavailable(taskstore.ErrFenced)
 	}
 	return otherwise
 }

@@ -100,7 +100,7 @@ func (c *committer) do(ctx context.Context, w *write) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errClosed
+		return unavailable(errClosed)
 	}
 	c.pending = append(c.pending, w)
 	select { // under mu, so that close cannot close wake meanwhile
@@ -109,7 +109,7 @@ func (c *committer) do(ctx context.Context, w *write) error {
 	}
 	c.mu.Unlock()
 	<-w.done
-	return w.err
+	return unavailable(w.err)
 }
 
 // close lets the pending writes finish, then stops the goroutine; writes

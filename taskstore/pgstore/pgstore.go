@@ -246,6 +246,8 @@ func affected(tag pgconn.CommandTag, err error) (int64, error) {
 // isNoRows reports whether err says a query returned no row.
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
+// wrap names the operation that failed with err, marking a failure that
+// passes (unavailable).
 func wrap(op string, err error) error {
-	return fmt.Errorf("pgstore: %s: %w", op, err)
+	return unavailable(fmt.Errorf("pgstore: %s: %w", op, err))
 }

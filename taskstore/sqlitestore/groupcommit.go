@@ -72,13 +72,13 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 	select {
 	case s.ops <- op:
 	case <-s.closing:
-		return errClosed
+		return unavailable(errClosed)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	// Once taken, the operation may commit: wait for the outcome whatever
 	// the context does, so that an error always means "not written".
-	return <-op.err
+	return unavailable(<-op.err)
 }
 
 // runWriter is the writer goroutine.

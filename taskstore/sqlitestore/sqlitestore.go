@@ -314,6 +314,8 @@ func unmarshalTask(b []byte) (*a2a.Task, error) {
 	return t, nil
 }
 
+// wrap names the operation that failed with err, marking a failure that
+// passes (unavailable).
 func wrap(op string, err error) error {
-	return fmt.Errorf("sqlitestore: %s: %w", op, err)
+	return unavailable(fmt.Errorf("sqlitestore: %s: %w", op, err))
 }

@@ -1,0 +1,61 @@
+package sqlitestore
+
+import (
+	"errors"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"parley.dev/parley/taskstore"
+)
+
+// unavailable marks err with taskstore.ErrUnavailable when it is a
+// failure that passes (see transient), so that the server answers it with
+// UnavailableError rather than an internal error; other errors are
+// returned as they are. Every error a method of Store returns goes
+// through it: wrap calls it, and so does write, for the group commit's
+// outcomes (a COMMIT that found the disk full, say).
+func unavailable(err error) error {
+	if transient(err) {
+		return taskstore.Unavailable(err)
+	}
+	return err
+}
+
+// transient reports whether err says SQLite could not read or write now
+// but the same call may succeed later, with nothing wrong with the call or
+// the database:
+//
+//   - SQLITE_FULL: the disk (or the file system's quota) is full;
+//   - SQLITE_IOERR and its extended codes: the operating system failed a
+//     read, write, fsync or lock;
+//   - SQLITE_BUSY, SQLITE_LOCKED: another connection or process held a
+//     lock beyond the busy timeout the store sets (its own retries,
+//     busy_timeout, gave up);
+//   - SQLITE_PROTOCOL: the WAL lock protocol lost a race too often;
+//   - SQLITE_CANTOPEN: the file (or its -wal or -shm, or a temporary file)
+//     could not be opened: out of file descriptors, a directory gone or
+//     made unreadable;
+//   - SQLITE_READONLY: the file or its file system became read-only (a
+//     remount, a permission change), which the operator can undo;
+//   - the store being closed while the call waited.
+//
+// Damage (SQLITE_CORRUPT, SQLITE_NOTADB), constraint violations, misuse
+// and the caller's own cancellation are not transient.
+func transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, errClosed) {
+		return true
+	}
+	var coded interface{ Code() int } // *sqlite.Error
+	if !errors.As(err, &coded) {
+		return false
+	}
+	switch coded.Code() & 0xff { // the primary code of an extended one
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+		sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY:
+		return true
+	}
+	return false
+}

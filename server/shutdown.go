@@ -67,11 +67,13 @@ func (s *Server) refuseWhileDraining() error {
 	if !s.draining.Load() {
 		return nil
 	}
-	// There is no A2A error for a server that is unavailable for a while:
-	// the spec files it under system errors (§3.3.2), which InternalError
-	// is on every binding.
-	return a2a.NewError(a2a.CodeInternal,
-		"the server is shutting down: the message was not accepted; send it again, to another replica or once the server is back").
+	// A server unavailable for a while is a system error (spec §3.3.2):
+	// UnavailableError, HTTP 503 with Retry-After or gRPC UNAVAILABLE,
+	// which clients retry (with the same messageId, so nothing runs
+	// twice), reaching another replica or this one once it is back.
+	return a2a.Unavailable(
+		"the server is shutting down: the message was not accepted; send it again, to another replica or once the server is back",
+		a2a.DefaultRetryAfter, nil).
 		WithMeta("shuttingDown", "true")
 }
 

@@ -169,8 +169,8 @@ func TestShutdownDrains(t *testing.T) {
 func wantShuttingDown(t *testing.T, what string, err error) {
 	t.Helper()
 	var ae *a2a.Error
-	if !errors.As(err, &ae) || ae.Code != a2a.CodeInternal || !strings.Contains(ae.Message, "shutting down") {
-		t.Errorf("%s: %v, want an InternalError saying the server is shutting down", what, err)
+	if !errors.As(err, &ae) || ae.Code != a2a.CodeUnavailable || !strings.Contains(ae.Message, "shutting down") {
+		t.Errorf("%s: %v, want an UnavailableError saying the server is shutting down", what, err)
 	}
 }
 

@@ -82,7 +82,7 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			log = slog.Default()
 		}
 		log.Warn("readiness check failed", "err", err)
-		answer(w, r, http.StatusServiceUnavailable, "not ready: the task store does not answer")
+		answer(w, r, http.StatusServiceUnavailable, "not ready: the task store does not answer or cannot write")
 		return
 	}
 	answer(w, r, http.StatusOK, "ready")
@@ -113,10 +113,16 @@ func answer(w http.ResponseWriter, r *http.Request, code int, text string) {
 // probeTaskID is an id no task has (task ids are UUIDs).
 const probeTaskID = "parley-readiness-probe"
 
-// StoreReady returns a readiness check that asks the store for a task that
-// does not exist: "not found" is an answer, so the store is ready; any
-// other error, or none before the deadline, is not.
+// StoreReady returns a readiness check of the store. A store that can
+// probe its writes (taskstore.WriteProber) is ready when a probe write
+// commits, so readiness turns off while it cannot write (a full disk) and
+// back on once it can. Any other store is asked for a task that does not
+// exist: "not found" is an answer, so the store is ready; any other error,
+// or none before the deadline, is not.
 func StoreReady(st taskstore.Tasks) func(context.Context) error {
+	if w, ok := st.(taskstore.WriteProber); ok {
+		return w.ProbeWrite
+	}
 	return func(ctx context.Context) error {
 		_, err := st.GetTask(ctx, taskstore.Scope{}, probeTaskID)
 		if err == nil || errors.Is(err, taskstore.ErrNotFound) {

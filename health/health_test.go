@@ -46,7 +46,7 @@ func TestProbesOverHTTP(t *testing.T) {
 		{"GET", "/healthz", nil, 200, "ok\n"},
 		{"GET", "/readyz", nil, 200, "ready\n"},
 		{"HEAD", "/readyz", nil, 200, ""},
-		{"GET", "/readyz", errors.New("database is locked at /secret/path"), 503, "not ready: the task store does not answer\n"},
+		{"GET", "/readyz", errors.New("database is locked at /secret/path"), 503, "not ready: the task store does not answer or cannot write\n"},
 		{"GET", "/healthz", errors.New("down"), 200, "ok\n"}, // liveness does not depend on the store
 		{"POST", "/healthz", nil, 405, "method not allowed\n"},
 		{"GET", "/message:send", nil, 200, "app"}, // everything else reaches the application

@@ -31,6 +31,7 @@
 package taskstore
 
 import (
+	"context"
 	"errors"
 
 	"parley.dev/parley/a2a"
@@ -62,6 +63,14 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+}
+
+// WriteProber is a Store that can check it is able to write, as its
+// writes do (a transaction that commits, synced as they are): a readiness
+// check that only reads would miss a full disk. A store without it is
+// checked with a read.
+type WriteProber interface {
+	ProbeWrite(ctx context.Context) error
 }
 
 // ErrPruned is returned by Events when the events asked for are no longer

@@ -72,11 +72,11 @@ func startObservability(ctx context.Context, metricsAddr string, guard *guardFla
 	return o, log, nil
 }
 
-// store returns the task store observed, and makes it the readiness check.
+// store makes the task store the readiness check (the store itself: its
+// probes are not traffic to observe) and returns it observed.
 func (o *observability) store(st taskstore.Store) taskstore.Store {
-	st = o.tel.Store(st)
 	o.health.Ready = health.StoreReady(st)
-	return st
+	return o.tel.Store(st)
 }
 
 // pushOptions adds the push observer to the sender's options.

@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -185,6 +185,10 @@ var migrations = [][]string{
 		`CREATE TRIGGER tasks_count_move AFTER UPDATE OF tenant, owner, context_id ON tasks
 			WHEN old.tenant IS NOT new.tenant OR old.owner IS NOT new.owner OR old.context_id IS NOT new.context_id
 			BEGIN ` + countDown("old") + countUp("new") + ` END`,
+	},
+	4: {
+		// One row, rewritten by ProbeWrite (readiness checks).
+		`CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at_ms INTEGER NOT NULL)`,
 	},
 }
 

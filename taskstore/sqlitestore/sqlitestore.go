@@ -126,6 +126,7 @@ type Store struct {
 	getMessage, setReply                   *sql.Stmt
 	insertMessage, getMessageW             *sql.Stmt // getMessageW runs on the writer
 	deleteMessages                         *sql.Stmt
+	probeWrite                             *sql.Stmt
 	savepoint, release, rollbackTo         *sql.Stmt // group commit (writer)
 	headSeq, headStatus, headTask, seqW    *sql.Stmt // Append (writer)
 	addHistory, addHistoryIn, addChunk     *sql.Stmt

@@ -23,6 +23,7 @@ func (s *Store) prepare() error {
 	s.prepareOutbox(p)
 	s.prepareSecrets(p)
 	s.prepareMessages(p)
+	s.probeWrite = p.writer(`INSERT INTO write_probe (id, at_ms) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at_ms = excluded.at_ms`)
 	s.prepareGroupCommit(p)
 	return p.err
 }

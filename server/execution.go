@@ -106,7 +106,7 @@ func settled(s a2a.TaskState) bool { return a2a.IsTerminal(s) || a2a.IsInterrupt
 // fail moves the task to FAILED with a status message. Callers hold r.mu.
 func (r *run) fail(ex *execution, why string) {
 	if err := r.apply(ex, event{state: a2a.TaskState_TASK_STATE_FAILED, message: a2a.AgentMessage(why)}); err != nil && err != ErrTaskClosed {
-		r.s.log.Error("could not fail task", "task", r.id, "err", err)
+		r.lostEnd(why, err)
 	}
 }
 

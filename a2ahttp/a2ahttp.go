@@ -369,7 +369,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 	}
 	if preread {
 		var ok bool
-		if r, ok = h.readBody(w, r, principal == ""); !ok {
+		if r, ok = h.readBody(w, r, principal == "", refuse); !ok {
 			return
 		}
 	}

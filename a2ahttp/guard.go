@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
 )
 
@@ -128,16 +129,18 @@ func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 
 // readBody reads the request body ahead of the binding (see
 // httpx.Preread), counting anonymous requests that are still receiving
-// theirs. It answers 503 when too many are, or the budget is spent, and
-// 408 when the body is too slow; it reports whether the request goes on.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, anonymous bool) (*http.Request, bool) {
+// theirs. When too many are, or the budget is spent, it refuses the
+// request in its protocol's shape with UnavailableError (see busy); it
+// answers 408 when the body is too slow. It reports whether the request
+// goes on.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, anonymous bool, refuse refuseFunc) (*http.Request, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return r, true
 	}
 	if anonymous && h.opts.MaxPendingAnonymous > 0 {
 		if h.pendingAnon.Add(1) > int64(h.opts.MaxPendingAnonymous) {
 			h.pendingAnon.Add(-1)
-			busy(w, "too many requests without credentials are sending their bodies")
+			busy(w, r, refuse, "too many requests without credentials are sending their bodies")
 			return r, false
 		}
 		defer h.pendingAnon.Add(-1)
@@ -147,7 +150,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, anonymous boo
 	case err == nil:
 		return r2, true
 	case errors.Is(err, httpx.ErrBusy):
-		busy(w, err.Error())
+		busy(w, r, refuse, err.Error())
 	case errors.Is(err, httpx.ErrBodyTimeout):
 		closeHTTP1(w, r)
 		http.Error(w, err.Error(), http.StatusRequestTimeout)
@@ -168,9 +171,15 @@ func closeHTTP1(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// busy answers 503 with a Retry-After: every binding's clients (gRPC ones
-// as UNAVAILABLE) take it as "retry later".
-func busy(w http.ResponseWriter, why string) {
-	w.Header().Set("Retry-After", "1")
-	http.Error(w, why, http.StatusServiceUnavailable)
+// busy refuses a request the server has no room for now with
+// UnavailableError, through its protocol's refuse: HTTP 503 with
+// Retry-After on both HTTP bindings (JSON-RPC with its error object),
+// UNAVAILABLE with a RetryInfo on gRPC, so every client takes it as
+// "retry later" (spec §3.3.2, system errors).
+func busy(w http.ResponseWriter, r *http.Request, refuse refuseFunc, why string) {
+	refuse(w, r, a2a.Unavailable("server busy: "+why+"; retry later", a2a.DefaultRetryAfter, nil))
 }
+
+// refuseFunc answers a request refused before it reached its binding, in
+// the binding's shape (a protocol's refuse).
+type refuseFunc = func(http.ResponseWriter, *http.Request, *a2a.Error)

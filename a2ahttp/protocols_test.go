@@ -3,6 +3,7 @@ package a2ahttp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -96,8 +97,9 @@ func startUpload(t *testing.T, base string, p *protocol, auth string, size, sent
 			u.resp <- nil
 			return
 		}
-		io.Copy(io.Discard, resp.Body) // gRPC's status may be in the trailers
+		body, _ := io.ReadAll(resp.Body) // gRPC's status may be in the trailers
 		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
 		u.resp <- resp
 	}()
 	go pw.Write(data)
@@ -127,6 +129,33 @@ func outcome(r *http.Response) string {
 		return "grpc " + g
 	}
 	return r.Status
+}
+
+// busyRefusal says what is wrong with r as the refusal of a request the
+// server has no room for ("" when nothing is): UnavailableError in p's
+// shape, gRPC UNAVAILABLE with its details (ErrorInfo, RetryInfo), or HTTP
+// 503 with Retry-After and an error body naming the reason UNAVAILABLE
+// (JSON-RPC's an error object with -32603).
+func busyRefusal(p *protocol, r *http.Response) string {
+	got := outcome(r)
+	if r == nil {
+		return got
+	}
+	if p.binding == a2a.BindingGRPC {
+		details := r.Header.Get("Grpc-Status-Details-Bin") + r.Trailer.Get("Grpc-Status-Details-Bin")
+		if got != "grpc 14" || details == "" {
+			return fmt.Sprintf("%s (details %q), want UNAVAILABLE with details", got, details)
+		}
+		return ""
+	}
+	body, _ := io.ReadAll(r.Body)
+	if got != "503 Service Unavailable" || r.Header.Get("Retry-After") != "1" || !bytes.Contains(body, []byte("UNAVAILABLE")) {
+		return fmt.Sprintf("%s, Retry-After %q, body %s; want 503 with Retry-After 1 and the reason UNAVAILABLE", got, r.Header.Get("Retry-After"), body)
+	}
+	if p.binding == a2a.BindingJSONRPC && !bytes.Contains(body, []byte(`"code":-32603`)) {
+		return fmt.Sprintf("JSON-RPC body %s, want an error object with -32603", body)
+	}
+	return ""
 }
 
 func forEachProtocol(t *testing.T, h *Handler, f func(t *testing.T, p, other *protocol)) {
@@ -171,9 +200,9 @@ func TestPipelineSharesTheBodyBudget(t *testing.T) {
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		holder := startUpload(t, base, other, "", 1<<20, 200<<10)
 		time.Sleep(150 * time.Millisecond)
-		got := outcome(startUpload(t, base, p, "", 1<<20, 200<<10).answer(3 * time.Second))
-		if got != "503 Service Unavailable" {
-			t.Errorf("upload while %s/%s holds the budget: %s, want 503", other.version, other.binding, got)
+		r := startUpload(t, base, p, "", 1<<20, 200<<10).answer(3 * time.Second)
+		if why := busyRefusal(p, r); why != "" {
+			t.Errorf("upload while %s/%s holds the budget: %s", other.version, other.binding, why)
 		}
 		holder.body.Close()
 	})
@@ -186,9 +215,9 @@ func TestPipelineCapsPendingAnonymous(t *testing.T) {
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		holder := startUpload(t, base, other, "", 1<<20, 10)
 		time.Sleep(150 * time.Millisecond)
-		got := outcome(startUpload(t, base, p, "", 1<<20, 10).answer(3 * time.Second))
-		if got != "503 Service Unavailable" {
-			t.Errorf("anonymous upload while %s/%s holds the one slot: %s, want 503", other.version, other.binding, got)
+		r := startUpload(t, base, p, "", 1<<20, 10).answer(3 * time.Second)
+		if why := busyRefusal(p, r); why != "" {
+			t.Errorf("anonymous upload while %s/%s holds the one slot: %s", other.version, other.binding, why)
 		}
 		holder.body.Close()
 		holder.answer(3 * time.Second)

@@ -44,18 +44,25 @@ type Options struct {
 	// JSON-RPC and HTTP+JSON ones). v1.x interfaces are tried first, each
 	// group in the card's order.
 	Transports []TransportFactory
-	// Retries is how many times a call is repeated after a transport
-	// failure (default 2; negative: never). Only failures that make a
+	// Retries is how many times a call is repeated after a failure that
+	// may pass (default 2; negative: never). Only failures that make a
 	// repeat safe are retried: a failed connection (the request never
-	// left) for every operation; no response, or a 502, 503 or 504, for
+	// left) for every operation; no response, a 502, 503 or 504, gRPC
+	// UNAVAILABLE, or UnavailableError (a server whose store failed for a
+	// while, or that is shutting down: spec §3.3.2's system errors), for
 	// SendMessage and SendStreamingMessage (resent with the same
 	// messageId, and for streams only before any event arrived), the
 	// reads, SubscribeToTask before its first event, and CancelTask and
 	// DeleteTaskPushNotificationConfig, which the spec makes idempotent
-	// (spec §3.3.1, §3.1.10). Errors the server sent are never retried.
+	// (spec §3.3.1, §3.1.10). Other errors the server sent are never
+	// retried.
 	Retries int
 	// RetryDelay is the base of the exponential backoff between retries
-	// (default 200 ms); each wait is randomized (jitter).
+	// (default 200 ms); each wait is randomized (jitter). A server that
+	// asks for a longer wait (Retry-After, a gRPC RetryInfo, the
+	// retryAfter of an UnavailableError) gets it, up to MaxRetryAfter;
+	// when the call's context would end before the wait does, the call
+	// ends at once with the server's error.
 	RetryDelay time.Duration
 	// Resumes is how many times in a row the client tries to resume a
 	// task stream that broke after its first event (default 5; negative:
@@ -91,6 +98,8 @@ const (
 	DefaultPollInterval = 500 * time.Millisecond
 	maxPollInterval     = 5 * time.Second
 	maxRetryDelay       = 5 * time.Second
+	// MaxRetryAfter caps the wait a server may ask for before a retry.
+	MaxRetryAfter = 30 * time.Second
 )
 
 // Client calls one A2A agent. It implements a2a.Service (and, through
@@ -307,23 +316,50 @@ func connectFailed(err error) bool {
 }
 
 // retryable reports whether a call that failed with err may be repeated;
-// safe says whether the operation tolerates being received twice.
+// safe says whether the operation tolerates being received twice. An
+// UnavailableError is the server saying that nothing was done and that a
+// retry may succeed (its store failed for a while, it is shutting down,
+// it has no room for the request now).
 func retryable(err error, safe bool) bool {
 	var te *TransportError
-	if !errors.As(err, &te) {
-		return false
+	if errors.As(err, &te) {
+		return te.Phase == PhaseConnect || (safe && te.Temporary())
 	}
-	return te.Phase == PhaseConnect || (safe && te.Temporary())
+	var ae *a2a.Error
+	return safe && errors.As(err, &ae) && ae.Code == a2a.CodeUnavailable
+}
+
+// retryAfter is the wait the failure err asked for before a retry: an
+// UnavailableError's (a2a.Error.RetryAfter), or the Retry-After or
+// RetryInfo of a transport condition; 0 for none. It is capped at
+// MaxRetryAfter.
+func retryAfter(err error) time.Duration {
+	var d time.Duration
+	var te *TransportError
+	var ae *a2a.Error
+	switch {
+	case errors.As(err, &te):
+		d = te.RetryAfter
+	case errors.As(err, &ae) && ae.Code == a2a.CodeUnavailable:
+		d, _ = ae.RetryAfter()
+	}
+	return min(max(d, 0), MaxRetryAfter)
 }
 
 // wait sleeps before retry number attempt+1: exponential backoff from
-// c.delay, capped, randomized in its upper half.
-func (c *Client) wait(ctx context.Context, attempt int) error {
+// c.delay, capped, randomized in its upper half; or longer when the
+// failure cause asked for a longer wait (retryAfter). When ctx would end
+// before the wait does, it returns cause at once.
+func (c *Client) wait(ctx context.Context, attempt int, cause error) error {
 	d := c.delay << attempt
 	if d > maxRetryDelay || d <= 0 {
 		d = maxRetryDelay
 	}
-	return sleep(ctx, jitter(d))
+	d = max(jitter(d), retryAfter(cause))
+	if dl, ok := ctx.Deadline(); ok && cause != nil && time.Until(dl) < d {
+		return cause
+	}
+	return sleep(ctx, d)
 }
 
 // onCandidates runs call on the current interface and, while connections
@@ -353,7 +389,7 @@ func (c *Client) unary(ctx context.Context, req proto.Message, safe bool, call f
 		if err == nil || attempt >= c.retries || !retryable(err, safe) || ctx.Err() != nil {
 			return err
 		}
-		if werr := c.wait(ctx, attempt); werr != nil {
+		if werr := c.wait(ctx, attempt, err); werr != nil {
 			return werr
 		}
 	}

@@ -89,7 +89,7 @@ func (s *streamRun) run(req proto.Message) {
 			s.yield(a2a.StreamEvent{}, err)
 			return
 		}
-		if werr := s.c.wait(s.ctx, attempt); werr != nil {
+		if werr := s.c.wait(s.ctx, attempt, err); werr != nil {
 			s.yield(a2a.StreamEvent{}, werr)
 			return
 		}
@@ -192,7 +192,7 @@ func (s *streamRun) resume(err error) {
 	m := a2a.MethodByName(a2a.MethodSubscribeToTask)
 	for tries := 0; s.resumable(err) && tries < s.c.resumes; {
 		if tries > 0 {
-			if werr := s.c.wait(s.ctx, tries-1); werr != nil {
+			if werr := s.c.wait(s.ctx, tries-1, nil); werr != nil {
 				s.yield(a2a.StreamEvent{}, werr)
 				return
 			}

@@ -324,10 +324,14 @@ func (r *run) tailLog(ctx context.Context, t *tail, after uint64) {
 // cutOff closes every subscriber with an error naming the last event it
 // got, where a resume picks up. Callers hold r.mu.
 func (r *run) cutOff(cause error) {
+	code := a2a.CodeInternal
+	if a2a.AsError(cause).Code == a2a.CodeUnavailable {
+		code = a2a.CodeUnavailable // the store's outage: retry later
+	}
 	for sub := range r.subs {
 		last := sub.lastSeq()
 		delete(r.subs, sub)
-		sub.close(a2a.NewError(a2a.CodeInternal, "stream closed: %v; call SubscribeToTask with Last-Event-ID %d to resume", cause, last).
+		sub.close(a2a.NewError(code, "stream closed: %v; call SubscribeToTask with Last-Event-ID %d to resume", cause, last).
 			WithMeta("taskId", r.id).WithMeta("lastEventId", strconv.FormatUint(last, 10)))
 	}
 	r.wake()

@@ -45,7 +45,6 @@ type run struct {
 	inflight *pipeWrite            // the write in flight, nil when none
 	writing  bool                  // the run's writer goroutine runs
 	pipeErr  error                 // why a pipelined write failed, for the execution
-	lost     error                 // why the store did not take how the task ended (unfinished.go)
 	unmade   *a2a.Task             // the task the next write makes (queueCreate), or nil
 
 	// For a task that does not exist yet: what create needs.

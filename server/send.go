@@ -41,8 +41,10 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 	if r.reply != nil {
 		return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Message{Message: r.reply}}, nil
 	}
-	if r.lost != nil && (r.task == nil || !settled(r.task.GetStatus().GetState())) {
-		return nil, a2a.Internal(r.lost) // the store did not take how the task ended (unfinished.go)
+	if r.task == nil || !settled(r.task.GetStatus().GetState()) {
+		if err := s.refuseUnfinished(r.scope, r.id); err != nil {
+			return nil, err // the store did not take how the task ended
+		}
 	}
 	if r.task == nil {
 		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")

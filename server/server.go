@@ -124,6 +124,9 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
+	// unfinished holds the tasks whose end the store did not take, until
+	// it does (unfinished.go): runKey → the write's error.
+	unfinished sync.Map
 
 	// The drain of Shutdown (shutdown.go): draining refuses new messages;
 	// execs counts the executions not over yet, detached ones included,

@@ -188,7 +188,11 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		r := s.acquire(req.Id, c.scope)
 		defer s.release(r)
 		r.mu.Lock()
-		if err := r.load(ctx); err != nil {
+		err = r.load(ctx)
+		if err == nil {
+			err = s.refuseUnfinished(c.scope, req.Id)
+		}
+		if err != nil {
 			r.mu.Unlock()
 			yield(a2a.StreamEvent{}, err)
 			return

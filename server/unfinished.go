@@ -33,13 +33,24 @@ const unfinishedMessage = "the task store could not record the task's progress: 
 func (r *run) lostEnd(why string, err error) {
 	r.s.log.Error("could not record the end of a task; it is ended FAILED once the store writes again",
 		"task", r.id, "err", err)
-	r.lost = err
 	r.cutOff(err)
 	if r.s.base.Err() != nil {
 		return // stopping: the next start ends it (crash recovery)
 	}
+	r.s.unfinished.Store(runKey{r.scope, r.id}, err)
 	r.s.wg.Add(1)
 	go r.s.finishLater(r.scope, r.id, why)
+}
+
+// refuseUnfinished refuses a subscription to a task whose end the store
+// has not taken yet: nothing would come on it until the store writes
+// again, and a silent stream is what this file prevents.
+func (s *Server) refuseUnfinished(scope taskstore.Scope, id string) error {
+	v, ok := s.unfinished.Load(runKey{scope, id})
+	if !ok {
+		return nil
+	}
+	return a2a.Internal(v.(error))
 }
 
 // finishLater ends the task FAILED, retrying with backoff until the store
@@ -50,10 +61,12 @@ func (s *Server) finishLater(scope taskstore.Scope, id, why string) {
 	for {
 		select {
 		case <-s.base.Done():
+			s.unfinished.Delete(runKey{scope, id})
 			return // the next start ends it (crash recovery)
 		case <-time.After(wait):
 		}
 		if s.finishUnfinished(scope, id, why) {
+			s.unfinished.Delete(runKey{scope, id})
 			return
 		}
 		wait = min(2*wait, unfinishedMax)
@@ -77,9 +90,5 @@ func (s *Server) finishUnfinished(scope taskstore.Scope, id, why string) bool {
 		return true // ended, or worked on again
 	}
 	err := r.setStatus(ctx, a2a.TaskState_TASK_STATE_FAILED, a2a.AgentMessage(fmt.Sprintf(unfinishedMessage, why)))
-	if err != nil && !errors.Is(err, ErrTaskClosed) {
-		return false
-	}
-	r.lost = nil
-	return true
+	return err == nil || errors.Is(err, ErrTaskClosed)
 }

@@ -208,7 +208,12 @@ func tooLarge(limit int64) error {
 // LogError logs the internal cause of a server-side error; it is never
 // sent to the client.
 func LogError(log interface{ Error(string, ...any) }, op string, e *a2a.Error) {
-	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse {
+	switch {
+	case e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse:
 		log.Error("operation failed", "op", op, "err", fmt.Sprint(e))
+	case e.Code == a2a.CodeUnavailable && e.Unwrap() != nil:
+		// A failure that passes, with its cause: the store's driver error,
+		// which the caller is not told.
+		log.Error("operation failed: unavailable", "op", op, "err", fmt.Sprint(e))
 	}
 }

@@ -128,6 +128,9 @@ func restErrorShapes() []errorShape {
 		{name: "HTML 503 from a proxy", status: 503, ctype: "text/html", body: "<h1>down</h1>", statusCode: 503},
 		{name: "UNAVAILABLE body", status: 503, ctype: "application/json",
 			body: `{"error":{"code":503,"status":"UNAVAILABLE","message":"later"}}`, statusCode: 503},
+		{name: "UNAVAILABLE body with its reason", status: 503, ctype: "application/a2a+json", header: map[string]string{"Retry-After": "1"},
+			body: `{"error":{"code":503,"status":"UNAVAILABLE","message":"later","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNAVAILABLE","domain":"parley.dev","metadata":{"retryAfter":"1"}}]}}`,
+			code: a2a.CodeUnavailable, meta: map[string]string{"retryAfter": "1"}},
 		{name: "HTML 404", status: 404, ctype: "text/html", body: "<h1>no</h1>", statusCode: 404},
 		{name: "success that is not JSON", status: 200, ctype: "text/html", body: "<h1>hi</h1>", statusCode: 200},
 	}
@@ -152,6 +155,11 @@ func jsonRPCErrorShapes() []errorShape {
 		{name: "JSON-RPC auth proxy rpc.Status", binding: a2a.BindingJSONRPC, status: 401, ctype: "application/json",
 			body: `{"error":{"code":401,"status":"UNAUTHENTICATED","message":"token"}}`, code: a2a.CodeUnauthenticated},
 		{name: "JSON-RPC 502", binding: a2a.BindingJSONRPC, status: 502, ctype: "text/html", body: "bad gateway", statusCode: 502},
+		{name: "JSON-RPC 503 with reason UNAVAILABLE", binding: a2a.BindingJSONRPC, status: 503, ctype: "application/json",
+			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"later","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNAVAILABLE","domain":"parley.dev"}]}}`,
+			code: a2a.CodeUnavailable},
+		{name: "JSON-RPC 503 -32603 without a reason", binding: a2a.BindingJSONRPC, status: 503, ctype: "application/json",
+			body: `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"oops"}}`, code: a2a.CodeInternal},
 		{name: "JSON-RPC wrong id", binding: a2a.BindingJSONRPC, status: 200, ctype: "application/json",
 			body: `{"jsonrpc":"2.0","id":7,"result":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}`, statusCode: 0},
 	}

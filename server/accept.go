@@ -425,7 +425,8 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 // record is younger than Options.Retention, which removes only tasks whose
 // status is older (and a task's status is never older than the message
 // that made it). With Options.Cluster another replica may be running the
-// message; awaitFirstAnswer waits for it instead.
+// message: awaitFirstAnswer waits for it instead, and takes the message
+// over once that replica's lease lapsed (Leases.ClaimMessage).
 func (s *Server) isOrphan(rec *taskstore.MessageRecord, err error) bool {
 	if rec.Reply != nil || s.opts.Cluster != nil || a2a.AsError(err).Code != a2a.CodeTaskNotFound {
 		return false
@@ -482,6 +483,13 @@ func (s *Server) awaitFirstAnswer(ctx context.Context, c call, rec *taskstore.Me
 		}
 		if now.Reply != nil {
 			return now, nil
+		}
+		// The replica that recorded it may have died before the task
+		// existed: then this one takes the message over and runs it.
+		if claimed, err := s.opts.Cluster.Leases.ClaimMessage(ctx, c.scope, rec.MessageID); err != nil {
+			return nil, a2a.Internal(err)
+		} else if claimed {
+			return nil, &orphaned{now}
 		}
 		select {
 		case <-ctx.Done():

@@ -56,6 +56,11 @@ type Leases interface {
 	// Orphans returns the SUBMITTED or WORKING tasks whose runner holds
 	// no lease.
 	Orphans(ctx context.Context) ([]taskstore.ScopedTask, error)
+	// ClaimMessage takes over, for this replica, a recorded message that
+	// has neither a task nor a reply, recorded by a replica that holds no
+	// lease (it stopped before the agent's first update). It reports
+	// whether this call took it; of replicas trying at once, one does.
+	ClaimMessage(ctx context.Context, s taskstore.Scope, messageID string) (bool, error)
 }
 
 // ErrLeaseLost is the cause of the context of the executions a replica

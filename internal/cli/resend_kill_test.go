@@ -11,18 +11,31 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
-// TestResendAfterKill9 kills `parley serve` (SQLite) while 32 clients
-// send blocking messages, restarts it on the same file, and sends every
+// TestResendAfterKill9 kills `parley serve` while 32 clients send
+// blocking messages, restarts it on the same store, and sends every
 // message again with its messageId (B14): each gets a task — the one it
 // had when its answer came before the kill, and one at all when it did
 // not, whether the process died before the message was recorded, after
-// its task was stored, or between the two.
+// its task was stored, or between the two. On SQLite, and on PostgreSQL,
+// where the new process is another replica, which takes the dead one's
+// messages over once its lease lapses.
 func TestResendAfterKill9(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		resendAfterKill9(t, "--store", "sqlite:"+filepath.Join(t.TempDir(), "parley.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		resendAfterKill9(t, "--store", pgtest.NewDatabase(t), "--lease", "1s")
+	})
+}
+
+func resendAfterKill9(t *testing.T, storeArgs ...string) {
 	const clients = 32
-	db := filepath.Join(t.TempDir(), "parley.db")
-	p := serve(t, "--agent", "conformance", "--store", "sqlite:"+db, "--log-level", "error")
+	args := append([]string{"--agent", "conformance", "--log-level", "error"}, storeArgs...)
+	p := serve(t, args...)
 	send := func(addr, id string) (taskID string, status int, err error) {
 		body := `{"message":{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"hello"}]}}`
 		req, _ := http.NewRequest("POST", "http://"+addr+"/message:send", strings.NewReader(body))
@@ -86,7 +99,7 @@ func TestResendAfterKill9(t *testing.T) {
 		t.Fatalf("%d answered and %d unanswered before the kill; the test needs both", len(answered), len(unanswered))
 	}
 
-	q := serveAt(t, p.addr, "--agent", "conformance", "--store", "sqlite:"+db, "--log-level", "error")
+	q := serveAt(t, p.addr, args...)
 	for _, id := range unanswered {
 		for range 2 { // the first resend may run it; the second must agree
 			if _, status, err := send(q.addr, id); err != nil {

@@ -122,6 +122,12 @@ func (r *Replica) Orphans(ctx context.Context) ([]taskstore.ScopedTask, error) {
 	return r.s.listScoped(ctx, sqlOrphans)
 }
 
+// ClaimMessage takes over a message its recording replica left without a
+// task (Store.ClaimMessage).
+func (r *Replica) ClaimMessage(ctx context.Context, sc taskstore.Scope, messageID string) (bool, error) {
+	return r.s.ClaimMessage(ctx, sc, messageID)
+}
+
 // Leave ends the lease (at shutdown): the replica's remaining active
 // tasks become orphans at once, and the Store's task writes are refused
 // from now on.

@@ -124,3 +124,46 @@ func TestClaimPush(t *testing.T) {
 		t.Fatalf("A's renewal of a row B took: %v, %v; want false", ok, err)
 	}
 }
+
+// TestClaimMessage: a message recorded by a replica that dies before its
+// task is made is claimed by exactly one other replica once the lease
+// lapsed; not while it holds, not when the task or a reply exists.
+func TestClaimMessage(t *testing.T) {
+	a, b := openPair(t)
+	if _, err := a.Join(t.Context(), "a", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.Join(t.Context(), "b", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(id, task string, reply *a2a.Message) {
+		t.Helper()
+		if _, err := a.PutMessage(t.Context(), scope, &taskstore.MessageRecord{MessageID: id, Digest: "d", TaskID: task,
+			Reply: reply, Created: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("orphan", "never-made", nil)
+	put("made", "t-made", nil)
+	put("replied", "t-replied", a2a.AgentMessage("hi"))
+	tk := newTask("t-made", 0)
+	if err := a.CreateTask(t.Context(), scope, tk, snapshot(tk)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := rb.ClaimMessage(t.Context(), scope, "orphan"); err != nil || ok {
+		t.Fatalf("claim while its recorder's lease holds: %v %v", ok, err)
+	}
+	time.Sleep(400 * time.Millisecond) // a's lease lapses
+	if ok, err := rb.ClaimMessage(t.Context(), scope, "orphan"); err != nil || !ok {
+		t.Fatalf("claim after the lapse: %v %v, want taken", ok, err)
+	}
+	if ok, err := rb.ClaimMessage(t.Context(), scope, "orphan"); err != nil || ok {
+		t.Fatalf("second claim: %v %v; the first claimer's lease holds", ok, err)
+	}
+	for _, id := range []string{"made", "replied", "unknown"} {
+		if ok, err := rb.ClaimMessage(t.Context(), scope, id); err != nil || ok {
+			t.Errorf("claim of %s: %v %v, want not taken", id, ok, err)
+		}
+	}
+}

@@ -16,8 +16,16 @@ const (
 	// The primary key (tenant, owner, message_id) decides between
 	// concurrent inserts of one id, in any process: the second waits for
 	// the first to commit and then inserts nothing.
-	sqlInsertMessage = `INSERT INTO messages (tenant, owner, message_id, digest, task_id, reply, created_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`
+	sqlInsertMessage = `INSERT INTO messages (tenant, owner, message_id, digest, task_id, reply, created_ms, runner)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`
+	// A message is taken over when it has no reply, its task was never
+	// made, and the replica that recorded it holds no lease: the row's
+	// lock decides between two replicas that try at once (the second
+	// finds a live runner, itself).
+	sqlClaimMessage = `UPDATE messages m SET runner = $4 WHERE tenant = $1 AND owner = $2 AND message_id = $3
+		AND reply IS NULL
+		AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant = m.tenant AND t.owner = m.owner AND t.id = m.task_id)
+		AND NOT EXISTS (SELECT 1 FROM parley_replicas r WHERE r.epoch = m.runner AND r.lease_until > now())`
 	sqlGetMessage = `SELECT digest, task_id, reply, created_ms FROM messages
 		WHERE tenant = $1 AND owner = $2 AND message_id = $3`
 	sqlSetReply = `UPDATE messages SET reply = $1 WHERE tenant = $2 AND owner = $3 AND message_id = $4`
@@ -42,7 +50,7 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 	}
 	for range putAttempts {
 		n, err := s.execGrouped(ctx, sc, sqlInsertMessage, sc.Tenant, sc.Owner, r.MessageID, r.Digest, r.TaskID,
-			reply, r.Created.UnixMilli())
+			reply, r.Created.UnixMilli(), s.epoch.Load())
 		if err != nil {
 			return nil, wrap("put message", err)
 		}
@@ -108,4 +116,17 @@ func (s *Store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int
 		return n, wrap("delete messages", err)
 	}
 	return n, nil
+}
+
+// ClaimMessage takes over, for this replica, a recorded message whose task
+// was never made and whose recording replica holds no lease (it died
+// before the agent's first update): true when this call took it, and the
+// caller then runs the message as the task the record names. Only one
+// replica's claim succeeds.
+func (s *Store) ClaimMessage(ctx context.Context, sc taskstore.Scope, messageID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, sqlClaimMessage, sc.Tenant, sc.Owner, messageID, s.epoch.Load())
+	if err != nil {
+		return false, wrap("claim message", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

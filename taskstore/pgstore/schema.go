@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -222,6 +222,13 @@ var migrations = [][]string{
 		`DROP TRIGGER IF EXISTS tasks_count ON tasks`,
 		`CREATE TRIGGER tasks_count AFTER DELETE OR UPDATE OF tenant, owner, context_id, state ON tasks
 			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
+	},
+	4: {
+		// The replica (its epoch) that recorded the message: while its
+		// lease holds it may still make the message's task; once it
+		// lapses, another replica may take the message over (0: a store
+		// that never joined, or a record older than this column).
+		`ALTER TABLE messages ADD COLUMN IF NOT EXISTS runner bigint NOT NULL DEFAULT 0`,
 	},
 }
 

@@ -3,6 +3,7 @@ package grpcbind_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"iter"
 	"net"
 	"net/http"
@@ -244,6 +245,32 @@ func TestHealth(t *testing.T) {
 	res, err := hc.Check(testCtx(t), &grpchealth.CheckRequest{Service: a2aconnect.A2AServiceName})
 	if err != nil || res.Status != grpchealth.StatusNotServing {
 		t.Fatalf("Check() after SetServing(false) = %v, %v", res, err)
+	}
+}
+
+// TestHealthFollowsReadiness: with Options.Ready the health service
+// reports NOT_SERVING while it fails, and SERVING again once it succeeds.
+func TestHealthFollowsReadiness(t *testing.T) {
+	t.Parallel()
+	srv, _ := service(t, nil)
+	var down atomic.Bool
+	g := grpcbind.NewHandler(srv, &grpcbind.Options{Ready: func(context.Context) error {
+		if down.Load() {
+			return errors.New("the store cannot write")
+		}
+		return nil
+	}})
+	base, client := serveGRPC(t, g)
+	hc := grpchealth.NewClient(client, base, connect.WithGRPC())
+	for _, c := range []struct {
+		down bool
+		want grpchealth.Status
+	}{{false, grpchealth.StatusServing}, {true, grpchealth.StatusNotServing}, {false, grpchealth.StatusServing}} {
+		down.Store(c.down)
+		res, err := hc.Check(testCtx(t), &grpchealth.CheckRequest{Service: a2aconnect.A2AServiceName})
+		if err != nil || res.Status != c.want {
+			t.Fatalf("store down %v: Check() = %v, %v; want %v", c.down, res, err, c.want)
+		}
 	}
 }
 

@@ -71,6 +71,10 @@ type Options struct {
 	// descriptors in protoregistry.GlobalFiles, where a service's generated
 	// package (v03/v03pb) registers them once it is linked in.
 	ExtraServices []string
+	// Ready, when set, is asked by every health check that would report
+	// SERVING: an error reports NOT_SERVING instead (the readiness of the
+	// server's store, as /readyz asks it; see package health).
+	Ready func(context.Context) error
 	// Logger receives internal error causes (default slog.Default()).
 	Logger *slog.Logger
 	// Middleware wraps every operation the handler performs, the first
@@ -133,7 +137,7 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
-	h.add(grpchealth.NewHandler(h.health))
+	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}))
 	names = append(names, HealthService)
 	names = append(names, h.opts.ExtraServices...)
 	if !h.opts.DisableReflection {
@@ -159,6 +163,21 @@ func (h *Handler) SetServing(serving bool) {
 	}
 	h.health.SetStatus("", st)
 	h.health.SetStatus(a2aconnect.A2AServiceName, st)
+}
+
+// readyChecker reports the static status (SetServing), and NOT_SERVING
+// for SERVING while ready fails.
+type readyChecker struct {
+	static *grpchealth.StaticChecker
+	ready  func(context.Context) error
+}
+
+func (c *readyChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	res, err := c.static.Check(ctx, req)
+	if err == nil && res.Status == grpchealth.StatusServing && c.ready != nil && c.ready(ctx) != nil {
+		res = &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}
+	}
+	return res, err
 }
 
 // IsGRPC reports whether r is a gRPC or gRPC-Web request: its Content-Type

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 )
@@ -109,6 +112,9 @@ func TestServeDiskFull(t *testing.T) {
 		t.Fatal("the stream of a task on a full disk did not end")
 	}
 	waitReady(t, base, http.StatusServiceUnavailable)
+	if st := grpcHealth(t, p.addr); st != grpchealth.StatusNotServing {
+		t.Errorf("gRPC health on a full disk: %v, want NOT_SERVING", st)
+	}
 
 	for _, b := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
 		one := bindingClient(t, card, b)
@@ -134,6 +140,9 @@ func TestServeDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReady(t, base, http.StatusOK)
+	if st := grpcHealth(t, p.addr); st != grpchealth.StatusServing {
+		t.Errorf("gRPC health once space returned: %v, want SERVING", st)
+	}
 	for {
 		tk, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: taskID})
 		if err != nil {
@@ -174,6 +183,21 @@ func waitReady(t *testing.T, base string, want int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// grpcHealth asks the gRPC health service at addr about the A2A service.
+func grpcHealth(t *testing.T, addr string) grpchealth.Status {
+	t.Helper()
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	hc := grpchealth.NewClient(&http.Client{Transport: &http.Transport{Protocols: p}}, "http://"+addr, connect.WithGRPC())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := hc.Check(ctx, &grpchealth.CheckRequest{Service: "lf.a2a.v1.A2AService"})
+	if err != nil {
+		t.Fatalf("gRPC health check: %v", err)
+	}
+	return res.Status
 }
 
 // bindingClient is a client of card restricted to one v1.0 binding.

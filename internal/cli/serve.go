@@ -315,7 +315,7 @@ func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstor
 		keepAlive = -1 // a2ahttp reads 0 as its default and a negative interval as off
 	}
 	hopts := &a2ahttp.Options{Card: card, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
-		Parking: cfg.parking, GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection}}
+		Parking: cfg.parking, GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Ready}}
 	cfg.guard.apply(hopts)
 	hopts.DisableV03 = !cfg.versions.v03()
 	cfg.id.apply(hopts)

@@ -117,32 +117,19 @@ func (c *Cache) now() time.Time {
 	return time.Now()
 }
 
-func (c *Cache) minRefresh() time.Duration {
-	if c.MinRefresh > 0 {
-		return c.MinRefresh
-	}
-	return DefaultMinRefresh
-}
-
+func (c *Cache) minRefresh() time.Duration { return orDefault(c.MinRefresh, DefaultMinRefresh) }
 func (c *Cache) refreshInterval() time.Duration {
-	if c.RefreshInterval > 0 {
-		return c.RefreshInterval
-	}
-	return DefaultRefreshInterval
+	return orDefault(c.RefreshInterval, DefaultRefreshInterval)
 }
+func (c *Cache) fetchTimeout() time.Duration { return orDefault(c.FetchTimeout, DefaultFetchTimeout) }
+func (c *Cache) maxStale() time.Duration     { return orDefault(c.MaxStale, DefaultMaxStale) }
 
-func (c *Cache) fetchTimeout() time.Duration {
-	if c.FetchTimeout > 0 {
-		return c.FetchTimeout
+// orDefault is d when it is set (positive), else def.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
-	return DefaultFetchTimeout
-}
-
-func (c *Cache) maxStale() time.Duration {
-	if c.MaxStale > 0 {
-		return c.MaxStale
-	}
-	return DefaultMaxStale
+	return def
 }
 
 // Keys returns the keys whose "kid" is kid (every key when kid is ""). It

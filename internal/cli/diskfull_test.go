@@ -73,14 +73,7 @@ func TestServeDiskFull(t *testing.T) {
 	base := "http://" + p.addr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	card, err := client.Resolve(ctx, base, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(card, &client.Options{Retries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	card, c := resolveClient(t, ctx, base)
 
 	// A stream whose task writes a chunk every 5 ms.
 	var taskID string
@@ -183,6 +176,21 @@ func waitReady(t *testing.T, base string, want int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// resolveClient resolves the card at base and returns it with a client
+// that does not retry (the tests see every answer).
+func resolveClient(t *testing.T, ctx context.Context, base string) (*a2a.AgentCard, *client.Client) {
+	t.Helper()
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(card, &client.Options{Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return card, c
 }
 
 // grpcHealth asks the gRPC health service at addr about the A2A service.

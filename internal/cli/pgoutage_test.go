@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/client"
 	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
@@ -101,14 +100,7 @@ func TestServePostgresOutage(t *testing.T) {
 	base := "http://" + p.addr
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	card, err := client.Resolve(ctx, base, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(card, &client.Options{Retries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	card, c := resolveClient(t, ctx, base)
 	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hello")}); err != nil {
 		t.Fatal(err)
 	}

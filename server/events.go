@@ -55,24 +55,20 @@ func (r *run) apply(ex *execution, ev event) error {
 	return r.setStatus(ctx, ev.state, ev.message)
 }
 
-// record stores and publishes a validated event of the agent. When the
-// store writes batches an event that neither ends nor interrupts the task
-// is queued (pipe.go), the one that makes the task included: it is stored
-// with the events that follow it without a pause, so an agent that answers
-// at once costs one write. Any other event is stored at once, after the
-// queue. Callers hold r.mu.
+// record stores and publishes a validated event of the agent. An event
+// that neither ends nor interrupts the task is queued (pipe.go), the one
+// that makes the task included: it is stored with the events that follow
+// it without a pause, so an agent that answers at once costs one write.
+// Any other event is stored at once, after the queue. Callers hold r.mu.
 func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
 	if r.task == nil && !r.creating() {
-		if r.s.batcher == nil {
-			return r.create(ctx, ev)
-		}
 		r.queueCreate()
 	}
 	state := r.task.GetStatus().GetState() // UNSPECIFIED while the task is queued
 	if u := ev.GetStatusUpdate(); u != nil {
 		state = u.GetStatus().GetState()
 	}
-	if r.s.batcher != nil && !settled(state) {
+	if !settled(state) {
 		r.enqueue(ctx, ev) // stored and published by a write of its own (pipe.go)
 		return nil
 	}
@@ -100,21 +96,6 @@ func (r *run) newTask() (*a2a.Task, taskstore.Event) {
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{
 		Id: t.Id, ContextId: t.ContextId, Status: t.Status, History: []*a2a.Message{r.pendingMessage}}}}
 	return t, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering(), PushConfig: r.pendingPush}
-}
-
-// create makes the task on the agent's first update, first, when the
-// store does not write batches: the task, then first. Callers hold r.mu.
-func (r *run) create(ctx context.Context, first *a2a.StreamResponse) error {
-	t, made := r.newTask()
-	if err := r.s.store.CreateTask(ctx, r.scope, t, made); err != nil {
-		return a2a.Internal(err)
-	}
-	r.made(t, made.Response)
-	if err := r.append(ctx, first); err != nil {
-		return err
-	}
-	r.published(first)
-	return nil
 }
 
 // made takes a task just stored, and publishes the event that made it.
@@ -166,20 +147,18 @@ func (r *run) contextID() string {
 // replicas: the first to write runs) and ErrTaskTaken is returned; a
 // writer without one (CancelTask) tries again, a few times.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
-	if r.s.batcher != nil {
-		// Pipelined events go first, in the same write (pipe.go). When
-		// the write in flight fails, this event, which follows it, is
-		// not written either: with Options.Cluster the run may have just
-		// read that another replica ended the task, or runs it now.
-		if r.settleInflight() != nil {
+	// Pipelined events go first, in the same write (pipe.go). When the
+	// write in flight fails, this event, which follows it, is not written
+	// either: with Options.Cluster the run may have just read that another
+	// replica ended the task, or runs it now.
+	if r.settleInflight() != nil {
+		return r.pipeFailure()
+	}
+	if len(r.queue) > 0 {
+		if err := r.writeNow(ctx, ev); err != nil {
 			return r.pipeFailure()
 		}
-		if len(r.queue) > 0 {
-			if err := r.writeNow(ctx, ev); err != nil {
-				return r.pipeFailure()
-			}
-			return nil
-		}
+		return nil
 	}
 	for try := 0; ; try++ {
 		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})

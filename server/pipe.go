@@ -1,7 +1,7 @@
 package server
 
-// Pipelined events. When the store writes several events of a task at
-// once (taskstore.BatchAppender), an event that neither ends nor
+// Pipelined events. Every store writes several events of a task at once
+// (taskstore.BatchAppender), so an event that neither ends nor
 // interrupts the task (an artifact chunk, a SUBMITTED or WORKING status,
 // and the event that makes the task, queueCreate) is validated and
 // queued, and the agent goes on at once. A writer goroutine of the run
@@ -128,9 +128,9 @@ func (r *run) nextWrite(tail *a2a.StreamResponse) *pipeWrite {
 // write stores w's events, making the task first when w does.
 func (r *run) write(ctx context.Context, w *pipeWrite) error {
 	if w.create != nil {
-		return r.s.batcher.CreateTaskBatch(ctx, r.scope, w.create, w.evs)
+		return r.s.store.CreateTaskBatch(ctx, r.scope, w.create, w.evs)
 	}
-	return r.s.batcher.AppendBatch(ctx, r.scope, r.id, w.evs)
+	return r.s.store.AppendBatch(ctx, r.scope, r.id, w.evs)
 }
 
 // settle waits for w's answer and, the first time, applies it: the

@@ -114,12 +114,8 @@ type Server struct {
 	wg       sync.WaitGroup
 	stopOnce sync.Once
 
-	limits limits // Options.Limits resolved
-	// batcher is the store when it can write several events of a task at
-	// once: artifact chunks and SUBMITTED or WORKING statuses are then
-	// pipelined (pipe.go). Nil otherwise.
-	batcher taskstore.BatchAppender
-	quota   *quotas // nil when the task quotas are off
+	limits limits  // Options.Limits resolved
+	quota  *quotas // nil when the task quotas are off
 
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
@@ -165,9 +161,6 @@ func New(opts *Options) (*Server, error) {
 	if s.card.GetCapabilities().GetExtendedAgentCard() && o.ExtendedCard == nil {
 		s.log.Warn("the card declares capabilities.extendedAgentCard but Options.ExtendedCard is nil: " +
 			"GetExtendedAgentCard will answer ExtendedAgentCardNotConfiguredError")
-	}
-	if b, ok := o.Store.(taskstore.BatchAppender); ok {
-		s.batcher = b
 	}
 	s.base, s.stop = context.WithCancelCause(context.Background())
 	s.workers = newWorkers(s.base)

@@ -54,13 +54,17 @@ type Tasks interface {
 	// from the last event keep working). Tasks are not changed. It returns
 	// how many events were removed.
 	PruneEvents(ctx context.Context, before time.Time) (int, error)
+
+	// Several events of a task in one write (see BatchAppender).
+	BatchAppender
 }
 
-// BatchAppender is implemented by a store that can record several events
-// of one task in one atomic write. The server then pipelines an agent's
-// artifact chunks: it stores the chunks queued while the previous write
-// committed in one write, instead of one write per chunk; and it stores a
-// new task with the agent's first event in one write.
+// BatchAppender records several events of one task in one atomic write;
+// it is part of Tasks, so every store has it and a store wrapper (metrics,
+// fault injection) cannot hide it. The server pipelines an agent's
+// artifact chunks through it: it stores the chunks queued while the
+// previous write committed in one write, instead of one write per chunk;
+// and it stores a new task with the agent's first event in one write.
 type BatchAppender interface {
 	// AppendBatch records evs, consecutive events of the task in the scope
 	// (each with a Response, and a Seq one more than the one before it),

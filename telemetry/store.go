@@ -66,6 +66,8 @@ func newStoreOp(name string) *storeOp {
 var (
 	opCreateTask           = newStoreOp("CreateTask")
 	opAppend               = newStoreOp("Append")
+	opCreateTaskBatch      = newStoreOp("CreateTaskBatch")
+	opAppendBatch          = newStoreOp("AppendBatch")
 	opGetTask              = newStoreOp("GetTask")
 	opLastSeq              = newStoreOp("LastSeq")
 	opEvents               = newStoreOp("Events")
@@ -165,6 +167,28 @@ func (s *store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	err := s.Store.Append(ctx, sc, id, ev)
 	s.done(ctx, opAppend, begin, err)
 	return s.appended(ev, err)
+}
+
+func (s *store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
+	begin := now()
+	err := s.Store.CreateTaskBatch(ctx, sc, t, evs)
+	s.done(ctx, opCreateTaskBatch, begin, err)
+	return s.appendedBatch(evs, err)
+}
+
+func (s *store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
+	begin := now()
+	err := s.Store.AppendBatch(ctx, sc, id, evs)
+	s.done(ctx, opAppendBatch, begin, err)
+	return s.appendedBatch(evs, err)
+}
+
+// appendedBatch counts the events of a batch that was stored.
+func (s *store) appendedBatch(evs []taskstore.Event, err error) error {
+	if err == nil && s.t.metering {
+		s.t.ins.appended.Add(int64(len(evs)))
+	}
+	return err
 }
 
 func (s *store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {

@@ -90,11 +90,12 @@ func TestStreamingSpanTreeOnEveryBinding(t *testing.T) {
 			if work.ParentSpanID != srv.SpanID || agent.SpanID().String() != work.SpanID {
 				t.Errorf("the agent's span: parent %s, want the server span %s", work.ParentSpanID, srv.SpanID)
 			}
-			// GetMessage and PutMessage for the request; CreateTask and the
-			// updates (WORKING, the artifact, COMPLETED) for the execution:
-			// all tallied on the server span, with the time they took.
-			if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 5 {
-				t.Errorf("parley.store.calls = %q, want the request's and the execution's calls (at least 5)", srv.Attrs["parley.store.calls"])
+			// PutMessage for the request; the execution's writes, batched
+			// through the wrapper as on the bare store (the task with
+			// WORKING, then the artifact with COMPLETED): all tallied on
+			// the server span, with the time they took.
+			if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 3 {
+				t.Errorf("parley.store.calls = %q, want the request's and the execution's calls (at least 3)", srv.Attrs["parley.store.calls"])
 			}
 			if ms, err := strconv.ParseFloat(srv.Attrs["parley.store.duration_ms"], 64); err != nil || ms <= 0 || ms > float64(streamed.Milliseconds()) {
 				t.Errorf("parley.store.duration_ms = %q, want a time within the stream's", srv.Attrs["parley.store.duration_ms"])
@@ -299,7 +300,7 @@ func TestAgentWritesToTheServerSpan(t *testing.T) {
 			t.Errorf("server span %s = %q, want %q", k, srv.Attrs[k], v)
 		}
 	}
-	if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 5 {
+	if n, _ := strconv.Atoi(srv.Attrs["parley.store.calls"]); n < 3 {
 		t.Errorf("parley.store.calls = %q, want the call's and the execution's", srv.Attrs["parley.store.calls"])
 	}
 	var names []string

@@ -52,7 +52,8 @@ func TestServeAuthTokenFile(t *testing.T) {
 			t.Errorf("/proc/PID/cmdline holds a token: %q", cmdline)
 		}
 	}
-	if !strings.Contains(p.Stderr(), "mode 0640") {
+	// Standard error is read apart from the line serve waited for.
+	if p.WaitUntil(func() bool { return strings.Contains(p.Stderr(), "mode 0640") }, 5*time.Second) != nil {
 		t.Errorf("no warning about the group-readable token file:\n%s", p.Stderr())
 	}
 

@@ -83,14 +83,18 @@ func TestServeExecEnvironment(t *testing.T) {
 	if strings.Contains(env, "PARLEY_PUSH_KEY") || strings.Contains(env, "EXECTEST_SECRET") {
 		t.Errorf("a secret of the server reached the program:%s", env)
 	}
+	// Standard error is read apart from the line serve waited for.
+	logged := func(p *proc, want string) bool {
+		return p.WaitUntil(func() bool { return strings.Contains(p.Stderr(), want) }, 5*time.Second) == nil
+	}
 	for _, want := range []string{"concurrency=" + strconv.Itoa(2*runtime.NumCPU()), "timeout=10m0s"} {
-		if !strings.Contains(p.Stderr(), want) {
+		if !logged(p, want) {
 			t.Errorf("log lacks %s:\n%s", want, p.Stderr())
 		}
 	}
 
 	off := serve(t, "--store", "memory", "--exec", "cat", "--exec-concurrency", "0", "--exec-timeout", "0")
-	if !strings.Contains(off.Stderr(), "concurrency=none timeout=none") {
+	if !logged(off, "concurrency=none timeout=none") {
 		t.Errorf("log of --exec-concurrency 0 --exec-timeout 0 lacks the limits turned off:\n%s", off.Stderr())
 	}
 }

@@ -3,8 +3,10 @@ package server_test
 // CancelTask (spec §3.1.5).
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -127,4 +129,61 @@ func checkCancelable(t *testing.T, s a2a.Service, started, causes *sync.Map, wor
 	if err != nil || !proto.Equal(again, got) {
 		t.Errorf("canceling a CANCELED task = %v, %v; want it unchanged", again, err)
 	}
+}
+
+// TestCancelUnderAnEmittingAgentLogsNoError: an agent that keeps emitting
+// when its task is canceled gets ErrTaskClosed and returns it; that race
+// is no failure, and is not logged as one (only at debug level).
+func TestCancelUnderAnEmittingAgentLogsNoError(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	emitting := make(chan string, 1)
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		emitting <- req.TaskID
+		for {
+			if err := em.Chunk(&a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{a2a.TextPart("x")}}, true, false); err != nil {
+				return err
+			}
+		}
+	})
+	srv := newServer(t, server.Options{Agent: agent, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	for range 5 {
+		if _, err := srv.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("go"),
+			Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}}); err != nil {
+			t.Fatal(err)
+		}
+		id := <-emitting
+		if _, err := srv.CancelTask(ctx, &a2a.CancelTaskRequest{Id: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("canceling tasks whose agents emit logged errors:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

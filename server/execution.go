@@ -74,7 +74,13 @@ func (r *run) returned(ex *execution, err error) {
 	if err == nil && r.pipeErr != nil && !errors.Is(r.pipeErr, ErrTaskClosed) {
 		err = r.pipeErr // an event it emitted could not be stored
 	}
-	if err != nil && !ex.taken {
+	switch {
+	case err == nil, ex.taken:
+	case errors.Is(err, ErrTaskClosed), errors.Is(err, ErrExecutionEnded):
+		// The task ended under the agent (a cancel, most often) and the
+		// agent returned what its Emitter said: a race, not a failure.
+		r.s.log.DebugContext(ex.ctx, "agent returned after its task ended", "task", r.id, "err", err)
+	default:
 		r.s.log.ErrorContext(ex.ctx, "agent failed", "task", r.id, "err", err)
 	}
 	if ex.detached && err == nil && !ex.done {

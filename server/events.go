@@ -34,10 +34,12 @@ func (r *run) apply(ex *execution, ev event) error {
 		if v := r.s.checkAgentMessage(m); len(v) > 0 {
 			return fmt.Errorf("server: invalid reply: %s: %s", v[0].Field, v[0].Description)
 		}
-		r.reply = m
+		// Stored before anyone sees it, as every event: a resend is
+		// answered with it (B14).
 		if err := r.s.store.SetMessageReply(ctx, r.scope, r.pendingMessageID, m); err != nil {
-			r.s.log.Error("could not record reply", "task", r.id, "err", err)
+			return a2a.Internal(err)
 		}
+		r.reply = m
 		r.s.announce(r.id) // to a resend waiting on another replica (awaitFirstAnswer)
 		r.publish(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: m}}, false)
 		r.finish(ex)

@@ -121,3 +121,37 @@ func TestNoSilentTask(t *testing.T) {
 		}
 	}
 }
+
+func (f *failingWrites) SetMessageReply(ctx context.Context, sc taskstore.Scope, id string, reply *a2a.Message) error {
+	if err := f.fault(); err != nil {
+		return err
+	}
+	return f.Store.SetMessageReply(ctx, sc, id, reply)
+}
+
+// TestReplyStoredBeforeSeen: a direct reply the store does not take is
+// not given to the caller (who gets the error); a resend once the store
+// writes again is answered with a reply, recorded this time.
+func TestReplyStoredBeforeSeen(t *testing.T) {
+	t.Parallel()
+	st := &failingWrites{Store: memstore.New()}
+	srv := newServer(t, server.Options{Store: st})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	msg := a2a.UserMessage("message") // the conformance agent replies "pong"
+	st.failing.Store(true)
+	if resp, err := srv.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg}); err == nil {
+		t.Fatalf("a reply the store did not take was answered: %v", resp)
+	}
+	st.failing.Store(false)
+	for range 2 {
+		resp, err := srv.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+		if err != nil || resp.GetMessage() == nil {
+			t.Fatalf("resend once the store writes: %v %v, want the reply", resp, err)
+		}
+	}
+	rec, err := st.GetMessage(ctx, taskstore.Scope{}, msg.MessageId)
+	if err != nil || rec.Reply == nil {
+		t.Fatalf("the reply is not recorded: %v %v", rec, err)
+	}
+}

@@ -281,7 +281,7 @@ func (a *Agent) env(req *server.Request) []string {
 		"PARLEY_MESSAGE_ID="+req.Message.GetMessageId(),
 		"PARLEY_PRINCIPAL="+req.Principal,
 		"PARLEY_TENANT="+req.Tenant, // with the principal, whose context PARLEY_CONTEXT_ID is (B12)
-		"PARLEY_TASK_STATE="+state, // "" for a new task, INPUT_REQUIRED for a follow-up, …
+		"PARLEY_TASK_STATE="+state,  // "" for a new task, INPUT_REQUIRED for a follow-up, …
 	)
 }
 

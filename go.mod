@@ -1,6 +1,6 @@
 module parley.dev/parley
 
-go 1.26.8
+go 1.26.0
 
 require (
 	connectrpc.com/connect v1.21.1

@@ -1,6 +1,6 @@
 module parley.dev/parley/interop/gosdk
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0

@@ -1,0 +1,39 @@
+// Package deps holds a test of what a program built with Parley links:
+// pay for what you use. Its testdata holds the programs it checks.
+package deps
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMinimalServerLinksLittle: a program that serves the echo agent on
+// the memory store over every binding (testdata/minimal) links, besides
+// the standard library and Parley, only connect-go (with its health and
+// reflection services), protobuf, the google.rpc error details and the
+// rate limiter: no database driver, no telemetry, no JOSE, no Prometheus,
+// and none of Parley's stores, authenticators or tools it does not use.
+func TestMinimalServerLinksLittle(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{if .Module}}{{.Module.Path}}{{end}}", "./testdata/minimal").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	modules := []string{"parley.dev/parley", "connectrpc.com/connect", "connectrpc.com/grpchealth", "connectrpc.com/grpcreflect",
+		"google.golang.org/protobuf", "google.golang.org/genproto/googleapis/rpc", "golang.org/x/time"}
+	unused := []string{"parley.dev/parley/taskstore/sqlitestore", "parley.dev/parley/taskstore/pgstore", "parley.dev/parley/telemetry",
+		"parley.dev/parley/authn", "parley.dev/parley/cardsign", "parley.dev/parley/jwks", "parley.dev/parley/push",
+		"parley.dev/parley/client", "parley.dev/parley/agents/execagent", "parley.dev/parley/agents/proxyagent"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, module, _ := strings.Cut(line, " ")
+		if module != "" && !slices.Contains(modules, module) {
+			t.Errorf("links %s (module %s)", pkg, module)
+		}
+		for _, u := range unused {
+			if pkg == u || strings.HasPrefix(pkg, u+"/") {
+				t.Errorf("links %s, which it does not use", pkg)
+			}
+		}
+	}
+}

@@ -16,11 +16,11 @@ import (
 // Ids that grow with time are what B-tree stores write fastest: the rows
 // of new tasks (their history, chunks and events, keyed by task id) land
 // together at the end of each index instead of on a random page each,
-// which halved the default SQLite store's work per SendMessage
-// (docs/performance.md). The cost is that an id tells when it was made, to
-// the millisecond, which a task's status timestamp tells anyway; 74 random
-// bits still make ids unguessable, and tasks are scoped to their caller
-// besides (docs/decisions.md#b12).
+// which halved the default SQLite store's work per SendMessage. The cost
+// is that an id tells when it was made, to the millisecond, which a task's
+// status timestamp tells anyway; 74 random bits still make ids
+// unguessable, and tasks are scoped to their caller besides (decision B12:
+// tasks belong to the principal that created them).
 func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[6:])

@@ -50,7 +50,7 @@ type msgInfo struct {
 	wkt     wktKind
 	hasEnum bool // an enum field is reachable through non-WKT messages
 	// hasStringList: a map of StringList values is reachable through
-	// non-WKT messages (json_decode_lists.go).
+	// non-WKT messages (see wrapBareLists).
 	hasStringList bool
 	isPart        bool
 }

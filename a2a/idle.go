@@ -7,8 +7,8 @@ import "context"
 // when it has nothing to send, and Wake whenever events may have arrived
 // for the stream. A binding can then park a long-idle stream without its
 // HTTP machinery: sse parks an HTTP/1.1 stream on the bare connection,
-// which keeps an idle stream small (DESIGN "Performance intent": an idle
-// stream costs little, and 10,000 may watch one task).
+// which keeps an idle stream small (the aim: an idle stream costs little,
+// and 10,000 may watch one task).
 type Idler interface {
 	// Idle waits until ready is signalled or Wake is called (true), or the
 	// stream's reader has gone or ctx has ended (false). It may write to the

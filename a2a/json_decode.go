@@ -4,9 +4,8 @@ package a2a
 // ignored, both lowerCamelCase and snake_case member names are accepted),
 // with one extra rule: an enum given by a name the schema does not define
 // (such as the v0.3 spellings "completed" or "user") is an error instead of
-// being silently dropped. The enum check lives in json_decode_enums.go.
-// One deviation is tolerated: a StringList map value written as a bare
-// array (json_decode_lists.go).
+// being silently dropped (checkEnums). One deviation is tolerated: a
+// StringList map value written as a bare array (wrapBareLists).
 
 import (
 	"bytes"
@@ -73,8 +72,8 @@ func Unmarshal(b []byte, m proto.Message) error {
 	md := m.ProtoReflect().Descriptor()
 	if err := unmarshalOptions.Unmarshal(b, m); err != nil {
 		proto.Reset(m)
-		// The one tolerated deviation (json_decode_lists.go): StringList
-		// map values written as bare arrays.
+		// The one tolerated deviation: StringList map values written as
+		// bare arrays.
 		if wb, ok := wrapBareLists(b, md); ok && unmarshalOptions.Unmarshal(wb, m) == nil {
 			return checkEnums(wb, m, md)
 		}

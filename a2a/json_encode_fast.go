@@ -7,7 +7,7 @@ package a2a
 // what the generic walk writes, byte for byte (TestFastJSONMatchesGeneric
 // compares the two on generated messages, and fails when one of these
 // messages gains a field): the same members in field-number order, a
-// member when it is populated or always written (json_encode.go), and the
+// member when it is populated or always written (requiredFields), and the
 // generic walk for what is not written out here (Struct, Value and
 // Timestamp). A nil message is written as the generic walk writes an
 // empty one: its getters give the zero values.

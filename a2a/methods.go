@@ -32,7 +32,8 @@ type Method struct {
 	// whether the server got it: the reads, the operations the spec makes
 	// idempotent (CancelTask, DeleteTaskPushNotificationConfig, spec
 	// §3.3.1, §3.1.10), and SendMessage and SendStreamingMessage, which a
-	// client resends with the same messageId (docs/decisions.md#b14).
+	// client resends with the same messageId (decision B14: a resend
+	// returns the original result and does not run the agent again).
 	RetrySafe bool
 	// NewRequest returns an empty request message of the operation.
 	NewRequest func() proto.Message
@@ -95,9 +96,9 @@ const (
 
 // Methods lists the eleven operations.
 //
-// SubscribeToTask: a2a.proto's google.api.http annotation says GET and
+// SubscribeToTask: the proto's google.api.http annotation says GET and
 // the prose (spec §5.3, §11.3.2) says POST; Parley serves both
-// (docs/decisions.md#b1).
+// (decision B1).
 var Methods []Method
 
 func init() {

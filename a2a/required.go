@@ -14,7 +14,7 @@ import (
 )
 
 // requiredFields lists every field annotated REQUIRED in the A2A v1.0 proto
-// (a2a.proto's REQUIRED field_behavior annotations, spec §5.7), by full field
+// (lf.a2a.v1's REQUIRED field_behavior annotations, spec §5.7), by full field
 // name.
 var requiredFields = map[protoreflect.FullName]bool{
 	"lf.a2a.v1.Task.id":     true,

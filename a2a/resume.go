@@ -2,7 +2,7 @@ package a2a
 
 import "context"
 
-// Resuming a stream (DESIGN "The event log"): every event of a task has a
+// Resuming a stream from the task's event log: every event of a task has a
 // sequence number (StreamEvent.Seq; 1 is the creation). A subscriber that
 // lost its stream calls SubscribeToTask again naming the last number it
 // received, and gets exactly the events after it, then live ones.

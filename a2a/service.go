@@ -104,7 +104,7 @@ const ProtocolVersion = "1.0"
 // RequestedVersion reads a request's A2A-Version service parameter: the
 // version asked for, where a missing or empty value means "0.3" (spec
 // §3.6.2), and its Major.Minor, by which servers compare it
-// (docs/decisions.md#b7: a patch number is ignored).
+// (decision B7: a patch number is ignored).
 func RequestedVersion(v string) (asked, majorMinor string) {
 	asked = strings.TrimSpace(v)
 	if asked == "" {

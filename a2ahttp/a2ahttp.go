@@ -129,7 +129,7 @@ type Options struct {
 	GRPC *grpcbind.Options
 	// DisableGRPC turns the gRPC binding off.
 	DisableGRPC bool
-	// DisableV03 turns off serving A2A v0.3 beside v1.0 (v03.go): its
+	// DisableV03 turns off serving A2A v0.3 beside v1.0: its
 	// JSON-RPC methods and its HTTP+JSON routes under /v1/, and the v0.3
 	// members of the card.
 	DisableV03 bool
@@ -157,7 +157,7 @@ type Handler struct {
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
 	card        []byte
-	index       []byte // the page served for GET / (index.go)
+	index       []byte // the page served for GET / (indexPage)
 	etag        string
 	modified    time.Time
 }

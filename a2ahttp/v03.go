@@ -9,10 +9,10 @@ import (
 	"parley.dev/parley/v03"
 )
 
-// Serving A2A v0.3 beside v1.0 (docs/versions.md): unless
-// Options.DisableV03, the JSON-RPC URL also answers the v0.3 method names,
-// the HTTP+JSON base also serves the v0.3 routes under /v1/, and the card
-// carries the v0.3 interfaces and top-level members.
+// Serving A2A v0.3 beside v1.0: unless Options.DisableV03, the JSON-RPC
+// URL also answers the v0.3 method names, the HTTP+JSON base also serves
+// the v0.3 routes under /v1/, and the card carries the v0.3 interfaces and
+// top-level members.
 
 // encodeCard encodes the public card document. With v0.3 on, the card
 // gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,

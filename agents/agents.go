@@ -96,7 +96,7 @@ func Conformance() server.Agent {
 
 func conformance(ctx context.Context, req *server.Request, em *server.Emitter) error {
 	if run := tckRuleFor(req.Message.GetMessageId()); run != nil {
-		return run(ctx, em) // the conformance kit's contract (tck.go)
+		return run(ctx, em) // the conformance kit's contract (tckRuleFor)
 	}
 	text := strings.TrimSpace(a2a.FirstText(req.Message))
 	if req.Task != nil && req.Task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_INPUT_REQUIRED {

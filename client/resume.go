@@ -175,7 +175,7 @@ func (s *streamRun) forward(ev a2a.StreamEvent) bool {
 		return false
 	}
 	// A SendStreamingMessage stream closes at INPUT_REQUIRED
-	// (docs/decisions.md#b2); the subscription carrying it on after a
+	// (decision B2); the subscription carrying it on after a
 	// break would not, so the Client ends it there.
 	return !(s.resumed && s.tr.send && s.tr.closesSend())
 }

@@ -97,7 +97,7 @@ func (s *streamTracker) over() bool {
 }
 
 // closesSend reports whether a SendStreamingMessage stream closes here
-// (docs/decisions.md#b2): a terminal state, INPUT_REQUIRED (not a
+// (decision B2): a terminal state, INPUT_REQUIRED (not a
 // follow-up's starting snapshot) or a direct message.
 func (s *streamTracker) closesSend() bool {
 	return a2a.IsTerminal(s.state) || s.message ||

@@ -51,11 +51,11 @@ func DefaultTransports() []TransportFactory {
 	return []TransportFactory{JSONRPC(), REST(), GRPC()}
 }
 
-// V03Transports returns the factories of the A2A v0.3 bindings this
-// package speaks: JSON-RPC, HTTP+JSON and gRPC (docs/versions.md). A Client
-// made without Options.Transports uses them beside DefaultTransports, only
-// for an agent that offers no v1.0 interface it can use (v1.0 interfaces
-// always come first); list them in Options.Transports to keep them there.
+// V03Transports returns the factories of the A2A v0.3 bindings this package
+// speaks: JSON-RPC, HTTP+JSON and gRPC. A Client made without
+// Options.Transports uses them beside DefaultTransports, only for an agent
+// that offers no v1.0 interface it can use (v1.0 interfaces always come
+// first); list them in Options.Transports to keep them there.
 func V03Transports() []TransportFactory {
 	return []TransportFactory{v03http.JSONRPCFactory(), v03http.RESTFactory(), v03grpc.Factory()}
 }

@@ -1,5 +1,5 @@
 // Package grpcbind is the gRPC binding of A2A (spec §10), both halves:
-// Handler serves the service lf.a2a.v1.A2AService (proto/a2a.proto) with
+// Handler serves the service lf.a2a.v1.A2AService (spec §10.3) with
 // connect-go from a plain http.Handler, so that it shares one port (and one
 // authentication step) with the JSON-RPC and HTTP+JSON bindings, and
 // Transport calls it. The handler also serves the standard gRPC health
@@ -194,7 +194,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Service parameters (spec §10.2) are gRPC metadata, that is HTTP/2
 	// headers, and nothing else: the same rules as on the HTTP bindings
-	// apply (docs/decisions.md#b7), but there is no query-parameter fallback.
+	// apply (decision B7: A2A-Version compared on Major.Minor, missing
+	// means 0.3), but there is no query-parameter fallback.
 	ci := httpx.MetadataCallInfo(r)
 	r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
 	path := r.URL.Path
@@ -258,7 +259,7 @@ func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.H
 // client's deadline passed, or the server is stopping; when the client went
 // away nobody reads it) the status is DEADLINE_EXCEEDED or UNAVAILABLE
 // rather than OK, so that a client never mistakes it for the normal end of
-// the stream, which only the core decides (docs/decisions.md#b2).
+// the stream, which only the core decides (decision B2: when streams close).
 func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[message]) error {
 	ci := a2a.CallInfoFrom(ctx)
 	sent := false

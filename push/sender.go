@@ -1,7 +1,7 @@
-// Package push delivers A2A push notifications (docs/decisions.md#b3): every
-// event of a task with push configurations is posted to each configuration's
-// webhook, in event order, at least once, from a durable outbox kept in the
-// task store.
+// Package push delivers A2A push notifications (spec §3.5.3, decision B3):
+// every event of a task with push configurations is posted to each
+// configuration's webhook, in event order, at least once, from a durable
+// outbox kept in the task store.
 //
 // The server core queues an event in the outbox in the same store write
 // that records the event (taskstore.Event.Push), then tells the Sender

@@ -152,7 +152,7 @@ type Request struct {
 
 // EncodeRequest maps a request message onto its operation's route. verb
 // overrides the route's HTTP method when not "" (the client sends
-// SubscribeToTask as POST, docs/decisions.md#b1). A path variable left empty is
+// SubscribeToTask as POST, decision B1). A path variable left empty is
 // refused with InvalidParams, since the route cannot be built.
 func EncodeRequest(m *a2a.Method, req proto.Message, verb string) (Request, error) {
 	msg := req.ProtoReflect()

@@ -20,7 +20,7 @@ import (
 )
 
 // ContentType is the media type of HTTP+JSON bodies (spec §11.1;
-// docs/decisions.md#b8).
+// decision B8).
 const ContentType = httpx.ContentTypeA2A
 
 // Options configure a Handler: body limit, SSE keep-alive interval (0 means
@@ -90,7 +90,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // responseType is the media type of a response body other than a stream
-// (docs/decisions.md#b8): application/a2a+json (spec §11.1), unless the
+// (decision B8): application/a2a+json (spec §11.1), unless the
 // request's Accept header names application/json and does not name
 // application/a2a+json, in which case application/json, the media type
 // some clients (the official Go SDK among them) insist on before they read

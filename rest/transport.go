@@ -16,11 +16,12 @@ import (
 	"parley.dev/parley/transport"
 )
 
-// Transport is the client half: one request per operation on its route below
-// the interface URL (EncodeRequest). SubscribeToTask is sent as POST
-// (decision B1 in docs/decisions.md). Bodies are application/a2a+json; error
-// bodies are read by shape, whatever their content type. It implements
-// transport.Transport and is safe for concurrent use.
+// Transport is the client half: one request per operation on its route
+// below the interface URL (EncodeRequest). SubscribeToTask is sent as POST
+// (decision B1: the spec's prose says POST). Bodies are
+// application/a2a+json; error bodies are read by shape, whatever their
+// content type. It implements transport.Transport and is safe for
+// concurrent use.
 type Transport struct {
 	base string // interface URL without a trailing slash
 	httpx.Caller
@@ -48,7 +49,7 @@ func Factory() transport.Factory {
 func (t *Transport) send(ctx context.Context, m *a2a.Method, req proto.Message, accept string) (*http.Response, string, error) {
 	verb := ""
 	if m.Name == a2a.MethodSubscribeToTask {
-		verb = http.MethodPost // docs/decisions.md#b1: the prose's verb, served by every SDK
+		verb = http.MethodPost // decision B1: the prose's verb, served by every SDK
 	}
 	r, err := EncodeRequest(m, req, verb)
 	if err != nil {

@@ -1,7 +1,7 @@
 package server
 
-// Accepting a client message: idempotent resends (docs/decisions.md#b14), new
-// tasks and follow-ups of existing ones (spec §3.4).
+// Accepting a client message: idempotent resends (spec §3.3.1, decision
+// B14), new tasks and follow-ups of existing ones (spec §3.4).
 
 import (
 	"context"
@@ -16,7 +16,8 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// msgKey identifies a client message for idempotency (docs/decisions.md#b14).
+// msgKey identifies a client message for idempotency (decision B14: a
+// resend of a messageId returns the original result).
 type msgKey struct {
 	scope taskstore.Scope
 	id    string
@@ -47,7 +48,7 @@ func (e *resent) Error() string {
 // made, and nothing here is making it: the process that accepted the
 // message stopped (or its store write failed) before the agent's first
 // update. The message is run again, as the task the record names, so that
-// every resend gets an answer (docs/decisions.md#b14).
+// every resend gets an answer (decision B14).
 type orphaned struct{ rec *taskstore.MessageRecord }
 
 func (e *orphaned) Error() string {
@@ -93,7 +94,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	}
 	// The messages table decides between two replicas that got one
 	// messageId at once (spec §3.3.1 lets the messageId detect
-	// duplicates; docs/decisions.md#b14): the loser answers as a resend.
+	// duplicates; decision B14): the loser answers as a resend.
 	var lost *resent
 	if errors.As(err, &lost) {
 		acc, err = s.answerRecord(ctx, c, lost.rec, digest, stream)
@@ -131,7 +132,7 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 }
 
 // claimMessage lets one first send of a messageId run at a time
-// (docs/decisions.md#b14): a later send of the same key waits until the
+// (decision B14): a later send of the same key waits until the
 // earlier one calls the returned unclaim, and then finds its record.
 func (s *Server) claimMessage(ctx context.Context, key msgKey) (unclaim func(), err error) {
 	for {
@@ -311,8 +312,8 @@ func (r *run) awaitSettledExecution(ctx context.Context) error {
 // hold r.mu and have loaded the task.
 func (r *run) refuseFollowUp(msg *a2a.Message) error {
 	t := r.task
-	// Decision B10 before B6 (docs/decisions.md): a mismatched contextId is
-	// invalid whatever the task's state.
+	// Decision B10 before B6: a mismatched contextId is invalid whatever
+	// the task's state.
 	if msg.ContextId != "" && msg.ContextId != t.ContextId {
 		return a2a.InvalidParams(a2a.FieldViolation{Field: "message.contextId",
 			Description: "does not match the contextId of task " + t.Id})
@@ -345,7 +346,7 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 		}
 	}
 	// The record first: of two replicas given this follow-up at once, the
-	// one that records it runs it (docs/decisions.md#b14).
+	// one that records it runs it (decision B14).
 	prev, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
 		MessageID: msg.MessageId, Digest: digest, TaskID: t.Id, Created: s.now(),
 	})
@@ -355,8 +356,8 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 	if prev != nil {
 		return &resent{prev}
 	}
-	// docs/decisions.md#b9: the context is inferred from the task and stamped
-	// on the stored message.
+	// Decision B9: the context is inferred from the task and stamped on
+	// the stored message.
 	msg.ContextId = t.ContextId
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = a2a.CloneTask(t)
@@ -375,7 +376,7 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 }
 
 // replay answers a resend of a known messageId with the original result,
-// without running the agent again (docs/decisions.md#b14): the direct reply,
+// without running the agent again (decision B14): the direct reply,
 // or the task, followed live while it is still running.
 func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecord, stream bool) (*accepted, error) {
 	if s.opts.Cluster != nil {
@@ -434,8 +435,8 @@ func (s *Server) isOrphan(rec *taskstore.MessageRecord, err error) bool {
 	return s.opts.Retention <= 0 || rec.Created.After(s.now().Add(-s.opts.Retention))
 }
 
-// digestOf identifies a message's content for decision B14
-// (docs/decisions.md#b14).
+// digestOf identifies a message's content for decision B14 (the same
+// messageId with different content is refused).
 func digestOf(m *a2a.Message) string {
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	sum := sha256.Sum256(b)

@@ -55,7 +55,7 @@ type Request struct {
 	//
 	// A contextId is the caller's own name for a context, chosen freely
 	// (spec §3.4.1): the same ContextID sent by two principals, or in two
-	// tenants, names two separate contexts (docs/decisions.md#b12). An
+	// tenants, names two separate contexts (decision B12). An
 	// agent that keeps anything per context keys it by Context(), never by
 	// ContextID alone.
 	TaskID, ContextID string
@@ -63,7 +63,8 @@ type Request struct {
 	Principal string
 	// Tenant is the tenant the call named ("" for none). With Principal it
 	// is the caller's scope: the task, and everything the core hands the
-	// agent about it, belong to that scope (docs/decisions.md#b12).
+	// agent about it, belong to that scope (decision B12: tasks belong to
+	// the principal that created them).
 	Tenant string
 	// Extensions are the extension URIs activated for this request.
 	Extensions []string
@@ -74,7 +75,7 @@ type Request struct {
 }
 
 // ContextKey identifies one context: a contextId within the scope of
-// the caller that uses it (docs/decisions.md#b12). Two callers sending the
+// the caller that uses it (decision B12). Two callers sending the
 // same contextId have two different keys.
 type ContextKey struct {
 	Tenant, Principal, ContextID string
@@ -169,7 +170,7 @@ func (e *Emitter) StartArtifact(a *a2a.Artifact) error {
 
 // AppendArtifact adds a's parts to the artifact with the same id; more
 // chunks follow. Appending to an id never sent starts a new artifact
-// (docs/decisions.md#b11).
+// (decision B11).
 func (e *Emitter) AppendArtifact(a *a2a.Artifact) error {
 	return e.r.emit(e.ex, event{artifact: a, append: true})
 }
@@ -182,7 +183,7 @@ func (e *Emitter) FinishArtifact(a *a2a.Artifact) error {
 
 // Chunk emits part of an artifact: with appendTo, its parts are added to
 // the artifact with the same id (one that was never sent starts a new
-// artifact, docs/decisions.md#b11); lastChunk marks the artifact's final chunk.
+// artifact, decision B11); lastChunk marks the artifact's final chunk.
 //
 // Deprecated: two positional booleans are easily swapped. Use
 // StartArtifact (false, false), AppendArtifact (true, false),

@@ -20,7 +20,7 @@ type call struct {
 }
 
 // begin runs the checks common to every operation, in this order:
-// authentication, protocol version (docs/decisions.md#b7), required
+// authentication, protocol version (decision B7), required
 // extensions, the length of the tenant (Limits.MaxIDBytes). It returns the
 // caller's scope for the tenant.
 func (s *Server) begin(ctx context.Context, tenant string) (call, error) {

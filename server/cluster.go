@@ -1,8 +1,8 @@
 package server
 
-// One replica of many on a shared store (DESIGN "Many replicas";
-// docs/replicas.md). Without Options.Cluster none of this runs: a
-// process that owns its store fans out in memory only.
+// One replica of many on a shared store (Options.Cluster). Without
+// Options.Cluster none of this runs: a process that owns its store fans
+// out in memory only.
 //
 // The store's event log is the truth every replica reads. A process
 // feeds its streams in memory from the executions it runs, as on one

@@ -8,14 +8,12 @@
 // The bindings (packages jsonrpc, rest and grpcbind) only translate between
 // their wire format and a2a.Service, so every binding behaves the same.
 //
-// Where things live: server.go (Options, New, Close), shutdown.go
-// (Shutdown: the drain before the stop), call.go (the checks every
-// operation starts with), accept.go and send.go (SendMessage and
-// SendStreamingMessage), tasks.go and pushconfig.go (the other operations),
-// run.go, execution.go and events.go (the live state of a task, the agent's
-// executions and the events it emits), agent.go (the Agent API), limits.go
-// (Limits: the bounds on what a request may carry) and quota.go (the
-// per-caller task quotas).
+// The parts: Options, New and Close; Shutdown, the drain before the stop;
+// the operations of a2a.Service, each starting with the same checks
+// (authentication, protocol version, limits); the Agent API (Agent,
+// Request, Emitter), through which an agent's executions emit the events
+// of a task; Limits, the bounds on what a request may carry, and the
+// per-caller task quotas (Limits.MaxOpenTasks, Limits.TaskRate).
 //
 // # When an agent's context is canceled
 //

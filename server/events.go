@@ -57,11 +57,11 @@ func (r *run) apply(ex *execution, ev event) error {
 	return r.setStatus(ctx, ev.state, ev.message)
 }
 
-// record stores and publishes a validated event of the agent. An event
-// that neither ends nor interrupts the task is queued (pipe.go), the one
-// that makes the task included: it is stored with the events that follow
-// it without a pause, so an agent that answers at once costs one write.
-// Any other event is stored at once, after the queue. Callers hold r.mu.
+// record stores and publishes a validated event of the agent. An event that
+// neither ends nor interrupts the task is queued (run.enqueue), the one
+// that makes the task included: it is stored with the events that follow it
+// without a pause, so an agent that answers at once costs one write. Any
+// other event is stored at once, after the queue. Callers hold r.mu.
 func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
 	if r.task == nil && !r.creating() {
 		r.queueCreate()
@@ -71,7 +71,7 @@ func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
 		state = u.GetStatus().GetState()
 	}
 	if !settled(state) {
-		r.enqueue(ctx, ev) // stored and published by a write of its own (pipe.go)
+		r.enqueue(ctx, ev) // stored and published by a write of its own
 		return nil
 	}
 	if err := r.append(ctx, ev); err != nil {
@@ -149,10 +149,10 @@ func (r *run) contextID() string {
 // replicas: the first to write runs) and ErrTaskTaken is returned; a
 // writer without one (CancelTask) tries again, a few times.
 func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
-	// Pipelined events go first, in the same write (pipe.go). When the
-	// write in flight fails, this event, which follows it, is not written
-	// either: with Options.Cluster the run may have just read that another
-	// replica ended the task, or runs it now.
+	// Pipelined events go first, in the same write (run.nextWrite). When
+	// the write in flight fails, this event, which follows it, is not
+	// written either: with Options.Cluster the run may have just read that
+	// another replica ended the task, or runs it now.
 	if r.settleInflight() != nil {
 		return r.pipeFailure()
 	}
@@ -243,7 +243,7 @@ func (r *run) published(ev *a2a.StreamResponse) {
 	// chunk, not the artifact.
 	known := taskstore.Apply(r.task, ev)
 	if u := ev.GetArtifactUpdate(); u.GetAppend() && !known {
-		// docs/decisions.md#b11: an append to an artifact never sent starts it, so
+		// Decision B11: an append to an artifact never sent starts it, so
 		// nothing is lost.
 		r.s.log.Warn("append to unknown artifact: starting it", "task", r.id, "artifact", u.GetArtifact().GetArtifactId())
 	}

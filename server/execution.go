@@ -152,7 +152,7 @@ func (r *run) emit(ex *execution, ev event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ev.artifact == nil {
-		r.settleInflight() // an event that could not be stored fails this call (pipe.go)
+		r.settleInflight() // an event that could not be stored fails this call
 	}
 	if r.pipeErr != nil {
 		return r.pipeFailure()

@@ -2,8 +2,8 @@ package server
 
 // Bounds on what one request may carry (Limits): sizes of lists, of
 // identifiers, of metadata and of push configurations, checked before
-// anything is stored or looked up. The per-caller quotas on tasks are in
-// quota.go.
+// anything is stored or looked up. The per-caller quotas on tasks are
+// type quotas.
 
 import (
 	"fmt"

@@ -7,7 +7,7 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// Pusher delivers push notifications (docs/decisions.md#b3) from the store's
+// Pusher delivers push notifications (decision B3) from the store's
 // outbox; package push implements it. With a Pusher set, every task event is
 // queued in the outbox in the same store write that records it, for every
 // active configuration of the task. Methods may be called concurrently;
@@ -64,7 +64,7 @@ func (s *Server) checkPushURL(ctx context.Context, field, raw string) error {
 func (r *run) putPushConfig(ctx context.Context, cfg *a2a.TaskPushNotificationConfig) error {
 	s := r.s
 	// The snapshot numbered r.seq must hold every event stored before the
-	// configuration: pipelined chunks are stored first (pipe.go).
+	// configuration: pipelined chunks are stored first (run.drain).
 	r.drain(ctx)
 	ev := taskstore.Event{}
 	if s.delivering() {

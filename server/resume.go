@@ -1,8 +1,8 @@
 package server
 
-// Resuming a stream from the event log (DESIGN "The event log"): a
-// SubscribeToTask that names the last event it received gets exactly the
-// events after it, then live ones.
+// Resuming a stream from the task's event log: a SubscribeToTask that
+// names the last event it received gets exactly the events after it, then
+// live ones.
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (r *run) planResume(ctx context.Context, after uint64) (*resume, error) {
 		switch {
 		case errors.Is(err, taskstore.ErrPruned):
 			// The missed events are no longer kept: a snapshot first, as a
-			// fresh subscriber gets (DESIGN).
+			// fresh subscriber gets.
 			snap := r.snapshot()
 			p.snap = &snap
 		case err != nil:

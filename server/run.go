@@ -32,14 +32,14 @@ type run struct {
 	waiters map[chan struct{}]struct{} // in-process callers woken on every change
 	exec    *execution                 // the active execution, if any
 	reply   *a2a.Message               // that reply
-	tail    *tail                      // with Options.Cluster: the follower of the store's log (cluster.go)
+	tail    *tail                      // with Options.Cluster: the follower of the store's log (run.follow)
 	// mayPush is false only while the task is known to have never had a
 	// push configuration: a task this run created without one, which got
 	// none since. Its events then skip the pusher's outbox lookup (see
 	// run.queued). A task loaded from the store may have configurations.
 	mayPush bool
 
-	// Pipelined events (pipe.go): numbered after seq, stored by a write
+	// Pipelined events (run.enqueue): numbered after seq, stored by a write
 	// in flight or queued for the next, published once stored.
 	queue    []*a2a.StreamResponse // events waiting for the next write
 	inflight *pipeWrite            // the write in flight, nil when none
@@ -56,7 +56,7 @@ type run struct {
 
 // runKey identifies a run: the live-task registry is per scope, so a caller
 // probing another scope's task id never touches that task's run
-// (docs/decisions.md#b12).
+// (decision B12: another principal's task looks absent).
 type runKey struct {
 	scope taskstore.Scope
 	id    string

@@ -79,8 +79,8 @@ func (acc *accepted) answered(immediate bool) bool {
 
 // SendStreamingMessage implements a2a.Service (spec §3.1.2). A task stream
 // starts with the Task and closes after a terminal state or INPUT_REQUIRED;
-// it stays open through AUTH_REQUIRED (docs/decisions.md#b2). A direct reply
-// streams one Message.
+// it stays open through AUTH_REQUIRED (spec §7.6.1, decision B2). A direct
+// reply streams one Message.
 func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		if err := s.refuseWhileDraining(); err != nil {
@@ -174,7 +174,7 @@ func historyOf(cfg *a2a.SendMessageConfiguration) *int32 {
 }
 
 // withHistory returns a copy of t limited to the last n history messages
-// (docs/decisions.md#b4: nil means all, 0 means none).
+// (decision B4: nil means all, 0 means none).
 func withHistory(t *a2a.Task, n *int32, owned bool) *a2a.Task {
 	if !owned {
 		t = a2a.CloneTask(t)

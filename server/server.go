@@ -43,12 +43,13 @@ type Options struct {
 	Store taskstore.Store
 	// RequireAuth makes every operation need an authenticated principal
 	// (CallInfo.Principal). Callers are scoped to their own tasks either
-	// way (docs/decisions.md#b12); without authentication all share one scope.
+	// way (decision B12); without authentication all share one scope.
 	RequireAuth bool
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 	// IdempotencyWindow is how long a messageId is remembered for
-	// idempotent resends (docs/decisions.md#b14); default 24 h.
+	// idempotent resends (decision B14: a resend returns the original
+	// result and does not run the agent again); default 24 h.
 	IdempotencyWindow time.Duration
 	// Retention removes terminal tasks whose status is older than this;
 	// 0 keeps them forever.
@@ -86,12 +87,12 @@ type Options struct {
 	// or a context derived from it; package telemetry carries the
 	// request's span into it, so that the agent's spans nest under it.
 	ExecutionContext func(ctx, caller context.Context, req *Request) context.Context
-	// Cluster, when set, makes the server one replica of several that
-	// share Store (cluster.go, docs/replicas.md): streams follow tasks
-	// running on other replicas through the store's log, CancelTask
-	// reaches their agents, and the tasks of a replica whose lease lapsed
-	// end FAILED. Without it the server assumes it owns the store: at
-	// start it ends FAILED every task left SUBMITTED or WORKING.
+	// Cluster, when set, makes the server one replica of several that share
+	// Store: streams follow tasks running on other replicas through the
+	// store's log, CancelTask reaches their agents, and the tasks of a
+	// replica whose lease lapsed end FAILED. Without it the server assumes
+	// it owns the store: at start it ends FAILED every task left SUBMITTED
+	// or WORKING.
 	Cluster *Cluster
 }
 
@@ -121,18 +122,17 @@ type Server struct {
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
 	// unfinished holds the tasks whose end the store did not take, until
-	// it does (unfinished.go): runKey → the write's error.
+	// it does (finishLater): runKey → the write's error.
 	unfinished sync.Map
 
-	// The drain of Shutdown (shutdown.go): draining refuses new messages;
-	// execs counts the executions not over yet, detached ones included,
-	// and idle, when not nil, is closed when that count drops to zero
-	// (both under mu).
+	// The drain of Shutdown: draining refuses new messages; execs counts
+	// the executions not over yet, detached ones included, and idle, when
+	// not nil, is closed when that count drops to zero (both under mu).
 	draining atomic.Bool
 	execs    int
 	idle     chan struct{}
 
-	// With Options.Cluster (cluster.go): the announcer of appends.
+	// With Options.Cluster: the announcer of appends.
 	notes     *notifier
 	stopNotes context.CancelFunc
 	notesDone chan struct{}

@@ -11,7 +11,7 @@ import (
 // that lets limit events pile up is cut off (closed with an error) rather
 // than slowing the agent or growing memory. The queue is a slice that
 // grows only while events wait, so an idle subscriber costs a few hundred
-// bytes, not a buffer sized for the worst case (DESIGN: an idle stream
+// bytes, not a buffer sized for the worst case (the aim: an idle stream
 // costs little, and 10,000 may watch one task).
 type subscriber struct {
 	limit int

@@ -33,7 +33,7 @@ const (
 	MaxPageSize     = 100
 )
 
-// ListTasks implements a2a.Service (spec §3.1.4; docs/decisions.md#b5): the
+// ListTasks implements a2a.Service (spec §3.1.4; decision B5): the
 // caller's tasks only, newest status first, with an opaque signed cursor.
 func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	c, err := s.begin(ctx, req.GetTenant())
@@ -157,7 +157,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	return a2a.CloneTask(r.task), nil
 }
 
-// SubscribeToTask implements a2a.Service (spec §3.1.6; docs/decisions.md#b2):
+// SubscribeToTask implements a2a.Service (spec §3.1.6; decision B2):
 // a Task snapshot first, then every event until a terminal state. A task
 // already terminal is refused with UnsupportedOperationError.
 //
@@ -166,7 +166,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 // instead, from the task's log, then live ones: no gap, no duplicate and no
 // snapshot, unless the missed events were pruned (then a snapshot first).
 // A task that ended meanwhile is caught up, not refused; one whose last
-// event was the one named gives an empty stream. See resume.go.
+// event was the one named gives an empty stream.
 func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		c, err := s.begin(ctx, req.GetTenant())
@@ -228,8 +228,9 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 	}
 }
 
-// GetExtendedAgentCard implements a2a.Service (spec §3.1.11;
-// docs/decisions.md#b13).
+// GetExtendedAgentCard implements a2a.Service (spec §3.1.11; decision
+// B13: only for an authenticated caller, and only when the card declares
+// and the server is given one).
 func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {

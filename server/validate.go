@@ -116,7 +116,7 @@ func mediaBase(mt string) string {
 }
 
 // validatePushURL checks a webhook URL is an absolute http(s) URL with a
-// host (TaskPushNotificationConfig.url in a2a.proto; spec §13.2).
+// host (TaskPushNotificationConfig.url, spec §13.2).
 // An empty URL is left to the REQUIRED check (a2a.CheckRequired), which
 // reports it once.
 func validatePushURL(field, raw string) []a2a.FieldViolation {
@@ -142,7 +142,7 @@ func validate(m proto.Message, extra ...[]a2a.FieldViolation) error {
 	return nil
 }
 
-// historyCheck rejects a negative historyLength (docs/decisions.md#b4).
+// historyCheck rejects a negative historyLength (decision B4).
 func historyCheck(field string, n *int32) []a2a.FieldViolation {
 	if n != nil && *n < 0 {
 		return []a2a.FieldViolation{{Field: field, Description: "must be zero or positive"}}

@@ -12,11 +12,10 @@ const workerIdle = 5 * time.Second
 // workers runs the server's jobs (agent executions, pipelined writes) on
 // goroutines that outlive one job. A new goroutine starts with a small
 // stack and grows it, copying it each time, as the job calls deeper
-// (validation, the store, protobuf encoding): with 64 clients on the
-// memory store that copying was 6 % of the server's CPU. A worker keeps
-// the stack its first jobs grew, at the cost of that memory while it
-// waits (docs/performance.md). A job that ends its goroutine
-// (runtime.Goexit) ends its worker only.
+// (validation, the store, protobuf encoding): with 64 clients on the memory
+// store that copying was 6 % of the server's CPU. A worker keeps the stack
+// its first jobs grew, at the cost of that memory while it waits. A job
+// that ends its goroutine (runtime.Goexit) ends its worker only.
 type workers struct {
 	jobs chan func() // unbuffered: a send succeeds only to a waiting worker
 	done <-chan struct{}

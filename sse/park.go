@@ -17,7 +17,7 @@ import (
 
 // Parking takes HTTP/1.1 streams that have been silent for a while off
 // net/http's connection machinery, so that an idle stream costs little
-// (DESIGN "Performance intent": 10,000 streams may watch one task).
+// (the aim: 10,000 streams may watch one task).
 //
 // An open HTTP/1.1 response holds a goroutine for its handler, another
 // that net/http reads the connection with, and 10 KiB of buffers, all for
@@ -81,7 +81,7 @@ func (p *Parking) Streams() int {
 
 // enter counts one more stream and its goroutine, unless p is closed. A
 // map entry costs a stream less than a context.AfterFunc on a context of
-// p's would (DESIGN "Performance intent": 16 KiB per idle stream).
+// p's would (the aim: 16 KiB per idle stream).
 func (p *Parking) enter(l *lot) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -177,8 +177,8 @@ type hijacked struct {
 
 // lot is the parking state of one stream, and its a2a.Idler. An idle
 // stream's memory is mostly its lot, its Writer and its contexts, so the
-// lot keeps little, and nothing the parked stream no longer needs (DESIGN
-// "Performance intent": 16 KiB per idle stream).
+// lot keeps little, and nothing the parked stream no longer needs (the
+// aim: 16 KiB per idle stream).
 type lot struct {
 	sw       *Writer
 	after    time.Duration

@@ -20,7 +20,7 @@ import (
 )
 
 // Writer writes events to one HTTP response. It is safe for concurrent use.
-// A Writer made by Parking.Serve may also park its stream (park.go): from
+// A Writer made by Parking.Serve may also park its stream (Parking): from
 // then on it writes HTTP/1.1 chunks to the bare connection.
 type Writer struct {
 	mu    sync.Mutex

@@ -14,7 +14,7 @@ import (
 //   - an artifact update with append adds its parts to the artifact with
 //     the same id (a2a.AppendChunk), without append replaces it by a copy;
 //     an artifact whose id is new is added at the end, copied (an append to
-//     an unknown artifact starts it: docs/decisions.md#b11);
+//     an unknown artifact starts it: decision B11);
 //   - a Task replaces everything;
 //   - a Message changes nothing (a direct reply is not part of a task).
 //

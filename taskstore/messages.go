@@ -8,8 +8,8 @@ import (
 )
 
 // Messages remembers the client messages the server accepted, so that a
-// resend with the same messageId returns the original result
-// (docs/decisions.md#b14). The server core calls it when a message arrives,
+// resend with the same messageId returns the original result (spec
+// §3.3.1, decision B14). The server core calls it when a message arrives,
 // when a direct reply is known, and in its periodic cleanup
 // (DeleteMessagesBefore). All methods may be called concurrently; PutMessage
 // is the atomic check-and-insert that decides which of two concurrent resends

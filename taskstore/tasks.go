@@ -134,8 +134,8 @@ type ListQuery struct {
 	// State keeps only tasks in this state when not TASK_STATE_UNSPECIFIED.
 	State a2a.TaskState
 	// Since keeps only tasks whose status timestamp is at or after it
-	// (inclusive, as a2a.proto's
-	// ListTasksRequest.status_timestamp_after says) when non-zero.
+	// (inclusive, as lf.a2a.v1.ListTasksRequest.status_timestamp_after
+	// says) when non-zero.
 	Since time.Time
 	// After starts the page strictly after this position when non-nil.
 	After *Cursor

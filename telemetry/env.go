@@ -14,8 +14,7 @@ import (
 // made on purpose: where the specification defaults OTEL_TRACES_EXPORTER
 // and OTEL_METRICS_EXPORTER to "otlp", Parley exports nothing unless told
 // to, so a server started without configuration sends nothing anywhere.
-// Telling it is either naming the exporter or giving an OTLP endpoint
-// (docs/observability.md).
+// Telling it is either naming the exporter or giving an OTLP endpoint.
 
 // plan is what the environment configures.
 type plan struct {

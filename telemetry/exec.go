@@ -26,8 +26,7 @@ import (
 //
 // There is no span of its own for the execution: the request's span
 // covers it for blocking and streaming sends, and one span fewer per
-// message is a good part of keeping tracing's cost under 10 %
-// (docs/observability.md).
+// message is a good part of keeping tracing's cost under 10 %.
 func (t *Telemetry) ExecutionContext(ctx, caller context.Context, req *server.Request) context.Context {
 	if t == nil || !t.Enabled() {
 		return ctx

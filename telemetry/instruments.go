@@ -42,8 +42,8 @@ const (
 // millisecond (a read from memory) to five minutes (a long stream).
 var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
-// instruments are the metrics Parley records (docs/observability.md
-// explains each).
+// instruments are the metrics Parley records, each named in a comment
+// below.
 //
 // All but the open streams are kept in Parley's own memory and read by the
 // SDK when the metrics are collected, rather than recorded through the

@@ -26,7 +26,7 @@ import (
 // costs three allocations and about 1.3 KB per operation (the span, a
 // copy of its attributes, the snapshot taken when it ends); this one is a
 // single allocation, and measured as most of what was left of tracing's
-// cost per request (docs/observability.md, "Cost").
+// cost per request.
 //
 // Anything else that writes to it, that is an agent through
 // trace.SpanFromContext (attributes, events, links, errors, a status, a

@@ -96,11 +96,10 @@ var (
 // Why not an event for every call: a blocking SendMessage on the memory
 // store makes six calls of a few microseconds each, and events for all of
 // them measured at about 50 allocations, 4 KB and 5–10 µs of CPU more per
-// message, most of tracing's 10 % budget (docs/observability.md). An
-// event costs about 1 µs, so from 100 µs on it is at most about 1 % of
-// the call it describes: the calls that shape an operation's latency are
-// listed one by one, on every store, and the fast ones are counted and
-// timed together.
+// message, most of tracing's 10 % budget. An event costs about 1 µs, so
+// from 100 µs on it is at most about 1 % of the call it describes: the
+// calls that shape an operation's latency are listed one by one, on every
+// store, and the fast ones are counted and timed together.
 const slowStoreCall = 100 * time.Microsecond
 
 // done measures a store call that began at begin and returned err: its

@@ -14,8 +14,12 @@
 // which carries traceparent; and, on the client side, a client span per
 // call that carries traceparent on every binding.
 //
-// What it measures is listed in docs/observability.md, as are the
-// environment variables it reads.
+// What it measures: the durations of requests (server and client, by
+// binding) and of store calls, open streams, active executions, events
+// appended, and push deliveries, failures, retries, suspensions, drops and
+// outbox depth, all named parley.*. It reads the SDK's variables
+// (OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER,
+// OTEL_EXPORTER_OTLP_*, OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG).
 //
 // Wiring a server (parley serve does this):
 //

@@ -94,8 +94,8 @@ func members(card *a2a.AgentCard) (cardMembers, bool) {
 // supportsAuthenticatedExtendedCard, security) to v1json, the card's v1.0
 // encoding, so that one document serves both generations. Members both
 // versions name alike (name, skills, capabilities, …) are the v1.0 ones;
-// securitySchemes keeps its v1.0 shape (lossy for v0.3 readers, see
-// docs/versions.md). A card without 0.3 interfaces is returned unchanged.
+// securitySchemes keeps its v1.0 shape (lossy for v0.3 readers). A card
+// without 0.3 interfaces is returned unchanged.
 func WithMembers(v1json []byte, card *a2a.AgentCard) []byte {
 	m, ok := members(card)
 	if !ok {

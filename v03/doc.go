@@ -6,12 +6,14 @@
 // the answers back.
 //
 // v0.3 had two shapes. Its JSON-RPC binding carries the v0.3 JSON schema
-// (types.go: "kind" discriminators, lowercase task states, "final" on status
-// updates, file and data parts), its HTTP+JSON binding the v0.3 proto
-// (package a2a.v1) as ProtoJSON (proto.go: "ROLE_USER", "TASK_STATE_*",
+// (Message, Task and the other unprefixed types: "kind" discriminators,
+// lowercase task states, "final" on status updates, file and data parts),
+// its HTTP+JSON binding the v0.3 proto (package a2a.v1) as ProtoJSON
+// (PMessage, PTask and the other P types: "ROLE_USER", "TASK_STATE_*",
 // "content" instead of "parts", resource names such as
 // "tasks/{id}/pushNotificationConfigs/{configId}").
 //
 // Where the two versions cannot be mapped losslessly the choice is written
-// next to the code and collected in docs/versions.md.
+// in the doc of the function that makes it (the …ToV1 and …FromV1
+// functions, WithMembers, Final).
 package v03

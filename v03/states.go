@@ -75,7 +75,7 @@ func parseProtoState(v any) (a2a.TaskState, bool) {
 
 // Final reports whether a status update in state s is the last event of a
 // v0.3 stream: the states at which Parley closes the stream
-// (docs/decisions.md#b2): a terminal state always, and input-required on
+// (decision B2): a terminal state always, and input-required on
 // message/stream (a subscription stays open through it).
 func Final(s a2a.TaskState, subscribe bool) bool {
 	if a2a.IsTerminal(s) {

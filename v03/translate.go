@@ -14,7 +14,7 @@ import (
 // The v0.3 JSON schema to and from the v1.0 types. Decoding (ToV1) checks
 // what v0.3 requires and names every wrong member in a2a.FieldViolations;
 // encoding (FromV1) never fails: what v0.3 cannot say is dropped or
-// reshaped as docs/versions.md records.
+// reshaped, as the doc of each function says.
 
 // violations collects the problems of one decoded request.
 type violations []a2a.FieldViolation

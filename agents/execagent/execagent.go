@@ -10,7 +10,9 @@
 // the JSONLines format the program reads the request as one JSON object and
 // writes one JSON object per line: status changes (INPUT_REQUIRED with a
 // question, AUTH_REQUIRED, a final state) and artifacts with text, data or
-// file parts (see docs/serving.md#any-program-as-an-agent).
+// file parts. The request line has taskId, contextId, principal, message
+// and task (A2A JSON); an output line is either {"state", "message": text}
+// or {"artifact": A2A JSON, "append", "lastChunk"}.
 //
 // The programs run with the privileges of the server that runs them. By
 // default at most DefaultConcurrency() of them run at once, further

@@ -12,7 +12,7 @@ import (
 	"parley.dev/parley/server"
 )
 
-// The JSON-lines protocol (docs/serving.md#json-lines).
+// The JSON-lines protocol (Format JSONLines).
 //
 // In: one line, the request:
 //

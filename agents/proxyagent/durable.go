@@ -14,12 +14,12 @@ import (
 // reaches the same upstream task.
 //
 // Only agent messages are read, and only of the task the core hands the
-// agent, which is in the caller's own scope (docs/decisions.md#b12). A
-// client cannot write an agent message (a client's message has role
-// ROLE_USER, spec §2.2, and the core refuses any other), and the agent
-// writes the member itself on every upstream message it keeps, removing
-// any the upstream sent; so a stamp a client puts in its own message's
-// metadata is never believed, nor sent upstream.
+// agent, which is in the caller's own scope (decision B12: tasks belong to
+// the principal that created them). A client cannot write an agent message
+// (a client's message has role ROLE_USER, spec §2.2, and the core refuses
+// any other), and the agent writes the member itself on every upstream
+// message it keeps, removing any the upstream sent; so a stamp a client
+// puts in its own message's metadata is never believed, nor sent upstream.
 const MetadataKey = "parley.dev/upstream"
 
 // stamp records the upstream's ids in the metadata of m, Parley's copy of

@@ -32,7 +32,7 @@ func (f *fifo[K, V]) set(k K, v V) {
 }
 
 // taskKey names a Parley task within the scope of the caller it belongs
-// to (docs/decisions.md#b12).
+// to (decision B12: tasks belong to the principal that created them).
 type taskKey struct{ tenant, principal, id string }
 
 // taskOfRequest is the key of the task a request goes to.

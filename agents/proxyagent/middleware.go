@@ -97,7 +97,7 @@ func (a *Agent) cancelFirst(ctx context.Context, next a2a.Invoker, req *a2a.Canc
 		return nil
 	}
 	// The pair is looked up in the caller's scope, as the core decides it
-	// (docs/decisions.md#b12): the tenant named and the principal.
+	// (decision B12): the tenant named and the principal.
 	k := taskKey{tenant: req.GetTenant(), id: req.GetId()}
 	if ci := a2a.CallInfoFrom(ctx); ci != nil {
 		k.principal = ci.Principal

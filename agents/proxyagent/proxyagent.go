@@ -11,9 +11,9 @@
 // errors where Parley alone would answer with a FAILED task.
 //
 // The upstream sees one caller, the proxy, with the proxy's credentials:
-// whom a task belongs to is decided by Parley alone (docs/decisions.md#b12),
-// so the agent never lets a caller name an upstream task or context, and
-// its client follows no upstream redirect.
+// whom a task belongs to is decided by Parley alone (decision B12: the
+// principal that created it), so the agent never lets a caller name an
+// upstream task or context, and its client follows no upstream redirect.
 package proxyagent
 
 import (
@@ -46,7 +46,7 @@ type Options struct {
 //
 // The pairs of Parley and upstream ids (tasks and contexts) live in
 // memory, keyed by the caller's tenant and principal as well as the id: a
-// contextId is each caller's own name (docs/decisions.md#b12), so the same
+// contextId is each caller's own name (decision B12), so the same
 // contextId from two callers goes to two upstream contexts. The upstream's
 // task and context ids are also stamped on Parley's copies of its status
 // messages (MetadataKey), so that a follow-up after a restart, or on

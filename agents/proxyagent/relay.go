@@ -9,7 +9,7 @@ import (
 // event relays one upstream event into the Parley task. done reports that
 // nothing more is to be relayed: a direct reply, a terminal state, or
 // INPUT_REQUIRED (which ends a stream); AUTH_REQUIRED keeps the upstream
-// stream open, so relaying goes on (docs/decisions.md#b2).
+// stream open, so relaying goes on (decision B2, spec §7.6.1).
 func (rl *relay) event(ev a2a.StreamEvent) (done bool, err error) {
 	rl.events++
 	r := ev.Response

@@ -13,10 +13,9 @@
 // Local is the in-process Bus; package taskstore/pgstore/pgbus is one on
 // PostgreSQL's LISTEN/NOTIFY. A NATS JetStream bus, or any other, would
 // implement the same two methods. The server uses one with
-// server.Options.Cluster (docs/replicas.md): a process feeds the streams
-// of the tasks it runs in memory, and follows the others' with Follow.
-// A key need not be a task id: the server also wakes a task's runner
-// under "cancel:" and the id.
+// server.Options.Cluster: a process feeds the streams of the tasks it runs
+// in memory, and follows the others' with Follow. A key need not be a task
+// id: the server also wakes a task's runner under "cancel:" and the id.
 package eventbus
 
 import (

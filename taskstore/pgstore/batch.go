@@ -55,7 +55,7 @@ var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
 		ORDER BY x.i, c.id)
 	SELECT count(*) FROM h`
 
-// fenced8 is the fence of sqlAppendRun (see cluster.go).
+// fenced8 is the fence of sqlAppendRun (see fenced7).
 const fenced8 = `($8::bigint = 0 OR EXISTS (SELECT 1 FROM parley_replicas WHERE epoch = $8 AND lease_until > now()))`
 
 // AppendBatch records consecutive events of the task in the scope in one

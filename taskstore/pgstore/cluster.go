@@ -1,8 +1,8 @@
 package pgstore
 
-// Several processes on one database (docs/replicas.md): replica leases,
-// the fence on task writes, tasks whose runner died, and keys every
-// replica shares.
+// Several processes on one database (Store.Join): replica leases, the
+// fence on task writes, tasks whose runner died, and keys every replica
+// shares.
 
 import (
 	"context"

@@ -20,7 +20,7 @@ import (
 // clause, reserve the numbers of the history ($5 of them) and chunk ($6)
 // rows the event adds, and return has_push and the first reserved
 // numbers, so an event needs no read first. Their last parameter is the
-// writer's fence (see cluster.go): the epoch of its replica lease, which
+// writer's fence (see fenced7): the epoch of its replica lease, which
 // must still hold, recorded as the task's runner; 0 without a lease.
 const (
 	headWhere   = ` WHERE ` + taskByID + ` AND seq = $4 - 1`
@@ -211,7 +211,7 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 }
 
 // appendInTx records ops one after the other in a transaction of their
-// own, which takes its scope's lock first, as a group does (commit.go).
+// own, which takes its scope's lock first, as a group does (committer).
 func (s *Store) appendInTx(ctx context.Context, sc taskstore.Scope, ops ...*appendOp) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, sqlLockScopes, int32(scopeLocks), []int32{scopeKey(sc)}); err != nil {

@@ -24,14 +24,14 @@
 // transaction of the UPDATE and one batch. The header row lock orders
 // concurrent writers of one task. Payloads are protobuf binary (bytea).
 //
-// Group commit (commit.go): those one-statement writes, and PutMessage's
-// and SetMessageReply's, are sent by one goroutine per Store, as many as
-// are waiting in one batch that PostgreSQL runs as one transaction, so
-// that under load a request's writes share one round trip, one commit
-// and one WAL flush with those of others; a write that finds none in
-// flight goes at once. When one statement of a group fails, the group is
-// rolled back and its writes run again one by one, so that each gets its
-// own outcome. A write is acknowledged only after its group committed.
+// Group commit: those one-statement writes, and PutMessage's and
+// SetMessageReply's, are sent by one goroutine per Store, as many as are
+// waiting in one batch that PostgreSQL runs as one transaction, so that
+// under load a request's writes share one round trip, one commit and one
+// WAL flush with those of others; a write that finds none in flight goes at
+// once. When one statement of a group fails, the group is rolled back and
+// its writes run again one by one, so that each gets its own outcome. A
+// write is acknowledged only after its group committed.
 //
 // Message records are keyed (tenant, owner, message_id), so the database
 // decides which of two concurrent PutMessage calls with one id wins, on
@@ -56,13 +56,12 @@
 // and a claim on the oldest rows (holder, lease) bars the others until
 // it is deleted or lapses.
 //
-// Several processes (replicas, docs/replicas.md; cluster.go): each Joins
-// with a lease, a row of parley_replicas whose epoch fences its task
-// writes (the header UPDATE and the INSERT of a new task succeed only
-// while the epoch's lease holds, at the database's clock) and is recorded
-// as the task's runner, so that Replica.Orphans finds the active tasks of
-// a replica whose lease lapsed. SharedKey keeps secrets the replicas
-// share (the ListTasks cursor key).
+// Several processes (replicas, Store.Join): each Joins with a lease, a row
+// of parley_replicas whose epoch fences its task writes (the header UPDATE
+// and the INSERT of a new task succeed only while the epoch's lease holds,
+// at the database's clock) and is recorded as the task's runner, so that
+// Replica.Orphans finds the active tasks of a replica whose lease lapsed.
+// SharedKey keeps secrets the replicas share (the ListTasks cursor key).
 //
 // Push secrets are sealed as in package sqlitestore (Options.PushKeys,
 // package taskstore/seal), with the same additional data, so sealed
@@ -89,10 +88,10 @@ import (
 // processes (the outbox through ClaimPush, see above).
 type Store struct {
 	pool   *pgxpool.Pool
-	commit *committer // the group commit of small writes (commit.go)
+	commit *committer // the group commit of small writes
 	keys   *seal.Keys
 	lock   *pgx.Conn    // holds the Exclusive lock; nil without it
-	epoch  atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join (cluster.go)
+	epoch  atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -205,7 +204,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 // execGrouped runs a statement writing in the scope in the next group
-// commit (commit.go) and returns the number of rows it affected.
+// commit (committer) and returns the number of rows it affected.
 func (s *Store) execGrouped(ctx context.Context, sc taskstore.Scope, sql string, args ...any) (int64, error) {
 	var n int64
 	err := s.grouped(ctx, sc, func(br pgx.BatchResults) error {

@@ -69,8 +69,9 @@ func (s *Store) migrate(ctx context.Context) error {
 // migrations[v] upgrades a version v database to version v+1.
 var migrations = [][]string{
 	0: {
-		// The header of a task (see layout.go). next_history and
-		// next_chunk number the task's next history and chunk rows.
+		// The header of a task kept in pieces (see headerColumns).
+		// next_history and next_chunk number the task's next history and
+		// chunk rows.
 		`CREATE TABLE tasks (
 			id           text PRIMARY KEY,
 			tenant       text NOT NULL,
@@ -168,7 +169,7 @@ var migrations = [][]string{
 			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
 	},
 	1: {
-		// Replicas (cluster.go): each process sharing the database holds
+		// Replicas (Store.Join): each process sharing the database holds
 		// a row, its lease, renewed until lease_until; epoch numbers
 		// the rows and is never reused, so a replica whose row is gone
 		// cannot come back under its old number.
@@ -183,7 +184,7 @@ var migrations = [][]string{
 		// whose runner holds no lease lost its execution.
 		`ALTER TABLE tasks ADD COLUMN runner bigint NOT NULL DEFAULT 0`,
 		`CREATE INDEX tasks_active_runner ON tasks (runner) WHERE state IN (` + stateList(order.Active) + `)`,
-		// A claim on a queued notification (outbox.go): who holds it and
+		// A claim on a queued notification (ClaimPush): who holds it and
 		// until when.
 		`ALTER TABLE push_outbox ADD COLUMN claimed_by text, ADD COLUMN claimed_until timestamptz`,
 		// Keys every replica shares, made by the first that needs one.

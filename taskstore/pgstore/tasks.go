@@ -22,7 +22,7 @@ const deleteBatch = 500
 
 const (
 	// A task whole, in one statement of data-modifying CTEs: the header
-	// t ($1-$12; $13 is the writer's fence, as in Append, events.go),
+	// t ($1-$12; $13 is the writer's fence, as in Append),
 	// then, FROM t so that nothing is written when the id is taken or
 	// the fence stops it, the history ($14, numbered from 0), the chunks
 	// ($15-$17, their artifact ids, append flags and contents), the push
@@ -191,7 +191,7 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	return p.Task, nil
 }
 
-// readPieces reads rows of the pieces shape (see layout.go), preceded by
+// readPieces reads rows of the pieces shape (see headerColumns), preceded by
 // the task id when withID, into the pieces that of returns for the id
 // (skipping the row when it returns nil).
 func readPieces(rows pgx.Rows, of func(id string) *layout.Pieces, withID bool) error {

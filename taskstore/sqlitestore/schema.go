@@ -134,14 +134,14 @@ var migrations = [][]string{
 	},
 	// Version 3: sealed push secrets. With push keys, a configuration's
 	// credentials and token are cleared from data and kept, encrypted,
-	// in secret (see secrets.go); without keys secret is NULL and data
+	// in secret (see sealConfig); without keys secret is NULL and data
 	// holds the configuration as given. The version also keeps an older
 	// program, which would read such a configuration as one without
 	// credentials, from opening the file.
 	2: {
 		`ALTER TABLE push_configs ADD COLUMN secret BLOB`,
 	},
-	// Version 4: the event log, and tasks kept in pieces (see layout.go):
+	// Version 4: the event log, and tasks kept in pieces (see writeParts):
 	// the tasks row becomes a small header (data loses the status,
 	// history and artifacts, which move to the status column and the
 	// task_history and task_artifacts rows: upgradeV4 converts the rows

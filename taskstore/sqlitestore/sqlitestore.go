@@ -24,17 +24,17 @@
 // deletes of DeleteFinished and DeleteMessagesBefore run outside the
 // group, each batch its own transaction.
 //
-// A task is kept in pieces (schema version 4; layout.go), so that an event
-// costs a few small writes whatever the size of the task: the tasks row
-// is a small header (the ListTasks columns, the status, the last sequence
-// number, whether the task ever had a push configuration), history
-// messages and artifact chunks are rows of their own, and task_events is
-// the event log. Append is one header UPDATE, which checks the scope and
-// the sequence number and returns the push mark in the same statement,
-// and one to three small INSERTs; GetTask and ListTasks put the pieces
-// back together (a page's pieces in two queries). Payloads are protobuf
-// binary. Opening a version 3 file splits its tasks into the pieces, in
-// the upgrade's transaction.
+// A task is kept in pieces (schema version 4), so that an event costs a few
+// small writes whatever the size of the task: the tasks row is a small
+// header (the ListTasks columns, the status, the last sequence number,
+// whether the task ever had a push configuration), history messages and
+// artifact chunks are rows of their own, and task_events is the event log.
+// Append is one header UPDATE, which checks the scope and the sequence
+// number and returns the push mark in the same statement, and one to three
+// small INSERTs; GetTask and ListTasks put the pieces back together (a
+// page's pieces in two queries). Payloads are protobuf binary. Opening a
+// version 3 file splits its tasks into the pieces, in the upgrade's
+// transaction.
 //
 // The push outbox is the push_outbox table (schema version 2): a row per
 // event and configuration, written in the transaction that records the
@@ -55,7 +55,7 @@
 // The rest of the configuration stays readable. Open refuses a database whose sealed
 // secrets the given keys cannot open, and ResealPushConfigs moves every
 // configuration to the first key, after a key is added or rotated. Without
-// keys, the secrets are stored as given. See secrets.go.
+// keys, the secrets are stored as given.
 //
 // ListTasks pages with keyset conditions on (status_ms, id) over an index
 // that matches each filter exactly, so finding a page never scans the
@@ -64,14 +64,6 @@
 // state and per context and state): one lookup. Only when the query has a
 // Since bound is the total a COUNT over the matching index range, whose
 // cost grows with the number of tasks at or after Since.
-//
-// The files of this package follow the taskstore roles: tasks.go,
-// events.go (Append, Events, PruneEvents) and list.go, pushconfigs.go,
-// outbox.go and messages.go hold each role's methods and statements;
-// layout.go how a task is split into rows and put back together; secrets.go the sealing of push secrets; files.go
-// the file modes; schema.go the tables and their migrations;
-// groupcommit.go the writer goroutine; statements.go the helpers that
-// prepare and run statements.
 package sqlitestore
 
 import (
@@ -261,7 +253,7 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 // took 2 MiB off the resident memory of `parley serve` under write load
 // (41.3 to 39.4 MiB peak, 8 s and 30 s of SendMessage and 20-chunk
 // streams at 64 clients) with no change in CPU per request beyond the
-// machine's noise (docs/performance.md).
+// machine's noise.
 const writerCacheKiB = 1024
 
 // keepOpen sizes a pool to n connections that are never closed for age

@@ -139,8 +139,8 @@ type Batcher interface {
 
 // BenchSendMessageBatched is BenchSendMessage with the write the server
 // makes on a store that writes batches when the agent answers without
-// pausing (server/pipe.go): the task with WORKING, the artifact and
-// COMPLETED, in one CreateTaskBatch. One operation is one whole task.
+// pausing: the task with WORKING, the artifact and COMPLETED, in one
+// CreateTaskBatch. One operation is one whole task.
 func BenchSendMessageBatched(b *testing.B, s Batcher) {
 	benchBatched(b, s, 1)
 }

@@ -121,7 +121,7 @@ func testAppendStatus(t *testing.T, s TaskStore) {
 
 // testAppendArtifacts: artifact updates append chunks, replace an
 // artifact in its place, add new ones at the end, and start an artifact
-// from an append to an unknown id (docs/decisions.md#b11).
+// from an append to an unknown id (decision B11).
 func testAppendArtifacts(t *testing.T, s TaskStore) {
 	want, _ := logTask(t, s, "ar")
 	named := chunk("ar", "a", true, " world")

@@ -25,7 +25,7 @@
 // milliseconds.
 //
 // Where the interface docs leave a case open, the suite expects what the
-// server needs (docs/decisions.md#b12: another principal's task looks absent):
+// server needs (decision B12: another principal's task looks absent):
 //
 //   - ListPushConfigs and DeletePushConfig return taskstore.ErrNotFound when
 //     the task is not in the scope. For a task in the scope, ListPushConfigs

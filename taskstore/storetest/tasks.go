@@ -13,8 +13,8 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// taskChecks are the tests of the tasks role, ListTasks included (see
-// list.go).
+// taskChecks are the tests of the tasks role, ListTasks included
+// (testListOrder and those after it).
 var taskChecks = []check[TaskStore]{
 	{"CreateGetRoundTrip", testCreateGet},
 	{"UpdateRoundTrip", testUpdate},

@@ -1,5 +1,5 @@
 // Package v03grpc serves the A2A v0.3 gRPC service (a2a.v1.A2AService,
-// proto/a2a_v03.proto) beside Parley's v1.0 one (lf.a2a.v1.A2AService).
+// package v03pb) beside Parley's v1.0 one (lf.a2a.v1.A2AService).
 // Each call is translated to the v1.0 operation and handed to the same
 // a2a.Invoker as every other binding; the v0.3 proto messages cross to the
 // v1.0 types through their ProtoJSON form and package v03's HTTP+JSON
@@ -82,7 +82,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 // begin reads the service parameters of a call from its metadata into the
 // CallInfo authentication left on the context, and admits the call as
-// v0.3 (docs/versions.md).
+// v0.3 (decision B7: a v0.3 request is served as v0.3 while v0.3 is on).
 func begin(ctx context.Context, md http.Header) (context.Context, error) {
 	ci := a2a.CallInfoFrom(ctx)
 	if ci == nil {

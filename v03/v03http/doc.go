@@ -5,7 +5,7 @@
 // v1.0 bindings, so tasks, messages and push configurations are shared
 // between the versions; only the wire shapes differ.
 //
-// Version routing (docs/decisions.md#b7): a v0.3 route is served as v0.3
+// Version routing (decision B7): a v0.3 route is served as v0.3
 // when A2A-Version is absent (which means 0.3, spec §3.6.2), 0.3 or 1.0 (a
 // v1.0 operation of that name does not exist); any other version gets
 // VersionNotSupportedError in v0.3's shape. With v0.3 turned off the v0.3

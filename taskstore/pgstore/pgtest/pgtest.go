@@ -5,7 +5,7 @@
 //	PARLEY_TEST_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 //
 // Without it the tests that need PostgreSQL are skipped, with a message
-// saying so, except when CI=true, where they fail (.ci/run sets it).
+// saying so, except when CI=true, where they fail.
 package pgtest
 
 import (

@@ -107,9 +107,16 @@ usage:
 
 The client commands take --binding jsonrpc|rest|grpc, --token, --header K=V, --a2a-version,
 --json and --timeout, before or after their arguments. Their exit status:
-0 success, 1 failure (check: a MUST failed), 2 bad usage, 3 the agent could
-not be reached or the connection broke, 4 the agent answered with an error,
-130 interrupted by Ctrl-C (a task being followed goes on at the agent).
+  0    success: the task COMPLETED, or the agent replied with a message
+  1    other failure (check: a MUST failed)
+  2    bad usage
+  3    the agent could not be reached, or the connection broke
+  4    the agent answered with an error
+  5    the task ended FAILED, REJECTED or CANCELED
+  6    the task stopped INPUT_REQUIRED or AUTH_REQUIRED (the command returns; the task waits)
+  130  interrupted by Ctrl-C (a task being followed goes on at the agent)
+5 and 6 come from send (blocking or --stream), task wait and task subscribe;
+send --async exits 0 once the agent has the task, task get 0 whatever its state.
 
 Run 'parley help COMMAND' or 'parley COMMAND -h' for a command's flags and examples.
 `, "\n"))

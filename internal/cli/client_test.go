@@ -231,7 +231,7 @@ func sendAsyncThenWait(t *testing.T, url string) {
 // sendContinueTask checks that send continues a task (--task) and a
 // context (--context), and that a finished task takes no more messages.
 func sendContinueTask(t *testing.T, url string) {
-	out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
+	out, _ := mustRun(t, 6, "send", url, "input-required", "--json")
 	m := jsonOf(t, out)
 	id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
 	out, _ = mustRun(t, 0, "send", url, "--task", id, "the missing piece")
@@ -272,9 +272,11 @@ func sendFileAndDataParts(t *testing.T, url string) {
 
 // sendTimeout checks that send gives up after --timeout, with exit 3.
 func sendTimeout(t *testing.T, url string) {
-	// AUTH_REQUIRED keeps the stream open (docs/decisions.md#b2) until --timeout.
-	out, errs := mustRun(t, 3, "send", url, "auth-required", "--stream", "--timeout", "1s")
-	contains(t, "stdout", out, "status AUTH_REQUIRED  authorization is required")
+	// A task that works longer than --timeout, waited for and streamed.
+	_, errs := mustRun(t, 3, "send", url, "slow 10000", "--timeout", "1s")
+	contains(t, "stderr", errs, "timed out after 1s")
+	out, errs := mustRun(t, 3, "send", url, "slow 10000", "--stream", "--timeout", "1s")
+	contains(t, "stdout", out, "status WORKING")
 	contains(t, "stderr", errs, "timed out after 1s")
 }
 
@@ -361,7 +363,7 @@ func TestPushCommands(t *testing.T) {
 	t.Parallel()
 	p := serve(t, "--agent", "conformance", "--store", "memory")
 	url := "http://" + p.addr
-	out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
+	out, _ := mustRun(t, 6, "send", url, "input-required", "--json")
 	id := field(jsonOf(t, out), "task", "id").(string)
 
 	out, _ = mustRun(t, 0, "push", "create", url, id, "--url", "https://hooks.invalid/a2a", "--token-value", "tok",
@@ -415,7 +417,8 @@ func TestClientUsageErrors(t *testing.T) {
 	out, _ := mustRun(t, 0, "send", "-h")
 	contains(t, "send -h", out, "usage: parley send URL", "--stream")
 	out, _ = mustRun(t, 0, "help")
-	contains(t, "help", out, "parley check URL", "3 the agent could\nnot be reached", "4 the agent answered with an error")
+	contains(t, "help", out, "parley check URL", "3    the agent could not be reached", "4    the agent answered with an error",
+		"5    the task ended FAILED, REJECTED or CANCELED", "6    the task stopped INPUT_REQUIRED or AUTH_REQUIRED")
 }
 
 // TestClientGRPCBinding runs the client commands over gRPC (--binding
@@ -461,7 +464,7 @@ func TestClientGRPCBinding(t *testing.T) {
 	contains(t, "task subscribe", out, "task "+sub, "status COMPLETED")
 
 	// push create, get, list, delete.
-	out, _ = run(0, "send", url, "input-required", "--json")
+	out, _ = run(6, "send", url, "input-required", "--json")
 	parked := field(jsonOf(t, out), "task", "id").(string)
 	out, _ = run(0, "push", "create", url, parked, "--url", "https://hooks.invalid/a2a", "--auth-scheme", "Bearer", "--auth-credentials", "s", "--json")
 	cid, _ := jsonOf(t, out)["id"].(string)

@@ -17,6 +17,13 @@ import (
 const (
 	ExitTransport = 3 // the agent could not be reached, or the connection broke
 	ExitA2A       = 4 // the agent answered with an A2A (or JSON-RPC) error
+	// ExitTaskFailed: the task ended FAILED, REJECTED or CANCELED, the
+	// terminal states other than COMPLETED (spec §4.1.3).
+	ExitTaskFailed = 5
+	// ExitTaskPaused: the task stopped INPUT_REQUIRED or AUTH_REQUIRED,
+	// the interrupted states (spec §4.1.3). The command returns; the task
+	// waits at the agent for a follow-up message.
+	ExitTaskPaused = 6
 	// ExitInterrupted: the user interrupted the command (Ctrl-C); a task
 	// it was following goes on at the agent. 128+SIGINT, as shells report.
 	ExitInterrupted = 130
@@ -64,6 +71,34 @@ func exitCode(err error) int {
 		return ExitA2A
 	}
 	return ExitError
+}
+
+// stateExit is the exit code of a command that leaves a task in state st,
+// the one rule every client command applies: ExitTaskFailed for FAILED,
+// REJECTED and CANCELED, ExitTaskPaused for INPUT_REQUIRED and
+// AUTH_REQUIRED, ExitOK otherwise (COMPLETED; no task at all, as when the
+// agent replied with a message; a task still SUBMITTED or WORKING, which a
+// command shows only when it was asked not to wait).
+func stateExit(st a2a.TaskState) int {
+	switch {
+	case st == a2a.TaskState_TASK_STATE_COMPLETED:
+		return ExitOK
+	case a2a.IsTerminal(st):
+		return ExitTaskFailed
+	case a2a.IsInterrupted(st):
+		return ExitTaskPaused
+	}
+	return ExitOK
+}
+
+// stateResult is the error a command returns after it has shown a task
+// it leaves in state st: nil when stateExit is ExitOK, else an error that
+// carries the code and prints nothing more (the task, shown, says why).
+func stateResult(st a2a.TaskState) error {
+	if code := stateExit(st); code != ExitOK {
+		return codeError{errReported, code}
+	}
+	return nil
 }
 
 // codeError carries an explicit exit code.

@@ -26,7 +26,12 @@ state, status message and artifacts) or the agent's direct reply. TEXT is
 the message's text part ("-" reads it from standard input); --file and
 --data add more parts. By default the call waits until the task is
 finished or needs input; --async returns at once, --stream shows the events
-as they arrive.`
+as they arrive (and stops when the task needs input or authorization).
+
+Exit status: 0 the task completed, or the agent replied with a message;
+5 the task ended FAILED, REJECTED or CANCELED; 6 it needs input or
+authorization (the task waits: parley send URL --task ID "..."). With
+--async, 0 once the agent has the task, whatever its state.`
 
 // sendCmd runs `parley send URL TEXT`.
 func sendCmd(ctx context.Context, e *env, args []string) error {
@@ -60,23 +65,25 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer cl.Close()
 	if f.stream {
-		return e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0])
+		return e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0], msg.GetTaskId() != "")
 	}
 	resp, err := cl.SendMessage(ctx, req)
 	if err != nil {
 		return err
 	}
-	if c.json {
-		return e.out.jsonLine(resp)
-	}
-	if m := resp.GetMessage(); m != nil {
-		e.out.printMessage(m)
-		return nil
-	}
 	t := resp.GetTask()
-	e.out.printTask(t, f.history >= 0)
-	e.nextSteps(pos[0], t)
-	return nil
+	if c.json {
+		err = e.out.jsonLine(resp)
+	} else if m := resp.GetMessage(); m != nil {
+		e.out.printMessage(m)
+	} else {
+		e.out.printTask(t, f.history >= 0)
+		e.nextSteps(pos[0], t)
+	}
+	if err != nil || f.async {
+		return err // --async: exit 0 once the agent has the task, whatever its state
+	}
+	return stateResult(t.GetStatus().GetState()) // a direct reply has no task: 0
 }
 
 // sendFlags are the flags of `parley send` besides the common ones.
@@ -164,22 +171,37 @@ func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
 
 // nextSteps tells a person how to go on with a task.
 func (e *env) nextSteps(url string, t *a2a.Task) {
-	switch st := t.GetStatus().GetState(); {
+	e.nextStepsFor(url, t.GetId(), t.GetStatus().GetState())
+}
+
+// nextStepsFor tells a person how to go on with the task id, in state st.
+func (e *env) nextStepsFor(url, id string, st a2a.TaskState) {
+	switch {
 	case st == a2a.TaskState_TASK_STATE_INPUT_REQUIRED:
-		e.out.hint("the agent needs more input: parley send %s --task %s \"...\"", url, t.GetId())
+		e.out.hint("the agent needs more input: parley send %s --task %s \"...\"", url, id)
 	case st == a2a.TaskState_TASK_STATE_AUTH_REQUIRED:
-		e.out.hint("the agent needs authorization; then: parley task wait %s %s", url, t.GetId())
+		e.out.hint("the agent needs authorization; then: parley task wait %s %s", url, id)
 	case !a2a.IsTerminal(st):
-		e.out.hint("follow it: parley task subscribe %s %s   (or: parley task wait / task get)", url, t.GetId())
+		e.out.hint("follow it: parley task subscribe %s %s   (or: parley task wait / task get)", url, id)
 	}
 }
 
-// showStream prints a stream's events as they arrive. When the user
-// interrupts it (ctx canceled by Ctrl-C), it says that the task goes on
-// and how to follow or cancel it, and the command exits 130.
-func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, error], url string) error {
+// showStream prints a stream's events as they arrive, until the stream
+// ends or the task stops in an interrupted state (INPUT_REQUIRED or
+// AUTH_REQUIRED, spec §4.1.3): the command returns and the task waits for
+// a follow-up. A server may keep the stream open there (spec §7.6.1 asks it
+// to through AUTH_REQUIRED; so does a subscription, which ends only at a
+// terminal state, spec §3.1.6), so the command stops reading itself. When
+// snapshot is true (a follow-up message on a task), the stream's first
+// Task is the state the follow-up answers, not a new stop. The error
+// carries the exit code of the last state seen (stateExit).
+//
+// When the user interrupts it (ctx canceled by Ctrl-C), it says that the
+// task goes on and how to follow or cancel it, and the command exits 130.
+func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, error], url string, snapshot bool) error {
 	p := newStreamPrinter(e.out)
 	var err error
+	paused := false
 	for ev, ierr := range seq {
 		if ierr != nil {
 			err = ierr
@@ -189,13 +211,32 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 			break
 		}
 		p.event(ev)
+		var st a2a.TaskState
+		switch r := ev.Response; {
+		case r.GetTask() != nil:
+			if snapshot {
+				snapshot = false
+				continue
+			}
+			st = r.GetTask().GetStatus().GetState()
+		case r.GetStatusUpdate() != nil:
+			st = r.GetStatusUpdate().GetStatus().GetState()
+		}
+		if a2a.IsInterrupted(st) {
+			paused = true
+			break
+		}
 	}
 	p.done()
+	p.mu.Lock()
+	id, st := p.taskID, p.state
+	p.mu.Unlock()
 	if interrupted(ctx) {
-		p.mu.Lock()
-		id, st := p.taskID, p.state
-		p.mu.Unlock()
 		return e.interruptedTask(url, id, st)
+	}
+	if paused {
+		e.nextStepsFor(url, id, st)
+		return stateResult(st)
 	}
 	var se *client.StreamEndedError
 	if errors.As(err, &se) {
@@ -209,7 +250,10 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 			fmt.Fprintf(e.stderr, "  follow it with: parley task subscribe %s %s   (or: parley task get %s %s)\n", url, se.TaskID, url, se.TaskID)
 		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return stateResult(st) // a direct reply leaves no state: 0
 }
 
 // interrupted tells whether the user interrupted the command: ctx, the

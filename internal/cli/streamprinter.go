@@ -61,9 +61,17 @@ func (p *streamPrinter) liveLine() string {
 	return s
 }
 
-// event shows one stream event.
+// event shows one stream event, and records the task's id and state
+// (with --json too, for the exit code and the advice after Ctrl-C).
 func (p *streamPrinter) event(ev a2a.StreamEvent) {
 	o := p.o
+	r := ev.Response
+	switch {
+	case r.GetTask() != nil:
+		p.setState(r.GetTask().GetId(), r.GetTask().GetStatus().GetState())
+	case r.GetStatusUpdate() != nil:
+		p.setState(r.GetStatusUpdate().GetTaskId(), r.GetStatusUpdate().GetStatus().GetState())
+	}
 	if o.json {
 		o.jsonLine(ev.Response)
 		return
@@ -72,15 +80,13 @@ func (p *streamPrinter) event(ev a2a.StreamEvent) {
 	p.events++
 	p.arts.Add(ev)
 	p.mu.Unlock()
-	r := ev.Response
 	switch {
 	case r.GetTask() != nil:
 		t := r.GetTask()
-		p.setState(t.GetId(), t.GetStatus().GetState())
 		p.line(fmt.Sprintf("%s %s  %s  %s %s", o.bold("task"), t.GetId(), o.state(t.GetStatus().GetState()), o.dim("context"), t.GetContextId()))
+		p.snapshotArtifacts(t)
 	case r.GetStatusUpdate() != nil:
 		su := r.GetStatusUpdate()
-		p.setState(su.GetTaskId(), su.GetStatus().GetState())
 		s := fmt.Sprintf("%s %s", o.dim("status"), o.state(su.GetStatus().GetState()))
 		if m := su.GetStatus().GetMessage(); m != nil && len(m.GetParts()) > 0 {
 			s += "  " + partsText(m.GetParts())
@@ -151,6 +157,32 @@ func (p *streamPrinter) artifact(au *a2a.TaskArtifactUpdateEvent) {
 		p.current, p.midLine = "", false
 		p.mu.Unlock()
 		p.o.printf("\n")
+	}
+}
+
+// snapshotArtifacts shows the artifacts a Task event holds: those the
+// task had when the stream started (a subscription, or a follow-up
+// message, joins a task under way; spec §3.1.6: the stream begins with the
+// task as it stands). Each is shown as a chunk would be: piped, its text so
+// far, which the chunks that follow continue on the same line; on a
+// terminal, whole at once (the snapshot does not say whether more will
+// come: if chunks follow, the artifact is shown whole again at its last
+// one).
+func (p *streamPrinter) snapshotArtifacts(t *a2a.Task) {
+	for _, a := range t.GetArtifacts() {
+		id := a.GetArtifactId()
+		if p.o.tty {
+			p.finishArtifact(id)
+			continue
+		}
+		p.mu.Lock()
+		mid := p.midLine
+		p.current, p.midLine = id, true
+		p.mu.Unlock()
+		if mid {
+			p.o.printf("\n")
+		}
+		p.o.printf("artifact %s: %s", id, artifactBody(a))
 	}
 }
 

@@ -19,10 +19,15 @@ const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
                          --include-artifacts, --since); its ARTIFACTS
                          column shows - unless --include-artifacts
   task cancel URL ID     cancel a task
-  task subscribe URL ID  stream a task's events until it ends
+  task subscribe URL ID  stream a task's events until it ends or needs
+                         input or authorization
   task wait URL ID       wait until a task is finished or needs input
                          (streams when the agent can, else polls), then
-                         print it`
+                         print it
+
+subscribe and wait exit 5 when the task ended FAILED, REJECTED or
+CANCELED, 6 when it needs input or authorization (the task waits for a
+follow-up: parley send URL --task ID); get exits 0 whatever the state.`
 
 // taskCmd runs `parley task get|list|cancel|subscribe|wait`.
 func taskCmd(ctx context.Context, e *env, args []string) error {
@@ -68,7 +73,7 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	case "cancel":
 		return e.taskCancel(ctx, cl, pos[1])
 	case "subscribe":
-		return e.showStream(ctx, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url)
+		return e.showStream(ctx, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url, false)
 	default: // "wait"
 		return e.taskWait(ctx, cl, url, pos[1])
 	}
@@ -165,7 +170,8 @@ func (f *taskFlags) listRequest(hl *int32) (*a2a.ListTasksRequest, error) {
 	return req, nil
 }
 
-// taskGet runs `task get`.
+// taskGet runs `task get`. It exits 0 whatever the task's state: it
+// shows the task, and the state is in what it prints.
 func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl *int32) error {
 	t, err := cl.GetTask(ctx, &a2a.GetTaskRequest{Id: id, HistoryLength: hl})
 	if err != nil {
@@ -205,7 +211,8 @@ func (e *env) taskCancel(ctx context.Context, cl *client.Client, id string) erro
 	return nil
 }
 
-// taskWait runs `task wait`, with a live line while it waits. It reads
+// taskWait runs `task wait`, with a live line while it waits, and exits
+// with the code of the state the task reached (stateExit). It reads
 // the task first: a task already finished or waiting for input is shown
 // as it is, without subscribing, since an agent may refuse to subscribe to
 // a terminal task in ways (spec §3.1.6 names UnsupportedOperationError;
@@ -232,11 +239,14 @@ func (e *env) taskWait(ctx context.Context, cl *client.Client, url, id string) e
 		}
 	}
 	if e.c.json {
-		return e.out.jsonLine(t)
+		if err := e.out.jsonLine(t); err != nil {
+			return err
+		}
+	} else {
+		e.out.printTask(t, false)
+		e.nextSteps(url, t)
 	}
-	e.out.printTask(t, false)
-	e.nextSteps(url, t)
-	return nil
+	return stateResult(t.GetStatus().GetState())
 }
 
 // parseState reads a task state: "completed", "input-required",

@@ -427,9 +427,13 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 // status is older (and a task's status is never older than the message
 // that made it). With Options.Cluster another replica may be running the
 // message: awaitFirstAnswer waits for it instead, and takes the message
-// over once that replica's lease lapsed (Leases.ClaimMessage).
+// over once that replica's lease lapsed (Leases.ClaimMessage). A store
+// that removes tasks by number rather than age (the memory store's bound
+// on tasks) marks the records of the tasks it removed (TaskEvicted): such
+// a task was made, so its message is not run again (spec §3.3.1); the
+// resend is answered TaskNotFound, as for a task removed by retention.
 func (s *Server) isOrphan(rec *taskstore.MessageRecord, err error) bool {
-	if rec.Reply != nil || s.opts.Cluster != nil || a2a.AsError(err).Code != a2a.CodeTaskNotFound {
+	if rec.Reply != nil || rec.TaskEvicted || s.opts.Cluster != nil || a2a.AsError(err).Code != a2a.CodeTaskNotFound {
 		return false
 	}
 	return s.opts.Retention <= 0 || rec.Created.After(s.now().Add(-s.opts.Retention))

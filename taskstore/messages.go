@@ -40,4 +40,11 @@ type MessageRecord struct {
 	Reply *a2a.Message
 	// Created is when the message was first accepted.
 	Created time.Time
+	// TaskEvicted is set by a store that removed the task named by TaskID
+	// to stay under a bound on the tasks it keeps (memstore's MaxTasks),
+	// whatever the task's age. A resend of the message then answers that
+	// the task is not found (spec §3.3.2 lets a purged task be not found)
+	// and is never run again: the message was answered once (§3.3.1).
+	// Durable stores remove tasks by age only and never set it.
+	TaskEvicted bool
 }

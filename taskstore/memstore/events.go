@@ -15,7 +15,7 @@ type logged struct {
 	// at is when the store appended the event, in Unix nanoseconds.
 	at int64
 	// resp is the store's own copy, shared with the push outbox; it never
-	// changes once logged. It is nil once packed (packed.go).
+	// changes once logged. It is nil once packed (entry.pack).
 	resp   *a2a.StreamResponse
 	packed []byte
 }
@@ -125,6 +125,9 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 	total, i := 0, 0
 	for ; i < len(s.logged) && s.logged[i].at < cut; i++ {
 		e := s.logged[i].e
+		if e.gone && s.deadLogged > 0 {
+			s.deadLogged-- // a removed task's event: forget counted it
+		}
 		var n int
 		e.log, n = e.log.prune(cut)
 		total += n

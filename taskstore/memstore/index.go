@@ -17,11 +17,16 @@ type entry struct {
 	key     order.Key
 	ctx     string
 	state   a2a.TaskState
+	queued  bool // in Store.finished, the eviction queue (Store.makeRoom)
+	gone    bool // removed from the store
 	seq     uint64
-	task    *a2a.Task // nil while packed (packed.go)
+	task    *a2a.Task // nil while packed (entry.pack)
 	packed  []byte    // the task encoded, when finished
 	log     eventLog
 	configs map[string]*a2a.TaskPushNotificationConfig
+	// msgs are the message records that name the task, marked when the
+	// bound on tasks evicts it (Store.evict); kept only with a bound.
+	msgs []*taskstore.MessageRecord
 }
 
 // newEntry returns the entry of task t (the store's own copy) in the scope,
@@ -117,11 +122,21 @@ func (x *index) insert(e *entry) {
 	*x = slices.Insert(*x, i, e)
 }
 
+// remove takes e out of x, shifting whichever side of it is shorter: the
+// oldest tasks, which the bound on tasks evicts, are near the
+// front, where removing one costs the few entries before it.
 func (x *index) remove(e *entry) {
 	i, found := x.position(e.key)
-	if found && (*x)[i] == e {
-		*x = slices.Delete(*x, i, i+1)
+	if !found || (*x)[i] != e {
+		return
 	}
+	if s := *x; i < len(s)/2 {
+		copy(s[1:i+1], s[:i])
+		s[0] = nil // let the entry be collected
+		*x = s[1:]
+		return
+	}
+	*x = slices.Delete(*x, i, i+1)
 }
 
 // addTo inserts e into the index m holds for k, making it if needed.

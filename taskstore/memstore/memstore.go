@@ -15,8 +15,18 @@
 // size of the task; its log is a slice of the events kept, which
 // PruneEvents shortens from the front. Logged events are never changed,
 // and the push outbox shares them. A task that reaches a terminal state is
-// kept encoded, with its logged events (packed.go), so that the many
+// kept encoded, with its logged events (entry.pack), so that the many
 // finished tasks a store holds cost the garbage collector little.
+//
+// The store keeps at most Options.MaxTasks tasks (DefaultMaxTasks unless
+// told otherwise), so that a long-running server's memory stays flat. A
+// new task that would pass the bound first evicts finished tasks
+// (terminal: COMPLETED, FAILED, CANCELED, REJECTED; spec §4.1.3) in the
+// order they became terminal, oldest first, with all the store keeps for
+// them: events, history and artifacts, push configurations and queued
+// notifications, and their places in the ListTasks and context indexes.
+// A task that is not terminal is never evicted: when no finished task is
+// left, the store grows past the bound rather than lose an active one.
 //
 // One read-write mutex guards everything. Readers copy tasks while they
 // hold the read lock; configurations and logged events are replaced,
@@ -62,13 +72,62 @@ type Store struct {
 	logged []loggedAt
 
 	now func() time.Time // the clock of the event log
+
+	// The bound on tasks (makeRoom): max is the number of tasks kept
+	// before finished ones are evicted, 0 for no bound; finished holds
+	// the terminal tasks in the order they became terminal, some of them
+	// removed since (deadFinished counts those). deadLogged estimates
+	// the entries of logged whose task was removed.
+	max          int
+	finished     []*entry
+	deadFinished int
+	deadLogged   int
 }
 
 var _ taskstore.Store = (*Store)(nil)
 
-// New returns an empty store.
+// DefaultMaxTasks is the bound on tasks of a store made by New, or by
+// NewWith without a MaxTasks.
+const DefaultMaxTasks = 100_000
+
+// Options configure a store made by NewWith. The zero value gives the
+// store New makes.
+type Options struct {
+	// MaxTasks is the most tasks the store keeps. A new task that would
+	// pass it evicts finished tasks (COMPLETED, FAILED, CANCELED,
+	// REJECTED), oldest first by the order in which they became terminal,
+	// with their events, push configurations and queued notifications.
+	// Tasks in any other state are never evicted, so a store whose tasks
+	// are all active grows past the bound. 0 means DefaultMaxTasks;
+	// negative means no bound.
+	//
+	// A resend of the message that made or continued an evicted task is
+	// answered TaskNotFound, never run again: its record stays, marked
+	// (taskstore.MessageRecord.TaskEvicted), until the idempotency window
+	// removes it.
+	MaxTasks int
+}
+
+// New returns an empty store that keeps at most DefaultMaxTasks tasks.
 func New() *Store {
+	return NewWith(nil)
+}
+
+// NewWith returns an empty store configured by o (nil for the defaults).
+func NewWith(o *Options) *Store {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	limit := opts.MaxTasks
+	switch {
+	case limit == 0:
+		limit = DefaultMaxTasks
+	case limit < 0:
+		limit = 0
+	}
 	return &Store{
+		max:       limit,
 		tasks:     make(map[string]*entry),
 		scopes:    make(map[taskstore.Scope]*scopeIndex),
 		messages:  make(map[taskstore.Scope]map[string]*taskstore.MessageRecord),

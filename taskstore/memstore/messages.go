@@ -37,6 +37,7 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 		return cloneRecord(old), nil
 	}
 	m[c.MessageID] = c
+	s.linkRecord(sc, c)
 	return nil, nil
 }
 

@@ -46,6 +46,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	if _, ok := s.tasks[e.key.ID]; ok {
 		return taskstore.ErrExists
 	}
+	s.makeRoom()
 	if r != nil {
 		e.log = s.logEvent(e, nil, ev.Seq, r)
 		s.queueAll(e, ev.Push, ev.Seq, r)
@@ -57,6 +58,8 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	// from the first event's state to the last one's.
 	e.indexAs(e.task)
 	s.link(e)
+	s.linkMessages(e, e.task.GetHistory())
+	s.noteFinished(e)
 	e.pack()
 	return nil
 }
@@ -100,6 +103,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	if r != nil {
 		s.record(e, ev)
 		s.reindex(e)
+		s.noteFinished(e)
 	}
 	e.pack()
 	return nil
@@ -133,6 +137,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 		s.record(e, ev)
 	}
 	s.reindex(e)
+	s.noteFinished(e)
 	e.pack()
 	return nil
 }
@@ -287,6 +292,7 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 			for id := range e.configs {
 				s.resetConfig(configKey{e.key.ID, id})
 			}
+			s.forget(e)
 		}
 		n += len(doomed)
 	}

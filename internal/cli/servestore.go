@@ -21,10 +21,10 @@ import (
 // read when --push-key-file is not given.
 const pushKeyEnv = "PARLEY_PUSH_KEY"
 
-// storeFlags are the flags of `parley serve` about keeping the store's
-// secrets: the push keys that encrypt the webhook URLs, tokens and
-// credentials of push configurations at rest (spec §13.2), and
-// --new-push-key, which makes one.
+// storeFlags are the flags of `parley serve` about the store: its bound
+// on tasks (--max-tasks, below), and its secrets: the push keys that
+// encrypt the webhook URLs, tokens and credentials of push configurations
+// at rest (spec §13.2), and --new-push-key, which makes one.
 //
 // The keys are text, read from --push-key-file or else from
 // PARLEY_PUSH_KEY: 32-byte keys, each as base64 (44 characters) or hex (64
@@ -34,9 +34,15 @@ const pushKeyEnv = "PARLEY_PUSH_KEY"
 // the server encrypts every configuration again under the first key, after
 // which the old keys can go. Without a key the secrets are stored as the
 // client gave them, and the server says so at start.
+//
+// --max-tasks bounds the memory store (memstore.Options.MaxTasks): past
+// it, a new task evicts the finished tasks that ended first, so that the
+// server's memory stays flat; active tasks are never evicted. The durable
+// stores are bounded by age instead, with --retention.
 type storeFlags struct {
 	pushKeyFile *string
 	newPushKey  *bool
+	maxTasks    *int
 	getenv      func(string) string // os.Getenv; tests replace it
 }
 
@@ -45,7 +51,9 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	return &storeFlags{
 		pushKeyFile: fs.String("push-key-file", "", "encrypt push webhook URLs, tokens and credentials in the sqlite store with the keys in `FILE` (base64 or hex, one per line, the first encrypts; default: the "+pushKeyEnv+" environment variable)"),
 		newPushKey:  fs.Bool("new-push-key", false, "print a new random push key (base64) and exit"),
-		getenv:      os.Getenv,
+		maxTasks: fs.Int("max-tasks", memstore.DefaultMaxTasks, "with --store memory, keep at most `N` tasks, evicting the finished tasks that ended first "+
+			"(never an active one; negative: no bound); the sqlite and postgres stores ignore it and use --retention"),
+		getenv: os.Getenv,
 	}
 }
 
@@ -103,12 +111,16 @@ func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *sl
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case spec == "memory":
+	if spec == "memory" {
 		if keys != nil {
 			log.Warn("push: the push keys are not used: the memory store keeps nothing at rest", "from", from)
 		}
-		return memstore.New(), nil
+		return memstore.NewWith(&memstore.Options{MaxTasks: *f.maxTasks}), nil
+	}
+	if *f.maxTasks != memstore.DefaultMaxTasks {
+		log.Warn("--max-tasks applies to the memory store only: this store keeps finished tasks until --retention removes them", "store", storeLabel(spec))
+	}
+	switch {
 	case strings.HasPrefix(spec, "sqlite:"):
 		path := strings.TrimPrefix(spec, "sqlite:")
 		if path == "" {

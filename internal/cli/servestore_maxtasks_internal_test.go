@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/memstore"
+)
+
+// TestMaxTasksFlag: --max-tasks bounds the memory store (the finished
+// task that ended first goes when a new one would pass it), defaults to
+// memstore.DefaultMaxTasks, and is ignored, with a warning, by a durable
+// store.
+func TestMaxTasksFlag(t *testing.T) {
+	ctx := context.Background()
+	if got := *newStoreFlags(t, nil).maxTasks; got != memstore.DefaultMaxTasks {
+		t.Errorf("--max-tasks defaults to %d, want %d", got, memstore.DefaultMaxTasks)
+	}
+
+	s, err := newStoreFlags(t, nil, "--max-tasks", "2").open(ctx, "memory", false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 3 {
+		id := fmt.Sprint("task-", i)
+		tk := &a2a.Task{Id: id, ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED,
+			Timestamp: timestamppb.New(time.UnixMilli(int64(1_800_000_000_000 + i)))}}
+		ev := taskstore.Event{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}
+		if err := s.CreateTask(ctx, taskstore.Scope{}, tk, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.GetTask(ctx, taskstore.Scope{}, "task-0"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Errorf("the first finished task past --max-tasks 2: GetTask = %v, want ErrNotFound", err)
+	}
+	res, err := s.ListTasks(ctx, taskstore.Scope{}, taskstore.ListQuery{Limit: 10})
+	if err != nil || res.Total != 2 {
+		t.Errorf("ListTasks: %d tasks, %v, want 2", res.Total, err)
+	}
+
+	var logs syncBuf
+	db, err := newStoreFlags(t, nil, "--max-tasks", "5").open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if !strings.Contains(logs.String(), "--max-tasks applies to the memory store only") {
+		t.Errorf("no warning that a sqlite store ignores --max-tasks:\n%s", logs.String())
+	}
+}

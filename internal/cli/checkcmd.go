@@ -47,6 +47,8 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts := check.Options{URL: pos[0], Token: c.token, Token2: *token2, Header: c.header(), WebhookAddr: *webhookAddr}
+	// With --ca-cert or a client certificate; nil (check's own) without.
+	opts.HTTPClient = c.checkHTTPClient()
 	if b, _ := bindingOf(c.binding); b != "" { // e.parse has checked it
 		opts.Bindings = []string{b}
 	}

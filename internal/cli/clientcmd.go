@@ -130,6 +130,8 @@ func (e *env) reportError(err error, code int) {
 		msg = "" // showStream printed it, with advice
 	case errors.Is(err, context.DeadlineExceeded) && e.c != nil:
 		msg = fmt.Sprintf("timed out after %v (--timeout): %v", e.c.timeout, err)
+	case e.c != nil && e.c.tlsHint(err) != "":
+		msg += "\n  " + e.c.tlsHint(err)
 	case errors.As(err, &te) && te.Phase == client.PhaseConnect:
 		msg += " (is the agent running, and is the URL right?)"
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,10 @@ type common struct {
 	versionSet bool
 	json       bool
 	timeout    time.Duration
+	// --ca-cert, --client-cert, --client-key, and the TLS settings read
+	// from them (nil: the defaults).
+	caCert, clientCert, clientKey string
+	tls                           *tls.Config
 	// warn prints a warning about what the command tolerates (a card
 	// without skills) on the command's stderr.
 	warn func(msg string)
@@ -44,6 +49,9 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 		fs.StringVar(&c.version, "a2a-version", a2a.ProtocolVersion, "A2A-Version header to send (\"\" sends none)")
 	}
 	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON document per line")
+	fs.StringVar(&c.caCert, "ca-cert", "", "also trust the CA certificates in this PEM `FILE` for https agents (besides the system's)")
+	fs.StringVar(&c.clientCert, "client-cert", "", "present the TLS client certificate in this PEM `FILE` (mutual TLS; with --client-key)")
+	fs.StringVar(&c.clientKey, "client-key", "", "the private key of --client-cert, in this PEM `FILE`")
 	fs.DurationVar(&c.timeout, "timeout", 0, "give up after `DURATION` (default 30s; streams and check: no limit)")
 	command, _, _ := strings.Cut(e.name, " ") // "task list" shares the help of "task"
 	fs.Usage = func() { writeHelp(fs.Output(), command, usage, "flags (anywhere after the command)", fs) }
@@ -106,6 +114,9 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		return nil, err
 	}
 	if err := e.c.resolveToken(os.Getenv); err != nil {
+		return nil, err
+	}
+	if err := e.c.loadTLS(); err != nil {
 		return nil, err
 	}
 	e.out = newOutput(e.stdout, e.stderr, e.c.json)

@@ -17,9 +17,16 @@ import (
 // httpClient returns the HTTP client of the command: it applies
 // --a2a-version to every request (gRPC calls included, where it is the
 // a2a-version metadata) and keeps the body of the card response for `card
-// --json`.
+// --json`. Both of its transports use the TLS settings of --ca-cert,
+// --client-cert and --client-key.
 func (c *common) httpClient(capture *cardCapture) *http.Client {
-	return &http.Client{Transport: &cliTransport{base: http.DefaultTransport, h2: h2Transport(), c: c, capture: capture}}
+	var base http.RoundTripper = http.DefaultTransport
+	h2 := h2Transport()
+	if t := c.tlsTransport(); t != nil {
+		base = t
+		h2.TLSClientConfig = c.tls.Clone()
+	}
+	return &http.Client{Transport: &cliTransport{base: base, h2: h2, c: c, capture: capture}}
 }
 
 // h2Transport is a copy of the default transport that speaks HTTP/2 only:
@@ -134,9 +141,9 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 }
 
 // grpcOverTLS makes the card's gRPC dial targets (host:port, which say
-// nothing about TLS) https URLs when the agent was reached over https: the
-// command has no TLS settings of its own, and an agent served over TLS
-// serves gRPC over TLS too.
+// nothing about TLS) https URLs when the agent was reached over https: an
+// agent served over TLS serves gRPC over TLS too (with the command's TLS
+// settings, --ca-cert and the client certificate, as for the other calls).
 func grpcOverTLS(card *a2a.AgentCard, agentURL string) {
 	if !strings.HasPrefix(strings.ToLower(agentURL), "https://") {
 		return

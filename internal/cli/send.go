@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"mime"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	}
 	resp, err := cl.SendMessage(ctx, req)
 	if err != nil {
-		return err
+		return withPrivateWebhookHint(err)
 	}
 	t := resp.GetTask()
 	if c.json {
@@ -92,6 +93,9 @@ type sendFlags struct {
 	taskID, contextID, messageID string
 	history                      int
 	files, data, accept          multiFlag
+	// --push-url, --push-token, --push-token-file: a push notification
+	// configuration sent with the message.
+	pushURL, pushToken, pushTokenFile string
 }
 
 // addSendFlags defines the flags of `parley send` on fs.
@@ -106,6 +110,9 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 	fs.Var(&f.files, "file", "attach the file at `PATH` as a part: its bytes, a media type guessed from its extension, its name (repeatable)")
 	fs.Var(&f.data, "data", "attach a data part holding the `JSON` value (repeatable)")
 	fs.Var(&f.accept, "accept", "a media `TYPE` the client accepts in answers (acceptedOutputModes; repeatable)")
+	fs.StringVar(&f.pushURL, "push-url", "", "have the agent POST the task's updates to the webhook at `URL` (push notifications)")
+	fs.StringVar(&f.pushToken, "push-token", "", "with --push-url: a `TOKEN` the agent sends with every notification, for the webhook to check")
+	fs.StringVar(&f.pushTokenFile, "push-token-file", "", "like --push-token, with the token read from `FILE`")
 	return f
 }
 
@@ -116,6 +123,27 @@ func (f *sendFlags) check() error {
 	}
 	if f.history < -1 {
 		return usageError{fmt.Errorf("--history %d: want 0 or more (or -1 for the server's default)", f.history)}
+	}
+	var err error
+	if f.pushToken, err = valueOrFile("push-token", f.pushToken, f.pushTokenFile, nil); err != nil {
+		return err
+	}
+	return checkPushURL(f.pushURL, f.pushToken)
+}
+
+// checkPushURL checks --push-url: an absolute http or https URL with a
+// host, the webhook of a PushNotificationConfig (spec §4.3.1). A token
+// without a URL is a mistake too.
+func checkPushURL(raw, token string) error {
+	if raw == "" {
+		if token != "" {
+			return usageError{errors.New("--push-token needs --push-url: the token goes with a webhook")}
+		}
+		return nil
+	}
+	u, err := neturl.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError{fmt.Errorf("--push-url %q: want an absolute http:// or https:// URL, such as https://example.com/hook", raw)}
 	}
 	return nil
 }
@@ -163,7 +191,10 @@ func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
 		h := int32(f.history)
 		cfg.HistoryLength = &h
 	}
-	if cfg.ReturnImmediately || cfg.HistoryLength != nil || len(cfg.AcceptedOutputModes) > 0 {
+	if f.pushURL != "" { // the inline configuration of spec §3.2.2, registered with the task
+		cfg.TaskPushNotificationConfig = &a2a.TaskPushNotificationConfig{Url: f.pushURL, Token: f.pushToken}
+	}
+	if cfg.ReturnImmediately || cfg.HistoryLength != nil || len(cfg.AcceptedOutputModes) > 0 || cfg.TaskPushNotificationConfig != nil {
 		req.Configuration = cfg
 	}
 	return req

@@ -89,7 +89,11 @@ func writeHelp(w io.Writer, name, synopsis, flagsTitle string, fs *flag.FlagSet)
 	}
 	if fs != nil {
 		fmt.Fprintf(w, "\n%s:\n", flagsTitle)
-		writeFlags(w, fs)
+		if groups, ok := flagGroups[name]; ok {
+			writeGroupedFlags(w, fs, groups) // servehelp.go
+		} else {
+			writeFlags(w, fs)
+		}
 	}
 	if len(h.examples) > 0 {
 		fmt.Fprintf(w, "\nexamples:\n")
@@ -103,18 +107,22 @@ func writeHelp(w io.Writer, name, synopsis, flagsTitle string, fs *flag.FlagSet)
 // dashes (the form the help and the messages use; Go's flag package
 // accepts one or two), its value's name, its usage and any default.
 func writeFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		value, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if value != "" {
-			line += " " + value
-		}
-		fmt.Fprintln(w, line)
-		if def := defaultOf(f); def != "" {
-			usage += " (default " + def + ")"
-		}
-		fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(usage, "\n", "\n        "))
-	})
+	fs.VisitAll(func(f *flag.Flag) { writeFlag(w, f) })
+}
+
+// writeFlag writes one flag as writeFlags lists it: "--name VALUE" on a
+// line, then its usage and any default, indented.
+func writeFlag(w io.Writer, f *flag.Flag) {
+	value, usage := flag.UnquoteUsage(f)
+	line := "  --" + f.Name
+	if value != "" {
+		line += " " + value
+	}
+	fmt.Fprintln(w, line)
+	if def := defaultOf(f); def != "" {
+		usage += " (default " + def + ")"
+	}
+	fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(usage, "\n", "\n        "))
 }
 
 // defaultOf is the default of f as the help shows it, or "" when the zero

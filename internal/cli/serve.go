@@ -184,7 +184,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs --tls-key; SIGHUP reloads both)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	cfg.guard = addGuardFlags(fs)
-	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port; default 1.0,0.3)")
+	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port)")
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable; visible to local users in ps: prefer --auth-token-file)")
 	cfg.secrets = addSecretFlags(fs)

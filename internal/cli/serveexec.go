@@ -35,7 +35,7 @@ func addBackendFlags(fs *flag.FlagSet) *backendFlags {
 	fs.StringVar(&b.execFormat, "exec-format", "text", "how --exec talks: text (message text in, standard output streamed out) or jsonl (JSON lines both ways)")
 	fs.StringVar(&b.chunk, "chunk", "line", "where --exec text output is cut into artifact chunks: line or bytes")
 	fs.DurationVar(&b.execOpts.Timeout, "exec-timeout", execagent.DefaultTimeout, "stop a program running longer than this (its process group: SIGTERM, then SIGKILL after --exec-grace) and fail its task (0: no limit)")
-	fs.IntVar(&b.execOpts.Concurrency, "exec-concurrency", execagent.DefaultConcurrency(), "most programs running at once (the default is twice the CPUs); further messages wait in arrival order, their task SUBMITTED with the status message \"queued: N ahead\" (0: no limit)")
+	fs.IntVar(&b.execOpts.Concurrency, "exec-concurrency", execagent.DefaultConcurrency(), "most programs running at once (0: no limit; unless given, twice the CPUs of this machine); further messages wait in arrival order, their task SUBMITTED with the status message \"queued: N ahead\"")
 	fs.Var(&b.execEnv, "exec-env", "pass the variable `NAME` of this server's environment to the programs too (repeatable); otherwise they get only PATH, HOME, LANG, LC_*, TZ and TMPDIR, and the PARLEY_* variables of their task")
 	fs.DurationVar(&b.execOpts.Grace, "exec-grace", execagent.DefaultGrace, "time a program has to exit after SIGTERM (cancel, timeout) before SIGKILL")
 	fs.StringVar(&b.proxy, "proxy", "", "serve the A2A agent at `URL` (its base or card URL): messages are forwarded with Parley's client and its events kept in Parley's tasks")

@@ -49,7 +49,7 @@ type storeFlags struct {
 // addStoreFlags defines the store secret flags on fs.
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	return &storeFlags{
-		pushKeyFile: fs.String("push-key-file", "", "encrypt push webhook URLs, tokens and credentials in the sqlite store with the keys in `FILE` (base64 or hex, one per line, the first encrypts; default: the "+pushKeyEnv+" environment variable)"),
+		pushKeyFile: fs.String("push-key-file", "", "encrypt push webhook URLs, tokens and credentials at rest in the sqlite or postgres store with the keys in `FILE` (base64 or hex, one per line, the first encrypts; default: the "+pushKeyEnv+" environment variable)"),
 		newPushKey:  fs.Bool("new-push-key", false, "print a new random push key (base64) and exit"),
 		maxTasks: fs.Int("max-tasks", memstore.DefaultMaxTasks, "with --store memory, keep at most `N` tasks, evicting the finished tasks that ended first "+
 			"(never an active one; negative: no bound); the sqlite and postgres stores ignore it and use --retention"),

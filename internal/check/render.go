@@ -11,11 +11,29 @@ import (
 type TextOptions struct {
 	// Color uses ANSI colours for verdicts (for a terminal).
 	Color bool
-	// Brief prints the details (sent, received, requirement) only for
-	// results that are not PASS, and folds the SKIP results of each
-	// heading into one line per reason, after the heading's other results.
-	Brief bool
+	// Mode chooses how much of the report is written; the zero value
+	// writes all of it.
+	Mode TextMode
 }
+
+// TextMode is how much of a report WriteText writes.
+type TextMode int
+
+const (
+	// TextFull writes every result with what was sent, what came back and
+	// the requirement, then the summary and the verdict.
+	TextFull TextMode = iota
+	// TextShort writes what needs attention: a short header, each FAIL and
+	// WARN (its check, level, section and one line of why), one line per
+	// reason for the SKIP results, and the verdict line last; never more
+	// than ShortMaxLines lines.
+	TextShort
+	// TextVerdict writes the verdict line alone.
+	TextVerdict
+)
+
+// ShortMaxLines is the most lines a TextShort report has.
+const ShortMaxLines = 60
 
 const (
 	ansiReset  = "\x1b[0m"
@@ -64,61 +82,220 @@ func (t *textWriter) p(format string, args ...any) {
 	}
 }
 
-// WriteText writes the report for people: the agent, the interfaces, then
-// every result grouped by binding, then a summary.
+// WriteText writes the report for people. In full (the default mode):
+// the agent, the interfaces, then every result grouped by binding, then a
+// summary; every mode ends with the verdict line (see TextMode).
 func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	t := &textWriter{w: w, o: o}
-	r.writeHeader(t)
-	group := "\x00"
-	var skipped []Result // the current heading's SKIP results, in a brief report
-	for _, res := range r.Results {
-		if g := resultGroup(res); g != group {
-			writeSkips(t, skipped)
-			skipped = skipped[:0]
-			group = g
-			t.p("\n%s\n", o.paint(ansiBold+ansiCyan, "== "+g+" =="))
+	switch o.Mode {
+	case TextVerdict:
+	case TextShort:
+		r.writeShort(t)
+	default:
+		r.writeHeader(t)
+		group := "\x00"
+		for _, res := range r.Results {
+			if g := resultGroup(res); g != group {
+				group = g
+				t.p("\n%s\n", o.paint(ansiBold+ansiCyan, "== "+g+" =="))
+			}
+			writeResult(t, res)
 		}
-		if o.Brief && res.Verdict == Skip {
-			skipped = append(skipped, res)
-			continue
-		}
-		writeResult(t, res)
+		r.writeSummary(t)
 	}
-	writeSkips(t, skipped)
-	r.writeSummary(t)
+	r.writeVerdictLine(t)
 	return t.err
 }
 
-// briefSkipIDs is the most check ids a folded SKIP line names; a larger
-// group gives only its count.
-const briefSkipIDs = 3
+// VerdictLine is the last line of every text report: the verdict (FAIL
+// when a MUST failed, PASS with warnings when only SHOULDs were not met,
+// PASS otherwise), then the counts and how long the run took.
+func (r *Report) VerdictLine() string {
+	return r.verdictLine(TextOptions{})
+}
 
-// writeSkips writes the SKIP results of one heading for a brief report:
-// one line per reason, in the order the reasons first appear, with the
-// number of checks (and their ids when there are few).
-func writeSkips(t *textWriter, skipped []Result) {
+func (r *Report) verdictLine(o TextOptions) string {
+	c := r.Counts
+	v := o.paint(ansiBold+ansiGreen, "PASS")
+	switch {
+	case c.Fail > 0:
+		v = o.paint(ansiBold+ansiRed, "FAIL")
+	case c.Warn > 0:
+		v = o.paint(ansiBold+ansiYellow, "PASS with warnings")
+	}
+	d := ""
+	if r.Duration != "" {
+		d = "; " + r.Duration
+	}
+	return fmt.Sprintf("verdict: %s (%d MUST failed, %d SHOULD not met, %d passed, %d not applicable, %d skipped%s)",
+		v, c.Fail, c.Warn, c.Pass, c.NA, c.Skip, d)
+}
+
+// writeVerdictLine writes the verdict line.
+func (r *Report) writeVerdictLine(t *textWriter) {
+	t.p("%s\n", r.verdictLine(t.o))
+}
+
+// shortInterfaces is the most interfaces a short report's header lists.
+const shortInterfaces = 6
+
+// whyWidth is the most characters of a finding a short report shows.
+const whyWidth = 200
+
+// writeShort writes a short report, all but its verdict line: the target
+// and agent, the interfaces, then the FAIL and WARN results, then the
+// SKIP reasons, as many as fit in ShortMaxLines with a line saying how
+// many were left out.
+func (r *Report) writeShort(t *textWriter) {
+	var head []string
+	head = append(head, t.o.paint(ansiBold, "parley check")+" "+r.Target)
+	agent := r.Agent
+	if agent == "" {
+		agent = "(no name)"
+	}
+	switch {
+	case r.Conformance:
+		agent += " · conformance agent: yes, every check runs"
+	case r.Detected != "":
+		agent += " · conformance agent: " + oneLine(r.Detected, whyWidth)
+	}
+	head = append(head, "  agent: "+agent)
+	for i, in := range r.Bindings {
+		if i == shortInterfaces-1 && len(r.Bindings) > shortInterfaces {
+			head = append(head, fmt.Sprintf("  … %d more interfaces (--verbose lists them)", len(r.Bindings)-i))
+			break
+		}
+		state := "checked"
+		if !in.Checked {
+			state = "not checked: " + oneLine(in.Reason, whyWidth)
+		}
+		head = append(head, fmt.Sprintf("  interface %-9s %s (A2A %s): %s", in.Binding, in.URL, in.Version, state))
+	}
+
+	// An entry is a FAIL or WARN result (two lines) or a SKIP reason
+	// (one line, n results).
+	type entry struct {
+		lines []string
+		v     Verdict
+		n     int
+	}
+	var entries []entry
+	for _, v := range []Verdict{Fail, Warn} {
+		for _, res := range r.Results {
+			if res.Verdict != v {
+				continue
+			}
+			first := fmt.Sprintf("%s %s %s %s: %s", t.o.verdict(v), bindingLabel(res.Binding), res.ID,
+				strings.TrimSpace(res.Level+" "+res.Section), res.Title)
+			why := "       " + t.o.paint(ansiDim, "why:") + " " + oneLine(res.Finding, whyWidth)
+			entries = append(entries, entry{[]string{first, why}, v, 1})
+		}
+	}
+	for _, s := range foldSkips(r.Results) {
+		entries = append(entries, entry{[]string{t.o.verdict(Skip) + " " + s.line}, Skip, s.n})
+	}
+
+	for _, l := range head {
+		t.p("%s\n", l)
+	}
+	if len(entries) == 0 {
+		t.p("\n")
+		return
+	}
+	// Room for the entries: all but the header, the blank lines around
+	// the entries and the verdict line.
+	room := ShortMaxLines - len(head) - 3
+	need := 0
+	for _, e := range entries {
+		need += len(e.lines)
+	}
+	if need > room {
+		room-- // for the line saying what was left out
+	}
+	t.p("\n")
+	left := map[Verdict]int{}
+	used := 0
+	for i, e := range entries {
+		if used+len(e.lines) > room {
+			for _, e := range entries[i:] {
+				left[e.v] += e.n
+			}
+			break
+		}
+		used += len(e.lines)
+		for _, l := range e.lines {
+			t.p("%s\n", l)
+		}
+	}
+	if len(left) > 0 {
+		var parts []string
+		total := 0
+		for _, v := range []Verdict{Fail, Warn, Skip} {
+			if left[v] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", left[v], v))
+				total += left[v]
+			}
+		}
+		t.p("… %d more (%s; --verbose shows all)\n", total, strings.Join(parts, ", "))
+	}
+	t.p("\n")
+}
+
+// oneLine returns s on one line, cut to at most width characters.
+func oneLine(s string, width int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > width {
+		s = string(r[:width-1]) + "…"
+	}
+	return s
+}
+
+// skipIDs is the most check ids a folded SKIP line names; a larger group
+// gives only its count.
+const skipIDs = 3
+
+// foldedSkip is one line of a short report for the SKIP results that
+// share a reason.
+type foldedSkip struct {
+	line string
+	n    int
+}
+
+// foldSkips folds the SKIP results into one line per reason, across
+// bindings, in the order the reasons first appear: the number of checks
+// (and their ids when there are few) and the reason.
+func foldSkips(results []Result) []foldedSkip {
 	var reasons []string
 	byReason := map[string][]string{}
-	for _, res := range skipped {
+	for _, res := range results {
+		if res.Verdict != Skip {
+			continue
+		}
 		if _, ok := byReason[res.Finding]; !ok {
 			reasons = append(reasons, res.Finding)
 		}
-		byReason[res.Finding] = append(byReason[res.Finding], res.ID)
+		id := res.ID
+		if res.Binding != "" {
+			id += " " + bindingLabel(res.Binding)
+		}
+		byReason[res.Finding] = append(byReason[res.Finding], id)
 	}
+	var out []foldedSkip
 	for _, why := range reasons {
 		ids := byReason[why]
 		n := fmt.Sprintf("%d checks", len(ids))
 		if len(ids) == 1 {
 			n = "1 check"
 		}
-		if len(ids) <= briefSkipIDs {
+		if len(ids) <= skipIDs {
 			n += " (" + strings.Join(ids, ", ") + ")"
 		}
 		if why == "" {
 			why = "no reason given"
 		}
-		t.p("%s %s: %s\n", t.o.verdict(Skip), n, why)
+		out = append(out, foldedSkip{n + ": " + oneLine(why, whyWidth), len(ids)})
 	}
+	return out
 }
 
 // writeHeader writes the target, the agent and its interfaces, and a key
@@ -157,9 +334,8 @@ func resultGroup(res Result) string {
 	return "agent card"
 }
 
-// writeResult writes one result: a line with its verdict, then its details
-// (only for results other than PASS in a brief report, which folds SKIP
-// results with writeSkips instead).
+// writeResult writes one result: a line with its verdict, then its
+// details.
 func writeResult(t *textWriter, res Result) {
 	row := res.Row
 	if row == "" {
@@ -170,9 +346,6 @@ func writeResult(t *textWriter, res Result) {
 		t.p(" [%s]", res.Operation)
 	}
 	t.p("\n")
-	if t.o.Brief && res.Verdict == Pass {
-		return
-	}
 	const ind = "       "
 	if res.Sent != "" {
 		t.p("%s%s %s\n", ind, t.o.paint(ansiDim, "sent:    "), res.Sent)

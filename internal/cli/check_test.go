@@ -149,16 +149,21 @@ func TestCheckParley(t *testing.T) {
 	}
 }
 
-// TestCheckParleyText checks the text report against Parley without
+// TestCheckParleyText checks the text reports against Parley without
 // authentication: no MUST failure, the scoping checks skipped for the
-// right reason (folded by --brief into one SKIP line per reason), exit 0.
+// right reason (folded by default into one SKIP line per reason), every
+// v1.0 interface checked, exit 0.
 func TestCheckParleyText(t *testing.T) {
 	t.Parallel()
 	p := serve(t, "--agent", "conformance", "--store", "memory")
-	out, _ := mustRun(t, 0, "check", "http://"+p.addr, "--brief")
-	contains(t, "check", out, "conformance agent: yes (card name)", "== JSONRPC ==", "== HTTP+JSON ==", "== across bindings ==",
-		"summary: 0 MUST failed, 0 SHOULD not met", "checks: the card declares no authentication",
+	out, _ := mustRun(t, 0, "check", "http://"+p.addr, "--verbose")
+	contains(t, "check --verbose", out, "conformance agent: yes (card name)", "== JSONRPC ==", "== HTTP+JSON ==", "== across bindings ==",
+		"summary: 0 MUST failed, 0 SHOULD not met", "skipped: the card declares no authentication",
 		"== GRPC ==", "spec:     SPEC SILENT §3.1.2", "interface GRPC      127.0.0.1:")
+	short, _ := mustRun(t, 0, "check", "http://"+p.addr)
+	contains(t, "check", short, "checks: the card declares no authentication", "interface GRPC      127.0.0.1:",
+		"verdict: PASS (0 MUST failed, 0 SHOULD not met")
+	out += short
 	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "): not checked") && !strings.Contains(line, `"0.3"`) {
 			t.Errorf("an interface was not checked: %s\n%s", line, out)

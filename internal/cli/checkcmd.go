@@ -13,13 +13,19 @@ import (
 const checkSynopsis = `check URL [flags]
 
 Grades the A2A server at URL against the A2A v1.0 specification, binding by
-binding (every interface of its card that this build speaks), and prints a
-report: for each check, what was sent, what came back, what the spec
-requires (with its § in the project's fact brief) and a verdict: FAIL (a
-MUST failed), WARN (a SHOULD not met), PASS, N/A (no requirement applies;
-the observed behaviour is reported) or SKIP (not run, with the reason).
-"Parley:" notes compare with Parley's own choices where the SDKs split
-(B1-B14, listed in docs/decisions.md); they are not requirements.
+binding (every interface of its card that this build speaks). Each check
+gets a verdict: FAIL (a MUST failed), WARN (a SHOULD not met), PASS, N/A
+(no requirement applies; the observed behaviour is reported) or SKIP (not
+run, with the reason).
+
+By default the report shows what needs attention, in at most 60 lines:
+each FAIL and WARN with its spec section and one line of why, one line
+per reason checks were skipped, and last the verdict line with the counts.
+--verbose shows every check: what was sent, what came back, what the spec
+requires (with its § in the project's fact brief), and "Parley:" notes
+comparing with Parley's own choices where the SDKs split (B1-B14, listed
+in docs/decisions.md; they are not requirements). --brief prints the
+verdict line alone; --json the whole report as JSON.
 
 Checks that need a known agent behaviour run when the target serves
 Parley's conformance agent (parley serve --agent conformance); the others
@@ -32,13 +38,17 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	token2 := fs.String("token2", "", "a second principal's bearer `TOKEN`, for the task scoping checks (B12)")
 	token2File := fs.String("token2-file", "", "like --token2, with the token read from `FILE`")
 	webhookAddr := fs.String("webhook-addr", "", "listen on `HOST:PORT` for push notifications during the push delivery checks (B3)")
-	brief := fs.Bool("brief", false, "show the details (sent, received, requirement) only for results that are not PASS")
+	verbose := fs.Bool("verbose", false, "show every check with what was sent, what came back and the requirement")
+	brief := fs.Bool("brief", false, "print only the verdict line (the verdict and the counts)")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := wantArgs(pos, 1, 1, "the agent URL"); err != nil {
 		return err
+	}
+	if *verbose && *brief {
+		return usageError{errors.New("--verbose and --brief: give one of them")}
 	}
 	if err := checkAgentURL(pos[0]); err != nil {
 		return err
@@ -70,7 +80,14 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		err = rep.WriteJSON(e.stdout)
 	} else {
-		err = rep.WriteText(e.stdout, check.TextOptions{Color: e.out.color, Brief: *brief})
+		mode := check.TextShort
+		switch {
+		case *verbose:
+			mode = check.TextFull
+		case *brief:
+			mode = check.TextVerdict
+		}
+		err = rep.WriteText(e.stdout, check.TextOptions{Color: e.out.color, Mode: mode})
 	}
 	if err != nil {
 		return err

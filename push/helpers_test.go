@@ -1,7 +1,6 @@
 package push_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
@@ -175,20 +175,8 @@ type env struct {
 	srv    *server.Server
 	sender *push.Sender
 	store  taskstore.Store
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // fast is the delivery configuration of most tests: loopback allowed,
 // millisecond backoff.
@@ -219,7 +207,7 @@ var stores = []struct {
 // newEnv starts a sender and a server (conformance agent) on the store.
 func newEnv(t testing.TB, store taskstore.Store, o *push.Options) *env {
 	t.Helper()
-	e := &env{store: store, logs: &syncBuffer{}}
+	e := &env{store: store, logs: &testkit.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if o == nil {
 		o = fast()

@@ -3,7 +3,6 @@ package server_test
 // CancelTask (spec §3.1.5).
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )
 
@@ -136,7 +136,7 @@ func checkCancelable(t *testing.T, s a2a.Service, started, causes *sync.Map, wor
 // is no failure, and is not logged as one (only at debug level).
 func TestCancelUnderAnEmittingAgentLogsNoError(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	emitting := make(chan string, 1)
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
@@ -168,22 +168,4 @@ func TestCancelUnderAnEmittingAgentLogsNoError(t *testing.T) {
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("canceling tasks whose agents emit logged errors:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -34,7 +34,7 @@ type Process struct {
 	cmd    *exec.Cmd
 	name   string
 	stdout lineWriter
-	stderr syncBuffer
+	stderr SyncBuffer
 	exited chan struct{} // closed once the process has exited
 	err    error         // the exit status, set before exited is closed
 }
@@ -245,22 +245,23 @@ func (w *lineWriter) since(n int) ([]string, <-chan struct{}) {
 	return append([]string(nil), w.lines[n:]...), w.changed
 }
 
-// syncBuffer is an io.Writer whose text may be read while another
-// goroutine writes to it, such as the output of a child process.
-type syncBuffer struct {
+// SyncBuffer is an io.Writer whose text may be read while another
+// goroutine writes to it, such as the output of a child process or a
+// server's log.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
 // Write appends p.
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
 // String returns what was written so far.
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

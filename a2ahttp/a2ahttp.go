@@ -52,7 +52,11 @@ type Options struct {
 	// URLs); without one, JSON-RPC is at "/" and HTTP+JSON at the root.
 	Card *a2a.AgentCard
 	// Tokens maps bearer tokens to principal names: a BearerTokens
-	// authenticator asked before Authenticators. The card stays public.
+	// authenticator asked before Authenticators. The card stays public,
+	// and says that a token is needed: when it declares no security
+	// schemes and no security requirements, the card served gets
+	// BearerScheme under BearerSchemeName and a requirement naming it
+	// (spec §4.5), as it does for a TokenSet among Authenticators.
 	Tokens map[string]string
 	// Authenticators find the caller of a request that no outer middleware
 	// authenticated, asked in order: the first that names a principal

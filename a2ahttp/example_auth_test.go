@@ -19,7 +19,9 @@ import (
 // once any credential is configured, a call without one is refused before
 // its body is read (unless Options.AllowAnonymous is set), and a token not
 // in the map is always refused. The card stays public, so a client can
-// still resolve it. The agent sees the caller in Request.Principal.
+// still resolve it, and it declares an HTTP Bearer scheme and a
+// requirement naming it (spec §4.5), so the client learns that it needs
+// a token. The agent sees the caller in Request.Principal.
 func ExampleOptions_tokens() {
 	whoami := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		if err := em.Artifact(a2a.TextArtifact("whoami", "you are "+req.Principal)); err != nil {

@@ -14,8 +14,9 @@ import (
 // the v0.3 routes under /v1/, and the card carries the v0.3 interfaces and
 // top-level members.
 
-// encodeCard encodes the public card document. With v0.3 on, the card
-// gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
+// encodeCard encodes the public card document. The card first gets the
+// bearer tokens' security scheme and requirement when it declares none
+// (declareBearer). With v0.3 on, the card then gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
 // having 0.3 interfaces, the v0.3 top-level members, which v1.0 readers
 // ignore; then Options.CardSigner, when set, signs the whole document, so
 // its signatures cover every member served. A card that comes signed
@@ -24,6 +25,9 @@ import (
 // that checks the document received (§8.4.3) would refuse the card.
 func (h *Handler) encodeCard() ([]byte, error) {
 	presigned := len(h.opts.Card.GetSignatures()) > 0 && h.opts.CardSigner == nil
+	if !presigned {
+		h.opts.Card = h.declareBearer(h.opts.Card)
+	}
 	if !h.opts.DisableV03 && !presigned {
 		h.opts.Card = v03.AddInterfaces(h.opts.Card)
 	}
@@ -46,7 +50,8 @@ func (h *Handler) encodeCard() ([]byte, error) {
 	return card, nil
 }
 
-// Card returns the public card as served (with the 0.3 interfaces added
+// Card returns the public card as served (with the bearer tokens' security
+// scheme added when the card declared none, and the 0.3 interfaces added
 // when v0.3 is on), without the v0.3 top-level members and the
 // signatures of Options.CardSigner.
 func (h *Handler) Card() *a2a.AgentCard { return h.opts.Card }

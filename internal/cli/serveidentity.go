@@ -186,8 +186,9 @@ func (id *identity) declare(card *a2a.AgentCard, staticTokens, allowAnonymous bo
 	var order []string
 	add := func(name string, s *a2a.SecurityScheme) { schemes[name] = s; order = append(order, name) }
 	if staticTokens {
-		add("bearer", &a2a.SecurityScheme{Scheme: &a2a.SecurityScheme_HttpAuthSecurityScheme{
-			HttpAuthSecurityScheme: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "a token given by the server's operator"}}})
+		// The scheme a2ahttp declares for its bearer tokens, under its name:
+		// the card declaring schemes, a2ahttp adds none of its own.
+		add(a2ahttp.BearerSchemeName, a2ahttp.BearerScheme())
 	}
 	if id.jwt != nil {
 		if f := id.flags; f.jwtIssuer != "" {

@@ -37,9 +37,8 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/grpcbind"
+	"parley.dev/parley/internal/grpcbind"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/sse"
 )
 
 // CardPath is the well-known path of the public agent card (spec §8.2).
@@ -120,17 +119,17 @@ type Options struct {
 	// Parking, when set, parks SubscribeToTask streams over HTTP/1.1 that
 	// have been silent for a while on their bare connections, which makes
 	// an idle subscription cost a fraction of what it costs on net/http
-	// (sse.Parking). Close it after
+	// (see Parking). Close it after
 	// the http.Server's Shutdown: the server does not wait for parked
 	// streams, and Close ends them.
-	Parking *sse.Parking
+	Parking *Parking
 	// CacheMaxAge is the card's Cache-Control max-age (default 5 min).
 	CacheMaxAge time.Duration
 	// Logger receives logs (default slog.Default()).
 	Logger *slog.Logger
 	// GRPC configures the gRPC binding (nil: defaults, with reflection
 	// on; its MaxRecvBytes defaults to MaxBody).
-	GRPC *grpcbind.Options
+	GRPC *GRPCOptions
 	// DisableGRPC turns the gRPC binding off.
 	DisableGRPC bool
 	// DisableV03 turns off serving A2A v0.3 beside v1.0: its

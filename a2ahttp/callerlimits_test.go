@@ -14,8 +14,8 @@ import (
 	"connectrpc.com/connect"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
 	"parley.dev/parley/a2ahttp"
+	"parley.dev/parley/internal/a2aconnect"
 )
 
 var limitTokens = map[string]string{"tok-a": "alice", "tok-b": "bob"}

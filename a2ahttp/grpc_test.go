@@ -11,8 +11,8 @@ import (
 	"connectrpc.com/connect"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
 	"parley.dev/parley/a2ahttp"
+	"parley.dev/parley/internal/a2aconnect"
 	"parley.dev/parley/internal/testkit"
 )
 

@@ -6,14 +6,14 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
-	"parley.dev/parley/grpcbind"
+	"parley.dev/parley/internal/a2aconnect"
+	"parley.dev/parley/internal/grpcbind"
 	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/internal/jsonrpc"
+	"parley.dev/parley/internal/rest"
+	"parley.dev/parley/internal/v03/v03grpc"
+	"parley.dev/parley/internal/v03/v03http"
 	"parley.dev/parley/internal/version"
-	"parley.dev/parley/jsonrpc"
-	"parley.dev/parley/rest"
-	"parley.dev/parley/v03/v03grpc"
-	"parley.dev/parley/v03/v03http"
 )
 
 // A protocol is one (A2A version, binding) pair the Handler serves: how a

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/v03"
+	"parley.dev/parley/internal/v03"
 )
 
 // Serving A2A v0.3 beside v1.0: unless Options.DisableV03, the JSON-RPC

@@ -12,7 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"parley.dev/parley/jwks"
+	"parley.dev/parley/internal/jwks"
 )
 
 // Defaults of JWTOptions.
@@ -53,11 +53,11 @@ type JWTOptions struct {
 	// HTTPClient fetches the discovery document and key set.
 	HTTPClient *http.Client
 	// MinRefresh is the shortest time between two key set fetches
-	// (default jwks.DefaultMinRefresh): it rate-limits the refreshes
+	// (default 30 s): it rate-limits the refreshes
 	// that tokens with unknown key ids cause.
 	MinRefresh time.Duration
 	// JWKSRefresh is how often the key set is fetched again (default
-	// jwks.DefaultRefreshInterval; a shorter Cache-Control max-age on the
+	// 5 minutes; a shorter Cache-Control max-age on the
 	// key set wins), so that a key the issuer removed stops verifying.
 	JWKSRefresh time.Duration
 	// Now returns the time (default time.Now).

@@ -13,7 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/jwks"
+	"parley.dev/parley/internal/jwks"
 )
 
 // testCard is a card like the ones `parley serve` publishes.

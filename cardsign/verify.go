@@ -16,8 +16,14 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/jwks"
+	"parley.dev/parley/internal/jwks"
 )
+
+// JWKS is a cached JSON Web Key Set (RFC 7517) fetched from URL, or from the
+// key set an OpenID Connect Issuer's discovery document names; it is
+// fetched again on an unknown key id (at most every 30 s) and every 5
+// minutes. Verifier.JWKS trusts the keys it holds.
+type JWKS = jwks.Cache
 
 // ErrUnsigned is Verify's error for a card without signatures.
 var ErrUnsigned = errors.New("cardsign: the card has no signatures")
@@ -28,7 +34,7 @@ type Verifier struct {
 	Keys []jose.JSONWebKey
 	// JWKS, when set, is a trusted key set (fetched from a URL the caller
 	// chose, refreshed when a signature names a key id it does not hold).
-	JWKS *jwks.Cache
+	JWKS *JWKS
 	// Algorithms are the accepted "alg" values (default Algorithms).
 	Algorithms []jose.SignatureAlgorithm
 	// AcceptSDKForm also accepts a signature over SDKCanonical, the form

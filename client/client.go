@@ -26,7 +26,7 @@ type Options struct {
 	// host:port interface over TLS when that transport has a TLS
 	// configuration (see NewGRPCTransport). The calls carry the client's
 	// credentials, so no redirect is followed (the call fails with a
-	// *transport.RedirectError naming the target) unless this client's
+	// *RedirectError naming the target) unless this client's
 	// CheckRedirect decides otherwise.
 	HTTPClient *http.Client
 	// BearerToken, when set, is sent on every call as

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )

@@ -16,7 +16,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testkit"
-	"parley.dev/parley/transport"
+	"parley.dev/parley/internal/transport"
 )
 
 // redirectTarget counts the requests a redirect's target gets, and those

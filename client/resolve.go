@@ -20,8 +20,8 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
-	"parley.dev/parley/transport"
-	"parley.dev/parley/v03"
+	"parley.dev/parley/internal/transport"
+	"parley.dev/parley/internal/v03"
 )
 
 // WellKnownCardPath is where an agent publishes its public card, relative

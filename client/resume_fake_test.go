@@ -17,9 +17,9 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/a2aconnect"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/testkit"
 )
 

@@ -14,11 +14,11 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/a2aconnect"
+	"parley.dev/parley/internal/sse"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
-	"parley.dev/parley/sse"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
 )

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/testkit"
 )
 

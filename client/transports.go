@@ -1,19 +1,18 @@
 package client
 
 import (
-	"parley.dev/parley/grpcbind"
-	"parley.dev/parley/jsonrpc"
-	"parley.dev/parley/rest"
-	"parley.dev/parley/transport"
-	"parley.dev/parley/v03/v03grpc"
-	"parley.dev/parley/v03/v03http"
+	"parley.dev/parley/internal/grpcbind"
+	"parley.dev/parley/internal/jsonrpc"
+	"parley.dev/parley/internal/rest"
+	"parley.dev/parley/internal/transport"
+	"parley.dev/parley/internal/v03/v03grpc"
+	"parley.dev/parley/internal/v03/v03http"
 )
 
-// The transport types, under the names this package has always used. A
-// binding's transport lives in the binding's package, beside its server
-// half (jsonrpc.Transport, rest.Transport, grpcbind.Transport).
+// The transport types: what a binding's client half implements, and what
+// its failures look like.
 type (
-	// Transport speaks one binding to one interface (transport.Transport).
+	// Transport speaks one binding to one interface.
 	Transport = transport.Transport
 	// TransportConfig is what a factory builds a Transport from.
 	TransportConfig = transport.Config
@@ -25,9 +24,12 @@ type (
 	TransportError = transport.Error
 	// Phase says how far a call got before a transport failure.
 	Phase = transport.Phase
+	// RedirectError is the TransportError cause of an HTTP redirect this
+	// client does not follow: its From, To and StatusCode.
+	RedirectError = transport.RedirectError
 )
 
-// The phases of a call (see transport.Phase).
+// The phases of a call, from the first to the last.
 const (
 	PhaseConnect  = transport.PhaseConnect
 	PhaseRequest  = transport.PhaseRequest
@@ -41,8 +43,10 @@ func JSONRPC() TransportFactory { return jsonrpc.Factory() }
 // REST is the factory of the HTTP+JSON (REST) transport.
 func REST() TransportFactory { return rest.Factory() }
 
-// GRPC is the factory of the gRPC transport (see grpcbind.NewTransport for
-// how it dials).
+// GRPC is the factory of the gRPC transport. It dials an "https://" URL
+// over TLS, an "http://" one over cleartext HTTP/2, and a bare "host:port"
+// (the form a card gives) over TLS when the HTTP client's transport has a
+// TLS configuration, over cleartext HTTP/2 otherwise.
 func GRPC() TransportFactory { return grpcbind.Factory() }
 
 // DefaultTransports returns the factories of every v1.0 binding this

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/a2aconnect"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"

@@ -18,8 +18,8 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/cardsign"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/jwks"
 	"parley.dev/parley/internal/testkit"
-	"parley.dev/parley/jwks"
 )
 
 // TestSignedCardOverTheWire: a2ahttp with v0.3 on, as `parley serve`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates a2a/a2a.pb.go (messages) and a2a/a2aconnect/a2a.connect.go
+# Regenerates a2a/a2a.pb.go (messages) and internal/a2aconnect/a2a.connect.go
 # (the A2AService gRPC handler and client, for connect-go) from
 # proto/a2a.proto.
 #
@@ -55,13 +55,19 @@ GOBIN="$bindir" go install "connectrpc.com/connect/cmd/protoc-gen-connect-go@${c
 
 # (c) generate. The proto is compiled as "a2a.proto" (its registry path) and
 # written next to the Go package with source-relative paths; the connect-go
-# plugin writes its package a2aconnect in a subdirectory of it.
+# plugin writes its package a2aconnect in a subdirectory of its output, which
+# is moved to internal/a2aconnect (Parley's gRPC binding uses it; it is not
+# part of the public API).
+gendir="$bindir/gen"
+mkdir -p "$gendir"
 protoc \
 	--plugin=protoc-gen-go="$bindir/protoc-gen-go" \
 	--plugin=protoc-gen-connect-go="$bindir/protoc-gen-connect-go" \
 	-I "$root/proto" \
 	--go_out="$root/a2a" \
 	--go_opt=paths=source_relative \
-	--connect-go_out="$root/a2a" \
+	--connect-go_out="$gendir" \
 	--connect-go_opt=paths=source_relative \
 	a2a.proto
+mkdir -p "$root/internal/a2aconnect"
+mv "$gendir/a2aconnect/a2a.connect.go" "$root/internal/a2aconnect/a2a.connect.go"

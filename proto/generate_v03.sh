@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates v03/v03pb/a2a_v03.pb.go from proto/a2a_v03.proto: the A2A
+# Regenerates internal/v03/v03pb/a2a_v03.pb.go from proto/a2a_v03.proto: the A2A
 # v0.3 gRPC messages (package a2a.v1), served beside v1.0 (docs/versions.md).
 #
-# Usage: bash proto/generate_v03.sh   (normally via `go generate ./v03/v03pb/`)
+# Usage: bash proto/generate_v03.sh   (normally via `go generate ./internal/v03/v03pb/`)
 #
 # Needs protoc with the well-known type protos, like proto/generate.sh;
 # protoc-gen-go is built at the google.golang.org/protobuf version of go.mod.
 # Parley's v0.3 service handler is written by hand on connect-go's generic
-# handlers (v03/v03grpc), so no connect-go code is generated.
+# handlers (internal/v03/v03grpc), so no connect-go code is generated.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +24,6 @@ GOBIN="$bindir" go install "google.golang.org/protobuf/cmd/protoc-gen-go@${pbver
 protoc \
 	--plugin=protoc-gen-go="$bindir/protoc-gen-go" \
 	-I "$root/proto" \
-	--go_out="$root/v03/v03pb" \
+	--go_out="$root/internal/v03/v03pb" \
 	--go_opt=paths=source_relative \
 	a2a_v03.proto

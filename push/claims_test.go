@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/push"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
 // TestClaimsAcrossSenders drains one PostgreSQL outbox with three

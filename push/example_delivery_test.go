@@ -13,8 +13,8 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"

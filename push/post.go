@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/v03"
 )
 
 // outcome classifies one attempt.

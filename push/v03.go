@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/v03"
 )
 
 // A configuration registered over A2A v0.3 carries a mark in its URL's

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )

@@ -26,20 +26,25 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/server/eventbus"
+	"parley.dev/parley/internal/eventbus"
 	"parley.dev/parley/taskstore"
 )
+
+// Bus tells the replicas sharing a store that a task's log grew (Notify,
+// after the append committed) and wakes the followers of a task (Watch).
+// pgstore.Bus is one on PostgreSQL's LISTEN/NOTIFY.
+type Bus = eventbus.Bus
 
 // Cluster makes a Server one replica of several sharing Options.Store.
 type Cluster struct {
 	// Bus carries wake-ups between the replicas: a task's log grew, a
 	// task was canceled. Required.
-	Bus eventbus.Bus
+	Bus Bus
 	// Leases is this replica's lease on the store, which fences its task
 	// writes. Required.
 	Leases Leases
 	// Poll is how often a follower reads the log when no wake-up came;
-	// default eventbus.DefaultPoll.
+	// default 2 s.
 	Poll time.Duration
 }
 

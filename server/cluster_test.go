@@ -15,8 +15,8 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/pgstore"
-	"parley.dev/parley/taskstore/pgstore/pgbus"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
+
+	"parley.dev/parley/internal/pgtest"
 )
 
 // pausable is a replica's lease whose renewals a test can hold back, as
@@ -46,7 +46,7 @@ func replica(t *testing.T, url string, ttl time.Duration, opts server.Options) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus, err := pgbus.New(t.Context(), st.Pool(), "")
+	bus, err := pgstore.NewBus(t.Context(), st.Pool(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/agents"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
 	"parley.dev/parley/taskstore/pgstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 	"parley.dev/parley/taskstore/sqlitestore"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 

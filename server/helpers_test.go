@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
+	"parley.dev/parley/internal/a2aconnect"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"

@@ -22,9 +22,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
+	"parley.dev/parley/internal/a2aconnect"
+	"parley.dev/parley/internal/rest"
 	"parley.dev/parley/internal/testkit"
-	"parley.dev/parley/rest"
 	"parley.dev/parley/server"
 )
 

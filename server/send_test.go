@@ -12,7 +12,7 @@ import (
 	"parley.dev/parley/internal/testkit"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/transport"
+	"parley.dev/parley/internal/transport"
 )
 
 // summary is what one call revealed, for its span: the ids it named and

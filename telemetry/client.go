@@ -10,7 +10,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
-	"parley.dev/parley/transport"
+	"parley.dev/parley/internal/transport"
 )
 
 // ClientTransports returns the transport factories (default: every

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/check"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"

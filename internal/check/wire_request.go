@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/rest"
+	"parley.dev/parley/internal/rest"
 )
 
 // newRequest builds the HTTP request of an operation on a JSON-RPC or

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/sse"
+	"parley.dev/parley/internal/sse"
 )
 
 // streamCtl says how long to read a stream.

@@ -9,7 +9,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/cardsign"
-	"parley.dev/parley/jwks"
+	"parley.dev/parley/internal/jwks"
 )
 
 // verifyFlags are the flags of `parley card` that check the card's

@@ -231,12 +231,12 @@ func TestCheckNotAnAgent(t *testing.T) {
 }
 
 // TestCheckJSServer grades the official JS SDK server running the
-// conformance agent's behaviour (interop/js/server_conformance.mjs). The
+// conformance agent's behaviour (internal/interop/js/server_conformance.mjs). The
 // report must show exactly its known deviations, each for its reason, and
 // nothing else: the checker must not blame the server for its own
 // choices, or Parley's.
 //
-// Without Node.js or interop/js/node_modules the test is skipped, unless
+// Without Node.js or internal/interop/js/node_modules the test is skipped, unless
 // CI=true, in which case it fails.
 func TestCheckJSServer(t *testing.T) {
 	t.Parallel()
@@ -301,12 +301,12 @@ func TestCheckJSServer(t *testing.T) {
 	}
 }
 
-// startJSServer runs interop/js/server_conformance.mjs on a free port and
+// startJSServer runs internal/interop/js/server_conformance.mjs on a free port and
 // returns its base URL. Without Node.js or the npm packages the test is
 // skipped (failed when CI=true).
 func startJSServer(t *testing.T) string {
 	t.Helper()
-	jsDir := filepath.Join(testkit.ModuleRoot(t), "interop", "js")
+	jsDir := filepath.Join(testkit.ModuleRoot(t), "internal", "interop", "js")
 	node := testkit.RequireNode(t, jsDir, "@a2a-js/sdk", "express")
 	return testkit.StartNodeServer(t, node, jsDir, "server_conformance.mjs")
 }

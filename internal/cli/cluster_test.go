@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"parley.dev/parley/taskstore/pgstore/pgtest"
+	"parley.dev/parley/internal/pgtest"
 )
 
 // pushLog records the push notifications a webhook got, by task.

@@ -24,7 +24,7 @@ var helpCommands = [][]string{
 var docsForeignFlags = map[string]string{
 	"cert":     "curl: the client certificate (security.md, mutual TLS)",
 	"key":      "curl: the client certificate's key (security.md, mutual TLS)",
-	"prefix":   "npm ci: the interop/js directory (README, interoperability.md)",
+	"prefix":   "npm ci: the internal/interop/js directory (README, interoperability.md)",
 	"no-audit": "npm ci (README)",
 	"no-fund":  "npm ci (README)",
 	"rm":       "docker run (observability.md, Jaeger)",

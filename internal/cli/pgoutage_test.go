@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
+	"parley.dev/parley/internal/pgtest"
 )
 
 // outage is a TCP proxy to a target that can be taken down (every

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"parley.dev/parley/taskstore/pgstore/pgtest"
+	"parley.dev/parley/internal/pgtest"
 )
 
 // TestResendAfterKill9 kills `parley serve` while 32 clients send

@@ -14,10 +14,10 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
-	"parley.dev/parley/grpcbind"
+	"parley.dev/parley/internal/agents"
+	"parley.dev/parley/internal/grpcbind"
+	"parley.dev/parley/internal/sse"
 	"parley.dev/parley/server"
-	"parley.dev/parley/sse"
 	"parley.dev/parley/taskstore"
 )
 

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/a2a/a2aconnect"
+	"parley.dev/parley/internal/a2aconnect"
 	"parley.dev/parley/internal/testkit"
 )
 

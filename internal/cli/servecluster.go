@@ -13,7 +13,6 @@ import (
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore"
-	"parley.dev/parley/taskstore/pgstore/pgbus"
 )
 
 // replica is this process's membership of the replicas on a PostgreSQL
@@ -21,7 +20,7 @@ import (
 type replica struct {
 	store     *pgstore.Store
 	lease     *pgstore.Replica
-	bus       *pgbus.Bus
+	bus       *pgstore.Bus
 	cursorKey []byte
 	log       *slog.Logger
 }
@@ -43,7 +42,7 @@ func joinReplicas(ctx context.Context, store taskstore.Store, ttl time.Duration,
 	if err != nil {
 		return nil, err
 	}
-	bus, err := pgbus.New(ctx, pg.Pool(), "")
+	bus, err := pgstore.NewBus(ctx, pg.Pool(), "")
 	if err != nil {
 		lease.Leave(ctx)
 		return nil, err

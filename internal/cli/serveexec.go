@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/agents"
-	"parley.dev/parley/agents/execagent"
+	"parley.dev/parley/internal/agents"
+	"parley.dev/parley/internal/agents/execagent"
 )
 
 // backendFlags are the flags of `parley serve` that choose what answers

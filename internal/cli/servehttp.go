@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"parley.dev/parley/sse"
+	"parley.dev/parley/internal/sse"
 )
 
 // httpFront is the HTTP side of `parley serve`: the server on --addr, which

@@ -16,7 +16,7 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/authn"
 	"parley.dev/parley/cardsign"
-	"parley.dev/parley/jwks"
+	"parley.dev/parley/internal/jwks"
 )
 
 // identityFlags are the `parley serve` flags of who may call and how much:

@@ -10,8 +10,8 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents/proxyagent"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/agents/proxyagent"
 )
 
 // proxyFlags are how `parley serve --proxy` calls the upstream agent.

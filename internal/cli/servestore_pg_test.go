@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"parley.dev/parley/taskstore/pgstore/pgtest"
+	"parley.dev/parley/internal/pgtest"
 )
 
 // TestServePostgres runs `parley serve --store postgres://…` on a database

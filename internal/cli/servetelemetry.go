@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/health"
+	"parley.dev/parley/internal/health"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/v03"
+	"parley.dev/parley/internal/v03"
 )
 
 // protocolVersions is the value of `parley serve --protocol-versions`: the

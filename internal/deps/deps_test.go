@@ -23,8 +23,8 @@ func TestMinimalServerLinksLittle(t *testing.T) {
 	modules := []string{"parley.dev/parley", "connectrpc.com/connect", "connectrpc.com/grpchealth", "connectrpc.com/grpcreflect",
 		"google.golang.org/protobuf", "google.golang.org/genproto/googleapis/rpc", "golang.org/x/time"}
 	unused := []string{"parley.dev/parley/taskstore/sqlitestore", "parley.dev/parley/taskstore/pgstore", "parley.dev/parley/telemetry",
-		"parley.dev/parley/authn", "parley.dev/parley/cardsign", "parley.dev/parley/jwks", "parley.dev/parley/push",
-		"parley.dev/parley/client", "parley.dev/parley/agents/execagent", "parley.dev/parley/agents/proxyagent"}
+		"parley.dev/parley/authn", "parley.dev/parley/cardsign", "parley.dev/parley/internal/jwks", "parley.dev/parley/push",
+		"parley.dev/parley/client", "parley.dev/parley/internal/agents/execagent", "parley.dev/parley/internal/agents/proxyagent"}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, module, _ := strings.Cut(line, " ")
 		if module != "" && !slices.Contains(modules, module) {

@@ -20,13 +20,13 @@ import (
 var repoRef = regexp.MustCompile(`(?:^|[^\w/.-])(?:docs/|proto/|\.ci/)[\w./#-]*|[\w-]+\.go\b(?:\.\w)?|[\w-]+\.(?:proto|md)\b|\bDESIGN\b`)
 
 // skipDirs are not scanned: internal/ (no user reads it), the nested module
-// interop/gosdk, and generated code (a2aconnect; *.pb.go and any file marked
+// internal/interop/gosdk, and generated code (a2aconnect; *.pb.go and any file marked
 // generated are skipped file by file).
 var skipDirs = map[string]bool{
-	"internal":       true,
-	"testdata":       true,
-	"node_modules":   true,
-	"a2a/a2aconnect": true,
+	"internal":            true,
+	"testdata":            true,
+	"node_modules":        true,
+	"internal/a2aconnect": true,
 }
 
 // TestNoRepositoryFilesInComments: no comment of a public package (every

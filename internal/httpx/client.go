@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/sse"
-	"parley.dev/parley/transport"
+	"parley.dev/parley/internal/sse"
+	"parley.dev/parley/internal/transport"
 )
 
 // Media types (spec §9.1, §11.1, §11.7).

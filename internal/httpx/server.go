@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/sse"
+	"parley.dev/parley/internal/sse"
 )
 
 // Options are the settings both HTTP bindings share.

@@ -14,7 +14,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/agents"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/loadgen"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"

@@ -115,11 +115,11 @@ func SkipOrFailInCI(tb testing.TB, why string) {
 }
 
 // NPMInstall is the command, run in the module root, that installs the
-// npm packages of the JavaScript interop tests into interop/js/node_modules.
-const NPMInstall = "npm ci --prefix interop/js --no-audit --no-fund"
+// npm packages of the JavaScript interop tests into internal/interop/js/node_modules.
+const NPMInstall = "npm ci --prefix internal/interop/js --no-audit --no-fund"
 
 // MissingNode says what is missing for tests that run Node.js on the
-// scripts of jsDir (the module's interop/js): node on PATH, or one of pkgs
+// scripts of jsDir (the module's internal/interop/js): node on PATH, or one of pkgs
 // (npm package names) in jsDir/node_modules; and how to install it. It
 // returns "" when nothing is missing.
 func MissingNode(jsDir string, pkgs ...string) string {

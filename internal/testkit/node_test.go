@@ -23,7 +23,7 @@ func TestMissingNodeSaysHowToInstall(t *testing.T) {
 	}
 	dir := t.TempDir()
 	why := testkit.MissingNode(dir, "@scope/pkg")
-	if !strings.Contains(why, "@scope/pkg") || !strings.Contains(why, "`npm ci --prefix interop/js --no-audit --no-fund`") {
+	if !strings.Contains(why, "@scope/pkg") || !strings.Contains(why, "`npm ci --prefix internal/interop/js --no-audit --no-fund`") {
 		t.Errorf("MissingNode(empty dir) = %q, want the package and the install command", why)
 	}
 	pkgDir := filepath.Join(dir, "node_modules", "@scope", "pkg")

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/sse"
+	"parley.dev/parley/internal/sse"
 )
 
 // Collect drains a stream: the events up to the first error, and that

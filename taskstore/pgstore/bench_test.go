@@ -6,7 +6,7 @@ import (
 
 	"parley.dev/parley/a2a"
 
-	"parley.dev/parley/taskstore/pgstore/pgtest"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore/storetest"
 )
 

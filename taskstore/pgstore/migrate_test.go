@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
 // schemaVersion reads the version recorded in the database at u.

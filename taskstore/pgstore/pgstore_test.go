@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 	"parley.dev/parley/taskstore/storetest"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
 // openPair opens two stores, each with its own pool, on one new schema:

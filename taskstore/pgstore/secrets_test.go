@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 	"parley.dev/parley/taskstore/seal"
 	"parley.dev/parley/taskstore/storetest"
 )

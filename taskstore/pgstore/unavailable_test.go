@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/pgstore/pgtest"
 )
 
 // TestTransient: the PostgreSQL errors of failures that pass (server

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"parley.dev/parley/internal/check"
+	"parley.dev/parley/conformance"
 )
 
 const checkSynopsis = `check URL [flags]
@@ -56,22 +56,29 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	if *token2, err = valueOrFile("token2", *token2, *token2File, c.warn); err != nil {
 		return err
 	}
-	opts := check.Options{URL: pos[0], Token: c.token, Token2: *token2, Header: c.header(), WebhookAddr: *webhookAddr}
-	// With --ca-cert or a client certificate; nil (check's own) without.
-	opts.HTTPClient = c.checkHTTPClient()
+	opts := []conformance.Option{
+		conformance.WithToken(c.token), conformance.WithSecondToken(*token2), conformance.WithWebhookAddr(*webhookAddr),
+		// With --ca-cert or a client certificate; nil (the default) without.
+		conformance.WithHTTPClient(c.checkHTTPClient()),
+	}
+	for k, vs := range c.header() {
+		for _, v := range vs {
+			opts = append(opts, conformance.WithHeader(k, v))
+		}
+	}
 	if b, _ := bindingOf(c.binding); b != "" { // e.parse has checked it
-		opts.Bindings = []string{b}
+		opts = append(opts, conformance.WithBindings(b))
 	}
 	ctx, cancel := c.context(ctx, 0)
 	defer cancel()
 
 	if !c.json {
-		opts.Progress = e.showCheckProgress(pos[0])
+		opts = append(opts, conformance.WithProgress(e.showCheckProgress(pos[0])))
 	}
-	rep, err := check.Run(ctx, opts)
+	rep, err := conformance.Run(ctx, pos[0], opts...)
 	e.out.stopLiveLine()
 	if err != nil {
-		var ue *check.UnreachableError
+		var ue *conformance.UnreachableError
 		if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
 			return codeError{err, ExitTransport}
 		}
@@ -80,28 +87,28 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		err = rep.WriteJSON(e.stdout)
 	} else {
-		mode := check.TextShort
+		mode := conformance.Short
 		switch {
 		case *verbose:
-			mode = check.TextFull
+			mode = conformance.Full
 		case *brief:
-			mode = check.TextVerdict
+			mode = conformance.VerdictOnly
 		}
-		err = rep.WriteText(e.stdout, check.TextOptions{Color: e.out.color, Mode: mode})
+		err = rep.WriteText(e.stdout, conformance.TextOptions{Color: e.out.color, Mode: mode})
 	}
 	if err != nil {
 		return err
 	}
-	if rep.MustFailed() {
+	if rep.Verdict() == conformance.Fail {
 		return codeError{errReported, ExitError}
 	}
 	return nil
 }
 
 // showCheckProgress starts a live line that counts the results of the
-// checks of url as they come, and returns the function check.Run reports
-// each result to.
-func (e *env) showCheckProgress(url string) func(check.Result) {
+// checks of url as they come, and returns the function conformance.Run
+// reports each result to.
+func (e *env) showCheckProgress(url string) func(conformance.Result) {
 	var (
 		mu    sync.Mutex
 		n     int
@@ -114,7 +121,7 @@ func (e *env) showCheckProgress(url string) func(check.Result) {
 		frame++
 		return fmt.Sprintf("%c checking %s · %d results · %s", spinner[frame%len(spinner)], url, n, last)
 	})
-	return func(r check.Result) {
+	return func(r conformance.Result) {
 		mu.Lock()
 		n++
 		last = strings.TrimSpace(r.Binding + " " + r.ID)

@@ -1,0 +1,155 @@
+// Package conformance grades an A2A agent against the A2A v1.0
+// specification from Go code: the checks `parley check` runs, as a report
+// (Run) or as subtests of a Go test (Test).
+//
+//	func TestMyAgent(t *testing.T) {
+//		srv := parleytest.NewServer(t, myAgent)
+//		conformance.Test(t, srv.URL)
+//	}
+//
+// The agent card is fetched and graded first (spec §8), then every
+// interface it declares is checked, binding by binding (JSON-RPC,
+// HTTP+JSON and gRPC, spec §9, §10, §11), and last the bindings are
+// compared with each other: an agent serving several MUST behave the same
+// on all of them (spec §5.1). Each check is one requirement of the
+// specification and gets a Status: FAIL when a MUST was not met, WARN when
+// a SHOULD was not met, PASS, N/A when no requirement applies (the
+// behaviour seen is reported), SKIP when the check could not run (with the
+// reason).
+//
+// Checks that need an agent behaving in a known way (tasks that wait for
+// input, streams of a known shape, push notifications) run only against
+// Parley's conformance agent (`parley serve --agent conformance`) and are
+// skipped otherwise; the others work against any agent. Task scoping
+// between principals (spec §13.1) needs two bearer tokens: WithToken and
+// WithSecondToken.
+//
+// Every request goes to the card URL and to the interfaces the card
+// declares; the only listener opened is the optional webhook receiver of
+// WithWebhookAddr.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+
+	"parley.dev/parley/client"
+	"parley.dev/parley/internal/check"
+)
+
+// An Option adjusts a run of Run or Test.
+type Option interface {
+	apply(*check.Options)
+}
+
+type optionFunc func(*check.Options)
+
+func (f optionFunc) apply(o *check.Options) { f(o) }
+
+// WithToken sends token as a bearer token (spec §7) with every operation:
+// the first principal. The public agent card is fetched without it.
+func WithToken(token string) Option {
+	return optionFunc(func(o *check.Options) { o.Token = token })
+}
+
+// WithSecondToken gives a second principal's bearer token. With it, the
+// checks that one principal cannot see or act on another's tasks
+// (spec §13.1) run; without it they are skipped.
+func WithSecondToken(token string) Option {
+	return optionFunc(func(o *check.Options) { o.Token2 = token })
+}
+
+// WithHeader adds a header to every request. It may be given more than
+// once, for several headers or several values of one.
+func WithHeader(key, value string) Option {
+	return optionFunc(func(o *check.Options) {
+		if o.Header == nil {
+			o.Header = http.Header{}
+		}
+		o.Header.Add(key, value)
+	})
+}
+
+// WithBindings checks only the interfaces of these bindings: the
+// protocolBinding names of the card (a2a.BindingJSONRPC,
+// a2a.BindingHTTPJSON, a2a.BindingGRPC; "rest" names HTTP+JSON). Without
+// it, every interface of the card is checked.
+func WithBindings(bindings ...string) Option {
+	return optionFunc(func(o *check.Options) { o.Bindings = append(o.Bindings, bindings...) })
+}
+
+// WithHTTPClient makes the requests with hc (its transport carries TLS
+// settings, a client certificate, a proxy). The checks grade each
+// operation on its own response, so hc should not follow redirects but
+// for the agent card, which may sit behind one. Nil keeps the default: a
+// client that follows redirects for the card only.
+func WithHTTPClient(hc *http.Client) Option {
+	return optionFunc(func(o *check.Options) { o.HTTPClient = hc })
+}
+
+// WithWebhookAddr listens on addr (HOST:PORT, reachable from the agent)
+// for push notifications, so that the checks of their delivery
+// (spec §4.3.3) can run; without it they are skipped.
+func WithWebhookAddr(addr string) Option {
+	return optionFunc(func(o *check.Options) { o.WebhookAddr = addr })
+}
+
+// WithProgress calls f with each result as its check completes, from the
+// goroutine running it; calls are never concurrent.
+func WithProgress(f func(Result)) Option {
+	return optionFunc(func(o *check.Options) {
+		if f == nil {
+			o.Progress = nil
+			return
+		}
+		o.Progress = func(r check.Result) { f(newResult(r)) }
+	})
+}
+
+// UnreachableError is the error of Run when the agent card cannot be
+// fetched at all, so that nothing could be graded. A card that is
+// fetched but wrong is graded, in the Report.
+type UnreachableError struct {
+	// URL is the card URL tried.
+	URL string
+	// Err is the cause: a refused connection, a name not found, a timeout.
+	Err error
+}
+
+// Error implements the error interface.
+func (e *UnreachableError) Error() string { return "cannot reach the agent: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Run grades the agent at url: the agent's base URL, or its card's URL.
+// It returns an error only when nothing could be graded: an
+// *UnreachableError when the card cannot be fetched, or an error for a URL
+// it cannot use, a webhook address it cannot listen on, or ctx ending
+// before the card came. Whatever the agent gets wrong is in the Report.
+func Run(ctx context.Context, url string, opts ...Option) (*Report, error) {
+	o := check.Options{URL: url}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	rep, err := check.Run(ctx, o)
+	if err != nil {
+		if ue, ok := errors.AsType[*check.UnreachableError](err); ok {
+			u, _ := client.CardURL(url) // check.Run has accepted it
+			return nil, &UnreachableError{URL: u, Err: ue.Err}
+		}
+		return nil, err
+	}
+	return &Report{rep: rep, results: newResults(rep.Results)}, nil
+}
+
+// newResults converts the checker's results.
+func newResults(in []check.Result) []Result {
+	out := make([]Result, len(in))
+	for i, r := range in {
+		out[i] = newResult(r)
+	}
+	return slices.Clip(out)
+}

@@ -1,11 +1,14 @@
 package a2a
 
-// Reading ProtoJSON is delegated to protojson (tolerant: unknown members are
+// Reading ProtoJSON is defined by protojson (tolerant: unknown members are
 // ignored, both lowerCamelCase and snake_case member names are accepted),
 // with one extra rule: an enum given by a name the schema does not define
 // (such as the v0.3 spellings "completed" or "user") is an error instead of
 // being silently dropped (checkEnums). One deviation is tolerated: a
-// StringList map value written as a bare array (wrapBareLists).
+// StringList map value written as a bare array (wrapBareLists). Most input
+// is read in one pass by a faster reader that accepts only what this
+// general path accepts, building the same message (unmarshalFast); the
+// rest, and every refusal, goes through the general path.
 
 import (
 	"bytes"
@@ -69,6 +72,17 @@ const maxDetail = 256
 // also be a bare array. Errors are of type *DecodeError. On error m is
 // reset.
 func Unmarshal(b []byte, m proto.Message) error {
+	if unmarshalFast(b, m) {
+		return nil
+	}
+	return unmarshalGeneral(b, m)
+}
+
+// unmarshalGeneral is Unmarshal on the general path: protojson, then the
+// enum check, and the bare-list tolerance when protojson refuses. The fast
+// reader (unmarshalFast) takes the inputs it is sure this path accepts,
+// with the same result; everything else comes here.
+func unmarshalGeneral(b []byte, m proto.Message) error {
 	md := m.ProtoReflect().Descriptor()
 	if err := unmarshalOptions.Unmarshal(b, m); err != nil {
 		proto.Reset(m)

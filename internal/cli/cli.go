@@ -74,6 +74,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // commandHelp runs `parley help COMMAND [SUBCOMMAND]`: the help the
 // command prints for -h.
 func commandHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		usage(stdout)
+		return ExitOK
+	}
 	if _, ok := helps[args[0]]; !ok {
 		fmt.Fprintf(stderr, "parley help: unknown command %q\n\n", args[0])
 		usage(stderr)

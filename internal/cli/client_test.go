@@ -113,6 +113,40 @@ func TestCardBadInput(t *testing.T) {
 	_, errs = mustRun(t, 1, "card", html.URL)
 	contains(t, "stderr", errs, "not a JSON object", "text/html")
 
+	// A web server without a card: its HTML error page is named by its
+	// title, not dumped, with advice.
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte("<!DOCTYPE HTML>\n<html>\n<head><title>Error\n response</title></head><body><h1>Not here</h1>" + strings.Repeat("<p>filler</p>", 50) + "</body></html>"))
+	}))
+	defer page.Close()
+	_, errs = mustRun(t, 1, "card", page.URL)
+	contains(t, "stderr", errs, `an HTML page titled "Error response"`, "is it an A2A agent's base URL?")
+	if strings.Contains(errs, "<") || strings.Count(errs, "\n") > 1 {
+		t.Errorf("the page leaks into the message: %q", errs)
+	}
+
+	// Unreachable: one line naming the URL once, with the system's cause.
+	dead := "http://" + testkit.FreeAddr(t)
+	_, errs = mustRun(t, 3, "send", dead, "hi")
+	contains(t, "stderr", errs, "cannot connect to "+dead+"/.well-known/agent-card.json: connection refused (is the agent running")
+	if n := strings.Count(errs, dead); n != 1 || len(errs) > 160 {
+		t.Errorf("want one short line naming the URL once, got %d mentions in %q", n, errs)
+	}
+	// TLS to a cleartext server says so.
+	_, errs = mustRun(t, 3, "card", strings.Replace(page.URL, "http://", "https://", 1))
+	contains(t, "stderr", errs, "does not speak TLS (use an http:// URL)")
+
+	// A missing task ID is named alone.
+	_, errs = mustRun(t, 2, "task", "get", page.URL)
+	contains(t, "stderr", errs, "missing the task ID")
+	if strings.Contains(errs, "agent URL") {
+		t.Errorf("blames the URL that was given: %q", errs)
+	}
+	_, errs = mustRun(t, 2, "push", "get", page.URL)
+	contains(t, "stderr", errs, "missing the task ID and the configuration ID")
+
 	cards := map[string]string{
 		// REQUIRED members missing.
 		"/missing/.well-known/agent-card.json": `{"name":"half a card","supportedInterfaces":[{"url":"http://x/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,

@@ -3,10 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
@@ -125,6 +130,7 @@ func (e *env) reportError(err error, code int) {
 	msg := err.Error()
 	var te *client.TransportError
 	var se *client.StreamEndedError
+	var ce *client.CardError
 	switch {
 	case errors.As(err, &se):
 		msg = "" // showStream printed it, with advice
@@ -132,8 +138,12 @@ func (e *env) reportError(err error, code int) {
 		msg = fmt.Sprintf("timed out after %v (--timeout): %v", e.c.timeout, err)
 	case e.c != nil && e.c.tlsHint(err) != "":
 		msg += "\n  " + e.c.tlsHint(err)
+	case errors.As(err, &te) && notTLS(te.Err):
+		msg = fmt.Sprintf("cannot connect to %s: the server there does not speak TLS (use an http:// URL)", te.URL)
 	case errors.As(err, &te) && te.Phase == client.PhaseConnect:
-		msg += " (is the agent running, and is the URL right?)"
+		msg = connectFailure(te)
+	case errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound:
+		msg += " (no agent card there: is it an A2A agent's base URL?)"
 	}
 	if msg != "" {
 		fmt.Fprintf(e.stderr, "parley %s: %s\n", e.name, msg)
@@ -164,4 +174,33 @@ func errorJSON(err error, code int) string {
 	}
 	fmt.Fprintf(&b, `,"exitCode":%d}}`, code)
 	return b.String()
+}
+
+// connectFailure says in one line that the agent at te.URL could not be
+// reached, with the innermost cause (the system's words for it, without
+// the layers that repeat the URL) and what to look at.
+func connectFailure(te *client.TransportError) string {
+	var (
+		sys *os.SyscallError
+		dns *net.DNSError
+	)
+	why := te.Err.Error()
+	switch {
+	case errors.As(te.Err, &dns):
+		why = "no such host " + dns.Name
+		if !dns.IsNotFound {
+			why = dns.Error()
+		}
+	case errors.As(te.Err, &sys):
+		why = sys.Err.Error()
+	}
+	return fmt.Sprintf("cannot connect to %s: %s (is the agent running, and is the URL right?)", te.URL, why)
+}
+
+// notTLS reports whether err says an https:// URL reached a server that
+// answered in cleartext: a TLS record that is not one, or net/http's own
+// words for an HTTP answer to the handshake.
+func notTLS(err error) bool {
+	var rec tls.RecordHeaderError
+	return errors.As(err, &rec) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
 }

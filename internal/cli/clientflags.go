@@ -123,14 +123,16 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
-// wantArgs checks that there are min to max positional arguments (max
-// -1: no limit); what names the ones that may be missing.
-func wantArgs(pos []string, min, max int, what string) error {
+// wantArgs checks that there are least to most positional arguments
+// (most -1: no limit); names are the required ones in order, so that the error
+// names only those missing ("missing the task ID" after a URL).
+func wantArgs(pos []string, least, most int, names ...string) error {
 	switch {
-	case len(pos) < min:
-		return usageError{fmt.Errorf("missing %s", what)}
-	case max >= 0 && len(pos) > max:
-		return usageError{fmt.Errorf("unexpected argument %q", pos[max])}
+	case len(pos) < least:
+		missing := names[min(len(pos), len(names)):min(least, len(names))]
+		return usageError{fmt.Errorf("missing %s", andList(missing))}
+	case most >= 0 && len(pos) > most:
+		return usageError{fmt.Errorf("unexpected argument %q", pos[most])}
 	}
 	return nil
 }
@@ -197,4 +199,12 @@ func (c *common) header() http.Header {
 		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	return h
+}
+
+// andList joins phrases as English does: "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

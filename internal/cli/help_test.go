@@ -57,6 +57,11 @@ func TestHelpStyle(t *testing.T) {
 		t.Errorf("parley help: exit %d", code)
 	}
 	contains(t, "help", out, "parley serve", "parley version", "parley help COMMAND")
+	for _, h := range []string{"--help", "-h", "help"} { // help about help is the list
+		if out, _, code := runInProcess("help", h); code != cli.ExitOK || !strings.Contains(out, "parley help COMMAND") {
+			t.Errorf("parley help %s: exit %d\n%s", h, code, out)
+		}
+	}
 	_, errs, code := runInProcess()
 	if code != cli.ExitUsage {
 		t.Errorf("parley: exit %d, want %d", code, cli.ExitUsage)

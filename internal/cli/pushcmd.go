@@ -64,9 +64,9 @@ func pushCmd(ctx context.Context, e *env, args []string) error {
 func checkPushArgs(sub string, pos []string) error {
 	switch sub {
 	case "create", "list":
-		return wantArgs(pos, 2, 2, "the agent URL and the task ID")
+		return wantArgs(pos, 2, 2, "the agent URL", "the task ID")
 	case "get", "delete":
-		return wantArgs(pos, 3, 3, "the agent URL, the task ID and the configuration ID")
+		return wantArgs(pos, 3, 3, "the agent URL", "the task ID", "the configuration ID")
 	case "":
 		return usageError{errors.New("missing subcommand: create, get, list or delete")}
 	}

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"runtime"
 	"strconv"
 	"strings"
@@ -96,5 +98,19 @@ func TestServeExecEnvironment(t *testing.T) {
 	off := serve(t, "--store", "memory", "--exec", "cat", "--exec-concurrency", "0", "--exec-timeout", "0")
 	if !logged(off, "concurrency=none timeout=none") {
 		t.Errorf("log of --exec-concurrency 0 --exec-timeout 0 lacks the limits turned off:\n%s", off.Stderr())
+	}
+}
+
+// TestServeExecMissingProgram: a program that cannot be run stops serve
+// before it listens (exit 2, naming the program), instead of a server
+// that fails every message.
+func TestServeExecMissingProgram(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errs bytes.Buffer
+	code := cli.Run(ctx, []string{"serve", "--exec", "./no-such-program", "--addr", "127.0.0.1:0", "--store", "memory"}, &out, &errs)
+	if code != cli.ExitUsage || !strings.Contains(errs.String(), `cannot run "./no-such-program"`) {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs.String())
 	}
 }

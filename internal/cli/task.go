@@ -93,7 +93,7 @@ func splitSubcommand(args []string) (sub string, rest []string) {
 func checkTaskArgs(sub string, pos []string) error {
 	switch sub {
 	case "get", "cancel", "subscribe", "wait":
-		return wantArgs(pos, 2, 2, "the agent URL and the task ID")
+		return wantArgs(pos, 2, 2, "the agent URL", "the task ID")
 	case "list":
 		return wantArgs(pos, 1, 1, "the agent URL")
 	case "":

@@ -3,6 +3,7 @@ package httpx
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/sse"
+	"parley.dev/parley/internal/streamctx"
 	"parley.dev/parley/internal/transport"
 )
 
@@ -69,7 +71,7 @@ func CheckURL(raw string) (*url.URL, error) {
 
 // Send performs one request and returns the response, or the error a
 // Transport reports when no response arrived. A SubscribeToTask request
-// whose context carries a resume position (a2a.WithResumeAfter) sends it as
+// whose context carries a resume position (client.WithResumeAfter) sends it as
 // Last-Event-ID, the SSE standard's header, which both HTTP bindings read.
 func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, contentType, accept string) (*http.Response, error) {
 	var rd io.Reader
@@ -85,8 +87,8 @@ func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, co
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", accept)
-	if seq, ok := a2a.ResumeAfter(ctx); ok && op == a2a.MethodSubscribeToTask {
-		req.Header.Set(a2a.LastEventIDHeader, strconv.FormatUint(seq, 10))
+	if seq, ok := streamctx.ResumeAfter(ctx); ok && op == a2a.MethodSubscribeToTask {
+		req.Header.Set(streamctx.LastEventIDHeader, strconv.FormatUint(seq, 10))
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -134,11 +136,18 @@ func RetryAfter(h http.Header) time.Duration {
 func Success(resp *http.Response) bool { return resp.StatusCode >= 200 && resp.StatusCode <= 299 }
 
 // BodySnippet describes an unexpected body in an error message (nil for
-// an empty body).
+// an empty body). An HTML page, which is what a URL that is not an agent
+// usually answers, is named by its title rather than quoted.
 func BodySnippet(body []byte) error {
 	s := strings.TrimSpace(string(body))
 	if s == "" {
 		return nil
+	}
+	if isHTML(s) {
+		if title := htmlTitle(s); title != "" {
+			return fmt.Errorf("unexpected body: an HTML page titled %q", title)
+		}
+		return errors.New("unexpected body: an HTML page")
 	}
 	if len(s) > 200 {
 		s = s[:200] + "..."
@@ -197,4 +206,30 @@ func NoContent(out proto.Message, body []byte) bool {
 	}
 	b := bytes.TrimSpace(body)
 	return len(b) == 0 || string(b) == "null" || string(b) == "{}"
+}
+
+// isHTML reports whether a body looks like an HTML document.
+func isHTML(s string) bool {
+	head := strings.ToLower(s[:min(len(s), 512)])
+	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") || strings.Contains(head, "<head>") || strings.Contains(head, "<body")
+}
+
+// htmlTitle returns the text of an HTML document's title element, trimmed
+// and bounded, or "".
+func htmlTitle(s string) string {
+	lower := strings.ToLower(s)
+	i := strings.Index(lower, "<title")
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(lower[i:], '>')
+	k := strings.Index(lower[i:], "</title>")
+	if j < 0 || k < j {
+		return ""
+	}
+	title := strings.Join(strings.Fields(s[i+j+1:i+k]), " ")
+	if len(title) > 80 {
+		title = title[:80] + "..."
+	}
+	return title
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
@@ -179,11 +180,21 @@ func (e *Error) Error() string {
 	if e.GRPCStatus != "" {
 		b.WriteString(": gRPC status " + e.GRPCStatus)
 	}
-	if e.Err != nil {
+	if cause := e.cause(); cause != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(cause.Error())
 	}
 	return b.String()
+}
+
+// cause is the error Error prints after the call's own description: Err,
+// without net/http's *url.Error layer when that only repeats the method
+// and the URL already named.
+func (e *Error) cause() error {
+	if ue, ok := e.Err.(*url.Error); ok && ue.Err != nil && strings.TrimSuffix(ue.URL, "/") == strings.TrimSuffix(e.URL, "/") {
+		return ue.Err
+	}
+	return e.Err
 }
 
 // Unwrap returns the cause.

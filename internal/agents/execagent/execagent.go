@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -142,6 +144,9 @@ type Agent struct {
 func New(o Options) (*Agent, error) {
 	if len(o.Command) == 0 || o.Command[0] == "" {
 		return nil, errors.New("execagent: no command")
+	}
+	if err := findProgram(o.Command[0], o.Dir); err != nil {
+		return nil, err
 	}
 	if o.Format != Text && o.Format != JSONLines {
 		return nil, fmt.Errorf("execagent: unknown format %d", o.Format)
@@ -332,4 +337,20 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
+}
+
+// findProgram checks, before the first message, that the program can be
+// run: a name without a slash is looked up in PATH, a path is taken
+// relative to dir (the working directory the program will run in), and
+// must be an executable file. Otherwise every message would fail the same
+// way, long after the server said it was ready.
+func findProgram(name, dir string) error {
+	path := name
+	if strings.ContainsRune(name, filepath.Separator) && !filepath.IsAbs(name) && dir != "" {
+		path = filepath.Join(dir, name)
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		return fmt.Errorf("execagent: cannot run %q: %w", name, errors.Unwrap(err))
+	}
+	return nil
 }

@@ -95,11 +95,23 @@ func TestExitStatusFails(t *testing.T) {
 	}
 }
 
+// TestCommandNotFound: a program that cannot be run is refused by New,
+// before any message; one that goes away afterwards fails each task.
 func TestCommandNotFound(t *testing.T) {
-	a, err := execagent.New(execagent.Options{Command: []string{"/nonexistent/program"}, Logger: testkit.DiscardLogger})
+	for _, cmd := range []string{"/nonexistent/program", "./nonexistent", "no-such-program-in-path"} {
+		if _, err := execagent.New(execagent.Options{Command: []string{cmd}}); err == nil || !strings.Contains(err.Error(), "cannot run") {
+			t.Errorf("New(%q): %v, want cannot run", cmd, err)
+		}
+	}
+	prog := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, err := execagent.New(execagent.Options{Command: []string{prog}, Logger: testkit.DiscardLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.Remove(prog)
 	srv := testkit.StartServer(t, &testkit.Options{Agent: a, Quiet: true})
 	c, _ := client.New(srv.Card, &client.Options{HTTPClient: testkit.H2CClient()})
 	task := testkit.SendTask(t, ctxFor(t), c, "x", nil)

@@ -41,11 +41,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -54,6 +56,10 @@ import (
 // decTable is what the fast reader knows of one message type.
 type decTable struct {
 	wkt wktKind
+	// goType is the generated Go struct of the type, nil when it has none
+	// (its messages are then read through protoreflect only); goPtr is
+	// the pointer to it.
+	goType, goPtr reflect.Type
 	// unsupported: the type is read on the general path only (a
 	// well-known type without a reader here, a type with required fields,
 	// groups, closed enums or more than 64 fields or oneofs).
@@ -97,6 +103,11 @@ type decField struct {
 	enumNums    map[string]protoreflect.EnumNumber // value names, for enum fields
 	key         protoreflect.Kind                  // the key kind, for maps
 	val         *decField                          // the values, for maps
+	// Where the field is in its generated Go struct (json_decode_direct.go).
+	store   storeKind
+	off     uintptr      // the offset of the Go field
+	wrapper reflect.Type // for a oneof member: its wrapper struct
+	iface   reflect.Type // for a oneof member: the oneof's interface type
 }
 
 // decTables caches decTableFor's results.
@@ -125,7 +136,10 @@ func buildDecTable(md protoreflect.MessageDescriptor, building map[protoreflect.
 	if v, ok := decTables.Load(md); ok {
 		return v.(*decTable)
 	}
-	t := &decTable{wkt: wktOf(md)}
+	t := &decTable{wkt: wktOf(md), goType: goTypeOf(md)}
+	if t.goType != nil {
+		t.goPtr = reflect.PointerTo(t.goType)
+	}
 	building[md] = t
 	fds := md.Fields()
 	switch t.wkt {
@@ -170,6 +184,9 @@ func buildDecTable(md protoreflect.MessageDescriptor, building map[protoreflect.
 	for i, f := range fields { // JSON names win, as protojson looks them up first
 		t.byName[fds.Get(i).JSONName()] = f
 	}
+	if t.goType != nil {
+		layoutFields(t, md, fields)
+	}
 	return t
 }
 
@@ -211,6 +228,35 @@ type fastDecoder struct {
 	i     int
 	depth int    // message levels entered, as counted towards MaxDepth
 	buf   []byte // the text of the last string read, when it had escapes
+	arena []byte // the bytes of short strings made (see text)
+}
+
+// Strings of up to arenaString bytes are made in shared blocks of at most
+// arenaBlock bytes: one allocation for the many short members of a
+// request instead of one each. A block is only appended to, so the
+// strings in it never change; a string keeps its whole block alive, which
+// the bounds keep small.
+const (
+	arenaString = 128
+	arenaBlock  = 1024
+)
+
+// text returns s as a string.
+func (d *fastDecoder) text(s []byte) string {
+	switch {
+	case len(s) == 0:
+		return ""
+	case len(s) > arenaString:
+		return string(s)
+	}
+	if cap(d.arena)-len(d.arena) < len(s) {
+		// A block the size of the input left to read (it cannot hold more
+		// string bytes than that), within the bounds.
+		d.arena = make([]byte, 0, min(max(len(d.b)-d.i, arenaString), arenaBlock))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, s...)
+	return unsafe.String(&d.arena[start], len(s))
 }
 
 // unmarshalFast decodes b into m and reports true when it is certain that
@@ -228,7 +274,13 @@ func unmarshalFast(b []byte, m proto.Message) bool {
 	proto.Reset(m)
 	d := fastDecoder{b: b}
 	d.ws()
-	if !d.message(pm, t) {
+	var ok bool
+	if t.goPtr != nil && reflect.TypeOf(m) == t.goPtr {
+		ok = d.messageAt(reflect.ValueOf(m).UnsafePointer(), t)
+	} else {
+		ok = d.message(pm, t)
+	}
+	if !ok {
 		return false
 	}
 	d.ws()
@@ -547,7 +599,7 @@ func (d *fastDecoder) message(m protoreflect.Message, t *decTable) bool {
 	var ok bool
 	switch t.wkt {
 	case wktNone:
-		ok = d.fields(m, t)
+		ok = d.fields(m, nil, t)
 	case wktStruct:
 		ok = d.mapField(m, t.structFields)
 	case wktListValue:
@@ -563,8 +615,10 @@ func (d *fastDecoder) message(m protoreflect.Message, t *decTable) bool {
 	return ok
 }
 
-// fields reads the members of an ordinary message.
-func (d *fastDecoder) fields(m protoreflect.Message, t *decTable) bool {
+// fields reads the members of an ordinary message: m, or the generated
+// message at p (m then made only when a field is set through
+// protoreflect).
+func (d *fastDecoder) fields(m protoreflect.Message, p unsafe.Pointer, t *decTable) bool {
 	empty, ok := d.open('{', '}')
 	if empty || !ok {
 		return ok
@@ -601,6 +655,15 @@ func (d *fastDecoder) fields(m protoreflect.Message, t *decTable) bool {
 				return false
 			}
 			seenOneofs |= f.oneofBit
+			if p != nil && f.store != storeReflect {
+				if !d.fieldAt(p, f) {
+					return false
+				}
+				break
+			}
+			if m == nil {
+				m = t.reflectAt(p)
+			}
 			if !d.field(m, f) {
 				return false
 			}
@@ -688,7 +751,7 @@ func (d *fastDecoder) mapField(m protoreflect.Message, f *decField) bool {
 		if !ok {
 			return false
 		}
-		k, ok := mapKey(name, f.key)
+		k, ok := d.mapKey(name, f.key)
 		if !ok || mp.Has(k) || !d.colon() {
 			return false
 		}
@@ -713,11 +776,11 @@ func (d *fastDecoder) mapField(m protoreflect.Message, f *decField) bool {
 // mapKey converts a member name to a map key of the given kind, as
 // ProtoJSON writes keys: strings as they are, integers and bools in
 // decimal or as true and false.
-func mapKey(name []byte, kind protoreflect.Kind) (protoreflect.MapKey, bool) {
+func (d *fastDecoder) mapKey(name []byte, kind protoreflect.Kind) (protoreflect.MapKey, bool) {
 	var v protoreflect.Value
 	switch kind {
 	case protoreflect.StringKind:
-		v = protoreflect.ValueOfString(string(name))
+		v = protoreflect.ValueOfString(d.text(name))
 	case protoreflect.BoolKind:
 		switch string(name) {
 		case "true":
@@ -766,7 +829,7 @@ func (d *fastDecoder) scalar(f *decField) (protoreflect.Value, bool) {
 	switch f.kind {
 	case protoreflect.StringKind:
 		s, ok := d.str()
-		return protoreflect.ValueOfString(string(s)), ok
+		return protoreflect.ValueOfString(d.text(s)), ok
 	case protoreflect.BoolKind:
 		switch {
 		case d.literal("true"):
@@ -922,7 +985,7 @@ func (d *fastDecoder) value(m protoreflect.Message, t *decTable) bool {
 		return d.literal("true") || d.literal("false")
 	case '"':
 		s, ok := d.str()
-		m.Set(t.valueKinds[valueString], protoreflect.ValueOfString(string(s)))
+		m.Set(t.valueKinds[valueString], protoreflect.ValueOfString(d.text(s)))
 		return ok
 	case '{':
 		// The Struct of a Value is no level of its own.

@@ -28,8 +28,7 @@ func (f *cancelFamily) returnImmediately(ctx context.Context, r *rec) {
 	start := time.Now()
 	res, resp := f.send(ctx, a2a.UserMessage("slow 3000"), &a2a.SendMessageConfiguration{ReturnImmediately: true}, callOpts{})
 	took := time.Since(start)
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	t := resp.GetTask()
@@ -47,19 +46,15 @@ func (f *cancelFamily) returnImmediately(ctx context.Context, r *rec) {
 }
 
 func (f *cancelFamily) cancelRunning(ctx context.Context, r *rec) {
-	if f.running == nil {
-		r.skip("no running task (op.return-immediately failed)")
+	if !r.needs(f.running != nil, "no running task (op.return-immediately failed)") {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodCancelTask, &a2a.CancelTaskRequest{Id: f.running.GetId()}, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.succeeded(res, "CancelTask") {
 		return
 	}
 	t := &a2a.Task{}
 	switch {
-	case !res.ok():
-		r.fail("CancelTask failed: %s", res.outcome())
 	case res.decode(t) != nil:
 		r.fail("the result is not a Task")
 	case t.GetStatus().GetState() == a2a.TaskState_TASK_STATE_CANCELED:
@@ -87,14 +82,12 @@ func (f *cancelFamily) waitCanceled(ctx context.Context, state a2a.TaskState) a2
 }
 
 func (f *cancelFamily) cancelCanceled(ctx context.Context, r *rec) {
-	if f.running == nil {
-		r.skip("no canceled task")
+	if !r.needs(f.running != nil, "no canceled task") {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodCancelTask, &a2a.CancelTaskRequest{Id: f.running.GetId()}, callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.ok():
 		r.same().na("answered with the task (idempotent)")
 	default:
@@ -103,8 +96,7 @@ func (f *cancelFamily) cancelCanceled(ctx context.Context, r *rec) {
 }
 
 func (f *cancelFamily) cancelCompleted(ctx context.Context, r *rec) {
-	if f.completed == nil {
-		r.skip("no completed task (op.send-blocking failed)")
+	if !r.needs(f.completed != nil, "no completed task (op.send-blocking failed)") {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodCancelTask, &a2a.CancelTaskRequest{Id: f.completed.GetId()}, callOpts{})
@@ -113,18 +105,14 @@ func (f *cancelFamily) cancelCompleted(ctx context.Context, r *rec) {
 }
 
 func (f *cancelFamily) getCompleted(ctx context.Context, r *rec) {
-	if f.completed == nil {
-		r.skip("no completed task (op.send-blocking failed)")
+	if !r.needs(f.completed != nil, "no completed task (op.send-blocking failed)") {
 		return
 	}
 	res, t := f.getTask(ctx, f.completed.GetId(), nil)
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.succeeded(res, "GetTask") {
 		return
 	}
 	switch {
-	case !res.ok():
-		r.fail("GetTask failed: %s", res.outcome())
 	case t.GetId() != f.completed.GetId() || t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED:
 		r.fail("got task %s in state %s", t.GetId(), stateName(t.GetStatus().GetState()))
 	case len(t.GetArtifacts()) == 0:

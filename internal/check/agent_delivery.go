@@ -61,10 +61,9 @@ func (f *deliveryFamily) delivery(ctx context.Context, r *rec) {
 	cfg := &a2a.SendMessageConfiguration{ReturnImmediately: true, TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{
 		Url: hookURL, Token: f.token, Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: f.secret}}}
 	res, resp := f.send(ctx, a2a.UserMessage("slow 300"), cfg, callOpts{})
-	r.saw(res)
 	f.task = resp.GetTask()
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 		f.skip = "no notification to look at"
 	case res.err.is(a2a.CodeInvalidParams):
 		r.skip("the server refused the webhook URL %s (%s): an SSRF guard refusing loopback and private addresses, which §13.2 recommends; let the server allow this address to check delivery (parley serve --push-allow-private)", hookURL, describeError(res.err))

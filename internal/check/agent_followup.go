@@ -33,8 +33,7 @@ func (f *followUpFamily) inferContext(ctx context.Context, r *rec) {
 	f.followUp = a2a.UserMessage("follow-up")
 	f.followUp.TaskId = f.parked.GetId()
 	res, resp := f.send(ctx, f.followUp, nil, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	t := resp.GetTask()
@@ -54,13 +53,11 @@ func (f *followUpFamily) inferContext(ctx context.Context, r *rec) {
 
 // storedContext reads the follow-up back from the task's history.
 func (f *followUpFamily) storedContext(ctx context.Context, r *rec) {
-	if f.parked == nil {
-		r.skip("no parked task")
+	if !r.needs(f.parked != nil, "no parked task") {
 		return
 	}
 	res, t := f.getTask(ctx, f.parked.GetId(), nil)
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	var stored *a2a.Message
@@ -114,16 +111,14 @@ func (f *followUpFamily) mismatch(ctx context.Context, r *rec) {
 // mismatchTerminal sends a follow-up with another contextId to the
 // completed task.
 func (f *followUpFamily) mismatchTerminal(ctx context.Context, r *rec) {
-	if f.completed == nil {
-		r.skip("no completed task")
+	if !r.needs(f.completed != nil, "no completed task") {
 		return
 	}
 	m := a2a.UserMessage("again")
 	m.TaskId, m.ContextId = f.completed.GetId(), "parley-check-other-context"
 	res, _ := f.send(ctx, m, nil, callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.ok():
 		r.fail("accepted")
 	case res.err.is(a2a.CodeInvalidParams):

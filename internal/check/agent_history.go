@@ -49,11 +49,7 @@ func (f *historyFamily) setUp(ctx context.Context, r *rec) {
 
 // ready ends r as skipped when there is no task to read.
 func (f *historyFamily) ready(r *rec) bool {
-	if f.id == "" {
-		r.skip("no task to read")
-		return false
-	}
-	return true
+	return r.needs(f.id != "", "no task to read")
 }
 
 func (f *historyFamily) zero(ctx context.Context, r *rec) {
@@ -62,11 +58,8 @@ func (f *historyFamily) zero(ctx context.Context, r *rec) {
 		return
 	}
 	res, t := f.getTask(ctx, f.id, new(int32(0)))
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
-	case !res.ok():
-		r.fail("GetTask failed: %s", res.outcome())
+	case !r.succeeded(res, "GetTask"):
 	case len(t.GetHistory()) > 0:
 		r.fail("%d history messages for historyLength 0", len(t.GetHistory()))
 	case strings.Contains(string(res.raw), `"history"`) && historyMember(res.raw):
@@ -81,11 +74,8 @@ func (f *historyFamily) one(ctx context.Context, r *rec) {
 		return
 	}
 	res, t := f.getTask(ctx, f.id, new(int32(1)))
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
-	case !res.ok():
-		r.fail("GetTask failed: %s", res.outcome())
+	case !r.succeeded(res, "GetTask"):
 	case len(t.GetHistory()) > 1:
 		r.fail("%d history messages for historyLength 1", len(t.GetHistory()))
 	case f.n < 2:
@@ -102,9 +92,8 @@ func (f *historyFamily) unset(ctx context.Context, r *rec) {
 		return
 	}
 	res, _ := f.getTask(ctx, f.id, nil)
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.ok():
 		r.na("%d messages returned", f.n)
 	default:
@@ -117,10 +106,9 @@ func (f *historyFamily) negative(ctx context.Context, r *rec) {
 		return
 	}
 	res, t := f.getTask(ctx, f.id, new(int32(-1)))
-	r.saw(res)
 	f.probes["GetTask with historyLength -1"] = outcomeKey(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.err.is(a2a.CodeInvalidParams):
 		r.same().na("refused: %s", describeError(res.err))
 	case res.ok():
@@ -135,9 +123,8 @@ func (f *historyFamily) sendZero(ctx context.Context, r *rec) {
 		return
 	}
 	res, resp := f.send(ctx, a2a.UserMessage("hello"), &a2a.SendMessageConfiguration{HistoryLength: new(int32(0))}, callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case resp.GetTask() == nil:
 		r.fail("no task: %s", res.outcome())
 	case len(resp.GetTask().GetHistory()) > 0:

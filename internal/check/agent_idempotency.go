@@ -26,8 +26,7 @@ var idempotencySteps = []step[*idempotencyFamily]{
 // artifact ("never-sent") it never sent.
 func (f *idempotencyFamily) appendUnknown(ctx context.Context, r *rec) {
 	res, resp := f.send(ctx, a2a.UserMessage("append-unknown"), nil, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	t := resp.GetTask()
@@ -70,9 +69,8 @@ func (f *idempotencyFamily) resendDifferent(ctx context.Context, r *rec) {
 	m := a2a.UserMessage("something else")
 	m.MessageId = f.resent.GetMessageId()
 	res, resp := f.send(ctx, m, nil, callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.err.is(a2a.CodeInvalidParams):
 		r.same().na("refused: %s", describeError(res.err))
 	case resp.GetTask() != nil:

@@ -63,8 +63,7 @@ func (f *pushFamily) createConfig(ctx context.Context, r *rec) {
 	f.cfg = &a2a.TaskPushNotificationConfig{TaskId: f.parked.GetId(), Url: "https://parley-check.invalid/webhook", Token: "parley-check-token",
 		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "parley-check-secret"}}
 	res := f.t.call(ctx, a2a.MethodCreateTaskPushNotificationConfig, f.cfg, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	got := &a2a.TaskPushNotificationConfig{}
@@ -88,8 +87,7 @@ func (f *pushFamily) getConfig(ctx context.Context, r *rec) {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskId: f.parked.GetId(), Id: f.id}, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	got := &a2a.TaskPushNotificationConfig{}
@@ -108,8 +106,7 @@ func (f *pushFamily) listConfigs(ctx context.Context, r *rec) {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodListTaskPushNotificationConfigs, &a2a.ListTaskPushNotificationConfigsRequest{TaskId: f.parked.GetId()}, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	l := &a2a.ListTaskPushNotificationConfigsResponse{}

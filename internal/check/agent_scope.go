@@ -48,11 +48,7 @@ func (a *agentRun) scopeChecks(ctx context.Context) {
 
 // ready ends r as skipped when there is no task to hide.
 func (f *scopeFamily) ready(r *rec) bool {
-	if f.parked == nil {
-		r.skip("no task")
-		return false
-	}
-	return true
+	return r.needs(f.parked != nil, "no task")
 }
 
 // notFound grades an answer to the second principal: TaskNotFoundError.
@@ -138,8 +134,7 @@ func (f *scopeFamily) listOther(ctx context.Context, r *rec) {
 		return
 	}
 	res := f.t.call(ctx, a2a.MethodListTasks, &a2a.ListTasksRequest{PageSize: new(int32(100))}, f.other)
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	l := &a2a.ListTasksResponse{}

@@ -21,14 +21,11 @@ var sendSteps = []step[*agentRun]{
 // task is kept for the checks that need a completed task.
 func (a *agentRun) sendBlocking(ctx context.Context, r *rec) {
 	res, resp := a.send(ctx, a2a.UserMessage("hello"), nil, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.succeeded(res, "SendMessage") {
 		return
 	}
 	t := resp.GetTask()
 	switch {
-	case !res.ok():
-		r.fail("SendMessage failed: %s", res.outcome())
 	case t == nil:
 		r.fail("no task in the response (the conformance agent answers \"hello\" with a task)")
 	case t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED:
@@ -47,14 +44,11 @@ func (a *agentRun) sendBlocking(ctx context.Context, r *rec) {
 
 func (a *agentRun) sendMessageReply(ctx context.Context, r *rec) {
 	res, resp := a.send(ctx, a2a.UserMessage("message"), nil, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.succeeded(res, "SendMessage") {
 		return
 	}
 	m := resp.GetMessage()
 	switch {
-	case !res.ok():
-		r.fail("SendMessage failed: %s", res.outcome())
 	case m == nil:
 		r.fail("no message in the response")
 	case m.GetRole() != a2a.Role_ROLE_AGENT:
@@ -70,35 +64,16 @@ func (a *agentRun) sendMessageReply(ctx context.Context, r *rec) {
 }
 
 func (a *agentRun) sendInputRequired(ctx context.Context, r *rec) {
-	res, resp := a.send(ctx, a2a.UserMessage("input-required"), nil, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
-		return
-	}
-	t := resp.GetTask()
-	switch {
-	case t == nil:
-		r.fail("no task: %s", res.outcome())
-	case t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED:
-		r.fail("state %s, want INPUT_REQUIRED", stateName(t.GetStatus().GetState()))
-	default:
+	if t, ok := a.sendInState(ctx, r, "input-required", a2a.TaskState_TASK_STATE_INPUT_REQUIRED); ok {
 		r.pass("INPUT_REQUIRED: %q", a2a.JoinText(t.GetStatus().GetMessage().GetParts()))
 		a.cancel(ctx, t.GetId())
 	}
 }
 
 func (a *agentRun) sendAuthRequired(ctx context.Context, r *rec) {
-	res, resp := a.send(ctx, a2a.UserMessage("auth-required"), nil, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
-		return
-	}
-	t := resp.GetTask()
+	t, ok := a.sendInState(ctx, r, "auth-required", a2a.TaskState_TASK_STATE_AUTH_REQUIRED)
 	switch {
-	case t == nil:
-		r.fail("no task: %s", res.outcome())
-	case t.GetStatus().GetState() != a2a.TaskState_TASK_STATE_AUTH_REQUIRED:
-		r.fail("state %s, want AUTH_REQUIRED", stateName(t.GetStatus().GetState()))
+	case !ok:
 	case len(t.GetStatus().GetMessage().GetParts()) == 0:
 		r.fail("AUTH_REQUIRED without a status message")
 	default:
@@ -107,6 +82,26 @@ func (a *agentRun) sendAuthRequired(ctx context.Context, r *rec) {
 	if t != nil {
 		a.cancel(ctx, t.GetId())
 	}
+}
+
+// sendInState sends text, which the agent answers with a task in state
+// want. It returns the task (nil when none came back) and whether it is
+// in that state; when it is not, the check has ended (skipped or failed).
+func (a *agentRun) sendInState(ctx context.Context, r *rec, text string, want a2a.TaskState) (*a2a.Task, bool) {
+	res, resp := a.send(ctx, a2a.UserMessage(text), nil, callOpts{})
+	if !r.gradable(res) {
+		return nil, false
+	}
+	t := resp.GetTask()
+	switch {
+	case t == nil:
+		r.fail("no task: %s", res.outcome())
+	case t.GetStatus().GetState() != want:
+		r.fail("state %s, want %s", stateName(t.GetStatus().GetState()), stateName(want))
+	default:
+		return t, true
+	}
+	return t, false
 }
 
 func (a *agentRun) sendRejected(ctx context.Context, r *rec) {
@@ -126,8 +121,7 @@ func (a *agentRun) sendRejected(ctx context.Context, r *rec) {
 
 // sendToCompleted sends a follow-up to the completed task (B6).
 func (a *agentRun) sendToCompleted(ctx context.Context, r *rec) {
-	if a.completed == nil {
-		r.skip("no completed task (op.send-blocking failed)")
+	if !r.needs(a.completed != nil, "no completed task (op.send-blocking failed)") {
 		return
 	}
 	m := a2a.UserMessage("again")

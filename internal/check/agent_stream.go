@@ -195,8 +195,7 @@ func (f *streamFamily) sseIDs(_ context.Context, r *rec) {
 // message streams "message", which the agent answers with a direct reply.
 func (f *streamFamily) message(ctx context.Context, r *rec) {
 	res := f.sendStream(ctx, "message", streamCtl{settle: settledTerminal, after: 2 * time.Second})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	evs := res.ex.Events
@@ -220,8 +219,7 @@ func (f *streamFamily) inputRequired(ctx context.Context, r *rec) {
 	res := f.sendStream(ctx, "input-required", streamCtl{settle: func(evs []*event) bool {
 		return len(evs) > 0 && (a2a.IsInterrupted(evs[len(evs)-1].state()) || settledTerminal(evs))
 	}, after: 700 * time.Millisecond})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	evs := res.ex.Events

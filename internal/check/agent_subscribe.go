@@ -22,8 +22,7 @@ func (f *streamFamily) subscribeSnapshot(ctx context.Context, r *rec) {
 		return
 	}
 	res := f.subscribe(ctx, t.GetId(), streamCtl{settle: settledTerminal, after: 2 * time.Second})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	evs := res.ex.Events
@@ -43,8 +42,7 @@ func (f *streamFamily) subscribeSnapshot(ctx context.Context, r *rec) {
 
 // subscribeTerminal subscribes to the completed task.
 func (f *streamFamily) subscribeTerminal(ctx context.Context, r *rec) {
-	if f.completed == nil {
-		r.skip("no completed task")
+	if !r.needs(f.completed != nil, "no completed task") {
 		return
 	}
 	res := f.subscribe(ctx, f.completed.GetId(), streamCtl{max: 5 * time.Second, settle: settledTerminal, after: time.Second})

@@ -52,11 +52,7 @@ func (f *walkFamily) list(ctx context.Context, req *a2a.ListTasksRequest) (*resu
 
 // ready ends r as skipped when no context could be made.
 func (f *walkFamily) ready(r *rec) bool {
-	if f.ids == nil {
-		r.skip("no task to list")
-		return false
-	}
-	return true
+	return r.needs(f.ids != nil, "no task to list")
 }
 
 // walk makes three tasks in one context and reads its first page of two.
@@ -98,14 +94,12 @@ func (f *walkFamily) stable(ctx context.Context, r *rec) {
 	if !f.ready(r) {
 		return
 	}
-	if !f.first.ok() || f.page1.GetNextPageToken() == "" {
-		r.skip("no first page with a token")
+	if !r.needs(f.first.ok() && f.page1.GetNextPageToken() != "", "no first page with a token") {
 		return
 	}
 	f.sendInContext(ctx)
 	res, p2 := f.list(ctx, &a2a.ListTasksRequest{PageSize: new(int32(2)), PageToken: f.page1.GetNextPageToken()})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	seen := map[string]int{}
@@ -143,11 +137,8 @@ func (f *walkFamily) contextSorted(ctx context.Context, r *rec) {
 	}
 	f.whole, f.all = f.list(ctx, &a2a.ListTasksRequest{})
 	res := f.whole
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
-	case !res.ok():
-		r.fail("ListTasks failed: %s", res.outcome())
+	case !r.succeeded(res, "ListTasks"):
 	default:
 		sortedCheck(r, f.all.GetTasks())
 	}
@@ -184,8 +175,7 @@ func (f *walkFamily) statusFilter(ctx context.Context, r *rec) {
 		return
 	}
 	res, filtered := f.list(ctx, &a2a.ListTasksRequest{Status: a2a.TaskState_TASK_STATE_COMPLETED, HistoryLength: new(int32(0))})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	var wrong []string

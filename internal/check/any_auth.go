@@ -58,8 +58,7 @@ func (f *authFamily) anonymous(ctx context.Context, r *rec) {
 	b := f.b
 	f.res = b.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{Id: unknownID("task")}, callOpts{token: new("")})
 	res := f.res
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	switch {

@@ -83,13 +83,11 @@ func (b *bindingRun) extendedCardAnonymous(ctx context.Context, r *rec) {
 }
 
 func (b *bindingRun) extendedCardAuthenticated(ctx context.Context, r *rec) {
-	if b.t.token == "" {
-		r.skip("no --token given")
+	if !r.needs(b.t.token != "", "no --token given") {
 		return
 	}
 	res := b.t.call(ctx, a2a.MethodGetExtendedAgentCard, &a2a.GetExtendedAgentCardRequest{}, callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	switch {

@@ -27,8 +27,7 @@ var grpcSteps = []step[*bindingRun]{
 // type checks.
 func (b *bindingRun) grpcProtocol(_ context.Context, r *rec) {
 	res := b.listRes
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	ex := res.ex
@@ -59,9 +58,8 @@ func (b *bindingRun) grpcUnknownMethod(ctx context.Context, r *rec) {
 
 func (b *bindingRun) grpcInvalidParams(ctx context.Context, r *rec) {
 	res := b.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{}, callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.err.is(a2a.CodeInvalidParams) && res.err.Status == "INVALID_ARGUMENT":
 		r.same().pass("%s", describeError(res.err))
 	case res.err.is(a2a.CodeTaskNotFound):

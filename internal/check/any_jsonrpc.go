@@ -48,9 +48,8 @@ func refusedEnvelope(body string, want a2a.Code) func(*bindingRun, context.Conte
 
 func (b *bindingRun) envelopeInvalidParams(ctx context.Context, r *rec) {
 	res := b.t.rawPost(ctx, []byte(`{"jsonrpc":"2.0","id":4,"method":"GetTask","params":{}}`), callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.err.is(a2a.CodeInvalidParams):
 		r.same().pass("%s", describeError(res.err))
 	case res.err.is(a2a.CodeTaskNotFound):
@@ -62,8 +61,7 @@ func (b *bindingRun) envelopeInvalidParams(ctx context.Context, r *rec) {
 
 func (b *bindingRun) envelopeIDEcho(ctx context.Context, r *rec) {
 	res := b.t.rawPost(ctx, []byte(`{"jsonrpc":"2.0","id":"parley-check-id","method":"GetTask","params":{"id":"`+unknownID("task")+`"}}`), callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	var env struct {
@@ -80,8 +78,7 @@ func (b *bindingRun) envelopeIDEcho(ctx context.Context, r *rec) {
 func (b *bindingRun) envelopeBatch(ctx context.Context, r *rec) {
 	id1, id2 := unknownID("task"), unknownID("task")
 	res := b.t.rawPost(ctx, []byte(`[{"jsonrpc":"2.0","id":5,"method":"GetTask","params":{"id":"`+id1+`"}},{"jsonrpc":"2.0","id":6,"method":"GetTask","params":{"id":"`+id2+`"}}]`), callOpts{})
-	r.saw(res)
-	if r.incomplete(res) {
+	if !r.gradable(res) {
 		return
 	}
 	body := bytes.TrimSpace(res.ex.Body)
@@ -99,9 +96,8 @@ func (b *bindingRun) envelopeBatch(ctx context.Context, r *rec) {
 
 func (b *bindingRun) envelopeNotification(ctx context.Context, r *rec) {
 	res := b.t.rawPost(ctx, []byte(`{"jsonrpc":"2.0","method":"GetTask","params":{"id":"`+unknownID("task")+`"}}`), callOpts{})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case len(bytes.TrimSpace(res.ex.Body)) == 0:
 		r.differs("Parley refuses notifications with -32600").na("HTTP %d with no body (treated as a notification)", res.ex.Status)
 	case res.err.is(a2a.CodeInvalidRequest):

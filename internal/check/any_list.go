@@ -182,10 +182,9 @@ func pageSizeOutOfRange(size int32) func(*listFamily, context.Context, *rec) {
 func (f *listFamily) badToken(ctx context.Context, r *rec) {
 	b := f.b
 	res := b.t.call(ctx, a2a.MethodListTasks, &a2a.ListTasksRequest{PageToken: "parley-check-not-a-token"}, callOpts{})
-	r.saw(res)
 	b.probes["ListTasks with a page token never issued"] = outcomeKey(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case res.err.is(a2a.CodeInvalidParams):
 		r.same().na("refused: %s", describeError(res.err))
 	default:

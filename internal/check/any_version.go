@@ -93,9 +93,8 @@ func (b *bindingRun) versionQuery(ctx context.Context, r *rec) {
 		return
 	}
 	res := b.getUnknown(ctx, callOpts{version: new(""), query: "A2A-Version=1.0"})
-	r.saw(res)
 	switch {
-	case r.incomplete(res):
+	case !r.gradable(res):
 	case processed(res):
 		r.same().na("read: processed as 1.0")
 	default:

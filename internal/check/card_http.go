@@ -84,9 +84,8 @@ func (f *cardFamily) conditional(ctx context.Context, r *rec) bool {
 		return true
 	}
 	cres := f.s.fetchCard(ctx, extra)
-	r.saw(cres)
 	switch {
-	case r.incomplete(cres):
+	case !r.gradable(cres):
 	case cres.ex.Status == http.StatusNotModified:
 		r.pass("304 Not Modified")
 	default:

@@ -43,12 +43,9 @@ func gradeGRPCError(e *wireError, want a2a.Code) (Verdict, string) {
 		return Fail, fmt.Sprintf("%s, but grpc-status-details-bin is not a google.rpc.Status matching grpc-status (§10.6)", got)
 	case !want.IsA2A():
 		return Pass, got
-	case !e.HasInfo:
-		return Fail, fmt.Sprintf("%s, but the status details have no google.rpc.ErrorInfo (MUST for A2A errors on gRPC, §10.6)", got)
-	case e.Reason != want.Reason() || e.Domain != a2a.DomainA2A:
-		return Fail, fmt.Sprintf("%s, but ErrorInfo reason %q domain %q; want %q and %q (§10.6)", got, e.Reason, e.Domain, want.Reason(), a2a.DomainA2A)
 	}
-	return Pass, got
+	return gradeErrorInfo(e, want, got, Fail,
+		", but the status details have no google.rpc.ErrorInfo (MUST for A2A errors on gRPC, §10.6)", " (§10.6)")
 }
 
 // gradeRESTError grades the form of an error identified as want on
@@ -63,12 +60,9 @@ func gradeRESTError(e *wireError, want a2a.Code) (Verdict, string) {
 		return Fail, fmt.Sprintf("%s, but §5.4 maps %s to HTTP %d", got, want.Name(), want.HTTPStatus())
 	case e.Shape != "google.rpc.Status":
 		return Fail, fmt.Sprintf("%s, but the body is not {\"error\":{code,status,message,details}} (google.rpc.Status, §11.6)", got)
-	case !e.HasInfo:
-		return Fail, fmt.Sprintf("%s, but details has no google.rpc.ErrorInfo (MUST for A2A errors on HTTP+JSON, §11.6)", got)
-	case e.Reason != want.Reason() || e.Domain != a2a.DomainA2A:
-		return Fail, fmt.Sprintf("%s, but ErrorInfo reason %q domain %q; want %q and %q (§11.6)", got, e.Reason, e.Domain, want.Reason(), a2a.DomainA2A)
 	}
-	return Pass, got
+	return gradeErrorInfo(e, want, got, Fail,
+		", but details has no google.rpc.ErrorInfo (MUST for A2A errors on HTTP+JSON, §11.6)", " (§11.6)")
 }
 
 // gradeJSONRPCError grades the form of an error identified as want on
@@ -82,13 +76,22 @@ func gradeJSONRPCError(e *wireError, want a2a.Code) (Verdict, string) {
 	if e.HTTPStatus != http.StatusOK && e.Code != a2a.CodeUnauthenticated {
 		got += fmt.Sprintf(" in HTTP %d", e.HTTPStatus)
 	}
-	switch {
-	case !want.IsA2A():
+	if !want.IsA2A() {
 		return Pass, got
+	}
+	return gradeErrorInfo(e, want, got, Warn,
+		", without a google.rpc.ErrorInfo in error.data (well-known detail types SHOULD be used, §3.3.2)", "")
+}
+
+// gradeErrorInfo grades the google.rpc.ErrorInfo of an A2A error already
+// described as got: missing (finding got+missing) or naming another reason
+// or domain (the finding ends with suffix), the error gets verdict v.
+func gradeErrorInfo(e *wireError, want a2a.Code, got string, v Verdict, missing, suffix string) (Verdict, string) {
+	switch {
 	case !e.HasInfo:
-		return Warn, fmt.Sprintf("%s, without a google.rpc.ErrorInfo in error.data (well-known detail types SHOULD be used, §3.3.2)", got)
+		return v, got + missing
 	case e.Reason != want.Reason() || e.Domain != a2a.DomainA2A:
-		return Warn, fmt.Sprintf("%s, but ErrorInfo reason %q domain %q; want %q and %q", got, e.Reason, e.Domain, want.Reason(), a2a.DomainA2A)
+		return v, fmt.Sprintf("%s, but ErrorInfo reason %q domain %q; want %q and %q%s", got, e.Reason, e.Domain, want.Reason(), a2a.DomainA2A, suffix)
 	}
 	return Pass, got
 }

@@ -54,6 +54,36 @@ func (r *rec) sawBoth(a, b *result) {
 	r.Received = describeResponse(a) + " | " + describeResponse(b)
 }
 
+// needs ends the check as skipped, for the reason why, unless it has what
+// it needs (have); it returns have.
+func (r *rec) needs(have bool, why string) bool {
+	if !have {
+		r.skip("%s", why)
+	}
+	return have
+}
+
+// gradable records the exchange of res and reports whether res can be
+// graded: a transport failure ends the check as skipped (see incomplete).
+func (r *rec) gradable(res *result) bool {
+	r.saw(res)
+	return !r.incomplete(res)
+}
+
+// succeeded is gradable for a call that should succeed: when it failed,
+// the check ends failed ("what failed: ..."); it reports whether res is a
+// success to grade further.
+func (r *rec) succeeded(res *result, what string) bool {
+	if !r.gradable(res) {
+		return false
+	}
+	if !res.ok() {
+		r.fail("%s failed: %s", what, res.outcome())
+		return false
+	}
+	return true
+}
+
 // incomplete ends the check as skipped when res is a transport failure;
 // it returns true when it did.
 func (r *rec) incomplete(res *result) bool {

@@ -26,19 +26,12 @@ func (t *target) call(ctx context.Context, method string, req proto.Message, o c
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	hr, body, rpcID, err := t.newRequest(ctx, method, req, o, false)
-	if err != nil {
-		return buildFailure(err)
-	}
-	ex := &exchange{Method: hr.Method, URL: hr.URL.String(), ReqHeader: hr.Header.Clone(), ReqBody: body}
-	start := time.Now()
-	resp, err := t.hc.Do(hr)
-	if err != nil {
-		ex.Err, ex.Elapsed = err, time.Since(start)
-		return &result{ex: ex, rpcID: rpcID}
+	ex, resp, rpcID, start, failed := t.do(ctx, method, req, o, false)
+	if failed != nil {
+		return failed
 	}
 	defer resp.Body.Close()
-	ex.Status, ex.Header = resp.StatusCode, resp.Header
+	var err error
 	ex.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	ex.Elapsed = time.Since(start)
 	if err != nil {

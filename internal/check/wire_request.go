@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -70,6 +71,27 @@ func (t *target) newRequest(ctx context.Context, method string, req proto.Messag
 	}
 	t.setCallHeaders(hr.Header, o)
 	return hr, body, rpcID, nil
+}
+
+// do builds the HTTP request of an operation on a JSON-RPC or HTTP+JSON
+// interface and sends it. It returns the exchange with the response's
+// status and header, the response (whose body the caller reads and
+// closes), the JSON-RPC id and when the request was sent; or, when the
+// request could not be built or sent, the result saying so (failed).
+func (t *target) do(ctx context.Context, method string, req proto.Message, o callOpts, stream bool) (ex *exchange, resp *http.Response, rpcID string, start time.Time, failed *result) {
+	hr, body, rpcID, err := t.newRequest(ctx, method, req, o, stream)
+	if err != nil {
+		return nil, nil, "", time.Time{}, buildFailure(err)
+	}
+	ex = &exchange{Method: hr.Method, URL: hr.URL.String(), ReqHeader: hr.Header.Clone(), ReqBody: body}
+	start = time.Now()
+	resp, err = t.hc.Do(hr)
+	if err != nil {
+		ex.Err, ex.Elapsed = err, time.Since(start)
+		return nil, nil, "", start, &result{ex: ex, rpcID: rpcID}
+	}
+	ex.Status, ex.Header = resp.StatusCode, resp.Header
+	return ex, resp, rpcID, start, nil
 }
 
 // setCallHeaders sets the A2A-Version and Authorization headers of a call

@@ -37,19 +37,11 @@ func (t *target) stream(ctx context.Context, method string, req proto.Message, o
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hr, body, rpcID, err := t.newRequest(ctx, method, req, o, true)
-	if err != nil {
-		return buildFailure(err)
-	}
-	ex := &exchange{Method: hr.Method, URL: hr.URL.String(), ReqHeader: hr.Header.Clone(), ReqBody: body}
-	start := time.Now()
-	resp, err := t.hc.Do(hr)
-	if err != nil {
-		ex.Err, ex.Elapsed = err, time.Since(start)
-		return &result{ex: ex, rpcID: rpcID}
+	ex, resp, rpcID, start, failed := t.do(ctx, method, req, o, true)
+	if failed != nil {
+		return failed
 	}
 	defer resp.Body.Close()
-	ex.Status, ex.Header = resp.StatusCode, resp.Header
 	if ex.contentType() != "text/event-stream" {
 		ex.Body, _ = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		ex.Elapsed = time.Since(start)

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // storeKind says how a field's value is stored in its Go struct.
@@ -187,20 +189,143 @@ func newStruct(gt reflect.Type) unsafe.Pointer {
 	return reflect.New(gt).UnsafePointer()
 }
 
-// messageAt reads an object into the generated message of type t at p.
+// The generated types of the well-known types read here directly.
+var (
+	structGoType    = reflect.TypeFor[structpb.Struct]()
+	valueGoType     = reflect.TypeFor[structpb.Value]()
+	listValueGoType = reflect.TypeFor[structpb.ListValue]()
+	timestampGoType = reflect.TypeFor[timestamppb.Timestamp]()
+)
+
+// messageAt reads the JSON form of the generated message of type t at p:
+// one message level.
 func (d *fastDecoder) messageAt(p unsafe.Pointer, t *decTable) bool {
-	if t.wkt != wktNone {
-		return d.message(t.reflectAt(p), t)
-	}
 	if t.unsupported {
 		return false
+	}
+	if t.wkt == wktValue && t.goType == valueGoType {
+		return d.valueAt((*structpb.Value)(p)) // counts its level
 	}
 	d.depth++
 	if d.depth > MaxDepth {
 		return false
 	}
-	ok := d.fields(nil, p, t)
+	var ok bool
+	switch {
+	case t.wkt == wktNone:
+		ok = d.fields(nil, p, t)
+	case t.goType == structGoType:
+		ok = d.structFields(&(*structpb.Struct)(p).Fields)
+	case t.goType == listValueGoType:
+		ok = d.listValues(&(*structpb.ListValue)(p).Values)
+	case t.goType == timestampGoType:
+		ok = d.timestampAt((*timestamppb.Timestamp)(p))
+	default:
+		d.depth-- // message counts the level again
+		return d.message(t.reflectAt(p), t)
+	}
 	d.depth--
+	return ok
+}
+
+// valueAt reads any JSON value as a google.protobuf.Value: one message
+// level (the Struct or ListValue it may hold is none).
+func (d *fastDecoder) valueAt(v *structpb.Value) bool {
+	d.depth++
+	if d.depth > MaxDepth || d.i >= len(d.b) {
+		return false
+	}
+	ok := true
+	switch c := d.b[d.i]; c {
+	case 'n':
+		ok = d.literal("null")
+		v.Kind = &structpb.Value_NullValue{}
+	case 't':
+		ok = d.literal("true")
+		v.Kind = &structpb.Value_BoolValue{BoolValue: true}
+	case 'f':
+		ok = d.literal("false")
+		v.Kind = &structpb.Value_BoolValue{}
+	case '"':
+		var s []byte
+		s, ok = d.str()
+		v.Kind = &structpb.Value_StringValue{StringValue: d.text(s)}
+	case '{':
+		sv := new(structpb.Struct)
+		v.Kind = &structpb.Value_StructValue{StructValue: sv}
+		ok = d.structFields(&sv.Fields)
+	case '[':
+		lv := new(structpb.ListValue)
+		v.Kind = &structpb.Value_ListValue{ListValue: lv}
+		ok = d.listValues(&lv.Values)
+	default:
+		raw, _, isNum := d.number()
+		f, err := strconv.ParseFloat(string(raw), 64)
+		ok = isNum && err == nil
+		v.Kind = &structpb.Value_NumberValue{NumberValue: f}
+	}
+	d.depth--
+	return ok
+}
+
+// structFields reads an object as the fields of a google.protobuf.Struct.
+// A key given twice is an error (as for any map).
+func (d *fastDecoder) structFields(fields *map[string]*structpb.Value) bool {
+	empty, ok := d.open('{', '}')
+	if *fields == nil {
+		*fields = make(map[string]*structpb.Value)
+	}
+	if empty || !ok {
+		return ok
+	}
+	for {
+		name, ok := d.str()
+		if !ok {
+			return false
+		}
+		if _, dup := (*fields)[string(name)]; dup || !d.colon() {
+			return false
+		}
+		key := d.text(name)
+		v := new(structpb.Value)
+		if !d.valueAt(v) {
+			return false
+		}
+		(*fields)[key] = v
+		more, ok := d.more('}')
+		if !more {
+			return ok
+		}
+	}
+}
+
+// listValues reads an array as the values of a google.protobuf.ListValue.
+func (d *fastDecoder) listValues(values *[]*structpb.Value) bool {
+	empty, ok := d.open('[', ']')
+	if empty || !ok {
+		return ok
+	}
+	for {
+		v := new(structpb.Value)
+		if !d.valueAt(v) {
+			return false
+		}
+		*values = append(*values, v)
+		more, ok := d.more(']')
+		if !more {
+			return ok
+		}
+	}
+}
+
+// timestampAt reads a google.protobuf.Timestamp (see parseTimestamp).
+func (d *fastDecoder) timestampAt(ts *timestamppb.Timestamp) bool {
+	s, ok := d.str()
+	if !ok {
+		return false
+	}
+	secs, nanos, ok := parseTimestamp(s)
+	ts.Seconds, ts.Nanos = secs, nanos
 	return ok
 }
 

@@ -1004,28 +1004,35 @@ func (d *fastDecoder) value(m protoreflect.Message, t *decTable) bool {
 	return err == nil
 }
 
-// timestamp reads a google.protobuf.Timestamp: an RFC 3339 time with at
-// most nine fractional digits, from 0001-01-01 to 9999-12-31 (UTC).
+// timestamp reads a google.protobuf.Timestamp through protoreflect.
 func (d *fastDecoder) timestamp(m protoreflect.Message, t *decTable) bool {
 	s, ok := d.str()
 	if !ok {
 		return false
 	}
+	secs, nanos, ok := parseTimestamp(s)
+	m.Set(t.tsSeconds, protoreflect.ValueOfInt64(secs))
+	m.Set(t.tsNanos, protoreflect.ValueOfInt32(nanos))
+	return ok
+}
+
+// parseTimestamp reads the text of a google.protobuf.Timestamp: an RFC
+// 3339 time with at most nine fractional digits, from 0001-01-01 to
+// 9999-12-31 (UTC), as protojson reads it.
+func parseTimestamp(s []byte) (secs int64, nanos int32, ok bool) {
 	text := string(s)
 	ts, err := time.Parse(time.RFC3339Nano, text)
 	if err != nil {
-		return false
+		return 0, 0, false
 	}
-	secs := ts.Unix()
+	secs = ts.Unix()
 	if secs < minTimestampSeconds || secs > maxTimestampSeconds {
-		return false
+		return 0, 0, false
 	}
 	i := strings.LastIndexByte(text, '.')
 	j := strings.LastIndexAny(text, "Z-+")
 	if i >= 0 && j >= i && j-i > len(".999999999") {
-		return false
+		return 0, 0, false
 	}
-	m.Set(t.tsSeconds, protoreflect.ValueOfInt64(secs))
-	m.Set(t.tsNanos, protoreflect.ValueOfInt32(int32(ts.Nanosecond())))
-	return true
+	return secs, int32(ts.Nanosecond()), true
 }

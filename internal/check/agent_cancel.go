@@ -117,9 +117,8 @@ func (f *cancelFamily) getCompleted(ctx context.Context, r *rec) {
 		r.fail("got task %s in state %s", t.GetId(), stateName(t.GetStatus().GetState()))
 	case len(t.GetArtifacts()) == 0:
 		r.fail("the completed task has no artifacts")
-	case len(a2a.CheckRequired(t)) > 0:
-		v := a2a.CheckRequired(t)
-		r.fail("REQUIRED member missing: %s: %s", v[0].Field, v[0].Description)
+	case firstMissing(t) != "":
+		r.fail("REQUIRED member missing: %s", firstMissing(t))
 	default:
 		r.pass("COMPLETED, %d artifact(s)", len(t.GetArtifacts()))
 	}

@@ -124,8 +124,8 @@ func (f *deliveryFamily) body(_ context.Context, r *rec) {
 			if id, _ := notificationTask(sr); id != f.task.GetId() {
 				bad = append(bad, fmt.Sprintf("#%d names task %q, not %q", i, id, f.task.GetId()))
 			}
-			if v := a2a.CheckRequired(sr); len(v) > 0 {
-				bad = append(bad, fmt.Sprintf("#%d: %s: %s", i, v[0].Field, v[0].Description))
+			if miss := firstMissing(sr); miss != "" {
+				bad = append(bad, fmt.Sprintf("#%d: %s", i, miss))
 			}
 		}
 	}

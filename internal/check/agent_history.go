@@ -52,14 +52,21 @@ func (f *historyFamily) ready(r *rec) bool {
 	return r.needs(f.id != "", "no task to read")
 }
 
+// read reads the task with historyLength hl for a check of its history:
+// without a task, or when GetTask fails, the check ends (ok false).
+func (f *historyFamily) read(ctx context.Context, r *rec, hl int32) (res *result, t *a2a.Task, ok bool) {
+	if !f.ready(r) {
+		return nil, nil, false
+	}
+	res, t = f.getTask(ctx, f.id, &hl)
+	return res, t, r.succeeded(res, "GetTask")
+}
+
 func (f *historyFamily) zero(ctx context.Context, r *rec) {
 	f.setUp(ctx, r)
-	if !f.ready(r) {
-		return
-	}
-	res, t := f.getTask(ctx, f.id, new(int32(0)))
+	res, t, ok := f.read(ctx, r, 0)
 	switch {
-	case !r.succeeded(res, "GetTask"):
+	case !ok:
 	case len(t.GetHistory()) > 0:
 		r.fail("%d history messages for historyLength 0", len(t.GetHistory()))
 	case strings.Contains(string(res.raw), `"history"`) && historyMember(res.raw):
@@ -70,12 +77,9 @@ func (f *historyFamily) zero(ctx context.Context, r *rec) {
 }
 
 func (f *historyFamily) one(ctx context.Context, r *rec) {
-	if !f.ready(r) {
-		return
-	}
-	res, t := f.getTask(ctx, f.id, new(int32(1)))
+	_, t, ok := f.read(ctx, r, 1)
 	switch {
-	case !r.succeeded(res, "GetTask"):
+	case !ok:
 	case len(t.GetHistory()) > 1:
 		r.fail("%d history messages for historyLength 1", len(t.GetHistory()))
 	case f.n < 2:

@@ -20,8 +20,8 @@ var sendSteps = []step[*agentRun]{
 // sendBlocking sends "hello", which the agent completes with an echo; the
 // task is kept for the checks that need a completed task.
 func (a *agentRun) sendBlocking(ctx context.Context, r *rec) {
-	res, resp := a.send(ctx, a2a.UserMessage("hello"), nil, callOpts{})
-	if !r.succeeded(res, "SendMessage") {
+	resp, ok := a.sendOK(ctx, r, "hello")
+	if !ok {
 		return
 	}
 	t := resp.GetTask()
@@ -33,8 +33,8 @@ func (a *agentRun) sendBlocking(ctx context.Context, r *rec) {
 	case len(t.GetArtifacts()) == 0 || a2a.JoinText(t.GetArtifacts()[0].GetParts()) != "hello":
 		r.fail("COMPLETED, but the artifacts %v do not hold the echo \"hello\"", t.GetArtifacts())
 	default:
-		if v := a2a.CheckRequired(resp); len(v) > 0 {
-			r.fail("REQUIRED member missing: %s: %s", v[0].Field, v[0].Description)
+		if miss := firstMissing(resp); miss != "" {
+			r.fail("REQUIRED member missing: %s", miss)
 		} else {
 			r.pass("COMPLETED with artifact %q", t.GetArtifacts()[0].GetArtifactId())
 		}
@@ -43,8 +43,8 @@ func (a *agentRun) sendBlocking(ctx context.Context, r *rec) {
 }
 
 func (a *agentRun) sendMessageReply(ctx context.Context, r *rec) {
-	res, resp := a.send(ctx, a2a.UserMessage("message"), nil, callOpts{})
-	if !r.succeeded(res, "SendMessage") {
+	resp, ok := a.sendOK(ctx, r, "message")
+	if !ok {
 		return
 	}
 	m := resp.GetMessage()
@@ -53,9 +53,8 @@ func (a *agentRun) sendMessageReply(ctx context.Context, r *rec) {
 		r.fail("no message in the response")
 	case m.GetRole() != a2a.Role_ROLE_AGENT:
 		r.fail("role %s, want ROLE_AGENT", m.GetRole())
-	case len(a2a.CheckRequired(m)) > 0:
-		v := a2a.CheckRequired(m)
-		r.fail("REQUIRED member missing: %s: %s", v[0].Field, v[0].Description)
+	case firstMissing(m) != "":
+		r.fail("REQUIRED member missing: %s", firstMissing(m))
 	case m.GetContextId() == "":
 		r.fail("the agent's message has no contextId (\"for server messages, context_id must be provided\")")
 	default:
@@ -82,6 +81,13 @@ func (a *agentRun) sendAuthRequired(ctx context.Context, r *rec) {
 	if t != nil {
 		a.cancel(ctx, t.GetId())
 	}
+}
+
+// sendOK sends text for a check of the answer: a request that cannot be
+// completed, or that fails, ends the check (ok false).
+func (a *agentRun) sendOK(ctx context.Context, r *rec, text string) (resp *a2a.SendMessageResponse, ok bool) {
+	res, resp := a.send(ctx, a2a.UserMessage(text), nil, callOpts{})
+	return resp, r.succeeded(res, "SendMessage")
 }
 
 // sendInState sends text, which the agent answers with a task in state

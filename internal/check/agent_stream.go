@@ -119,8 +119,8 @@ func (f *streamFamily) eventFields(_ context.Context, r *rec) {
 		case ev.Resp.GetPayload() == nil:
 			bad = append(bad, fmt.Sprintf("event %d has no payload member", i))
 		default:
-			if v := a2a.CheckRequired(ev.Resp); len(v) > 0 {
-				bad = append(bad, fmt.Sprintf("event %d (%s): %s: %s", i, ev.kind(), v[0].Field, v[0].Description))
+			if miss := firstMissing(ev.Resp); miss != "" {
+				bad = append(bad, fmt.Sprintf("event %d (%s): %s", i, ev.kind(), miss))
 			}
 		}
 	}

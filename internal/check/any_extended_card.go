@@ -95,8 +95,8 @@ func (b *bindingRun) extendedCardAuthenticated(ctx context.Context, r *rec) {
 		got := &a2a.AgentCard{}
 		if err := res.decode(got); err != nil {
 			r.fail("the result is not an AgentCard: %v", err)
-		} else if v := a2a.CheckRequired(got); len(v) > 0 {
-			r.fail("the extended card lacks REQUIRED members: %s: %s", v[0].Field, v[0].Description)
+		} else if miss := firstMissing(got); miss != "" {
+			r.fail("the extended card lacks REQUIRED members: %s", miss)
 		} else {
 			r.pass("card %q", got.GetName())
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 )
 
@@ -172,4 +174,13 @@ func describeError(e *wireError) string {
 		s += ": " + abridge(e.Message, 100)
 	}
 	return s
+}
+
+// firstMissing describes the first REQUIRED member m lacks ("field:
+// description"), "" when it lacks none.
+func firstMissing(m proto.Message) string {
+	if v := a2a.CheckRequired(m); len(v) > 0 {
+		return v[0].Field + ": " + v[0].Description
+	}
+	return ""
 }

@@ -8,8 +8,8 @@
 //	}
 //
 // The agent card is fetched and graded first (spec §8), then every
-// interface it declares is checked, binding by binding (JSON-RPC,
-// HTTP+JSON and gRPC, spec §9, §10, §11), and last the bindings are
+// interface it declares is checked, binding by binding (JSON-RPC, gRPC
+// and HTTP+JSON: spec §9, §10, §11), and last the bindings are
 // compared with each other: an agent serving several MUST behave the same
 // on all of them (spec §5.1). Each check is one requirement of the
 // specification and gets a Status: FAIL when a MUST was not met, WARN when

@@ -56,7 +56,7 @@ func newResult(r check.Result) Result {
 		Sent: r.Sent, Received: r.Received}
 }
 
-// Report is the outcome of a Run.
+// Report is the outcome of a Run, which alone makes one.
 type Report struct {
 	rep     *check.Report
 	results []Result

@@ -1,6 +1,7 @@
 // Package check grades an A2A server against the specification (A2A
 // v1.0.1) and against the behaviours where the official SDKs split
-// (B1–B14, docs/decisions.md). It is what `parley check` runs.
+// (B1–B14, docs/decisions.md). It is what `parley check` and the public
+// conformance package run.
 //
 // Run fetches the agent card, checks it, and then runs the operation checks
 // binding by binding, over every interface of the card (JSON-RPC,

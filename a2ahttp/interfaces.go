@@ -40,12 +40,19 @@ func Interfaces(baseURL string) ([]*a2a.AgentInterface, error) {
 			port = "443"
 		}
 	}
-	base := strings.TrimSuffix(u.String(), "/")
+	return servedInterfaces(strings.TrimSuffix(u.String(), "/"), net.JoinHostPort(u.Hostname(), port)), nil
+}
+
+// servedInterfaces is the one list of the v1.0 interfaces a Handler
+// serves, in order of preference: JSON-RPC at base + "/", HTTP+JSON at
+// base (which has no trailing slash), gRPC at the dial target grpcTarget.
+// Interfaces and Start both derive the card's interfaces with it.
+func servedInterfaces(base, grpcTarget string) []*a2a.AgentInterface {
 	return []*a2a.AgentInterface{
 		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
 		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
-		{Url: net.JoinHostPort(u.Hostname(), port), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
-	}, nil
+		{Url: grpcTarget, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
+	}
 }
 
 // checkBase reports why raw, parsed as u, cannot be the base URL of an

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/grpcbind"
-	"parley.dev/parley/internal/sse"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
 )
@@ -61,16 +61,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if gln != nil {
 		defer gln.Close()
 	}
-	base := publicBase(cfg.publicURL, ln, certs != nil)
-	target, err := grpcTarget(base, cfg.publicURL != "", gln)
-	if err != nil {
-		return usageError{err}
-	}
-	card, extended, err := cfg.cards(base, target)
+	extended, err := cfg.readExtendedCard()
 	if err != nil {
 		return err
 	}
-	card, extended = cfg.versions.cards(card, extended)
 
 	store, err := cfg.store.open(ctx, cfg.storeSpec, *cfg.push.on, log)
 	if err != nil {
@@ -86,31 +80,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep.pushOptions(cfg.push)
 	store = obs.store(store)
 	obs.pushOptions(&cfg.push.opts)
-	pusher, stopPush, err := cfg.push.start(card, store, log) // sets the card's pushNotifications capability
+	pusher, stopPush, err := cfg.push.start(store, log) // the card declares pushNotifications exactly when pusher is not nil
 	if err != nil {
 		return err
 	}
 	defer stopPush() // runs after the core is closed
-	// Signed after push.start, which sets a capability; the public card
-	// is signed by a2ahttp.New, whole (identity.apply).
+	// The extended card is signed as it is; a2ahttp signs the public
+	// card once it is whole (identity.apply).
 	if err := cfg.id.signExtended(extended); err != nil {
 		return err
 	}
 	defer cfg.id.reloadOnSIGHUP(log)()
 	obs.observePush(pusher, store)
-	cfg.parking = sse.NewParking(0)
-	srv, h, err := cfg.newHandler(card, extended, store, pusher, log)
+	srv, err := a2ahttp.Start(cfg.serving(ln, gln, certs, extended, store, pusher, log))
 	if err != nil {
 		return err
 	}
+	defer srv.Close() // when serving failed: Shutdown closed it already otherwise
+	if certs != nil {
+		defer certs.reloadOnSIGHUP()()
+	}
 	defer cfg.secrets.reloadOnSIGHUP(log)()
-
-	main, grpcOnly := obs.wrap(h)
-	front := startHTTP(main, grpcOnly, ln, gln, certs, cfg.keepAlive, cfg.guard.bodyTimeout, log)
-	front.parking = cfg.parking
-	defer front.close()
-	cfg.announce(stdout, log, ln.Addr().String(), base, target, certs != nil)
-	return cfg.awaitStop(ctx, front, srv, h, log) // serveshutdown.go
+	cfg.announce(stdout, log, ln.Addr().String(), srv.URL(), grpcURL(srv.Card()), certs != nil)
+	return cfg.awaitStop(ctx, srv) // serveshutdown.go
 }
 
 // serveConfig is the command line of `parley serve`, parsed and checked.
@@ -124,7 +116,6 @@ type serveConfig struct {
 	publicURL      string
 	extendedCard   string // the file of --extended-card
 	keepAlive      time.Duration
-	parking        *sse.Parking // idle HTTP/1.1 streams, off net/http
 	retention      time.Duration
 	resumeWindow   time.Duration
 	idemWindow     time.Duration
@@ -221,6 +212,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.shutdownWait < 0 {
 		return nil, usageError{fmt.Errorf("--shutdown-timeout %v: want 0 (stop at once) or more", cfg.shutdownWait)}
 	}
+	if err := checkPublicURL(cfg.publicURL); err != nil {
+		return nil, usageError{err}
+	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert and --tls-key go together: give both or neither")}
 	}
@@ -298,39 +292,86 @@ func listen(flag, addr string) (net.Listener, error) {
 	return nil, fmt.Errorf("%s %s: %v", flag, addr, err)
 }
 
-// newHandler makes the core server and the HTTP handler that serves it on
-// every binding.
-func (cfg *serveConfig) newHandler(card, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) (*server.Server, *a2ahttp.Handler, error) {
-	sopts := &server.Options{
-		Card: card, ExtendedCard: extended, Agent: cfg.agent, Store: store, ProtocolVersions: cfg.versions.list(),
-		RequireAuth: cfg.authConfigured() && !cfg.guard.allowAnonymous, Logger: log,
-		Retention: cfg.retention, ResumeWindow: cfg.resumeWindow, IdempotencyWindow: cfg.idemWindow,
-		Push: pusher, Limits: cfg.limits, Cluster: cfg.replica.cluster(),
-	}
-	if cfg.replica != nil {
-		sopts.CursorKey = cfg.replica.cursorKey // ListTasks page tokens valid on every replica
-	}
+// serving is what a2ahttp.Start serves: the agent on ln (and gRPC alone
+// on gln when it is not nil), over TLS when certs is not nil, with
+// everything the flags configure. a2ahttp derives the card's interfaces
+// and capabilities; the agent's own card, the security schemes of the
+// credentials configured (identity.declare) and the options of the core
+// and the handler come from the flags.
+func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, extended *a2a.AgentCard, store taskstore.Store, pusher server.Pusher, log *slog.Logger) *a2ahttp.ServeConfig {
 	keepAlive := cfg.keepAlive
 	if keepAlive == 0 {
 		keepAlive = -1 // a2ahttp reads 0 as its default and a negative interval as off
 	}
-	hopts := &a2ahttp.Options{Card: card, MaxBody: cfg.maxBody, KeepAlive: keepAlive, Logger: log,
-		Parking: cfg.parking, GRPC: &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Ready}}
-	cfg.guard.apply(hopts)
-	hopts.DisableV03 = !cfg.versions.v03()
-	cfg.id.apply(hopts)
-	cfg.applyTokens(hopts) // a TokenSet rather than Options.Tokens: SIGHUP swaps it
-	cfg.backend.applyHTTP(hopts)
-	cfg.obs.serverHooks(sopts, hopts)
-	srv, err := server.New(sopts)
-	if err != nil {
-		return nil, nil, err
+	shutdownWait := cfg.shutdownWait
+	if shutdownWait == 0 {
+		shutdownWait = -1 // likewise: no wait
 	}
-	h, err := a2ahttp.New(srv, hopts)
-	if err != nil {
-		return nil, nil, err
+	sc := &a2ahttp.ServeConfig{
+		Listener: ln, GRPCListener: gln, PublicURL: cfg.publicURL,
+		Agent: cfg.agent, Store: store, ExtendedCard: extended, Push: pusher,
+		AllowAnonymous: cfg.guard.allowAnonymous, DisableV03: !cfg.versions.v03(),
+		KeepAlive: keepAlive, ShutdownTimeout: shutdownWait, Logger: log,
+		EditCard: cfg.editCard,
+		ServerOptions: func(o *server.Options) {
+			o.RequireAuth = cfg.authConfigured() && !cfg.guard.allowAnonymous
+			o.Retention, o.ResumeWindow, o.IdempotencyWindow = cfg.retention, cfg.resumeWindow, cfg.idemWindow
+			o.Limits, o.Cluster = cfg.limits, cfg.replica.cluster()
+			if cfg.replica != nil {
+				o.CursorKey = cfg.replica.cursorKey // ListTasks page tokens valid on every replica
+			}
+			cfg.obs.coreHooks(o)
+		},
+		HandlerOptions: func(o *a2ahttp.Options) {
+			o.MaxBody = cfg.maxBody
+			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Ready}
+			cfg.guard.apply(o)
+			cfg.id.apply(o)
+			cfg.applyTokens(o) // a TokenSet rather than Options.Tokens: SIGHUP swaps it
+			cfg.backend.applyHTTP(o)
+			cfg.obs.handlerHooks(o)
+		},
+		HTTPServer: func(hs *http.Server) {
+			if cfg.guard.bodyTimeout > 0 {
+				// The server bounds the whole request (headers and body)
+				// by --body-timeout itself, at no extra cost per request;
+				// a2ahttp then sets no deadline of its own.
+				hs.ReadTimeout = cfg.guard.bodyTimeout
+			}
+		},
+		HTTPMiddleware: cfg.obs.wrap,
 	}
-	return srv, h, nil
+	if certs != nil {
+		sc.TLS = certs.tlsConfig()
+	}
+	return sc
+}
+
+// editCard makes the card a2ahttp derived (its interfaces and
+// capabilities) the served agent's: its name, description, skills and
+// modes, and the security schemes of the credentials configured.
+func (cfg *serveConfig) editCard(derived *a2a.AgentCard) (*a2a.AgentCard, error) {
+	card, err := cfg.agentCard(derived.GetSupportedInterfaces())
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if card.Capabilities == nil {
+		card.Capabilities = &a2a.AgentCapabilities{}
+	}
+	card.Capabilities.PushNotifications = derived.GetCapabilities().PushNotifications
+	card.Capabilities.ExtendedAgentCard = derived.GetCapabilities().ExtendedAgentCard
+	cfg.id.declare(card, cfg.staticTokens(), cfg.guard.allowAnonymous)
+	return card, nil
+}
+
+// grpcURL is the url of card's v1.0 gRPC interface.
+func grpcURL(card *a2a.AgentCard) string {
+	for _, in := range card.GetSupportedInterfaces() {
+		if in.GetProtocolBinding() == a2a.BindingGRPC && in.GetProtocolVersion() == a2a.ProtocolVersion {
+			return in.GetUrl()
+		}
+	}
+	return ""
 }
 
 // announce logs that the server is up, and tells a person on stdout where

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
@@ -34,13 +33,12 @@ func addPushFlags(fs *flag.FlagSet) *pushFlags {
 	return p
 }
 
-// start sets the card's pushNotifications capability and, when delivery
-// is on, starts the sender. stop closes the sender; call it after the
+// start starts the sender when delivery is on; pusher is nil when it is
+// off, and the card then declares pushNotifications false
+// (a2ahttp.ServeConfig.Push). stop closes the sender; call it after the
 // server is closed.
-func (p *pushFlags) start(card *a2a.AgentCard, store taskstore.Store, log *slog.Logger) (pusher server.Pusher, stop func(), err error) {
-	on := *p.on
-	card.Capabilities.PushNotifications = &on
-	if !on {
+func (p *pushFlags) start(store taskstore.Store, log *slog.Logger) (pusher server.Pusher, stop func(), err error) {
+	if !*p.on {
 		log.Info("push notifications are off: the card does not declare them and the config operations answer PushNotificationNotSupportedError")
 		return nil, func() {}, nil
 	}

@@ -96,14 +96,14 @@ func (o *observability) observePush(p server.Pusher, st taskstore.Outbox) {
 	o.stopPush = stop
 }
 
-// wrap puts the probes and the trace context extraction in front of the
-// main handler, and the extraction in front of the gRPC-only one (nil
-// stays nil).
-func (o *observability) wrap(h *a2ahttp.Handler) (main, grpcOnly http.Handler) {
-	if g := h.GRPC(); g != nil {
-		grpcOnly = o.tel.Handler(g)
+// wrap puts the trace context extraction in front of a listener's
+// handler, and the probes too in front of the main one's
+// (a2ahttp.ServeConfig.HTTPMiddleware).
+func (o *observability) wrap(next http.Handler, grpcOnly bool) http.Handler {
+	if grpcOnly {
+		return o.tel.Handler(next)
 	}
-	return o.health.Wrap(o.tel.Handler(h)), grpcOnly
+	return o.health.Wrap(o.tel.Handler(next))
 }
 
 // close stops the metrics listener and flushes what telemetry holds,
@@ -120,11 +120,18 @@ func (o *observability) close() {
 	}
 }
 
-// serverHooks sets the core's and the handler's telemetry hooks.
-func (o *observability) serverHooks(sopts *server.Options, hopts *a2ahttp.Options) {
+// coreHooks sets the core's telemetry hooks.
+func (o *observability) coreHooks(sopts *server.Options) {
 	if o == nil || !o.tel.Enabled() {
 		return
 	}
 	sopts.ExecutionContext = o.tel.ExecutionContext
+}
+
+// handlerHooks sets the handler's telemetry hooks.
+func (o *observability) handlerHooks(hopts *a2ahttp.Options) {
+	if o == nil || !o.tel.Enabled() {
+		return
+	}
 	hopts.BindingMiddleware = o.tel.ServerMiddleware
 }

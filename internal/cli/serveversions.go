@@ -51,24 +51,11 @@ func (p *protocolVersions) Set(s string) error {
 // v03 reports whether v0.3 is served.
 func (p *protocolVersions) v03() bool { return !p.noV03 }
 
-// cards adds the 0.3 interfaces to the cards when v0.3 is served: the
-// extended card is signed as it is, while a2ahttp completes the public
-// card (again, to no effect) before it signs it.
-func (p *protocolVersions) cards(card, extended *a2a.AgentCard) (*a2a.AgentCard, *a2a.AgentCard) {
+// extended adds the 0.3 interfaces to the extended card when v0.3 is
+// served (a2ahttp adds them to the public card).
+func (p *protocolVersions) extended(card *a2a.AgentCard) *a2a.AgentCard {
 	if !p.v03() {
-		return card, extended
+		return card
 	}
-	card = v03.AddInterfaces(card)
-	if extended != nil {
-		extended = v03.AddInterfaces(extended)
-	}
-	return card, extended
-}
-
-// list is the versions served, newest first, for server.Options.
-func (p *protocolVersions) list() []string {
-	if p.v03() {
-		return []string{a2a.ProtocolVersion, v03.ProtocolVersion}
-	}
-	return []string{a2a.ProtocolVersion}
+	return v03.AddInterfaces(card)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Method describes one operation of the A2A service in every binding. The
-// table Methods drives every binding on both sides (server handlers and
+// method table (see Methods) drives every binding on both sides (server handlers and
 // client transports) through the Invoker seam, so adding an operation is
 // one entry here, one method on Service and NewService, and its core
 // implementation.
@@ -94,15 +94,17 @@ const (
 	MethodGetExtendedAgentCard             = "GetExtendedAgentCard"
 )
 
-// Methods lists the eleven operations.
+// methods is the method table: the eleven operations, in the order of
+// spec §3.1. It is unexported so that no importer can replace, reorder or
+// extend it; Methods and MethodByName read it.
 //
 // SubscribeToTask: the proto's google.api.http annotation says GET and
 // the prose (spec §5.3, §11.3.2) says POST; Parley serves both
 // (decision B1).
-var Methods []Method
+var methods []Method
 
 func init() {
-	Methods = []Method{
+	methods = []Method{
 		{Name: MethodSendMessage, HTTPMethod: "POST", Path: "/message:send", HasBody: true, RetrySafe: true,
 			NewRequest: newMsg[SendMessageRequest](), NewResponse: newMsg[SendMessageResponse](), call: unary(Service.SendMessage)},
 		{Name: MethodSendStreamingMessage, HTTPMethod: "POST", Path: "/message:stream", HasBody: true, Streaming: true, RetrySafe: true,
@@ -126,12 +128,28 @@ func init() {
 		{Name: MethodGetExtendedAgentCard, HTTPMethod: "GET", Path: "/extendedAgentCard", RetrySafe: true,
 			NewRequest: newMsg[GetExtendedAgentCardRequest](), NewResponse: newMsg[AgentCard](), call: unary(Service.GetExtendedAgentCard)},
 	}
-	for i := range Methods {
-		byName[Methods[i].Name] = &Methods[i]
+	for i := range methods {
+		byName[methods[i].Name] = &methods[i]
 	}
 }
 
 var byName = map[string]*Method{}
 
-// MethodByName returns the method with the name, or nil.
+// Methods yields the eleven operations of the A2A service, in a fixed
+// order (that of spec §3.1). Each *Method is the table's own, the same
+// pointer MethodByName returns and an Invoker is called with, so it may
+// key a map; it is shared by every binding and must not be modified.
+func Methods() iter.Seq[*Method] {
+	return func(yield func(*Method) bool) {
+		for i := range methods {
+			if !yield(&methods[i]) {
+				return
+			}
+		}
+	}
+}
+
+// MethodByName returns the method with the name (one of the Method
+// constants), or nil. Like Methods it returns the table's own Method,
+// which must not be modified.
 func MethodByName(name string) *Method { return byName[name] }

@@ -38,7 +38,7 @@ func ExampleClient_SubscribeToTask_resume() {
 		}
 	}
 	// Later: the events after it, and nothing before.
-	for ev, err := range c.SubscribeToTask(a2a.WithResumeAfter(ctx, last), &a2a.SubscribeToTaskRequest{Id: id}) {
+	for ev, err := range c.SubscribeToTask(client.WithResumeAfter(ctx, last), &a2a.SubscribeToTaskRequest{Id: id}) {
 		if err != nil {
 			panic(err)
 		}

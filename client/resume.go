@@ -16,7 +16,7 @@ import (
 // sequence number (StreamEvent.Seq: 1 for the creation, then +1 per
 // event). When a stream that has delivered numbered events breaks before
 // its task settled, the Client calls SubscribeToTask for the task with the
-// number of the last event it yielded (a2a.WithResumeAfter, sent as
+// number of the last event it yielded (WithResumeAfter, sent as
 // Last-Event-ID or the gRPC metadata last-event-id): the server sends the
 // events after it, then live ones, and the caller's iterator goes on as if
 // nothing happened. On the resumed stream, any event whose number is not
@@ -45,7 +45,7 @@ type streamRun struct {
 	// resumed is set once the stream continues as a SubscribeToTask.
 	resumed bool
 	// given is set when the caller asked for a SubscribeToTask after a
-	// position of its own (a2a.WithResumeAfter).
+	// position of its own (WithResumeAfter).
 	given bool
 	// yielded counts the events yielded.
 	yielded int
@@ -67,7 +67,7 @@ type streamRun struct {
 func (c *Client) stream(ctx context.Context, m *a2a.Method, req proto.Message, tr streamTracker) iter.Seq2[a2a.StreamEvent, error] {
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		s := &streamRun{c: c, ctx: ctx, m: m, tr: tr, yield: yield}
-		if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
+		if seq, ok := ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
 			s.last, s.given, s.numbered = seq, true, true // the caller resumes: nothing up to seq is news
 		}
 		s.run(proto.Clone(req))
@@ -205,7 +205,7 @@ func (s *streamRun) resume(err error) {
 		s.tr.resumed()
 		before := s.last
 		sub := &a2a.SubscribeToTaskRequest{Id: s.tr.taskID}
-		_, err = s.pass(a2a.WithResumeAfter(s.ctx, s.last), m, sub)
+		_, err = s.pass(WithResumeAfter(s.ctx, s.last), m, sub)
 		if s.ignored {
 			s.yield(a2a.StreamEvent{}, &StreamEndedError{TaskID: s.tr.taskID, State: s.tr.state,
 				Err: fmt.Errorf("the server did not resume the stream after event %d: it started over", before)})

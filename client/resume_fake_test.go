@@ -103,7 +103,7 @@ func (f *resumeFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if strings.HasSuffix(r.URL.Path, ":subscribe") {
 		method = a2a.MethodSubscribeToTask
 	}
-	after, _ := strconv.ParseUint(r.Header.Get(a2a.LastEventIDHeader), 10, 64)
+	after, _ := strconv.ParseUint(r.Header.Get(client.LastEventIDHeader), 10, 64)
 	evs, first, ends := f.window(method, after)
 	if method == a2a.MethodSubscribeToTask && f.refuse != nil {
 		writeFakeError(w, rpc, env.ID, f.refuse)

@@ -247,7 +247,7 @@ func checkCut(t *testing.T, evs []a2a.StreamEvent, err error, n int, st a2a.Task
 	}
 }
 
-// TestResumeByHand: SubscribeToTask with a2a.WithResumeAfter against a
+// TestResumeByHand: SubscribeToTask with client.WithResumeAfter against a
 // Parley server, on every binding: the events after the position, numbered
 // as the server numbers them; at the end of a finished task, an empty
 // stream and no error; a position beyond the task's end, InvalidParams.
@@ -265,7 +265,7 @@ func TestResumeByHand(t *testing.T) {
 			}
 			id, last := all[0].TaskID(), all[len(all)-1].Seq
 			sub := func(after uint64) ([]a2a.StreamEvent, error) {
-				return testkit.Collect(c.SubscribeToTask(a2a.WithResumeAfter(ctx, after), &a2a.SubscribeToTaskRequest{Id: id}))
+				return testkit.Collect(c.SubscribeToTask(client.WithResumeAfter(ctx, after), &a2a.SubscribeToTaskRequest{Id: id}))
 			}
 			evs, err := sub(2)
 			if err != nil || len(evs) != 4 || evs[0].Seq != 3 || evs[3].Seq != last || evs[3].State() != a2a.TaskState_TASK_STATE_COMPLETED {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/streamctx"
 	"parley.dev/parley/taskstore"
 )
 
@@ -19,7 +20,7 @@ const resumePage = 256
 
 // lastEventField names the resume position in violations: it is a header
 // (HTTP) or metadata (gRPC), not a request field.
-const lastEventField = a2a.LastEventIDHeader
+const lastEventField = streamctx.LastEventIDHeader
 
 // resumePosition returns the Last-Event-ID the call carries: ok is false
 // when it carries none. A value that is not a decimal sequence number is

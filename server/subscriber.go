@@ -22,7 +22,7 @@ type subscriber struct {
 	closed bool
 	err    error  // why the subscriber was closed early (cut off), if it was
 	last   uint64 // sequence number of the last event queued
-	idler  a2a.Idler
+	idler  Idler
 }
 
 // newSubscriber returns a subscriber that has been given every event up to
@@ -72,7 +72,7 @@ func (s *subscriber) close(err error) {
 
 // signal wakes the reader: through ready, and through its stream's Idler
 // when it has one (a parked stream does not watch ready).
-func (s *subscriber) signal(idler a2a.Idler) {
+func (s *subscriber) signal(idler Idler) {
 	select {
 	case s.ready <- struct{}{}:
 	default:
@@ -83,9 +83,9 @@ func (s *subscriber) signal(idler a2a.Idler) {
 }
 
 // idleWith has the reader wait through the stream's Idler, when ctx
-// carries one (a2a.WithIdler), from now on.
+// carries one (WithIdler), from now on.
 func (s *subscriber) idleWith(ctx context.Context) {
-	if id := a2a.IdlerFrom(ctx); id != nil {
+	if id := IdlerFrom(ctx); id != nil {
 		s.mu.Lock()
 		s.idler = id
 		s.mu.Unlock()

@@ -112,9 +112,8 @@ type seriesKey struct {
 }
 
 func newCallDurations(binding, version string) *callDurations {
-	c := &callDurations{version: version, ok: make(map[*a2a.Method]*series, len(a2a.Methods))}
-	for i := range a2a.Methods {
-		m := &a2a.Methods[i]
+	c := &callDurations{version: version, ok: make(map[*a2a.Method]*series)}
+	for m := range a2a.Methods() {
 		c.ok[m] = &series{attrs: callAttrs(m, binding, version, outcomeOK, "")}
 	}
 	return c
@@ -149,8 +148,8 @@ func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason stri
 
 // points appends the data points of every series with values.
 func (c *callDurations) points(points []metricdata.HistogramDataPoint[float64], start, now time.Time) []metricdata.HistogramDataPoint[float64] {
-	for i := range a2a.Methods {
-		s := c.ok[&a2a.Methods[i]]
+	for m := range a2a.Methods() {
+		s := c.ok[m]
 		if dp, ok := s.h.point(s.attrs, start, now); ok {
 			points = append(points, dp)
 		}

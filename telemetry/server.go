@@ -61,9 +61,8 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 	}
 	if t.metering {
 		o.calls = t.ins.calls(server, binding)
-		o.open = make(map[*a2a.Method][]metric.AddOption, len(a2a.Methods))
-		for i := range a2a.Methods {
-			m := &a2a.Methods[i]
+		o.open = make(map[*a2a.Method][]metric.AddOption)
+		for m := range a2a.Methods() {
 			o.open[m] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding)))}
 		}
 	}

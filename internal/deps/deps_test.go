@@ -37,3 +37,29 @@ func TestMinimalServerLinksLittle(t *testing.T) {
 		}
 	}
 }
+
+// TestWireModelLinksNoTransport: package a2a is the wire model only. It
+// links neither net nor net/http (nor crypto/tls), no other Parley
+// package, and besides the standard library only protobuf (not even the
+// google.rpc error details, nor connect-go or gRPC): transport
+// plumbing (a stream's idle wait, a client's resume position) lives in
+// server, client and the bindings.
+func TestWireModelLinksNoTransport(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{if .Module}}{{.Module.Path}}{{end}}", "parley.dev/parley/a2a").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	modules := []string{"parley.dev/parley", "google.golang.org/protobuf"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, module, _ := strings.Cut(line, " ")
+		if module != "" && !slices.Contains(modules, module) {
+			t.Errorf("a2a links %s (module %s)", pkg, module)
+		}
+		if pkg == "net" || pkg == "net/http" || strings.HasPrefix(pkg, "net/http/") || pkg == "crypto/tls" {
+			t.Errorf("a2a links %s", pkg)
+		}
+		if module == "parley.dev/parley" && pkg != "parley.dev/parley/a2a" {
+			t.Errorf("a2a links %s", pkg)
+		}
+	}
+}

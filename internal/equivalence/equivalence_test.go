@@ -96,7 +96,7 @@ func TestEquivalenceCoversEveryOperation(t *testing.T) {
 		"DeleteTaskPushNotificationConfig": {0, a2a.CodePushNotificationNotSupported, a2a.CodeTaskNotFound},
 		"GetExtendedAgentCard":             {0, a2a.CodeUnsupportedOperation, a2a.CodeExtendedAgentCardNotConfigured},
 	}
-	for _, m := range a2a.Methods {
+	for m := range a2a.Methods() {
 		for _, code := range specErrors[m.Name] {
 			if !covered[m.Name][code] {
 				name := "success"

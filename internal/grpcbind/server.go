@@ -129,9 +129,8 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	limits = append(limits, connect.WithCodec(protoCodec{}), connect.WithCodec(jsonCodec{}))
 	h.errw = connect.NewErrorWriter()
 	h.inv = a2a.Chain(a2a.NewInvoker(svc), h.opts.Middleware...)
-	h.procs = make(map[string]http.Handler, len(a2a.Methods))
-	for i := range a2a.Methods {
-		m := &a2a.Methods[i]
+	h.procs = make(map[string]http.Handler)
+	for m := range a2a.Methods() {
 		h.procs[procedure(m)] = h.operation(m, append(limits, connect.WithRequestInitializer(requestOf(m)))...)
 	}
 

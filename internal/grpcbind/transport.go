@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/streamctx"
 	"parley.dev/parley/internal/transport"
 )
 
@@ -47,7 +48,7 @@ import (
 // counts up by one. The transport fills StreamEvent.Seq so; against a
 // server that sends no first-event-id, Seq is 0 (unknown) and the Client
 // cannot resume the stream. A SubscribeToTask call whose context carries a
-// resume position (a2a.WithResumeAfter) sends it as the request metadata
+// resume position (client.WithResumeAfter) sends it as the request metadata
 // last-event-id.
 //
 // It is safe for concurrent use.
@@ -94,9 +95,8 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 	}
 	hc.Transport = responseRecorder{hc.Transport}
 	t := &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject}}
-	t.clients = make(map[string]*connect.Client[message, message], len(a2a.Methods))
-	for i := range a2a.Methods {
-		m := &a2a.Methods[i]
+	t.clients = make(map[string]*connect.Client[message, message])
+	for m := range a2a.Methods() {
 		t.clients[m.Name] = connect.NewClient[message, message](t.hc, base+procedure(m), connect.WithGRPC(),
 			connect.WithReadMaxBytes(maxResponseSize), connect.WithCodec(protoCodec{}),
 			connect.WithResponseInitializer(responseOf(m)))
@@ -201,8 +201,8 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 	req := connect.NewRequest(&message{msg})
 	h := req.Header()
 	t.md.Apply(ctx, h)
-	if seq, ok := a2a.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
-		h.Set(a2a.LastEventIDHeader, strconv.FormatUint(seq, 10)) // sent as last-event-id
+	if seq, ok := streamctx.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
+		h.Set(streamctx.LastEventIDHeader, strconv.FormatUint(seq, 10)) // sent as last-event-id
 	}
 	return context.WithValue(ctx, callStateKey{}, st), st, req
 }

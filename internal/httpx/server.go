@@ -22,6 +22,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/sse"
+	"parley.dev/parley/internal/streamctx"
 )
 
 // Options are the settings both HTTP bindings share.
@@ -110,7 +111,7 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	}
 	// The resume position of SubscribeToTask: the SSE standard's header
 	// on HTTP, the same name as gRPC metadata (headers on the wire).
-	ci.LastEventID = strings.TrimSpace(r.Header.Get(a2a.LastEventIDHeader))
+	ci.LastEventID = strings.TrimSpace(r.Header.Get(streamctx.LastEventIDHeader))
 	ci.Extensions = ci.Extensions[:0]
 	for _, line := range r.Header.Values(HeaderExtensions) {
 		for _, uri := range strings.Split(line, ",") {

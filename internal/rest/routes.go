@@ -27,8 +27,7 @@ type route struct {
 // parseRoutes parses the paths of the method table.
 func parseRoutes() []route {
 	var routes []route
-	for i := range a2a.Methods {
-		m := &a2a.Methods[i]
+	for m := range a2a.Methods() {
 		segs := strings.Split(strings.TrimPrefix(m.Path, "/"), "/")
 		rt := route{m: m, segs: segs}
 		last := segs[len(segs)-1]

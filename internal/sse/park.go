@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/streamctx"
 )
 
 // Parking takes HTTP/1.1 streams that have been silent for a while off
@@ -102,7 +103,7 @@ func (p *Parking) leave(l *lot) {
 }
 
 // Serve is the Serve of a stream that may be parked: open is called with
-// a context that carries the stream's Idler (a2a.WithIdler) and keeps
+// a context that carries the stream's Idler (streamctx.WithIdler) and keeps
 // ctx's values; it ends when ctx ends before the stream is parked, or when
 // p is closed. A nil Parking serves as Serve does.
 func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[a2a.StreamEvent, error], enc Encoder, keepAlive time.Duration) {
@@ -124,7 +125,7 @@ func (p *Parking) Serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		defer p.leave(l)
 		defer l.stop()
 		defer close(handoff) // the stream ended
-		serve(sw, open(a2a.WithIdler(sctx, l)), enc, keepAlive)
+		serve(sw, open(streamctx.WithIdler(sctx, l)), enc, keepAlive)
 	}()
 	// The handler's goroutine waits until the stream ends or asks for its
 	// connection, and ends the stream when the request's context ends
@@ -175,7 +176,7 @@ type hijacked struct {
 	err error
 }
 
-// lot is the parking state of one stream, and its a2a.Idler. An idle
+// lot is the parking state of one stream, and its streamctx.Idler. An idle
 // stream's memory is mostly its lot, its Writer and its contexts, so the
 // lot keeps little, and nothing the parked stream no longer needs (the
 // aim: 16 KiB per idle stream).
@@ -210,7 +211,7 @@ func (l *lot) due() {
 	}
 }
 
-// Wake implements a2a.Idler.
+// Wake implements streamctx.Idler.
 func (l *lot) Wake() {
 	l.woken.Store(true)
 	if pc := l.conn.Load(); pc != nil {
@@ -221,7 +222,7 @@ func (l *lot) Wake() {
 // aLongTimeAgo is a deadline in the past: setting it ends a blocked read.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// Idle implements a2a.Idler: before the stream is parked, it waits on ready
+// Idle implements streamctx.Idler: before the stream is parked, it waits on ready
 // and parks when the timer says the stream has been silent long enough;
 // parked, it waits in parkedIdle.
 func (l *lot) Idle(ctx context.Context, ready <-chan struct{}) bool {

@@ -17,6 +17,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/sse"
+	"parley.dev/parley/internal/streamctx"
 )
 
 // parkServer serves, on a loopback HTTP/1.1 server, a stream through
@@ -46,7 +47,7 @@ func startParkServerAfter(t *testing.T, after, keepAlive time.Duration) *parkSer
 	t.Helper()
 	ps := &parkServer{parking: sse.NewParking(after), more: make(chan struct{}, 1),
 		end: make(chan struct{}), handled: make(chan struct{}, 4), idleEnded: make(chan bool, 1)}
-	var idler atomic.Pointer[a2a.Idler]
+	var idler atomic.Pointer[streamctx.Idler]
 	ps.woke = func() {
 		if id := idler.Load(); id != nil {
 			(*id).Wake()
@@ -54,7 +55,7 @@ func startParkServerAfter(t *testing.T, after, keepAlive time.Duration) *parkSer
 	}
 	open := func(ctx context.Context) iter.Seq2[a2a.StreamEvent, error] {
 		return func(yield func(a2a.StreamEvent, error) bool) {
-			id := a2a.IdlerFrom(ctx)
+			id := streamctx.IdlerFrom(ctx)
 			if id == nil {
 				yield(a2a.StreamEvent{}, errors.New("no Idler in the stream's context"))
 				return

@@ -432,27 +432,67 @@ type Error struct {
 	cause error
 }
 
-// Sentinel errors, one per code, for use with errors.Is.
-var (
-	ErrTaskNotFound                   = &Error{Code: CodeTaskNotFound}
-	ErrTaskNotCancelable              = &Error{Code: CodeTaskNotCancelable}
-	ErrPushNotificationNotSupported   = &Error{Code: CodePushNotificationNotSupported}
-	ErrUnsupportedOperation           = &Error{Code: CodeUnsupportedOperation}
-	ErrContentTypeNotSupported        = &Error{Code: CodeContentTypeNotSupported}
-	ErrInvalidAgentResponse           = &Error{Code: CodeInvalidAgentResponse}
-	ErrExtendedAgentCardNotConfigured = &Error{Code: CodeExtendedAgentCardNotConfigured}
-	ErrExtensionSupportRequired       = &Error{Code: CodeExtensionSupportRequired}
-	ErrVersionNotSupported            = &Error{Code: CodeVersionNotSupported}
-	ErrParse                          = &Error{Code: CodeParseError}
-	ErrInvalidRequest                 = &Error{Code: CodeInvalidRequest}
-	ErrMethodNotFound                 = &Error{Code: CodeMethodNotFound}
-	ErrInvalidParams                  = &Error{Code: CodeInvalidParams}
-	ErrInternal                       = &Error{Code: CodeInternal}
-	ErrUnauthenticated                = &Error{Code: CodeUnauthenticated}
-	ErrRequestTooLarge                = &Error{Code: CodeRequestTooLarge}
-	ErrRateLimited                    = &Error{Code: CodeRateLimited}
-	ErrUnavailable                    = &Error{Code: CodeUnavailable}
+// Sentinel errors, one per code, for use with errors.Is:
+// errors.Is(err, ErrTaskNotFound) holds when err's chain holds an *Error of
+// code CodeTaskNotFound, whatever its message, so it keeps working after
+// the error went over the wire and back (a client rebuilds the *Error from
+// the code and ErrorInfo reason of spec §5.4).
+//
+// The sentinels are constants, of a type of their own that only matches
+// and names a code: no importer can reassign one or change the code,
+// message or metadata it carries, as it could with a shared *Error
+// variable (every user of errors.Is would see the change). They are for
+// matching, not for returning: an error Parley sends or returns is an
+// *Error (NewError, InvalidParams, Internal, Unavailable, or an Error
+// literal) with its message, metadata and violations (spec §3.3.2). A
+// sentinel returned anyway, bare or wrapped, still works: errors.As finds
+// an *Error of its code in it (a new one each time, with the code's
+// default message), and AsError, which every binding calls, answers it
+// with its code.
+const (
+	ErrTaskNotFound                   = sentinel(CodeTaskNotFound)
+	ErrTaskNotCancelable              = sentinel(CodeTaskNotCancelable)
+	ErrPushNotificationNotSupported   = sentinel(CodePushNotificationNotSupported)
+	ErrUnsupportedOperation           = sentinel(CodeUnsupportedOperation)
+	ErrContentTypeNotSupported        = sentinel(CodeContentTypeNotSupported)
+	ErrInvalidAgentResponse           = sentinel(CodeInvalidAgentResponse)
+	ErrExtendedAgentCardNotConfigured = sentinel(CodeExtendedAgentCardNotConfigured)
+	ErrExtensionSupportRequired       = sentinel(CodeExtensionSupportRequired)
+	ErrVersionNotSupported            = sentinel(CodeVersionNotSupported)
+	ErrParse                          = sentinel(CodeParseError)
+	ErrInvalidRequest                 = sentinel(CodeInvalidRequest)
+	ErrMethodNotFound                 = sentinel(CodeMethodNotFound)
+	ErrInvalidParams                  = sentinel(CodeInvalidParams)
+	ErrInternal                       = sentinel(CodeInternal)
+	ErrUnauthenticated                = sentinel(CodeUnauthenticated)
+	ErrRequestTooLarge                = sentinel(CodeRequestTooLarge)
+	ErrRateLimited                    = sentinel(CodeRateLimited)
+	ErrUnavailable                    = sentinel(CodeUnavailable)
 )
+
+// sentinel is the type of the Err constants: a Code that is an error. It
+// is a type of its own, not Code, so that a Code stays a plain number when
+// printed.
+type sentinel Code
+
+// Error is the text of an *Error of the code with no message.
+func (s sentinel) Error() string { return (&Error{Code: Code(s)}).Error() }
+
+// Is reports whether target is an *Error of the sentinel's code.
+func (s sentinel) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == Code(s)
+}
+
+// As sets a target of type **Error to a new *Error of the sentinel's code,
+// so that errors.As finds an *Error in a chain holding a sentinel.
+func (s sentinel) As(target any) bool {
+	p, ok := target.(**Error)
+	if ok {
+		*p = &Error{Code: Code(s)}
+	}
+	return ok
+}
 
 // NewError returns an error with the code and a formatted message.
 func NewError(c Code, format string, args ...any) *Error {
@@ -557,10 +597,16 @@ func (e *Error) WireMessage() string {
 	return lookup(e.Code).message
 }
 
-// Is reports whether target is an *Error with the same code.
+// Is reports whether target is an *Error with the same code, or the
+// sentinel of e's code (ErrTaskNotFound for CodeTaskNotFound, ...).
 func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	switch t := target.(type) {
+	case *Error:
+		return t.Code == e.Code
+	case sentinel:
+		return Code(t) == e.Code
+	}
+	return false
 }
 
 // Unwrap returns the internal cause, if any.
@@ -580,10 +626,16 @@ func (e *Error) WithMeta(key, value string) *Error {
 // inside a longer chain (a sentinel such as taskstore.ErrUnavailable
 // marking a driver's error): that one is copied with the whole chain as
 // its cause, for logs, and with the retryAfter metadata its wire form
-// carries. Anything else becomes an internal error wrapping it.
+// carries. A sentinel (ErrTaskNotFound, ...) stands for an *Error of its
+// code: alone it becomes a new one without a message; inside a chain it
+// is the *Error errors.As finds for it. Anything else becomes an internal
+// error wrapping it.
 func AsError(err error) *Error {
 	if err == nil {
 		return nil
+	}
+	if s, ok := err.(sentinel); ok {
+		return &Error{Code: Code(s)}
 	}
 	var e *Error
 	if errors.As(err, &e) {

@@ -157,3 +157,113 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// The sentinels are constants: this block does not compile if one of them
+// becomes a variable again.
+const (
+	_ = ErrTaskNotFound
+	_ = ErrTaskNotCancelable
+	_ = ErrPushNotificationNotSupported
+	_ = ErrUnsupportedOperation
+	_ = ErrContentTypeNotSupported
+	_ = ErrInvalidAgentResponse
+	_ = ErrExtendedAgentCardNotConfigured
+	_ = ErrExtensionSupportRequired
+	_ = ErrVersionNotSupported
+	_ = ErrParse
+	_ = ErrInvalidRequest
+	_ = ErrMethodNotFound
+	_ = ErrInvalidParams
+	_ = ErrInternal
+	_ = ErrUnauthenticated
+	_ = ErrRequestTooLarge
+	_ = ErrRateLimited
+	_ = ErrUnavailable
+)
+
+// sentinels lists every sentinel by its code.
+var sentinels = map[Code]error{
+	CodeTaskNotFound:                   ErrTaskNotFound,
+	CodeTaskNotCancelable:              ErrTaskNotCancelable,
+	CodePushNotificationNotSupported:   ErrPushNotificationNotSupported,
+	CodeUnsupportedOperation:           ErrUnsupportedOperation,
+	CodeContentTypeNotSupported:        ErrContentTypeNotSupported,
+	CodeInvalidAgentResponse:           ErrInvalidAgentResponse,
+	CodeExtendedAgentCardNotConfigured: ErrExtendedAgentCardNotConfigured,
+	CodeExtensionSupportRequired:       ErrExtensionSupportRequired,
+	CodeVersionNotSupported:            ErrVersionNotSupported,
+	CodeParseError:                     ErrParse,
+	CodeInvalidRequest:                 ErrInvalidRequest,
+	CodeMethodNotFound:                 ErrMethodNotFound,
+	CodeInvalidParams:                  ErrInvalidParams,
+	CodeInternal:                       ErrInternal,
+	CodeUnauthenticated:                ErrUnauthenticated,
+	CodeRequestTooLarge:                ErrRequestTooLarge,
+	CodeRateLimited:                    ErrRateLimited,
+	CodeUnavailable:                    ErrUnavailable,
+}
+
+// TestSentinelsMatchEveryCode: for every code of the table, errors.Is
+// matches its sentinel against an *Error of the code (bare, wrapped, with a
+// message and a cause) and no other code's sentinel; a sentinel matches an
+// *Error target of its code and itself; errors.As finds an *Error of its
+// code in a chain holding the sentinel; AsError reads a returned sentinel
+// as its code; and a sentinel's text is that of an *Error without message.
+func TestSentinelsMatchEveryCode(t *testing.T) {
+	if len(sentinels) != len(codeTable) {
+		t.Fatalf("%d sentinels for %d codes", len(sentinels), len(codeTable))
+	}
+	for _, row := range codeTable {
+		c := row.code
+		s, ok := sentinels[c]
+		if !ok {
+			t.Errorf("%s has no sentinel", c.Name())
+			continue
+		}
+		for name, err := range map[string]error{
+			"bare":         &Error{Code: c},
+			"with message": NewError(c, "about %s", "t1"),
+			"wrapped":      fmt.Errorf("calling: %w", NewError(c, "x")),
+			"joined":       errors.Join(errors.New("other"), &Error{Code: c}),
+		} {
+			if !errors.Is(err, s) {
+				t.Errorf("errors.Is(%s %s, its sentinel) = false", name, c.Name())
+			}
+			for other, os := range sentinels {
+				if other != c && errors.Is(err, os) {
+					t.Errorf("errors.Is(%s %s, sentinel of %s) = true", name, c.Name(), other.Name())
+				}
+			}
+		}
+		if !errors.Is(s, &Error{Code: c}) || !errors.Is(fmt.Errorf("w: %w", s), s) {
+			t.Errorf("%s: the sentinel does not match its own code", c.Name())
+		}
+		var e *Error
+		if !errors.As(fmt.Errorf("w: %w", s), &e) || e.Code != c {
+			t.Errorf("%s: errors.As(wrapped sentinel, *Error) = %v", c.Name(), e)
+		}
+		if got := AsError(s); got.Code != c || got.Message != "" {
+			t.Errorf("AsError(sentinel of %s) = %s %q", c.Name(), got.Code.Name(), got.Message)
+		}
+		if want := (&Error{Code: c}).Error(); s.Error() != want {
+			t.Errorf("sentinel of %s says %q, want %q", c.Name(), s.Error(), want)
+		}
+	}
+}
+
+// TestSentinelCannotBeChanged: what errors.As hands out for a sentinel is
+// a new *Error each time, so changing it changes no sentinel.
+func TestSentinelCannotBeChanged(t *testing.T) {
+	var e *Error
+	if !errors.As(ErrTaskNotFound, &e) {
+		t.Fatal("errors.As(ErrTaskNotFound, *Error) = false")
+	}
+	e.Code, e.Message = CodeInternal, "changed"
+	if !errors.Is(&Error{Code: CodeTaskNotFound}, ErrTaskNotFound) || errors.Is(&Error{Code: CodeInternal}, ErrTaskNotFound) {
+		t.Fatal("changing the *Error errors.As found changed the sentinel")
+	}
+	var again *Error
+	if errors.As(ErrTaskNotFound, &again); again.Code != CodeTaskNotFound || again.Message != "" {
+		t.Fatalf("errors.As(ErrTaskNotFound) after the change = %v", again)
+	}
+}

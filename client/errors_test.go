@@ -213,7 +213,7 @@ type errorCase struct {
 	cfg    config
 	opts   *client.Options
 	code   a2a.Code
-	sentry *a2a.Error
+	sentry error
 	call   func(ctx context.Context, s errorSetup) error
 	check  func(t *testing.T, e *a2a.Error)
 }

@@ -116,7 +116,7 @@ func TestExtendedAgentCard(t *testing.T) {
 		card      *a2a.AgentCard
 		ext       *a2a.AgentCard
 		principal string
-		want      *a2a.Error
+		want      error
 	}{
 		{"not declared, anonymous", testCard(true, true), nil, "", a2a.ErrUnsupportedOperation},
 		{"not declared, authenticated", testCard(true, true), nil, "alice", a2a.ErrUnsupportedOperation},

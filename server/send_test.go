@@ -28,7 +28,7 @@ func TestSendValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		req  *a2a.SendMessageRequest
-		want *a2a.Error
+		want error
 	}{
 		{"no message", &a2a.SendMessageRequest{}, a2a.ErrInvalidParams},
 		{"no messageId", edit(func(m *a2a.Message) { m.MessageId = "" }), a2a.ErrInvalidParams},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"parley.dev/parley/a2a"
@@ -37,17 +38,35 @@ func decodeEnvelope(body []byte) (envelope, *a2a.Error) {
 	// The id is copied: a stream's events carry it after the request's
 	// body has gone.
 	env.ID, env.Params = bytes.Clone(members.id), members.params
-	if v := members.jsonrpc; v != nil && json.Unmarshal(v, &env.JSONRPC) != nil {
-		env.JSONRPC = ""
+	if v := members.jsonrpc; v != nil {
+		env.JSONRPC, _ = jsonString(v)
 	}
 	if v := members.method; v != nil {
-		var m string
-		if json.Unmarshal(v, &m) != nil {
+		m, ok := jsonString(v)
+		if !ok {
 			return env, a2a.NewError(a2a.CodeInvalidRequest, `"method" must be a string`)
 		}
 		env.Method = &m
 	}
 	return env, nil
+}
+
+// jsonString reads the raw JSON value v as a string, reporting false when
+// it is not one (as json.Unmarshal into a string does). A string with no
+// escapes and only UTF-8 text, such as "2.0" or a method name, is taken
+// as it is.
+func jsonString(v []byte) (string, bool) {
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
+		body := v[1 : n-1]
+		if bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 && utf8.Valid(body) {
+			return string(body), true
+		}
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // requestMembers holds the raw values of a request object's members that
@@ -59,10 +78,11 @@ type requestMembers struct {
 // topMembers reads the members of a request object, refusing a member
 // that appears twice: which of the two a server runs would be a guess
 // that another reader of the same bytes (a proxy, a logger) may not share.
-// The body is checked whole first (json.Valid, which does not allocate),
-// then split in one pass (splitMembers); its other members are ignored.
+// The body is checked whole first (validJSON, json.Valid's answer without
+// its cost), then split in one pass (splitMembers); its other members are
+// ignored.
 func topMembers(body []byte) (requestMembers, *a2a.Error) {
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		var v any
 		err := json.Unmarshal(body, &v)
 		if err == nil {

@@ -295,3 +295,19 @@ func isEnvelope(body []byte) bool {
 	}
 	return json.Unmarshal(body, &probe) == nil && probe.JSONRPC != ""
 }
+
+// DecodeRequest reads a JSON-RPC request body as the server does (the
+// same envelope reading, decodeEnvelope) and returns its id, its method
+// ("" when absent) and its params, as raw JSON. It is for tools that
+// measure the JSON work of a request apart from the server (the load
+// generator's floor), which must read it exactly as the server does.
+func DecodeRequest(body []byte) (id json.RawMessage, method string, params json.RawMessage, err error) {
+	env, e := decodeEnvelope(body)
+	if e != nil {
+		return nil, "", nil, e
+	}
+	if env.Method != nil {
+		method = *env.Method
+	}
+	return env.ID, method, env.Params, nil
+}

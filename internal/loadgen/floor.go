@@ -11,11 +11,13 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/jsonrpc"
 )
 
 // Floor is the ceiling responder plus the JSON work every A2A server does
 // per request: it decodes each request's message with Parley's codec
-// (a2a.Unmarshal, after encoding/json for a JSON-RPC envelope), builds the
+// (a2a.Unmarshal, after the JSON-RPC server's own envelope reading,
+// jsonrpc.DecodeRequest, for a JSON-RPC request), builds the
 // answer for it (new task and context ids, a timestamp, the message
 // echoed as the artifact and the history) and encodes that answer
 // (a2a.AppendJSON), each stream event on its own; GetTask decodes the id
@@ -50,26 +52,22 @@ func (h *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
+	var id json.RawMessage
+	var method string
 	params := body
 	if !strings.Contains(r.URL.Path, "/message:") { // JSON-RPC
-		if err := json.Unmarshal(body, &env); err != nil {
+		if id, method, params, err = jsonrpc.DecodeRequest(body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		params = env.Params
 	}
-	if env.Method == "GetTask" {
+	if method == "GetTask" {
 		req := new(a2a.GetTaskRequest)
 		if err := a2a.Unmarshal(params, req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		h.answer(w, env.ID, h.taskWithID(req.GetId()))
+		h.answer(w, id, h.taskWithID(req.GetId()))
 		return
 	}
 	req := new(a2a.SendMessageRequest)
@@ -82,13 +80,13 @@ func (h *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := &a2a.Task{Id: m.TaskId, ContextId: m.ContextId,
 		Status:  &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: timestamppb.Now()},
 		History: []*a2a.Message{m}}
-	if env.Method == "SendStreamingMessage" || strings.HasSuffix(r.URL.Path, "/message:stream") {
-		h.stream(w, env.ID, t)
+	if method == "SendStreamingMessage" || strings.HasSuffix(r.URL.Path, "/message:stream") {
+		h.stream(w, id, t)
 		return
 	}
 	t.Status.State = a2a.TaskState_TASK_STATE_COMPLETED
 	t.Artifacts = []*a2a.Artifact{{ArtifactId: "echo", Parts: m.Parts}}
-	h.answer(w, env.ID, &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}})
+	h.answer(w, id, &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}})
 }
 
 // taskWithID returns GetTask's answer for the id: the task built once,

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"parley.dev/parley/taskstore"
@@ -64,32 +63,20 @@ const fenced8 = `($8::bigint = 0 OR EXISTS (SELECT 1 FROM parley_replicas WHERE 
 // (sqlAppendRun); any other is its Appends one after the other in a
 // transaction of its own.
 func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
+	ops, err := dialect.EncodeBatch(sc, id, evs)
+	if err != nil || len(ops) == 0 {
 		return err
 	}
-	ops := make([]*appendOp, len(evs))
 	fence := s.epoch.Load()
-	for i, ev := range evs {
-		op, err := encodeAppend(sc, id, ev)
-		if err != nil {
-			return err
-		}
-		op.fence = fence
-		ops[i] = op
+	for _, op := range ops {
+		op.Fence = fence
 	}
-	var err error
 	if oneRun(ops) {
 		err = s.appendRun(ctx, ops)
 	} else {
 		err = s.appendInTx(ctx, sc, ops...)
 	}
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
-		return wrap("append batch", err)
-	}
-	return err
+	return dialect.Refused("append batch", err)
 }
 
 // oneRun reports whether sqlAppendRun can record ops: status updates and
@@ -123,7 +110,7 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 	var chunkIDs []string
 	var chunkApp []bool
 	for i, op := range ops {
-		events[i], push[i] = op.Event, op.push
+		events[i], push[i] = op.Event, op.Push
 		if h := op.Status; h != nil {
 			state, statusMS, status = h.State, h.StatusMS, h.Status
 			if op.Hist != nil {
@@ -136,9 +123,9 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 		chunkApp = append(chunkApp, c.AppendTo)
 		chunkData = append(chunkData, c.Data)
 	}
-	n, err := s.countGrouped(ctx, first.sc, sqlAppendRun,
-		first.id, first.sc.Tenant, first.sc.Owner, int64(first.seq), int32(len(hist)), int32(len(chunkIDs)),
-		int64(last.seq), first.fence, state, statusMS, status,
+	n, err := s.countGrouped(ctx, first.Scope, sqlAppendRun,
+		first.ID, first.Scope.Tenant, first.Scope.Owner, int64(first.Seq), int32(len(hist)), int32(len(chunkIDs)),
+		int64(last.Seq), first.Fence, state, statusMS, status,
 		time.Now().UnixMilli(), events, push, hist, chunkIDs, chunkApp, chunkData)
 	if err != nil {
 		return err

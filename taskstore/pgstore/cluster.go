@@ -12,6 +12,7 @@ import (
 
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // The fence of a task write (CreateTask, Append), with the writer's epoch
@@ -46,7 +47,7 @@ const (
 // sqlOrphans finds active tasks whose runner holds no lease; runner 0 is
 // a process that never joined (a store opened without Join, an older
 // Parley).
-var sqlOrphans = `SELECT t.tenant, t.owner, t.id FROM tasks t WHERE t.state IN (` + stateList(order.Active) + `)
+var sqlOrphans = `SELECT t.tenant, t.owner, t.id FROM tasks t WHERE t.state IN (` + sqlstore.StateList(order.Active) + `)
 	AND NOT EXISTS (SELECT 1 FROM parley_replicas r WHERE r.epoch = t.runner AND r.lease_until > now())
 	LIMIT 1000`
 

@@ -2,17 +2,14 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/internal/layout"
-	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // The header updates of Append check the scope ($1-$3) and the sequence
@@ -37,7 +34,6 @@ const (
 	// A message without an event: its number and row in one statement.
 	sqlAddMessage = `WITH h AS (UPDATE tasks SET next_history = next_history + 1 WHERE ` + taskByID + `
 		RETURNING id, next_history - 1 AS n) INSERT INTO task_history (task_id, n, message) SELECT id, n, $4 FROM h`
-	sqlTaskInScope = `SELECT 1 FROM tasks WHERE ` + taskByID
 
 	// Replacing an artifact: its first chunk takes the new content, its
 	// other chunks go; an artifact not there yet is added.
@@ -52,11 +48,15 @@ const (
 	sqlInsertEvent = `INSERT INTO task_events (task_id, seq, created_ms, response) VALUES ($1, $2, $3, $4)`
 
 	// The task's last sequence number and the events after $4, in one
-	// statement (one snapshot); no row when the task is not in the scope.
-	sqlEvents = `SELECT t.seq, e.seq, e.response FROM tasks t
+	// statement (one snapshot): a row with no event (0) when there is
+	// none, no row when the task is not in the scope.
+	sqlEvents = `SELECT t.seq, coalesce(e.seq, 0), e.response FROM tasks t
 		LEFT JOIN LATERAL (SELECT seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
 		WHERE ` + taskByIDAs
 )
+
+// sqlTaskInScope finds a task by id in a scope (dialect.InScope).
+var sqlTaskInScope = dialect.TaskInScopeSQL()
 
 var (
 	// The two commonest events, a status update and an appended chunk,
@@ -89,17 +89,11 @@ var (
 // sqlPruneEvents removes a batch of old events, never a task's last.
 var sqlPruneEvents = `DELETE FROM task_events WHERE (task_id, seq) IN (
 	SELECT e.task_id, e.seq FROM task_events e JOIN tasks t ON t.id = e.task_id
-	WHERE e.created_ms < $1 AND e.seq < t.seq LIMIT ` + fmt.Sprint(deleteBatch) + `)`
+	WHERE e.created_ms < $1 AND e.seq < t.seq` + sqlstore.LimitBatch + `)`
 
-// appendOp is one Append, encoded before its transaction.
-type appendOp struct {
-	layout.Append
-	sc    taskstore.Scope
-	id    string
-	seq   uint64
-	push  bool
-	fence int64 // the writer's lease epoch (0: none)
-}
+// appendOp is one Append, encoded before its transaction; its Fence is
+// the writer's lease epoch (0: none).
+type appendOp = sqlstore.Op
 
 // Append records one change of the task in the scope in one transaction:
 // ev.Message added to its history; ev.Response added to its log, applied
@@ -107,52 +101,34 @@ type appendOp struct {
 // header UPDATE (which also checks the scope and the sequence number) and
 // one batch of small statements.
 func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
-	op, err := encodeAppend(sc, id, ev)
+	op, err := dialect.EncodeOp(sc, id, ev)
 	if err != nil {
 		return err
 	}
-	op.fence = s.epoch.Load()
+	op.Fence = s.epoch.Load()
 	var done bool
 	switch {
 	case op.Event == nil:
 		err = s.appendMessage(ctx, op)
 	default:
 		if done, err = s.appendOne(ctx, op); !done {
-			err = s.appendInTx(ctx, op.sc, op)
+			err = s.appendInTx(ctx, op.Scope, op)
 		}
 	}
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) && !errors.Is(err, taskstore.ErrFenced) {
-		return wrap("append", err)
-	}
-	return err
-}
-
-// encodeAppend encodes what an Append writes.
-func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
-	a, err := layout.EncodeAppend(ev)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	return &appendOp{Append: a, sc: sc, id: id, seq: ev.Seq, push: ev.Push}, nil
+	return dialect.Refused("append", err)
 }
 
 // appendMessage is an Append without an event: a follow-up message added
 // to the history, or nothing at all.
 func (s *Store) appendMessage(ctx context.Context, op *appendOp) error {
-	if op.seq != 0 || op.Msg == nil {
-		var one int
-		err := s.pool.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
-		switch {
-		case isNoRows(err):
-			return taskstore.ErrNotFound
-		case err != nil:
-			return err
-		case op.seq != 0:
+	if op.Seq != 0 || op.Msg == nil {
+		err := dialect.InScope(s.pool.QueryRow(ctx, sqlTaskInScope, op.ID, op.Scope.Tenant, op.Scope.Owner))
+		if err == nil && op.Seq != 0 {
 			return taskstore.ErrSeq // a sequence number without an event
 		}
-		return nil // an empty Append in the scope
+		return err // nil: an empty Append in the scope
 	}
-	n, err := s.execGrouped(ctx, op.sc, sqlAddMessage, op.id, op.sc.Tenant, op.sc.Owner, op.Msg)
+	n, err := s.execGrouped(ctx, op.Scope, sqlAddMessage, op.ID, op.Scope.Tenant, op.Scope.Owner, op.Msg)
 	if err == nil && n == 0 {
 		return taskstore.ErrNotFound
 	}
@@ -179,8 +155,8 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 	if op.Msg != nil {
 		return false, nil
 	}
-	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)}
-	tail := []any{time.Now().UnixMilli(), op.Event, op.push}
+	where := []any{op.ID, op.Scope.Tenant, op.Scope.Owner, int64(op.Seq)}
+	tail := []any{time.Now().UnixMilli(), op.Event, op.Push}
 	var args []any
 	var sql string
 	switch {
@@ -190,17 +166,17 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 			nh = 1
 		}
 		h := op.Status
-		sql, args = sqlAppendStatus, append(where, nh, int32(0), h.State, h.StatusMS, h.Status, op.fence, op.Hist)
+		sql, args = sqlAppendStatus, append(where, nh, int32(0), h.State, h.StatusMS, h.Status, op.Fence, op.Hist)
 	case op.Chunk != nil:
 		sql = sqlAppendArtifact
 		if op.Chunk.AppendTo {
 			sql = sqlAppendChunk
 		}
-		args = append(where, int32(0), int32(1), op.fence, op.Chunk.ID, op.Chunk.Data)
+		args = append(where, int32(0), int32(1), op.Fence, op.Chunk.ID, op.Chunk.Data)
 	default:
 		return false, nil
 	}
-	n, err := s.countGrouped(ctx, op.sc, sql, append(args, tail...)...)
+	n, err := s.countGrouped(ctx, op.Scope, sql, append(args, tail...)...)
 	if err != nil {
 		return true, err
 	}
@@ -239,27 +215,27 @@ func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, op *appendOp) error 
 	}
 	b := &pgx.Batch{}
 	if op.Msg != nil {
-		b.Queue(sqlPutHistory, op.id, hist, op.Msg)
+		b.Queue(sqlPutHistory, op.ID, hist, op.Msg)
 		hist++
 	}
 	switch {
 	case op.Hist != nil:
-		b.Queue(sqlPutHistory, op.id, hist, op.Hist)
+		b.Queue(sqlPutHistory, op.ID, hist, op.Hist)
 	case op.Chunk != nil && op.Chunk.AppendTo:
-		b.Queue(sqlPutChunk, op.id, chunkN, op.Chunk.ID, true, op.Chunk.Data)
+		b.Queue(sqlPutChunk, op.ID, chunkN, op.Chunk.ID, true, op.Chunk.Data)
 	case op.Chunk != nil:
 		c := op.Chunk
-		b.Queue(sqlReplaceChunk, op.id, c.ID, c.Data)
-		b.Queue(sqlDropChunks, op.id, c.ID)
-		b.Queue(sqlNewArtifact, op.id, chunkN, c.ID, c.Data)
+		b.Queue(sqlReplaceChunk, op.ID, c.ID, c.Data)
+		b.Queue(sqlDropChunks, op.ID, c.ID)
+		b.Queue(sqlNewArtifact, op.ID, chunkN, c.ID, c.Data)
 	case op.Task != nil:
-		b.Queue(sqlClearHistory, op.id)
-		b.Queue(sqlClearChunks, op.id)
-		queueParts(b, op.id, op.Parts)
+		b.Queue(sqlClearHistory, op.ID)
+		b.Queue(sqlClearChunks, op.ID)
+		queueParts(b, op.ID, op.Parts)
 	}
-	b.Queue(sqlInsertEvent, op.id, int64(op.seq), time.Now().UnixMilli(), op.Event)
-	if op.push && hasPush {
-		queueForTask(b, op.sc, op.id, op.seq, op.Event)
+	b.Queue(sqlInsertEvent, op.ID, int64(op.Seq), time.Now().UnixMilli(), op.Event)
+	if op.Push && hasPush {
+		queueForTask(b, op.Scope, op.ID, op.Seq, op.Event)
 	}
 	return runBatch(ctx, tx, b)
 }
@@ -267,9 +243,9 @@ func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, op *appendOp) error 
 // updateHeader moves the task's header to the event's sequence number,
 // with the event's status or, for a Task event, its whole header. Its row
 // is (has_push, first history number, first chunk number); none when the
-// task is not in the scope or its last sequence number is not op.seq-1.
+// task is not in the scope or its last sequence number is not op.Seq-1.
 func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.Row {
-	where := []any{op.id, op.sc.Tenant, op.sc.Owner, int64(op.seq)}
+	where := []any{op.ID, op.Scope.Tenant, op.Scope.Owner, int64(op.Seq)}
 	var nh, nc int32
 	if op.Msg != nil {
 		nh++
@@ -280,38 +256,33 @@ func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.R
 			nh++
 		}
 		h := op.Status
-		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status, op.fence)...)
+		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status, op.Fence)...)
 	case op.Task != nil:
 		h := op.Task
 		nh += int32(len(op.Parts.History))
 		nc = int32(len(op.Parts.Artifacts))
-		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data, op.fence)...)
+		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data, op.Fence)...)
 	case op.Chunk != nil:
 		nc = 1
 	}
-	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc, op.fence)...)
+	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc, op.Fence)...)
 }
 
 // seqError explains why the header update matched no row: ErrNotFound
 // when the task is not in the scope, ErrFenced when the writer's lease
 // lapsed, otherwise ErrSeq.
 func seqError(ctx context.Context, tx querier, op *appendOp) error {
-	var one int
-	err := tx.QueryRow(ctx, sqlTaskInScope, op.id, op.sc.Tenant, op.sc.Owner).Scan(&one)
-	switch {
-	case isNoRows(err):
-		return taskstore.ErrNotFound
-	case err != nil:
+	if err := dialect.InScope(tx.QueryRow(ctx, sqlTaskInScope, op.ID, op.Scope.Tenant, op.Scope.Owner)); err != nil {
 		return err
 	}
-	return fenceError(ctx, tx, op.fence, taskstore.ErrSeq)
+	return fenceError(ctx, tx, op.Fence, taskstore.ErrSeq)
 }
 
 // Events returns up to limit of the task's logged events after the
 // sequence number after (every one when limit is not positive), oldest
 // first, read in one statement with the task's last sequence number.
 func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
-	var lim *int64
+	var lim *int64 // NULL: no limit
 	if limit > 0 {
 		l := int64(limit)
 		lim = &l
@@ -321,48 +292,11 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 		return nil, wrap("events", err)
 	}
 	defer rows.Close()
-	found := false
-	var last int64
-	var out []a2a.StreamEvent
-	for rows.Next() {
-		found = true
-		var seq *int64
-		var data []byte
-		if err := rows.Scan(&last, &seq, &data); err != nil {
-			return nil, wrap("events", err)
-		}
-		if seq == nil {
-			break // no event after `after`
-		}
-		if len(out) == 0 && uint64(*seq) != after+1 {
-			return nil, taskstore.ErrPruned
-		}
-		r := new(a2a.StreamResponse)
-		if err := proto.Unmarshal(data, r); err != nil {
-			return nil, wrap("decode event", err)
-		}
-		out = append(out, a2a.StreamEvent{Seq: uint64(*seq), Response: r})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("events", err)
-	}
-	switch {
-	case !found:
-		return nil, taskstore.ErrNotFound
-	case after >= uint64(last):
-		return nil, nil
-	case len(out) == 0:
-		return nil, taskstore.ErrPruned
-	}
-	return out, nil
+	return sqlstore.ReadEvents[[]byte](dialect, rows, after)
 }
 
 // PruneEvents removes the events logged before the given time, except
 // each task's last, in batches of their own statements.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
-	n, err := s.deleteInBatches(ctx, sqlPruneEvents, order.CeilMillis(before))
-	if err != nil {
-		return n, wrap("prune events", err)
-	}
-	return n, nil
+	return s.deleteBefore(ctx, "prune events", sqlPruneEvents, before)
 }

@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/taskstore/internal/layout"
 )
 
@@ -39,21 +37,9 @@ const (
 	taskByIDAs = `t.id = $1 AND t.tenant IS NOT DISTINCT FROM $2 AND t.owner IS NOT DISTINCT FROM $3`
 )
 
-// The SELECT lists of the three kinds of rows that read a task's pieces,
-// in the shape layout.Pieces reads (preceded by the task id when they
-// read several tasks).
-const (
-	headerColumns  = `0, 0, data, status IS NOT NULL, status`
-	historyColumns = `1, n, message, false, NULL::bytea`
-	chunkColumns   = `2, n, chunk, append, NULL::bytea`
-)
-
 // The encoded pieces are the shared layout's (taskstore/internal/layout).
 type (
 	header       = layout.Header
 	encodedChunk = layout.EncodedChunk
 	encodedParts = layout.Parts
 )
-
-// marshal encodes m for a column (never nil: see layout.Marshal).
-func marshal(m proto.Message) ([]byte, error) { return layout.Marshal(m) }

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 const (
@@ -26,13 +24,13 @@ const (
 		AND reply IS NULL
 		AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant = m.tenant AND t.owner = m.owner AND t.id = m.task_id)
 		AND NOT EXISTS (SELECT 1 FROM parley_replicas r WHERE r.epoch = m.runner AND r.lease_until > now())`
-	sqlGetMessage = `SELECT digest, task_id, reply, created_ms FROM messages
-		WHERE tenant = $1 AND owner = $2 AND message_id = $3`
 	sqlSetReply = `UPDATE messages SET reply = $1 WHERE tenant = $2 AND owner = $3 AND message_id = $4`
 )
 
+var sqlGetMessage = dialect.GetMessageSQL()
+
 var sqlDeleteMessages = `DELETE FROM messages WHERE (tenant, owner, message_id) IN (SELECT tenant, owner, message_id
-	FROM messages WHERE created_ms < $1 LIMIT ` + fmt.Sprint(deleteBatch) + `)`
+	FROM messages WHERE created_ms < $1` + sqlstore.LimitBatch + `)`
 
 // putAttempts bounds PutMessage's retries when the record it collided
 // with is removed before it can be read.
@@ -41,12 +39,9 @@ const putAttempts = 3
 // PutMessage records r if its id is new in the scope and returns
 // (nil, nil); otherwise it returns the existing record.
 func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
-	var reply []byte
-	if r.Reply != nil {
-		var err error
-		if reply, err = marshal(r.Reply); err != nil {
-			return nil, err
-		}
+	reply, err := dialect.Reply(r.Reply)
+	if err != nil {
+		return nil, err
 	}
 	for range putAttempts {
 		n, err := s.execGrouped(ctx, sc, sqlInsertMessage, sc.Tenant, sc.Owner, r.MessageID, r.Digest, r.TaskID,
@@ -69,53 +64,23 @@ func (s *Store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore
 
 // GetMessage returns the record of a message id in the scope.
 func (s *Store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
-	r := &taskstore.MessageRecord{MessageID: messageID}
-	var reply []byte
-	var created int64
-	err := s.pool.QueryRow(ctx, sqlGetMessage, sc.Tenant, sc.Owner, messageID).Scan(&r.Digest, &r.TaskID, &reply, &created)
-	if isNoRows(err) {
-		return nil, taskstore.ErrNotFound
-	}
-	if err != nil {
-		return nil, wrap("get message", err)
-	}
-	r.Created = time.UnixMilli(created).UTC()
-	if reply != nil {
-		r.Reply = new(a2a.Message)
-		if err := proto.Unmarshal(reply, r.Reply); err != nil {
-			return nil, wrap("decode message reply", err)
-		}
-	}
-	return r, nil
+	return dialect.ScanMessage(s.pool.QueryRow(ctx, sqlGetMessage, sc.Tenant, sc.Owner, messageID), messageID)
 }
 
 // SetMessageReply stores the direct reply of a recorded message.
 func (s *Store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
-	var data []byte
-	if reply != nil {
-		var err error
-		if data, err = marshal(reply); err != nil {
-			return err
-		}
+	data, err := dialect.Reply(reply)
+	if err != nil {
+		return err
 	}
 	n, err := s.execGrouped(ctx, sc, sqlSetReply, data, sc.Tenant, sc.Owner, messageID)
-	if err != nil {
-		return wrap("set message reply", err)
-	}
-	if n == 0 {
-		return taskstore.ErrNotFound
-	}
-	return nil
+	return dialect.Updated("set message reply", n, err)
 }
 
 // DeleteMessagesBefore forgets the records created before the time, in
 // batches.
 func (s *Store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
-	n, err := s.deleteInBatches(ctx, sqlDeleteMessages, order.CeilMillis(before))
-	if err != nil {
-		return n, wrap("delete messages", err)
-	}
-	return n, nil
+	return s.deleteBefore(ctx, "delete messages", sqlDeleteMessages, before)
 }
 
 // ClaimMessage takes over, for this replica, a recorded message whose task

@@ -5,22 +5,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
+)
+
+// The statements the two SQL stores share (package sqlstore): sqlQueueEvent
+// queues an event for every active configuration of a task in the scope,
+// sqlQueueOne for one.
+var (
+	sqlQueueEvent    = dialect.QueueEventSQL()
+	sqlQueueOne      = dialect.QueueOneSQL()
+	sqlPushTargetsOf = dialect.PushTargetsOfSQL()
+	sqlSuspend       = dialect.SuspendSQL()
 )
 
 const (
-	// sqlQueueEvent queues an event for every active configuration of a
-	// task in the scope, sqlQueueOne for one.
-	sqlQueueEvent = `INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
-		SELECT tenant, owner, task_id, id, $1, $2, $3 FROM push_configs
-		WHERE task_id = $4 AND tenant = $5 AND owner = $6 AND suspended IS NULL`
-	sqlQueueOne = sqlQueueEvent + ` AND id = $7`
-
-	sqlPushTargetsOf = `SELECT config_id, min(tenant), min(owner) FROM push_outbox WHERE task_id = $1
-		GROUP BY config_id ORDER BY config_id`
 	sqlPushTargets = `SELECT DISTINCT ON (task_id, config_id) task_id, config_id, tenant, owner FROM push_outbox
 		ORDER BY task_id, config_id`
 	// A target's rows with its configuration, in one statement (one
@@ -42,7 +43,6 @@ const (
 	sqlClaim = `UPDATE push_outbox SET claimed_by = $3, claimed_until = now() + $4 * interval '1 millisecond'
 		WHERE id IN (SELECT id FROM push_outbox WHERE task_id = $1 AND config_id = $2 ORDER BY id LIMIT $5)`
 	sqlRenewClaim = `UPDATE push_outbox SET claimed_until = now() + $3 * interval '1 millisecond' WHERE id = $1 AND claimed_by = $2`
-	sqlSuspend    = `UPDATE push_configs SET suspended = $1 WHERE task_id = $2 AND id = $3 AND tenant = $4 AND owner = $5`
 )
 
 // queueForTask adds to a batch the outbox rows of an encoded event, one
@@ -54,21 +54,15 @@ func queueForTask(b *pgx.Batch, sc taskstore.Scope, taskID string, seq uint64, e
 // PushTargets returns the configurations with queued notifications, of one
 // task or of all.
 func (s *Store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
-	var rows pgx.Rows
-	var err error
 	if taskID != "" {
-		rows, err = s.pool.Query(ctx, sqlPushTargetsOf, taskID)
-	} else {
-		rows, err = s.pool.Query(ctx, sqlPushTargets)
+		return dialect.TargetsOf(taskID, func() (sqlstore.Cursor, error) { return s.pool.Query(ctx, sqlPushTargetsOf, taskID) })
 	}
+	rows, err := s.pool.Query(ctx, sqlPushTargets)
 	if err != nil {
 		return nil, wrap("push targets", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (taskstore.PushTarget, error) {
-		t := taskstore.PushTarget{TaskID: taskID}
-		if taskID != "" {
-			return t, r.Scan(&t.ConfigID, &t.Scope.Tenant, &t.Scope.Owner)
-		}
+		var t taskstore.PushTarget
 		return t, r.Scan(&t.TaskID, &t.ConfigID, &t.Scope.Tenant, &t.Scope.Owner)
 	})
 	if err != nil {
@@ -141,23 +135,23 @@ func (s *Store) readPending(t taskstore.PushTarget, rows pgx.Rows) ([]*taskstore
 	defer rows.Close()
 	var out []*taskstore.Notification
 	var cfg *a2a.TaskPushNotificationConfig
+	var data, secret, ev []byte
+	var id, seq int64
 	for rows.Next() {
-		var data, secret, ev []byte
-		var seq int64
-		n := &taskstore.Notification{Target: t, Event: new(a2a.StreamResponse)}
-		if err := rows.Scan(&data, &secret, &n.ID, &seq, &ev); err != nil {
+		if err := rows.Scan(&data, &secret, &id, &seq, &ev); err != nil {
 			return nil, wrap("pending push", err)
 		}
 		if cfg == nil {
 			var err error
-			if cfg, err = s.openConfig(t.Scope, t.TaskID, t.ConfigID, data, secret); err != nil {
+			if cfg, err = s.sealer.Open(t.Scope, t.TaskID, t.ConfigID, data, secret); err != nil {
 				return nil, err
 			}
 		}
-		n.Seq, n.Config = uint64(seq), cfg
-		if err := proto.Unmarshal(ev, n.Event); err != nil {
-			return nil, wrap("decode queued event", err)
+		n, err := dialect.Notification(t, id, seq, ev)
+		if err != nil {
+			return nil, err
 		}
+		n.Config = cfg
 		out = append(out, n)
 	}
 	if err := rows.Err(); err != nil {

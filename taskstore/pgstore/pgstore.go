@@ -80,6 +80,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 	"parley.dev/parley/taskstore/seal"
 )
 
@@ -88,10 +89,10 @@ import (
 // processes (the outbox through ClaimPush, see above).
 type Store struct {
 	pool   *pgxpool.Pool
-	commit *committer // the group commit of small writes
-	keys   *seal.Keys
-	lock   *pgx.Conn    // holds the Exclusive lock; nil without it
-	epoch  atomic.Int64 // the fence of task writes: the Replica's epoch, 0 before Join
+	commit *committer      // the group commit of small writes
+	sealer sqlstore.Sealer // seals push secrets; without keys stores them as given
+	lock   *pgx.Conn       // holds the Exclusive lock; nil without it
+	epoch  atomic.Int64    // the fence of task writes: the Replica's epoch, 0 before Join
 }
 
 var _ taskstore.Store = (*Store)(nil)
@@ -140,7 +141,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, keys: opts.PushKeys, commit: newCommitter(pool)}
+	s := &Store{pool: pool, sealer: sqlstore.Sealer{D: dialect, Keys: opts.PushKeys}, commit: newCommitter(pool)}
 	if opts.Exclusive {
 		if err := s.lockExclusive(ctx, cfg.ConnConfig); err != nil {
 			s.Close()
@@ -243,10 +244,22 @@ func affected(tag pgconn.CommandTag, err error) (int64, error) {
 }
 
 // isNoRows reports whether err says a query returned no row.
-func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+func isNoRows(err error) bool { return dialect.IsNoRows(err) }
 
 // wrap names the operation that failed with err, marking a failure that
 // passes (unavailable).
-func wrap(op string, err error) error {
-	return unavailable(fmt.Errorf("pgstore: %s: %w", op, err))
+func wrap(op string, err error) error { return dialect.Wrap(op, err) }
+
+// dialect is PostgreSQL's side of what the two SQL stores share (package
+// sqlstore): numbered placeholders, real booleans, typed NULLs in the
+// unions that read a task's pieces, a task's scope compared with IS NOT
+// DISTINCT FROM (see taskByID), and PostgreSQL's failures that pass.
+var dialect = &sqlstore.Dialect{
+	Name:        "pgstore",
+	Numbered:    true,
+	False:       "false",
+	NullBytes:   "NULL::bytea",
+	ScopeIs:     "IS NOT DISTINCT FROM",
+	NoRows:      pgx.ErrNoRows,
+	Unavailable: unavailable,
 }

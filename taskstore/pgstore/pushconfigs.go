@@ -2,13 +2,13 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 const (
@@ -18,16 +18,17 @@ const (
 	sqlPutConfig = `INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
 		SELECT tenant, owner, id, $1, $2, $3 FROM tasks WHERE id = $4 AND tenant IS NOT DISTINCT FROM $5 AND owner IS NOT DISTINCT FROM $6
 		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret, suspended = NULL`
-	sqlGetConfig = `SELECT data, secret FROM push_configs WHERE task_id = $1 AND id = $2 AND tenant = $3 AND owner = $4`
-	// One row with a NULL config when the task has none; no row when the
-	// task is not in the scope.
-	sqlListConfigs = `SELECT p.id, p.data, p.secret FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
-		WHERE ` + taskByIDAs + ` ORDER BY p.id`
-	sqlDeleteConfig = `DELETE FROM push_configs WHERE task_id = $1 AND id = $2 AND tenant = $3 AND owner = $4`
 	// has_push stays set once a task had a configuration: a stale mark
 	// only costs the outbox statement that finds no active one.
-	sqlMarkPush   = `UPDATE tasks SET has_push = true WHERE id = $1 AND NOT has_push`
-	sqlDropQueued = `DELETE FROM push_outbox WHERE task_id = $1 AND config_id = $2`
+	sqlMarkPush = `UPDATE tasks SET has_push = true WHERE id = $1 AND NOT has_push`
+)
+
+// The statements the two SQL stores share (package sqlstore).
+var (
+	sqlGetConfig    = dialect.GetConfigSQL()
+	sqlListConfigs  = dialect.ListConfigsSQL()
+	sqlDeleteConfig = dialect.DeleteConfigSQL()
+	sqlDropQueued   = dialect.DropQueuedSQL()
 )
 
 // PutPushConfig creates or replaces a configuration of a task in the
@@ -36,15 +37,9 @@ const (
 // notifications, lifts its suspension and, with ev.Push, queues
 // ev.Response for it.
 func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
-	data, secret, err := s.sealConfig(sc, c)
+	data, secret, evData, err := s.sealer.ForPut(sc, c, ev)
 	if err != nil {
 		return err
-	}
-	var evData []byte
-	if ev.Push && ev.Response != nil {
-		if evData, err = marshal(ev.Response); err != nil {
-			return err
-		}
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		n, err := affected(tx.Exec(ctx, sqlPutConfig, c.GetId(), data, secret, c.GetTaskId(), sc.Tenant, sc.Owner))
@@ -62,24 +57,13 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		}
 		return runBatch(ctx, tx, b)
 	})
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
-		return wrap("put push config", err)
-	}
-	return err
+	return dialect.Refused("put push config", err)
 }
 
 // GetPushConfig returns one configuration of a task in the scope, with its
 // secrets opened.
 func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
-	var data, secret []byte
-	err := s.pool.QueryRow(ctx, sqlGetConfig, taskID, id, sc.Tenant, sc.Owner).Scan(&data, &secret)
-	if isNoRows(err) {
-		return nil, taskstore.ErrNotFound
-	}
-	if err != nil {
-		return nil, wrap("get push config", err)
-	}
-	return s.openConfig(sc, taskID, id, data, secret)
+	return s.sealer.ScanConfig(s.pool.QueryRow(ctx, sqlGetConfig, taskID, id, sc.Tenant, sc.Owner), sc, taskID, id)
 }
 
 // ListPushConfigs returns a task's configurations ordered by id, or
@@ -90,31 +74,7 @@ func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID 
 		return nil, wrap("list push configs", err)
 	}
 	defer rows.Close()
-	found := false
-	out := []*a2a.TaskPushNotificationConfig{}
-	for rows.Next() {
-		found = true
-		var id *string
-		var data, secret []byte
-		if err := rows.Scan(&id, &data, &secret); err != nil {
-			return nil, wrap("list push configs", err)
-		}
-		if id == nil {
-			continue // the task has no configuration
-		}
-		c, err := s.openConfig(sc, taskID, *id, data, secret)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("list push configs", err)
-	}
-	if !found {
-		return nil, taskstore.ErrNotFound
-	}
-	return out, nil
+	return sqlstore.ReadConfigs[[]byte](s.sealer, rows, sc, taskID)
 }
 
 // DeletePushConfig removes one configuration of a task in the scope, with
@@ -128,13 +88,5 @@ func (s *Store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID
 	if n > 0 {
 		return nil
 	}
-	var one int
-	err = s.pool.QueryRow(ctx, sqlTaskInScope, taskID, sc.Tenant, sc.Owner).Scan(&one)
-	if isNoRows(err) {
-		return taskstore.ErrNotFound
-	}
-	if err != nil {
-		return wrap("delete push config", err)
-	}
-	return nil
+	return dialect.Refused("delete push config", dialect.InScope(s.pool.QueryRow(ctx, sqlTaskInScope, taskID, sc.Tenant, sc.Owner)))
 }

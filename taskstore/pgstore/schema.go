@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
@@ -183,7 +184,7 @@ var migrations = [][]string{
 		// (0: a process without a lease); a SUBMITTED or WORKING task
 		// whose runner holds no lease lost its execution.
 		`ALTER TABLE tasks ADD COLUMN runner bigint NOT NULL DEFAULT 0`,
-		`CREATE INDEX tasks_active_runner ON tasks (runner) WHERE state IN (` + stateList(order.Active) + `)`,
+		`CREATE INDEX tasks_active_runner ON tasks (runner) WHERE state IN (` + sqlstore.StateList(order.Active) + `)`,
 		// A claim on a queued notification (ClaimPush): who holds it and
 		// until when.
 		`ALTER TABLE push_outbox ADD COLUMN claimed_by text, ADD COLUMN claimed_until timestamptz`,

@@ -2,23 +2,15 @@ package pgstore
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
-
-// deleteBatch bounds how many rows one cleanup statement removes, so that
-// a large cleanup holds its locks briefly.
-const deleteBatch = 500
 
 const (
 	// A task whole, in one statement of data-modifying CTEs: the header
@@ -57,20 +49,20 @@ const (
 		SELECT count(*) FROM t`
 	sqlPutHistory = `INSERT INTO task_history (task_id, n, message) VALUES ($1, $2, $3)`
 	sqlPutChunk   = `INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) VALUES ($1, $2, $3, $4, $5)`
-	// A task whole, in one statement.
-	sqlGetTask = `SELECT ` + headerColumns + ` FROM tasks WHERE ` + taskByID + `
-		UNION ALL SELECT ` + historyColumns + ` FROM task_history WHERE task_id = $1
-			AND EXISTS (SELECT 1 FROM tasks WHERE ` + taskByID + `)
-		UNION ALL SELECT ` + chunkColumns + ` FROM task_artifacts WHERE task_id = $1
-			AND EXISTS (SELECT 1 FROM tasks WHERE ` + taskByID + `)
-		ORDER BY 1, 2`
-	sqlLastSeq = `SELECT seq FROM tasks WHERE ` + taskByID
 )
 
 var (
-	sqlListActive     = `SELECT tenant, owner, id FROM tasks WHERE state IN (` + stateList(order.Active) + `)`
+	// A task whole, in one statement.
+	sqlGetTask = `SELECT ` + dialect.HeaderColumns() + ` FROM tasks WHERE ` + taskByID + `
+		UNION ALL SELECT ` + dialect.HistoryColumns() + ` FROM task_history WHERE task_id = $1
+			AND EXISTS (SELECT 1 FROM tasks WHERE ` + taskByID + `)
+		UNION ALL SELECT ` + dialect.ChunkColumns() + ` FROM task_artifacts WHERE task_id = $1
+			AND EXISTS (SELECT 1 FROM tasks WHERE ` + taskByID + `)
+		ORDER BY 1, 2`
+	sqlLastSeq        = dialect.LastSeqSQL()
+	sqlListActive     = sqlstore.ListActiveSQL()
 	sqlDeleteFinished = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks
-		WHERE state IN (` + stateList(order.Terminal) + `) AND status_ms < $1 LIMIT ` + fmt.Sprint(deleteBatch) + `) RETURNING id`
+		WHERE state IN (` + sqlstore.StateList(order.Terminal) + `) AND status_ms < $1` + sqlstore.LimitBatch + `) RETURNING id`
 )
 
 // sqlDeletePieces deletes the history, chunks and events of the tasks $1.
@@ -81,15 +73,6 @@ var (
 const sqlDeletePieces = `WITH h AS (DELETE FROM task_history WHERE task_id = ANY($1)),
 	a AS (DELETE FROM task_artifacts WHERE task_id = ANY($1))
 	DELETE FROM task_events WHERE task_id = ANY($1)`
-
-// stateList returns the states as a comma-separated list of SQL integers.
-func stateList(states []a2a.TaskState) string {
-	parts := make([]string, len(states))
-	for i, st := range states {
-		parts[i] = fmt.Sprint(int32(st))
-	}
-	return strings.Join(parts, ", ")
-}
 
 // queueParts adds the inserts of a task's history and artifact rows,
 // numbered from 0, to a batch.
@@ -123,52 +106,35 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 // in the one statement of CreateTask: the task is inserted as the events
 // leave it (taskstore.Apply), with every event logged.
 func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
-	enc, err := layout.EncodeCreate(t, evs)
+	fence := s.epoch.Load()
+	enc, err := s.sealer.EncodeCreate(sc, t, evs)
 	if err != nil {
-		return fmt.Errorf("pgstore: %w", err)
+		return err
 	}
-	h, parts, ev := enc.Header, enc.Parts, evs[0]
+	// The statement takes the rows as arrays, a column each.
+	h, parts := enc.Header, enc.Parts
 	events, push := make([][]byte, len(enc.Events)), make([]bool, len(enc.Events))
 	for i, e := range enc.Events {
 		events[i], push[i] = e.Data, e.Push
-	}
-	var cfgID string
-	var cfg, secret []byte
-	if ev.PushConfig != nil {
-		if cfg, secret, err = s.sealConfig(sc, ev.PushConfig); err != nil {
-			return err
-		}
-		cfgID = ev.PushConfig.GetId()
 	}
 	n := len(parts.Artifacts)
 	ids, appends, chunks := make([]string, n), make([]bool, n), make([][]byte, n)
 	for i, c := range parts.Artifacts {
 		ids[i], appends[i], chunks[i] = c.ID, c.AppendTo, c.Data
 	}
-	fence := s.epoch.Load()
 	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
-		int64(enc.Seq), h.Data, h.Status, cfg != nil, len(parts.History), n, fence,
-		parts.History, ids, appends, chunks, cfgID, cfg, secret, time.Now().UnixMilli(), events, push)
+		int64(enc.Seq), h.Data, h.Status, enc.Config != nil, len(parts.History), n, fence,
+		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push)
 	if err == nil && made == 0 {
 		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)
 	}
-	if err != nil && !errors.Is(err, taskstore.ErrExists) && !errors.Is(err, taskstore.ErrFenced) {
-		return wrap("create task", err)
-	}
-	return err
+	return dialect.Refused("create task", err)
 }
 
 // LastSeq returns the task's last event sequence number.
 func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
-	var seq int64
-	err := s.pool.QueryRow(ctx, sqlLastSeq, id, sc.Tenant, sc.Owner).Scan(&seq)
-	if isNoRows(err) {
-		return 0, taskstore.ErrNotFound
-	}
-	if err != nil {
-		return 0, wrap("last seq", err)
-	}
-	return uint64(seq), nil
+	seq, err := dialect.ScanLastSeq(s.pool.QueryRow(ctx, sqlLastSeq, id, sc.Tenant, sc.Owner))
+	return seq, dialect.Refused("last seq", err)
 }
 
 // GetTask returns the task with the id in the scope, assembled from its
@@ -178,45 +144,9 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	if err != nil {
 		return nil, wrap("get task", err)
 	}
-	var p layout.Pieces
-	if err := readPieces(rows, func(string) *layout.Pieces { return &p }, false); err != nil {
-		return nil, wrap("get task", err)
-	}
-	if p.Task == nil {
-		return nil, taskstore.ErrNotFound
-	}
-	if err := p.Assemble(p.Task); err != nil {
-		return nil, wrap("get task", err)
-	}
-	return p.Task, nil
-}
-
-// readPieces reads rows of the pieces shape (see headerColumns), preceded by
-// the task id when withID, into the pieces that of returns for the id
-// (skipping the row when it returns nil).
-func readPieces(rows pgx.Rows, of func(id string) *layout.Pieces, withID bool) error {
 	defer rows.Close()
-	for rows.Next() {
-		var kind, n int32
-		var id string
-		var payload, extra []byte
-		var flag bool
-		var err error
-		if withID {
-			err = rows.Scan(&id, &kind, &n, &payload, &flag, &extra)
-		} else {
-			err = rows.Scan(&kind, &n, &payload, &flag, &extra)
-		}
-		if err != nil {
-			return err
-		}
-		if p := of(id); p != nil {
-			if err := p.Add(int64(kind), int64(n), payload, flag, extra); err != nil {
-				return fmt.Errorf("pgstore: %w", err)
-			}
-		}
-	}
-	return rows.Err()
+	t, err := sqlstore.ReadTask[[]byte](dialect, rows)
+	return t, dialect.Refused("get task", err)
 }
 
 // ListActive returns every SUBMITTED or WORKING task with its scope: it
@@ -229,36 +159,12 @@ func (s *Store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) 
 // listScoped reads the tasks a query finds as (tenant, owner, id) rows,
 // each with GetTask, leaving out those no longer SUBMITTED or WORKING.
 func (s *Store) listScoped(ctx context.Context, query string) ([]taskstore.ScopedTask, error) {
-	type found struct {
-		sc taskstore.Scope
-		id string
-	}
-	rows, err := s.pool.Query(ctx, query)
+	found, err := sqlstore.Query(dialect, "list active tasks",
+		func() (sqlstore.Cursor, error) { return s.pool.Query(ctx, query) }, sqlstore.ReadScopedIDs)
 	if err != nil {
-		return nil, wrap("list active tasks", err)
+		return nil, err
 	}
-	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (found, error) {
-		var f found
-		err := r.Scan(&f.sc.Tenant, &f.sc.Owner, &f.id)
-		return f, err
-	})
-	if err != nil {
-		return nil, wrap("list active tasks", err)
-	}
-	var out []taskstore.ScopedTask
-	for _, f := range ids {
-		t, err := s.GetTask(ctx, f.sc, f.id)
-		if errors.Is(err, taskstore.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if slices.Contains(order.Active, t.GetStatus().GetState()) {
-			out = append(out, taskstore.ScopedTask{Scope: f.sc, Task: t})
-		}
-	}
-	return out, nil
+	return sqlstore.ActiveTasks(ctx, found, s.GetTask)
 }
 
 // DeleteFinished removes terminal tasks whose status timestamp is before
@@ -267,8 +173,7 @@ func (s *Store) listScoped(ctx context.Context, query string) ([]taskstore.Scope
 // go with them by cascade. It works in batches, each a transaction of its
 // own.
 func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
-	cut, total := order.CeilMillis(before), 0
-	for {
+	return dialect.Cleanup("delete finished tasks", before, func(cut int64) (int, error) {
 		var n int
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, sqlDeleteFinished, cut)
@@ -284,27 +189,18 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 			return err
 		})
 		if err != nil {
-			return total, wrap("delete finished tasks", err)
+			return 0, err
 		}
-		total += n
-		if n < deleteBatch {
-			return total, nil
-		}
-	}
+		return n, nil
+	})
 }
 
-// deleteInBatches runs a batched DELETE until it removes fewer than a
-// batch, and returns the number of rows removed.
-func (s *Store) deleteInBatches(ctx context.Context, query string, args ...any) (int, error) {
-	total := 0
-	for {
-		n, err := affected(s.pool.Exec(ctx, query, args...))
-		if err != nil {
-			return total, err
-		}
-		total += int(n)
-		if n < deleteBatch {
-			return total, nil
-		}
-	}
+// deleteBefore runs a batched DELETE of what was stored before a time,
+// each batch a statement of its own, until it removes fewer than a batch,
+// and returns the number of rows removed; a failure is wrapped with op.
+func (s *Store) deleteBefore(ctx context.Context, op, query string, before time.Time) (int, error) {
+	return dialect.Cleanup(op, before, func(cut int64) (int, error) {
+		n, err := affected(s.pool.Exec(ctx, query, cut))
+		return int(n), err
+	})
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // prepareEvents prepares the statements of Append and of the event log.
@@ -25,7 +22,7 @@ func (s *Store) prepareEvents(p *preparer) {
 	s.headSeq = p.writer(`UPDATE tasks SET seq = ?` + cond)
 	s.headStatus = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?` + cond)
 	s.headTask = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
-	s.seqW = p.writer(`SELECT seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+	s.seqW = p.writer(dialect.LastSeqSQL())
 	const nextHistory = `(SELECT coalesce(max(n), -1) + 1 FROM task_history WHERE task_id = ?)`
 	s.addHistory = p.writer(`INSERT INTO task_history (task_id, n, message) VALUES (?, ` + nextHistory + `, ?)`)
 	s.addHistoryIn = p.writer(`INSERT INTO task_history (task_id, n, message)
@@ -38,12 +35,17 @@ func (s *Store) prepareEvents(p *preparer) {
 	s.clearHistory = p.writer(`DELETE FROM task_history WHERE task_id = ?`)
 	s.clearChunks = p.writer(`DELETE FROM task_artifacts WHERE task_id = ?`)
 
-	s.events = p.reader(`SELECT seq, response FROM task_events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+	// The task's last sequence number and the events after ?4, in one
+	// statement (one snapshot): a row with no event when there is none, no
+	// row when the task is not in the scope.
+	s.events = p.reader(`SELECT t.seq, coalesce(e.seq, 0), e.response FROM tasks t
+		LEFT JOIN task_events e ON e.task_id = t.id AND e.seq > ?4
+		WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3 ORDER BY e.seq LIMIT ?5`)
 	// One step of PruneEvents: the next old events, in the order of the
 	// time index, after a position in it.
 	s.oldEvents = p.writer(`SELECT created_ms, task_id, seq FROM task_events
 		WHERE created_ms < ? AND (created_ms, task_id, seq) > (?, ?, ?)
-		ORDER BY created_ms, task_id, seq LIMIT ` + fmt.Sprint(deleteBatch))
+		ORDER BY created_ms, task_id, seq` + sqlstore.LimitBatch)
 	s.pruneEvent = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq = ?
 		AND seq < (SELECT seq FROM tasks WHERE id = ?)`)
 }
@@ -54,13 +56,7 @@ func (s *Store) logEvent(w *wtx, taskID string, seq uint64, data []byte) error {
 }
 
 // appendOp is one Append, encoded before it joins the group commit.
-type appendOp struct {
-	layout.Append
-	sc   taskstore.Scope
-	id   string
-	seq  uint64
-	push bool
-}
+type appendOp = sqlstore.Op
 
 // Append records one change of the task in the scope in one transaction:
 // ev.Message added to its history; ev.Response added to its log, applied
@@ -69,7 +65,7 @@ type appendOp struct {
 // small INSERTs; only a Task event, which replaces everything, rewrites
 // the task's rows.
 func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
-	op, err := encodeAppend(sc, id, ev)
+	op, err := dialect.EncodeOp(sc, id, ev)
 	if err != nil {
 		return err
 	}
@@ -83,40 +79,18 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 func (s *Store) writeTask(ctx context.Context, sc taskstore.Scope, id, what string, fn func(w *wtx) error) error {
 	err := s.write(ctx, fn)
 	s.cache.drop(cacheKey{sc, id})
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrSeq) {
-		return wrap(what, err)
-	}
-	return err
+	return dialect.Refused(what, err)
 }
 
 // AppendBatch records consecutive events of the task in one write, all or
 // none (taskstore.BatchAppender): each is an Append inside the one
 // operation of the group commit.
 func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	ops, err := encodeBatch(sc, id, evs)
-	if err != nil {
+	ops, err := dialect.EncodeBatch(sc, id, evs)
+	if err != nil || len(ops) == 0 {
 		return err
 	}
 	return s.writeTask(ctx, sc, id, "append batch", func(w *wtx) error { return s.runBatch(w, ops) })
-}
-
-// encodeBatch checks and encodes the events of a batch.
-func encodeBatch(sc taskstore.Scope, id string, evs []taskstore.Event) ([]*appendOp, error) {
-	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
-		return nil, err
-	}
-	ops := make([]*appendOp, len(evs))
-	for i, ev := range evs {
-		op, err := encodeAppend(sc, id, ev)
-		if err != nil {
-			return nil, err
-		}
-		ops[i] = op
-	}
-	return ops, nil
 }
 
 // runBatch is an AppendBatch inside the writer's transaction. A batch of
@@ -130,13 +104,13 @@ func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 			return s.runEach(w, ops)
 		}
 	}
-	head := &appendOp{sc: ops[0].sc, id: ops[0].id, seq: ops[len(ops)-1].seq}
+	head := &appendOp{Scope: ops[0].Scope, ID: ops[0].ID, Seq: ops[len(ops)-1].Seq}
 	for _, op := range ops {
 		if op.Status != nil {
 			head.Status = op.Status
 		}
 	}
-	hasPush, err := s.updateHeader(w, head, ops[0].seq-1)
+	hasPush, err := s.updateHeader(w, head, ops[0].Seq-1)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.seqError(w, ops[0])
 	}
@@ -145,7 +119,7 @@ func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 	}
 	for _, op := range ops {
 		if err := s.writeEvent(w, op, hasPush); err != nil {
-			return notClean(err)
+			return dialect.BatchError(err)
 		}
 	}
 	return nil
@@ -156,7 +130,7 @@ func (s *Store) runEach(w *wtx, ops []*appendOp) error {
 	for i, op := range ops {
 		err := s.runAppend(w, op)
 		if err != nil && i > 0 {
-			return notClean(err)
+			return dialect.BatchError(err)
 		}
 		if err != nil {
 			return err
@@ -165,42 +139,23 @@ func (s *Store) runEach(w *wtx, ops []*appendOp) error {
 	return nil
 }
 
-// notClean returns err as an error the group commit does not take for one
-// that wrote nothing (cleanError): a batch that fails after its first
-// write must be rolled back.
-func notClean(err error) error {
-	if cleanError(err) {
-		return fmt.Errorf("sqlitestore: a batch failed after its first write: %s", err)
-	}
-	return err
-}
-
-// encodeAppend encodes what an Append writes.
-func encodeAppend(sc taskstore.Scope, id string, ev taskstore.Event) (*appendOp, error) {
-	a, err := layout.EncodeAppend(ev)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: %w", err)
-	}
-	return &appendOp{Append: a, sc: sc, id: id, seq: ev.Seq, push: ev.Push}, nil
-}
-
 // runAppend is an Append inside the writer's transaction.
 func (s *Store) runAppend(w *wtx, op *appendOp) error {
 	bg := context.Background()
 	if op.Event == nil {
-		if op.seq != 0 {
+		if op.Seq != 0 {
 			return s.seqError(w, op)
 		}
 		if op.Msg == nil {
 			return s.seqError(w, op) // nil when the task is in the scope
 		}
-		n, err := affected(w.exec(bg, s.addHistoryIn, op.id, op.Msg, op.id, op.sc.Tenant, op.sc.Owner))
+		n, err := affected(w.exec(bg, s.addHistoryIn, op.ID, op.Msg, op.ID, op.Scope.Tenant, op.Scope.Owner))
 		if err == nil && n == 0 {
 			return taskstore.ErrNotFound
 		}
 		return err
 	}
-	hasPush, err := s.updateHeader(w, op, op.seq-1)
+	hasPush, err := s.updateHeader(w, op, op.Seq-1)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.seqError(w, op)
 	}
@@ -208,7 +163,7 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 		return err
 	}
 	if op.Msg != nil {
-		if _, err := w.exec(bg, s.addHistory, op.id, op.id, op.Msg); err != nil {
+		if _, err := w.exec(bg, s.addHistory, op.ID, op.ID, op.Msg); err != nil {
 			return err
 		}
 	}
@@ -222,24 +177,24 @@ func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool) error {
 	if err := s.applyRows(w, op); err != nil {
 		return err
 	}
-	if err := s.logEvent(w, op.id, op.seq, op.Event); err != nil {
+	if err := s.logEvent(w, op.ID, op.Seq, op.Event); err != nil {
 		return err
 	}
-	if op.push && hasPush {
-		return s.queueForTask(context.Background(), w, op.sc, op.id, op.seq, op.Event)
+	if op.Push && hasPush {
+		return s.queueForTask(context.Background(), w, op.Scope, op.ID, op.Seq, op.Event)
 	}
 	return nil
 }
 
 // updateHeader moves the task's header from sequence number prev to
-// op.seq, with op's status or, for a Task event, its whole header. It
+// op.Seq, with op's status or, for a Task event, its whole header. It
 // returns whether the task has a push configuration (has_push), or
 // sql.ErrNoRows when the task is not in the scope or its last sequence
 // number is not prev. The UPDATE names has_push = 0 first, which is
 // every task's mark until a configuration is put: one statement for such
 // a task, a second (has_push = 1) only for a task with configurations.
 func (s *Store) updateHeader(w *wtx, op *appendOp, prev uint64) (hasPush bool, err error) {
-	st, args := s.headSeq, []any{int64(op.seq)}
+	st, args := s.headSeq, []any{int64(op.Seq)}
 	switch {
 	case op.Status != nil:
 		h := op.Status
@@ -248,7 +203,7 @@ func (s *Store) updateHeader(w *wtx, op *appendOp, prev uint64) (hasPush bool, e
 		h := op.Task
 		st, args = s.headTask, append(args, h.State, h.StatusMS, h.Status, h.ContextID, h.Data)
 	}
-	args = append(args, op.id, op.sc.Tenant, op.sc.Owner, int64(prev), 0)
+	args = append(args, op.ID, op.Scope.Tenant, op.Scope.Owner, int64(prev), 0)
 	for mark := range 2 {
 		args[len(args)-1] = mark
 		n, err := affected(w.exec(context.Background(), st, args...))
@@ -264,29 +219,29 @@ func (s *Store) applyRows(w *wtx, op *appendOp) error {
 	bg := context.Background()
 	switch {
 	case op.Hist != nil:
-		_, err := w.exec(bg, s.addHistory, op.id, op.id, op.Hist)
+		_, err := w.exec(bg, s.addHistory, op.ID, op.ID, op.Hist)
 		return err
 	case op.Chunk != nil:
 		c := op.Chunk
 		if !c.AppendTo {
-			n, err := affected(w.exec(bg, s.replaceChunk, c.Data, op.id, op.id, c.ID))
+			n, err := affected(w.exec(bg, s.replaceChunk, c.Data, op.ID, op.ID, c.ID))
 			if err != nil || n > 0 {
 				if err == nil {
-					_, err = w.exec(bg, s.dropChunks, op.id, c.ID, op.id, c.ID)
+					_, err = w.exec(bg, s.dropChunks, op.ID, c.ID, op.ID, c.ID)
 				}
 				return err
 			}
 		}
-		_, err := w.exec(bg, s.addChunk, op.id, op.id, c.ID, c.AppendTo, c.Data)
+		_, err := w.exec(bg, s.addChunk, op.ID, op.ID, c.ID, c.AppendTo, c.Data)
 		return err
 	case op.Task != nil:
-		if _, err := w.exec(bg, s.clearHistory, op.id); err != nil {
+		if _, err := w.exec(bg, s.clearHistory, op.ID); err != nil {
 			return err
 		}
-		if _, err := w.exec(bg, s.clearChunks, op.id); err != nil {
+		if _, err := w.exec(bg, s.clearChunks, op.ID); err != nil {
 			return err
 		}
-		return s.writeParts(w, op.id, op.Parts)
+		return s.writeParts(w, op.ID, op.Parts)
 	}
 	return nil
 }
@@ -295,13 +250,13 @@ func (s *Store) applyRows(w *wtx, op *appendOp) error {
 // is not in the scope, otherwise ErrSeq, or nil for an empty Append.
 func (s *Store) seqError(w *wtx, op *appendOp) error {
 	var last int64
-	err := w.queryRow(s.seqW, op.id, op.sc.Tenant, op.sc.Owner).Scan(&last)
+	err := w.queryRow(s.seqW, op.ID, op.Scope.Tenant, op.Scope.Owner).Scan(&last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return taskstore.ErrNotFound
 	case err != nil:
 		return err
-	case op.Event == nil && op.seq == 0:
+	case op.Event == nil && op.Seq == 0:
 		return nil
 	}
 	return taskstore.ErrSeq
@@ -309,57 +264,18 @@ func (s *Store) seqError(w *wtx, op *appendOp) error {
 
 // Events returns up to limit of the task's logged events after the
 // sequence number after (every one when limit is not positive), oldest
-// first, read in one read transaction with the task's last sequence
-// number.
+// first, read in one statement with the task's last sequence number.
 func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, wrap("events", err)
-	}
-	defer tx.Rollback()
-	var last int64
-	err = tx.StmtContext(ctx, s.lastSeq).QueryRowContext(ctx, id, sc.Tenant, sc.Owner).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, taskstore.ErrNotFound
-	}
-	if err != nil {
-		return nil, wrap("events", err)
-	}
-	if after >= uint64(last) {
-		return nil, nil
-	}
 	n := int64(limit)
 	if n <= 0 {
 		n = -1 // no limit
 	}
-	rows, err := tx.StmtContext(ctx, s.events).QueryContext(ctx, id, int64(after), n)
+	rows, err := s.events.QueryContext(ctx, id, sc.Tenant, sc.Owner, int64(after), n)
 	if err != nil {
 		return nil, wrap("events", err)
 	}
 	defer rows.Close()
-	var out []a2a.StreamEvent
-	for rows.Next() {
-		var seq int64
-		var data sql.RawBytes
-		if err := rows.Scan(&seq, &data); err != nil {
-			return nil, wrap("events", err)
-		}
-		if len(out) == 0 && uint64(seq) != after+1 {
-			return nil, taskstore.ErrPruned
-		}
-		r := new(a2a.StreamResponse)
-		if err := proto.Unmarshal(data, r); err != nil {
-			return nil, wrap("decode event", err)
-		}
-		out = append(out, a2a.StreamEvent{Seq: uint64(seq), Response: r})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("events", err)
-	}
-	if len(out) == 0 {
-		return nil, taskstore.ErrPruned
-	}
-	return out, nil
+	return sqlstore.ReadEvents[sql.RawBytes](dialect, rows, after)
 }
 
 // PruneEvents removes the events logged before the given time, except

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"runtime"
 
-	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // maxBatch bounds how many operations one group commit takes.
@@ -141,7 +141,7 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		if errs[i] = op.ctx.Err(); errs[i] != nil {
 			continue
 		}
-		if errs[i] = op.fn(w); errs[i] != nil && !cleanError(errs[i]) {
+		if errs[i] = op.fn(w); errs[i] != nil && !sqlstore.Clean(errs[i]) {
 			tx.Rollback()
 			if len(batch) == 1 {
 				op.err <- errs[i]
@@ -158,12 +158,6 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	for i, op := range batch {
 		op.err <- errs[i]
 	}
-}
-
-// cleanError reports whether an operation that failed with err has
-// written nothing (see commitBatch).
-func cleanError(err error) bool {
-	return errors.Is(err, taskstore.ErrExists) || errors.Is(err, taskstore.ErrNotFound) || errors.Is(err, taskstore.ErrSeq)
 }
 
 // begin starts the writer's transaction.

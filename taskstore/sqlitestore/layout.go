@@ -1,9 +1,6 @@
 package sqlitestore
 
 import (
-	"database/sql"
-	"fmt"
-
 	"parley.dev/parley/taskstore/internal/layout"
 )
 
@@ -41,43 +38,6 @@ func (s *Store) writeParts(w *wtx, taskID string, p encodedParts) error {
 		args = append(args, id, n, c.ID, c.AppendTo, c.Data)
 	}
 	return s.putChunks.exec(w, args)
-}
-
-// The SELECT lists of the three kinds of rows that read a task's pieces,
-// in the shape layout.Pieces reads (preceded by the task id when they
-// read several tasks).
-const (
-	headerColumns  = `0, 0, data, status IS NOT NULL, status`
-	historyColumns = `1, n, message, 0, NULL`
-	chunkColumns   = `2, n, chunk, append, NULL`
-)
-
-// readPieces reads rows of the shape above, decoding each at once. With
-// byID the rows start with the task id and go to the pieces byID holds
-// for it (rows of other ids are skipped); otherwise they all go to one.
-func readPieces(rows *sql.Rows, one *layout.Pieces, byID map[string]*layout.Pieces) error {
-	defer rows.Close()
-	for rows.Next() {
-		var kind, n, flag int64
-		var id, payload, extra sql.RawBytes
-		var err error
-		p := one
-		if byID != nil {
-			err = rows.Scan(&id, &kind, &n, &payload, &flag, &extra)
-			p = byID[string(id)]
-		} else {
-			err = rows.Scan(&kind, &n, &payload, &flag, &extra)
-		}
-		if err != nil {
-			return err
-		}
-		if p != nil {
-			if err := p.Add(kind, n, payload, flag != 0, extra); err != nil {
-				return fmt.Errorf("sqlitestore: %w", err)
-			}
-		}
-	}
-	return rows.Err()
 }
 
 // The encoded pieces are the shared layout's (taskstore/internal/layout).

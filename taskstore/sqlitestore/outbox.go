@@ -6,29 +6,21 @@ import (
 	"errors"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // prepareOutbox prepares the statements of the push outbox: those the task
 // and configuration writes use to queue and drop rows, and those of the
 // Outbox role itself.
 func (s *Store) prepareOutbox(p *preparer) {
-	// queueEvent queues an event for every active configuration of a task
-	// in the scope, queueOne for one.
-	const queueSelect = `INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
-		SELECT tenant, owner, task_id, id, ?, ?, ? FROM push_configs
-		WHERE task_id = ? AND tenant = ? AND owner = ? AND suspended IS NULL`
-	s.queueEvent = p.writer(queueSelect)
-	s.queueOne = p.writer(queueSelect + ` AND id = ?`)
-	s.dropQueued = p.writer(`DELETE FROM push_outbox WHERE task_id = ? AND config_id = ?`)
-	s.suspend = p.writer(`UPDATE push_configs SET suspended = ? WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	s.queueEvent = p.writer(dialect.QueueEventSQL())
+	s.queueOne = p.writer(dialect.QueueOneSQL())
+	s.dropQueued = p.writer(dialect.DropQueuedSQL())
+	s.suspend = p.writer(dialect.SuspendSQL())
 	s.unsuspend = p.writer(`UPDATE push_configs SET suspended = NULL WHERE task_id = ? AND id = ?`)
 	s.deletePush = p.writer(`DELETE FROM push_outbox WHERE id = ?`)
-	s.pushTargetsOf = p.reader(`SELECT config_id, min(tenant), min(owner) FROM push_outbox WHERE task_id = ?
-		GROUP BY config_id ORDER BY config_id`)
+	s.pushTargetsOf = p.reader(dialect.PushTargetsOfSQL())
 	// One step of a skip scan over the index: the next configuration with
 	// queued rows after a (task, config) position.
 	s.nextPushTarget = p.reader(`SELECT task_id, config_id, tenant, owner FROM push_outbox
@@ -38,15 +30,6 @@ func (s *Store) prepareOutbox(p *preparer) {
 	s.pending = p.reader(`SELECT id, seq, event FROM push_outbox
 		WHERE task_id = ? AND config_id = ? AND tenant = ? AND owner = ?
 		ORDER BY id LIMIT ?`)
-}
-
-// queuedEvent returns the encoded event that ev queues in the outbox, or
-// nil when it queues nothing.
-func queuedEvent(ev taskstore.Event) ([]byte, error) {
-	if !ev.Push || ev.Response == nil {
-		return nil, nil
-	}
-	return marshal(ev.Response)
 }
 
 // queueForTask queues an encoded event for every active configuration of
@@ -63,7 +46,7 @@ func (s *Store) queueForTask(ctx context.Context, w *wtx, sc taskstore.Scope, ta
 // task or, walking the outbox index one configuration at a time, of all.
 func (s *Store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
 	if taskID != "" {
-		return s.pushTargetsOfTask(ctx, taskID)
+		return dialect.TargetsOf(taskID, func() (sqlstore.Cursor, error) { return query(s.pushTargetsOf.QueryContext(ctx, taskID)) })
 	}
 	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -83,28 +66,6 @@ func (s *Store) PushTargets(ctx context.Context, taskID string) ([]taskstore.Pus
 		}
 		out = append(out, t)
 	}
-}
-
-// pushTargetsOfTask returns the configurations of one task with queued
-// notifications.
-func (s *Store) pushTargetsOfTask(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
-	rows, err := s.pushTargetsOf.QueryContext(ctx, taskID)
-	if err != nil {
-		return nil, wrap("push targets", err)
-	}
-	defer rows.Close()
-	var out []taskstore.PushTarget
-	for rows.Next() {
-		t := taskstore.PushTarget{TaskID: taskID}
-		if err := rows.Scan(&t.ConfigID, &t.Scope.Tenant, &t.Scope.Owner); err != nil {
-			return nil, wrap("push targets", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("push targets", err)
-	}
-	return out, nil
 }
 
 // PendingPush returns up to limit of a configuration's queued
@@ -132,7 +93,7 @@ func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit i
 	if err != nil {
 		return nil, wrap("pending push", err)
 	}
-	cfg, err := s.openConfig(t.Scope, t.TaskID, t.ConfigID, data, secret)
+	cfg, err := s.sealer.Open(t.Scope, t.TaskID, t.ConfigID, data, secret)
 	if err != nil {
 		return nil, err
 	}
@@ -155,17 +116,16 @@ func pendingRows(ctx context.Context, stmt *sql.Stmt, t taskstore.PushTarget, li
 		return nil, nil, wrap("pending push", err)
 	}
 	defer rows.Close()
+	var id, seq int64
+	var ev sql.RawBytes
 	for rows.Next() {
-		n := &taskstore.Notification{Target: t, Event: new(a2a.StreamResponse)}
-		var seq int64
-		var ev sql.RawBytes
-		if err := rows.Scan(&n.ID, &seq, &ev); err != nil {
+		if err := rows.Scan(&id, &seq, &ev); err != nil {
 			rowErr = wrap("pending push", err)
 			break
 		}
-		n.Seq = uint64(seq)
-		if err := proto.Unmarshal(ev, n.Event); err != nil {
-			rowErr = wrap("decode queued event", err)
+		n, err := dialect.Notification(t, id, seq, ev)
+		if err != nil {
+			rowErr = err
 			break
 		}
 		out = append(out, n)

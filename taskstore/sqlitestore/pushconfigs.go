@@ -3,11 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // preparePushConfigs prepares the statements of the push configurations
@@ -18,16 +18,13 @@ func (s *Store) preparePushConfigs(p *preparer) {
 	s.putConfig = p.writer(`INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
 		SELECT tenant, owner, id, ?, ?, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
 		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret`)
-	s.getConfig = p.reader(`SELECT data, secret FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
-	// One row with a NULL config when the task has none; no row when the
-	// task is not in the scope.
-	s.listConfigs = p.reader(`SELECT p.id IS NOT NULL, p.id, p.data, p.secret FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
-		WHERE t.id = ? AND t.tenant = ? AND t.owner = ? ORDER BY p.id`)
-	s.deleteConfig = p.writer(`DELETE FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	s.getConfig = p.reader(dialect.GetConfigSQL())
+	s.listConfigs = p.reader(dialect.ListConfigsSQL())
+	s.deleteConfig = p.writer(dialect.DeleteConfigSQL())
 	// has_push stays set once a task had a configuration: a stale mark
 	// only costs the outbox query that finds no active configuration.
 	s.markPush = p.writer(`UPDATE tasks SET has_push = 1 WHERE id = ? AND has_push = 0`)
-	s.taskInScope = p.reader(`SELECT 1 FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`)
+	s.taskInScope = p.reader(dialect.TaskInScopeSQL())
 }
 
 // PutPushConfig creates or replaces a configuration of a task in the
@@ -36,11 +33,7 @@ func (s *Store) preparePushConfigs(p *preparer) {
 // notifications, lifts its suspension and, with ev.Push, queues
 // ev.Response for it.
 func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
-	data, secret, err := s.sealConfig(sc, c)
-	if err != nil {
-		return err
-	}
-	evData, err := queuedEvent(ev)
+	data, secret, evData, err := s.sealer.ForPut(sc, c, ev)
 	if err != nil {
 		return err
 	}
@@ -67,24 +60,13 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		}
 		return err
 	})
-	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
-		return wrap("put push config", err)
-	}
-	return err
+	return dialect.Refused("put push config", err)
 }
 
 // GetPushConfig returns one configuration of a task in the scope, with its
 // secrets opened.
 func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
-	var data, secret []byte
-	err := s.getConfig.QueryRowContext(ctx, taskID, id, sc.Tenant, sc.Owner).Scan(&data, &secret)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, taskstore.ErrNotFound
-	}
-	if err != nil {
-		return nil, wrap("get push config", err)
-	}
-	return s.openConfig(sc, taskID, id, data, secret)
+	return s.sealer.ScanConfig(s.getConfig.QueryRowContext(ctx, taskID, id, sc.Tenant, sc.Owner), sc, taskID, id)
 }
 
 // ListPushConfigs returns a task's configurations ordered by id, or
@@ -95,32 +77,7 @@ func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID 
 		return nil, wrap("list push configs", err)
 	}
 	defer rows.Close()
-	found := false
-	out := []*a2a.TaskPushNotificationConfig{}
-	for rows.Next() {
-		found = true
-		var has bool
-		var id sql.NullString
-		var data, secret sql.RawBytes
-		if err := rows.Scan(&has, &id, &data, &secret); err != nil {
-			return nil, wrap("list push configs", err)
-		}
-		if !has {
-			continue // the task has no configuration
-		}
-		c, err := s.openConfig(sc, taskID, id.String, data, secret)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("list push configs", err)
-	}
-	if !found {
-		return nil, taskstore.ErrNotFound
-	}
-	return out, nil
+	return sqlstore.ReadConfigs[sql.RawBytes](s.sealer, rows, sc, taskID)
 }
 
 // DeletePushConfig removes one configuration of a task in the scope, with
@@ -138,13 +95,5 @@ func (s *Store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID
 	if n > 0 {
 		return nil
 	}
-	var one int
-	err = s.taskInScope.QueryRowContext(ctx, taskID, sc.Tenant, sc.Owner).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return taskstore.ErrNotFound
-	}
-	if err != nil {
-		return wrap("delete push config", err)
-	}
-	return nil
+	return dialect.Refused("delete push config", dialect.InScope(s.taskInScope.QueryRowContext(ctx, taskID, sc.Tenant, sc.Owner)))
 }

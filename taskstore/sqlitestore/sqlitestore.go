@@ -85,16 +85,17 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 	"parley.dev/parley/taskstore/seal"
 )
 
 // Store is a taskstore.Store backed by an SQLite database file. Create one
 // with Open; it is safe for concurrent use.
 type Store struct {
-	writer *sql.DB    // one connection: every write goes through it
-	reader *sql.DB    // a pool of query_only connections
-	keys   *seal.Keys // seal push secrets; nil stores them as given
-	cache  *taskCache // the tasks GetTask read last
+	writer *sql.DB         // one connection: every write goes through it
+	reader *sql.DB         // a pool of query_only connections
+	sealer sqlstore.Sealer // seals push secrets; without keys stores them as given
+	cache  *taskCache      // the tasks GetTask read last
 
 	stmts   []*sql.Stmt // every prepared statement, for Close
 	queries []string    // their text, for the query plan test
@@ -203,7 +204,7 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	// A file: URI keeps characters such as '?' and '#' in the path intact.
 	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 
-	s := &Store{keys: opts.PushKeys, now: time.Now, cache: newTaskCache()}
+	s := &Store{sealer: sqlstore.Sealer{D: dialect, Keys: opts.PushKeys}, now: time.Now, cache: newTaskCache()}
 	// secure_delete=FAST zeroes deleted and replaced row content within the
 	// pages a write touches anyway, so that a secret sealed again, or a
 	// configuration deleted, does not linger in the file's free space.
@@ -291,14 +292,6 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-func marshal(m proto.Message) ([]byte, error) {
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: encode: %w", err)
-	}
-	return b, nil
-}
-
 func unmarshalTask(b []byte) (*a2a.Task, error) {
 	t := new(a2a.Task)
 	if err := proto.Unmarshal(b, t); err != nil {
@@ -309,6 +302,16 @@ func unmarshalTask(b []byte) (*a2a.Task, error) {
 
 // wrap names the operation that failed with err, marking a failure that
 // passes (unavailable).
-func wrap(op string, err error) error {
-	return unavailable(fmt.Errorf("sqlitestore: %s: %w", op, err))
+func wrap(op string, err error) error { return dialect.Wrap(op, err) }
+
+// dialect is SQLite's side of what the two SQL stores share (package
+// sqlstore): ? placeholders, booleans stored as the integers 0 and 1, a
+// task's scope compared with =, and SQLite's failures that pass.
+var dialect = &sqlstore.Dialect{
+	Name:        "sqlitestore",
+	False:       "0",
+	NullBytes:   "NULL",
+	ScopeIs:     "=",
+	NoRows:      sql.ErrNoRows,
+	Unavailable: unavailable,
 }

@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
+
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // deleteBatch bounds how many rows one cleanup transaction removes, so that
 // a large cleanup does not hold the writer for long.
-const deleteBatch = 500
+const deleteBatch = sqlstore.DeleteBatch
 
 // prepare prepares every statement the store runs, each on the pool that
 // runs it. The statements are listed by role, next to the methods that
@@ -116,22 +119,25 @@ func affected(res sql.Result, err error) (int64, error) {
 	return res.RowsAffected()
 }
 
-// deleteInBatches runs a batched DELETE until it removes nothing and
-// returns the number of rows removed.
-func deleteInBatches(ctx context.Context, st *sql.Stmt, arg any) (int, error) {
-	total := 0
-	for {
-		res, err := st.ExecContext(ctx, arg)
-		if err != nil {
-			return total, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, err
-		}
-		total += int(n)
-		if n < deleteBatch {
-			return total, nil
-		}
+// deleteBefore runs a batched DELETE of what was stored before a time,
+// each batch its own transaction, until it removes fewer than a batch,
+// and returns the number of rows removed; a failure is wrapped with op.
+func (s *Store) deleteBefore(ctx context.Context, op string, st *sql.Stmt, before time.Time) (int, error) {
+	return dialect.Cleanup(op, before, func(cut int64) (int, error) {
+		n, err := affected(st.ExecContext(ctx, cut))
+		return int(n), err
+	})
+}
+
+// cursor is database/sql's result set as sqlstore.Query closes it.
+type cursor struct{ *sql.Rows }
+
+func (c cursor) Close() { c.Rows.Close() }
+
+// query adapts the outcome of a query to sqlstore.Query.
+func query(rows *sql.Rows, err error) (sqlstore.Cursor, error) {
+	if err != nil {
+		return nil, err
 	}
+	return cursor{rows}, nil
 }

@@ -1,0 +1,138 @@
+package sqlstore
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
+)
+
+// Op is one Append, encoded before it joins a write.
+type Op struct {
+	layout.Append
+	Scope taskstore.Scope
+	ID    string
+	Seq   uint64
+	Push  bool
+	Fence int64 // the writer's lease epoch, where the store has leases (0: none)
+}
+
+// EncodeOp encodes what an Append of ev to the task writes.
+func (d *Dialect) EncodeOp(sc taskstore.Scope, id string, ev taskstore.Event) (*Op, error) {
+	a, err := layout.EncodeAppend(ev)
+	if err != nil {
+		return nil, d.Err(err)
+	}
+	return &Op{Append: a, Scope: sc, ID: id, Seq: ev.Seq, Push: ev.Push}, nil
+}
+
+// EncodeBatch checks that the events of an AppendBatch follow each other
+// and encodes them; no events are no ops.
+func (d *Dialect) EncodeBatch(sc taskstore.Scope, id string, evs []taskstore.Event) ([]*Op, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
+		return nil, err
+	}
+	ops := make([]*Op, len(evs))
+	for i, ev := range evs {
+		op, err := d.EncodeOp(sc, id, ev)
+		if err != nil {
+			return nil, err
+		}
+		ops[i] = op
+	}
+	return ops, nil
+}
+
+// QueuedEvent returns the encoded event that ev queues in the push
+// outbox, or nil when it queues nothing.
+func (d *Dialect) QueuedEvent(ev taskstore.Event) ([]byte, error) {
+	if !ev.Push || ev.Response == nil {
+		return nil, nil
+	}
+	return d.Marshal(ev.Response)
+}
+
+// Marshal encodes m for a column; an empty message is an empty value,
+// not NULL.
+func (d *Dialect) Marshal(m proto.Message) ([]byte, error) {
+	b, err := layout.Marshal(m)
+	if err != nil {
+		return nil, d.Err(err)
+	}
+	return b, nil
+}
+
+// ReadEvents reads the rows of an Events query: the task's last sequence
+// number, then the sequence number (0 for none) and bytes of one of its
+// events after `after`, in order. No row at all is a task not in the
+// scope (taskstore.ErrNotFound); an event log that no longer starts right
+// after `after` is taskstore.ErrPruned.
+func ReadEvents[B ~[]byte](d *Dialect, rows Rows, after uint64) ([]a2a.StreamEvent, error) {
+	found := false
+	var last, seq int64
+	var data B
+	var out []a2a.StreamEvent
+	for rows.Next() {
+		found = true
+		if err := rows.Scan(&last, &seq, &data); err != nil {
+			return nil, d.Wrap("events", err)
+		}
+		if seq == 0 {
+			break // no event after `after`
+		}
+		if len(out) == 0 && uint64(seq) != after+1 {
+			return nil, taskstore.ErrPruned
+		}
+		r := new(a2a.StreamResponse)
+		if err := proto.Unmarshal(data, r); err != nil {
+			return nil, d.Wrap("decode event", err)
+		}
+		out = append(out, a2a.StreamEvent{Seq: uint64(seq), Response: r})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.Wrap("events", err)
+	}
+	switch {
+	case !found:
+		return nil, taskstore.ErrNotFound
+	case after >= uint64(last):
+		return nil, nil
+	case len(out) == 0:
+		return nil, taskstore.ErrPruned
+	}
+	return out, nil
+}
+
+// BatchError returns err as an error that does not read as one of a
+// write that changed nothing (taskstore.ErrExists, ErrNotFound, ErrSeq): a
+// batch that fails after its first write must be rolled back whole.
+func (d *Dialect) BatchError(err error) error {
+	if Clean(err) {
+		return fmt.Errorf("%s: a batch failed after its first write: %s", d.Name, err)
+	}
+	return err
+}
+
+// Clean reports whether a write that failed with err changed nothing:
+// the refusals every write makes before its first change
+// (taskstore.ErrExists, ErrNotFound, ErrSeq).
+func Clean(err error) bool {
+	return errors.Is(err, taskstore.ErrExists) || errors.Is(err, taskstore.ErrNotFound) || errors.Is(err, taskstore.ErrSeq)
+}
+
+// Refused returns err as it is when it is nil or one of the refusals a
+// caller acts on (Clean's, and taskstore.ErrFenced), and otherwise
+// wrapped with op (Wrap).
+func (d *Dialect) Refused(op string, err error) error {
+	if err == nil || Clean(err) || errors.Is(err, taskstore.ErrFenced) {
+		return err
+	}
+	return d.Wrap(op, err)
+}

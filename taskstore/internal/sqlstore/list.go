@@ -1,0 +1,145 @@
+package sqlstore
+
+import (
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
+	"parley.dev/parley/taskstore/internal/order"
+)
+
+// ListTasks pages with keyset conditions on (status_ms, id): each
+// combination of filters matches the leading columns of one of the tasks
+// indexes, followed by (status_ms DESC, id DESC), so that the condition
+// and the ORDER BY walk that index.
+
+// ListWhere returns the WHERE clause of a ListTasks query with the
+// filters f; ListArgs gives its arguments, in order.
+func (d *Dialect) ListWhere(f layout.ListFilter) string {
+	n := 0
+	p := func() string { n++; return d.Param(n) }
+	w := "tenant = " + p() + " AND owner = " + p()
+	if f&layout.WithContext != 0 {
+		w += " AND context_id = " + p()
+	}
+	if f&layout.WithState != 0 {
+		w += " AND state = " + p()
+	}
+	if f&layout.WithSince != 0 {
+		w += " AND status_ms >= " + p()
+	}
+	if f&layout.WithAfter != 0 {
+		w += " AND (status_ms, id) < (" + p() + ", " + p() + ")"
+	}
+	return w
+}
+
+// ListArgs returns the arguments of ListWhere(f) for the scope and query.
+func ListArgs(f layout.ListFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {
+	a := make([]any, 2, 8)
+	a[0], a[1] = sc.Tenant, sc.Owner
+	if f&layout.WithContext != 0 {
+		a = append(a, q.ContextID)
+	}
+	if f&layout.WithState != 0 {
+		a = append(a, int32(q.State))
+	}
+	if f&layout.WithSince != 0 {
+		a = append(a, order.CeilMillis(q.Since))
+	}
+	if f&layout.WithAfter != 0 {
+		a = append(a, q.After.Time.UnixMilli(), q.After.ID)
+	}
+	return a
+}
+
+// listParams is the number of arguments ListWhere(f) takes.
+func listParams(f layout.ListFilter) int {
+	n := 2
+	for _, bit := range []layout.ListFilter{layout.WithContext, layout.WithState, layout.WithSince} {
+		if f&bit != 0 {
+			n++
+		}
+	}
+	if f&layout.WithAfter != 0 {
+		n += 2
+	}
+	return n
+}
+
+// ListSQL returns the page query for f, whose rows ReadPage reads; its
+// last argument, after ListArgs, is the row limit.
+func (d *Dialect) ListSQL(f layout.ListFilter) string {
+	return "SELECT id, data, status, status IS NOT NULL FROM tasks WHERE " + d.ListWhere(f) +
+		" ORDER BY status_ms DESC, id DESC LIMIT " + d.Param(listParams(f)+1)
+}
+
+// CountSQL returns the range count for f, which must have
+// layout.WithSince and not layout.WithAfter.
+func (d *Dialect) CountSQL(f layout.ListFilter) string {
+	return "SELECT count(*) FROM tasks WHERE " + d.ListWhere(f)
+}
+
+// CounterKey returns the key of the trigger-kept counter of q's filters:
+// which filters (kind), and the context and state, or the values that
+// stand for none.
+func CounterKey(f layout.ListFilter, q taskstore.ListQuery) (kind int32, contextID string, state int32) {
+	k := f & (layout.WithContext | layout.WithState)
+	if k&layout.WithContext != 0 {
+		contextID = q.ContextID
+	}
+	if k&layout.WithState != 0 {
+		state = int32(q.State)
+	}
+	return int32(k), contextID, state
+}
+
+// Page is a ListTasks page as its header rows give it, before its history
+// and artifacts are read.
+type Page struct {
+	Tasks []*a2a.Task
+	IDs   []string
+	More  bool // a row beyond the limit was there
+}
+
+// ReadPage reads up to limit rows of ListSQL, noting whether there was
+// one more.
+func ReadPage[B ~[]byte](rows Rows, limit int) (Page, error) {
+	pg := Page{Tasks: make([]*a2a.Task, 0, min(limit, 64)), IDs: make([]string, 0, min(limit, 64))}
+	var id string
+	var data, status B
+	var hasStatus bool
+	for rows.Next() {
+		if len(pg.Tasks) == limit {
+			pg.More = true
+			break
+		}
+		if err := rows.Scan(&id, &data, &status, &hasStatus); err != nil {
+			return Page{}, err
+		}
+		t, err := layout.DecodeHeader(data, status, hasStatus)
+		if err != nil {
+			return Page{}, err
+		}
+		pg.Tasks = append(pg.Tasks, t)
+		pg.IDs = append(pg.IDs, id)
+	}
+	return pg, rows.Err()
+}
+
+// Assemble reads the history and artifact rows of the page's tasks (the
+// pieces shape, each row led by its task id) and puts each task together.
+func Assemble[B ~[]byte](d *Dialect, pg Page, rows Rows) error {
+	byID := make(map[string]*layout.Pieces, len(pg.IDs))
+	for _, id := range pg.IDs {
+		byID[id] = new(layout.Pieces)
+	}
+	if err := ReadPieces[B](d, rows, nil, byID); err != nil {
+		return err
+	}
+	for i, id := range pg.IDs {
+		if err := byID[id].Assemble(pg.Tasks[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -65,6 +65,10 @@ type decTable struct {
 	// groups, closed enums or more than 64 fields or oneofs).
 	unsupported bool
 	byName      map[string]*decField // JSON names, then proto names (JSON names win)
+	// byLen holds byName's entries by the length of the name: a member's
+	// field is found by comparing the few names of its length, faster
+	// than hashing it.
+	byLen [][]namedField
 	// The fields of the well-known types read here.
 	structFields *decField                       // Struct.fields
 	listValues   *decField                       // ListValue.values
@@ -84,6 +88,24 @@ const (
 	valueStruct
 	valueList
 )
+
+// namedField is a field under one of its names.
+type namedField struct {
+	name string
+	f    *decField
+}
+
+// field returns the field a member name stands for, or nil.
+func (t *decTable) field(name []byte) *decField {
+	if len(name) < len(t.byLen) {
+		for _, e := range t.byLen[len(name)] {
+			if e.name == string(name) {
+				return e.f
+			}
+		}
+	}
+	return nil
+}
 
 // decField is what the fast reader knows of one field, or of the values of
 // a map field (the field's val).
@@ -183,6 +205,12 @@ func buildDecTable(md protoreflect.MessageDescriptor, building map[protoreflect.
 	}
 	for i, f := range fields { // JSON names win, as protojson looks them up first
 		t.byName[fds.Get(i).JSONName()] = f
+	}
+	for name, f := range t.byName {
+		if len(name) >= len(t.byLen) {
+			t.byLen = append(t.byLen, make([][]namedField, len(name)+1-len(t.byLen))...)
+		}
+		t.byLen[len(name)] = append(t.byLen[len(name)], namedField{name, f})
 	}
 	if t.goType != nil {
 		layoutFields(t, md, fields)
@@ -629,7 +657,7 @@ func (d *fastDecoder) fields(m protoreflect.Message, p unsafe.Pointer, t *decTab
 		if !ok {
 			return false
 		}
-		f := t.byName[string(name)]
+		f := t.field(name)
 		if f == nil && len(name) > 1 && name[0] == '[' && name[len(name)-1] == ']' {
 			return false // an extension name: resolved on the general path
 		}

@@ -37,7 +37,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	chunks := fs.Int("chunks", 20, "chunks per stream (--op stream; and the ceiling's streams)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	var pidArgs multiFlag
-	fs.Var(&pidArgs, "server-pid", "report the CPU per request and peak memory (from /proc) of this local server `PID`; repeat it once per URL to measure each URL's server apart, side by side in one run (docs/performance.md)")
+	fs.Var(&pidArgs, "server-pid", "report the CPU per request and peak memory (from /proc) of this local server `PID`; repeat it once per URL to measure each URL's server apart, side by side in one run; with a --floor or --ceiling responder among the URLs, the others are given as multiples of it (docs/performance.md)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
 	stalledOver := fs.String("stalled-over", "", "aim the stalled uploads at one protocol, `VERSION/BINDING` (1.0 or 0.3; jsonrpc, rest or grpc), over HTTP/2 without TLS (default: --binding over HTTP/1.1)")

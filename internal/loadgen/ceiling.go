@@ -42,7 +42,7 @@ func Ceiling(chunks int) http.Handler {
 	h.restSendLen = []string{strconv.Itoa(len(h.restSend))}
 	h.rpcTaskLen = []string{strconv.Itoa(len(h.rpcTask))}
 	h.rpcSendLen = []string{strconv.Itoa(len(h.rpcSend))}
-	return h
+	return yardstick("ceiling", h)
 }
 
 // ceiling is the handler Ceiling returns: answers built once, with their

@@ -31,7 +31,7 @@ func Floor(chunks int) http.Handler {
 		Artifacts: []*a2a.Artifact{{ArtifactId: "echo", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "hello"}}}}},
 		History: []*a2a.Message{{MessageId: "m-1", ContextId: ceilCtxID, TaskId: ceilTaskID, Role: a2a.Role_ROLE_USER,
 			Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "hello"}}}}}}
-	return &floor{chunks: max(chunks, 0), task: t}
+	return yardstick("floor", &floor{chunks: max(chunks, 0), task: t})
 }
 
 // floor is the handler Floor returns.

@@ -100,6 +100,9 @@ type ServerStats struct {
 	CPUmsPerOp   float64 `json:"cpuMsPerOp"`    // CPUms / requests (successful and failed)
 	PeakRSSBytes int64   `json:"peakRssBytes"`  // the largest VmRSS sampled during the run
 	HWMBytes     int64   `json:"vmHwmBytes"`    // VmHWM at the end: the process's lifetime peak
+	// Yardstick is "ceiling" or "floor" when the server is that responder
+	// (side by side: asked at YardstickPath before the run).
+	Yardstick string `json:"yardstick,omitempty"`
 }
 
 // Run runs the load described by cfg until cfg.Duration has passed (or ctx
@@ -162,6 +165,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		st.Requests = res.OK + res.Errors
 		if len(samplers) > 1 {
 			st.URL, st.Requests = urls[i], requestsTo(workers, targets[i])
+			st.Yardstick = yardstickKind(ctx, urls[i])
 			res.Servers = append(res.Servers, st)
 		} else {
 			res.Server = st

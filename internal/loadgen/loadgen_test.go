@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -126,6 +127,39 @@ func TestRunServerPerURL(t *testing.T) {
 		Concurrency: 3, Duration: time.Second / 10, ServerPIDs: []int{pid, pid}})
 	if err == nil || !strings.Contains(err.Error(), "2 server pids for 3 URLs") {
 		t.Errorf("two pids for three URLs: %v", err)
+	}
+}
+
+// TestRunRatiosToYardsticks: side by side with the floor and the ceiling,
+// the other server's line gives its CPU per request as a multiple of
+// theirs, which are recognised by what they answer at YardstickPath.
+func TestRunRatiosToYardsticks(t *testing.T) {
+	parley := startParley(t)
+	floor := httptest.NewServer(loadgen.Floor(5))
+	t.Cleanup(floor.Close)
+	ceiling := httptest.NewServer(loadgen.Ceiling(5))
+	t.Cleanup(ceiling.Close)
+	pid := os.Getpid()
+	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: parley, URLs: []string{floor.URL, ceiling.URL}, Op: loadgen.OpSend,
+		Binding: loadgen.BindingJSONRPC, Concurrency: 3, Duration: time.Second / 2, ServerPIDs: []int{pid, pid, pid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{res.Servers[0].Yardstick, res.Servers[1].Yardstick, res.Servers[2].Yardstick}; got[0] != "" || got[1] != "floor" || got[2] != "ceiling" {
+		t.Fatalf("yardsticks %q, want none, floor, ceiling", got)
+	}
+	var out bytes.Buffer
+	res.WriteText(&out)
+	lines := strings.Split(out.String(), "\n")
+	var parleyLine string
+	for _, l := range lines {
+		if strings.Contains(l, "  server ") && strings.HasSuffix(l, "ceiling") && strings.Contains(l, "× floor") {
+			parleyLine = l
+		}
+	}
+	want := fmt.Sprintf("%.2f× floor, %.2f× ceiling", res.Servers[0].CPUmsPerOp/res.Servers[1].CPUmsPerOp, res.Servers[0].CPUmsPerOp/res.Servers[2].CPUmsPerOp)
+	if !strings.Contains(parleyLine, parley+": "+want) || !strings.Contains(out.String(), floor.URL+" (the floor)") {
+		t.Errorf("want %q on the first server's line and the floor named:\n%s", want, out.String())
 	}
 }
 

@@ -66,8 +66,8 @@ func (r *Result) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  max %s\n", ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max))
 	for _, s := range append([]*ServerStats{r.Server}, r.Servers...) {
 		if s != nil {
-			fmt.Fprintf(w, "  server     %.3f CPU-ms/op (%.0f CPU-ms, %d requests), peak RSS %.1f MiB (VmHWM %.1f MiB), pid %d %s\n",
-				s.CPUmsPerOp, s.CPUms, s.Requests, float64(s.PeakRSSBytes)/(1<<20), float64(s.HWMBytes)/(1<<20), s.PID, s.URL)
+			fmt.Fprintf(w, "  server     %.3f CPU-ms/op (%.0f CPU-ms, %d requests), peak RSS %.1f MiB (VmHWM %.1f MiB), pid %d %s%s\n",
+				s.CPUmsPerOp, s.CPUms, s.Requests, float64(s.PeakRSSBytes)/(1<<20), float64(s.HWMBytes)/(1<<20), s.PID, s.URL, r.ratios(s))
 		}
 	}
 	fmt.Fprintf(w, "  generator  %.3f CPU-ms/op\n", r.LoadCPUms)
@@ -91,4 +91,25 @@ func (r *Result) WriteText(w io.Writer) {
 // ms renders d in milliseconds, to two decimals.
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
+}
+
+// ratios describes s beside the yardsticks of a side-by-side run: " (the
+// floor)" for the floor itself, and for any other server its CPU per
+// request as a multiple of the floor's and of the ceiling's.
+func (r *Result) ratios(s *ServerStats) string {
+	if s.Yardstick != "" {
+		return " (the " + s.Yardstick + ")"
+	}
+	var parts []string
+	for _, kind := range []string{"floor", "ceiling"} {
+		for _, y := range r.Servers {
+			if y.Yardstick == kind && y.CPUmsPerOp > 0 && s.CPUmsPerOp > 0 {
+				parts = append(parts, fmt.Sprintf("%.2f× %s", s.CPUmsPerOp/y.CPUmsPerOp, kind))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }

@@ -7,6 +7,12 @@
 // gRPC needs HTTP/2: serve the handler from an http.Server whose
 // Protocols allow unencrypted HTTP/2, or with TLS.
 //
+// Serve and Start do all of it from one ServeConfig, as the parley
+// serve command does: they listen, derive the agent card (its interfaces
+// at the public URL, its capabilities, its security from the credentials
+// configured), make the server core and the handler, serve HTTP/1.1 and
+// HTTP/2 (h2c or TLS), and shut down gracefully.
+//
 // Who is calling is decided once per request from its headers, before any
 // binding runs and before the body is read: a principal already set on the
 // request context (a2a.WithPrincipal, by the library user's own HTTP

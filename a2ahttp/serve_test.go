@@ -2,11 +2,21 @@ package a2ahttp_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -319,3 +329,69 @@ type nopPusher struct{}
 func (nopPusher) CheckURL(context.Context, string) error { return nil }
 func (nopPusher) Queued(string)                          {}
 func (nopPusher) Forget(taskstore.PushTarget)            {}
+
+// TestServeTLS: with CertFile and KeyFile the card advertises https and
+// every binding, gRPC included, answers over TLS on the one port.
+func TestServeTLS(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	s := startServer(t, serveConfig(func(c *a2ahttp.ServeConfig) {
+		c.CertFile, c.KeyFile = certFile, keyFile
+		c.Logger = slog.New(slog.DiscardHandler)
+	}))
+	if !strings.HasPrefix(s.URL(), "https://127.0.0.1:") {
+		t.Fatalf("URL %q, want https", s.URL())
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	card, err := client.Resolve(t.Context(), s.URL(), &client.ResolveOptions{HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tf := range []client.TransportFactory{client.JSONRPC(), client.REST(), client.GRPC()} {
+		c := newClient(t, card, &client.Options{HTTPClient: hc, Transports: []client.TransportFactory{tf}})
+		resp, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.UserMessage("over TLS")})
+		if err != nil || resp.GetTask().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
+			t.Errorf("%s: %v %v", tf.Binding, resp, err)
+		}
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key
+// as PEM files, and returns them with a pool that trusts the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}

@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -46,7 +45,6 @@ import (
 	"parley.dev/parley/client"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/memstore"
 )
 
 // DefaultName is the name of the agent on the card unless WithName gives
@@ -136,10 +134,7 @@ type Server struct {
 	tb     testing.TB // nil when made by Start
 	card   *a2a.AgentCard
 	tokens map[string]string
-	core   *server.Server
-	hs     *http.Server
-	served chan struct{}
-	store  taskstore.Store // closed by Close when the server made it
+	srv    *a2ahttp.Server
 	hc     *http.Client
 
 	mu      sync.Mutex
@@ -173,112 +168,84 @@ func Start(agent server.Agent, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s, err := start(ln, agent, &cfg)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	return s, nil
+	return start(agent, &cfg)
 }
 
-func start(ln net.Listener, agent server.Agent, cfg *config) (*Server, error) {
-	base := "http://" + ln.Addr().String()
-	ifaces, err := a2ahttp.Interfaces(base)
-	if err != nil {
-		return nil, err
-	}
-	grpc := true
-	if cfg.bindings != nil {
-		var picked []*a2a.AgentInterface
-		for _, b := range cfg.bindings {
-			i := slices.IndexFunc(ifaces, func(in *a2a.AgentInterface) bool { return in.GetProtocolBinding() == b })
-			if i < 0 {
-				return nil, fmt.Errorf("unknown binding %q (want %s, %s or %s)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC)
+// start serves agent with a2ahttp.Start, the way parley serve does, on a
+// free loopback port, and resolves the served card.
+func start(agent server.Agent, cfg *config) (*Server, error) {
+	grpc := cfg.bindings == nil || slices.Contains(cfg.bindings, a2a.BindingGRPC)
+	sc := &a2ahttp.ServeConfig{
+		Addr:            "127.0.0.1:0",
+		Agent:           agent,
+		Store:           cfg.store, // nil: a memory store, closed with the server
+		Name:            cfg.name,
+		Description:     "An agent under test.",
+		Version:         "1.0.0",
+		Skills:          []*a2a.AgentSkill{{Id: "test", Name: "Test", Description: "Whatever the agent under test does.", Tags: []string{"test"}}},
+		Tokens:          cfg.tokens,
+		ShutdownTimeout: closeTimeout,
+		EditCard: func(card *a2a.AgentCard) (*a2a.AgentCard, error) {
+			if cfg.bindings != nil {
+				ifaces, err := pick(card.GetSupportedInterfaces(), cfg.bindings)
+				if err != nil {
+					return nil, err
+				}
+				card.SupportedInterfaces = ifaces
 			}
-			picked = append(picked, ifaces[i])
-		}
-		if len(picked) == 0 {
-			return nil, errors.New("WithBindings names no binding")
-		}
-		ifaces = picked
-		grpc = slices.Contains(cfg.bindings, a2a.BindingGRPC)
+			for _, f := range cfg.card {
+				f(card)
+			}
+			return card, nil
+		},
+		ServerOptions: func(o *server.Options) {
+			for _, f := range cfg.core {
+				f(o)
+			}
+		},
+		HandlerOptions: func(o *a2ahttp.Options) {
+			o.DisableGRPC = !grpc
+			for _, f := range cfg.http {
+				f(o)
+			}
+		},
 	}
-	yes := true
-	card := &a2a.AgentCard{
-		Name:                cfg.name,
-		Description:         "An agent under test.",
-		Version:             "1.0.0",
-		SupportedInterfaces: ifaces,
-		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes},
-		DefaultInputModes:   []string{"text/plain"},
-		DefaultOutputModes:  []string{"text/plain"},
-		Skills:              []*a2a.AgentSkill{{Id: "test", Name: "Test", Description: "Whatever the agent under test does.", Tags: []string{"test"}}},
-	}
-	for _, f := range cfg.card {
-		f(card)
-	}
-
-	store, owned := cfg.store, false
-	if store == nil {
-		store, owned = memstore.New(), true
-	}
-	sopts := &server.Options{Card: card, Agent: agent, Store: store, RequireAuth: len(cfg.tokens) > 0}
-	for _, f := range cfg.core {
-		f(sopts)
-	}
-	core, err := server.New(sopts)
+	srv, err := a2ahttp.Start(sc)
 	if err != nil {
-		if owned {
-			store.Close()
-		}
 		return nil, err
 	}
-	hopts := &a2ahttp.Options{Card: sopts.Card, Tokens: cfg.tokens, DisableGRPC: !grpc}
-	for _, f := range cfg.http {
-		f(hopts)
-	}
-	h, err := a2ahttp.New(core, hopts)
-	if err != nil {
-		core.Close(context.Background())
-		if owned {
-			store.Close()
-		}
-		return nil, err
-	}
-
-	hs := &http.Server{Handler: h, Protocols: new(http.Protocols), ReadHeaderTimeout: closeTimeout}
-	hs.Protocols.SetHTTP1(true)
-	hs.Protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
 	s := &Server{
-		URL:    base,
+		URL:    srv.URL(),
 		tokens: cfg.tokens,
-		core:   core,
-		hs:     hs,
-		served: make(chan struct{}),
+		srv:    srv,
 		hc:     &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 	}
-	if owned {
-		s.store = store
-	}
-	go func() {
-		defer close(s.served)
-		hs.Serve(ln)
-	}()
-
-	// The card as clients see it: fetched from the server, the v0.3
-	// members the handler adds included.
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	s.card, err = client.Resolve(ctx, base, &client.ResolveOptions{HTTPClient: s.hc})
+	s.card, err = client.Resolve(ctx, s.URL, &client.ResolveOptions{HTTPClient: s.hc})
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("resolving the served card: %w", err)
 	}
 	return s, nil
+}
+
+// pick returns the v1.0 interfaces of the bindings, in their order.
+func pick(ifaces []*a2a.AgentInterface, bindings []string) ([]*a2a.AgentInterface, error) {
+	var picked []*a2a.AgentInterface
+	for _, b := range bindings {
+		i := slices.IndexFunc(ifaces, func(in *a2a.AgentInterface) bool {
+			return in.GetProtocolBinding() == b && in.GetProtocolVersion() == a2a.ProtocolVersion
+		})
+		if i < 0 {
+			return nil, fmt.Errorf("unknown binding %q (want %s, %s or %s)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC)
+		}
+		picked = append(picked, ifaces[i])
+	}
+	if len(picked) == 0 {
+		return nil, errors.New("WithBindings names no binding")
+	}
+	return picked, nil
 }
 
 // Card returns the agent card the server serves, as a client resolves it.
@@ -289,7 +256,7 @@ func (s *Server) Card() *a2a.AgentCard {
 
 // Core returns the server core behind the HTTP handler: its Go API is the
 // same a2a.Service the clients call over the wire.
-func (s *Server) Core() *server.Server { return s.core }
+func (s *Server) Core() *server.Server { return s.srv.Core() }
 
 // Client returns an anonymous client on the interface the card lists
 // first. It is closed with the server.
@@ -383,26 +350,11 @@ func (s *Server) Close() error {
 		s.closed = true
 		clients := s.clients
 		s.mu.Unlock()
-
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		defer cancel()
-		shut := make(chan struct{})
-		go func() {
-			defer close(shut)
-			s.hs.Shutdown(ctx)
-		}()
-		errs := []error{s.core.Close(ctx)}
-		s.hs.Close() // its error is the listener Shutdown closed already
-		<-shut
-		<-s.served
+		s.err = s.srv.Close()
 		for _, c := range clients {
 			c.Close()
 		}
 		s.hc.CloseIdleConnections()
-		if s.store != nil {
-			errs = append(errs, s.store.Close())
-		}
-		s.err = errors.Join(errs...)
 	})
 	return s.err
 }

@@ -2,56 +2,87 @@ package telemetry
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"parley.dev/parley/a2a"
 )
 
-// The in-memory histogram reports what the SDK's explicit-bucket
-// histogram reports for the same durations: count, sum, extremes and the
-// buckets, a value on a bound counting in the bucket it closes.
-func TestDurationsAsTheSDK(t *testing.T) {
+// The duration histograms are the SDK's, with Parley's names, unit,
+// bucket boundaries and attributes.
+func TestDurationHistograms(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
-	sdk, err := mp.Meter("test").Float64Histogram("d", metric.WithExplicitBucketBoundaries(durationBuckets[:]...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h durations
-	if _, ok := h.point(attribute.NewSet(), time.Time{}, time.Time{}); ok {
-		t.Error("an empty histogram has a data point")
-	}
-	values := []time.Duration{
-		3 * time.Microsecond, 500 * time.Microsecond, 501 * time.Microsecond, time.Millisecond,
-		7 * time.Millisecond, 7 * time.Millisecond, 250 * time.Millisecond, time.Minute, 10 * time.Minute,
-	}
-	for _, d := range values {
-		h.record(d)
-		sdk.Record(context.Background(), d.Seconds())
-	}
+	ins := newInstruments(mp.Meter(ScopeName))
+	ctx := context.Background()
+	m := a2a.MethodByName(a2a.MethodGetTask)
+	server := ins.calls(true, a2a.BindingJSONRPC)
+	server.record(ctx, 3*time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeOK, "")
+	server.record(ctx, time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
+	server.record(ctx, time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
+	ins.calls(false, a2a.BindingGRPC).record(ctx, 10*time.Minute, m, a2a.BindingGRPC, "", outcomeOK, "")
+	ins.storeDuration.Record(ctx, 0.0005, ins.storeOpts[opAppend.index][0]...)
+
 	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
+	if err := reader.Collect(ctx, &rm); err != nil {
 		t.Fatal(err)
 	}
-	want := rm.ScopeMetrics[0].Metrics[0].Data.(metricdata.Histogram[float64]).DataPoints[0]
-	got, ok := h.point(attribute.NewSet(), want.StartTime, want.Time)
-	if !ok {
-		t.Fatal("no data point")
+	got := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			got[mt.Name] = mt
+		}
 	}
-	if got.Count != want.Count || got.Sum != want.Sum || got.Min != want.Min || got.Max != want.Max {
-		t.Errorf("count %d sum %v min %v max %v, want %d %v %v %v", got.Count, got.Sum, got.Min, got.Max, want.Count, want.Sum, want.Min, want.Max)
+	want := map[string][]struct {
+		attrs  attribute.Set
+		count  uint64
+		bucket int // the bucket the values fall in
+		sum    float64
+	}{
+		"parley.server.request.duration": {
+			{attrs: callAttrs(m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeOK, ""), count: 1, bucket: 3, sum: 0.003},
+			{attrs: callAttrs(m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND"), count: 2, bucket: 1, sum: 0.002},
+		},
+		"parley.client.request.duration": {
+			{attrs: callAttrs(m, a2a.BindingGRPC, "", outcomeOK, ""), count: 1, bucket: len(durationBuckets), sum: 600},
+		},
+		"parley.store.operation.duration": {
+			{attrs: attribute.NewSet(keyStoreOp.String("Append"), keyOutcome.String(outcomeOK)), count: 1, bucket: 0, sum: 0.0005},
+		},
 	}
-	if len(got.BucketCounts) != len(want.BucketCounts) {
-		t.Fatalf("%d buckets, want %d", len(got.BucketCounts), len(want.BucketCounts))
-	}
-	for i := range want.BucketCounts {
-		if got.BucketCounts[i] != want.BucketCounts[i] {
-			t.Errorf("bucket %d (le %v): %d, want %d", i, append(durationBuckets[:], 0)[i], got.BucketCounts[i], want.BucketCounts[i])
+	for name, series := range want {
+		mt, ok := got[name]
+		if !ok {
+			t.Errorf("no %s", name)
+			continue
+		}
+		if mt.Unit != "s" {
+			t.Errorf("%s: unit %q, want s", name, mt.Unit)
+		}
+		h, ok := mt.Data.(metricdata.Histogram[float64])
+		if !ok || len(h.DataPoints) != len(series) {
+			t.Errorf("%s: %T with %d points, want a histogram with %d", name, mt.Data, len(h.DataPoints), len(series))
+			continue
+		}
+		for _, w := range series {
+			i := slices.IndexFunc(h.DataPoints, func(p metricdata.HistogramDataPoint[float64]) bool { return p.Attributes.Equals(&w.attrs) })
+			if i < 0 {
+				t.Errorf("%s: no series %v", name, w.attrs.ToSlice())
+				continue
+			}
+			p := h.DataPoints[i]
+			if !slices.Equal(p.Bounds, durationBuckets[:]) {
+				t.Errorf("%s: bounds %v, want %v", name, p.Bounds, durationBuckets)
+			}
+			if p.Count != w.count || p.BucketCounts[w.bucket] != w.count || p.Sum < w.sum*0.999 || p.Sum > w.sum*1.001 {
+				t.Errorf("%s%v: count %d, buckets %v, sum %v; want %d in bucket %d, sum %v", name, w.attrs.ToSlice(), p.Count, p.BucketCounts, p.Sum, w.count, w.bucket, w.sum)
+			}
 		}
 	}
 }

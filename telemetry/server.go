@@ -145,7 +145,7 @@ func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, b
 	}
 	d := now() - begin
 	if s.t.metering {
-		s.calls.of(m, s.binding, version, outcome, reason).h.record(d)
+		s.calls.record(ctx, d, m, s.binding, version, outcome, reason)
 	}
 	if s.server && s.t.log.Enabled(ctx, slog.LevelDebug) {
 		s.t.log.LogAttrs(ctx, slog.LevelDebug, "operation", slog.String("method", m.Name), slog.String("binding", s.binding),

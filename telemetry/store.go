@@ -118,7 +118,7 @@ func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, er
 		if failed {
 			outcome = 1
 		}
-		s.t.ins.store[call.index][outcome].record(d)
+		s.t.ins.storeDuration.Record(ctx, d.Seconds(), s.t.ins.storeOpts[call.index][outcome]...)
 	}
 	if !s.t.tracing {
 		return

@@ -36,7 +36,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -138,19 +137,18 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		}
 	}
 	var readers []sdkmetric.Option
-	prod := &producer{start: time.Now()}
 	if p.metrics {
 		exp, err := metricExporter(ctx, p.metricsProto)
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
 		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithProducer(prod))))
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 	}
 	if opts.Prometheus || p.prometheusEnv {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithProducer(prod))
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
@@ -170,7 +168,6 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 		t.stops = append(t.stops, mp.Shutdown)
 		t.flushes = append(t.flushes, mp.ForceFlush)
 		t.ins = newInstruments(mp.Meter(ScopeName))
-		prod.ins.Store(t.ins)
 		t.metering = true
 	}
 	return t, nil

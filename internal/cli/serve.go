@@ -114,7 +114,8 @@ type serveConfig struct {
 	agent          server.Agent
 	storeSpec      string
 	publicURL      string
-	extendedCard   string // the file of --extended-card
+	extendedCard   string      // the file of --extended-card
+	shapes         *shapeFlags // --capabilities, --require-extension
 	keepAlive      time.Duration
 	retention      time.Duration
 	resumeWindow   time.Duration
@@ -184,6 +185,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	addLimitFlags(fs, &cfg.limits)
 	cfg.identity = addIdentityFlags(fs)
 	cfg.backend = addBackendFlags(fs)
+	cfg.shapes = addShapeFlags(fs)
 	if err := parseCommandFlags(fs, args, "serve", serveSynopsis, stdout); err != nil {
 		return nil, err
 	}
@@ -224,6 +226,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.extendedCard != "" && !cfg.authConfigured() {
 		return nil, usageError{fmt.Errorf("--extended-card %s: the extended card is served only to authenticated callers, and no authentication is configured: "+
 			"add --auth-token NAME=TOKEN (repeatable), then fetch it with that token", cfg.extendedCard)}
+	}
+	if err := cfg.shapes.check(fs, cfg); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -317,6 +322,9 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 			o.RequireAuth = cfg.authConfigured() && !cfg.guard.allowAnonymous
 			o.Retention, o.ResumeWindow, o.IdempotencyWindow = cfg.retention, cfg.resumeWindow, cfg.idemWindow
 			o.Limits, o.Cluster = cfg.limits, cfg.replica.cluster()
+			if ext := cfg.shapes.extended; ext != nil { // --capabilities extended-card
+				o.ExtendedCard = ext
+			}
 			if cfg.replica != nil {
 				o.CursorKey = cfg.replica.cursorKey // ListTasks page tokens valid on every replica
 			}
@@ -349,7 +357,9 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 
 // editCard makes the card a2ahttp derived (its interfaces and
 // capabilities) the served agent's: its name, description, skills and
-// modes, and the security schemes of the credentials configured.
+// modes, the security schemes of the credentials configured, and the
+// shape of --capabilities and --require-extension. The extended card of
+// --capabilities extended-card is made from it here.
 func (cfg *serveConfig) editCard(derived *a2a.AgentCard) (*a2a.AgentCard, error) {
 	card, err := cfg.agentCard(derived.GetSupportedInterfaces())
 	if err != nil {
@@ -360,7 +370,11 @@ func (cfg *serveConfig) editCard(derived *a2a.AgentCard) (*a2a.AgentCard, error)
 	}
 	card.Capabilities.PushNotifications = derived.GetCapabilities().PushNotifications
 	card.Capabilities.ExtendedAgentCard = derived.GetCapabilities().ExtendedAgentCard
+	cfg.shapes.shape(card)
 	cfg.id.declare(card, cfg.staticTokens(), cfg.guard.allowAnonymous)
+	if err := cfg.makeExtended(card); err != nil {
+		return nil, err
+	}
 	return card, nil
 }
 
@@ -396,8 +410,17 @@ func (cfg *serveConfig) announce(stdout io.Writer, log *slog.Logger, listenAddr,
 	fmt.Fprintf(stdout, "  gRPC:       %s (lf.a2a.v1.A2AService, %s; reflection %s)\n", target, transport, reflection)
 	// The curl makes a fresh messageId each run: a resent messageId is an
 	// idempotent resend (docs/decisions.md#b14), which would answer with
-	// the first run's task.
-	fmt.Fprintf(stdout, "  try:        curl -s -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\\n"+
-		"                -d '{\"message\":{\"messageId\":\"m-'$(date +%%s%%N)'\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n"+
+	// the first run's task. With authentication on, it carries the
+	// credential as a shell variable (or a client certificate), and a
+	// note says where to get one: never the secret itself.
+	creds, credsNote := cfg.curlCredentials()
+	fmt.Fprintf(stdout, "  try:        curl -s -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\\n")
+	if creds != "" {
+		fmt.Fprintf(stdout, "                %s \\\n", creds)
+	}
+	fmt.Fprintf(stdout, "                -d '{\"message\":{\"messageId\":\"m-'$(date +%%s%%N)'\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}' %s/message:send\n"+
 		"              (the shell puts the time in the messageId, so each run sends a new message: a messageId sent again returns the first answer)\n", base)
+	if credsNote != "" {
+		fmt.Fprintf(stdout, "              %s\n", credsNote)
+	}
 }

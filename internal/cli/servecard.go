@@ -23,8 +23,9 @@ func checkPublicURL(publicURL string) error {
 }
 
 // readExtendedCard reads the card of --extended-card (nil without it),
-// with the 0.3 interfaces added when v0.3 is served: it is signed, and
-// served, as it is.
+// with the 0.3 interfaces added when v0.3 is served, and its capabilities
+// kept to what the server does (shapeFlags.restrictExtended): it is
+// signed, and served, as it is then.
 func (cfg *serveConfig) readExtendedCard() (*a2a.AgentCard, error) {
 	if cfg.extendedCard == "" {
 		return nil, nil
@@ -33,6 +34,7 @@ func (cfg *serveConfig) readExtendedCard() (*a2a.AgentCard, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.shapes.restrictExtended(extended, *cfg.push.on)
 	return cfg.versions.extended(extended), nil
 }
 

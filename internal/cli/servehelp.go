@@ -27,6 +27,9 @@ var flagGroups = map[string][]flagGroup{
 			"exec-grace", "exec-max-output", "proxy", "proxy-binding", "proxy-header", "proxy-token",
 			"proxy-token-file", "extended-card",
 		}},
+		{"agent shape (what the card declares, for conformance kits)", []string{
+			"capabilities", "require-extension",
+		}},
 		{"network (listeners, TLS, the addresses the card gives)", []string{
 			"addr", "grpc-addr", "grpc-reflection", "public-url", "protocol-versions", "tls-cert", "tls-key",
 			"keep-alive", "allowed-host", "cors-origin",

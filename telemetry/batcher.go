@@ -26,7 +26,7 @@ type batcher struct {
 	maxBatch int           // OTEL_BSP_MAX_EXPORT_BATCH_SIZE
 
 	mu      sync.Mutex
-	queue   []spanData
+	queue   []sdktrace.ReadOnlySpan
 	dropped uint64
 	closed  bool // shut down: spans ended afterwards are not exported
 
@@ -39,7 +39,7 @@ type batcher struct {
 
 // spanExporter is what the batcher hands its batches to (the exporter).
 type spanExporter interface {
-	export(ctx context.Context, spans []spanData) error
+	export(ctx context.Context, spans []sdktrace.ReadOnlySpan) error
 	Shutdown(ctx context.Context) error
 }
 
@@ -74,7 +74,7 @@ func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) { b.add(s) }
 
 // add queues an ended span if it is sampled, or drops it (and counts it)
 // when the queue is full.
-func (b *batcher) add(s spanData) {
+func (b *batcher) add(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
 		return
 	}

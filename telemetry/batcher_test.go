@@ -18,7 +18,7 @@ type recorder struct {
 	got      chan struct{}
 }
 
-func (r *recorder) export(_ context.Context, spans []spanData) error {
+func (r *recorder) export(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
 	r.mu.Lock()
 	var names []string
 	for _, s := range spans {

@@ -170,12 +170,11 @@ func endSpan(span trace.Span, r *result, err error, server bool) {
 	if err != nil && r.outcome == outcomeError && (!server || serverFault(err)) {
 		code, description = codes.Error, a2a.AsError(err).Message
 	}
-	if s, ok := span.(*serverSpan); ok {
-		s.finish(r, code, description)
-		return
-	}
 	buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
 	kv := r.attributes(buf[:0])
+	if op, ok := span.(*opSpan); ok {
+		kv = tally(kv, op.calls.Load(), op.nanos.Load())
+	}
 	span.SetAttributes(kv...)
 	clear(kv) // let the strings go
 	attrBufs.Put(buf)

@@ -96,8 +96,7 @@ func protocol(name string, getenv func(string) string) (string, error) {
 // samplerFromEnv makes the sampler OTEL_TRACES_SAMPLER names, with its
 // OTEL_TRACES_SAMPLER_ARG, as the SDK would (its default is parent-based,
 // always on), except that a value Parley cannot honour is an error where
-// the SDK logs it and samples everything. Parley builds the sampler itself
-// because the server spans it records (serverSpan) ask it too.
+// the SDK logs it and samples everything.
 func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
 	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
 	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -34,7 +35,6 @@ type exporter struct {
 
 	mu     sync.Mutex // one export at a time: they share buf
 	buf    []byte
-	attrs  []attribute.KeyValue // a server span's attributes, made as it is encoded
 	groups []spanGroup
 }
 
@@ -61,7 +61,7 @@ func newExporter(ctx context.Context, client otlptrace.Client) (*exporter, error
 const maxKeptBuffer = 4 << 20
 
 // export sends a batch of spans (see spanExporter).
-func (e *exporter) export(ctx context.Context, spans []spanData) error {
+func (e *exporter) export(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	groups := e.group(spans)
@@ -97,7 +97,6 @@ func (e *exporter) export(ctx context.Context, spans []spanData) error {
 	for j, rs := range out {
 		rs.ProtoReflect().SetUnknown(protoreflect.RawFields(b[bounds[2*j]:bounds[2*j+1]]))
 	}
-	clear(e.attrs[:cap(e.attrs)]) // let the strings go
 	err := e.client.UploadTraces(ctx, out)
 	if cap(b) <= maxKeptBuffer {
 		e.buf = b[:0]
@@ -112,7 +111,7 @@ func (e *exporter) export(ctx context.Context, spans []spanData) error {
 
 // group sorts the batch's spans by resource and scope, in the order they
 // first appear; the groups' slices are kept from one export to the next.
-func (e *exporter) group(spans []spanData) []spanGroup {
+func (e *exporter) group(spans []sdktrace.ReadOnlySpan) []spanGroup {
 	groups := e.groups[:0]
 	for i, sd := range spans {
 		if sd == nil {
@@ -225,7 +224,7 @@ func appendResource(b []byte, res *resource.Resource) []byte {
 }
 
 // appendScopeSpans appends one ResourceSpans.scope_spans.
-func (e *exporter) appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []byte {
+func (e *exporter) appendScopeSpans(b []byte, g *spanGroup, spans []sdktrace.ReadOnlySpan) []byte {
 	b, s := openField(b, 2)
 	if g.scope != (instrumentation.Scope{}) {
 		var is int
@@ -251,7 +250,7 @@ func (e *exporter) appendScopeSpans(b []byte, g *spanGroup, spans []spanData) []
 }
 
 // appendSpan appends one ScopeSpans.spans.
-func (e *exporter) appendSpan(b []byte, sd spanData) []byte {
+func (e *exporter) appendSpan(b []byte, sd sdktrace.ReadOnlySpan) []byte {
 	b, s := openField(b, 2)
 	sc := sd.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
@@ -272,14 +271,7 @@ func (e *exporter) appendSpan(b []byte, sd spanData) []byte {
 	}
 	b = appendFixed64(b, 7, uint64(max(0, sd.StartTime().UnixNano())))
 	b = appendFixed64(b, 8, uint64(max(0, sd.EndTime().UnixNano())))
-	var attrs []attribute.KeyValue
-	var dropped int
-	if s, ok := sd.(*serverSpan); ok {
-		e.attrs, dropped = s.attributes(e.attrs[:0])
-		attrs = e.attrs
-	} else {
-		attrs, dropped = sd.Attributes(), sd.DroppedAttributes()
-	}
+	attrs, dropped := sd.Attributes(), sd.DroppedAttributes()
 	for _, kv := range attrs {
 		b = appendKeyValue(b, 9, kv)
 	}

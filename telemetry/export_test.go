@@ -167,8 +167,8 @@ func TestExporterEncodesAsTheSDK(t *testing.T) {
 }
 
 // readOnly is the SDK's spans as the exporter takes them.
-func readOnly(spans []sdktrace.ReadOnlySpan) []spanData {
-	out := make([]spanData, len(spans))
+func readOnly(spans []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
+	out := make([]sdktrace.ReadOnlySpan, len(spans))
 	for i, s := range spans {
 		out[i] = s
 	}

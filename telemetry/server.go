@@ -69,22 +69,26 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 	return o
 }
 
-// start starts the span of a call, when tracing; the span is nil
-// otherwise, and when the sampler drops it. A server's span is a
-// serverSpan, which also tallies the store calls made for the operation.
+// start starts the span of a call through the tracer, when tracing; the
+// span is nil otherwise, and when the sampler drops it (ctx then carries
+// the SDK's span that does not record, with the span context the trace
+// goes on with). A server's span is an opSpan, which also tallies the
+// store calls made for the operation.
 func (s *observed) start(ctx context.Context, m *a2a.Method, req proto.Message) (context.Context, trace.Span) {
 	if !s.t.tracing {
 		return ctx, nil
 	}
-	if !s.server {
-		return s.t.tracer.Start(ctx, m.Name, s.startOpt...)
-	}
-	ctx, span := s.t.startServerSpan(ctx, m.Name)
-	if span == nil {
+	ctx, span := s.t.tracer.Start(ctx, m.Name, s.startOpt...)
+	if !span.IsRecording() {
 		return ctx, nil
 	}
+	if !s.server {
+		return ctx, span
+	}
+	op := &opSpan{Span: span}
+	ctx = trace.ContextWithSpan(ctx, op)
 	s.t.noteTaskWrite(ctx, m, req)
-	return ctx, span
+	return ctx, op
 }
 
 // Call implements a2a.Invoker.

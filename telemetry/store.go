@@ -124,23 +124,18 @@ func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, er
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	op, ok := span.(*serverSpan)
-	if ok {
+	if op, ok := span.(*opSpan); ok {
 		op.calls.Add(1)
 		op.nanos.Add(int64(d))
 	}
-	if !failed && d < slowStoreCall {
+	if (!failed && d < slowStoreCall) || !span.IsRecording() {
 		return
 	}
 	kv := []attribute.KeyValue{keyStoreDuration.Float64(ms(d))}
 	if failed {
 		kv = append(kv, keyStoreError.String(err.Error()))
 	}
-	if ok {
-		op.storeEvent(call.event, kv...)
-	} else if span.IsRecording() {
-		span.AddEvent(call.event, trace.WithAttributes(kv...))
-	}
+	span.AddEvent(call.event, trace.WithAttributes(kv...))
 }
 
 // ms is d in milliseconds, to the microsecond.

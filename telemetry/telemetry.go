@@ -88,10 +88,7 @@ type Telemetry struct {
 	metering bool // metrics are recorded (OTLP, Prometheus or both)
 	tracer   trace.Tracer
 	tp       trace.TracerProvider // nil when not tracing
-	sampler  sdktrace.Sampler     // the provider's, for the server spans Parley records itself
-	limits   sdktrace.SpanLimits  // the provider's
 	batch    *batcher             // the provider's span processor
-	res      *resource.Resource
 	prop     propagation.TextMapPropagator
 	ins      *instruments
 	prom     http.Handler
@@ -191,9 +188,8 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 
 // startTracing makes the tracer provider: a batcher in front of Parley's
 // exporter (see exporter) in front of the SDK's OTLP client, the sampler
-// OTEL_TRACES_SAMPLER names (default: parent-based, always on), the span
-// limits of the OTEL_SPAN_* and OTEL_EVENT_* variables, and ids from
-// idSource. The server spans (serverSpan) share all four.
+// OTEL_TRACES_SAMPLER names (default: parent-based, always on); the SDK
+// reads the span limits (OTEL_SPAN_*, OTEL_EVENT_*) itself.
 func (t *Telemetry) startTracing(ctx context.Context, client otlptrace.Client, res *resource.Resource, getenv func(string) string) error {
 	sampler, err := samplerFromEnv(getenv)
 	if err != nil {
@@ -203,9 +199,8 @@ func (t *Telemetry) startTracing(ctx context.Context, client otlptrace.Client, r
 	if err != nil {
 		return err
 	}
-	t.sampler, t.limits, t.batch, t.res = sampler, sdktrace.NewSpanLimits(), newBatcher(exp, getenv), res
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(t.batch), sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
-		sdktrace.WithRawSpanLimits(t.limits), sdktrace.WithIDGenerator(idSource{}))
+	t.batch = newBatcher(exp, getenv)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(t.batch), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
 	t.tracer, t.tp = tp.Tracer(ScopeName), tp
 	t.stops = append(t.stops, tp.Shutdown)
 	t.flushes = append(t.flushes, tp.ForceFlush)

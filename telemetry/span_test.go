@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -16,6 +17,30 @@ import (
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
 )
+
+// captureClient is an OTLP client that keeps what it would send, as the
+// receiver would decode it.
+type captureClient struct {
+	mu  sync.Mutex
+	got []*coltracepb.ExportTraceServiceRequest
+}
+
+func (c *captureClient) Start(context.Context) error { return nil }
+func (c *captureClient) Stop(context.Context) error  { return nil }
+func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	b, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	if err != nil {
+		return err
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, &req)
+	return nil
+}
 
 // tracingOnly is a Telemetry that traces (as New makes it, configured by
 // getenv), its spans exported to a captureClient.

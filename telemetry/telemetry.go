@@ -74,7 +74,9 @@ type Options struct {
 	Prometheus bool
 	// Getenv reads the environment (default os.Getenv); the OTLP
 	// exporters read their own variables (endpoints, headers, timeouts,
-	// certificates) from the process environment.
+	// certificates) from the process environment, and so do the SDK's
+	// batch span processor (OTEL_BSP_*) and span limits (OTEL_SPAN_*,
+	// OTEL_EVENT_*, OTEL_ATTRIBUTE_*).
 	Getenv func(string) string
 	// Logger receives the exporters' errors (default slog.Default()).
 	Logger *slog.Logger
@@ -88,7 +90,6 @@ type Telemetry struct {
 	metering bool // metrics are recorded (OTLP, Prometheus or both)
 	tracer   trace.Tracer
 	tp       trace.TracerProvider // nil when not tracing
-	batch    *batcher             // the provider's span processor
 	prop     propagation.TextMapPropagator
 	ins      *instruments
 	prom     http.Handler
@@ -186,21 +187,21 @@ func newResource(ctx context.Context, opts Options) (*resource.Resource, error) 
 	return resource.New(ctx, attrs...)
 }
 
-// startTracing makes the tracer provider: a batcher in front of Parley's
-// exporter (see exporter) in front of the SDK's OTLP client, the sampler
-// OTEL_TRACES_SAMPLER names (default: parent-based, always on); the SDK
-// reads the span limits (OTEL_SPAN_*, OTEL_EVENT_*) itself.
+// startTracing makes the tracer provider: the SDK's batch span processor
+// (configured by OTEL_BSP_*) in front of the SDK's OTLP exporter over
+// client (otlptrace.New), and the sampler OTEL_TRACES_SAMPLER names
+// (default: parent-based, always on); the SDK reads the span limits
+// (OTEL_SPAN_*, OTEL_EVENT_*) itself.
 func (t *Telemetry) startTracing(ctx context.Context, client otlptrace.Client, res *resource.Resource, getenv func(string) string) error {
 	sampler, err := samplerFromEnv(getenv)
 	if err != nil {
 		return err
 	}
-	exp, err := newExporter(ctx, client)
+	exp, err := otlptrace.New(ctx, client)
 	if err != nil {
 		return err
 	}
-	t.batch = newBatcher(exp, getenv)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(t.batch), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
 	t.tracer, t.tp = tp.Tracer(ScopeName), tp
 	t.stops = append(t.stops, tp.Shutdown)
 	t.flushes = append(t.flushes, tp.ForceFlush)

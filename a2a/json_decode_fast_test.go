@@ -347,3 +347,41 @@ func TestFastDecoderGenerated(t *testing.T) {
 	}
 	t.Logf("%d of %d taken by the fast reader", taken, total)
 }
+
+// TestFastDecoderConcurrent: the field tables are built once and shared;
+// goroutines reading the same types at once, from an empty cache, build
+// and read them safely (go test -race).
+func TestFastDecoderConcurrent(t *testing.T) {
+	sample, err := Marshal(sampleSendRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := Marshal(sampleTask())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := [][]byte{sample, []byte(`{"task":` + string(task) + `}`), task}
+	decTables.Clear()
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			for i := range 20 {
+				in := inputs[(g+i)%len(inputs)]
+				for _, tg := range decodeTargets {
+					fast, general := tg.new(), tg.new()
+					ok := unmarshalFast(in, fast)
+					if err := unmarshalGeneral(in, general); ok && (err != nil || !proto.Equal(fast, general)) {
+						done <- errors.New(tg.name + ": the fast reader differs on " + string(in))
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

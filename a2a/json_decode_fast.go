@@ -278,9 +278,10 @@ func (d *fastDecoder) text(s []byte) string {
 		return string(s)
 	}
 	if cap(d.arena)-len(d.arena) < len(s) {
-		// A block the size of the input left to read (it cannot hold more
-		// string bytes than that), within the bounds.
-		d.arena = make([]byte, 0, min(max(len(d.b)-d.i, arenaString), arenaBlock))
+		// A block half the size of the input left to read (string text
+		// is rarely more of a request than that; another block follows
+		// when it is), within the bounds.
+		d.arena = make([]byte, 0, min(max((len(d.b)-d.i)/2, arenaString), arenaBlock))
 	}
 	start := len(d.arena)
 	d.arena = append(d.arena, s...)

@@ -127,9 +127,10 @@ type decField struct {
 	val         *decField                          // the values, for maps
 	// Where the field is in its generated Go struct (json_decode_direct.go).
 	store   storeKind
-	off     uintptr      // the offset of the Go field
-	wrapper reflect.Type // for a oneof member: its wrapper struct
-	iface   reflect.Type // for a oneof member: the oneof's interface type
+	off     uintptr        // the offset of the Go field
+	wrapper reflect.Type   // for a oneof member: its wrapper struct
+	iface   reflect.Type   // for a oneof member: the oneof's interface type
+	itab    unsafe.Pointer // for a oneof member: its interface type word (itabOf)
 }
 
 // decTables caches decTableFor's results.

@@ -17,6 +17,13 @@ type StreamEvent struct {
 	// (the server's SSE writer then sends both in one write). It is a
 	// hint only: an event with More set may still be the last.
 	More bool
+	// Cache, when not nil, keeps what the transports make of Response
+	// (its encodings) for every stream that carries this same event: the
+	// server core attaches one to an event it delivers to more than one
+	// stream, so that each wire format is encoded once, not once per
+	// stream (see EventCache). An event with no Cache is encoded by the
+	// stream that sends it.
+	Cache *EventCache
 }
 
 // Service is the eleven operations of the A2A protocol (spec §3.1), the same

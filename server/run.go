@@ -191,6 +191,11 @@ func (r *run) wake() {
 func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 	defer r.wake()
 	ev := a2a.StreamEvent{Response: resp}
+	if len(r.subs) > 1 {
+		// The streams share one encoding of the event per wire format;
+		// a lone stream encodes it itself, as before, into its own buffer.
+		ev.Cache = a2a.NewEventCache(resp)
+	}
 	if withSeq {
 		r.seq++
 		ev.Seq = r.seq

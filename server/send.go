@@ -152,6 +152,7 @@ func pass(ev a2a.StreamEvent, hl *int32, closeOnInput bool, yield func(a2a.Strea
 	if t := ev.Response.GetTask(); t != nil && hl != nil {
 		// The event is shared by every subscriber: trim a copy.
 		ev.Response = &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: withHistory(t, hl, false)}}
+		ev.Cache = nil // its encodings are this stream's own
 	}
 	if !yield(ev, nil) || ev.Response.GetMessage() != nil {
 		return false

@@ -1,6 +1,7 @@
 package grpcbind
 
 import (
+	"bytes"
 	"errors"
 
 	"connectrpc.com/connect"
@@ -14,8 +15,28 @@ import (
 // message carries any message of the method table through connect-go, so
 // that one generic handler and one generic client serve every operation:
 // the initializers below put an empty message of the right type in it
-// before connect-go decodes into it.
-type message struct{ proto.Message }
+// before connect-go decodes into it. A stream event that several streams
+// carry also brings its shared cache of encodings (a2a.EventCache), so
+// that the codecs encode it once for all of them.
+type message struct {
+	proto.Message
+	cache *a2a.EventCache
+}
+
+// shared returns the cache of v's encodings that v shares with other
+// streams, and the StreamResponse it holds them for; nil when there is
+// none.
+func shared(v any) (*a2a.EventCache, *a2a.StreamResponse) {
+	m, ok := v.(*message)
+	if !ok {
+		return nil, nil
+	}
+	resp, ok := m.Message.(*a2a.StreamResponse)
+	if !ok || !m.cache.Holds(resp) {
+		return nil, nil
+	}
+	return m.cache, resp
+}
 
 // requestOf returns the initializer of an operation's request messages.
 func requestOf(m *a2a.Method) func(connect.Spec, any) error {
@@ -55,9 +76,22 @@ type protoCodec struct{}
 
 func (protoCodec) Name() string { return "proto" }
 
-func (protoCodec) Marshal(v any) ([]byte, error) { return proto.Marshal(protoOf(v)) }
+// Marshal returns bytes of their own: connect-go may reuse them.
+func (c protoCodec) Marshal(v any) ([]byte, error) {
+	if cache, _ := shared(v); cache != nil {
+		return c.MarshalAppend(nil, v)
+	}
+	return proto.Marshal(protoOf(v))
+}
 
 func (protoCodec) MarshalAppend(b []byte, v any) ([]byte, error) {
+	if cache, resp := shared(v); cache != nil {
+		data, err := cache.LoadBytes(resp, "proto", func() ([]byte, error) { return proto.Marshal(resp) })
+		if err != nil {
+			return b, err
+		}
+		return append(b, data...), nil
+	}
 	return proto.MarshalOptions{}.MarshalAppend(b, protoOf(v))
 }
 
@@ -84,7 +118,14 @@ type jsonCodec struct{}
 
 func (jsonCodec) Name() string { return "json" }
 
-func (jsonCodec) Marshal(v any) ([]byte, error) { return protojson.Marshal(protoOf(v)) }
+// Marshal returns bytes of their own: connect-go may reuse them.
+func (jsonCodec) Marshal(v any) ([]byte, error) {
+	if cache, resp := shared(v); cache != nil {
+		data, err := cache.LoadBytes(resp, "protojson", func() ([]byte, error) { return protojson.Marshal(resp) })
+		return bytes.Clone(data), err
+	}
+	return protojson.Marshal(protoOf(v))
+}
 
 func (jsonCodec) Unmarshal(b []byte, v any) error {
 	m := protoOf(v)

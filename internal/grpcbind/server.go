@@ -246,7 +246,7 @@ func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.H
 		if err != nil {
 			return nil, h.fail(ctx, m.Name, ci, err)
 		}
-		out := connect.NewResponse(&message{resp})
+		out := connect.NewResponse(&message{Message: resp})
 		httpx.SetResponseHeaders(out.Header(), ci, nil)
 		return out, nil
 	}, opts...)
@@ -276,7 +276,7 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 			}
 			sent = true
 		}
-		if err := out.Send(&message{ev.Response}); err != nil {
+		if err := out.Send(&message{Message: ev.Response, cache: ev.Cache}); err != nil {
 			return err // the client is gone or the message is over the limit
 		}
 	}

@@ -198,7 +198,7 @@ func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message)
 		msg = m.NewRequest()
 	}
 	st := &callState{}
-	req := connect.NewRequest(&message{msg})
+	req := connect.NewRequest(&message{Message: msg})
 	h := req.Header()
 	t.md.Apply(ctx, h)
 	if seq, ok := streamctx.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {

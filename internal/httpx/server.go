@@ -218,3 +218,20 @@ func LogError(log interface{ Error(string, ...any) }, op string, e *a2a.Error) {
 		log.Error("operation failed: unavailable", "op", op, "err", fmt.Sprint(e))
 	}
 }
+
+// AppendEventJSON appends the ProtoJSON of an event's StreamResponse to b:
+// the data of an HTTP+JSON event and the result of a JSON-RPC one. An
+// event several streams carry (a2a.StreamEvent.Cache) is encoded once for
+// all of them, and its bytes copied to each.
+func AppendEventJSON(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	if !ev.Cache.Holds(ev.Response) {
+		return a2a.AppendJSON(b, ev.Response)
+	}
+	data, err := ev.Cache.LoadBytes(ev.Response, "json", func() ([]byte, error) {
+		return a2a.AppendJSON(make([]byte, 0, 512), ev.Response)
+	})
+	if err != nil {
+		return b, err
+	}
+	return append(b, data...), nil
+}

@@ -176,7 +176,7 @@ func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
 func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
-	return appendResult(b, e.id, ev.Response)
+	return appendEvent(b, e.id, ev)
 }
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {

@@ -226,6 +226,18 @@ func appendResult(b []byte, id json.RawMessage, result proto.Message) ([]byte, e
 	return append(b, '}'), err
 }
 
+// appendEvent renders a JSON-RPC response whose result is a stream
+// event's StreamResponse, as appendResult does: the result is the one
+// encoding that every stream carrying the event shares
+// (httpx.AppendEventJSON), the envelope around it this request's.
+func appendEvent(b []byte, id json.RawMessage, ev a2a.StreamEvent) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b, err := httpx.AppendEventJSON(b, ev)
+	return append(b, '}'), err
+}
+
 // appendError renders a JSON-RPC error response: code, message and data,
 // the array of error details (spec §9.5).
 func appendError(b []byte, id json.RawMessage, e *a2a.Error) []byte {

@@ -168,7 +168,7 @@ func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
 func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
-	return a2a.AppendJSON(b, ev.Response)
+	return httpx.AppendEventJSON(b, ev)
 }
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {

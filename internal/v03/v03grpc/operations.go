@@ -85,6 +85,10 @@ func (h *Handler) sendMessage(ctx context.Context, req *connect.Request[v03pb.Se
 	return connect.NewResponse(out), nil
 }
 
+// v03Key names the v0.3 translation of an event in its a2a.EventCache:
+// a SubscribeToTask stream's differs from a SendStreamingMessage one's.
+var v03Key = map[bool]string{false: "v0.3 grpc", true: "v0.3 grpc subscribe"}
+
 // stream relays a v1.0 stream as v0.3 StreamResponses.
 func (h *Handler) stream(ctx context.Context, md map[string][]string, name string, req proto.Message, subscribe bool, out *connect.ServerStream[v03pb.StreamResponse]) error {
 	ctx, err := begin(ctx, md)
@@ -95,11 +99,16 @@ func (h *Handler) stream(ctx context.Context, md map[string][]string, name strin
 		if err != nil {
 			return h.fail(name, err)
 		}
-		msg := &v03pb.StreamResponse{}
-		if err := fromCodec(v03.PEventFromV1(ev.Response, subscribe), msg); err != nil {
+		// An event several streams carry is translated once for all of
+		// them (a2a.EventCache); connect-go only reads the message.
+		v, err := ev.Cache.Load(ev.Response, v03Key[subscribe], func() (any, error) {
+			msg := &v03pb.StreamResponse{}
+			return msg, fromCodec(v03.PEventFromV1(ev.Response, subscribe), msg)
+		})
+		if err != nil {
 			return h.fail(name, err)
 		}
-		if err := out.Send(msg); err != nil {
+		if err := out.Send(v.(*v03pb.StreamResponse)); err != nil {
 			return err
 		}
 	}

@@ -132,6 +132,9 @@ func (e *rpcStream) Refuse(w http.ResponseWriter, err error) {
 func (e *rpcStream) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
 func (e *rpcStream) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	if ev.Cache.Holds(ev.Response) {
+		return e.appendShared(b, ev)
+	}
 	data, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -139,6 +142,34 @@ func (e *rpcStream) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
 	}{"2.0", e.id, v03.EventFromV1(ev.Response, e.subscribe)})
 	return append(b, data...), err
 }
+
+// appendShared is AppendEvent for an event several streams carry: its
+// result is encoded once for all of them, and this stream's envelope (the
+// same bytes json.Marshal writes around it) is written around it.
+func (e *rpcStream) appendShared(b []byte, ev a2a.StreamEvent) ([]byte, error) {
+	result, err := ev.Cache.LoadBytes(ev.Response, rpcKey[e.subscribe], func() ([]byte, error) {
+		return json.Marshal(v03.EventFromV1(ev.Response, e.subscribe))
+	})
+	if err != nil {
+		return b, err
+	}
+	head, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+	}{"2.0", e.id})
+	if err != nil {
+		return b, err
+	}
+	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}'), nil
+}
+
+// rpcKey names the v0.3 JSON-RPC result of an event in its
+// a2a.EventCache: a SubscribeToTask stream's differs from a
+// SendStreamingMessage one's.
+var rpcKey = map[bool]string{false: "v0.3 jsonrpc", true: "v0.3 jsonrpc subscribe"}
 
 func (e *rpcStream) Fail(err error) (string, []byte) {
 	ae := a2a.AsError(err)

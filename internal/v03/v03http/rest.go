@@ -302,9 +302,17 @@ func (e *restStream) Refuse(w http.ResponseWriter, err error) {
 func (e *restStream) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
 
 func (e *restStream) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
-	data, err := json.Marshal(v03.PEventFromV1(ev.Response, e.subscribe))
+	// An event several streams carry is encoded once for all of them.
+	data, err := ev.Cache.LoadBytes(ev.Response, restKey[e.subscribe], func() ([]byte, error) {
+		return json.Marshal(v03.PEventFromV1(ev.Response, e.subscribe))
+	})
 	return append(b, data...), err
 }
+
+// restKey names the v0.3 HTTP+JSON encoding of an event in its
+// a2a.EventCache: a SubscribeToTask stream's differs from a
+// SendStreamingMessage one's.
+var restKey = map[bool]string{false: "v0.3 rest", true: "v0.3 rest subscribe"}
 
 func (e *restStream) Fail(err error) (string, []byte) {
 	ae := a2a.AsError(err)

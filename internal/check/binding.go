@@ -27,6 +27,8 @@ func (b *bindingRun) run(ctx context.Context) {
 	}
 	runSteps(ctx, b, b, unknownTaskSteps)
 	runSteps(ctx, b, b, versionSteps)
+	runSteps(ctx, b, b, extensionSteps)
+	runSteps(ctx, b, b, capabilitySteps)
 	b.mediaTypeChecks(ctx)
 	switch b.t.binding {
 	case a2a.BindingJSONRPC:

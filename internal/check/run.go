@@ -170,6 +170,7 @@ func (s *session) newTarget(in *a2a.AgentInterface, b string, grpcHC *http.Clien
 	for k, v := range s.opts.Header {
 		h[http.CanonicalHeaderKey(k)] = v
 	}
+	activateRequired(s.card, h)
 	t := &target{binding: b, url: in.GetUrl(), tenant: in.GetTenant(), hc: s.hc, header: h, token: s.opts.Token}
 	if b == a2a.BindingGRPC {
 		// A dial target says nothing about TLS: a card served over https

@@ -39,6 +39,9 @@ type callOpts struct {
 	query       string  // extra raw query appended to the URL
 	contentType string  // request Content-Type override
 	rawBody     []byte  // JSON-RPC: send this body instead of an envelope
+	// noExtensions sends no A2A-Extensions header, not even the required
+	// extensions every other call activates (activateRequired).
+	noExtensions bool
 }
 
 // exchange is one HTTP request and what came back.

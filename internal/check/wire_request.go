@@ -95,8 +95,11 @@ func (t *target) do(ctx context.Context, method string, req proto.Message, o cal
 }
 
 // setCallHeaders sets the A2A-Version and Authorization headers of a call
-// on any binding.
+// on any binding, and drops A2A-Extensions when o says so.
 func (t *target) setCallHeaders(h http.Header, o callOpts) {
+	if o.noExtensions {
+		h.Del(extensionsHeader)
+	}
 	switch {
 	case o.version == nil:
 		h.Set("A2A-Version", a2a.ProtocolVersion)

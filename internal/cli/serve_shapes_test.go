@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +57,19 @@ func v03Body(method, id, text string) string {
 		`","role":"user","parts":[{"kind":"text","text":"` + text + `"}]}}}`
 }
 
-// gradeNoFail runs the conformance checks against p and fails on any
-// FAIL; it returns the results.
+// gradeNoFail runs the conformance checks against p, Parley's
+// conformance agent, and fails on any FAIL; it returns the results.
 func gradeNoFail(t *testing.T, p *proc) []conformance.Result {
+	t.Helper()
+	rep := grade(t, p)
+	if !rep.ConformanceAgent() {
+		t.Errorf("the checker did not recognise the conformance agent")
+	}
+	return rep.Results()
+}
+
+// grade runs the conformance checks against p and fails on any FAIL.
+func grade(t *testing.T, p *proc) *conformance.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -66,15 +77,12 @@ func gradeNoFail(t *testing.T, p *proc) []conformance.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.ConformanceAgent() {
-		t.Errorf("the checker did not recognise the conformance agent")
-	}
 	for _, r := range rep.Results() {
 		if r.Status == conformance.Fail {
 			t.Errorf("FAIL %s %s: %s", r.Binding, r.ID, r.Detail)
 		}
 	}
-	return rep.Results()
+	return rep
 }
 
 // TestServeShapeNoStreaming: --capabilities no-streaming declares
@@ -121,15 +129,18 @@ func TestServeShapeNoStreaming(t *testing.T) {
 
 	// The checks of a stream's shape cannot run: they are N/A or SKIP,
 	// never FAIL (gradeNoFail), and the refusals are graded.
-	var skipped int
+	var skipped, refused int
 	for _, r := range gradeNoFail(t, p) {
+		if r.ID == "capabilities.no-streaming" && r.Status == conformance.Pass {
+			refused++
+		}
 		if (r.Operation == "SendStreamingMessage" || r.Operation == "SubscribeToTask") &&
 			(r.Status == conformance.Skip || r.Status == conformance.NotApplicable) {
 			skipped++
 		}
 	}
-	if skipped == 0 {
-		t.Errorf("no streaming check was N/A or SKIP against an agent without streaming")
+	if skipped == 0 || refused != 3 {
+		t.Errorf("%d streaming checks N/A or SKIP, capabilities.no-streaming passed on %d bindings: want some, and 3", skipped, refused)
 	}
 }
 
@@ -197,6 +208,14 @@ func TestServeShapeRequiredExtension(t *testing.T) {
 			m, _ = rpc(t, p, rpcSendBody("SendStreamingMessage", "e-5", "hello"), "A2A-Version", "1.0", "A2A-Extensions", ext1+","+ext2)
 			if rpcCode(m) != -32004 {
 				t.Errorf("stream with the extensions: %v; want -32004 (no streaming)", m)
+			}
+			// The checker activates the required extensions, and grades
+			// the refusal without them and the refusal of a stream.
+			rep := grade(t, p)
+			for _, id := range []string{"extensions.required", "capabilities.no-streaming"} {
+				if rs := rep.Results(); !slices.ContainsFunc(rs, func(r conformance.Result) bool { return r.ID == id && r.Status == conformance.Pass }) {
+					t.Errorf("%s did not pass", id)
+				}
 			}
 		})
 	}

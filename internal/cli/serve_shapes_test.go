@@ -169,11 +169,16 @@ func TestServeShapeNoPush(t *testing.T) {
 // not activate all of them is refused with ExtensionSupportRequiredError
 // (-32008, spec §3.3.4, §4.6.3), one that does is served, and the
 // response's A2A-Extensions header echoes what was activated. It works
-// with --exec too.
+// with --exec and --proxy too (in front of an agent that streams: the
+// proxy does not).
 func TestServeShapeRequiredExtension(t *testing.T) {
 	const ext1, ext2 = "https://example.com/extensions/sign/v1", "urn:example:trace"
-	for _, agent := range [][]string{{"--agent", "echo"}, {"--exec", "cat"}} {
-		t.Run(agent[1], func(t *testing.T) {
+	for _, agent := range [][]string{{"--agent", "echo"}, {"--exec", "cat"}, {"--proxy", ""}} {
+		t.Run(agent[0][2:], func(t *testing.T) {
+			if agent[0] == "--proxy" {
+				up := serve(t, "--agent", "echo", "--store", "memory")
+				agent = []string{"--proxy", "http://" + up.addr}
+			}
 			p := serve(t, append(agent, "--store", "memory", "--require-extension", ext1, "--require-extension", ext2,
 				"--capabilities", "no-streaming")...)
 			card := p.getJSON(t, "/.well-known/agent-card.json")

@@ -140,8 +140,9 @@ const requiredExtensionDescription = "required by this server: activate it with 
 
 // shape applies the shape flags to the capabilities of card: streaming
 // off, the required extensions declared (an extension the card lists
-// already becomes required), the extended card declared. It never turns
-// on what the card's own flags turned off.
+// already becomes required), and the extended card of --capabilities
+// extended-card declared. Push notifications are not touched: no-push
+// turned --push off, and a2ahttp declares them from that.
 func (s *shapeFlags) shape(card *a2a.AgentCard) {
 	if card.Capabilities == nil {
 		card.Capabilities = &a2a.AgentCapabilities{}

@@ -1,8 +1,9 @@
 package a2a
 
 // The single-pass reader behind Unmarshal. It reads ProtoJSON straight into
-// a message through protoreflect, one field table per message type (cached
-// like the encoder's), and accepts an input only when it is sure that the
+// a message, through protoreflect or, for generated types, into their Go
+// structs, with one field table per message type (cached like the
+// encoder's), and accepts an input only when it is sure that the
 // general path (protojson with DiscardUnknown and RecursionLimit MaxDepth,
 // then the enum check) accepts it too and builds the same message. On
 // anything else (an error, or a construct it does not read itself: an
@@ -125,7 +126,8 @@ type decField struct {
 	enumNums    map[string]protoreflect.EnumNumber // value names, for enum fields
 	key         protoreflect.Kind                  // the key kind, for maps
 	val         *decField                          // the values, for maps
-	// Where the field is in its generated Go struct (json_decode_direct.go).
+	// Where the field is in its generated Go struct, when it is stored
+	// there directly (storeKind).
 	store   storeKind
 	off     uintptr        // the offset of the Go field
 	wrapper reflect.Type   // for a oneof member: its wrapper struct

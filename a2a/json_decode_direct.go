@@ -177,36 +177,6 @@ func layoutOneof(f *decField, fd protoreflect.FieldDescriptor, st reflect.Type, 
 		return
 	}
 	f.store, f.off, f.wrapper, f.iface = store, sf.Offset, wt.Elem(), sf.Type
-	f.itab = itabOf(sf.Type, wt)
-}
-
-// ifaceWords is the layout of a Go interface value with methods: the
-// word naming its dynamic type (with the method table) and the data word,
-// here the pointer to a oneof wrapper.
-type ifaceWords struct {
-	tab, data unsafe.Pointer
-}
-
-// itabOf returns the type word of the interface type it holding a value
-// of the pointer type pt, when storing that word and a pointer as an
-// ifaceWords is checked to give the interface value reflect would store;
-// nil otherwise (the member is then stored with reflect).
-func itabOf(it, pt reflect.Type) unsafe.Pointer {
-	if it.Kind() != reflect.Interface || it.Size() != unsafe.Sizeof(ifaceWords{}) {
-		return nil
-	}
-	probe, w := reflect.New(it), reflect.New(pt.Elem())
-	probe.Elem().Set(w)
-	words := (*ifaceWords)(probe.UnsafePointer())
-	if words.data != w.UnsafePointer() {
-		return nil
-	}
-	again, w2 := reflect.New(it), reflect.New(pt.Elem())
-	*(*ifaceWords)(again.UnsafePointer()) = ifaceWords{words.tab, w2.UnsafePointer()}
-	if held := again.Elem().Elem(); held.Type() != pt || held.UnsafePointer() != w2.UnsafePointer() {
-		return nil
-	}
-	return words.tab
 }
 
 // reflectAt returns the message of type t at p through protoreflect.
@@ -412,15 +382,9 @@ func (d *fastDecoder) fieldAt(p unsafe.Pointer, f *decField) bool {
 			}
 		}
 	case storeOneofString, storeOneofBytes, storeOneofMessage:
-		var wp unsafe.Pointer
-		if f.itab != nil {
-			wp = newStruct(f.wrapper)
-			*(*ifaceWords)(fp) = ifaceWords{f.itab, wp}
-		} else {
-			w := reflect.New(f.wrapper)
-			wp = w.UnsafePointer()
-			reflect.NewAt(f.iface, fp).Elem().Set(w)
-		}
+		w := reflect.New(f.wrapper)
+		wp := w.UnsafePointer()
+		reflect.NewAt(f.iface, fp).Elem().Set(w)
 		switch f.store {
 		case storeOneofMessage:
 			child := newStruct(f.msg.goType)

@@ -129,10 +129,9 @@ type decField struct {
 	// Where the field is in its generated Go struct, when it is stored
 	// there directly (storeKind).
 	store   storeKind
-	off     uintptr        // the offset of the Go field
-	wrapper reflect.Type   // for a oneof member: its wrapper struct
-	iface   reflect.Type   // for a oneof member: the oneof's interface type
-	itab    unsafe.Pointer // for a oneof member: its interface type word (itabOf)
+	off     uintptr      // the offset of the Go field
+	wrapper reflect.Type // for a oneof member: its wrapper struct
+	iface   reflect.Type // for a oneof member: the oneof's interface type
 }
 
 // decTables caches decTableFor's results.

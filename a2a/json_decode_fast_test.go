@@ -385,21 +385,3 @@ func TestFastDecoderConcurrent(t *testing.T) {
 		}
 	}
 }
-
-// TestOneofWords: a oneof member is stored by writing its interface
-// words (itabOf) for the A2A oneofs, and reads back as Go code sees it.
-func TestOneofWords(t *testing.T) {
-	tb := decTableFor((&Part{}).ProtoReflect().Descriptor())
-	for _, name := range []string{"text", "raw", "url", "data"} {
-		if f := tb.field([]byte(name)); f == nil || f.itab == nil {
-			t.Errorf("Part.%s: not stored by its interface words", name)
-		}
-	}
-	var p Part
-	if err := Unmarshal([]byte(`{"url":"https://x/y"}`), &p); err != nil || p.GetUrl() != "https://x/y" {
-		t.Fatalf("%v, %v", &p, err)
-	}
-	if _, ok := p.GetContent().(*Part_Url); !ok {
-		t.Fatalf("content is %T", p.GetContent())
-	}
-}

@@ -1,8 +1,6 @@
 package sqlitestore
 
-import (
-	"context"
-)
+import "context"
 
 // OutboxDepth returns how many push notifications are queued in the
 // outbox, for the outbox depth metric (package telemetry). It counts the

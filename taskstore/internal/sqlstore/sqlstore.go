@@ -122,6 +122,33 @@ func (d *Dialect) Wrap(op string, err error) error {
 	return d.Unavailable(fmt.Errorf("%s: %s: %w", d.Name, op, err))
 }
 
+// BatchError returns err as an error that does not read as one of a
+// write that changed nothing (taskstore.ErrExists, ErrNotFound, ErrSeq): a
+// batch that fails after its first write must be rolled back whole.
+func (d *Dialect) BatchError(err error) error {
+	if Clean(err) {
+		return fmt.Errorf("%s: a batch failed after its first write: %s", d.Name, err)
+	}
+	return err
+}
+
+// Clean reports whether a write that failed with err changed nothing:
+// the refusals every write makes before its first change
+// (taskstore.ErrExists, ErrNotFound, ErrSeq).
+func Clean(err error) bool {
+	return errors.Is(err, taskstore.ErrExists) || errors.Is(err, taskstore.ErrNotFound) || errors.Is(err, taskstore.ErrSeq)
+}
+
+// Refused returns err as it is when it is nil or one of the refusals a
+// caller acts on (Clean's, and taskstore.ErrFenced), and otherwise
+// wrapped with op (Wrap).
+func (d *Dialect) Refused(op string, err error) error {
+	if err == nil || Clean(err) || errors.Is(err, taskstore.ErrFenced) {
+		return err
+	}
+	return d.Wrap(op, err)
+}
+
 // IsNoRows reports whether err says a query of one row found none.
 func (d *Dialect) IsNoRows(err error) bool { return errors.Is(err, d.NoRows) }
 

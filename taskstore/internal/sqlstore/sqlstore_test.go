@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/layout"
 )
@@ -38,7 +37,7 @@ func TestBind(t *testing.T) {
 // TestListSQL checks that every filter combination numbers its
 // parameters as ListArgs gives them, the limit last.
 func TestListSQL(t *testing.T) {
-	q := taskstore.ListQuery{ContextID: "c", State: a2a.TaskState_TASK_STATE_WORKING, Since: time.UnixMilli(5),
+	q := taskstore.ListQuery{ContextID: "c", State: 3, Since: time.UnixMilli(5),
 		After: &taskstore.Cursor{Time: time.UnixMilli(9), ID: "x"}}
 	for f := range layout.ListFilter(16) {
 		args := ListArgs(f, taskstore.Scope{Tenant: "t", Owner: "o"}, q)

@@ -14,6 +14,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,9 @@ func (o *Options) WithDefaults() Options {
 const (
 	HeaderVersion    = "A2A-Version"
 	HeaderExtensions = "A2A-Extensions"
+	// HeaderExtensionsV03 is the name A2A v0.3 gave the extensions header
+	// (its clients send it); it is read beside HeaderExtensions.
+	HeaderExtensionsV03 = "X-A2A-Extensions"
 )
 
 // DefaultMaxBody is the default limit on a request body: 10 MiB.
@@ -92,7 +96,8 @@ const DefaultMaxBody = 10 << 20
 // CallInfo returns the request's CallInfo (created by authentication
 // middleware, or new) with the service parameters of the HTTP bindings filled
 // in: A2A-Version from the header or, failing that, the A2A-Version query
-// parameter (docs/decisions.md#b7); A2A-Extensions from every header line,
+// parameter (docs/decisions.md#b7); A2A-Extensions (and v0.3's X-A2A-Extensions,
+// which v0.3 clients send) from every header line,
 // comma-separated; Last-Event-ID as it came.
 func CallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, true) }
 
@@ -113,10 +118,12 @@ func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	// on HTTP, the same name as gRPC metadata (headers on the wire).
 	ci.LastEventID = strings.TrimSpace(r.Header.Get(streamctx.LastEventIDHeader))
 	ci.Extensions = ci.Extensions[:0]
-	for _, line := range r.Header.Values(HeaderExtensions) {
-		for _, uri := range strings.Split(line, ",") {
-			if uri = strings.TrimSpace(uri); uri != "" {
-				ci.Extensions = append(ci.Extensions, uri)
+	for _, name := range [...]string{HeaderExtensions, HeaderExtensionsV03} {
+		for _, line := range r.Header.Values(name) {
+			for _, uri := range strings.Split(line, ",") {
+				if uri = strings.TrimSpace(uri); uri != "" && !slices.Contains(ci.Extensions, uri) {
+					ci.Extensions = append(ci.Extensions, uri)
+				}
 			}
 		}
 	}

@@ -134,7 +134,7 @@ var migrations = [][]string{
 	},
 	// Version 3: sealed push secrets. With push keys, a configuration's
 	// credentials and token are cleared from data and kept, encrypted,
-	// in secret (see sealConfig); without keys secret is NULL and data
+	// in secret (see sqlstore.Sealer); without keys secret is NULL and data
 	// holds the configuration as given. The version also keeps an older
 	// program, which would read such a configuration as one without
 	// credentials, from opening the file.

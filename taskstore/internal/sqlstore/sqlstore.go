@@ -16,10 +16,12 @@
 // schema stay in the store.
 //
 // The shared readers take a driver's result set through Rows, which
-// *sql.Rows and pgx.Rows both satisfy, and are generic over the byte
-// slice type they scan into: sql.RawBytes lets SQLite decode rows without
-// copying them, pgx scans into []byte. They never close the rows they are
-// given; the caller does.
+// *sql.Rows and pgx.Rows both satisfy, and the hot ones are generic over
+// the byte slice type they scan into: sql.RawBytes lets SQLite decode
+// rows without copying them, pgx scans into []byte. A reader given Rows
+// never closes them, the caller does; the few calls off the hot paths
+// that run a query themselves (Query, Sealer.CheckRows,
+// Sealer.ResealAll) take a Cursor and close it.
 package sqlstore
 
 import (

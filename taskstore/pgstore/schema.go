@@ -70,7 +70,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // migrations[v] upgrades a version v database to version v+1.
 var migrations = [][]string{
 	0: {
-		// The header of a task kept in pieces (see headerColumns).
+		// The header of a task kept in pieces (see sqlstore.Dialect.HeaderColumns).
 		// next_history and next_chunk number the task's next history and
 		// chunk rows.
 		`CREATE TABLE tasks (

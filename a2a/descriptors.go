@@ -95,8 +95,8 @@ func infoFor(md protoreflect.MessageDescriptor) *msgInfo {
 		f := &info.fields[i]
 		info.byName[f.jsonName] = f
 	}
-	info.hasEnum = reachesEnum(md, map[protoreflect.FullName]bool{})
-	info.hasStringList = reachesStringListMap(md, map[protoreflect.FullName]bool{})
+	info.hasEnum = reaches(md, map[protoreflect.FullName]bool{}, isEnum)
+	info.hasStringList = reaches(md, map[protoreflect.FullName]bool{}, isStringListMap)
 	v, _ := msgInfos.LoadOrStore(md, info)
 	return v.(*msgInfo)
 }
@@ -140,47 +140,39 @@ func wktOf(md protoreflect.MessageDescriptor) wktKind {
 }
 
 // holdsCheckable reports whether a field holds messages (alone, in a list
-// or as map values) in which CheckRequired can find a broken rule.
+// or as map values) in which CheckRequired can find a broken rule: Parts
+// (whose content must be set), or messages that reach, through messages
+// other than well-known types, a REQUIRED field or a Part.
 func holdsCheckable(fd protoreflect.FieldDescriptor) bool {
-	if fd.IsMap() {
-		fd = fd.MapValue()
-	}
-	return fd.Message() != nil && canBreakRule(fd.Message(), map[protoreflect.FullName]bool{})
+	md := valueOf(fd).Message()
+	return md != nil && (md.FullName() == partFullName || reaches(md, map[protoreflect.FullName]bool{}, canBreakRule))
 }
 
-// canBreakRule reports whether a message of type md can break a rule
-// CheckRequired checks: it is a Part (whose content must be set), has a
-// REQUIRED field, or holds, through messages other than well-known types,
-// a message that can. Types already in seen count as no: their first
-// visit answers for them.
-func canBreakRule(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
-	if wktOf(md) != wktNone || seen[md.FullName()] {
-		return false
-	}
-	seen[md.FullName()] = true
-	if md.FullName() == partFullName {
+// canBreakRule reports whether fd is a field in which CheckRequired can
+// find a broken rule by itself: a REQUIRED field, or one that holds Parts.
+func canBreakRule(fd protoreflect.FieldDescriptor) bool {
+	if requiredFields[fd.FullName()] {
 		return true
 	}
-	fds := md.Fields()
-	for i := range fds.Len() {
-		fd := fds.Get(i)
-		if requiredFields[fd.FullName()] {
-			return true
-		}
-		if fd.IsMap() {
-			fd = fd.MapValue()
-		}
-		if fd.Message() != nil && canBreakRule(fd.Message(), seen) {
-			return true
-		}
-	}
-	return false
+	md := valueOf(fd).Message()
+	return md != nil && md.FullName() == partFullName
 }
 
-// reachesEnum reports whether an enum field can be reached from md through
-// fields, lists and maps of ordinary (non-well-known) messages; seen stops
-// the walk at recursive types.
-func reachesEnum(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+// valueOf returns the descriptor of a field's values: fd itself, or a
+// map's value field.
+func valueOf(fd protoreflect.FieldDescriptor) protoreflect.FieldDescriptor {
+	if fd.IsMap() {
+		return fd.MapValue()
+	}
+	return fd
+}
+
+// reaches reports whether a field for which hit is true can be reached from
+// md through fields, lists and maps of ordinary (non-well-known) messages;
+// hit sees each field as declared (a map as the map). Types already in
+// seen count as no: their first visit answers for them, and seen stops the
+// walk at recursive types.
+func reaches(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool, hit func(protoreflect.FieldDescriptor) bool) bool {
 	if wktOf(md) != wktNone || seen[md.FullName()] {
 		return false
 	}
@@ -188,17 +180,18 @@ func reachesEnum(md protoreflect.MessageDescriptor, seen map[protoreflect.FullNa
 	fds := md.Fields()
 	for i := range fds.Len() {
 		fd := fds.Get(i)
-		if fd.IsMap() {
-			fd = fd.MapValue()
-		}
-		switch fd.Kind() {
-		case protoreflect.EnumKind:
+		if hit(fd) {
 			return true
-		case protoreflect.MessageKind, protoreflect.GroupKind:
-			if reachesEnum(fd.Message(), seen) {
-				return true
-			}
+		}
+		if vd := valueOf(fd); vd.Message() != nil && reaches(vd.Message(), seen, hit) {
+			return true
 		}
 	}
 	return false
+}
+
+// isEnum reports whether fd holds enum values (alone, in a list or as
+// map values).
+func isEnum(fd protoreflect.FieldDescriptor) bool {
+	return valueOf(fd).Kind() == protoreflect.EnumKind
 }

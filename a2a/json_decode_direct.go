@@ -271,14 +271,11 @@ func (d *fastDecoder) valueAt(v *structpb.Value) bool {
 // structFields reads an object as the fields of a google.protobuf.Struct.
 // A key given twice is an error (as for any map).
 func (d *fastDecoder) structFields(fields *map[string]*structpb.Value) bool {
-	empty, ok := d.open('{', '}')
+	more, ok := d.enter('{', '}')
 	if *fields == nil {
 		*fields = make(map[string]*structpb.Value)
 	}
-	if empty || !ok {
-		return ok
-	}
-	for {
+	for ; more; more, ok = d.more('}') {
 		name, ok := d.str()
 		if !ok {
 			return false
@@ -292,30 +289,21 @@ func (d *fastDecoder) structFields(fields *map[string]*structpb.Value) bool {
 			return false
 		}
 		(*fields)[key] = v
-		more, ok := d.more('}')
-		if !more {
-			return ok
-		}
 	}
+	return ok
 }
 
 // listValues reads an array as the values of a google.protobuf.ListValue.
 func (d *fastDecoder) listValues(values *[]*structpb.Value) bool {
-	empty, ok := d.open('[', ']')
-	if empty || !ok {
-		return ok
-	}
-	for {
+	more, ok := d.enter('[', ']')
+	for ; more; more, ok = d.more(']') {
 		v := new(structpb.Value)
 		if !d.valueAt(v) {
 			return false
 		}
 		*values = append(*values, v)
-		more, ok := d.more(']')
-		if !more {
-			return ok
-		}
 	}
+	return ok
 }
 
 // timestampAt reads a google.protobuf.Timestamp (see parseTimestamp).
@@ -342,12 +330,9 @@ func (d *fastDecoder) fieldAt(p unsafe.Pointer, f *decField) bool {
 		}
 		return d.messageAt(child, f.msg)
 	case storeMessages:
-		empty, ok := d.open('[', ']')
-		if empty || !ok {
-			return ok
-		}
+		more, ok := d.enter('[', ']')
 		list := (*[]unsafe.Pointer)(fp)
-		for {
+		for ; more; more, ok = d.more(']') {
 			child := newStruct(f.msg.goType)
 			if !d.messageAt(child, f.msg) {
 				return false
@@ -356,18 +341,12 @@ func (d *fastDecoder) fieldAt(p unsafe.Pointer, f *decField) bool {
 				*list = make([]unsafe.Pointer, 0, 2)
 			}
 			*list = append(*list, child)
-			more, ok := d.more(']')
-			if !more {
-				return ok
-			}
 		}
+		return ok
 	case storeStrings:
-		empty, ok := d.open('[', ']')
-		if empty || !ok {
-			return ok
-		}
+		more, ok := d.enter('[', ']')
 		list := (*[]string)(fp)
-		for {
+		for ; more; more, ok = d.more(']') {
 			s, ok := d.str()
 			if !ok {
 				return false
@@ -376,11 +355,8 @@ func (d *fastDecoder) fieldAt(p unsafe.Pointer, f *decField) bool {
 				*list = make([]string, 0, 2)
 			}
 			*list = append(*list, d.text(s))
-			more, ok := d.more(']')
-			if !more {
-				return ok
-			}
 		}
+		return ok
 	case storeOneofString, storeOneofBytes, storeOneofMessage:
 		w := reflect.New(f.wrapper)
 		wp := w.UnsafePointer()

@@ -118,29 +118,16 @@ func (s *enumScanner) skip() {
 // it whole when no enum can be reached from md.
 func (s *enumScanner) message(md protoreflect.MessageDescriptor) *enumError {
 	info := infoFor(md)
-	if s.peek() != '{' || !info.hasEnum {
-		s.skip()
+	if !s.enter('{', info.hasEnum) {
 		return nil
 	}
-	s.i++
-	for {
-		switch s.peek() {
-		case '}':
-			s.i++
-			return nil
-		case ',':
-			s.i++
-			continue
-		}
-		raw, esc := s.str()
+	for raw, esc, ok := s.member(); ok; raw, esc, ok = s.member() {
 		var f *fieldInfo
 		if esc {
 			f = info.byName[unescape(raw, esc)]
 		} else {
 			f = info.byName[string(raw)] // no allocation for a map lookup
 		}
-		s.peek()
-		s.i++ // ':'
 		if f == nil {
 			s.skip()
 			continue
@@ -149,6 +136,39 @@ func (s *enumScanner) message(md protoreflect.MessageDescriptor) *enumError {
 			err.prepend(f.jsonName)
 			return err
 		}
+	}
+	return nil
+}
+
+// enter consumes the opening byte of the next value when want is true and
+// the value is an object or array opening with open; otherwise it skips
+// the value whole and reports false.
+func (s *enumScanner) enter(open byte, want bool) bool {
+	if !want || s.peek() != open {
+		s.skip()
+		return false
+	}
+	s.i++
+	return true
+}
+
+// member reads the name of the next member of the object being walked and
+// the colon after it, returning the name's raw body and whether it has
+// escapes; ok is false when the closing brace comes instead (consumed).
+func (s *enumScanner) member() (raw []byte, esc, ok bool) {
+	for {
+		switch s.peek() {
+		case '}':
+			s.i++
+			return nil, false, false
+		case ',':
+			s.i++
+			continue
+		}
+		raw, esc = s.str()
+		s.peek()
+		s.i++ // ':'
+		return raw, esc, true
 	}
 }
 
@@ -165,37 +185,23 @@ func (s *enumScanner) field(f *fieldInfo) *enumError {
 
 // mapEntries checks the values of a map member.
 func (s *enumScanner) mapEntries(f *fieldInfo) *enumError {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.enter('{', true) {
 		return nil
 	}
-	s.i++
-	for {
-		switch s.peek() {
-		case '}':
-			s.i++
-			return nil
-		case ',':
-			s.i++
-			continue
-		}
-		raw, esc := s.str()
-		s.peek()
-		s.i++ // ':'
+	for raw, esc, ok := s.member(); ok; raw, esc, ok = s.member() {
 		if err := s.single(f.fd.MapValue(), f.enumNames); err != nil {
 			err.prepend("[" + strconv.Quote(unescape(raw, esc)) + "]")
 			return err
 		}
 	}
+	return nil
 }
 
 // listElements checks the elements of a repeated member.
 func (s *enumScanner) listElements(f *fieldInfo) *enumError {
-	if s.peek() != '[' {
-		s.skip()
+	if !s.enter('[', true) {
 		return nil
 	}
-	s.i++
 	for n := 0; ; {
 		switch s.peek() {
 		case ']':

@@ -374,18 +374,21 @@ func (d *fastDecoder) more(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// open consumes the opening byte of an object or array and reports
-// whether it is empty (its closing byte then consumed too).
-func (d *fastDecoder) open(opening, closing byte) (empty, ok bool) {
+// enter consumes the opening byte of an object or array and reports
+// whether a member or element follows: more is false for an empty one
+// (its closing byte then consumed too), ok is false when the value does
+// not open with opening. A loop over the members or elements reads each
+// and then calls more.
+func (d *fastDecoder) enter(opening, closing byte) (more, ok bool) {
 	if d.i >= len(d.b) || d.b[d.i] != opening {
 		return false, false
 	}
 	d.i++
 	if d.next() == closing {
 		d.i++
-		return true, true
+		return false, true
 	}
-	return false, true
+	return true, true
 }
 
 // strNeeds marks the bytes that end a run of plain ASCII string text.
@@ -595,11 +598,8 @@ func (d *fastDecoder) skip(levels int) bool {
 		if c == '[' {
 			closing = ']'
 		}
-		empty, ok := d.open(c, closing)
-		if empty || !ok {
-			return ok
-		}
-		for {
+		more, ok := d.enter(c, closing)
+		for ; more; more, ok = d.more(closing) {
 			if c == '{' {
 				if _, ok := d.str(); !ok || !d.colon() {
 					return false
@@ -608,11 +608,8 @@ func (d *fastDecoder) skip(levels int) bool {
 			if !d.skip(levels - 1) {
 				return false
 			}
-			more, ok := d.more(closing)
-			if !more {
-				return ok
-			}
 		}
+		return ok
 	}
 	_, _, ok := d.number()
 	return ok
@@ -650,12 +647,9 @@ func (d *fastDecoder) message(m protoreflect.Message, t *decTable) bool {
 // message at p (m then made only when a field is set through
 // protoreflect).
 func (d *fastDecoder) fields(m protoreflect.Message, p unsafe.Pointer, t *decTable) bool {
-	empty, ok := d.open('{', '}')
-	if empty || !ok {
-		return ok
-	}
+	more, ok := d.enter('{', '}')
 	var seen, seenOneofs uint64
-	for {
+	for ; more; more, ok = d.more('}') {
 		name, ok := d.str()
 		if !ok {
 			return false
@@ -699,29 +693,20 @@ func (d *fastDecoder) fields(m protoreflect.Message, p unsafe.Pointer, t *decTab
 				return false
 			}
 		}
-		more, ok := d.more('}')
-		if !more {
-			return ok
-		}
 	}
+	return ok
 }
 
 // skipMembers reads an object whose members are all skipped
 // (google.protobuf.Empty).
 func (d *fastDecoder) skipMembers() bool {
-	empty, ok := d.open('{', '}')
-	if empty || !ok {
-		return ok
-	}
-	for {
+	more, ok := d.enter('{', '}')
+	for ; more; more, ok = d.more('}') {
 		if _, ok := d.str(); !ok || !d.colon() || !d.skip(MaxDepth-d.depth) {
 			return false
 		}
-		more, ok := d.more('}')
-		if !more {
-			return ok
-		}
 	}
+	return ok
 }
 
 // field reads the value of a member that is a field of m.
@@ -744,11 +729,8 @@ func (d *fastDecoder) field(m protoreflect.Message, f *decField) bool {
 // listField reads an array into the repeated field f of m.
 func (d *fastDecoder) listField(m protoreflect.Message, f *decField) bool {
 	list := m.Mutable(f.fd).List()
-	empty, ok := d.open('[', ']')
-	if empty || !ok {
-		return ok
-	}
-	for {
+	more, ok := d.enter('[', ']')
+	for ; more; more, ok = d.more(']') {
 		if f.msg != nil {
 			v := list.NewElement()
 			if !d.message(v.Message(), f.msg) {
@@ -762,22 +744,16 @@ func (d *fastDecoder) listField(m protoreflect.Message, f *decField) bool {
 			}
 			list.Append(v)
 		}
-		more, ok := d.more(']')
-		if !more {
-			return ok
-		}
 	}
+	return ok
 }
 
 // mapField reads an object into the map field f of m (or into a Struct's
 // fields).
 func (d *fastDecoder) mapField(m protoreflect.Message, f *decField) bool {
 	mp := m.Mutable(f.fd).Map()
-	empty, ok := d.open('{', '}')
-	if empty || !ok {
-		return ok
-	}
-	for {
+	more, ok := d.enter('{', '}')
+	for ; more; more, ok = d.more('}') {
 		name, ok := d.str()
 		if !ok {
 			return false
@@ -797,11 +773,8 @@ func (d *fastDecoder) mapField(m protoreflect.Message, f *decField) bool {
 			return false
 		}
 		mp.Set(k, v)
-		more, ok := d.more('}')
-		if !more {
-			return ok
-		}
 	}
+	return ok
 }
 
 // mapKey converts a member name to a map key of the given kind, as

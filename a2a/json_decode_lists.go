@@ -28,30 +28,6 @@ func isStringListMap(fd protoreflect.FieldDescriptor) bool {
 	return fd.IsMap() && fd.MapValue().Message() != nil && fd.MapValue().Message().FullName() == stringListFullName
 }
 
-// reachesStringListMap reports whether a map of StringList values can be
-// reached from md through fields, lists and maps of ordinary messages;
-// seen stops the walk at recursive types.
-func reachesStringListMap(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
-	if wktOf(md) != wktNone || seen[md.FullName()] {
-		return false
-	}
-	seen[md.FullName()] = true
-	fds := md.Fields()
-	for i := range fds.Len() {
-		fd := fds.Get(i)
-		if isStringListMap(fd) {
-			return true
-		}
-		if fd.IsMap() {
-			fd = fd.MapValue()
-		}
-		if fd.Message() != nil && reachesStringListMap(fd.Message(), seen) {
-			return true
-		}
-	}
-	return false
-}
-
 // wrapBareLists returns b with every bare array that stands for a
 // StringList map value of md wrapped as {"list": [...]}, and whether it
 // changed anything. Input it cannot read as JSON is returned unchanged

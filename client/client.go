@@ -156,6 +156,15 @@ type candidate struct {
 
 var _ a2a.Service = (*Client)(nil)
 
+// countOption reads a count among the Options: 0 asks for def, a negative
+// count for none.
+func countOption(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return max(n, 0)
+}
+
 // New returns a Client for the agent card. It fails when the card has no
 // interface the client can use: a binding among Options.Transports at
 // protocol version 1.x.
@@ -173,18 +182,8 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	if len(o.Transports) == 0 {
 		o.Transports = AllTransports()
 	}
-	switch {
-	case o.Retries == 0:
-		o.Retries = DefaultRetries
-	case o.Retries < 0:
-		o.Retries = 0
-	}
-	switch {
-	case o.Resumes == 0:
-		o.Resumes = DefaultResumes
-	case o.Resumes < 0:
-		o.Resumes = 0
-	}
+	o.Retries = countOption(o.Retries, DefaultRetries)
+	o.Resumes = countOption(o.Resumes, DefaultResumes)
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = DefaultRetryDelay
 	}

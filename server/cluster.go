@@ -200,27 +200,20 @@ func (s *Server) stopCluster() {
 func (s *Server) keepLease() {
 	defer s.wg.Done()
 	l := s.opts.Cluster.Leases
-	tick := time.NewTicker(max(l.TTL()/3, 10*time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.base.Done():
-			return
-		case <-tick.C:
-		}
+	s.every(max(l.TTL()/3, 10*time.Millisecond), func() {
 		lost, err := l.Renew(s.base)
 		if err != nil {
 			if s.base.Err() == nil {
 				s.log.Error("cluster: renewing the lease failed", "err", err)
 			}
-			continue
+			return
 		}
 		if lost {
 			s.log.Error("cluster: this replica's lease had lapsed (paused or cut off from the store): giving up its running tasks, which other replicas end FAILED")
 			s.abandonAll()
 		}
 		s.reap(s.base)
-	}
+	})
 }
 
 // abandonAll cancels every local execution with cause ErrLeaseLost.

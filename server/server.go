@@ -312,7 +312,35 @@ func (s *Server) sweep() {
 			every = max(r/10, time.Second)
 		}
 	}
-	tick := time.NewTicker(every)
+	s.every(every, s.sweepOnce)
+}
+
+// sweepOnce is one pass of sweep.
+func (s *Server) sweepOnce() {
+	ctx := s.base
+	now := s.now()
+	if r := s.opts.Retention; r > 0 {
+		if n, err := s.store.DeleteFinished(ctx, now.Add(-r)); err != nil {
+			s.log.Error("retention sweep failed", "err", err)
+		} else if n > 0 {
+			s.log.Info("retention: removed finished tasks", "count", n)
+		}
+	}
+	if w := s.opts.ResumeWindow; w > 0 {
+		if _, err := s.store.PruneEvents(ctx, now.Add(-w)); err != nil {
+			s.log.Error("resume window sweep failed", "err", err)
+		}
+	}
+	if _, err := s.store.DeleteMessagesBefore(ctx, now.Add(-s.opts.IdempotencyWindow)); err != nil {
+		s.log.Error("idempotency sweep failed", "err", err)
+	}
+	s.quota.prune(now)
+}
+
+// every calls fn every d (the first time d from now) until the server's
+// base context is done.
+func (s *Server) every(d time.Duration, fn func()) {
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
@@ -320,24 +348,7 @@ func (s *Server) sweep() {
 			return
 		case <-tick.C:
 		}
-		ctx := s.base
-		now := s.now()
-		if r := s.opts.Retention; r > 0 {
-			if n, err := s.store.DeleteFinished(ctx, now.Add(-r)); err != nil {
-				s.log.Error("retention sweep failed", "err", err)
-			} else if n > 0 {
-				s.log.Info("retention: removed finished tasks", "count", n)
-			}
-		}
-		if w := s.opts.ResumeWindow; w > 0 {
-			if _, err := s.store.PruneEvents(ctx, now.Add(-w)); err != nil {
-				s.log.Error("resume window sweep failed", "err", err)
-			}
-		}
-		if _, err := s.store.DeleteMessagesBefore(ctx, now.Add(-s.opts.IdempotencyWindow)); err != nil {
-			s.log.Error("idempotency sweep failed", "err", err)
-		}
-		s.quota.prune(now)
+		fn()
 	}
 }
 

@@ -203,13 +203,9 @@ func (s *session) runBindings(ctx context.Context, targets []*target, wh *webhoo
 // canonicalBinding returns the standard binding name, or "" for one this
 // checker does not speak.
 func canonicalBinding(b string) string {
-	switch strings.ToUpper(strings.TrimSpace(b)) {
-	case a2a.BindingJSONRPC:
-		return a2a.BindingJSONRPC
-	case a2a.BindingHTTPJSON:
-		return a2a.BindingHTTPJSON
-	case a2a.BindingGRPC:
-		return a2a.BindingGRPC
+	switch b = strings.ToUpper(strings.TrimSpace(b)); b {
+	case a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC:
+		return b
 	}
 	return ""
 }

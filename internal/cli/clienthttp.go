@@ -9,6 +9,7 @@ import (
 	neturl "net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
@@ -138,6 +139,22 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 		Header:      c.header(),
 		Transports:  ts,
 	})
+}
+
+// dial bounds ctx by the command's timeout (def without --timeout, as
+// context does) and connects to the agent at url within it. The caller
+// defers done, which closes the client and then releases the context.
+func (c *common) dial(ctx context.Context, def time.Duration, url string) (_ context.Context, _ *client.Client, done func(), _ error) {
+	ctx, cancel := c.context(ctx, def)
+	cl, err := c.connect(ctx, url)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, cl, func() {
+		cl.Close()
+		cancel()
+	}, nil
 }
 
 // grpcOverTLS makes the card's gRPC dial targets (host:port, which say

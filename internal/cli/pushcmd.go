@@ -39,13 +39,11 @@ func pushCmd(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	ctx, cancel := c.context(ctx, defaultTimeout)
-	defer cancel()
-	cl, err := c.connect(ctx, pos[0])
+	ctx, cl, done, err := c.dial(ctx, defaultTimeout, pos[0])
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	taskID := pos[1]
 	switch sub {
 	case "create":

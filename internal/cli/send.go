@@ -58,13 +58,11 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	if f.stream {
 		timeout = 0
 	}
-	ctx, cancel := c.context(ctx, timeout)
-	defer cancel()
-	cl, err := c.connect(ctx, pos[0])
+	ctx, cl, done, err := c.dial(ctx, timeout, pos[0])
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	if f.stream {
 		return e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0], msg.GetTaskId() != "")
 	}

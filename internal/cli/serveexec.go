@@ -73,21 +73,11 @@ func (b *backendFlags) check(fs *flag.FlagSet) error {
 	if len(b.execOpts.Command) == 0 {
 		return usageError{errors.New("--exec: the command is empty")}
 	}
-	switch b.execFormat {
-	case "text":
-		b.execOpts.Format = execagent.Text
-	case "jsonl":
-		b.execOpts.Format = execagent.JSONLines
-	default:
-		return usageError{fmt.Errorf("--exec-format %q: want text or jsonl", b.execFormat)}
+	if b.execOpts.Format, err = either("--exec-format", b.execFormat, "text", execagent.Text, "jsonl", execagent.JSONLines); err != nil {
+		return err
 	}
-	switch b.chunk {
-	case "line":
-		b.execOpts.Chunk = execagent.Lines
-	case "bytes":
-		b.execOpts.Chunk = execagent.Bytes
-	default:
-		return usageError{fmt.Errorf("--chunk %q: want line or bytes", b.chunk)}
+	if b.execOpts.Chunk, err = either("--chunk", b.chunk, "line", execagent.Lines, "bytes", execagent.Bytes); err != nil {
+		return err
 	}
 	if b.execOpts.Timeout < 0 || b.execOpts.Concurrency < 0 || b.execOpts.Grace <= 0 || b.execOpts.MaxOutput <= 0 {
 		return usageError{errors.New("--exec-timeout and --exec-concurrency cannot be negative; --exec-grace and --exec-max-output must be positive")}
@@ -144,4 +134,17 @@ func (cfg *serveConfig) agentCard(ifaces []*a2a.AgentInterface) (*a2a.AgentCard,
 		return cfg.backend.card(ifaces), nil
 	}
 	return agents.Card(cfg.agentName, ifaces)
+}
+
+// either reads the value v of the flag name, which is one of two words:
+// a for the word wa, b for wb; any other value is a usage error.
+func either[T any](name, v, wa string, a T, wb string, b T) (T, error) {
+	switch v {
+	case wa:
+		return a, nil
+	case wb:
+		return b, nil
+	}
+	var zero T
+	return zero, usageError{fmt.Errorf("%s %q: want %s or %s", name, v, wa, wb)}
 }

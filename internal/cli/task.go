@@ -57,13 +57,11 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	if sub == "subscribe" || sub == "wait" {
 		timeout = 0
 	}
-	ctx, cancel := c.context(ctx, timeout)
-	defer cancel()
-	cl, err := c.connect(ctx, pos[0])
+	ctx, cl, done, err := c.dial(ctx, timeout, pos[0])
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer done()
 	url := pos[0]
 	switch sub {
 	case "get":

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"parley.dev/parley/internal/testkit"
 )
 
 var builds sync.Map // package path → *build
@@ -85,8 +83,8 @@ func Start(tb testing.TB, bin string, args ...string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	stderr := &testkit.SyncBuffer{}
-	cmd.Stderr = stderr
+	var stderr strings.Builder
+	cmd.Stderr = &lockedWriter{w: &stderr}
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -99,7 +97,7 @@ func Start(tb testing.TB, bin string, args ...string) string {
 			cmd.Process.Kill()
 			<-done
 		}
-		if s := stderr.String(); s != "" {
+		if s := cmd.Stderr.(*lockedWriter).String(); s != "" {
 			tb.Logf("%s wrote to stderr:\n%s", filepath.Base(bin), s)
 		}
 	})
@@ -122,11 +120,43 @@ func Start(tb testing.TB, bin string, args ...string) string {
 		return strings.TrimSpace(base)
 	case err := <-done:
 		done <- err
-		tb.Fatalf("%s exited before it was ready: %v\n%s", bin, err, stderr.String())
+		tb.Fatalf("%s exited before it was ready: %v\n%s", bin, err, cmd.Stderr.(*lockedWriter).String())
 	case <-ctx.Done():
 		tb.Fatalf("%s did not print READY within 30 s", bin)
 	}
 	return ""
+}
+
+// lockedWriter is a strings.Builder safe for the child's writer and the
+// test's reader. (It and SkipOrFailInCI repeat testkit's SyncBuffer and
+// SkipOrFailInCI: this package cannot import testkit, which links
+// Parley's a2a package, whose protos share their names with the SDK's,
+// so that a test binary with both panics at init.)
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
+
+// SkipOrFailInCI skips a test whose prerequisite is missing, or fails it
+// when CI=true, where every prerequisite is expected.
+func SkipOrFailInCI(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("CI=true but the test cannot run: %s", why)
+	}
+	tb.Skip(why)
 }
 
 // SDK is the module of the official A2A Go SDK these tests run against.
@@ -149,6 +179,6 @@ func RequireSDK(tb testing.TB) {
 		}
 	})
 	if sdkCheck.err != nil {
-		testkit.SkipOrFailInCI(tb, fmt.Sprintf("the Go SDK is not available (%v); these tests need the Go module proxy once", sdkCheck.err))
+		SkipOrFailInCI(tb, fmt.Sprintf("the Go SDK is not available (%v); these tests need the Go module proxy once", sdkCheck.err))
 	}
 }

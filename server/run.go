@@ -70,7 +70,9 @@ func (s *Server) acquire(id string, scope taskstore.Scope) *run {
 	k := runKey{scope, id}
 	r := s.runs[k]
 	if r == nil {
-		r = &run{s: s, id: id, scope: scope, subs: map[*subscriber]struct{}{}, waiters: map[chan struct{}]struct{}{}}
+		// waiters is made by the first wait: most runs that live long
+		// serve only streams (the aim: an idle stream costs little).
+		r = &run{s: s, id: id, scope: scope, subs: map[*subscriber]struct{}{}}
 		s.runs[k] = r
 	}
 	r.refs++
@@ -140,6 +142,24 @@ func (r *run) subscribe() *subscriber {
 	return sub
 }
 
+// shed drops the run's copy of the task when all the run serves is one
+// stream, which needs nothing of it until the task changes: a task with
+// one idle subscriber then costs the subscriber and the run, not a second
+// copy of the task beside the store's (the aim: an idle stream costs
+// little, one per task as well as many on one). Whatever changes the task
+// next loads it again (run.load), and the store has it as it was: every
+// change is stored before it is published, and with nothing running or
+// pending here, and no other replica (Options.Cluster), nothing else
+// writes it. Callers hold r.mu.
+func (r *run) shed() {
+	if r.s.opts.Cluster != nil || r.task == nil || len(r.subs) != 1 || len(r.waiters) > 0 ||
+		r.exec != nil || r.tail != nil || r.reply != nil || r.writing || r.inflight != nil ||
+		len(r.queue) > 0 || r.unmade != nil || r.pendingMessage != nil {
+		return
+	}
+	r.loaded, r.task = false, nil
+}
+
 // subscribeIf subscribes when want is true, and returns nil otherwise.
 // Callers hold r.mu.
 func (r *run) subscribeIf(want bool) *subscriber {
@@ -164,6 +184,9 @@ func (r *run) unsubscribe(sub *subscriber) {
 // and must call unwait.
 func (r *run) wait() chan struct{} {
 	ch := make(chan struct{}, 1)
+	if r.waiters == nil {
+		r.waiters = map[chan struct{}]struct{}{}
+	}
 	r.waiters[ch] = struct{}{}
 	return ch
 }

@@ -219,6 +219,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 		snap := r.snapshot()
 		sub := r.subscribe()
 		r.follow()
+		r.shed()
 		r.mu.Unlock()
 		defer r.unsubscribe(sub)
 		if !yield(snap, nil) {

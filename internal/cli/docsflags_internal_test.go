@@ -28,7 +28,6 @@ var docsForeignFlags = map[string]string{
 	"no-audit": "npm ci (README)",
 	"no-fund":  "npm ci (README)",
 	"rm":       "docker run (observability.md, Jaeger)",
-	"tool":     "valgrind --tool=callgrind (observability.md)",
 }
 
 // parleyTopFlags are what parley accepts in place of a command (Run):

@@ -191,9 +191,14 @@ func (s *Writer) nextTick(idle time.Duration) time.Duration {
 		d = s.every - idle
 	}
 	if s.lot != nil {
+		// A stream is told once it has been silent for after; a young
+		// one is checked when it would have been, an older one that
+		// was not silent at its last check (or was told already)
+		// parkRecheck times after later: a busy stream's timer fires no
+		// more often than that.
 		p := s.lot.after - idle
-		if p <= 0 {
-			p = s.lot.after // told already; again later, if still silent
+		if p <= 0 || (idle > 0 && s.lot.checks >= parkRecheck) {
+			p = parkRecheck * s.lot.after
 		}
 		if d == 0 || p < d {
 			d = p
@@ -223,6 +228,9 @@ func (s *Writer) tick() {
 	}
 	s.mu.Lock()
 	if s.err == nil && s.alive != nil { // nil once parked
+		if s.lot != nil && s.lot.checks < parkRecheck {
+			s.lot.checks++
+		}
 		s.alive.Reset(s.nextTick(idle))
 	}
 	s.mu.Unlock()

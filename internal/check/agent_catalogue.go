@@ -191,6 +191,3 @@ func agentDesc(id string) Result {
 	}
 	panic("check: no agent check " + id)
 }
-
-// ac starts an agent check of this binding.
-func (b *bindingRun) ac(id string) *rec { return b.check(agentDesc(id)) }

@@ -224,12 +224,6 @@ func (h *Handler) unimplemented(w http.ResponseWriter, r *http.Request) {
 	h.errw.Write(w, r, connect.NewError(connect.CodeUnimplemented, errors.New("unknown method "+r.URL.Path)))
 }
 
-// IsA2AProcedure reports whether path names a procedure of the A2A service
-// (its request is one message), as opposed to health or reflection.
-func IsA2AProcedure(path string) bool {
-	return strings.HasPrefix(path, "/"+a2aconnect.A2AServiceName+"/")
-}
-
 // procedure is the gRPC path of an operation.
 func procedure(m *a2a.Method) string { return "/" + a2aconnect.A2AServiceName + "/" + m.Name }
 

@@ -198,17 +198,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return b, nil
 }
 
-// KeepBody gives r back the body b that ReadBody returned, for a handler
-// that read the body and then passes the request on: the next handler's
-// ReadBody takes the same bytes without reading or copying them again.
-func KeepBody(r *http.Request, b []byte) {
-	if pb, ok := r.Body.(*PrereadBody); ok && len(pb.b) == len(b) {
-		return // ReadBody returned pb.b itself and did not move it
-	}
-	r.Body = &PrereadBody{b: b}
-	r.ContentLength = int64(len(b))
-}
-
 func tooLarge(limit int64) error {
 	return a2a.NewError(a2a.CodeRequestTooLarge, "request body exceeds the limit of %d bytes", limit)
 }

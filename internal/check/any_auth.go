@@ -2,6 +2,9 @@ package check
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"strings"
 
 	"parley.dev/parley/a2a"
 )
@@ -58,6 +61,11 @@ func (f *authFamily) anonymous(ctx context.Context, r *rec) {
 	b := f.b
 	f.res = b.t.call(ctx, a2a.MethodGetTask, &a2a.GetTaskRequest{Id: unknownID("task")}, callOpts{token: new("")})
 	res := f.res
+	if res.failed() && certificateRequired(res.ex.Err) {
+		r.saw(res)
+		r.pass("refused at the TLS handshake: the server requires a client certificate (%v)", res.ex.Err)
+		return
+	}
 	if !r.gradable(res) {
 		return
 	}
@@ -88,4 +96,20 @@ func (f *authFamily) challenge(_ context.Context, r *rec) {
 	default:
 		r.warn("no WWW-Authenticate header")
 	}
+}
+
+// certificateRequired reports whether a call failed because the server
+// wants a TLS client certificate the call did not present: the handshake
+// alert certificate_required (TLS 1.3) or bad_certificate (TLS 1.2), as
+// net/http reports it.
+func certificateRequired(err error) bool {
+	if err == nil {
+		return false
+	}
+	var alert tls.AlertError
+	if errors.As(err, &alert) && (alert == 116 || alert == 42) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "tls: certificate required") || strings.Contains(msg, "tls: bad certificate")
 }

@@ -23,7 +23,7 @@ func (t *target) grpcSend(ctx context.Context, method string, req proto.Message,
 	}
 	ex := &exchange{Method: hr.Method, URL: hr.URL.String(), ReqHeader: hr.Header.Clone(), ReqBody: shown, IsGRPC: true, Streaming: streaming}
 	start := time.Now()
-	resp, err := t.hc.Do(hr)
+	resp, err := t.client(o).Do(hr)
 	if err != nil {
 		ex.Err, ex.Elapsed = err, time.Since(start)
 		return nil, nil, start, &result{ex: ex}

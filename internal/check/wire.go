@@ -5,6 +5,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,9 @@ type target struct {
 	header  http.Header // sent on every request (extra headers)
 	token   string      // default bearer token ("" = anonymous)
 	rpcID   atomic.Int64
+
+	anonOnce sync.Once
+	anonHC   *http.Client // hc without a TLS client certificate (client)
 }
 
 // callOpts vary one request.

@@ -85,7 +85,7 @@ func (t *target) do(ctx context.Context, method string, req proto.Message, o cal
 	}
 	ex = &exchange{Method: hr.Method, URL: hr.URL.String(), ReqHeader: hr.Header.Clone(), ReqBody: body}
 	start = time.Now()
-	resp, err = t.hc.Do(hr)
+	resp, err = t.client(o).Do(hr)
 	if err != nil {
 		ex.Err, ex.Elapsed = err, time.Since(start)
 		return nil, nil, "", start, &result{ex: ex, rpcID: rpcID}
@@ -180,4 +180,30 @@ func (t *target) withTenant(req proto.Message) proto.Message {
 		m.Set(fd, protoreflect.ValueOfString(t.tenant))
 	}
 	return req
+}
+
+// client is the HTTP client of a call: the run's, or for an anonymous call
+// (callOpts.token "") the same without a TLS client certificate, so that
+// a server authenticating callers by their certificate (mutual TLS) sees
+// no credential at all.
+func (t *target) client(o callOpts) *http.Client {
+	if o.token == nil || *o.token != "" {
+		return t.hc
+	}
+	t.anonOnce.Do(func() { t.anonHC = withoutClientCert(t.hc) })
+	return t.anonHC
+}
+
+// withoutClientCert returns hc, or a copy of it whose transport presents
+// no client certificate when hc's does.
+func withoutClientCert(hc *http.Client) *http.Client {
+	ht, ok := hc.Transport.(*http.Transport)
+	if !ok || ht.TLSClientConfig == nil || (len(ht.TLSClientConfig.Certificates) == 0 && ht.TLSClientConfig.GetClientCertificate == nil) {
+		return hc
+	}
+	c := ht.Clone()
+	c.TLSClientConfig.Certificates, c.TLSClientConfig.GetClientCertificate = nil, nil
+	anon := *hc
+	anon.Transport = c
+	return &anon
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"os"
@@ -95,6 +96,26 @@ func TestClientTLSFlags(t *testing.T) {
 	out, errs, code := parley(t, append([]string{"check", url, "--binding", "jsonrpc", "--json"}, tlsArgs...)...)
 	if code > 1 || !strings.Contains(out, `"conformanceAgent":true`) {
 		t.Fatalf("check with the TLS flags: exit %d\n%s%s", code, out, errs)
+	}
+	// Its anonymous probe presents no client certificate, so the server
+	// authenticating callers by certificate refuses it at the handshake.
+	var rep struct {
+		Results []struct{ ID, Verdict, Finding string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, out)
+	}
+	graded := 0
+	for _, r := range rep.Results {
+		if r.ID == "auth.anonymous" {
+			graded++
+			if r.Verdict != "PASS" || !strings.Contains(r.Finding, "TLS handshake") {
+				t.Errorf("auth.anonymous with a client certificate: %s %s", r.Verdict, r.Finding)
+			}
+		}
+	}
+	if graded == 0 {
+		t.Errorf("check graded no auth.anonymous:\n%s", out)
 	}
 
 	// Without --ca-cert: the certificate is not trusted, and the advice

@@ -14,7 +14,7 @@ import (
 // "Connection: close": the connection serves that one stream.
 type Parking = sse.Parking
 
-// NewParking returns a Parking that parks streams silent for after (0: 100
+// NewParking returns a Parking that parks streams silent for after (0: 20
 // ms). Close it after the http.Server's Shutdown.
 func NewParking(after time.Duration) *Parking { return sse.NewParking(after) }
 

@@ -7,6 +7,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/v03"
+	"parley.dev/parley/internal/version"
 )
 
 // Serving A2A v0.3 beside v1.0: unless Options.DisableV03, the JSON-RPC
@@ -27,6 +28,9 @@ func (h *Handler) encodeCard() ([]byte, error) {
 	presigned := len(h.opts.Card.GetSignatures()) > 0 && h.opts.CardSigner == nil
 	if !presigned {
 		h.opts.Card = h.declareBearer(h.opts.Card)
+	}
+	if !presigned { // the newer versions served on the v1.0 bindings (the 1.1 preview)
+		h.opts.Card = version.AddInterfaces(h.opts.Card, h.served)
 	}
 	if !h.opts.DisableV03 && !presigned {
 		h.opts.Card = v03.AddInterfaces(h.opts.Card)

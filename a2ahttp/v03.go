@@ -17,7 +17,8 @@ import (
 
 // encodeCard encodes the public card document. The card first gets the
 // bearer tokens' security scheme and requirement when it declares none
-// (declareBearer). With v0.3 on, the card then gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
+// (declareBearer). With the 1.1 preview on, it gains a 1.1 interface
+// beside each v1.0 one (spec §3.6). With v0.3 on, the card then gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
 // having 0.3 interfaces, the v0.3 top-level members, which v1.0 readers
 // ignore; then Options.CardSigner, when set, signs the whole document, so
 // its signatures cover every member served. A card that comes signed

@@ -143,3 +143,56 @@ func TestUpgradeToV4(t *testing.T) {
 		t.Errorf("outbox of the upgraded task's configuration: %v, %v; want the appended event", ns, err)
 	}
 }
+
+// TestUpgradeToV6: schema version 6 gives a task written at version 5,
+// which kept no generation, its last sequence number (spec §3.2.7: one
+// generation per logged event, from 1), and the task goes on from it.
+func TestUpgradeToV6(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v5.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := &a2a.Task{Id: "old", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED}}
+	if err := s.CreateTask(ctx, scope, tk, taskstore.Event{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}); err != nil {
+		t.Fatal(err)
+	}
+	working := func(seq uint64) taskstore.Event {
+		return taskstore.Event{Seq: seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskId: "old", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}}}}
+	}
+	for seq := uint64(2); seq <= 3; seq++ {
+		if err := s.Append(ctx, scope, "old", working(seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN generation`, `PRAGMA user_version = 5`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("Open of a version 5 file: %v", err)
+	}
+	defer s.Close()
+	if got, err := s.GetTask(ctx, scope, "old"); err != nil || got.GetGeneration() != 3 {
+		t.Fatalf("generation after the upgrade: %d, %v; want 3 (the last sequence number)", got.GetGeneration(), err)
+	}
+	ev := working(4)
+	taskstore.Stamp(3, ev.Response)
+	if err := s.Append(ctx, scope, "old", ev); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetTask(ctx, scope, "old"); err != nil || got.GetGeneration() != 4 {
+		t.Errorf("generation after an append: %d, %v; want 4", got.GetGeneration(), err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bannerCurl is the curl command of the banner, on one line.
@@ -33,6 +34,18 @@ func runBannerCurl(t *testing.T, line, dir string, env ...string) string {
 	return string(out)
 }
 
+// bannerWithNote returns the banner once its last line, the note on the
+// credential, has arrived (serve returns at the curl line before it).
+func bannerWithNote(t *testing.T, p *proc) string {
+	t.Helper()
+	if _, err := p.WaitLine(func(l string) bool {
+		return strings.Contains(l, "the banner never shows one") || strings.Contains(l, "client.pem and client-key.pem")
+	}, 5*time.Second); err != nil {
+		t.Fatalf("the banner has no note on the credential: %v\n%s", err, p.Stdout())
+	}
+	return p.Stdout()
+}
+
 // TestServeBannerCurlWithAuth (issue 35, item 15): with authentication
 // on, the banner's curl example carries the credential the server wants,
 // as a shell variable (bearer tokens: PARLEY_TOKEN; API keys:
@@ -51,7 +64,7 @@ func TestServeBannerCurlWithAuth(t *testing.T) {
 		tokens := filepath.Join(dir, "tokens")
 		os.WriteFile(tokens, []byte("alice="+token+"\n"), 0o600)
 		p := serve(t, "--store", "memory", "--auth-token-file", tokens)
-		banner := p.Stdout()
+		banner := bannerWithNote(t, p)
 		contains(t, "banner", banner, `-H "Authorization: Bearer $PARLEY_TOKEN"`, "set PARLEY_TOKEN first", "--auth-token-file "+tokens)
 		if strings.Contains(banner, token) {
 			t.Fatalf("the banner prints the token:\n%s", banner)
@@ -71,7 +84,7 @@ func TestServeBannerCurlWithAuth(t *testing.T) {
 		keys := filepath.Join(dir, "api-keys")
 		os.WriteFile(keys, []byte(lines[1]+"\n"), 0o600)
 		p := serve(t, "--store", "memory", "--api-keys", keys)
-		banner := p.Stdout()
+		banner := bannerWithNote(t, p)
 		contains(t, "banner", banner, `-H "X-API-Key: $PARLEY_API_KEY"`, "parley apikey new", "--api-keys "+keys)
 		if strings.Contains(banner, lines[0]) || strings.Contains(banner, "Authorization") {
 			t.Fatalf("the banner prints the key, or a bearer header:\n%s", banner)
@@ -88,7 +101,7 @@ func TestServeBannerCurlWithAuth(t *testing.T) {
 		cert, key := ca.issueClient(t, dir, "alice", "alice", 3)
 		p := serve(t, "--store", "memory", "--tls-cert", srvCert, "--tls-key", srvKey, "--tls-client-ca", caFile, "--tls-client-auth", "require",
 			"--auth-token", "bob=tok") // with require, the certificate is what every caller needs
-		banner := p.Stdout()
+		banner := bannerWithNote(t, p)
 		contains(t, "banner", banner, "--cert client.pem --key client-key.pem", "--tls-client-ca "+caFile)
 		if strings.Contains(banner, "Authorization") {
 			t.Errorf("the banner asks for a bearer token where a certificate is required:\n%s", banner)
@@ -107,6 +120,7 @@ func TestServeBannerCurlWithAuth(t *testing.T) {
 
 	t.Run("anonymous-allowed", func(t *testing.T) {
 		p := serve(t, "--store", "memory", "--auth-token", "alice=tok", "--allow-anonymous")
+		p.WaitLine(func(l string) bool { return strings.Contains(l, "the shell puts the time") }, 5*time.Second)
 		if banner := p.Stdout(); strings.Contains(banner, "PARLEY_TOKEN") {
 			t.Errorf("anonymous callers are let in, yet the banner asks for a token:\n%s", banner)
 		}

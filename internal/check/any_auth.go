@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"strings"
+	"syscall"
 
 	"parley.dev/parley/a2a"
 )
@@ -66,6 +68,14 @@ func (f *authFamily) anonymous(ctx context.Context, r *rec) {
 		r.pass("refused at the TLS handshake: the server requires a client certificate (%v)", res.ex.Err)
 		return
 	}
+	if res.failed() && b.t.withheldCert() && closedBeforeAnswer(res.ex.Err) {
+		// TLS 1.3: the server judges the client's certificate after the
+		// client's side of the handshake is done, and its refusal may
+		// reach the client only as a connection closed before any answer.
+		r.saw(res)
+		r.pass("refused: without the client certificate the run otherwise presents, the connection closed before any answer (%v): the TLS 1.3 form of a handshake refusal", res.ex.Err)
+		return
+	}
 	if !r.gradable(res) {
 		return
 	}
@@ -112,4 +122,14 @@ func certificateRequired(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "tls: certificate required") || strings.Contains(msg, "tls: bad certificate")
+}
+
+// closedBeforeAnswer reports whether a call failed because the connection
+// was closed or reset before any answer arrived.
+func closedBeforeAnswer(err error) bool {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset") || strings.HasSuffix(msg, "EOF")
 }

@@ -194,6 +194,13 @@ func (t *target) client(o callOpts) *http.Client {
 	return t.anonHC
 }
 
+// withheldCert reports whether the anonymous calls of the run go without
+// a TLS client certificate the others present.
+func (t *target) withheldCert() bool {
+	t.anonOnce.Do(func() { t.anonHC = withoutClientCert(t.hc) })
+	return t.anonHC != t.hc
+}
+
 // withoutClientCert returns hc, or a copy of it whose transport presents
 // no client certificate when hc's does.
 func withoutClientCert(hc *http.Client) *http.Client {

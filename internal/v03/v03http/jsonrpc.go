@@ -18,16 +18,24 @@ import (
 // JSON-RPC handler (jsonrpc.Dialect), which decodes every request's
 // envelope once and hands it the requests whose method is a v0.3 one.
 // With on false those methods are refused with VersionNotSupportedError.
-type JSONRPC struct {
+type JSONRPC struct{ served }
+
+// NewJSONRPC returns the v0.3 JSON-RPC dialect.
+func NewJSONRPC(svc a2a.Service, opts *httpx.Options, on bool) *JSONRPC {
+	return &JSONRPC{newServed(svc, opts, on)}
+}
+
+// served is what both v0.3 HTTP handlers serve with: the service's
+// invoker under the options, and whether v0.3 is on.
+type served struct {
 	inv  a2a.Invoker
 	opts httpx.Options
 	on   bool
 }
 
-// NewJSONRPC returns the v0.3 JSON-RPC dialect.
-func NewJSONRPC(svc a2a.Service, opts *httpx.Options, on bool) *JSONRPC {
+func newServed(svc a2a.Service, opts *httpx.Options, on bool) served {
 	o := opts.WithDefaults()
-	return &JSONRPC{inv: o.Invoker(svc), opts: o, on: on}
+	return served{inv: o.Invoker(svc), opts: o, on: on}
 }
 
 // Has implements jsonrpc.Dialect: the v0.3 method names.

@@ -18,17 +18,12 @@ import (
 // the card's HTTP+JSON URL points, with that path stripped). Bodies are
 // the v0.3 proto in ProtoJSON; errors are {code, message, data} with the
 // JSON-RPC code and the HTTP status of the error's kind.
-type REST struct {
-	inv  a2a.Invoker
-	opts httpx.Options
-	on   bool
-}
+type REST struct{ served }
 
 // NewREST returns the v0.3 HTTP+JSON handler. With on false every route
 // is refused with VersionNotSupportedError.
 func NewREST(svc a2a.Service, opts *httpx.Options, on bool) *REST {
-	o := opts.WithDefaults()
-	return &REST{inv: o.Invoker(svc), opts: o, on: on}
+	return &REST{newServed(svc, opts, on)}
 }
 
 // IsRoute reports whether path (below the HTTP+JSON base) is a v0.3 route.
@@ -95,27 +90,25 @@ func match(method, escaped string) (r route, allow string, ok bool) {
 		if r.taskID, good = unescape(segs[0]); !good {
 			return r, "", false
 		}
-		if len(segs) == 2 {
-			if method == http.MethodPost {
-				return verb(http.MethodPost, v03.MethodPushSet)
+		// A config route: its own verb's operation, else GET's, else 405
+		// naming both.
+		orGet := func(own, ownOp, getOp string) (route, string, bool) {
+			if method == own {
+				return verb(own, ownOp)
 			}
-			r2, _, _ := verb(http.MethodGet, v03.MethodPushList)
+			r2, _, _ := verb(http.MethodGet, getOp)
 			if r2.op == "" {
-				return r, "GET, POST", true
+				return r, "GET, " + own, true
 			}
 			return r2, "", true
+		}
+		if len(segs) == 2 {
+			return orGet(http.MethodPost, v03.MethodPushSet, v03.MethodPushList)
 		}
 		if r.configID, good = unescape(segs[2]); !good {
 			return r, "", false
 		}
-		if method == http.MethodDelete {
-			return verb(http.MethodDelete, v03.MethodPushDelete)
-		}
-		r2, _, _ := verb(http.MethodGet, v03.MethodPushGet)
-		if r2.op == "" {
-			return r, "GET, DELETE", true
-		}
-		return r2, "", true
+		return orGet(http.MethodDelete, v03.MethodPushDelete, v03.MethodPushGet)
 	}
 	return r, "", false
 }

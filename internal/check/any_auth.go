@@ -4,11 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"io"
 	"strings"
-	"syscall"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
 )
 
 // authFamily is what the authentication checks share: the answer to the
@@ -68,7 +67,7 @@ func (f *authFamily) anonymous(ctx context.Context, r *rec) {
 		r.pass("refused at the TLS handshake: the server requires a client certificate (%v)", res.ex.Err)
 		return
 	}
-	if res.failed() && b.t.withheldCert() && closedBeforeAnswer(res.ex.Err) {
+	if res.failed() && b.t.withheldCert() && httpx.ClosedBeforeAnswer(res.ex.Err) {
 		// TLS 1.3: the server judges the client's certificate after the
 		// client's side of the handshake is done, and its refusal may
 		// reach the client only as a connection closed before any answer.
@@ -122,14 +121,4 @@ func certificateRequired(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "tls: certificate required") || strings.Contains(msg, "tls: bad certificate")
-}
-
-// closedBeforeAnswer reports whether a call failed because the connection
-// was closed or reset before any answer arrived.
-func closedBeforeAnswer(err error) bool {
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset") || strings.HasSuffix(msg, "EOF")
 }

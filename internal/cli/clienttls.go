@@ -5,11 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
-	"syscall"
+
+	"parley.dev/parley/internal/httpx"
 )
 
 // The client commands reach an agent over https with the system's trusted
@@ -123,7 +123,7 @@ func (c *common) tlsHint(err error) string {
 		return c.untrustedHint()
 	case c.clientCert != "" && (strings.Contains(msg, "tls: bad certificate") || strings.Contains(msg, "tls: unknown certificate authority")):
 		return fmt.Sprintf("the agent did not accept the client certificate --client-cert %s (not issued by a CA it trusts, or expired)", c.clientCert)
-	case strings.Contains(msg, "https://") && closedEarly(err, msg):
+	case strings.Contains(msg, "https://") && httpx.ClosedBeforeAnswer(err):
 		// TLS 1.3: the server judges the client's certificate after the
 		// client finished its handshake, and its refusal may reach the
 		// client only as a connection that broke before any answer (reset,
@@ -134,14 +134,6 @@ func (c *common) tlsHint(err error) string {
 		return "the agent closed the connection after the TLS handshake: it probably requires a TLS client certificate: give --client-cert FILE and --client-key FILE"
 	}
 	return ""
-}
-
-// closedEarly reports whether err is a connection that broke before any
-// answer came.
-func closedEarly(err error, msg string) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(msg, "http2: client conn could not be established") ||
-		strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe")
 }
 
 // untrustedHint is the advice about a server certificate no trusted CA

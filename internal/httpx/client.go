@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -232,4 +233,22 @@ func htmlTitle(s string) string {
 		title = title[:80] + "..."
 	}
 	return title
+}
+
+// ClosedBeforeAnswer reports whether a request failed because its
+// connection was closed or reset before any answer arrived (a reset, a
+// broken pipe, an end of file, an HTTP/2 connection never established).
+// Under TLS 1.3 it is also how a server's refusal of the client's
+// certificate, or of its lack of one, usually reaches the client: the
+// server judges the certificate after the client finished its handshake.
+func ClosedBeforeAnswer(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "http2: client conn could not be established") ||
+		strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe") || strings.HasSuffix(msg, "EOF")
 }

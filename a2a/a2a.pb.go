@@ -176,6 +176,11 @@ type SendMessageConfiguration struct {
 	// When true the call returns as soon as the task exists instead of waiting
 	// for a terminal or interrupted state.
 	ReturnImmediately bool `protobuf:"varint,4,opt,name=return_immediately,json=returnImmediately,proto3" json:"return_immediately,omitempty"`
+	// A2A 1.1 preview (spec §3.2.2): on a follow-up to an existing task, the
+	// generation the client expects the task to be at; a different one is
+	// refused (TaskGenerationMismatchError). Ignored when the message creates
+	// a task.
+	IfGenerationMatch *int64 `protobuf:"varint,5,opt,name=if_generation_match,json=ifGenerationMatch,proto3,oneof" json:"if_generation_match,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -238,6 +243,13 @@ func (x *SendMessageConfiguration) GetReturnImmediately() bool {
 	return false
 }
 
+func (x *SendMessageConfiguration) GetIfGenerationMatch() int64 {
+	if x != nil && x.IfGenerationMatch != nil {
+		return *x.IfGenerationMatch
+	}
+	return 0
+}
+
 // A unit of work tracked by the agent: its status, outputs and conversation.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -252,7 +264,11 @@ type Task struct {
 	// Messages exchanged while working on the task.
 	History []*Message `protobuf:"bytes,5,rep,name=history,proto3" json:"history,omitempty"`
 	// Free-form data attached to the task.
-	Metadata      *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// A2A 1.1 preview (spec §3.2.7): 1 when the task is created, then one
+	// more on every change that emits an event (a state change, an artifact
+	// added or updated).
+	Generation    int64 `protobuf:"varint,7,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -327,6 +343,13 @@ func (x *Task) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *Task) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 // State of a task at a point in time.
@@ -751,7 +774,9 @@ type TaskStatusUpdateEvent struct {
 	// The new status.
 	Status *TaskStatus `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"` // REQUIRED
 	// Free-form data attached to the event.
-	Metadata      *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,4,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// A2A 1.1 preview (spec §3.2.7): the task's generation after this update.
+	Generation    int64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +839,13 @@ func (x *TaskStatusUpdateEvent) GetMetadata() *structpb.Struct {
 	return nil
 }
 
+func (x *TaskStatusUpdateEvent) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // Streaming event: an artifact was produced or extended.
 type TaskArtifactUpdateEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -828,7 +860,9 @@ type TaskArtifactUpdateEvent struct {
 	// True on the final chunk of the artifact.
 	LastChunk bool `protobuf:"varint,5,opt,name=last_chunk,json=lastChunk,proto3" json:"last_chunk,omitempty"`
 	// Free-form data attached to the event.
-	Metadata      *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	Metadata *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// A2A 1.1 preview (spec §3.2.7): the task's generation after this update.
+	Generation    int64 `protobuf:"varint,7,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -903,6 +937,13 @@ func (x *TaskArtifactUpdateEvent) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *TaskArtifactUpdateEvent) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 // Credentials a server uses when calling a push notification webhook.
@@ -2759,8 +2800,11 @@ type GetTaskRequest struct {
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"` // REQUIRED
 	// Upper bound on returned history messages; unset means no client limit.
 	HistoryLength *int32 `protobuf:"varint,3,opt,name=history_length,json=historyLength,proto3,oneof" json:"history_length,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// A2A 1.1 preview (spec §3.2.7): answer once the task's generation is
+	// above this value, or at a timeout with the task as it is.
+	CurrentGeneration *int64 `protobuf:"varint,4,opt,name=current_generation,json=currentGeneration,proto3,oneof" json:"current_generation,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetTaskRequest) Reset() {
@@ -2810,6 +2854,13 @@ func (x *GetTaskRequest) GetId() string {
 func (x *GetTaskRequest) GetHistoryLength() int32 {
 	if x != nil && x.HistoryLength != nil {
 		return *x.HistoryLength
+	}
+	return 0
+}
+
+func (x *GetTaskRequest) GetCurrentGeneration() int64 {
+	if x != nil && x.CurrentGeneration != nil {
+		return *x.CurrentGeneration
 	}
 	return 0
 }
@@ -3630,13 +3681,15 @@ var File_a2a_proto protoreflect.FileDescriptor
 
 const file_a2a_proto_rawDesc = "" +
 	"\n" +
-	"\ta2a.proto\x12\tlf.a2a.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa6\x02\n" +
+	"\ta2a.proto\x12\tlf.a2a.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x02\n" +
 	"\x18SendMessageConfiguration\x122\n" +
 	"\x15accepted_output_modes\x18\x01 \x03(\tR\x13acceptedOutputModes\x12h\n" +
 	"\x1dtask_push_notification_config\x18\x02 \x01(\v2%.lf.a2a.v1.TaskPushNotificationConfigR\x1ataskPushNotificationConfig\x12*\n" +
 	"\x0ehistory_length\x18\x03 \x01(\x05H\x00R\rhistoryLength\x88\x01\x01\x12-\n" +
-	"\x12return_immediately\x18\x04 \x01(\bR\x11returnImmediatelyB\x11\n" +
-	"\x0f_history_length\"\xfa\x01\n" +
+	"\x12return_immediately\x18\x04 \x01(\bR\x11returnImmediately\x123\n" +
+	"\x13if_generation_match\x18\x05 \x01(\x03H\x01R\x11ifGenerationMatch\x88\x01\x01B\x11\n" +
+	"\x0f_history_lengthB\x16\n" +
+	"\x14_if_generation_match\"\x9a\x02\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -3644,7 +3697,10 @@ const file_a2a_proto_rawDesc = "" +
 	"\x06status\x18\x03 \x01(\v2\x15.lf.a2a.v1.TaskStatusR\x06status\x121\n" +
 	"\tartifacts\x18\x04 \x03(\v2\x13.lf.a2a.v1.ArtifactR\tartifacts\x12,\n" +
 	"\ahistory\x18\x05 \x03(\v2\x12.lf.a2a.v1.MessageR\ahistory\x123\n" +
-	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xa0\x01\n" +
+	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1e\n" +
+	"\n" +
+	"generation\x18\a \x01(\x03R\n" +
+	"generation\"\xa0\x01\n" +
 	"\n" +
 	"TaskStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.lf.a2a.v1.TaskStateR\x05state\x12,\n" +
@@ -3682,13 +3738,16 @@ const file_a2a_proto_rawDesc = "" +
 	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1e\n" +
 	"\n" +
 	"extensions\x18\x06 \x03(\tR\n" +
-	"extensions\"\xb3\x01\n" +
+	"extensions\"\xd3\x01\n" +
 	"\x15TaskStatusUpdateEvent\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
 	"context_id\x18\x02 \x01(\tR\tcontextId\x12-\n" +
 	"\x06status\x18\x03 \x01(\v2\x15.lf.a2a.v1.TaskStatusR\x06status\x123\n" +
-	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xee\x01\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x05 \x01(\x03R\n" +
+	"generation\"\x8e\x02\n" +
 	"\x17TaskArtifactUpdateEvent\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -3697,7 +3756,10 @@ const file_a2a_proto_rawDesc = "" +
 	"\x06append\x18\x04 \x01(\bR\x06append\x12\x1d\n" +
 	"\n" +
 	"last_chunk\x18\x05 \x01(\bR\tlastChunk\x123\n" +
-	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"N\n" +
+	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1e\n" +
+	"\n" +
+	"generation\x18\a \x01(\x03R\n" +
+	"generation\"N\n" +
 	"\x12AuthenticationInfo\x12\x16\n" +
 	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12 \n" +
 	"\vcredentials\x18\x02 \x01(\tR\vcredentials\"\x90\x01\n" +
@@ -3858,12 +3920,14 @@ const file_a2a_proto_rawDesc = "" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12,\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.lf.a2a.v1.MessageR\amessage\x12I\n" +
 	"\rconfiguration\x18\x03 \x01(\v2#.lf.a2a.v1.SendMessageConfigurationR\rconfiguration\x123\n" +
-	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"w\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xc2\x01\n" +
 	"\x0eGetTaskRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12*\n" +
-	"\x0ehistory_length\x18\x03 \x01(\x05H\x00R\rhistoryLength\x88\x01\x01B\x11\n" +
-	"\x0f_history_length\"\x9f\x03\n" +
+	"\x0ehistory_length\x18\x03 \x01(\x05H\x00R\rhistoryLength\x88\x01\x01\x122\n" +
+	"\x12current_generation\x18\x04 \x01(\x03H\x01R\x11currentGeneration\x88\x01\x01B\x11\n" +
+	"\x0f_history_lengthB\x15\n" +
+	"\x13_current_generation\"\x9f\x03\n" +
 	"\x10ListTasksRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x1d\n" +
 	"\n" +

@@ -41,7 +41,7 @@ func CloneTask(t *Task) *Task {
 	if t == nil {
 		return nil
 	}
-	c := &Task{Id: t.Id, ContextId: t.ContextId, Status: cloneStatus(t.Status), Metadata: cloneStruct(t.Metadata)}
+	c := &Task{Id: t.Id, ContextId: t.ContextId, Status: cloneStatus(t.Status), Metadata: cloneStruct(t.Metadata), Generation: t.Generation}
 	if t.Artifacts != nil {
 		c.Artifacts = make([]*Artifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {

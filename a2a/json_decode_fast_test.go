@@ -106,6 +106,8 @@ var decodeTargets = []struct {
 	{"Value", func() proto.Message { return &structpb.Value{} }},
 	{"Timestamp", func() proto.Message { return &timestamppb.Timestamp{} }},
 	{"AllKinds", func() proto.Message { return dynamicpb.NewMessage(allKinds) }},
+	{"GetTaskRequest", func() proto.Message { return &GetTaskRequest{} }},
+	{"Task", func() proto.Message { return &Task{} }},
 }
 
 // checkDifferential reads data as a message made by newMsg with Unmarshal

@@ -169,7 +169,7 @@ func (e *encoder) task(b []byte, t *Task) ([]byte, error) {
 	if b, err = e.metadata(b, &first, t.GetMetadata()); err != nil {
 		return b, err
 	}
-	return e.close(b), nil
+	return e.close(int64Member(b, &first, "generation", t.GetGeneration())), nil
 }
 
 func (e *encoder) status(b []byte, s *TaskStatus) ([]byte, error) {
@@ -283,7 +283,7 @@ func (e *encoder) statusUpdate(b []byte, u *TaskStatusUpdateEvent) ([]byte, erro
 	if b, err = e.metadata(b, &first, u.GetMetadata()); err != nil {
 		return b, err
 	}
-	return e.close(b), nil
+	return e.close(int64Member(b, &first, "generation", u.GetGeneration())), nil
 }
 
 func (e *encoder) artifactUpdate(b []byte, u *TaskArtifactUpdateEvent) ([]byte, error) {
@@ -306,5 +306,15 @@ func (e *encoder) artifactUpdate(b []byte, u *TaskArtifactUpdateEvent) ([]byte, 
 	if b, err = e.metadata(b, &first, u.GetMetadata()); err != nil {
 		return b, err
 	}
-	return e.close(b), nil
+	return e.close(int64Member(b, &first, "generation", u.GetGeneration())), nil
+}
+
+// int64Member writes a non-zero int64 member as ProtoJSON does, a decimal
+// string (the 1.1 preview's generation, spec §3.2.7); zero is left out.
+func int64Member(b []byte, first *bool, key string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(member(b, first, key), '"')
+	return append(strconv.AppendInt(b, v, 10), '"')
 }

@@ -22,8 +22,8 @@ func appendGeneric(m proto.Message) ([]byte, error) {
 // cannot be written; and the test fails when one of those messages gains
 // a field, so that json_encode_fast.go learns it.
 func TestFastJSONMatchesGeneric(t *testing.T) {
-	fields := map[string]int{"StreamResponse": 4, "SendMessageResponse": 2, "Task": 6, "TaskStatus": 3, "Message": 8,
-		"Artifact": 6, "Part": 7, "TaskStatusUpdateEvent": 4, "TaskArtifactUpdateEvent": 6}
+	fields := map[string]int{"StreamResponse": 4, "SendMessageResponse": 2, "Task": 7, "TaskStatus": 3, "Message": 8,
+		"Artifact": 6, "Part": 7, "TaskStatusUpdateEvent": 5, "TaskArtifactUpdateEvent": 7}
 	for _, m := range []proto.Message{&StreamResponse{}, &SendMessageResponse{}, &Task{}, &TaskStatus{}, &Message{},
 		&Artifact{}, &Part{}, &TaskStatusUpdateEvent{}, &TaskArtifactUpdateEvent{}} {
 		md := m.ProtoReflect().Descriptor()
@@ -156,7 +156,7 @@ func (g *gen) status() *TaskStatus {
 }
 
 func (g *gen) task() *Task {
-	t := &Task{Id: g.str(), ContextId: g.str(), Status: g.status(), Metadata: g.meta()}
+	t := &Task{Id: g.str(), ContextId: g.str(), Status: g.status(), Metadata: g.meta(), Generation: g.generation()}
 	for range g.r.IntN(3) {
 		t.Artifacts = append(t.Artifacts, g.artifact())
 	}
@@ -175,12 +175,24 @@ func (g *gen) streamResponse() *StreamResponse {
 		r.Payload = &StreamResponse_Message{Message: g.message()}
 	case 2:
 		r.Payload = &StreamResponse_StatusUpdate{StatusUpdate: &TaskStatusUpdateEvent{
-			TaskId: g.str(), ContextId: g.str(), Status: g.status(), Metadata: g.meta()}}
+			TaskId: g.str(), ContextId: g.str(), Status: g.status(), Metadata: g.meta(), Generation: g.generation()}}
 	case 3:
 		r.Payload = &StreamResponse_ArtifactUpdate{ArtifactUpdate: &TaskArtifactUpdateEvent{
-			TaskId: g.str(), ContextId: g.str(), Artifact: g.artifact(), Append: g.maybe(), LastChunk: g.maybe(), Metadata: g.meta()}}
+			TaskId: g.str(), ContextId: g.str(), Artifact: g.artifact(), Append: g.maybe(), LastChunk: g.maybe(), Metadata: g.meta(), Generation: g.generation()}}
 	}
 	return r
+}
+
+// generation is a task generation (the 1.1 preview): often unset, else
+// anything an int64 holds.
+func (g *gen) generation() int64 {
+	switch g.r.IntN(4) {
+	case 0:
+		return int64(g.r.Uint64())
+	case 1:
+		return int64(g.r.IntN(100))
+	}
+	return 0
 }
 
 func (g *gen) sendMessageResponse() *SendMessageResponse {

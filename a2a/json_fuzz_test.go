@@ -22,6 +22,16 @@ var fuzzSeeds = []string{
 	`{"message":{"messageId":"m","role":"agent","parts":[]}}`,
 	`{"kind":"message","unknown":[{"deep":[[[]]]}],"message":null}`,
 	`{"message":{"messageId":"\u00e9\ud83d\ude00\"\\","role":"ROLE_USER","parts":[{"text":"\u0000\u001f"}]}}`,
+	// The A2A 1.1 preview's members (spec §3.2.2, §3.2.7): int64 in ProtoJSON is a
+	// string or a number.
+	`{"message":{"messageId":"m-5","taskId":"t-1","role":"ROLE_USER","parts":[{"text":"go on"}]},"configuration":{"ifGenerationMatch":"3"}}`,
+	`{"message":{"messageId":"m-6","role":"ROLE_USER","parts":[]},"configuration":{"if_generation_match":-9223372036854775808,"historyLength":2}}`,
+	`{"task":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"generation":"7"}}`,
+	`{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"},"generation":12}}`,
+	`{"artifactUpdate":{"taskId":"t-1","contextId":"c-1","artifact":{"artifactId":"a-1","parts":[{"text":"x"}]},"generation":"9223372036854775807"}}`,
+	`{"id":"t-1","tenant":"x","historyLength":1,"currentGeneration":"5"}`,
+	`{"id":"t-1","current_generation":null,"generation":"1.5"}`,
+	`{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"},"generation":0}`,
 }
 
 func fuzzCheck(t *testing.T, data []byte, m proto.Message) {

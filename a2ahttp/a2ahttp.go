@@ -162,6 +162,7 @@ type Handler struct {
 	rate        *rateLimiter      // nil: no rate limit
 	streams     *streamLimiter    // nil: no limit on open streams per caller
 	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
+	served      []string          // the versions the service serves, newest first
 	grpc        *grpcbind.Handler // nil when disabled; also serves health, reflection and unknown services
 	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
 	restBase    string            // HTTP+JSON base path without a trailing slash
@@ -188,6 +189,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	}
 	h.setGuardDefaults()
 	h.opts.DisableV03 = !h.servesV03(svc) // the card and the protocol table agree
+	h.served = servedVersions(svc)
 	card, err := h.encodeCard()
 	if err != nil {
 		return nil, err

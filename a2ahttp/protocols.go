@@ -46,9 +46,40 @@ type protocol struct {
 }
 
 // mountProtocols builds the protocol table and the handlers of its
-// entries: v1.0 on the three bindings, and v0.3 beside it unless it is
-// off (Options.DisableV03, or a service whose ProtocolVersions lack it).
+// entries: v1.0 on the three bindings, v0.3 beside it unless it is off
+// (Options.DisableV03, or a service whose ProtocolVersions lack it), and
+// every other version the service serves on the v1.0 bindings (the 1.1
+// preview: version.Protocol.SharesV1), an entry per v1.0 entry reached
+// through its handler: the A2A-Version service parameter, which the core
+// reads, tells them apart.
 func (h *Handler) mountProtocols(svc a2a.Service) {
+	h.mountBindings(svc)
+	var shared []protocol
+	for _, v := range servedVersions(svc) {
+		if p, ok := version.Lookup(v); !ok || !p.SharesV1 || v == a2a.ProtocolVersion {
+			continue
+		}
+		for _, p := range h.protocols {
+			if p.version == a2a.ProtocolVersion {
+				p.version, p.owns = v, nil
+				shared = append(shared, p)
+			}
+		}
+	}
+	h.protocols = append(h.protocols, shared...)
+}
+
+// servedVersions returns the versions a service serves: its
+// ProtocolVersions when it says (server.Server does), else the defaults.
+func servedVersions(svc a2a.Service) []string {
+	if vs, ok := svc.(interface{ ProtocolVersions() []string }); ok {
+		return vs.ProtocolVersions()
+	}
+	return version.Defaults()
+}
+
+// mountBindings builds the entries of v1.0 and v0.3 (mountProtocols).
+func (h *Handler) mountBindings(svc a2a.Service) {
 	bopts := httpx.Options{MaxBody: h.opts.MaxBody, KeepAlive: h.opts.KeepAlive, Logger: h.opts.Logger, Parking: h.opts.Parking}
 	rpcOpts, restOpts := bopts, bopts
 	rpcOpts.Middleware, restOpts.Middleware = h.middleware(a2a.BindingJSONRPC), h.middleware(a2a.BindingHTTPJSON)

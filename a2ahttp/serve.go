@@ -13,12 +13,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/v03"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
@@ -120,6 +122,12 @@ type ServeConfig struct {
 	Push server.Pusher
 	// DisableV03 serves A2A v1.0 alone, without v0.3 beside it.
 	DisableV03 bool
+	// ProtocolVersions are the A2A versions (Major.Minor) served (default
+	// server.DefaultProtocolVersions: 1.0 and 0.3). Listing "1.1" turns on
+	// the preview of the next version, served on the v1.0 bindings to
+	// requests that ask for it (A2A-Version: 1.1), with a 1.1 interface on
+	// the card beside each v1.0 one. A list without 0.3 is DisableV03.
+	ProtocolVersions []string
 
 	// KeepAlive is the interval of SSE keep-alive comments on idle
 	// streams and of HTTP/2 pings on silent connections (default 15 s;
@@ -207,6 +215,17 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("a2ahttp: ServeConfig.Agent is required")
 	}
+	versions := server.DefaultProtocolVersions()
+	if len(cfg.ProtocolVersions) > 0 {
+		versions = slices.Clone(cfg.ProtocolVersions)
+	}
+	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
+		c := *cfg // the card and the handler read DisableV03
+		c.DisableV03, cfg = true, &c
+	}
+	if cfg.DisableV03 {
+		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
+	}
 	tlsConf, err := cfg.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -258,10 +277,6 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	if store == nil {
 		store = memstore.New()
 		s.store = store
-	}
-	versions := server.DefaultProtocolVersions()
-	if cfg.DisableV03 {
-		versions = []string{a2a.ProtocolVersion}
 	}
 	sopts := &server.Options{
 		Card: card, ExtendedCard: cfg.ExtendedCard, Agent: cfg.Agent, Store: store, ProtocolVersions: versions,

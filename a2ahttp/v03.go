@@ -7,6 +7,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/v03"
+	"parley.dev/parley/internal/version"
 )
 
 // Serving A2A v0.3 beside v1.0: unless Options.DisableV03, the JSON-RPC
@@ -16,7 +17,8 @@ import (
 
 // encodeCard encodes the public card document. The card first gets the
 // bearer tokens' security scheme and requirement when it declares none
-// (declareBearer). With v0.3 on, the card then gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
+// (declareBearer). With the 1.1 preview on, it gains a 1.1 interface
+// beside each v1.0 one (spec §3.6). With v0.3 on, the card then gains a 0.3 interface beside each JSON-RPC, HTTP+JSON and gRPC one and,
 // having 0.3 interfaces, the v0.3 top-level members, which v1.0 readers
 // ignore; then Options.CardSigner, when set, signs the whole document, so
 // its signatures cover every member served. A card that comes signed
@@ -27,6 +29,9 @@ func (h *Handler) encodeCard() ([]byte, error) {
 	presigned := len(h.opts.Card.GetSignatures()) > 0 && h.opts.CardSigner == nil
 	if !presigned {
 		h.opts.Card = h.declareBearer(h.opts.Card)
+	}
+	if !presigned { // the newer versions served on the v1.0 bindings (the 1.1 preview)
+		h.opts.Card = version.AddInterfaces(h.opts.Card, h.served)
 	}
 	if !h.opts.DisableV03 && !presigned {
 		h.opts.Card = v03.AddInterfaces(h.opts.Card)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/taskstore"
 )
 
@@ -117,6 +118,7 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 	if err != nil {
 		return call{}, err
 	}
+	version.ClearRequest(c.info.Served, req)
 	if stream && !s.streaming() {
 		return call{}, a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
 	}

@@ -56,8 +56,9 @@ func (s *Server) beginPush(ctx context.Context, tenant string) (call, error) {
 
 // DefaultProtocolVersions are the protocol versions served when
 // Options.ProtocolVersions is empty, newest first: v1.0, and v0.3 through
-// its own bindings' translation.
-func DefaultProtocolVersions() []string { return []string{a2a.ProtocolVersion, version.V03} }
+// its own bindings' translation (the defaults of the version table; the
+// 1.1 preview is not one).
+func DefaultProtocolVersions() []string { return version.Defaults() }
 
 // callVersion decides the version of a call (decision B7, spec §3.6.2)
 // once, from the A2A-Version the caller sent and the version its

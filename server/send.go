@@ -49,7 +49,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 	if r.task == nil {
 		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")
 	}
-	t := withHistory(r.task, historyOf(req.GetConfiguration()), false)
+	t := s.taskAnswer(ctx, withHistory(r.task, historyOf(req.GetConfiguration()), false))
 	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}, nil
 }
 
@@ -82,7 +82,7 @@ func (acc *accepted) answered(immediate bool) bool {
 // it stays open through AUTH_REQUIRED (spec §7.6.1, decision B2). A direct
 // reply streams one Message.
 func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.StreamEvent, error] {
-	return func(yield func(a2a.StreamEvent, error) bool) {
+	return s.viewStream(ctx, func(yield func(a2a.StreamEvent, error) bool) {
 		if err := s.refuseWhileDraining(); err != nil {
 			yield(a2a.StreamEvent{}, err) // Shutdown is draining
 			return
@@ -116,7 +116,7 @@ func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageR
 			return
 		}
 		pump(ctx, acc.sub, hl, true, yield)
-	}
+	})
 }
 
 // pump forwards a subscription's events until the stream must end.

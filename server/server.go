@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
 )
@@ -21,10 +22,12 @@ import (
 // default.
 type Options struct {
 	// ProtocolVersions are the A2A versions (Major.Minor) served, newest
-	// first (default DefaultProtocolVersions: 1.0 and 0.3). A call in any
-	// other version is refused with VersionNotSupportedError listing these
-	// (spec §3.6.2). Serving 0.3 takes its bindings too (package a2ahttp
-	// mounts them when the list has it).
+	// first (default DefaultProtocolVersions: 1.0 and 0.3; 1.1, the
+	// preview of the next version, is served only when listed). A call in
+	// any other version is refused with VersionNotSupportedError listing
+	// these (spec §3.6.2). Serving 0.3 takes its bindings too (package
+	// a2ahttp mounts them when the list has it); 1.1 is served on the
+	// v1.0 bindings, told apart by the A2A-Version service parameter.
 	ProtocolVersions []string
 	// Card is the public agent card. Its capabilities gate operations
 	// (spec §3.3.4) and its extensions decide which are required. New
@@ -186,8 +189,8 @@ func (o *Options) check() error {
 		return errors.New("server: Options.Agent is required")
 	}
 	for _, v := range o.ProtocolVersions {
-		if !slices.Contains(DefaultProtocolVersions(), v) {
-			return fmt.Errorf("server: protocol version %q in Options.ProtocolVersions is not one Parley serves (%v)", v, DefaultProtocolVersions())
+		if _, ok := version.Lookup(v); !ok {
+			return fmt.Errorf("server: protocol version %q in Options.ProtocolVersions is not one Parley serves (%v)", v, version.Known())
 		}
 	}
 	if v := a2a.CheckRequired(o.Card); len(v) > 0 {
@@ -239,6 +242,7 @@ func (o *Options) fillDefaults() {
 		o.ProtocolVersions = DefaultProtocolVersions()
 	} else {
 		o.ProtocolVersions = slices.Clone(o.ProtocolVersions)
+		version.Sort(o.ProtocolVersions) // newest first, whatever the order given
 	}
 	if o.Store == nil {
 		o.Store = memstore.New()
@@ -291,8 +295,16 @@ func (s *Server) failLost(ctx context.Context, st taskstore.ScopedTask, why stri
 	if err != nil {
 		return err
 	}
+	// The generation before the event is read after the sequence number:
+	// a change between the two reads makes the append's number stale
+	// (ErrSeq), never its generation alone (spec §3.2.7).
+	now, err := s.store.GetTask(ctx, st.Scope, t.Id)
+	if err != nil {
+		return err
+	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: t.Id, ContextId: t.ContextId, Status: status}}}
+	taskstore.Stamp(now.GetGeneration(), ev)
 	if err := s.store.Append(ctx, st.Scope, t.Id, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
 		return err
 	}

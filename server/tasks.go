@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/taskstore"
 )
 
@@ -17,6 +18,7 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	if err != nil {
 		return nil, err
 	}
+	version.ClearRequest(c.info.Served, req)
 	if err := validate(req, s.limits.id(nil, "", "id", req.Id), historyCheck("historyLength", req.HistoryLength)); err != nil {
 		return nil, err
 	}
@@ -24,7 +26,7 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	if err != nil {
 		return nil, storeErr(err, req.Id)
 	}
-	return withHistory(t, req.HistoryLength, true), nil
+	return s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true)), nil
 }
 
 // Page sizes of ListTasks (spec §3.1.4).
@@ -54,7 +56,7 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		if !req.GetIncludeArtifacts() {
 			t.Artifacts = nil // spec §3.1.4: omitted entirely
 		}
-		withHistory(t, req.HistoryLength, true)
+		s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true))
 	}
 	if res.More && len(res.Tasks) > 0 {
 		last := res.Tasks[len(res.Tasks)-1]
@@ -154,7 +156,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		}
 		break
 	}
-	return a2a.CloneTask(r.task), nil
+	return s.taskAnswer(ctx, a2a.CloneTask(r.task)), nil
 }
 
 // SubscribeToTask implements a2a.Service (spec §3.1.6; decision B2):
@@ -168,7 +170,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 // A task that ended meanwhile is caught up, not refused; one whose last
 // event was the one named gives an empty stream.
 func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
-	return func(yield func(a2a.StreamEvent, error) bool) {
+	return s.viewStream(ctx, func(yield func(a2a.StreamEvent, error) bool) {
 		c, err := s.begin(ctx, req.GetTenant())
 		if err == nil && !s.streaming() {
 			err = a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
@@ -226,7 +228,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 			return
 		}
 		pump(ctx, sub, nil, false, yield)
-	}
+	})
 }
 
 // GetExtendedAgentCard implements a2a.Service (spec §3.1.11; decision

@@ -176,7 +176,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS and gRPC over TLS with this PEM certificate `FILE` (leaf first, then intermediates; needs --tls-key; SIGHUP reloads both)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM private key `FILE` of --tls-cert")
 	cfg.guard = addGuardFlags(fs)
-	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port)")
+	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port); add 1.1 for the preview of A2A 1.1 (off by default)")
 	var tokens multiFlag
 	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable; visible to local users in ps: prefer --auth-token-file)")
 	cfg.secrets = addSecretFlags(fs)
@@ -315,7 +315,7 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 	sc := &a2ahttp.ServeConfig{
 		Listener: ln, GRPCListener: gln, PublicURL: cfg.publicURL,
 		Agent: cfg.agent, Store: store, ExtendedCard: extended, Push: pusher,
-		AllowAnonymous: cfg.guard.allowAnonymous, DisableV03: !cfg.versions.v03(),
+		AllowAnonymous: cfg.guard.allowAnonymous, DisableV03: !cfg.versions.v03(), ProtocolVersions: cfg.versions.served(),
 		KeepAlive: keepAlive, ShutdownTimeout: shutdownWait, Logger: log,
 		EditCard: cfg.editCard,
 		ServerOptions: func(o *server.Options) {

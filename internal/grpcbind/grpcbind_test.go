@@ -145,6 +145,17 @@ func TestReflection(t *testing.T) {
 	checkServiceMethods(t, reg)
 }
 
+// previewFields are the fields the A2A 1.1 draft adds to v1.0's messages
+// (its dev-1.1 branch; Parley serves them as a preview, to 1.1 callers
+// only), by message, name and number.
+var previewFields = map[string]map[string]int{
+	"Task":                     {"generation": 7},
+	"TaskStatusUpdateEvent":    {"generation": 5},
+	"TaskArtifactUpdateEvent":  {"generation": 7},
+	"GetTaskRequest":           {"current_generation": 4},
+	"SendMessageConfiguration": {"if_generation_match": 5},
+}
+
 // checkSpecMessages checks that the reflected messages are the spec's,
 // field for field (testdata/spec_fields.txt), and that the proto has no
 // message the spec lacks.
@@ -161,8 +172,13 @@ func checkSpecMessages(t *testing.T, reg *protoregistry.Files) {
 			continue
 		}
 		md := d.(protoreflect.MessageDescriptor)
-		if md.Fields().Len() != len(fields) {
-			t.Errorf("%s has %d fields, the spec %d", name, md.Fields().Len(), len(fields))
+		if want := len(fields) + len(previewFields[name]); md.Fields().Len() != want {
+			t.Errorf("%s has %d fields, the spec %d", name, md.Fields().Len(), want)
+		}
+		for fname, num := range previewFields[name] {
+			if fd := md.Fields().ByName(protoreflect.Name(fname)); fd == nil || int(fd.Number()) != num {
+				t.Errorf("%s.%s (A2A 1.1 preview): reflected %v, want #%d", name, fname, fd, num)
+			}
 		}
 		for fname, num := range fields {
 			fd := md.Fields().ByName(protoreflect.Name(fname))

@@ -358,3 +358,47 @@ func TestMigrateFromVersion3(t *testing.T) {
 		t.Fatalf("%d tasks counted, %d listed, want 2 and 2", page.Total, len(page.Tasks))
 	}
 }
+
+// TestMigrateGeneration: schema version 6 gives a task written at
+// version 5, which kept no generation, its last sequence number (spec
+// §3.2.7: one generation per logged event, from 1), and the task goes on
+// from it.
+func TestMigrateGeneration(t *testing.T) {
+	u, conn := migratedSchema(t)
+	defer conn.Close(context.Background())
+	s, err := Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := newTask("old", 1)
+	if err := s.CreateTask(t.Context(), scope, tk, snapshot(tk)); err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(2); seq <= 3; seq++ {
+		if err := s.Append(t.Context(), scope, "old", status("old", seq, a2a.TaskState_TASK_STATE_WORKING)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN generation`, `UPDATE parley_schema SET version = 5`} {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err = Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatalf("open a version 5 database: %v", err)
+	}
+	defer s.Close()
+	if got, err := s.GetTask(t.Context(), scope, "old"); err != nil || got.GetGeneration() != 3 {
+		t.Fatalf("generation after the migration: %d, %v; want 3 (the last sequence number)", got.GetGeneration(), err)
+	}
+	ev := status("old", 4, a2a.TaskState_TASK_STATE_COMPLETED)
+	taskstore.Stamp(3, ev.Response)
+	if err := s.Append(t.Context(), scope, "old", ev); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetTask(t.Context(), scope, "old"); err != nil || got.GetGeneration() != 4 {
+		t.Errorf("generation after an append: %d, %v; want 4", got.GetGeneration(), err)
+	}
+}

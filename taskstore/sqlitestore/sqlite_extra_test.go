@@ -334,7 +334,7 @@ func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS, 1, h.Data, h.Status, false); err != nil {
+		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS, 1, h.Data, h.Status, false, 1); err != nil {
 			t.Fatal(err)
 		}
 		for n, m := range p.History {

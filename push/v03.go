@@ -5,7 +5,6 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/v03"
-	"parley.dev/parley/internal/version"
 	"parley.dev/parley/taskstore"
 )
 
@@ -16,14 +15,12 @@ import (
 // authentication headers are the same for both versions.
 
 // encodeEvent encodes a notification's event in the version its
-// configuration was registered with. A configuration does not record
-// whether the 1.1 preview registered it, so the event goes without its
-// generation (spec §3.2.7), as v1.0 has it.
+// configuration was registered with.
 func encodeEvent(n *taskstore.Notification) ([]byte, error) {
 	if v03.IsMarked(n.Config.GetUrl()) {
 		return v03.PushPayload(n.Event)
 	}
-	return a2a.Marshal(version.Plain(n.Event))
+	return a2a.Marshal(n.Event)
 }
 
 // setV03Headers turns the v1.0 headers SetHeaders wrote into v0.3 ones.

@@ -163,10 +163,6 @@ func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 		return nil
 	}
 	for try := 0; ; try++ {
-		// Given the generation after it (spec §3.2.7) before each try: a
-		// try that lost its number to another replica (lostSeq) caught up
-		// with what that one wrote, generation included.
-		taskstore.Stamp(r.task.GetGeneration(), ev)
 		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering()})
 		if err == nil {
 			r.s.announce(r.id)

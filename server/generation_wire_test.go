@@ -92,7 +92,17 @@ func versionClient(t *testing.T, s *testkit.Server, f client.TransportFactory, v
 }
 
 // eventGeneration returns the generation an event carries (0 for none).
-func eventGeneration(ev *a2a.StreamResponse) int64 { return taskstore.GenerationOf(ev) }
+func eventGeneration(ev *a2a.StreamResponse) int64 {
+	switch p := ev.GetPayload().(type) {
+	case *a2a.StreamResponse_Task:
+		return p.Task.GetGeneration()
+	case *a2a.StreamResponse_StatusUpdate:
+		return p.StatusUpdate.GetGeneration()
+	case *a2a.StreamResponse_ArtifactUpdate:
+		return p.ArtifactUpdate.GetGeneration()
+	}
+	return 0
+}
 
 // streamGenerations sends text on a stream and returns the generation of
 // each event, the Task first.

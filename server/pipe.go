@@ -109,20 +109,14 @@ func (r *run) writeQueued(ctx context.Context) {
 func (r *run) nextWrite(tail *a2a.StreamResponse) *pipeWrite {
 	w := &pipeWrite{evs: make([]taskstore.Event, 0, len(r.queue)+1), done: make(chan struct{})}
 	push := r.s.delivering()
-	// Each event is numbered, and given the task's generation after it
-	// (spec §3.2.7), as it joins a write: until then nobody has it.
-	gen := r.task.GetGeneration() // 0 for a task this write makes
 	for i, ev := range r.queue {
-		gen = taskstore.Stamp(gen, ev)
 		w.evs = append(w.evs, taskstore.Event{Seq: r.seq + 1 + uint64(i), Response: ev, Push: push})
 	}
 	if tail != nil {
-		taskstore.Stamp(gen, tail)
 		w.evs = append(w.evs, taskstore.Event{Seq: r.seq + 1 + uint64(len(r.queue)), Response: tail, Push: push})
 	}
 	if r.unmade != nil {
 		w.create, r.unmade = r.unmade, nil
-		w.create.Generation = taskstore.GenerationOf(w.evs[0].Response)
 		w.evs[0].PushConfig = r.pendingPush
 	}
 	clear(r.queue)

@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 )
 
 // SendMessage implements a2a.Service (spec §3.1.1). It blocks until the task
@@ -49,7 +50,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 	if r.task == nil {
 		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")
 	}
-	t := s.taskAnswer(ctx, withHistory(r.task, historyOf(req.GetConfiguration()), false))
+	t := s.taskAnswer(ctx, withHistory(r.task, historyOf(req.GetConfiguration()), false), taskstore.Generation(r.seq))
 	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}, nil
 }
 

@@ -111,6 +111,9 @@ type Server struct {
 	store taskstore.Store
 	log   *slog.Logger
 	now   func() time.Time
+	// generations: a version served shows task generations (the 1.1
+	// preview, spec §3.2.7), so streams must look at each call's version.
+	generations bool
 
 	base     context.Context // parent of every agent execution
 	workers  *workers        // run executions and pipelined writes
@@ -160,6 +163,7 @@ func New(opts *Options) (*Server, error) {
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
 		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
 		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
+		generations: slices.ContainsFunc(o.ProtocolVersions, version.ShowsGeneration),
 	}
 	if s.card.GetCapabilities().GetExtendedAgentCard() && o.ExtendedCard == nil {
 		s.log.Warn("the card declares capabilities.extendedAgentCard but Options.ExtendedCard is nil: " +
@@ -295,16 +299,8 @@ func (s *Server) failLost(ctx context.Context, st taskstore.ScopedTask, why stri
 	if err != nil {
 		return err
 	}
-	// The generation before the event is read after the sequence number:
-	// a change between the two reads makes the append's number stale
-	// (ErrSeq), never its generation alone (spec §3.2.7).
-	now, err := s.store.GetTask(ctx, st.Scope, t.Id)
-	if err != nil {
-		return err
-	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: t.Id, ContextId: t.ContextId, Status: status}}}
-	taskstore.Stamp(now.GetGeneration(), ev)
 	if err := s.store.Append(ctx, st.Scope, t.Id, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	if err != nil {
 		return nil, storeErr(err, req.Id)
 	}
-	return s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true)), nil
+	return s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true), t.GetGeneration()), nil
 }
 
 // Page sizes of ListTasks (spec §3.1.4).
@@ -56,7 +56,7 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		if !req.GetIncludeArtifacts() {
 			t.Artifacts = nil // spec §3.1.4: omitted entirely
 		}
-		s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true))
+		s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true), t.GetGeneration())
 	}
 	if res.More && len(res.Tasks) > 0 {
 		last := res.Tasks[len(res.Tasks)-1]
@@ -156,7 +156,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		}
 		break
 	}
-	return s.taskAnswer(ctx, a2a.CloneTask(r.task)), nil
+	return s.taskAnswer(ctx, a2a.CloneTask(r.task), taskstore.Generation(r.seq)), nil
 }
 
 // SubscribeToTask implements a2a.Service (spec §3.1.6; decision B2):

@@ -14,6 +14,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/version"
+	"parley.dev/parley/taskstore"
 )
 
 // served returns the version the call on ctx is served in, once begin
@@ -26,42 +27,50 @@ func (s *Server) served(ctx context.Context) string {
 	return s.opts.ProtocolVersions[0]
 }
 
-// taskAnswer returns t, the caller's own copy, as the call on ctx sees it.
-func (s *Server) taskAnswer(ctx context.Context, t *a2a.Task) *a2a.Task {
-	return version.Task(s.served(ctx), t)
+// taskAnswer returns t, the caller's own copy, as the call on ctx sees it,
+// gen being its generation (taskstore.Generation of the sequence number
+// of its last event).
+func (s *Server) taskAnswer(ctx context.Context, t *a2a.Task, gen int64) *a2a.Task {
+	return version.Task(s.served(ctx), t, gen)
 }
 
-// viewStream returns the stream seq as the call on ctx sees it: each
-// event as its version has it (version.Event).
+// viewStream returns the stream seq as the call on ctx sees it. Events
+// carry no generation (spec §3.2.7) as the core shares them: a call served
+// in a version that shows generations gets each event with its own, the
+// generation of its sequence number (taskstore.Generation); any other
+// call gets the events as they are, at no cost.
 func (s *Server) viewStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, error]) iter.Seq2[a2a.StreamEvent, error] {
+	if !s.generations {
+		return seq // no version served shows generations
+	}
 	return func(yield func(a2a.StreamEvent, error) bool) {
-		var v string
+		decided, shows := false, false
 		seq(func(ev a2a.StreamEvent, err error) bool {
-			if err == nil && ev.Response != nil {
-				if v == "" {
-					v = s.served(ctx) // chosen by now: the stream's first item comes after begin
+			if err == nil && ev.Response != nil && ev.Seq != 0 {
+				if !decided { // the stream's first item comes after begin chose the version
+					decided, shows = true, version.ShowsGeneration(s.served(ctx))
 				}
-				ev = viewEvent(v, ev)
+				if shows {
+					ev = withGeneration(ev)
+				}
 			}
 			return yield(ev, err)
 		})
 	}
 }
 
-// plainKey is the key of an event's view without its generation in the
+// generationKey is the key of an event's view with its generation in the
 // event's a2a.EventCache.
-const plainKey = "parley.view.plain"
+const generationKey = "parley.view.generation"
 
-// viewEvent returns ev as a call served in v sees it. The copy an older
-// version needs of an event that several streams share is made once, and
-// shared by those streams with an encoding cache of its own: it is kept
-// in the event's cache, as an encoding would be.
-func viewEvent(v string, ev a2a.StreamEvent) a2a.StreamEvent {
-	if version.Event(v, ev.Response) == ev.Response {
-		return ev
-	}
-	twin, _ := ev.Cache.Load(ev.Response, plainKey, func() (any, error) {
-		r := version.Plain(ev.Response)
+// withGeneration returns ev carrying its generation. The copy is made
+// once for an event that several streams share, and shared by them with
+// an encoding cache of its own: it is kept in the event's cache, as an
+// encoding would be.
+func withGeneration(ev a2a.StreamEvent) a2a.StreamEvent {
+	gen := taskstore.Generation(ev.Seq)
+	twin, _ := ev.Cache.Load(ev.Response, generationKey, func() (any, error) {
+		r := version.WithGeneration(ev.Response, gen)
 		return a2a.StreamEvent{Response: r, Cache: a2a.NewEventCache(r)}, nil
 	})
 	t := twin.(a2a.StreamEvent)

@@ -16,9 +16,7 @@ import (
 //     an artifact whose id is new is added at the end, copied (an append to
 //     an unknown artifact starts it: decision B11);
 //   - a Task replaces everything;
-//   - a Message changes nothing (a direct reply is not part of a task);
-//   - the task's generation becomes the one the event carries, when it
-//     carries one (see NextGeneration; a Task carries its own).
+//   - a Message changes nothing (a direct reply is not part of a task).
 //
 // Events are immutable (see package taskstore), so t shares what the
 // event points to — the status, the status message, the appended parts —
@@ -29,18 +27,12 @@ import (
 func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
 	switch p := ev.GetPayload().(type) {
 	case *a2a.StreamResponse_StatusUpdate:
-		if g := p.StatusUpdate.GetGeneration(); g != 0 {
-			t.Generation = g
-		}
 		t.Status = p.StatusUpdate.GetStatus()
 		if m := t.Status.GetMessage(); m != nil {
 			t.History = append(t.History, m)
 		}
 	case *a2a.StreamResponse_ArtifactUpdate:
 		u := p.ArtifactUpdate
-		if g := u.GetGeneration(); g != 0 {
-			t.Generation = g
-		}
 		for i, a := range t.Artifacts {
 			if a.ArtifactId != u.GetArtifact().GetArtifactId() {
 				continue

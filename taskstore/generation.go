@@ -1,62 +1,22 @@
 package taskstore
 
-import "parley.dev/parley/a2a"
+// A task's generation (the A2A 1.1 preview, spec §3.2.7) starts at 1 when
+// the task is made and goes up by one with each change, each change being
+// one emitted event that carries the generation after it; no two events of
+// a task share one. Every event a store logs for a task is such a change —
+// the Task that makes it, each status update (one that keeps the state is
+// an emitted event all the same: counting it keeps events' generations
+// distinct), each artifact addition or update — numbered from 1 by its
+// sequence number, and a follow-up message or a direct reply is not logged
+// as an event. So a task's generation is the sequence number of its last
+// event, and an event's is its own: no store keeps a counter of its own,
+// a restart or a failover keeps it as it keeps the sequence, and the
+// generation never rides in the shared events themselves (the core sets it
+// on what a 1.1 caller is sent). Stores report it on the tasks they return
+// (Task.generation). A rule that counted otherwise (the timeline the
+// specification is discussing, one generation per timeline entry) would
+// change this function, and make stores keep it beside the sequence.
 
-// A task's generation (the A2A 1.1 preview, spec §3.2.7) counts the
-// changes that each emit one event: 1 when the task is made, then one more
-// per change, carried by the event of the change as the generation after
-// it, so that no two events of a task carry the same one. The core stamps
-// every event it writes with NextGeneration before handing it over; a
-// store keeps the generation of the last event it applied (Apply), with
-// the task, and returns it with the task.
-
-// NextGeneration returns the generation of a task after the event ev,
-// given its generation before (0 for a task not made yet). It is the one
-// rule of what counts as a change: the event that makes the task; every
-// status update (a change of state, spec §3.2.7, or a status that keeps
-// the state but is an emitted event all the same: counting it keeps the
-// rule that no two events share a generation); every artifact addition or
-// update (each chunk). A direct reply (a Message) is not a change of a
-// task. The timeline the specification is discussing (one generation per
-// timeline entry) would change this function only.
-func NextGeneration(prev int64, ev *a2a.StreamResponse) int64 {
-	switch ev.GetPayload().(type) {
-	case *a2a.StreamResponse_Task, *a2a.StreamResponse_StatusUpdate, *a2a.StreamResponse_ArtifactUpdate:
-		return prev + 1
-	}
-	return prev
-}
-
-// Stamp sets on ev the generation after it (NextGeneration of prev) and
-// returns it. Events are immutable once handed over: Stamp is for an
-// event its maker has not yet given to a store or a subscriber.
-func Stamp(prev int64, ev *a2a.StreamResponse) int64 {
-	g := NextGeneration(prev, ev)
-	if g == prev {
-		return g
-	}
-	switch p := ev.GetPayload().(type) {
-	case *a2a.StreamResponse_Task:
-		p.Task.Generation = g
-	case *a2a.StreamResponse_StatusUpdate:
-		p.StatusUpdate.Generation = g
-	case *a2a.StreamResponse_ArtifactUpdate:
-		p.ArtifactUpdate.Generation = g
-	}
-	return g
-}
-
-// GenerationOf returns the generation an event carries: 0 for an event
-// without one (a Message, or an event written before generations were
-// kept).
-func GenerationOf(ev *a2a.StreamResponse) int64 {
-	switch p := ev.GetPayload().(type) {
-	case *a2a.StreamResponse_Task:
-		return p.Task.GetGeneration()
-	case *a2a.StreamResponse_StatusUpdate:
-		return p.StatusUpdate.GetGeneration()
-	case *a2a.StreamResponse_ArtifactUpdate:
-		return p.ArtifactUpdate.GetGeneration()
-	}
-	return 0
-}
+// Generation returns the generation of a task whose last event has
+// sequence number seq, which is also the generation that event carries.
+func Generation(seq uint64) int64 { return int64(seq) }

@@ -4,6 +4,10 @@ import (
 	"slices"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"parley.dev/parley/a2a"
 )
 
@@ -77,28 +81,41 @@ func TestAddInterfaces(t *testing.T) {
 	}
 }
 
-// TestViews: older versions get answers and requests without the 1.1
-// members, the shared event untouched; 1.1 gets them as they are.
+// TestViews: 1.1 gets events with their generation, on a copy that keeps
+// every other member of the shared event (which stays untouched); older
+// versions get requests and tasks without the 1.1 members.
 func TestViews(t *testing.T) {
-	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: "t", Generation: 4}}}
-	if Event(V11, ev) != ev {
-		t.Error("1.1 got a copy")
-	}
-	plain := Event("1.0", ev)
-	if plain == ev || plain.GetStatusUpdate().GetGeneration() != 0 || plain.GetStatusUpdate().GetTaskId() != "t" || ev.GetStatusUpdate().GetGeneration() != 4 {
-		t.Errorf("1.0 view %v of %v", plain, ev)
-	}
+	st := &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING, Message: &a2a.Message{MessageId: "m"}}
+	meta, _ := structpb.NewStruct(map[string]any{"k": "v"})
+	art := &a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "x"}}}}
 	for _, e := range []*a2a.StreamResponse{
-		{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{Generation: 2, Append: true}}},
-		{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{Id: "t", Generation: 1}}},
+		{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: "t", ContextId: "c", Status: st, Metadata: meta}}},
+		{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskId: "t", ContextId: "c", Artifact: art,
+			Append: true, LastChunk: true, Metadata: meta}}},
+		{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{Id: "t", ContextId: "c", Status: st, Artifacts: []*a2a.Artifact{art},
+			History: []*a2a.Message{{MessageId: "h"}}, Metadata: meta}}},
 	} {
-		if p := Plain(e); p == e || Event(V03, e) == e {
-			t.Errorf("no copy of %v", e)
+		before := proto.Clone(e).(*a2a.StreamResponse)
+		got := WithGeneration(e, 7)
+		// The expected copy: the event with its generation set, by
+		// reflection over every populated field, so a member added to the
+		// proto and forgotten by WithGeneration fails here.
+		want := proto.Clone(e).(*a2a.StreamResponse)
+		payload := want.ProtoReflect().Get(want.ProtoReflect().WhichOneof(want.ProtoReflect().Descriptor().Oneofs().ByName("payload"))).Message()
+		payload.Set(payload.Descriptor().Fields().ByName("generation"), protoreflect.ValueOfInt64(7))
+		if got == e || !proto.Equal(got, want) {
+			t.Errorf("WithGeneration(%v) = %v, want %v", e, got, want)
+		}
+		if !proto.Equal(e, before) {
+			t.Errorf("WithGeneration changed the shared event: %v", e)
+		}
+		if WithGeneration(e, 0) != e {
+			t.Error("generation 0 made a copy")
 		}
 	}
 	msg := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Message{Message: &a2a.Message{}}}
-	if Event("1.0", msg) != msg {
-		t.Error("a message without a generation was copied")
+	if WithGeneration(msg, 3) != msg {
+		t.Error("a direct reply was given a generation")
 	}
 	g := int64(3)
 	get := &a2a.GetTaskRequest{Id: "t", CurrentGeneration: &g}
@@ -114,7 +131,10 @@ func TestViews(t *testing.T) {
 	if get.CurrentGeneration != nil || send.Configuration.IfGenerationMatch != nil {
 		t.Error("1.0 kept the 1.1 request members")
 	}
-	if tk := Task("1.0", &a2a.Task{Generation: 5}); tk.Generation != 0 {
+	if tk := Task("1.0", &a2a.Task{Generation: 5}, 6); tk.Generation != 0 {
 		t.Error("1.0 task kept its generation")
+	}
+	if tk := Task(V11, &a2a.Task{}, 6); tk.Generation != 6 {
+		t.Errorf("1.1 task generation %d, want 6", tk.Generation)
 	}
 }

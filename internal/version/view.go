@@ -24,61 +24,45 @@ func ClearRequest(v string, req any) {
 	}
 }
 
-// Task clears, for a call served in v, the members of t that v does not
-// have. t must be the caller's own copy.
-func Task(v string, t *a2a.Task) *a2a.Task {
-	if t != nil && !ShowsGeneration(v) {
+// Task sets, for a call served in v, t's generation to gen when v shows
+// generations (spec §3.2.7), and clears it otherwise. t must be the
+// caller's own copy.
+func Task(v string, t *a2a.Task, gen int64) *a2a.Task {
+	if t == nil {
+		return nil
+	}
+	if ShowsGeneration(v) {
+		t.Generation = gen
+	} else {
 		t.Generation = 0
 	}
 	return t
 }
 
-// Event returns the stream event resp as a call served in v sees it:
-// resp itself when v shows everything resp holds, otherwise a copy
-// without the members v does not have (events are shared by every
-// stream and never changed, spec §3.2.7's generation included). A Task
-// payload is copied shallowly: only its generation differs.
-func Event(v string, resp *a2a.StreamResponse) *a2a.StreamResponse {
-	if ShowsGeneration(v) || generationOf(resp) == 0 {
+// WithGeneration returns a copy of the stream event resp carrying the
+// generation gen (spec §3.2.7), for a version that shows generations.
+// Events are shared by every stream and never changed, so the copy is
+// shallow: only its generation differs. A direct reply (a Message), which
+// has none, and gen 0 give resp itself.
+func WithGeneration(resp *a2a.StreamResponse, gen int64) *a2a.StreamResponse {
+	if gen == 0 {
 		return resp
 	}
-	return Plain(resp)
-}
-
-// Plain returns a copy of resp without a generation (resp itself when it
-// has none), sharing everything else.
-func Plain(resp *a2a.StreamResponse) *a2a.StreamResponse {
 	switch p := resp.GetPayload().(type) {
 	case *a2a.StreamResponse_StatusUpdate:
-		if p.StatusUpdate.GetGeneration() != 0 {
-			u := p.StatusUpdate
-			return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-				TaskId: u.TaskId, ContextId: u.ContextId, Status: u.Status, Metadata: u.Metadata}}}
-		}
+		u := p.StatusUpdate
+		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskId: u.TaskId, ContextId: u.ContextId, Status: u.Status, Metadata: u.Metadata, Generation: gen}}}
 	case *a2a.StreamResponse_ArtifactUpdate:
-		if p.ArtifactUpdate.GetGeneration() != 0 {
-			u := p.ArtifactUpdate
-			return &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
-				TaskId: u.TaskId, ContextId: u.ContextId, Artifact: u.Artifact, Append: u.Append, LastChunk: u.LastChunk, Metadata: u.Metadata}}}
-		}
+		u := p.ArtifactUpdate
+		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskId: u.TaskId, ContextId: u.ContextId, Artifact: u.Artifact, Append: u.Append, LastChunk: u.LastChunk,
+			Metadata: u.Metadata, Generation: gen}}}
 	case *a2a.StreamResponse_Task:
-		if t := p.Task; t.GetGeneration() != 0 {
-			return &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{
-				Id: t.Id, ContextId: t.ContextId, Status: t.Status, Artifacts: t.Artifacts, History: t.History, Metadata: t.Metadata}}}
-		}
+		t := p.Task
+		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{
+			Id: t.Id, ContextId: t.ContextId, Status: t.Status, Artifacts: t.Artifacts, History: t.History,
+			Metadata: t.Metadata, Generation: gen}}}
 	}
 	return resp
-}
-
-// generationOf returns the generation an event carries, 0 for none.
-func generationOf(resp *a2a.StreamResponse) int64 {
-	switch p := resp.GetPayload().(type) {
-	case *a2a.StreamResponse_StatusUpdate:
-		return p.StatusUpdate.GetGeneration()
-	case *a2a.StreamResponse_ArtifactUpdate:
-		return p.ArtifactUpdate.GetGeneration()
-	case *a2a.StreamResponse_Task:
-		return p.Task.GetGeneration()
-	}
-	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 )
 
 // Finished tasks are kept encoded. A task in a terminal state changes
@@ -54,11 +55,19 @@ func (e *entry) live() (*a2a.Task, error) {
 }
 
 // copyTask returns a copy of the entry's task. Callers hold s.mu.
+// Its generation is the entry's (taskstore.Generation).
 func (e *entry) copyTask() (*a2a.Task, error) {
-	if e.task == nil {
-		return unpackTask(e.packed)
+	t := e.task
+	if t == nil {
+		var err error
+		if t, err = unpackTask(e.packed); err != nil {
+			return nil, err
+		}
+	} else {
+		t = cloneTask(t)
 	}
-	return cloneTask(e.task), nil
+	t.Generation = taskstore.Generation(e.seq)
+	return t, nil
 }
 
 // unpackTask decodes a packed task.

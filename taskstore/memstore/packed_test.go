@@ -34,6 +34,7 @@ func TestFinishedTaskPacked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		want.Generation = taskstore.Generation(e.seq)
 		if !proto.Equal(want, got) {
 			t.Errorf("%s: GetTask = %v, want %v", what, got, want)
 		}

@@ -28,11 +28,9 @@ import (
 // $12 is the events' created_ms, $13 the events, $14 whether to queue each
 // in the push outbox, $15 the history rows, $16-$18 the chunks. Rows are
 // numbered by their ordinal in the arrays. Outbox rows are inserted in
-// event order, which their identity keeps. $19 is the generation the
-// run's last event carries (spec §3.2.7; 0 for none).
+// event order, which their identity keeps.
 var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
 		UPDATE tasks SET seq = $7, next_history = next_history + $5, next_chunk = next_chunk + $6,
-			generation = greatest(generation, $19::bigint),
 			state = coalesce($9::integer, state), status_ms = coalesce($10::bigint, status_ms),
 			status = CASE WHEN $9::integer IS NULL THEN status ELSE $11::bytea END, runner = $8
 		WHERE ` + taskByID + ` AND seq = $4 - 1 AND ` + fenced8 + `
@@ -111,10 +109,8 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 	var hist, chunkData [][]byte
 	var chunkIDs []string
 	var chunkApp []bool
-	var gen int64
 	for i, op := range ops {
 		events[i], push[i] = op.Event, op.Push
-		gen = max(gen, op.Generation)
 		if h := op.Status; h != nil {
 			state, statusMS, status = h.State, h.StatusMS, h.Status
 			if op.Hist != nil {
@@ -130,7 +126,7 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 	n, err := s.countGrouped(ctx, first.Scope, sqlAppendRun,
 		first.ID, first.Scope.Tenant, first.Scope.Owner, int64(first.Seq), int32(len(hist)), int32(len(chunkIDs)),
 		int64(last.Seq), first.Fence, state, statusMS, status,
-		time.Now().UnixMilli(), events, push, hist, chunkIDs, chunkApp, chunkData, gen)
+		time.Now().UnixMilli(), events, push, hist, chunkIDs, chunkApp, chunkData)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,23 +19,18 @@ import (
 // numbers, so an event needs no read first. Their last parameter is the
 // writer's fence (see fenced7): the epoch of its replica lease, which
 // must still hold, recorded as the task's runner; 0 without a lease.
-//
-// Each also sets the task's generation to the one the event carries (the
-// A2A 1.1 preview, spec §3.2.7; never lower: 0 is an event without one).
-// Its parameter, {g}, is the statement's last: its number depends on the
-// statement the update is part of (withGen).
 const (
 	headWhere   = ` WHERE ` + taskByID + ` AND seq = $4 - 1`
 	headReturn  = ` RETURNING has_push, next_history - $5, next_chunk - $6`
-	headCounter = `seq = $4, next_history = next_history + $5, next_chunk = next_chunk + $6, generation = greatest(generation, {g}::bigint)`
-	headSeq     = `UPDATE tasks SET ` + headCounter + `, runner = $7` + headWhere + ` AND ` + fenced7 + headReturn
+	headCounter = `seq = $4, next_history = next_history + $5, next_chunk = next_chunk + $6`
+	sqlHeadSeq  = `UPDATE tasks SET ` + headCounter + `, runner = $7` + headWhere + ` AND ` + fenced7 + headReturn
 	// A status update also sets the state, status_ms and status.
-	headStatus = `UPDATE tasks SET ` + headCounter + `, state = $7, status_ms = $8, status = $9, runner = $10` +
+	sqlHeadStatus = `UPDATE tasks SET ` + headCounter + `, state = $7, status_ms = $8, status = $9, runner = $10` +
 		headWhere + ` AND ` + fenced10 + headReturn
 	// A Task event replaces the whole header; its rows are numbered from
 	// 0 again ($5 history rows and $6 chunks).
-	headTask = `UPDATE tasks SET seq = $4, next_history = $5, next_chunk = $6, state = $7, status_ms = $8, status = $9,
-		context_id = $10, data = $11, runner = $12, generation = greatest(generation, {g}::bigint)` + headWhere + ` AND ` + fenced12 + ` RETURNING has_push, 0, 0`
+	sqlHeadTask = `UPDATE tasks SET seq = $4, next_history = $5, next_chunk = $6, state = $7, status_ms = $8, status = $9,
+		context_id = $10, data = $11, runner = $12` + headWhere + ` AND ` + fenced12 + ` RETURNING has_push, 0, 0`
 	// A message without an event: its number and row in one statement.
 	sqlAddMessage = `WITH h AS (UPDATE tasks SET next_history = next_history + 1 WHERE ` + taskByID + `
 		RETURNING id, next_history - 1 AS n) INSERT INTO task_history (task_id, n, message) SELECT id, n, $4 FROM h`
@@ -64,17 +58,6 @@ const (
 // sqlTaskInScope finds a task by id in a scope (dialect.InScope).
 var sqlTaskInScope = dialect.TaskInScopeSQL()
 
-// withGen numbers the generation parameter {g} of a statement $n.
-func withGen(sql string, n int) string { return strings.ReplaceAll(sql, "{g}", fmt.Sprint("$", n)) }
-
-// The header updates on their own (appendEvent), each with its
-// generation last.
-var (
-	sqlHeadSeq    = withGen(headSeq, 8)
-	sqlHeadStatus = withGen(headStatus, 11)
-	sqlHeadTask   = withGen(headTask, 13)
-)
-
 var (
 	// The two commonest events, a status update and an appended chunk,
 	// are one statement each: the header UPDATE and the rows it makes
@@ -84,24 +67,23 @@ var (
 	// sequence number or fence) writes nothing; the count of h says which.
 	// $e, $e+1, $e+2 are the event's created_ms, bytes and whether to queue
 	// it in the push outbox.
-	// The generation is the last parameter, after the event's.
-	sqlAppendStatus = withGen(`WITH h(has_push, hn, cn) AS (`+headStatus+`),
-		m AS (INSERT INTO task_history (task_id, n, message) SELECT $1, h.hn, $11 FROM h WHERE $11::bytea IS NOT NULL),`+
-		appendTail(12), 15)
-	sqlAppendChunk = withGen(`WITH h(has_push, hn, cn) AS (`+headSeq+`),
-		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, true, $9 FROM h),`+
-		appendTail(10), 13)
+	sqlAppendStatus = `WITH h(has_push, hn, cn) AS (` + sqlHeadStatus + `),
+		m AS (INSERT INTO task_history (task_id, n, message) SELECT $1, h.hn, $11 FROM h WHERE $11::bytea IS NOT NULL),` +
+		appendTail(12)
+	sqlAppendChunk = `WITH h(has_push, hn, cn) AS (` + sqlHeadSeq + `),
+		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, true, $9 FROM h),` +
+		appendTail(10)
 	// An artifact that replaces the one with its id ($8): the first
 	// chunk f of that artifact takes the content ($9) and its other
 	// chunks go, or, with no such artifact, a new chunk is added. The
 	// three see the rows as they were before the statement, so exactly
 	// one of the two cases writes.
-	sqlAppendArtifact = withGen(`WITH h(has_push, hn, cn) AS (`+headSeq+`),
+	sqlAppendArtifact = `WITH h(has_push, hn, cn) AS (` + sqlHeadSeq + `),
 		f(n) AS (SELECT min(n) FROM task_artifacts WHERE task_id = $1 AND artifact_id = $8),
 		r AS (UPDATE task_artifacts SET append = false, chunk = $9 FROM h, f WHERE task_id = $1 AND task_artifacts.n = f.n),
 		d AS (DELETE FROM task_artifacts USING h, f WHERE task_id = $1 AND artifact_id = $8 AND task_artifacts.n > f.n),
-		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, false, $9 FROM h, f WHERE f.n IS NULL),`+
-		appendTail(10), 13)
+		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk) SELECT $1, h.cn, $8, false, $9 FROM h, f WHERE f.n IS NULL),` +
+		appendTail(10)
 )
 
 // sqlPruneEvents removes a batch of old events, never a task's last.
@@ -194,7 +176,7 @@ func (s *Store) appendOne(ctx context.Context, op *appendOp) (bool, error) {
 	default:
 		return false, nil
 	}
-	n, err := s.countGrouped(ctx, op.Scope, sql, append(append(args, tail...), op.Generation)...)
+	n, err := s.countGrouped(ctx, op.Scope, sql, append(args, tail...)...)
 	if err != nil {
 		return true, err
 	}
@@ -274,16 +256,16 @@ func (s *Store) updateHeader(ctx context.Context, tx pgx.Tx, op *appendOp) pgx.R
 			nh++
 		}
 		h := op.Status
-		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status, op.Fence, op.Generation)...)
+		return tx.QueryRow(ctx, sqlHeadStatus, append(where, nh, nc, h.State, h.StatusMS, h.Status, op.Fence)...)
 	case op.Task != nil:
 		h := op.Task
 		nh += int32(len(op.Parts.History))
 		nc = int32(len(op.Parts.Artifacts))
-		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data, op.Fence, op.Generation)...)
+		return tx.QueryRow(ctx, sqlHeadTask, append(where, nh, nc, h.State, h.StatusMS, h.Status, h.ContextID, h.Data, op.Fence)...)
 	case op.Chunk != nil:
 		nc = 1
 	}
-	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc, op.Fence, op.Generation)...)
+	return tx.QueryRow(ctx, sqlHeadSeq, append(where, nh, nc, op.Fence)...)
 }
 
 // seqError explains why the header update matched no row: ErrNotFound

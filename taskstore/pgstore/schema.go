@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 6
+const SchemaVersion = 5
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -231,16 +231,6 @@ var migrations = [][]string{
 		// lapses, another replica may take the message over (0: a store
 		// that never joined, or a record older than this column).
 		`ALTER TABLE messages ADD COLUMN IF NOT EXISTS runner bigint NOT NULL DEFAULT 0`,
-	},
-	// Version 6: the task's generation (the A2A 1.1 preview, spec
-	// §3.2.7), set by every write of the header. A task written before
-	// gets its last sequence number: every event Parley logs is one
-	// change that counts (taskstore.NextGeneration), numbered from 1 by
-	// the sequence, so that is the generation it would have had; a task
-	// without any event gets 1, the generation of a task just made.
-	5: {
-		`ALTER TABLE tasks ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0`,
-		`UPDATE tasks SET generation = greatest(seq, 1) WHERE generation = 0`,
 	},
 }
 

@@ -21,15 +21,15 @@ const (
 	// configuration ($18-$20: id, data, secret; none when $19 is NULL),
 	// the events ($21 created_ms, $22 their bytes, numbered up to the
 	// header's $7) and their outbox rows ($23: whether to queue each), and
-	// the task's four ListTasks counters ($24 is the task's generation), in key order as the trigger
+	// the task's four ListTasks counters, in key order as the trigger
 	// upserts them (countFunction; since schema version 4 the trigger
 	// leaves new tasks to this statement). The push configuration's
 	// foreign key is checked at the statement's end, when the task is
 	// there.
 	sqlCreateTask = `WITH t AS (INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push,
-			next_history, next_chunk, runner, generation)
+			next_history, next_chunk, runner)
 		SELECT $1::text, $2::text, $3::text, $4::text, $5::integer, $6::bigint, $7::bigint, $8::bytea, $9::bytea, $10::boolean,
-			$11::integer, $12::integer, $13::bigint, $24::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING RETURNING id),
+			$11::integer, $12::integer, $13::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING RETURNING id),
 		k AS (INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n)
 			SELECT $2, $3, k.kind, k.context_id, k.state, hashtext(t.id) & 15, 1
 			FROM t, (VALUES (0, ''::text, 0), (1, $4, 0), (2, '', $5), (3, $4, $5)) AS k(kind, context_id, state)
@@ -124,7 +124,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
 		int64(enc.Seq), h.Data, h.Status, enc.Config != nil, len(parts.History), n, fence,
-		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push, h.Generation)
+		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push)
 	if err == nil && made == 0 {
 		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)
 	}

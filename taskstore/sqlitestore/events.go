@@ -19,12 +19,9 @@ func (s *Store) prepareEvents(p *preparer) {
 	// no RETURNING (whose row costs about what the UPDATE does); see
 	// updateHeader.
 	const cond = ` WHERE id = ? AND tenant = ? AND owner = ? AND seq = ? AND has_push = ?`
-	// The generation is the one the event carries (never lower: 0 is an
-	// event without one).
-	const gen = `seq = ?, generation = max(generation, ?)`
-	s.headSeq = p.writer(`UPDATE tasks SET ` + gen + cond)
-	s.headStatus = p.writer(`UPDATE tasks SET ` + gen + `, state = ?, status_ms = ?, status = ?` + cond)
-	s.headTask = p.writer(`UPDATE tasks SET ` + gen + `, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
+	s.headSeq = p.writer(`UPDATE tasks SET seq = ?` + cond)
+	s.headStatus = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?` + cond)
+	s.headTask = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
 	s.seqW = p.writer(dialect.LastSeqSQL())
 	const nextHistory = `(SELECT coalesce(max(n), -1) + 1 FROM task_history WHERE task_id = ?)`
 	s.addHistory = p.writer(`INSERT INTO task_history (task_id, n, message) VALUES (?, ` + nextHistory + `, ?)`)
@@ -112,7 +109,6 @@ func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 		if op.Status != nil {
 			head.Status = op.Status
 		}
-		head.Generation = max(head.Generation, op.Generation)
 	}
 	hasPush, err := s.updateHeader(w, head, ops[0].Seq-1)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -198,7 +194,7 @@ func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool) error {
 // every task's mark until a configuration is put: one statement for such
 // a task, a second (has_push = 1) only for a task with configurations.
 func (s *Store) updateHeader(w *wtx, op *appendOp, prev uint64) (hasPush bool, err error) {
-	st, args := s.headSeq, []any{int64(op.Seq), op.Generation}
+	st, args := s.headSeq, []any{int64(op.Seq)}
 	switch {
 	case op.Status != nil:
 		h := op.Status

@@ -111,7 +111,8 @@ func TestBulkFill(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
 	bulkFill(t, s, scope, 30)
-	want := &a2a.Task{Id: "task-0000029", ContextId: "ctx-9", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED}}
+	want := &a2a.Task{Id: "task-0000029", ContextId: "ctx-9", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_FAILED},
+		Generation: 1}
 	got, err := s.GetTask(t.Context(), scope, want.Id)
 	if err != nil || got.String() != want.String() {
 		t.Fatalf("GetTask = %v, %v; want %v", got, err, want)

@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 6
+const SchemaVersion = 5
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -189,16 +189,6 @@ var migrations = [][]string{
 	4: {
 		// One row, rewritten by ProbeWrite (readiness checks).
 		`CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at_ms INTEGER NOT NULL)`,
-	},
-	// Version 6: the task's generation (the A2A 1.1 preview, spec
-	// §3.2.7), set by every write of the header. A task written before
-	// gets its last sequence number: every event Parley logs is one
-	// change that counts (taskstore.NextGeneration), numbered from 1 by
-	// the sequence, so that is the generation it would have had; a task
-	// without any event gets 1, the generation of a task just made.
-	5: {
-		`ALTER TABLE tasks ADD COLUMN generation INTEGER NOT NULL DEFAULT 0`,
-		`UPDATE tasks SET generation = max(seq, 1)`,
 	},
 }
 

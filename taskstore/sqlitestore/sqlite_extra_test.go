@@ -95,6 +95,7 @@ func TestReopen(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GetTask(%s) after reopen: %v", tk.Id, err)
 		}
+		got.Generation = 0 // checked by the store kit
 		if !proto.Equal(got, tk) {
 			t.Errorf("task %s after reopen: %v, want %v", tk.Id, got, tk)
 		}
@@ -334,7 +335,7 @@ func fill(t testing.TB, s *Store, n int, scopes []taskstore.Scope) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS, 1, h.Data, h.Status, false, 1); err != nil {
+		if _, err := st.Exec(tk.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS, 1, h.Data, h.Status, false); err != nil {
 			t.Fatal(err)
 		}
 		for n, m := range p.History {

@@ -14,8 +14,8 @@ import (
 // prepareTasks prepares the statements of the tasks role, apart from
 // ListTasks (see prepareList) and the event log (see prepareEvents).
 func (s *Store) prepareTasks(p *preparer) {
-	s.createTask = p.writer(`INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push, generation)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+	s.createTask = p.writer(`INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 	s.putHistory = p.multiInsert(`INSERT INTO task_history (task_id, n, message)`, 3)
 	s.putChunks = p.multiInsert(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)`, 5)
 	s.putEvents = p.multiInsert(`INSERT INTO task_events (task_id, seq, created_ms, response)`, 4)
@@ -51,7 +51,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	err = s.write(ctx, func(w *wtx) error {
 		h, cfg := enc.Header, enc.Config
 		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, h.ContextID,
-			h.State, h.StatusMS, int64(enc.Seq), h.Data, h.Status, cfg != nil, h.Generation))
+			h.State, h.StatusMS, int64(enc.Seq), h.Data, h.Status, cfg != nil))
 		if err != nil {
 			return err
 		}

@@ -385,10 +385,7 @@ func testDeleteDropsLog(t *testing.T, s TaskStore) {
 	if err := s.CreateTask(ctx, scopeB, again, taskstore.Event{Seq: 1, Response: created}); err != nil {
 		t.Fatalf("CreateTask of a removed id: %v", err)
 	}
-	got, err := s.GetTask(ctx, scopeB, "gone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := mustGet(t, s, scopeB, "gone")
 	wantEqual(t, "task created with a removed id", got, again)
 	evs, err := s.Events(ctx, scopeB, "gone", 0, 0)
 	if err != nil {

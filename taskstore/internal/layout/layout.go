@@ -18,22 +18,18 @@ import (
 )
 
 // Header is the tasks row of a task, encoded: Data is the task without
-// its status, history, artifacts and generation; Status is nil when the
-// task has none; Generation is the task's generation column (the A2A 1.1
-// preview, spec §3.2.7); the other fields are the columns ListTasks sorts
-// and filters on.
+// its status, history and artifacts; Status is nil when the task has none;
+// the other fields are the columns ListTasks sorts and filters on.
 type Header struct {
 	Data, Status []byte
 	ContextID    string
 	State        int32
 	StatusMS     int64
-	Generation   int64
 }
 
 // EncodeHeader returns the header of t.
 func EncodeHeader(t *a2a.Task) (Header, error) {
-	h := Header{ContextID: t.GetContextId(), State: int32(t.GetStatus().GetState()), StatusMS: order.StatusMillis(t),
-		Generation: t.GetGeneration()}
+	h := Header{ContextID: t.GetContextId(), State: int32(t.GetStatus().GetState()), StatusMS: order.StatusMillis(t)}
 	var err error
 	if h.Data, err = Marshal(&a2a.Task{Id: t.GetId(), ContextId: t.GetContextId(), Metadata: t.GetMetadata()}); err != nil {
 		return h, err
@@ -134,9 +130,6 @@ type Append struct {
 	Chunk  *EncodedChunk // an artifact update
 	Task   *Header       // a Task event, which replaces everything: its header
 	Parts  Parts         // and its history and chunks
-	// Generation is the generation the event carries, which the task's
-	// header takes (taskstore.Apply); 0 for none, which leaves it.
-	Generation int64
 }
 
 // ErrNoArtifact refuses an artifact update without an artifact, which no
@@ -158,7 +151,6 @@ func EncodeAppend(ev taskstore.Event) (Append, error) {
 	if a.Event, err = Marshal(ev.Response); err != nil {
 		return a, err
 	}
-	a.Generation = taskstore.GenerationOf(ev.Response)
 	switch p := ev.Response.GetPayload().(type) {
 	case *a2a.StreamResponse_StatusUpdate:
 		st := p.StatusUpdate.GetStatus()
@@ -202,7 +194,7 @@ func EncodeAppend(ev taskstore.Event) (Append, error) {
 // immutable). It holds what EncodeHeader and EncodeParts read, every
 // field of a Task.
 func applyCopy(t *a2a.Task) *a2a.Task {
-	c := &a2a.Task{Id: t.Id, ContextId: t.ContextId, Status: t.Status, Metadata: t.Metadata, Generation: t.Generation,
+	c := &a2a.Task{Id: t.Id, ContextId: t.ContextId, Status: t.Status, Metadata: t.Metadata,
 		History: slices.Clone(t.History), Artifacts: make([]*a2a.Artifact, len(t.Artifacts))}
 	for i, a := range t.Artifacts {
 		c.Artifacts[i] = a2a.CloneArtifact(a)

@@ -7,12 +7,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 )
 
 // The statements that read a task's pieces return rows of one shape,
 // (kind, n, payload, flag, extra), whatever table they come from:
 //
-//	KindHeader:   n generation, payload data, flag whether status is set, extra status
+//	KindHeader:   n the task's last sequence number, payload data, flag
+//	              whether status is set, extra status
 //	KindHistory:  n, payload message
 //	KindChunk:    n, payload chunk, flag append
 //
@@ -59,7 +61,7 @@ func (p *Pieces) Add(kind, n int64, payload []byte, flag bool, extra []byte) err
 		if err != nil {
 			return err
 		}
-		t.Generation = n
+		t.Generation = taskstore.Generation(uint64(n))
 		p.Task = t
 	case KindHistory:
 		p.disorder = p.disorder || (len(p.history) > 0 && n <= p.lastH)

@@ -69,7 +69,7 @@ func listParams(f layout.ListFilter) int {
 // ListSQL returns the page query for f, whose rows ReadPage reads; its
 // last argument, after ListArgs, is the row limit.
 func (d *Dialect) ListSQL(f layout.ListFilter) string {
-	return "SELECT id, data, status, status IS NOT NULL, generation FROM tasks WHERE " + d.ListWhere(f) +
+	return "SELECT id, data, status, status IS NOT NULL, seq FROM tasks WHERE " + d.ListWhere(f) +
 		" ORDER BY status_ms DESC, id DESC LIMIT " + d.Param(listParams(f)+1)
 }
 
@@ -108,20 +108,20 @@ func ReadPage[B ~[]byte](rows Rows, limit int) (Page, error) {
 	var id string
 	var data, status B
 	var hasStatus bool
-	var gen int64
+	var seq int64
 	for rows.Next() {
 		if len(pg.Tasks) == limit {
 			pg.More = true
 			break
 		}
-		if err := rows.Scan(&id, &data, &status, &hasStatus, &gen); err != nil {
+		if err := rows.Scan(&id, &data, &status, &hasStatus, &seq); err != nil {
 			return Page{}, err
 		}
 		t, err := layout.DecodeHeader(data, status, hasStatus)
 		if err != nil {
 			return Page{}, err
 		}
-		t.Generation = gen
+		t.Generation = taskstore.Generation(uint64(seq))
 		pg.Tasks = append(pg.Tasks, t)
 		pg.IDs = append(pg.IDs, id)
 	}

@@ -15,7 +15,7 @@ import (
 // the three kinds of rows that read a task's pieces, in the shape
 // layout.Pieces reads (preceded by the task id when they read several
 // tasks).
-func (d *Dialect) HeaderColumns() string { return `0, generation, data, status IS NOT NULL, status` }
+func (d *Dialect) HeaderColumns() string { return `0, seq, data, status IS NOT NULL, status` }
 
 // HistoryColumns: see HeaderColumns.
 func (d *Dialect) HistoryColumns() string { return `1, n, message, ` + d.False + `, ` + d.NullBytes }

@@ -44,7 +44,7 @@ func TestGroupCommitSavepoints(t *testing.T) {
 	for _, op := range ops {
 		op.err = make(chan error, 1)
 	}
-	s.commitBatch(ops)
+	s.commitBatch(ops, false)
 	want := []bool{true, false, false, true}
 	for i, op := range ops {
 		err := <-op.err
@@ -83,7 +83,7 @@ func TestGroupCommitCleanFailure(t *testing.T) {
 	for _, op := range ops {
 		op.err = make(chan error, 1)
 	}
-	s.commitBatch(ops)
+	s.commitBatch(ops, false)
 	for i, op := range ops {
 		err := <-op.err
 		if want := i == 1; errors.Is(err, taskstore.ErrSeq) != want || (!want && err != nil) {

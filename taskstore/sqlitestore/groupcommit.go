@@ -93,7 +93,7 @@ func (s *Store) runWriter() {
 			return
 		}
 		batch = s.gather(batch)
-		s.commitBatch(batch)
+		s.commitBatch(batch, false)
 		clear(batch)
 	}
 }
@@ -121,16 +121,16 @@ func (s *Store) gather(batch []*writeOp) []*writeOp {
 }
 
 // commitBatch runs the operations in one transaction and answers each.
-// It first runs them one after the other without savepoints (two
-// statements per operation saved): an operation that fails with
-// taskstore.ErrExists, ErrNotFound or ErrSeq has written nothing (every
-// operation returns those before its first write), so the others can
-// still commit. Any other failure rolls the transaction back and, when
-// the batch holds other operations, runs it again with each operation in
-// its own savepoint (commitSavepoints), so that the failing one loses
-// only its own changes. Operations must therefore be safe to run twice:
-// they set, rather than add to, what they report.
-func (s *Store) commitBatch(batch []*writeOp) {
+// The first run (savepoints false) runs them one after the other without
+// savepoints (two statements per operation saved): an operation that
+// fails with taskstore.ErrExists, ErrNotFound or ErrSeq has written
+// nothing (every operation returns those before its first write), so the
+// others can still commit. Any other failure rolls the transaction back
+// and, when the batch holds other operations, runs it again with each
+// operation in its own savepoint (runInSavepoint), so that the failing
+// one loses only its own changes. Operations must therefore be safe to
+// run twice: they set, rather than add to, what they report.
+func (s *Store) commitBatch(batch []*writeOp, savepoints bool) {
 	errs := make([]error, len(batch))
 	tx, w, err := s.begin()
 	if err != nil {
@@ -141,13 +141,23 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		if errs[i] = op.ctx.Err(); errs[i] != nil {
 			continue
 		}
+		if savepoints {
+			if errs[i], err = s.runInSavepoint(w, op); err != nil {
+				// The transaction is no longer usable (SQLite may have
+				// rolled it back): nothing in the batch is written.
+				tx.Rollback()
+				answerAll(batch, err)
+				return
+			}
+			continue
+		}
 		if errs[i] = op.fn(w); errs[i] != nil && !sqlstore.Clean(errs[i]) {
 			tx.Rollback()
 			if len(batch) == 1 {
 				op.err <- errs[i]
 				return
 			}
-			s.commitSavepoints(batch)
+			s.commitBatch(batch, true)
 			return
 		}
 	}
@@ -173,37 +183,6 @@ func (s *Store) begin() (*sql.Tx, *wtx, error) {
 func answerAll(batch []*writeOp, err error) {
 	for _, op := range batch {
 		op.err <- err
-	}
-}
-
-// commitSavepoints runs the operations in one transaction, each in its
-// own savepoint, and answers each.
-func (s *Store) commitSavepoints(batch []*writeOp) {
-	errs := make([]error, len(batch))
-	tx, w, err := s.begin()
-	if err != nil {
-		answerAll(batch, err)
-		return
-	}
-	for i, op := range batch {
-		if err := op.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
-		}
-		if errs[i], err = s.runInSavepoint(w, op); err != nil {
-			// The transaction is no longer usable (SQLite may have rolled
-			// it back): nothing in the batch is written.
-			tx.Rollback()
-			answerAll(batch, err)
-			return
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		answerAll(batch, err)
-		return
-	}
-	for i, op := range batch {
-		op.err <- errs[i]
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents"
-	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
@@ -175,7 +175,7 @@ type env struct {
 	srv    *server.Server
 	sender *push.Sender
 	store  taskstore.Store
-	logs   *testkit.SyncBuffer
+	logs   *testenv.SyncBuffer
 }
 
 // fast is the delivery configuration of most tests: loopback allowed,
@@ -207,7 +207,7 @@ var stores = []struct {
 // newEnv starts a sender and a server (conformance agent) on the store.
 func newEnv(t testing.TB, store taskstore.Store, o *push.Options) *env {
 	t.Helper()
-	e := &env{store: store, logs: &testkit.SyncBuffer{}}
+	e := &env{store: store, logs: &testenv.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if o == nil {
 		o = fast()

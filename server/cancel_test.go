@@ -15,7 +15,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents"
-	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/server"
 )
 
@@ -136,7 +136,7 @@ func checkCancelable(t *testing.T, s a2a.Service, started, causes *sync.Map, wor
 // is no failure, and is not logged as one (only at debug level).
 func TestCancelUnderAnEmittingAgentLogsNoError(t *testing.T) {
 	t.Parallel()
-	var logs testkit.SyncBuffer
+	var logs testenv.SyncBuffer
 	emitting := make(chan string, 1)
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -103,7 +104,7 @@ func TestCommandExitCodes(t *testing.T) {
 		id = field(jsonOf(t, out), "task", "id").(string)
 		cmd := exec.Command(testkit.ParleyBinary(t), "task", "subscribe", url, id)
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")
-		sub := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley task subscribe", KillAtCleanup: true})
+		sub := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley task subscribe", KillAtCleanup: true})
 		if _, err := sub.WaitLine(func(l string) bool { return strings.Contains(l, "task "+id) }, 20*time.Second); err != nil {
 			t.Fatalf("task subscribe showed no task: %v\n%s", err, sub.Stderr())
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"parley.dev/parley/internal/inspect"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -29,7 +30,7 @@ func TestInspectBrowserGetsCode(t *testing.T) {
 	}
 	cmd := exec.Command(testkit.ParleyBinary(t), "inspect", "http://127.0.0.1:9")
 	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "ARGV_FILE="+argvFile)
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley inspect", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley inspect", KillAtCleanup: true})
 	var argv []byte
 	if err := p.WaitUntil(func() bool { b, err := os.ReadFile(argvFile); argv = b; return err == nil }, 15*time.Second); err != nil {
 		t.Fatalf("the browser was not opened: %v\n%s", err, p.Stderr())

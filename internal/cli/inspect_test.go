@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"parley.dev/parley/internal/cli"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -16,7 +17,7 @@ import (
 // that serves the page, and stops on SIGTERM.
 func TestInspect(t *testing.T) {
 	cmd := exec.Command(testkit.ParleyBinary(t), "inspect", "http://127.0.0.1:9", "--no-open")
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley inspect", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley inspect", KillAtCleanup: true})
 	line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, "Parley inspector: ") }, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -42,7 +43,7 @@ func TestStreamInterrupted(t *testing.T) {
 	for _, args := range [][]string{{"send", srv.URL, "hello", "--stream"}, {"task", "subscribe", srv.URL, "t-7"}} {
 		cmd := exec.Command(testkit.ParleyBinary(t), args...)
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")
-		p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley " + args[0], KillAtCleanup: true})
+		p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley " + args[0], KillAtCleanup: true})
 		if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "t-7") }, 15*time.Second); err != nil {
 			t.Fatalf("parley %v: no event shown: %v", args, err)
 		}

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
 // hook is a running `parley webhook`.
 type hook struct {
-	*testkit.Process
+	*testenv.Process
 	url string
 }
 
@@ -27,7 +28,7 @@ const listening = "Listening for push notifications on "
 func startWebhook(t *testing.T, args ...string) *hook {
 	t.Helper()
 	cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"webhook"}, args...)...)
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley webhook", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley webhook", KillAtCleanup: true})
 	line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, listening) }, 15*time.Second)
 	if err != nil {
 		t.Fatalf("parley webhook did not start: %v", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -28,7 +29,7 @@ func TestServeLimitFlags(t *testing.T) {
 	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(testkit.ParleyBinary(t), "serve", "--addr", addr, "--store", "memory", "--agent", "conformance",
 		"--max-parts", "2", "--max-open-tasks", "1")
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -48,7 +49,7 @@ func TestServeObservability(t *testing.T) {
 	addr, maddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	cmd := exec.Command(testkit.ParleyBinary(t), "serve", "--addr", addr, "--store", "memory", "--metrics-addr", maddr)
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+rcv.URL+"/v1/traces", "OTEL_METRICS_EXPORTER=none")
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -37,7 +38,7 @@ func TestServeAuthTokenFile(t *testing.T) {
 	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(testkit.ParleyBinary(t), "serve", "--addr", addr, "--store", "memory", "--auth-token-file", file)
 	cmd.Env = append(os.Environ(), "PARLEY_AUTH_TOKENS=carol="+carol)
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v", err)
 	}

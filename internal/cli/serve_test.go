@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
 // proc is a running `parley serve`.
 type proc struct {
-	*testkit.Process
+	*testenv.Process
 	addr string
 }
 
@@ -33,7 +34,7 @@ func serve(t testing.TB, args ...string) *proc {
 func serveAt(t testing.TB, addr string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(testkit.ParleyBinary(t), append([]string{"serve", "--addr", addr}, args...)...)
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v", err)
 	}

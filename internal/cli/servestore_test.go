@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
 // keyedServer is a `parley serve` started with its own environment.
 type keyedServer struct {
-	*testkit.Process
+	*testenv.Process
 	base string
 }
 
@@ -35,7 +36,7 @@ func serveKeyed(t *testing.T, env []string, wantStart bool, args ...string) *key
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve"})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve"})
 	if !wantStart {
 		select {
 		case <-p.Exited():

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"parley.dev/parley/internal/inspect"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -30,7 +31,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	testkit.SkipOrFailInCI(t, "no chromium on PATH: install it (Debian: apt-get install -y chromium) to run the inspector's browser test")
+	testenv.SkipOrFailInCI(t, "no chromium on PATH: install it (Debian: apt-get install -y chromium) to run the inspector's browser test")
 	return ""
 }
 
@@ -93,7 +94,7 @@ func serveAgent(t *testing.T) string {
 	t.Helper()
 	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(testkit.ParleyBinary(t), "serve", "--agent", "conformance", "--store", "memory", "--push-allow-private", "--addr", addr)
-	p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
+	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/cardsign"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -179,7 +180,7 @@ func TestServedCardVerifiesInJS(t *testing.T) {
 	base := testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
 		cmd := exec.Command(bin, "serve", "--store", "memory", "--addr", addr, "--auth-token", "alice=tok",
 			"--sign-card-key", keyFile, "--sign-card-kid", "served-1")
-		p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley server"})
+		p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley server"})
 		if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 20*time.Second); err != nil {
 			p.Stop()
 			return "", err

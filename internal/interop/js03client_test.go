@@ -16,6 +16,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -27,7 +28,7 @@ const jsSDK03Version = "0.3.14"
 func checkSDK03Installed(t *testing.T, dir string) {
 	t.Helper()
 	if why := testkit.MissingNode(dir, "a2a-sdk-03"); why != "" {
-		testkit.SkipOrFailInCI(t, why)
+		testenv.SkipOrFailInCI(t, why)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "node_modules", "a2a-sdk-03", "package.json"))
 	var pkg struct{ Version string }
@@ -147,7 +148,7 @@ func startParleyWith(t *testing.T, extra ...string) string {
 	return testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
 		base := "http://" + addr
 		args := append([]string{"serve", "--agent", "conformance", "--store", "memory", "--addr", addr}, extra...)
-		p := testkit.StartProcess(t, exec.Command(bin, args...), &testkit.ProcessOptions{Name: "parley server"})
+		p := testenv.StartProcess(t, exec.Command(bin, args...), &testenv.ProcessOptions{Name: "parley server"})
 		hc := &http.Client{Timeout: 2 * time.Second}
 		served := func() bool {
 			resp, err := hc.Get(base + "/.well-known/agent-card.json")

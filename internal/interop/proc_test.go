@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -30,7 +31,7 @@ func checkSDKInstalled(t *testing.T, jsDir string) {
 	pkgJSON := filepath.Join(jsDir, "node_modules", "@a2a-js", "sdk", "package.json")
 	data, err := os.ReadFile(pkgJSON)
 	if errors.Is(err, os.ErrNotExist) {
-		testkit.SkipOrFailInCI(t, testkit.MissingNode(jsDir, "@a2a-js/sdk"))
+		testenv.SkipOrFailInCI(t, testkit.MissingNode(jsDir, "@a2a-js/sdk"))
 	}
 	if err != nil {
 		t.Fatalf("reading %s: %v", pkgJSON, err)
@@ -55,7 +56,7 @@ func startParley(t *testing.T) string {
 	return testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
 		base := "http://" + addr
 		cmd := exec.Command(bin, "serve", "--agent", "conformance", "--store", "memory", "--addr", addr)
-		p := testkit.StartProcess(t, cmd, &testkit.ProcessOptions{Name: "parley server"})
+		p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley server"})
 		client := &http.Client{Timeout: 2 * time.Second}
 		cardServed := func() bool {
 			resp, err := client.Get(base + "/.well-known/agent-card.json")

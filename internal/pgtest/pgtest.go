@@ -21,7 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/internal/testenv"
 )
 
 // EnvURL names the environment variable holding the server's URL.
@@ -33,7 +33,7 @@ func ServerURL(tb testing.TB) string {
 	tb.Helper()
 	u := os.Getenv(EnvURL)
 	if u == "" {
-		testkit.SkipOrFailInCI(tb, EnvURL+" is not set: set it to the postgres:// URL of a PostgreSQL server "+
+		testenv.SkipOrFailInCI(tb, EnvURL+" is not set: set it to the postgres:// URL of a PostgreSQL server "+
 			"where the tests may create databases, e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 	}
 	return u

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"parley.dev/parley/internal/testenv"
 )
 
 // FreeAddr returns "127.0.0.1:PORT" for a loopback port nothing listened
@@ -66,52 +66,11 @@ func ModuleRoot(tb testing.TB) string {
 	}
 }
 
-var parleyBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // ParleyBinary builds cmd/parley, once per test binary, and returns its
 // path. The binary stays in a temporary directory after the tests.
 func ParleyBinary(tb testing.TB) string {
 	tb.Helper()
-	root := ModuleRoot(tb)
-	parleyBuild.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			parleyBuild.err = fmt.Errorf("go tool not on PATH: %w", err)
-			return
-		}
-		dir, err := os.MkdirTemp("", "parley-test")
-		if err != nil {
-			parleyBuild.err = err
-			return
-		}
-		bin := filepath.Join(dir, "parley")
-		cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/parley")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			parleyBuild.err = fmt.Errorf("go build ./cmd/parley: %v\n%s", err, out)
-			return
-		}
-		parleyBuild.path = bin
-	})
-	if parleyBuild.err != nil {
-		tb.Fatal(parleyBuild.err)
-	}
-	return parleyBuild.path
-}
-
-// SkipOrFailInCI skips a test whose prerequisite (Node.js, an npm
-// package) is missing, or fails it when CI=true, where every prerequisite
-// is expected.
-func SkipOrFailInCI(tb testing.TB, why string) {
-	tb.Helper()
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("CI=true but the test cannot run: %s", why)
-	}
-	tb.Skip(why)
+	return testenv.GoBuild(tb, ModuleRoot(tb), "./cmd/parley")
 }
 
 // NPMInstall is the command, run in the module root, that installs the
@@ -138,15 +97,15 @@ func MissingNode(jsDir string, pkgs ...string) string {
 // RequireNode returns the path of node, after checking that each of pkgs
 // is installed in jsDir/node_modules; anything missing skips the test
 // with how to install it, or fails it when CI=true (see MissingNode and
-// SkipOrFailInCI).
+// testenv.SkipOrFailInCI).
 func RequireNode(tb testing.TB, jsDir string, pkgs ...string) string {
 	tb.Helper()
 	if why := MissingNode(jsDir, pkgs...); why != "" {
-		SkipOrFailInCI(tb, why)
+		testenv.SkipOrFailInCI(tb, why)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil { // gone since MissingNode looked
-		SkipOrFailInCI(tb, err.Error())
+		testenv.SkipOrFailInCI(tb, err.Error())
 	}
 	return node
 }
@@ -162,13 +121,12 @@ func StartNodeServer(tb testing.TB, node, dir, script string) string {
 		_, port, _ := net.SplitHostPort(addr)
 		cmd := exec.Command(node, script, port)
 		cmd.Dir = dir
-		p := StartProcess(tb, cmd, &ProcessOptions{Name: name})
-		line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, "READY ") }, 20*time.Second)
+		p := testenv.StartProcess(tb, cmd, &testenv.ProcessOptions{Name: name})
+		base, err := p.WaitReady(20 * time.Second)
 		if err != nil {
 			p.Stop()
 			return "", err
 		}
-		base := strings.TrimSpace(strings.TrimPrefix(line, "READY "))
 		resp, err := http.Get(base + "/.well-known/agent-card.json")
 		if err != nil {
 			p.Stop()

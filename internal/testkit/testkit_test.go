@@ -3,7 +3,6 @@ package testkit_test
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -72,39 +71,4 @@ func TestExchange(t *testing.T) {
 func httptestRequest() *http.Request {
 	r, _ := http.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
 	return r
-}
-
-// TestProcess: lines are awaited, an early exit is reported with the
-// output, and Stop ends a process that waits forever.
-func TestProcess(t *testing.T) {
-	t.Parallel()
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	p := testkit.StartProcess(t, exec.Command(sh, "-c", "echo one; echo oops >&2; echo READY x; exec sleep 60"), nil)
-	line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, "READY ") }, 10*time.Second)
-	if err != nil || line != "READY x" {
-		t.Fatalf("WaitLine = %q, %v", line, err)
-	}
-	if got := p.Lines(); !slices.Equal(got, []string{"one", "READY x"}) {
-		t.Errorf("Lines() = %q", got)
-	}
-	p.Stop()
-	select {
-	case <-p.Exited():
-	default:
-		t.Fatal("Stop returned before the process exited")
-	}
-	if !strings.Contains(p.Stderr(), "oops") {
-		t.Errorf("Stderr() = %q", p.Stderr())
-	}
-
-	q := testkit.StartProcess(t, exec.Command(sh, "-c", "echo partial; printf tail; exit 3"), &testkit.ProcessOptions{Name: "quitter"})
-	if _, err := q.WaitLine(func(string) bool { return false }, 10*time.Second); err == nil || !strings.Contains(err.Error(), "quitter exited") {
-		t.Fatalf("WaitLine on an exited process = %v", err)
-	}
-	if got := q.Stdout(); got != "partial\ntail\n" {
-		t.Errorf("Stdout() = %q, want the last line without its newline too", got)
-	}
 }

@@ -1,4 +1,4 @@
-package testkit
+package testenv
 
 import (
 	"bytes"
@@ -168,6 +168,15 @@ func (p *Process) WaitLine(match func(line string) bool, timeout time.Duration) 
 	}
 }
 
+// WaitReady waits up to timeout for the line "READY BASE_URL" that a
+// test's server prints once it serves, and returns BASE_URL. It returns
+// an error, with the process's standard error, when the process exits or
+// the time runs out first.
+func (p *Process) WaitReady(timeout time.Duration) (string, error) {
+	line, err := p.WaitLine(func(l string) bool { return strings.HasPrefix(l, "READY ") }, timeout)
+	return strings.TrimSpace(strings.TrimPrefix(line, "READY ")), err
+}
+
 // WaitUntil polls ready every 100 ms for up to timeout. It returns an
 // error, with the process's output, when the process exits or the time
 // runs out before ready holds.
@@ -243,26 +252,4 @@ func (w *lineWriter) since(n int) ([]string, <-chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.lines[n:]...), w.changed
-}
-
-// SyncBuffer is an io.Writer whose text may be read while another
-// goroutine writes to it, such as the output of a child process or a
-// server's log.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

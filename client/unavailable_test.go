@@ -78,7 +78,7 @@ func (f *faultStore) PutMessage(ctx context.Context, sc taskstore.Scope, r *task
 	return f.Store.PutMessage(ctx, sc, r)
 }
 
-func (f *faultStore) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func (f *faultStore) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	if err := f.fail(); err != nil {
 		return nil, err
 	}

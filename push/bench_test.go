@@ -51,7 +51,7 @@ func benchDelivery(b *testing.B, store taskstore.Store, receivers int) {
 		}
 		cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: tk.Id, Url: srv.URL + "/hook", Token: "t",
 			Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "c"}}
-		if err := store.PutPushConfig(ctx, sc, cfg, taskstore.Event{}); err != nil {
+		if err := store.PutPushConfig(ctx, sc, &taskstore.PushConfig{TaskPushNotificationConfig: cfg}, taskstore.Event{}); err != nil {
 			b.Fatal(err)
 		}
 		tasks[i] = tk

@@ -67,7 +67,7 @@ func TestClaimsAcrossSenders(t *testing.T) {
 	}
 	sc := taskstore.Scope{}
 	queue := func(id string, n int, tell func(seq uint64) *push.Sender) {
-		cfg := &a2a.TaskPushNotificationConfig{TaskId: id, Id: "c", Url: rc.url}
+		cfg := &taskstore.PushConfig{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{TaskId: id, Id: "c", Url: rc.url}}
 		tk := &a2a.Task{Id: id, ContextId: "ctx", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}
 		ev := taskstore.Event{Seq: 1, Push: true, PushConfig: cfg, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}
 		if err := stores[0].CreateTask(t.Context(), sc, tk, ev); err != nil {

@@ -309,7 +309,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 func (e *env) storeConfig(t testing.TB, task *a2a.Task, cfg *a2a.TaskPushNotificationConfig) {
 	t.Helper()
 	snap := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: task}}
-	if err := e.store.PutPushConfig(call(t), taskstore.Scope{}, cfg, taskstore.Event{Push: true, Response: snap}); err != nil {
+	if err := e.store.PutPushConfig(call(t), taskstore.Scope{}, &taskstore.PushConfig{TaskPushNotificationConfig: cfg}, taskstore.Event{Push: true, Response: snap}); err != nil {
 		t.Fatalf("PutPushConfig(%s): %v", cfg.GetUrl(), err)
 	}
 	e.sender.Queued(cfg.TaskId)

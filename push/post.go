@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/taskstore"
 )
 
@@ -50,7 +49,7 @@ func prepare(n *taskstore.Notification) payload {
 func (s *Sender) attempt(ctx context.Context, n *taskstore.Notification, p payload) (outcome, time.Duration, string) {
 	ctx, end := s.observe(ctx, n)
 	out, wait, why := s.post(ctx, n, p)
-	why = scrub(why, n.Config)
+	why = scrub(why, n.Config.TaskPushNotificationConfig)
 	end(AttemptResult{Delivered: out == delivered, Retry: out == retry, Reason: why})
 	return out, wait, why
 }
@@ -70,11 +69,11 @@ func (s *Sender) post(ctx context.Context, n *taskstore.Notification, p payload)
 	if err != nil {
 		return drop, 0, "the request could not be made: " + errText(err)
 	}
-	SetHeaders(req.Header, cfg)
+	SetHeaders(req.Header, cfg.TaskPushNotificationConfig)
 	if o := s.opts.Observer; o != nil {
 		o.Header(ctx, req.Header)
 	}
-	if v03.IsMarked(cfg.GetUrl()) {
+	if isV03(cfg) {
 		setV03Headers(req.Header)
 	}
 	select {

@@ -72,7 +72,7 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	}
 	defer unclaim()
 	areq := agentRequest(c, req)
-	push := inlinePushConfig(req)
+	push := inlinePushConfig(c, req)
 	var acc *accepted
 	if msg.TaskId != "" {
 		// A follow-up's resend is looked for first: the task may have
@@ -197,8 +197,9 @@ func agentRequest(c call, req *a2a.SendMessageRequest) *Request {
 }
 
 // inlinePushConfig returns a copy of the send's push configuration with
-// its tenant and id filled in, or nil when the send has none.
-func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConfig {
+// its tenant and id filled in, to store with the version the call is
+// served in, or nil when the send has none.
+func inlinePushConfig(c call, req *a2a.SendMessageRequest) *taskstore.PushConfig {
 	p := req.GetConfiguration().GetTaskPushNotificationConfig()
 	if p == nil {
 		return nil
@@ -208,7 +209,7 @@ func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConf
 	if push.Id == "" {
 		push.Id = a2a.NewID()
 	}
-	return push
+	return &taskstore.PushConfig{TaskPushNotificationConfig: push, Version: c.info.Served}
 }
 
 // startTask accepts a message that starts a new task. The ids are minted
@@ -220,7 +221,7 @@ func inlinePushConfig(req *a2a.SendMessageRequest) *a2a.TaskPushNotificationConf
 // orphanID, when set, is the task id of the message's orphaned record
 // (see orphaned): the message runs again as that task, under the record
 // already stored.
-func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool, orphanID string) (*accepted, error) {
+func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig, stream bool, orphanID string) (*accepted, error) {
 	id := orphanID
 	if id == "" {
 		id = a2a.NewID()
@@ -265,7 +266,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 }
 
 // continueTask accepts a message for an existing task (spec §3.4).
-func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig, stream bool) (*accepted, error) {
+func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig, stream bool) (*accepted, error) {
 	r := s.acquire(msg.TaskId, c.scope)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -340,7 +341,7 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 // also completes the agent's Request. An inline configuration the task has
 // no room for (Limits.MaxPushConfigs) refuses the follow-up before anything
 // is stored. Callers hold r.mu and have loaded the task.
-func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *a2a.TaskPushNotificationConfig) error {
+func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig) error {
 	t := r.task
 	if push != nil {
 		if err := r.roomForPushConfig(ctx, push.Id, "configuration.taskPushNotificationConfig"); err != nil {

@@ -50,12 +50,12 @@ func (s *spyStore) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskst
 	return s.Store.PutMessage(ctx, sc, r)
 }
 
-func (s *spyStore) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s *spyStore) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	s.saw(taskID, id, sc.Tenant)
 	return s.Store.GetPushConfig(ctx, sc, taskID, id)
 }
 
-func (s *spyStore) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func (s *spyStore) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	s.saw(taskID, sc.Tenant)
 	return s.Store.ListPushConfigs(ctx, sc, taskID)
 }

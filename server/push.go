@@ -61,7 +61,7 @@ func (s *Server) checkPushURL(ctx context.Context, field, raw string) error {
 // configuration's first notification is a Task (like a SubscribeToTask
 // stream), followed by the events after the snapshot. Callers hold r.mu
 // and have loaded the task.
-func (r *run) putPushConfig(ctx context.Context, cfg *a2a.TaskPushNotificationConfig) error {
+func (r *run) putPushConfig(ctx context.Context, cfg *taskstore.PushConfig) error {
 	s := r.s
 	// The snapshot numbered r.seq must hold every event stored before the
 	// configuration: pipelined chunks are stored first (run.drain).

@@ -60,7 +60,8 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	if err := r.roomForPushConfig(ctx, cfg.Id, "taskId"); err != nil {
 		return nil, err
 	}
-	if err := r.putPushConfig(context.WithoutCancel(ctx), cfg); err != nil {
+	stored := &taskstore.PushConfig{TaskPushNotificationConfig: cfg, Version: c.info.Served}
+	if err := r.putPushConfig(context.WithoutCancel(ctx), stored); err != nil {
 		return nil, storeErr(err, req.TaskId)
 	}
 	return cfg, nil
@@ -85,7 +86,7 @@ func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Get
 		}
 		return nil, a2a.Internal(err)
 	}
-	return cfg, nil
+	return cfg.TaskPushNotificationConfig, nil
 }
 
 // ListTaskPushNotificationConfigs implements a2a.Service (spec §3.1.9): a
@@ -125,7 +126,7 @@ func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.L
 	if err != nil {
 		return nil, storeErr(err, req.TaskId)
 	}
-	page, more := pushPage(cfgs, after, size)
+	page, more := pushPage(registered(cfgs), after, size)
 	out := &a2a.ListTaskPushNotificationConfigsResponse{Configs: page}
 	if more {
 		out.NextPageToken = s.encodeCursor(taskstore.Cursor{ID: page[len(page)-1].Id}, filter)
@@ -154,6 +155,16 @@ func pushPage(cfgs []*a2a.TaskPushNotificationConfig, after *taskstore.Cursor, s
 	return cfgs, false
 }
 
+// registered returns the configurations of stored ones, as their callers
+// registered them.
+func registered(cfgs []*taskstore.PushConfig) []*a2a.TaskPushNotificationConfig {
+	out := make([]*a2a.TaskPushNotificationConfig, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = c.TaskPushNotificationConfig
+	}
+	return out
+}
+
 // roomForPushConfig refuses a configuration with a new id when the task
 // already has Limits.MaxPushConfigs of them; field names the request field
 // the violation is reported on. Callers hold r.mu, so the count cannot
@@ -167,7 +178,7 @@ func (r *run) roomForPushConfig(ctx context.Context, id, field string) error {
 	if err != nil {
 		return storeErr(err, r.id)
 	}
-	if len(cfgs) < max || slices.ContainsFunc(cfgs, func(c *a2a.TaskPushNotificationConfig) bool { return c.Id == id }) {
+	if len(cfgs) < max || slices.ContainsFunc(cfgs, func(c *taskstore.PushConfig) bool { return c.Id == id }) {
 		return nil
 	}
 	return a2a.InvalidParams(a2a.FieldViolation{Field: field, Description: fmt.Sprintf(

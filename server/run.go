@@ -51,7 +51,7 @@ type run struct {
 	pendingMessage   *a2a.Message
 	pendingContextID string
 	pendingMessageID string
-	pendingPush      *a2a.TaskPushNotificationConfig
+	pendingPush      *taskstore.PushConfig
 }
 
 // runKey identifies a run: the live-task registry is per scope, so a caller

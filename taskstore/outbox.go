@@ -44,8 +44,9 @@ type Notification struct {
 	// are queued and are never reused.
 	ID     int64
 	Target PushTarget
-	// Config is the configuration as stored when the row was read.
-	Config *a2a.TaskPushNotificationConfig
+	// Config is the configuration as stored when the row was read, with
+	// the version it was registered in.
+	Config *PushConfig
 	// Seq is the task event's sequence number (for a snapshot queued by
 	// PutPushConfig, that of the last event the snapshot includes).
 	Seq   uint64

@@ -116,7 +116,7 @@ type Event struct {
 	// PushConfig, on CreateTask only, is a push configuration stored with
 	// the new task in the same write (SendMessage's inline configuration),
 	// so it is active for, and receives, the creation event.
-	PushConfig *a2a.TaskPushNotificationConfig
+	PushConfig *PushConfig
 }
 
 // Cursor is a position in the ListTasks order (status timestamp descending,

@@ -46,7 +46,7 @@ func TestOutboxDepth(t *testing.T) {
 			if n := depth(); n != 0 {
 				t.Fatalf("depth %d before any config", n)
 			}
-			cfg := &a2a.TaskPushNotificationConfig{TaskId: task.Id, Id: "cfg", Url: "https://example.com/hook"}
+			cfg := &taskstore.PushConfig{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{TaskId: task.Id, Id: "cfg", Url: "https://example.com/hook"}}
 			if err := st.store.PutPushConfig(ctx, sc, cfg, ev(1)); err != nil {
 				t.Fatal(err)
 			}

@@ -234,21 +234,21 @@ func (s *store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 	return v, err
 }
 
-func (s *store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
+func (s *store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) error {
 	begin := now()
 	err := s.Store.PutPushConfig(ctx, sc, c, ev)
 	s.done(ctx, opPutPushConfig, begin, err)
 	return err
 }
 
-func (s *store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s *store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	begin := now()
 	v, err := s.Store.GetPushConfig(ctx, sc, taskID, id)
 	s.done(ctx, opGetPushConfig, begin, err)
 	return v, err
 }
 
-func (s *store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func (s *store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	begin := now()
 	v, err := s.Store.ListPushConfigs(ctx, sc, taskID)
 	s.done(ctx, opListPushConfigs, begin, err)

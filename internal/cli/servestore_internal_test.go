@@ -181,7 +181,7 @@ func TestOpenStoreKeys(t *testing.T) {
 	if !strings.Contains(logs, "plain text") {
 		t.Errorf("no plain-text warning: %q", logs)
 	}
-	if err := s.CreateTask(ctx, sc, &a2a.Task{Id: "t", ContextId: "c"}, taskstore.Event{PushConfig: cfg}); err != nil {
+	if err := s.CreateTask(ctx, sc, &a2a.Task{Id: "t", ContextId: "c"}, taskstore.Event{PushConfig: &taskstore.PushConfig{TaskPushNotificationConfig: cfg}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

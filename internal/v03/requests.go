@@ -71,14 +71,15 @@ func SendToV1(p *SendParams) (*a2a.SendMessageRequest, error) {
 }
 
 // PushConfigToV1 translates a v0.3 push configuration of a task. The URL
-// is marked (see MarkURL) so that its notifications go out in v0.3 shape.
+// is kept as given: the core stores the configuration with the version
+// the call is served in, which decides the shape of its notifications.
 // Lossy: v1.0 authentication names one scheme; of several v0.3 schemes
 // the first is kept.
 func PushConfigToV1(taskID string, c *PushConfig, field string, v *violations) *a2a.TaskPushNotificationConfig {
 	if c.URL == "" {
 		v.add(field+".url", "is required")
 	}
-	out := &a2a.TaskPushNotificationConfig{Id: c.ID, TaskId: taskID, Url: MarkURL(c.URL), Token: c.Token}
+	out := &a2a.TaskPushNotificationConfig{Id: c.ID, TaskId: taskID, Url: c.URL, Token: c.Token}
 	if a := c.Authentication; a != nil {
 		if len(a.Schemes) == 0 {
 			v.add(field+".authentication.schemes", "is required and must not be empty")
@@ -89,10 +90,9 @@ func PushConfigToV1(taskID string, c *PushConfig, field string, v *violations) *
 	return out
 }
 
-// PushConfigFromV1 translates a push configuration to v0.3, without the
-// version mark.
+// PushConfigFromV1 translates a push configuration to v0.3.
 func PushConfigFromV1(c *a2a.TaskPushNotificationConfig) *TaskPushConfig {
-	pc := &PushConfig{ID: c.GetId(), URL: UnmarkURL(c.GetUrl()), Token: c.GetToken()}
+	pc := &PushConfig{ID: c.GetId(), URL: c.GetUrl(), Token: c.GetToken()}
 	if a := c.GetAuthentication(); a != nil {
 		pc.Authentication = &PushAuth{Schemes: []string{a.GetScheme()}, Credentials: a.GetCredentials()}
 	}

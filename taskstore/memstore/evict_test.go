@@ -53,7 +53,7 @@ func create(t *testing.T, s *memstore.Store, id string, ms int, st a2a.TaskState
 	}
 	tk := &a2a.Task{Id: id, ContextId: "ctx-" + id, History: []*a2a.Message{msg},
 		Status: &a2a.TaskStatus{State: submitted, Timestamp: timestamppb.New(at)}}
-	cfg := &a2a.TaskPushNotificationConfig{Id: "cfg", TaskId: id, Url: "https://example.test/hook"}
+	cfg := &taskstore.PushConfig{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Id: "cfg", TaskId: id, Url: "https://example.test/hook"}}
 	evs := []taskstore.Event{
 		{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}, PushConfig: cfg, Push: true},
 	}

@@ -23,7 +23,7 @@ type entry struct {
 	task    *a2a.Task // nil while packed (entry.pack)
 	packed  []byte    // the task encoded, when finished
 	log     eventLog
-	configs map[string]*a2a.TaskPushNotificationConfig
+	configs map[string]*taskstore.PushConfig
 	// msgs are the message records that name the task, marked when the
 	// bound on tasks evicts it (Store.evict); kept only with a bound.
 	msgs []*taskstore.MessageRecord

@@ -38,8 +38,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -155,6 +153,6 @@ func cloneTask(t *a2a.Task) *a2a.Task {
 	return a2a.CloneTask(t)
 }
 
-func cloneConfig(c *a2a.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {
-	return proto.Clone(c).(*a2a.TaskPushNotificationConfig)
+func cloneConfig(c *taskstore.PushConfig) *taskstore.PushConfig {
+	return taskstore.ClonePushConfig(c)
 }

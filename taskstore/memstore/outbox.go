@@ -101,7 +101,7 @@ func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit i
 	}
 	s.mu.RLock()
 	var rows []*queued
-	var cfg *a2a.TaskPushNotificationConfig
+	var cfg *taskstore.PushConfig
 	if e := s.target(t); e != nil {
 		rows = s.outbox[configKey{t.TaskID, t.ConfigID}]
 		rows = slices.Clone(rows[:min(len(rows), max(limit, 1))])

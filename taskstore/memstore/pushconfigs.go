@@ -10,10 +10,11 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// PutPushConfig creates or replaces a copy of c under its task, which must
+// PutPushConfig creates or replaces a copy of c (its version included)
+// under its task, which must
 // be in the scope. A replaced configuration loses its queued notifications
 // and its suspension; with ev.Push, ev.Response is queued for it.
-func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
+func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 		return taskstore.ErrNotFound
 	}
 	if e.configs == nil {
-		e.configs = make(map[string]*a2a.TaskPushNotificationConfig)
+		e.configs = make(map[string]*taskstore.PushConfig)
 	}
 	e.configs[cp.GetId()] = cp
 	k := configKey{cp.GetTaskId(), cp.GetId()}
@@ -41,12 +42,12 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 }
 
 // GetPushConfig returns a copy of one configuration of a task in the scope.
-func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	var c *a2a.TaskPushNotificationConfig
+	var c *taskstore.PushConfig
 	if e := s.lookup(sc, taskID); e != nil {
 		c = e.configs[id]
 	}
@@ -61,7 +62,7 @@ func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, i
 
 // ListPushConfigs returns copies of a task's configurations ordered by id.
 // It returns ErrNotFound when the task is not in the scope.
-func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -71,9 +72,9 @@ func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID 
 		s.mu.RUnlock()
 		return nil, taskstore.ErrNotFound
 	}
-	out := slices.AppendSeq(make([]*a2a.TaskPushNotificationConfig, 0, len(e.configs)), maps.Values(e.configs))
+	out := slices.AppendSeq(make([]*taskstore.PushConfig, 0, len(e.configs)), maps.Values(e.configs))
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *a2a.TaskPushNotificationConfig) int {
+	slices.SortFunc(out, func(a, b *taskstore.PushConfig) int {
 		return strings.Compare(a.GetId(), b.GetId())
 	})
 	for i, c := range out {

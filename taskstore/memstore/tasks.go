@@ -38,7 +38,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 		if ev.PushConfig.GetTaskId() != t.GetId() {
 			return errors.New("memstore: the push config is not the new task's")
 		}
-		e.configs = map[string]*a2a.TaskPushNotificationConfig{ev.PushConfig.GetId(): cloneConfig(ev.PushConfig)}
+		e.configs = map[string]*taskstore.PushConfig{ev.PushConfig.GetId(): cloneConfig(ev.PushConfig)}
 	}
 	r := ev.Response // immutable: kept as it is (package taskstore)
 	s.mu.Lock()

@@ -87,7 +87,7 @@ func TestSharedKey(t *testing.T) {
 // goes to another; RenewPush tells a holder its claim was taken.
 func TestClaimPush(t *testing.T) {
 	a, b := openPair(t)
-	cfg := &a2a.TaskPushNotificationConfig{TaskId: "t1", Id: "c1", Url: "https://example.com/hook"}
+	cfg := &taskstore.PushConfig{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{TaskId: "t1", Id: "c1", Url: "https://example.com/hook"}}
 	tk := newTask("t1", 0)
 	ev := snapshot(tk)
 	ev.PushConfig, ev.Push = cfg, true

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -27,7 +26,7 @@ const (
 	// A target's rows with its configuration, in one statement (one
 	// snapshot): no row when the configuration is not stored as the
 	// target names it, scope included.
-	sqlPending = `SELECT c.data, c.secret, o.id, o.seq, o.event FROM push_configs c
+	sqlPending = `SELECT c.data, c.secret, c.version, o.id, o.seq, o.event FROM push_configs c
 		JOIN push_outbox o ON o.task_id = c.task_id AND o.config_id = c.id
 		WHERE c.task_id = $1 AND c.id = $2 AND c.tenant = $3 AND c.owner = $4
 		ORDER BY o.id LIMIT $5`
@@ -134,16 +133,17 @@ func (s *Store) RenewPush(ctx context.Context, holder string, id int64, lease ti
 func (s *Store) readPending(t taskstore.PushTarget, rows pgx.Rows) ([]*taskstore.Notification, error) {
 	defer rows.Close()
 	var out []*taskstore.Notification
-	var cfg *a2a.TaskPushNotificationConfig
+	var cfg *taskstore.PushConfig
 	var data, secret, ev []byte
+	var version string
 	var id, seq int64
 	for rows.Next() {
-		if err := rows.Scan(&data, &secret, &id, &seq, &ev); err != nil {
+		if err := rows.Scan(&data, &secret, &version, &id, &seq, &ev); err != nil {
 			return nil, wrap("pending push", err)
 		}
 		if cfg == nil {
 			var err error
-			if cfg, err = s.sealer.Open(t.Scope, t.TaskID, t.ConfigID, data, secret); err != nil {
+			if cfg, err = s.sealer.Config(t.Scope, t.TaskID, t.ConfigID, data, secret, version); err != nil {
 				return nil, err
 			}
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -15,9 +14,9 @@ const (
 	// The configuration takes its tenant and owner from the task row,
 	// and is written only if that row is in the caller's scope. Writing
 	// it lifts a suspension. The task is found by id as taskByID does.
-	sqlPutConfig = `INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
-		SELECT tenant, owner, id, $1, $2, $3 FROM tasks WHERE id = $4 AND tenant IS NOT DISTINCT FROM $5 AND owner IS NOT DISTINCT FROM $6
-		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret, suspended = NULL`
+	sqlPutConfig = `INSERT INTO push_configs (tenant, owner, task_id, id, data, secret, version)
+		SELECT tenant, owner, id, $1, $2, $3, $7 FROM tasks WHERE id = $4 AND tenant IS NOT DISTINCT FROM $5 AND owner IS NOT DISTINCT FROM $6
+		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret, version = excluded.version, suspended = NULL`
 	// has_push stays set once a task had a configuration: a stale mark
 	// only costs the outbox statement that finds no active one.
 	sqlMarkPush = `UPDATE tasks SET has_push = true WHERE id = $1 AND NOT has_push`
@@ -32,17 +31,17 @@ var (
 )
 
 // PutPushConfig creates or replaces a configuration of a task in the
-// scope, its secrets sealed under the first push key when keys are given.
+// scope, with its version, its secrets sealed under the first push key when keys are given.
 // In the same transaction it drops the configuration's queued
 // notifications, lifts its suspension and, with ev.Push, queues
 // ev.Response for it.
-func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
+func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) error {
 	data, secret, evData, err := s.sealer.ForPut(sc, c, ev)
 	if err != nil {
 		return err
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		n, err := affected(tx.Exec(ctx, sqlPutConfig, c.GetId(), data, secret, c.GetTaskId(), sc.Tenant, sc.Owner))
+		n, err := affected(tx.Exec(ctx, sqlPutConfig, c.GetId(), data, secret, c.GetTaskId(), sc.Tenant, sc.Owner, c.Version))
 		if err != nil {
 			return err
 		}
@@ -62,13 +61,13 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 
 // GetPushConfig returns one configuration of a task in the scope, with its
 // secrets opened.
-func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	return s.sealer.ScanConfig(s.pool.QueryRow(ctx, sqlGetConfig, taskID, id, sc.Tenant, sc.Owner), sc, taskID, id)
 }
 
 // ListPushConfigs returns a task's configurations ordered by id, or
 // ErrNotFound when the task is not in the scope.
-func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	rows, err := s.pool.Query(ctx, sqlListConfigs, taskID, sc.Tenant, sc.Owner)
 	if err != nil {
 		return nil, wrap("list push configs", err)

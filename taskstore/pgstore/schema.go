@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -55,6 +55,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			for _, stmt := range migrations[v] {
 				if _, err := tx.Exec(ctx, stmt); err != nil {
 					return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+				}
+			}
+			if v == 5 {
+				if err := s.upgradeV6(ctx, tx); err != nil {
+					return fmt.Errorf("migrate to schema version 6: %w", err)
 				}
 			}
 		}
@@ -232,7 +237,34 @@ var migrations = [][]string{
 		// that never joined, or a record older than this column).
 		`ALTER TABLE messages ADD COLUMN IF NOT EXISTS runner bigint NOT NULL DEFAULT 0`,
 	},
+	// Version 6: the protocol version each push configuration was
+	// registered in, a column of its own (sqlstore.VersionColumn), which
+	// upgradeV6 fills from the mark older versions put on the URL.
+	5: {
+		`ALTER TABLE push_configs ADD COLUMN IF NOT EXISTS ` + sqlstore.VersionColumn,
+	},
 }
+
+// upgradeV6 takes the v0.3 mark off the URLs of a version 5 database's
+// push configurations, which get the version "0.3" instead
+// (sqlstore.Sealer.UnmarkV03). It runs inside the migration's
+// transaction.
+func (s *Store) upgradeV6(ctx context.Context, tx pgx.Tx) error {
+	next := func(after sqlstore.SealedRow) (sqlstore.Cursor, error) {
+		return tx.Query(ctx, sqlConfigBatch, after.TaskID, after.ConfigID, sqlstore.UpgradeBatch)
+	}
+	write := func(r sqlstore.Resealed) error {
+		_, err := tx.Exec(ctx, sqlSetV03, r.SetV03Args()...)
+		return err
+	}
+	return s.sealer.UnmarkV03(next, write)
+}
+
+// The statements of upgradeV6 (package sqlstore).
+var (
+	sqlConfigBatch = dialect.ConfigBatchSQL()
+	sqlSetV03      = dialect.SetV03SQL()
+)
 
 // countFunction keeps task_counts in step with the tasks table. A row is
 // counted under four keys (kind 0: the scope; 1: its context; 2: its

@@ -49,8 +49,8 @@ func TestSealedSecrets(t *testing.T) {
 	if err := s.CreateTask(ctx, scope, tk, snapshot(tk)); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &a2a.TaskPushNotificationConfig{TaskId: "t", Id: "c", Url: "https://hook.example/SECRET-PATH", Token: "SECRET-TOKEN",
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "SECRET-CRED"}}
+	cfg := &taskstore.PushConfig{Version: "0.3", TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{TaskId: "t", Id: "c",
+		Url: "https://hook.example/SECRET-PATH", Token: "SECRET-TOKEN", Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "SECRET-CRED"}}}
 	if err := s.PutPushConfig(ctx, scope, cfg, taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestSealedSecrets(t *testing.T) {
 		t.Fatalf("ResealPushConfigs: %d, %v; want 1", n, err)
 	}
 	got, err := s.GetPushConfig(ctx, scope, "t", "c")
-	if err != nil || got.GetUrl() != cfg.Url || got.GetToken() != cfg.Token || got.GetAuthentication().GetCredentials() != "SECRET-CRED" {
+	if err != nil || got.GetUrl() != cfg.Url || got.GetToken() != cfg.Token || got.GetAuthentication().GetCredentials() != "SECRET-CRED" || got.Version != "0.3" {
 		t.Fatalf("after reseal: %v, %v", got, err)
 	}
 	s.Close()

@@ -40,8 +40,8 @@ const (
 		a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
 			SELECT t.id, c.n - 1, c.artifact_id, c.append, c.chunk
 			FROM t, unnest($15::text[], $16::boolean[], $17::bytea[]) WITH ORDINALITY AS c(artifact_id, append, chunk, n)),
-		p AS (INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
-			SELECT $2, $3, t.id, $18, $19, $20 FROM t WHERE $19::bytea IS NOT NULL),
+		p AS (INSERT INTO push_configs (tenant, owner, task_id, id, data, secret, version)
+			SELECT $2, $3, t.id, $18, $19, $20, $24::text FROM t WHERE $19::bytea IS NOT NULL),
 		x(r, p, seq) AS (SELECT r, p, $7 - cardinality($22::bytea[]) + i FROM unnest($22::bytea[], $23::boolean[]) WITH ORDINALITY AS x(r, p, i)),
 		e AS (INSERT INTO task_events (task_id, seq, created_ms, response) SELECT t.id, x.seq, $21, x.r FROM t, x),
 		o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
@@ -124,7 +124,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
 		int64(enc.Seq), h.Data, h.Status, enc.Config != nil, len(parts.History), n, fence,
-		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push)
+		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push, enc.ConfigVersion)
 	if err == nil && made == 0 {
 		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)
 	}

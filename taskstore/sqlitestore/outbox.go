@@ -86,14 +86,15 @@ func (s *Store) PendingPush(ctx context.Context, t taskstore.PushTarget, limit i
 		return nil, err
 	}
 	var data, secret []byte
-	err = tx.StmtContext(ctx, s.getConfig).QueryRowContext(ctx, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner).Scan(&data, &secret)
+	var version string
+	err = tx.StmtContext(ctx, s.getConfig).QueryRowContext(ctx, t.TaskID, t.ConfigID, t.Scope.Tenant, t.Scope.Owner).Scan(&data, &secret, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, wrap("pending push", err)
 	}
-	cfg, err := s.sealer.Open(t.Scope, t.TaskID, t.ConfigID, data, secret)
+	cfg, err := s.sealer.Config(t.Scope, t.TaskID, t.ConfigID, data, secret, version)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"time"
 
-	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -15,9 +14,9 @@ import (
 func (s *Store) preparePushConfigs(p *preparer) {
 	// The configuration takes its tenant and owner from the task row, and
 	// is written only if that row is in the caller's scope.
-	s.putConfig = p.writer(`INSERT INTO push_configs (tenant, owner, task_id, id, data, secret)
-		SELECT tenant, owner, id, ?, ?, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
-		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret`)
+	s.putConfig = p.writer(`INSERT INTO push_configs (tenant, owner, task_id, id, data, secret, version)
+		SELECT tenant, owner, id, ?, ?, ?, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
+		ON CONFLICT (task_id, id) DO UPDATE SET data = excluded.data, secret = excluded.secret, version = excluded.version`)
 	s.getConfig = p.reader(dialect.GetConfigSQL())
 	s.listConfigs = p.reader(dialect.ListConfigsSQL())
 	s.deleteConfig = p.writer(dialect.DeleteConfigSQL())
@@ -28,17 +27,17 @@ func (s *Store) preparePushConfigs(p *preparer) {
 }
 
 // PutPushConfig creates or replaces a configuration of a task in the
-// scope, its secrets sealed under the first push key when keys are given.
+// scope, with its version, its secrets sealed under the first push key when keys are given.
 // In the same transaction it drops the configuration's queued
 // notifications, lifts its suspension and, with ev.Push, queues
 // ev.Response for it.
-func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) error {
+func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) error {
 	data, secret, evData, err := s.sealer.ForPut(sc, c, ev)
 	if err != nil {
 		return err
 	}
 	err = s.write(ctx, func(w *wtx) error {
-		n, err := affected(w.exec(ctx, s.putConfig, c.GetId(), data, secret, c.GetTaskId(), sc.Tenant, sc.Owner))
+		n, err := affected(w.exec(ctx, s.putConfig, c.GetId(), data, secret, c.Version, c.GetTaskId(), sc.Tenant, sc.Owner))
 		if err != nil {
 			return err
 		}
@@ -65,13 +64,13 @@ func (s *Store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *a2a.Ta
 
 // GetPushConfig returns one configuration of a task in the scope, with its
 // secrets opened.
-func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	return s.sealer.ScanConfig(s.getConfig.QueryRowContext(ctx, taskID, id, sc.Tenant, sc.Owner), sc, taskID, id)
 }
 
 // ListPushConfigs returns a task's configurations ordered by id, or
 // ErrNotFound when the task is not in the scope.
-func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	rows, err := s.listConfigs.QueryContext(ctx, taskID, sc.Tenant, sc.Owner)
 	if err != nil {
 		return nil, wrap("list push configs", err)

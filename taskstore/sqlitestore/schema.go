@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"parley.dev/parley/taskstore/internal/layout"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -45,6 +46,11 @@ func (s *Store) setUp() error {
 		if v == 3 {
 			if err := upgradeV4(ctx, tx); err != nil {
 				return fmt.Errorf("migrate to schema version 4: %w", err)
+			}
+		}
+		if v == 5 {
+			if err := s.upgradeV6(ctx, tx); err != nil {
+				return fmt.Errorf("migrate to schema version 6: %w", err)
 			}
 		}
 	}
@@ -190,6 +196,12 @@ var migrations = [][]string{
 		// One row, rewritten by ProbeWrite (readiness checks).
 		`CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at_ms INTEGER NOT NULL)`,
 	},
+	// Version 6: the protocol version each push configuration was
+	// registered in, a column of its own (sqlstore.VersionColumn), which
+	// upgradeV6 fills from the mark older versions put on the URL.
+	5: {
+		`ALTER TABLE push_configs ADD COLUMN ` + sqlstore.VersionColumn,
+	},
 }
 
 // counterKeys returns, for the row named ref in a trigger, the kind,
@@ -246,6 +258,21 @@ func countDownKeys(ref string, keys []int) string {
 		AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
 		ref, ref, layout.WithContext, layout.WithContext|layout.WithState, ref)
 	return b.String()
+}
+
+// upgradeV6 takes the v0.3 mark off the URLs of a version 5 database's
+// push configurations, which get the version "0.3" instead
+// (sqlstore.Sealer.UnmarkV03). It runs inside the migration's
+// transaction.
+func (s *Store) upgradeV6(ctx context.Context, tx *sql.Tx) error {
+	next := func(after sqlstore.SealedRow) (sqlstore.Cursor, error) {
+		return query(tx.QueryContext(ctx, dialect.ConfigBatchSQL(), after.TaskID, after.ConfigID, sqlstore.UpgradeBatch))
+	}
+	write := func(r sqlstore.Resealed) error {
+		_, err := tx.ExecContext(ctx, dialect.SetV03SQL(), r.SetV03Args()...)
+		return err
+	}
+	return s.sealer.UnmarkV03(next, write)
 }
 
 // upgradeV4 splits the tasks of a version 3 database, whose data column

@@ -56,9 +56,15 @@ func tokenOf(id string) string  { return "TOKEN-SECRET-" + id }
 func urlOf(id string) string    { return "https://hooks.example/URL-SECRET-" + id }
 func publicOf(id string) string { return "PUBLIC-" + id }
 
-func secretConfig(taskID, id string) *a2a.TaskPushNotificationConfig {
-	return &a2a.TaskPushNotificationConfig{Tenant: publicOf(id), Id: id, TaskId: taskID, Url: urlOf(id),
-		Token: tokenOf(id), Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: credOf(id)}}
+func secretConfig(taskID, id string) *taskstore.PushConfig {
+	return &taskstore.PushConfig{Version: "0.3", TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Tenant: publicOf(id), Id: id,
+		TaskId: taskID, Url: urlOf(id), Token: tokenOf(id), Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: credOf(id)}}}
+}
+
+// sameConfig reports whether two stored configurations are the same,
+// version included.
+func sameConfig(a, b *taskstore.PushConfig) bool {
+	return a != nil && b != nil && proto.Equal(a.TaskPushNotificationConfig, b.TaskPushNotificationConfig) && a.Version == b.Version
 }
 
 func statusEvent(taskID string, st a2a.TaskState) *a2a.StreamResponse {
@@ -69,9 +75,9 @@ func statusEvent(taskID string, st a2a.TaskState) *a2a.StreamResponse {
 // fillSecrets writes configurations every way a store can: inline with a
 // new task (p1), with PutPushConfig (p2, p3, and p4 without any secret),
 // and queues outbox rows for them. It returns the configurations by id.
-func fillSecrets(t *testing.T, s *Store) map[string]*a2a.TaskPushNotificationConfig {
+func fillSecrets(t *testing.T, s *Store) map[string]*taskstore.PushConfig {
 	ctx := t.Context()
-	want := map[string]*a2a.TaskPushNotificationConfig{}
+	want := map[string]*taskstore.PushConfig{}
 	p1 := secretConfig("task-1", "p1")
 	if err := s.CreateTask(ctx, scope, newTask("task-1", a2a.TaskState_TASK_STATE_SUBMITTED, 1),
 		taskstore.Event{Seq: 1, Response: statusEvent("task-1", a2a.TaskState_TASK_STATE_SUBMITTED), Push: true, PushConfig: p1}); err != nil {
@@ -81,8 +87,9 @@ func fillSecrets(t *testing.T, s *Store) map[string]*a2a.TaskPushNotificationCon
 	if err := s.CreateTask(ctx, scope, newTask("task-2", a2a.TaskState_TASK_STATE_SUBMITTED, 1), taskstore.Event{Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
-	p4 := &a2a.TaskPushNotificationConfig{Tenant: publicOf("p4"), Id: "p4", TaskId: "task-2", Url: urlOf("p4")}
-	for _, c := range []*a2a.TaskPushNotificationConfig{secretConfig("task-1", "p2"), secretConfig("task-2", "p3"), p4} {
+	p4 := &taskstore.PushConfig{Version: "1.0", TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Tenant: publicOf("p4"), Id: "p4",
+		TaskId: "task-2", Url: urlOf("p4")}}
+	for _, c := range []*taskstore.PushConfig{secretConfig("task-1", "p2"), secretConfig("task-2", "p3"), p4} {
 		if err := s.PutPushConfig(ctx, scope, c, taskstore.Event{Seq: 1, Response: statusEvent(c.TaskId, a2a.TaskState_TASK_STATE_SUBMITTED), Push: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -97,12 +104,12 @@ func fillSecrets(t *testing.T, s *Store) map[string]*a2a.TaskPushNotificationCon
 
 // checkReads reads every configuration back through the store, each way
 // the store returns one, and wants the plaintext as written.
-func checkReads(t *testing.T, s *Store, want map[string]*a2a.TaskPushNotificationConfig) {
+func checkReads(t *testing.T, s *Store, want map[string]*taskstore.PushConfig) {
 	t.Helper()
 	ctx := t.Context()
 	for id, c := range want {
 		got, err := s.GetPushConfig(ctx, scope, c.TaskId, id)
-		if err != nil || !proto.Equal(got, c) {
+		if err != nil || !sameConfig(got, c) {
 			t.Errorf("GetPushConfig(%s) = %v, %v; want %v", id, got, err, c)
 		}
 		ns, err := s.PendingPush(ctx, taskstore.PushTarget{Scope: scope, TaskID: c.TaskId, ConfigID: id}, 10)
@@ -110,7 +117,7 @@ func checkReads(t *testing.T, s *Store, want map[string]*a2a.TaskPushNotificatio
 			t.Errorf("PendingPush(%s) = %d rows, %v; want some", id, len(ns), err)
 		}
 		for _, n := range ns {
-			if !proto.Equal(n.Config, c) {
+			if !sameConfig(n.Config, c) {
 				t.Errorf("PendingPush(%s) config = %v, want %v", id, n.Config, c)
 			}
 		}
@@ -121,7 +128,7 @@ func checkReads(t *testing.T, s *Store, want map[string]*a2a.TaskPushNotificatio
 			t.Errorf("ListPushConfigs(%s): %v", taskID, err)
 		}
 		for _, got := range list {
-			if !proto.Equal(got, want[got.Id]) {
+			if !sameConfig(got, want[got.Id]) {
 				t.Errorf("ListPushConfigs(%s) has %v, want %v", taskID, got, want[got.Id])
 			}
 		}
@@ -202,7 +209,7 @@ func fileBytes(t *testing.T, dir string) map[string][]byte {
 // the database or anywhere in the files of dir. It also wants each
 // configuration's public marker in the values, so that a search that finds
 // nothing is known to look.
-func wantNoSecrets(t *testing.T, dir, path string, want map[string]*a2a.TaskPushNotificationConfig) {
+func wantNoSecrets(t *testing.T, dir, path string, want map[string]*taskstore.PushConfig) {
 	t.Helper()
 	values := bytes.Join(rawValues(t, path), []byte{0})
 	files := fileBytes(t, dir)

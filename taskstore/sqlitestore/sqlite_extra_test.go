@@ -67,7 +67,7 @@ func TestReopen(t *testing.T) {
 	if err := replace(ctx, s, scope, want[3]); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "task-05", Url: "https://h.example"}
+	cfg := &taskstore.PushConfig{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "task-05", Url: "https://h.example"}}
 	if err := s.PutPushConfig(ctx, scope, cfg, taskstore.Event{}); err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 			return err
 		}
 		if cfg != nil {
-			if _, err := w.exec(ctx, s.putConfig, enc.ConfigID, cfg, enc.Secret, t.Id, sc.Tenant, sc.Owner); err != nil {
+			if _, err := w.exec(ctx, s.putConfig, enc.ConfigID, cfg, enc.Secret, enc.ConfigVersion, t.Id, sc.Tenant, sc.Owner); err != nil {
 				return err
 			}
 		}

@@ -82,7 +82,7 @@ func concurrentTask(ctx context.Context, s taskstore.Store, sc taskstore.Scope, 
 	if err := s.Append(ctx, sc, id, statusAt(id, 1, working, at(i+1))); err != nil {
 		errs <- fmt.Errorf("Append working %s: %w", id, err)
 	}
-	if err := s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: id, Url: "https://h.example"}, taskstore.Event{}); err != nil {
+	if err := s.PutPushConfig(ctx, sc, v10(&a2a.TaskPushNotificationConfig{Id: "p", TaskId: id, Url: "https://h.example"}), taskstore.Event{}); err != nil {
 		errs <- fmt.Errorf("PutPushConfig %s: %w", id, err)
 	}
 	if _, err := s.PutMessage(ctx, sc, &taskstore.MessageRecord{MessageID: "m-" + id, Digest: "d", TaskID: id, Created: at(i)}); err != nil {

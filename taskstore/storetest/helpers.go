@@ -173,6 +173,20 @@ func wantEqual(t *testing.T, what string, got, want proto.Message) {
 	}
 }
 
+// v10 returns c as a store keeps a configuration registered over v1.0.
+func v10(c *a2a.TaskPushNotificationConfig) *taskstore.PushConfig {
+	return &taskstore.PushConfig{TaskPushNotificationConfig: c, Version: "1.0"}
+}
+
+// wantConfig reports got unless it is want: the same configuration
+// (proto.Equal) and the same version.
+func wantConfig(t *testing.T, what string, got, want *taskstore.PushConfig) {
+	t.Helper()
+	if got == nil || !proto.Equal(got.TaskPushNotificationConfig, want.TaskPushNotificationConfig) || got.Version != want.Version {
+		t.Errorf("%s:\n got  %v\n want %v", what, got, want)
+	}
+}
+
 // ids returns the tasks' ids, in order.
 func ids(tasks []*a2a.Task) []string {
 	out := make([]string, len(tasks))

@@ -19,12 +19,12 @@ var outboxChecks = []check[OutboxStore]{
 }
 
 // outboxFixture is what fillOutbox queues: task o1 has the configurations
-// inline (stored with the task), b and c, and events created (seq 1) and
+// inline (stored with the task, registered over v0.3), b and c, and events created (seq 1) and
 // working (seq 2) are queued for inline; queued is its queue.
 type outboxFixture struct {
 	o1               *a2a.Task
 	created, working *a2a.StreamResponse
-	inline           *a2a.TaskPushNotificationConfig
+	inline           *taskstore.PushConfig
 	queued           []*taskstore.Notification
 }
 
@@ -43,13 +43,14 @@ func fillOutbox(t *testing.T, s OutboxStore) outboxFixture {
 	o1 := task("o1", "c", submitted, at(1))
 	created := snapshotEvent(o1)
 	inline := hook("o1", "inline")
+	inline.Version = "0.3"
 	if err := s.CreateTask(ctx, scopeA, o1, taskstore.Event{Seq: 1, Response: created, Push: true, PushConfig: inline}); err != nil {
 		t.Fatalf("CreateTask with an inline config: %v", err)
 	}
 	if got, err := s.GetPushConfig(ctx, scopeA, "o1", "inline"); err != nil {
 		t.Fatalf("GetPushConfig of the inline config: %v", err)
 	} else {
-		wantEqual(t, "inline config stored by CreateTask", got, inline)
+		wantConfig(t, "inline config stored by CreateTask", got, inline)
 	}
 	// A task without configurations queues nothing.
 	if err := s.CreateTask(ctx, scopeA, task("o2", "c", submitted, at(1)), taskstore.Event{Seq: 1, Response: created, Push: true}); err != nil {
@@ -252,10 +253,11 @@ func snapshotEvent(tk *a2a.Task) *a2a.StreamResponse {
 	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: proto.Clone(tk).(*a2a.Task)}}
 }
 
-// hook returns a configuration of the task with a token and credentials.
-func hook(taskID, id string) *a2a.TaskPushNotificationConfig {
-	return &a2a.TaskPushNotificationConfig{Id: id, TaskId: taskID, Url: "https://hooks.example/" + id, Token: "tok-" + id,
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "cred-" + id}}
+// hook returns a configuration of the task with a token and credentials,
+// registered over v1.0.
+func hook(taskID, id string) *taskstore.PushConfig {
+	return v10(&a2a.TaskPushNotificationConfig{Id: id, TaskId: taskID, Url: "https://hooks.example/" + id, Token: "tok-" + id,
+		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "cred-" + id}})
 }
 
 // target names a configuration as an outbox target.
@@ -275,7 +277,7 @@ func pending(t *testing.T, s taskstore.Outbox, tg taskstore.PushTarget) []*tasks
 
 // wantQueue checks a target's queue holds these events, in order, with
 // these sequence numbers, ids increasing, and the configuration attached.
-func wantQueue(t *testing.T, s taskstore.Outbox, tg taskstore.PushTarget, cfg *a2a.TaskPushNotificationConfig, seqs []uint64, events ...*a2a.StreamResponse) []*taskstore.Notification {
+func wantQueue(t *testing.T, s taskstore.Outbox, tg taskstore.PushTarget, cfg *taskstore.PushConfig, seqs []uint64, events ...*a2a.StreamResponse) []*taskstore.Notification {
 	t.Helper()
 	ns := pending(t, s, tg)
 	if len(ns) != len(events) {
@@ -292,7 +294,7 @@ func wantQueue(t *testing.T, s taskstore.Outbox, tg taskstore.PushTarget, cfg *a
 			t.Errorf("PendingPush(%s/%s)[%d].Seq = %d, want %d", tg.TaskID, tg.ConfigID, i, n.Seq, seqs[i])
 		}
 		wantEqual(t, "queued event", n.Event, events[i])
-		wantEqual(t, "configuration of a queued event", n.Config, cfg)
+		wantConfig(t, "configuration of a queued event", n.Config, cfg)
 	}
 	return ns
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 )
@@ -17,6 +15,7 @@ var pushConfigChecks = []check[PushConfigStore]{
 	{"PushConfigScope", testPushConfigScope},
 	{"PushConfigScopeIsolation", testPushConfigScopeIsolation},
 	{"PushConfigCopiesInAndOut", testPushConfigCopies},
+	{"PushConfigVersion", testPushConfigVersion},
 	{"DeleteFinishedRemovesPushConfigs", testDeleteFinishedConfigs},
 }
 
@@ -25,15 +24,15 @@ var pushConfigChecks = []check[PushConfigStore]{
 func testPushConfigs(t *testing.T, s PushConfigStore) {
 	ctx := t.Context()
 	mustCreate(t, s, scopeA, task("t1", "c", working, at(1)), task("t2", "c", working, at(2)))
-	put := func(c *a2a.TaskPushNotificationConfig) {
+	put := func(c *taskstore.PushConfig) {
 		t.Helper()
 		if err := s.PutPushConfig(ctx, scopeA, c, taskstore.Event{}); err != nil {
 			t.Fatalf("PutPushConfig(%q, %q): %v", c.TaskId, c.Id, err)
 		}
 	}
-	cfg := func(taskID, id, url string) *a2a.TaskPushNotificationConfig {
-		return &a2a.TaskPushNotificationConfig{Tenant: "t1", Id: id, TaskId: taskID, Url: url, Token: "tok-" + id,
-			Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "cred-" + id}}
+	cfg := func(taskID, id, url string) *taskstore.PushConfig {
+		return v10(&a2a.TaskPushNotificationConfig{Tenant: "t1", Id: id, TaskId: taskID, Url: url, Token: "tok-" + id,
+			Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "cred-" + id}})
 	}
 	for _, id := range []string{"b", "c", "a", "B"} {
 		put(cfg("t1", id, "https://h.example/"+id))
@@ -44,13 +43,13 @@ func testPushConfigs(t *testing.T, s PushConfigStore) {
 	if err != nil {
 		t.Fatalf("GetPushConfig: %v", err)
 	}
-	wantEqual(t, "GetPushConfig", got, cfg("t1", "a", "https://h.example/a"))
+	wantConfig(t, "GetPushConfig", got, cfg("t1", "a", "https://h.example/a"))
 
 	// Upsert replaces the whole configuration.
-	repl := &a2a.TaskPushNotificationConfig{Id: "a", TaskId: "t1", Url: "https://new.example"}
+	repl := v10(&a2a.TaskPushNotificationConfig{Id: "a", TaskId: "t1", Url: "https://new.example"})
 	put(repl)
 	got, _ = s.GetPushConfig(ctx, scopeA, "t1", "a")
-	wantEqual(t, "GetPushConfig after replace", got, repl)
+	wantConfig(t, "GetPushConfig after replace", got, repl)
 
 	list, err := s.ListPushConfigs(ctx, scopeA, "t1")
 	if err != nil {
@@ -61,11 +60,11 @@ func testPushConfigs(t *testing.T, s PushConfigStore) {
 		gotIDs = append(gotIDs, c.GetId())
 	}
 	sameIDs(t, "ListPushConfigs order", gotIDs, []string{"B", "a", "b", "c"})
-	wantEqual(t, "listed config", list[0], cfg("t1", "B", "https://h.example/B"))
+	wantConfig(t, "listed config", list[0], cfg("t1", "B", "https://h.example/B"))
 
 	// Another task's config with the same id is separate.
 	got, _ = s.GetPushConfig(ctx, scopeA, "t2", "a")
-	wantEqual(t, "config of another task with the same id", got, cfg("t2", "a", "https://other.example/a"))
+	wantConfig(t, "config of another task with the same id", got, cfg("t2", "a", "https://other.example/a"))
 
 	if err := s.DeletePushConfig(ctx, scopeA, "t1", "b"); err != nil {
 		t.Fatalf("DeletePushConfig: %v", err)
@@ -109,7 +108,7 @@ func testPushConfigScope(t *testing.T, s PushConfigStore) {
 	ctx := t.Context()
 	mustCreate(t, s, scopeA, task("t1", "c", working, at(1)))
 	mustCreate(t, s, scopeB, task("t2", "c", working, at(1)))
-	if err := s.PutPushConfig(ctx, scopeB, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "t2", Url: "https://b.example"}, taskstore.Event{}); err != nil {
+	if err := s.PutPushConfig(ctx, scopeB, v10(&a2a.TaskPushNotificationConfig{Id: "p", TaskId: "t2", Url: "https://b.example"}), taskstore.Event{}); err != nil {
 		t.Fatalf("PutPushConfig: %v", err)
 	}
 	// A's caller cannot reach B's task's configs, even by its own id.
@@ -133,7 +132,7 @@ func testPushConfigScopeIsolation(t *testing.T, s PushConfigStore) {
 	a := task("a1", "shared-ctx", working, at(10))
 	mustCreate(t, s, scopeA, a, task("a2", "shared-ctx", completed, at(20)))
 	mustCreate(t, s, scopeB, task("b1", "shared-ctx", working, at(15)))
-	if err := s.PutPushConfig(ctx, scopeA, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://a.example"}, taskstore.Event{}); err != nil {
+	if err := s.PutPushConfig(ctx, scopeA, v10(&a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://a.example"}), taskstore.Event{}); err != nil {
 		t.Fatalf("PutPushConfig: %v", err)
 	}
 
@@ -143,7 +142,7 @@ func testPushConfigScopeIsolation(t *testing.T, s PushConfigStore) {
 		wantErr(t, name+": GetPushConfig of another scope's task", err, taskstore.ErrNotFound)
 		_, err = s.ListPushConfigs(ctx, sc, "a1")
 		wantErr(t, name+": ListPushConfigs of another scope's task", err, taskstore.ErrNotFound)
-		err = s.PutPushConfig(ctx, sc, &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://evil.example"}, taskstore.Event{})
+		err = s.PutPushConfig(ctx, sc, v10(&a2a.TaskPushNotificationConfig{Id: "p", TaskId: "a1", Url: "https://evil.example"}), taskstore.Event{})
 		wantErr(t, name+": PutPushConfig on another scope's task", err, taskstore.ErrNotFound)
 		err = s.DeletePushConfig(ctx, sc, "a1", "p")
 		wantErr(t, name+": DeletePushConfig on another scope's task", err, taskstore.ErrNotFound)
@@ -161,29 +160,75 @@ func testPushConfigScopeIsolation(t *testing.T, s PushConfigStore) {
 func testPushConfigCopies(t *testing.T, s PushConfigStore) {
 	ctx := t.Context()
 	mustCreate(t, s, scopeA, task("c1", "c", working, at(7)))
-	cfg := &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "c1", Url: "https://example.com/hook", Token: "tok",
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"}}
-	wantCfg := proto.Clone(cfg).(*a2a.TaskPushNotificationConfig)
+	cfg := &taskstore.PushConfig{Version: "0.3", TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{Id: "p", TaskId: "c1",
+		Url: "https://example.com/hook", Token: "tok", Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"}}}
+	wantCfg := taskstore.ClonePushConfig(cfg)
 	if err := s.PutPushConfig(ctx, scopeA, cfg, taskstore.Event{}); err != nil {
 		t.Fatalf("PutPushConfig: %v", err)
 	}
 	cfg.Url = "https://evil.example"
 	cfg.Authentication.Credentials = "changed"
+	cfg.Version = "1.0"
 	gc, err := s.GetPushConfig(ctx, scopeA, "c1", "p")
 	if err != nil {
 		t.Fatalf("GetPushConfig: %v", err)
 	}
-	wantEqual(t, "stored config after the caller changed the put config", gc, wantCfg)
+	wantConfig(t, "stored config after the caller changed the put config", gc, wantCfg)
 	gc.Token = "x"
 	gc.Authentication.Scheme = "Basic"
+	gc.Version = "1.0"
 	list, err := s.ListPushConfigs(ctx, scopeA, "c1")
 	if err != nil || len(list) != 1 {
 		t.Fatalf("ListPushConfigs: %d configs, error %v; want 1", len(list), err)
 	}
-	wantEqual(t, "stored config after the caller changed a returned config", list[0], wantCfg)
+	wantConfig(t, "stored config after the caller changed a returned config", list[0], wantCfg)
 	list[0].Url = "changed"
+	list[0].Version = "1.0"
 	gc, _ = s.GetPushConfig(ctx, scopeA, "c1", "p")
-	wantEqual(t, "stored config after the caller changed a listed config", gc, wantCfg)
+	wantConfig(t, "stored config after the caller changed a listed config", gc, wantCfg)
+}
+
+// testPushConfigVersion: a configuration's version (the protocol version
+// it was registered in) is kept as given, whatever it is, apart from the
+// URL, which is kept exactly as given too; replacing a configuration
+// replaces its version.
+func testPushConfigVersion(t *testing.T, s PushConfigStore) {
+	ctx := t.Context()
+	mustCreate(t, s, scopeA, task("v1", "c", working, at(1)))
+	url := "https://h.example/hook?x=1#frag&a2a-version=0.3"
+	want := map[string]*taskstore.PushConfig{}
+	for _, v := range []string{"0.3", "1.0", "1.1", ""} {
+		c := &taskstore.PushConfig{Version: v, TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{
+			Id: "p" + v, TaskId: "v1", Url: url, Token: "tok"}}
+		if err := s.PutPushConfig(ctx, scopeA, c, taskstore.Event{}); err != nil {
+			t.Fatalf("PutPushConfig(version %q): %v", v, err)
+		}
+		want[c.Id] = c
+	}
+	for id, c := range want {
+		got, err := s.GetPushConfig(ctx, scopeA, "v1", id)
+		if err != nil {
+			t.Fatalf("GetPushConfig(%s): %v", id, err)
+		}
+		wantConfig(t, "GetPushConfig of version "+c.Version, got, c)
+	}
+	list, err := s.ListPushConfigs(ctx, scopeA, "v1")
+	if err != nil || len(list) != len(want) {
+		t.Fatalf("ListPushConfigs: %d configs, error %v; want %d", len(list), err, len(want))
+	}
+	for _, got := range list {
+		wantConfig(t, "listed config of version "+want[got.Id].Version, got, want[got.Id])
+	}
+	repl := taskstore.ClonePushConfig(want["p0.3"])
+	repl.Version = "1.0"
+	if err := s.PutPushConfig(ctx, scopeA, repl, taskstore.Event{}); err != nil {
+		t.Fatalf("PutPushConfig (replace): %v", err)
+	}
+	got, err := s.GetPushConfig(ctx, scopeA, "v1", repl.Id)
+	if err != nil {
+		t.Fatalf("GetPushConfig after replace: %v", err)
+	}
+	wantConfig(t, "GetPushConfig after a replace with another version", got, repl)
 }
 
 // testDeleteFinishedConfigs: DeleteFinished removes the configurations of
@@ -195,7 +240,7 @@ func testDeleteFinishedConfigs(t *testing.T, s PushConfigStore) {
 	for _, p := range all {
 		mustCreate(t, s, p.sc, p.tk)
 		for _, id := range []string{"p2", "p1"} {
-			if err := s.PutPushConfig(ctx, p.sc, &a2a.TaskPushNotificationConfig{Id: id, TaskId: p.tk.Id, Url: "https://h.example/" + id}, taskstore.Event{}); err != nil {
+			if err := s.PutPushConfig(ctx, p.sc, v10(&a2a.TaskPushNotificationConfig{Id: id, TaskId: p.tk.Id, Url: "https://h.example/" + id}), taskstore.Event{}); err != nil {
 				t.Fatalf("PutPushConfig: %v", err)
 			}
 		}

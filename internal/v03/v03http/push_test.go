@@ -8,8 +8,8 @@ import (
 
 // TestPushConfigsV03: set, get (with and without a config id), list and
 // delete over v0.3 JSON-RPC and HTTP+JSON; a config registered over v0.3
-// is seen by v1.0 with the version mark in its URL's fragment, and v0.3
-// readers get the URL as they gave it.
+// is seen by v0.3 and v1.0 readers alike with the URL as it was given
+// (its version is stored apart from it).
 func TestPushConfigsV03(t *testing.T) {
 	t.Parallel()
 	s := start(t, nil)
@@ -28,9 +28,9 @@ func TestPushConfigsV03(t *testing.T) {
 	if got := result(t, rpc(t, s.URL, "", "tasks/pushNotificationConfig/get", `{"id":"`+id+`"}`)); got["pushNotificationConfig"].(map[string]any)["id"] != "c1" {
 		t.Errorf("get without a config id: %v", got)
 	}
-	// v1.0 sees the mark.
+	// v1.0 sees the URL as given too.
 	r := rpc(t, s.URL, "1.0", "GetTaskPushNotificationConfig", `{"taskId":"`+id+`","id":"c1"}`)
-	if u := result(t, r)["url"]; u != "https://hooks.example/a2a#a2a-version=0.3" {
+	if u := result(t, r)["url"]; u != "https://hooks.example/a2a" {
 		t.Errorf("v1.0 sees url %v", u)
 	}
 	// REST: set a second, list both, get, delete.

@@ -17,16 +17,16 @@ import (
 // two stores write alike. A configuration is written (its upsert) and
 // claimed differently by each.
 
-// GetConfigSQL reads one configuration's data and secret.
+// GetConfigSQL reads one configuration's data, secret and version.
 func (d *Dialect) GetConfigSQL() string {
-	return d.Bind(`SELECT data, secret FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
+	return d.Bind(`SELECT data, secret, version FROM push_configs WHERE task_id = ? AND id = ? AND tenant = ? AND owner = ?`)
 }
 
 // ListConfigsSQL reads a task's configurations for ReadConfigs: one row
 // with no configuration when the task has none, no row when the task is
 // not in the scope.
 func (d *Dialect) ListConfigsSQL() string {
-	return `SELECT p.id IS NOT NULL, coalesce(p.id, ''), p.data, p.secret FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
+	return `SELECT p.id IS NOT NULL, coalesce(p.id, ''), p.data, p.secret, coalesce(p.version, '') FROM tasks t LEFT JOIN push_configs p ON p.task_id = t.id
 		WHERE ` + d.TaskByID("t", 1) + ` ORDER BY p.id`
 }
 
@@ -114,10 +114,21 @@ func (s Sealer) Open(sc taskstore.Scope, taskID, configID string, data, secret [
 	return c, nil
 }
 
+// Config opens a row's configuration (see Open) and gives it the
+// version of the row's version column.
+func (s Sealer) Config(sc taskstore.Scope, taskID, configID string, data, secret []byte, version string) (*taskstore.PushConfig, error) {
+	c, err := s.Open(sc, taskID, configID, data, secret)
+	if err != nil {
+		return nil, err
+	}
+	return &taskstore.PushConfig{TaskPushNotificationConfig: c, Version: version}, nil
+}
+
 // ForPut encodes what PutPushConfig writes: the configuration c's data
-// and secret, and the event ev queues for it (nil for none).
-func (s Sealer) ForPut(sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev taskstore.Event) (data, secret, event []byte, err error) {
-	if data, secret, err = s.Seal(sc, c); err != nil {
+// and secret, and the event ev queues for it (nil for none). c.Version
+// goes in a column of its own, as given.
+func (s Sealer) ForPut(sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) (data, secret, event []byte, err error) {
+	if data, secret, err = s.Seal(sc, c.TaskPushNotificationConfig); err != nil {
 		return nil, nil, nil, err
 	}
 	if event, err = s.D.QueuedEvent(ev); err != nil {
@@ -128,36 +139,37 @@ func (s Sealer) ForPut(sc taskstore.Scope, c *a2a.TaskPushNotificationConfig, ev
 
 // ScanConfig reads a row of GetConfigSQL: taskstore.ErrNotFound without
 // one.
-func (s Sealer) ScanConfig(row Row, sc taskstore.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s Sealer) ScanConfig(row Row, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	var data, secret []byte
-	err := row.Scan(&data, &secret)
+	var version string
+	err := row.Scan(&data, &secret, &version)
 	if s.D.IsNoRows(err) {
 		return nil, taskstore.ErrNotFound
 	}
 	if err != nil {
 		return nil, s.D.Wrap("get push config", err)
 	}
-	return s.Open(sc, taskID, id, data, secret)
+	return s.Config(sc, taskID, id, data, secret, version)
 }
 
 // ReadConfigs reads the rows of ListConfigsSQL: the task's configurations
 // ordered by id, or taskstore.ErrNotFound when the task is not in the
 // scope.
-func ReadConfigs[B ~[]byte](s Sealer, rows Rows, sc taskstore.Scope, taskID string) ([]*a2a.TaskPushNotificationConfig, error) {
+func ReadConfigs[B ~[]byte](s Sealer, rows Rows, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	found := false
-	out := []*a2a.TaskPushNotificationConfig{}
+	out := []*taskstore.PushConfig{}
 	var has bool
-	var id string
+	var id, version string
 	var data, secret B
 	for rows.Next() {
 		found = true
-		if err := rows.Scan(&has, &id, &data, &secret); err != nil {
+		if err := rows.Scan(&has, &id, &data, &secret, &version); err != nil {
 			return nil, s.D.Wrap("list push configs", err)
 		}
 		if !has {
 			continue // the task has no configuration
 		}
-		c, err := s.Open(sc, taskID, id, data, secret)
+		c, err := s.Config(sc, taskID, id, data, secret, version)
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +191,7 @@ type Create struct {
 	layout.Create
 	ConfigID       string
 	Config, Secret []byte // the configuration's data and secret; nil without one
+	ConfigVersion  string // the configuration's version
 }
 
 // EncodeCreate encodes a new task of the scope with its events: the first
@@ -190,10 +203,10 @@ func (s Sealer) EncodeCreate(sc taskstore.Scope, t *a2a.Task, evs []taskstore.Ev
 	}
 	c := Create{Create: enc}
 	if pc := evs[0].PushConfig; pc != nil {
-		if c.Config, c.Secret, err = s.Seal(sc, pc); err != nil {
+		if c.Config, c.Secret, err = s.Seal(sc, pc.TaskPushNotificationConfig); err != nil {
 			return Create{}, err
 		}
-		c.ConfigID = pc.GetId()
+		c.ConfigID, c.ConfigVersion = pc.GetId(), pc.Version
 	}
 	return c, nil
 }

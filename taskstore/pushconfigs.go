@@ -48,6 +48,15 @@ type PushConfig struct {
 	Version string
 }
 
+// EqualPushConfig reports whether a and b are the same configuration
+// (proto.Equal) with the same version; two nils are equal.
+func EqualPushConfig(a, b *PushConfig) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return proto.Equal(a.TaskPushNotificationConfig, b.TaskPushNotificationConfig) && a.Version == b.Version
+}
+
 // ClonePushConfig returns a deep copy of c (nil for nil).
 func ClonePushConfig(c *PushConfig) *PushConfig {
 	if c == nil {

@@ -14,6 +14,8 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/marktest"
+	"parley.dev/parley/taskstore/seal"
 )
 
 // schemaVersion reads the version recorded in the database at u.
@@ -356,5 +358,62 @@ func TestMigrateFromVersion3(t *testing.T) {
 	}
 	if page.Total != 2 || len(page.Tasks) != 2 {
 		t.Fatalf("%d tasks counted, %d listed, want 2 and 2", page.Total, len(page.Tasks))
+	}
+}
+
+// TestMigrateToVersion6 stores push configurations as a version 5 program
+// did (package marktest: the v0.3 mark on the URLs' fragments), without
+// push keys and with a key, which seals the URLs, then takes the version
+// column away and records version 5. Open migrates the schema: the marks
+// leave the URLs for the version column, and sealed URLs stay sealed. A
+// schema with sealed URLs is not migrated without its key: it stays at
+// version 5.
+func TestMigrateToVersion6(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	for name, keys := range map[string]*seal.Keys{"plain": nil, "sealed": testKeys(t, 6)} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			u := pgtest.NewSchema(t, db)
+			s, err := Open(ctx, u, &Options{PushKeys: keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			marktest.Put(t, s, scope, "t")
+			s.Close()
+			conn, err := pgx.Connect(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			for _, stmt := range []string{`ALTER TABLE push_configs DROP COLUMN version`, `UPDATE parley_schema SET version = 5`} {
+				if _, err := conn.Exec(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			if keys != nil {
+				if _, err := Open(ctx, u, nil); !errors.Is(err, ErrNoPushKey) {
+					t.Fatalf("Open of a version 5 schema with sealed URLs, without its key: %v, want ErrNoPushKey", err)
+				}
+				if v := schemaVersion(t, u); v != 5 {
+					t.Fatalf("schema version after a failed migration %d, want 5", v)
+				}
+			}
+			s, err = Open(ctx, u, &Options{PushKeys: keys})
+			if err != nil {
+				t.Fatalf("open a version 5 schema: %v", err)
+			}
+			defer s.Close()
+			if v := schemaVersion(t, u); v != SchemaVersion {
+				t.Fatalf("schema version %d, want %d", v, SchemaVersion)
+			}
+			marktest.Check(t, s, scope, "t")
+			var plain int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM push_configs WHERE secret IS NULL`).Scan(&plain); err != nil {
+				t.Fatal(err)
+			}
+			if keys != nil && plain != 0 {
+				t.Errorf("%d configurations in plain text after the migration, want none", plain)
+			}
+		})
 	}
 }

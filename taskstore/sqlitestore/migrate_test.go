@@ -11,6 +11,8 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/marktest"
+	"parley.dev/parley/taskstore/seal"
 )
 
 // v3Tasks are the tasks of the version 3 file TestUpgradeToV4 builds: one
@@ -148,4 +150,75 @@ func TestUpgradeToV4(t *testing.T) {
 	if err != nil || len(ns) != 1 || ns[0].Seq != 8 {
 		t.Errorf("outbox of the upgraded task's configuration: %v, %v; want the appended event", ns, err)
 	}
+}
+
+// TestUpgradeToV6 stores push configurations as a version 5 program did
+// (package marktest: the v0.3 mark on the URLs' fragments), in a file
+// without push keys and in one with a key, where the URLs are sealed, then
+// takes the version column away and records version 5. Open upgrades the
+// file: the marks leave the URLs for the version column, and sealed URLs
+// stay sealed. A file with sealed URLs is not upgraded without its key: it
+// stays at version 5, untouched.
+func TestUpgradeToV6(t *testing.T) {
+	for name, keys := range map[string]*seal.Keys{"plain": nil, "sealed": testKeys(t, 6)} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "v5.db")
+			s := openKeyed(t, path, keys)
+			marktest.Put(t, s, scope, "t")
+			s.Close()
+			rawExec(t, path, `ALTER TABLE push_configs DROP COLUMN version`, `PRAGMA user_version = 5`)
+			if keys != nil {
+				if _, err := Open(path); !errors.Is(err, ErrNoPushKey) {
+					t.Fatalf("Open of a version 5 file with sealed URLs, without its key: %v, want ErrNoPushKey", err)
+				}
+				if v := rawVersion(t, path); v != 5 {
+					t.Fatalf("user_version after a failed upgrade = %d, want 5", v)
+				}
+			}
+			s = openKeyed(t, path, keys)
+			defer s.Close()
+			if v := rawVersion(t, path); v != SchemaVersion {
+				t.Fatalf("user_version = %d, want %d", v, SchemaVersion)
+			}
+			marktest.Check(t, s, scope, "t")
+			var plain int
+			if err := s.reader.QueryRowContext(t.Context(), `SELECT count(*) FROM push_configs WHERE secret IS NULL`).Scan(&plain); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: len(marktest.Configs), false: 0}[keys == nil]; plain != want {
+				t.Errorf("%d configurations in plain text after the upgrade, want %d", plain, want)
+			}
+		})
+	}
+}
+
+// rawExec runs statements on the file at path, outside any store.
+func rawExec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// rawVersion reads the user_version of the file at path, outside any
+// store.
+func rawVersion(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -61,12 +61,6 @@ func secretConfig(taskID, id string) *taskstore.PushConfig {
 		TaskId: taskID, Url: urlOf(id), Token: tokenOf(id), Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: credOf(id)}}}
 }
 
-// sameConfig reports whether two stored configurations are the same,
-// version included.
-func sameConfig(a, b *taskstore.PushConfig) bool {
-	return a != nil && b != nil && proto.Equal(a.TaskPushNotificationConfig, b.TaskPushNotificationConfig) && a.Version == b.Version
-}
-
 func statusEvent(taskID string, st a2a.TaskState) *a2a.StreamResponse {
 	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: taskID, ContextId: "ctx", Status: &a2a.TaskStatus{State: st}}}}
@@ -109,7 +103,7 @@ func checkReads(t *testing.T, s *Store, want map[string]*taskstore.PushConfig) {
 	ctx := t.Context()
 	for id, c := range want {
 		got, err := s.GetPushConfig(ctx, scope, c.TaskId, id)
-		if err != nil || !sameConfig(got, c) {
+		if err != nil || !taskstore.EqualPushConfig(got, c) {
 			t.Errorf("GetPushConfig(%s) = %v, %v; want %v", id, got, err, c)
 		}
 		ns, err := s.PendingPush(ctx, taskstore.PushTarget{Scope: scope, TaskID: c.TaskId, ConfigID: id}, 10)
@@ -117,7 +111,7 @@ func checkReads(t *testing.T, s *Store, want map[string]*taskstore.PushConfig) {
 			t.Errorf("PendingPush(%s) = %d rows, %v; want some", id, len(ns), err)
 		}
 		for _, n := range ns {
-			if !sameConfig(n.Config, c) {
+			if !taskstore.EqualPushConfig(n.Config, c) {
 				t.Errorf("PendingPush(%s) config = %v, want %v", id, n.Config, c)
 			}
 		}
@@ -128,7 +122,7 @@ func checkReads(t *testing.T, s *Store, want map[string]*taskstore.PushConfig) {
 			t.Errorf("ListPushConfigs(%s): %v", taskID, err)
 		}
 		for _, got := range list {
-			if !sameConfig(got, want[got.Id]) {
+			if !taskstore.EqualPushConfig(got, want[got.Id]) {
 				t.Errorf("ListPushConfigs(%s) has %v, want %v", taskID, got, want[got.Id])
 			}
 		}

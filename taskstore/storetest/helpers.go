@@ -178,12 +178,11 @@ func v10(c *a2a.TaskPushNotificationConfig) *taskstore.PushConfig {
 	return &taskstore.PushConfig{TaskPushNotificationConfig: c, Version: "1.0"}
 }
 
-// wantConfig reports got unless it is want: the same configuration
-// (proto.Equal) and the same version.
+// wantConfig reports got unless it is want, version included.
 func wantConfig(t *testing.T, what string, got, want *taskstore.PushConfig) {
 	t.Helper()
-	if got == nil || !proto.Equal(got.TaskPushNotificationConfig, want.TaskPushNotificationConfig) || got.Version != want.Version {
-		t.Errorf("%s:\n got  %v\n want %v", what, got, want)
+	if !taskstore.EqualPushConfig(got, want) {
+		t.Errorf("%s:\n got  %v\n want %v (version %q)", what, got, want, want.Version)
 	}
 }
 

@@ -207,6 +207,13 @@ var stores = []struct {
 // newEnv starts a sender and a server (conformance agent) on the store.
 func newEnv(t testing.TB, store taskstore.Store, o *push.Options) *env {
 	t.Helper()
+	return newEnvServing(t, store, o, nil)
+}
+
+// newEnvServing is newEnv with the protocol versions the server serves
+// (nil: the defaults).
+func newEnvServing(t testing.TB, store taskstore.Store, o *push.Options, versions []string) *env {
+	t.Helper()
 	e := &env{store: store, logs: &testenv.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if o == nil {
@@ -224,7 +231,8 @@ func newEnv(t testing.TB, store taskstore.Store, o *push.Options) *env {
 		t.Fatal(err)
 	}
 	card.Capabilities.PushNotifications = proto.Bool(true)
-	e.srv, err = server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: store, Logger: log, Push: e.sender})
+	e.srv, err = server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: store, Logger: log, Push: e.sender,
+		ProtocolVersions: versions})
 	if err != nil {
 		t.Fatal(err)
 	}

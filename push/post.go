@@ -73,9 +73,7 @@ func (s *Sender) post(ctx context.Context, n *taskstore.Notification, p payload)
 	if o := s.opts.Observer; o != nil {
 		o.Header(ctx, req.Header)
 	}
-	if isV03(cfg) {
-		setV03Headers(req.Header)
-	}
+	setVersionHeaders(req.Header, cfg)
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():

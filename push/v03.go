@@ -5,6 +5,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/v03"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/taskstore"
 )
 
@@ -12,8 +13,10 @@ import (
 // (taskstore.PushConfig.Version, the version its call was served in, spec
 // §3.6.2) and receives v0.3 payloads: the v0.3 Task object as JSON
 // (v03.PushPayload) with Content-Type application/json, as v0.3 servers
-// post. The token and authentication headers are the same for both
-// versions.
+// post. A configuration registered in a version that shows task
+// generations (the A2A 1.1 preview, spec §3.2.7) receives each event with
+// its generation, under A2A-Version of that version. The token and
+// authentication headers are the same for every version.
 
 // isV03 reports whether a configuration was registered over v0.3.
 func isV03(cfg *taskstore.PushConfig) bool { return cfg.Version == v03.ProtocolVersion }
@@ -21,14 +24,23 @@ func isV03(cfg *taskstore.PushConfig) bool { return cfg.Version == v03.ProtocolV
 // encodeEvent encodes a notification's event in the version its
 // configuration was registered with.
 func encodeEvent(n *taskstore.Notification) ([]byte, error) {
-	if isV03(n.Config) {
+	switch {
+	case isV03(n.Config):
 		return v03.PushPayload(n.Event)
+	case version.ShowsGeneration(n.Config.Version):
+		return a2a.Marshal(version.WithGeneration(n.Event, taskstore.Generation(n.Seq)))
 	}
 	return a2a.Marshal(n.Event)
 }
 
-// setV03Headers turns the v1.0 headers SetHeaders wrote into v0.3 ones.
-func setV03Headers(h http.Header) {
-	h.Set("Content-Type", "application/json")
-	h.Set("A2A-Version", v03.ProtocolVersion)
+// setVersionHeaders turns the v1.0 headers SetHeaders wrote into those of
+// the version cfg was registered in.
+func setVersionHeaders(h http.Header, cfg *taskstore.PushConfig) {
+	switch {
+	case isV03(cfg):
+		h.Set("Content-Type", "application/json")
+		h.Set("A2A-Version", v03.ProtocolVersion)
+	case version.ShowsGeneration(cfg.Version):
+		h.Set("A2A-Version", cfg.Version)
+	}
 }

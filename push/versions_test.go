@@ -54,3 +54,54 @@ func TestPayloadByVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestPayloadWithGeneration: a configuration registered in a call served
+// in the A2A 1.1 preview receives each event with the task's generation
+// after it (spec §3.2.7: the event's sequence number), under A2A-Version
+// 1.1; one registered in v1.0 on the same server receives the same events
+// without it.
+func TestPayloadWithGeneration(t *testing.T) {
+	t.Parallel()
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			rc11, rc10 := newReceiver(t, nil), newReceiver(t, nil)
+			e := newEnvServing(t, st.open(t), fast(), []string{"1.1", "1.0", "0.3"})
+			tk := e.send(t, "input-required", nil)
+			as11 := a2a.WithCallInfo(call(t), &a2a.CallInfo{Version: "1.1"})
+			parked, err := e.srv.GetTask(as11, &a2a.GetTaskRequest{Id: tk.Id})
+			if err != nil || parked.GetGeneration() < 1 {
+				t.Fatalf("GetTask in 1.1 = %v, %v; want a generation", parked, err)
+			}
+			if _, err := e.srv.CreateTaskPushNotificationConfig(as11, &a2a.TaskPushNotificationConfig{TaskId: tk.Id, Url: rc11.url}); err != nil {
+				t.Fatalf("CreateTaskPushNotificationConfig in 1.1: %v", err)
+			}
+			e.create(t, &a2a.TaskPushNotificationConfig{TaskId: tk.Id, Url: rc10.url})
+			follow := a2a.UserMessage("done")
+			follow.TaskId = tk.Id
+			if _, err := e.srv.SendMessage(call(t), &a2a.SendMessageRequest{Message: follow}); err != nil {
+				t.Fatalf("follow-up: %v", err)
+			}
+			// The snapshot each configuration gets first, at the parked
+			// task's generation, then the follow-up's events, one more each.
+			got11, got10 := rc11.waitDelivered(t, 3), rc10.waitDelivered(t, 3)
+			for i := range 3 {
+				want := parked.GetGeneration() + int64(i)
+				if g := generationOf(decode(t, got11[i])); g != want {
+					t.Errorf("1.1 notification %d (%s) carries generation %d, want %d", i, kind(t, got11[i]), g, want)
+				}
+				if g := generationOf(decode(t, got10[i])); g != 0 {
+					t.Errorf("1.0 notification %d (%s) carries generation %d, want none", i, kind(t, got10[i]), g)
+				}
+			}
+			if h := rc11.all()[0].header; h.Get("A2A-Version") != "1.1" || h.Get("Content-Type") != push.ContentType {
+				t.Errorf("1.1 config got A2A-Version %q, Content-Type %q", h.Get("A2A-Version"), h.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+// generationOf returns the generation a notification's event carries.
+func generationOf(r *a2a.StreamResponse) int64 {
+	return max(r.GetTask().GetGeneration(), r.GetStatusUpdate().GetGeneration(), r.GetArtifactUpdate().GetGeneration())
+}

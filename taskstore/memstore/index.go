@@ -118,6 +118,12 @@ func (x index) position(k order.Key) (int, bool) {
 }
 
 func (x *index) insert(e *entry) {
+	// Most inserts are of the newest task, which goes last: one
+	// comparison instead of a search.
+	if s := *x; len(s) == 0 || order.Compare(s[len(s)-1].key, e.key) > 0 {
+		*x = append(s, e)
+		return
+	}
 	i, _ := x.position(e.key)
 	*x = slices.Insert(*x, i, e)
 }
@@ -126,9 +132,19 @@ func (x *index) insert(e *entry) {
 // oldest tasks, which the bound on tasks evicts, are near the
 // front, where removing one costs the few entries before it.
 func (x *index) remove(e *entry) {
-	i, found := x.position(e.key)
-	if !found || (*x)[i] != e {
-		return
+	// The newest entry (a task that just changed) and the oldest (the
+	// one evicted) are found without a search.
+	var i int
+	switch s := *x; {
+	case len(s) > 0 && s[len(s)-1] == e:
+		i = len(s) - 1
+	case len(s) > 0 && s[0] == e:
+		i = 0
+	default:
+		var found bool
+		if i, found = x.position(e.key); !found || s[i] != e {
+			return
+		}
 	}
 	if s := *x; i < len(s)/2 {
 		copy(s[1:i+1], s[:i])

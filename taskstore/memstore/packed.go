@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -39,6 +40,80 @@ func (e *entry) pack() {
 			l.resp, l.packed = nil, b
 		}
 	}
+}
+
+// own makes the entry's task its own again when pack left it a tree
+// (an encoding error): built with shallowTask and applyShared, it may
+// share parts with the caller's task and the events. Callers hold s.mu
+// for writing.
+func (e *entry) own() {
+	if e.task != nil {
+		e.task = cloneTask(e.task)
+	}
+}
+
+// finalState returns the state task t is in once evs are applied to it
+// (taskstore.Apply): that of the last status update or Task among them,
+// else t's own.
+func finalState(t *a2a.Task, evs []taskstore.Event) a2a.TaskState {
+	st := t.GetStatus().GetState()
+	for _, ev := range evs {
+		switch p := ev.Response.GetPayload().(type) {
+		case *a2a.StreamResponse_StatusUpdate:
+			st = p.StatusUpdate.GetStatus().GetState()
+		case *a2a.StreamResponse_Task:
+			st = p.Task.GetStatus().GetState()
+		}
+	}
+	return st
+}
+
+// shallowTask returns a task with t's fields that shares what they point
+// to (status, metadata, messages, artifacts) but has slices of its own,
+// for a task the store packs before the write returns: what it shares is
+// only read, by the encoding, while the caller's write is under way.
+func shallowTask(t *a2a.Task) *a2a.Task {
+	c := &a2a.Task{
+		Id: t.Id, ContextId: t.ContextId, Status: t.Status, Metadata: t.Metadata,
+		Artifacts: slices.Clone(t.Artifacts), History: slices.Clone(t.History),
+	}
+	if u := t.ProtoReflect().GetUnknown(); len(u) > 0 {
+		c.ProtoReflect().SetUnknown(slices.Clone(u))
+	}
+	return c
+}
+
+// applyShared is taskstore.Apply for a task that is packed before the
+// write returns (shallowTask): an artifact an event starts or replaces
+// is the event's own, not a copy, and listed in borrowed; an append
+// copies the artifact it extends first when that one is borrowed (an
+// event's, or the caller's), so that no event nor the caller's task
+// changes. The task encodes as taskstore.Apply would have left it.
+func applyShared(t *a2a.Task, ev *a2a.StreamResponse, borrowed *[]*a2a.Artifact) {
+	u := ev.GetArtifactUpdate()
+	if u == nil {
+		taskstore.Apply(t, ev)
+		return
+	}
+	for i, a := range t.Artifacts {
+		if a.ArtifactId != u.GetArtifact().GetArtifactId() {
+			continue
+		}
+		if !u.Append {
+			t.Artifacts[i] = u.Artifact
+			*borrowed = append(*borrowed, u.Artifact)
+			return
+		}
+		if j := slices.Index(*borrowed, a); j >= 0 {
+			a = a2a.CloneArtifact(a)
+			t.Artifacts[i] = a
+			(*borrowed)[j] = nil
+		}
+		a2a.AppendChunk(a, u.Artifact)
+		return
+	}
+	t.Artifacts = append(t.Artifacts, u.Artifact)
+	*borrowed = append(*borrowed, u.Artifact)
 }
 
 // live returns the entry's task for a write, decoding it if it was

@@ -58,3 +58,88 @@ func TestFinishedTaskPacked(t *testing.T) {
 	}
 	check("after a write")
 }
+
+// TestFinishingWriteShares: a write that leaves its task terminal builds
+// the task it packs without copying the artifacts its events start
+// (applyShared), yet stores what taskstore.Apply on a copy would, and
+// changes neither the caller's task nor any event, even when a chunk is
+// appended to an artifact an event of the same write started, or to one
+// of the caller's task.
+func TestFinishingWriteShares(t *testing.T) {
+	text := func(s string) []*a2a.Part { return []*a2a.Part{{Content: &a2a.Part_Text{Text: s}}} }
+	art := func(id, s string, app bool) *a2a.StreamResponse {
+		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskId: "t1", ContextId: "c", Append: app, Artifact: &a2a.Artifact{ArtifactId: id, Parts: text(s)}}}}
+	}
+	status := func(st a2a.TaskState, msg string) *a2a.StreamResponse {
+		s := &a2a.TaskStatus{State: st}
+		if msg != "" {
+			s.Message = &a2a.Message{MessageId: "r-" + msg, Role: a2a.Role_ROLE_AGENT, Parts: text(msg)}
+		}
+		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskId: "t1", ContextId: "c", Status: s}}}
+	}
+	newTask := func() *a2a.Task {
+		return &a2a.Task{Id: "t1", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED},
+			History:   []*a2a.Message{{MessageId: "m1", Role: a2a.Role_ROLE_USER, Parts: text("hi")}},
+			Artifacts: []*a2a.Artifact{{ArtifactId: "old", Parts: text("o1")}}}
+	}
+	sc := taskstore.Scope{Owner: "o"}
+	for _, create := range []bool{true, false} {
+		tk := newTask()
+		resps := []*a2a.StreamResponse{
+			status(a2a.TaskState_TASK_STATE_WORKING, ""),
+			art("a", "a1", false), art("a", "a2", true), art("old", "o2", true),
+			art("b", "b1", false), art("b", "b2", false), art("a", "a3", true),
+			status(a2a.TaskState_TASK_STATE_COMPLETED, "done"),
+		}
+		var evs []taskstore.Event
+		if create {
+			evs = append(evs, taskstore.Event{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: newTask()}}})
+		}
+		for i, r := range resps {
+			evs = append(evs, taskstore.Event{Seq: uint64(i + 2), Response: r})
+		}
+		var before []*a2a.StreamResponse
+		for _, ev := range evs {
+			before = append(before, proto.Clone(ev.Response).(*a2a.StreamResponse))
+		}
+		tkBefore := proto.Clone(tk).(*a2a.Task)
+		want := proto.Clone(tk).(*a2a.Task)
+		for _, r := range resps {
+			taskstore.Apply(want, r)
+		}
+
+		s := New()
+		var err error
+		if create {
+			err = s.CreateTaskBatch(t.Context(), sc, tk, evs)
+		} else {
+			err = s.CreateTaskBatch(t.Context(), sc, tk, []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: newTask()}}}})
+			if err == nil {
+				err = s.AppendBatch(t.Context(), sc, "t1", evs)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetTask(t.Context(), sc, "t1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, want) {
+			t.Errorf("create=%v: stored %v\nwant %v", create, got, want)
+		}
+		if !proto.Equal(tk, tkBefore) {
+			t.Errorf("create=%v: the caller's task changed: %v", create, tk)
+		}
+		for i, ev := range evs {
+			if !proto.Equal(ev.Response, before[i]) {
+				t.Errorf("create=%v: event %d changed: %v", create, i, ev.Response)
+			}
+		}
+		if e := s.tasks["t1"]; e.task != nil {
+			t.Errorf("create=%v: the finished task is not packed", create)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -33,7 +34,16 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 		return err
 	}
 	ev := evs[0]
-	e := newEntry(sc, cloneTask(t), ev.Seq)
+	// A task the batch finishes is packed at once (entry.pack) and its
+	// tree dropped: it is made from t and the events without the copies
+	// that a task the store keeps as a tree needs (applyShared).
+	finishing := a2a.IsTerminal(finalState(t, evs[1:]))
+	var e *entry
+	if finishing {
+		e = newEntry(sc, shallowTask(t), ev.Seq)
+	} else {
+		e = newEntry(sc, cloneTask(t), ev.Seq)
+	}
 	if ev.PushConfig != nil {
 		if ev.PushConfig.GetTaskId() != t.GetId() {
 			return errors.New("memstore: the push config is not the new task's")
@@ -51,8 +61,16 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 		e.log = s.logEvent(e, nil, ev.Seq, r)
 		s.queueAll(e, ev.Push, ev.Seq, r)
 	}
-	for _, ev := range evs[1:] {
-		s.record(e, ev)
+	var borrowed []*a2a.Artifact
+	if finishing {
+		borrowed = slices.Clone(e.task.Artifacts) // t's, shared by shallowTask
+		for _, ev := range evs[1:] {
+			s.recordShared(e, ev, &borrowed)
+		}
+	} else {
+		for _, ev := range evs[1:] {
+			s.record(e, ev)
+		}
 	}
 	// The entry joins the indexes once, as the events left it: no move
 	// from the first event's state to the last one's.
@@ -61,6 +79,9 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	s.linkMessages(e, e.task.GetHistory())
 	s.noteFinished(e)
 	e.pack()
+	if finishing {
+		e.own()
+	}
 	return nil
 }
 
@@ -130,8 +151,22 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if evs[0].Seq != e.seq+1 {
 		return taskstore.ErrSeq
 	}
-	if _, err := e.live(); err != nil {
+	t, err := e.live()
+	if err != nil {
 		return err
+	}
+	if finishing := a2a.IsTerminal(finalState(t, evs)); finishing {
+		// Packed at once: the artifacts the events start are not copied
+		// (applyShared).
+		var borrowed []*a2a.Artifact
+		for _, ev := range evs {
+			s.recordShared(e, ev, &borrowed)
+		}
+		s.reindex(e)
+		s.noteFinished(e)
+		e.pack()
+		e.own()
+		return nil
 	}
 	for _, ev := range evs {
 		s.record(e, ev)
@@ -149,6 +184,16 @@ func (s *Store) record(e *entry, ev taskstore.Event) {
 	e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
 	e.seq = ev.Seq
 	taskstore.Apply(e.task, ev.Response)
+	s.queueAll(e, ev.Push, ev.Seq, ev.Response)
+}
+
+// recordShared is record for a task the write leaves terminal, which
+// pack encodes and drops before the write returns: the event is applied
+// with applyShared. Callers hold s.mu for writing.
+func (s *Store) recordShared(e *entry, ev taskstore.Event, borrowed *[]*a2a.Artifact) {
+	e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
+	e.seq = ev.Seq
+	applyShared(e.task, ev.Response, borrowed)
 	s.queueAll(e, ev.Push, ev.Seq, ev.Response)
 }
 

@@ -24,7 +24,7 @@ type event struct {
 
 // apply validates, persists and publishes one event. Callers hold r.mu.
 func (r *run) apply(ex *execution, ev event) error {
-	ctx := context.WithoutCancel(ex.ctx)
+	ctx := ex.stored // context.WithoutCancel(ex.ctx), made once
 	if ev.reply != nil {
 		if r.task != nil || r.creating() || r.reply != nil {
 			return ErrReplyNotFirst

@@ -16,6 +16,7 @@ import (
 // background continuation.
 type execution struct {
 	ctx      context.Context
+	stored   context.Context // ctx without its cancellation: the writes of its events (run.apply)
 	cancel   context.CancelCauseFunc
 	detached bool
 	returned bool          // Execute has returned
@@ -31,7 +32,7 @@ func (r *run) start(caller context.Context, req *Request) *execution {
 	if f := r.s.opts.ExecutionContext; f != nil {
 		ctx = f(ctx, caller, req)
 	}
-	ex := &execution{ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	ex := &execution{ctx: ctx, stored: context.WithoutCancel(ctx), cancel: cancel, ended: make(chan struct{})}
 	r.exec, r.pipeErr = ex, nil
 	r.unfollow() // the execution feeds the run now
 	r.s.ref(r)   // held until the execution is over (finish), detached or not

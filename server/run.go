@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -29,10 +30,10 @@ type run struct {
 	task    *a2a.Task // nil until the task exists
 	seq     uint64    // sequence number of the last published event
 	subs    map[*subscriber]struct{}
-	waiters map[chan struct{}]struct{} // in-process callers woken on every change
-	exec    *execution                 // the active execution, if any
-	reply   *a2a.Message               // that reply
-	tail    *tail                      // with Options.Cluster: the follower of the store's log (run.follow)
+	waiters []chan struct{} // in-process callers woken on every change
+	exec    *execution      // the active execution, if any
+	reply   *a2a.Message    // that reply
+	tail    *tail           // with Options.Cluster: the follower of the store's log (run.follow)
 	// mayPush is false only while the task is known to have never had a
 	// push configuration: a task this run created without one, which got
 	// none since. Its events then skip the pusher's outbox lookup (see
@@ -70,9 +71,9 @@ func (s *Server) acquire(id string, scope taskstore.Scope) *run {
 	k := runKey{scope, id}
 	r := s.runs[k]
 	if r == nil {
-		// waiters is made by the first wait: most runs that live long
-		// serve only streams (the aim: an idle stream costs little).
-		r = &run{s: s, id: id, scope: scope, subs: map[*subscriber]struct{}{}}
+		// subs is made by the first subscriber: most runs serve a
+		// blocking call, which waits (run.wait) without one.
+		r = &run{s: s, id: id, scope: scope}
 		s.runs[k] = r
 	}
 	r.refs++
@@ -141,6 +142,9 @@ func (r *run) load(ctx context.Context) error {
 // from the log) every event up to now. Callers hold r.mu.
 func (r *run) subscribe() *subscriber {
 	sub := newSubscriber(r.s.opts.SubscriberBuffer, r.seq)
+	if r.subs == nil {
+		r.subs = map[*subscriber]struct{}{}
+	}
 	r.subs[sub] = struct{}{}
 	return sub
 }
@@ -187,24 +191,25 @@ func (r *run) unsubscribe(sub *subscriber) {
 // and must call unwait.
 func (r *run) wait() chan struct{} {
 	ch := make(chan struct{}, 1)
-	if r.waiters == nil {
-		r.waiters = map[chan struct{}]struct{}{}
-	}
-	r.waiters[ch] = struct{}{}
+	r.waiters = append(r.waiters, ch)
 	return ch
 }
 
 // unwait removes a waiter.
 func (r *run) unwait(ch chan struct{}) {
 	r.mu.Lock()
-	delete(r.waiters, ch)
+	if i := slices.Index(r.waiters, ch); i >= 0 {
+		last := len(r.waiters) - 1
+		r.waiters[i], r.waiters[last] = r.waiters[last], nil
+		r.waiters = r.waiters[:last]
+	}
 	r.unfollowIfIdle()
 	r.mu.Unlock()
 }
 
 // wake signals every waiter. Callers hold r.mu.
 func (r *run) wake() {
-	for ch := range r.waiters {
+	for _, ch := range r.waiters {
 		select {
 		case ch <- struct{}{}:
 		default:

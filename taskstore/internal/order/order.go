@@ -27,7 +27,13 @@ type Key struct {
 // Compare returns -1 when a sorts before b in the ListTasks order (newer
 // first, then greater id first), +1 when it sorts after and 0 when equal.
 func Compare(a, b Key) int {
-	return cmp.Or(cmp.Compare(b.MS, a.MS), strings.Compare(b.ID, a.ID))
+	if a.MS != b.MS {
+		// The ids are compared only when the times are equal (cmp.Or
+		// would compare them every time, its arguments being evaluated
+		// first).
+		return cmp.Compare(b.MS, a.MS)
+	}
+	return strings.Compare(b.ID, a.ID)
 }
 
 // StatusMillis returns the task's status timestamp in milliseconds,

@@ -82,6 +82,7 @@ func (s *Store) forget(e *entry) {
 	// which PruneEvents may have walked past and kept.
 	s.deadLogged += len(e.log)
 	e.task, e.packed, e.log, e.configs, e.msgs = nil, nil, nil, nil, nil
+	e.decoded.Store(nil)
 	if s.deadFinished > len(s.finished)/2 {
 		s.finished = slices.DeleteFunc(s.finished, func(e *entry) bool {
 			if e.gone {

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -13,17 +14,22 @@ import (
 // key, ctx and state are the values the entry is indexed under; they
 // change only while the entry is out of the indexes (see reindex).
 type entry struct {
-	scope   taskstore.Scope
-	key     order.Key
-	ctx     string
-	state   a2a.TaskState
-	queued  bool // in Store.finished, the eviction queue (Store.makeRoom)
-	gone    bool // removed from the store
-	seq     uint64
-	task    *a2a.Task // nil while packed (entry.pack)
-	packed  []byte    // the task encoded, when finished
-	log     eventLog
-	configs map[string]*taskstore.PushConfig
+	scope  taskstore.Scope
+	key    order.Key
+	ctx    string
+	state  a2a.TaskState
+	queued bool // in Store.finished, the eviction queue (Store.makeRoom)
+	gone   bool // removed from the store
+	seq    uint64
+	task   *a2a.Task // nil while packed (entry.pack)
+	packed []byte    // the task encoded, when finished
+	// decoded is packed decoded, kept for the GetTask calls of a finished
+	// task read again (Store.readTask); only ever copied. nil while the
+	// task is live, or not among the last tasks so read.
+	decoded  atomic.Pointer[a2a.Task]
+	readOnce atomic.Bool // GetTask read the packed task
+	log      eventLog
+	configs  map[string]*taskstore.PushConfig
 	// msgs are the message records that name the task, marked when the
 	// bound on tasks evicts it (Store.evict); kept only with a bound.
 	msgs []*taskstore.MessageRecord

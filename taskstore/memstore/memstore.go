@@ -80,6 +80,13 @@ type Store struct {
 	finished     []*entry
 	deadFinished int
 	deadLogged   int
+
+	// The finished tasks GetTask read more than once keep their decoded
+	// tree (entry.decoded) while they are among the last cachedTasks so
+	// kept: ring lists them, next is where the next one goes.
+	readMu   sync.Mutex
+	readRing [cachedTasks]*entry
+	readNext int
 }
 
 var _ taskstore.Store = (*Store)(nil)

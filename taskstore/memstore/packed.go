@@ -125,6 +125,7 @@ func (e *entry) live() (*a2a.Task, error) {
 			return nil, err
 		}
 		e.task, e.packed = t, nil
+		e.decoded.Store(nil) // of the packed task this write changes
 	}
 	return e.task, nil
 }
@@ -132,17 +133,52 @@ func (e *entry) live() (*a2a.Task, error) {
 // copyTask returns a copy of the entry's task. Callers hold s.mu.
 // Its generation is the entry's (taskstore.Generation).
 func (e *entry) copyTask() (*a2a.Task, error) {
-	t := e.task
-	if t == nil {
-		var err error
+	var t *a2a.Task
+	var err error
+	switch d := e.decoded.Load(); {
+	case e.task != nil:
+		t = cloneTask(e.task)
+	case d != nil:
+		t = cloneTask(d)
+	default:
 		if t, err = unpackTask(e.packed); err != nil {
 			return nil, err
 		}
-	} else {
-		t = cloneTask(t)
 	}
 	t.Generation = taskstore.Generation(e.seq)
 	return t, nil
+}
+
+// cachedTasks and cachedTaskBytes bound the decoded finished tasks the
+// store keeps for GetTask (readTask): at most 128 tasks of at most 32 KiB
+// each in their encoding, as sqlitestore's cache of the tasks read last.
+const (
+	cachedTasks     = 128
+	cachedTaskBytes = 32 << 10
+)
+
+// readTask is copyTask for GetTask. A finished task read a second time
+// keeps its decoded tree while it is among the last cachedTasks so read,
+// and its reads then copy that tree: a copy costs half a decoding, and
+// makes half the garbage (the strings are shared). A task read once, as
+// most are, costs one decoding as before. Callers hold s.mu.
+func (s *Store) readTask(e *entry) (*a2a.Task, error) {
+	if e.task != nil || e.decoded.Load() != nil || len(e.packed) > cachedTaskBytes || !e.readOnce.Swap(true) {
+		return e.copyTask()
+	}
+	t, err := unpackTask(e.packed)
+	if err != nil {
+		return nil, err
+	}
+	s.readMu.Lock()
+	if old := s.readRing[s.readNext]; old != nil {
+		old.decoded.Store(nil)
+	}
+	s.readRing[s.readNext] = e
+	s.readNext = (s.readNext + 1) % len(s.readRing)
+	e.decoded.Store(t)
+	s.readMu.Unlock()
+	return e.copyTask()
 }
 
 // unpackTask decodes a packed task.

@@ -127,6 +127,7 @@ func TestFinishingWriteShares(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		got.Generation = 0 // checked by the store kit
 		if !proto.Equal(got, want) {
 			t.Errorf("create=%v: stored %v\nwant %v", create, got, want)
 		}
@@ -141,5 +142,66 @@ func TestFinishingWriteShares(t *testing.T) {
 		if e := s.tasks["t1"]; e.task != nil {
 			t.Errorf("create=%v: the finished task is not packed", create)
 		}
+	}
+}
+
+// TestReadAgainCached: a finished task read a second time keeps its
+// decoded tree for the reads after, which get copies of it; a write drops
+// it, and the reads after see the write; no more than cachedTasks are kept.
+func TestReadAgainCached(t *testing.T) {
+	s := New()
+	sc := taskstore.Scope{Owner: "o"}
+	mk := func(id string) {
+		tk := &a2a.Task{Id: id, ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED},
+			History: []*a2a.Message{{MessageId: "m-" + id, Role: a2a.Role_ROLE_USER, Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "hi"}}}}}}
+		if err := s.CreateTaskBatch(t.Context(), sc, tk, []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("t1")
+	e := s.tasks["t1"]
+	first, _ := s.GetTask(t.Context(), sc, "t1")
+	if e.decoded.Load() != nil {
+		t.Fatal("a task read once keeps its decoded tree")
+	}
+	second, _ := s.GetTask(t.Context(), sc, "t1")
+	kept := e.decoded.Load()
+	if kept == nil {
+		t.Fatal("a task read twice keeps no decoded tree")
+	}
+	third, _ := s.GetTask(t.Context(), sc, "t1")
+	if !proto.Equal(first, second) || !proto.Equal(first, third) {
+		t.Fatalf("reads differ: %v, %v, %v", first, second, third)
+	}
+	if second == kept || third == kept || third.History[0] == kept.History[0] || third.Status == kept.Status {
+		t.Fatal("a read returned the kept tree, not a copy")
+	}
+	third.History[0].Parts[0].Content = &a2a.Part_Text{Text: "changed by the caller"}
+	if again, _ := s.GetTask(t.Context(), sc, "t1"); !proto.Equal(again, first) {
+		t.Fatalf("a caller's change reached the store: %v", again)
+	}
+	if err := s.Append(t.Context(), sc, "t1", taskstore.Event{Message: &a2a.Message{MessageId: "m2", Role: a2a.Role_ROLE_USER, Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "more"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if e.decoded.Load() != nil {
+		t.Fatal("a write kept the decoded tree")
+	}
+	if got, _ := s.GetTask(t.Context(), sc, "t1"); len(got.History) != 2 {
+		t.Fatalf("a read after a write: %v", got)
+	}
+	for i := range cachedTasks + 10 {
+		id := "x" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		mk(id)
+		s.GetTask(t.Context(), sc, id)
+		s.GetTask(t.Context(), sc, id)
+	}
+	n := 0
+	for _, e := range s.tasks {
+		if e.decoded.Load() != nil {
+			n++
+		}
+	}
+	if n != cachedTasks {
+		t.Fatalf("%d decoded trees kept, want %d", n, cachedTasks)
 	}
 }

@@ -222,7 +222,7 @@ func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2
 	if e == nil {
 		return nil, taskstore.ErrNotFound
 	}
-	return e.copyTask()
+	return s.readTask(e)
 }
 
 // ListTasks returns one page of the scope's tasks. It picks the index that

@@ -71,7 +71,7 @@ func (r *run) returned(ex *execution, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ex.returned = true
-	r.drain(ex.ctx)
+	r.drain(ex.stored)
 	if err == nil && r.pipeErr != nil && !errors.Is(r.pipeErr, ErrTaskClosed) {
 		err = r.pipeErr // an event it emitted could not be stored
 	}

@@ -79,7 +79,7 @@ func (r *run) enqueue(ctx context.Context, ev *a2a.StreamResponse) {
 		r.writing = true
 		r.s.ref(r)
 		r.s.wg.Add(1)
-		ctx := context.WithoutCancel(ctx)
+		ctx := uncancelled(ctx)
 		r.s.workers.run(func() { r.writeQueued(ctx) })
 	}
 }
@@ -167,6 +167,16 @@ func (r *run) settle(w *pipeWrite) {
 	}
 }
 
+// uncancelled returns ctx without its cancellation: ctx itself when it
+// has none (an execution's stored context), so that no context is made
+// for each write.
+func uncancelled(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // pipeFailure is what the agent's call returns once a pipelined write
 // failed.
 func (r *run) pipeFailure() error {
@@ -192,7 +202,7 @@ func (r *run) settleInflight() error {
 func (r *run) drain(ctx context.Context) {
 	r.settleInflight()
 	if len(r.queue) > 0 {
-		r.writeNow(context.WithoutCancel(ctx), nil)
+		r.writeNow(uncancelled(ctx), nil)
 	}
 }
 

@@ -159,6 +159,9 @@ func (q *quotas) prune(now time.Time) {
 
 // isQuota reports whether err is a refusal by a quota (quotaError).
 func isQuota(err error) bool {
+	if err == nil {
+		return false // and no error value made for errors.As
+	}
 	var e *a2a.Error
 	return errors.As(err, &e) && e.Metadata["quota"] != ""
 }

@@ -58,7 +58,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	s.makeRoom()
 	if r != nil {
-		e.log = s.logEvent(e, nil, ev.Seq, r)
+		e.log = s.logEvent(e, make(eventLog, 0, len(evs)), ev.Seq, r) // the batch's events, in one allocation
 		s.queueAll(e, ev.Push, ev.Seq, r)
 	}
 	var borrowed []*a2a.Artifact

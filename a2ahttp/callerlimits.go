@@ -15,6 +15,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/internal/streamctx"
 )
 
 // This file holds the limits per caller: a request rate (a token bucket
@@ -145,16 +146,27 @@ func (s *streamLimiter) release(p string) {
 
 // middleware refuses a streaming operation (SendStreamingMessage,
 // SubscribeToTask) of a caller that has max streams open, and holds a
-// slot for as long as each stream lasts.
+// slot for as long as each stream lasts. A long-poll GetTask (A2A 1.1,
+// currentGeneration set; spec §3.2.7) counts as a stream while the core
+// holds it: it is given the way to take a slot (streamctx.Slot), which
+// the core uses only once it decides to hold.
 func (s *streamLimiter) middleware(next a2a.Invoker) a2a.Invoker {
-	return a2a.InvokerFuncs{Next: next, StreamFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-		p := ""
-		if ci := a2a.CallInfoFrom(ctx); ci != nil {
-			p = ci.Principal
+	return a2a.InvokerFuncs{Next: next, CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+		if r, ok := req.(*a2a.GetTaskRequest); ok && r.CurrentGeneration != nil {
+			p := principalOf(ctx)
+			ctx = streamctx.WithSlot(ctx, func() (func(), error) {
+				if !s.acquire(p) {
+					return nil, s.refusal()
+				}
+				return func() { s.release(p) }, nil
+			})
 		}
+		return next.Call(ctx, m, req)
+	}, StreamFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+		p := principalOf(ctx)
 		if !s.acquire(p) {
 			return func(yield func(a2a.StreamEvent, error) bool) {
-				yield(a2a.StreamEvent{}, a2a.NewError(a2a.CodeRateLimited, "stream limit: this caller has %d streams open already; close one first", s.max))
+				yield(a2a.StreamEvent{}, s.refusal())
 			}
 		}
 		return func(yield func(a2a.StreamEvent, error) bool) {
@@ -166,4 +178,17 @@ func (s *streamLimiter) middleware(next a2a.Invoker) a2a.Invoker {
 			}
 		}
 	}}
+}
+
+// refusal is the error of a stream, or a held call, over the limit.
+func (s *streamLimiter) refusal() error {
+	return a2a.NewError(a2a.CodeRateLimited, "stream limit: this caller has %d streams open already; close one first", s.max)
+}
+
+// principalOf is the caller of the call on ctx ("" when anonymous).
+func principalOf(ctx context.Context) string {
+	if ci := a2a.CallInfoFrom(ctx); ci != nil {
+		return ci.Principal
+	}
+	return ""
 }

@@ -22,3 +22,17 @@ func (s *Server) TaskLoaded(id string) (loaded, live bool) {
 	defer r.mu.Unlock()
 	return r.task != nil, true
 }
+
+// Waiters returns how many calls wait on the live run of task id (any
+// scope): blocking sends and long polls being held.
+func (s *Server) Waiters(id string) int {
+	n := 0
+	for _, r := range s.liveRuns() {
+		if r.id == id {
+			r.mu.Lock()
+			n += len(r.waiters)
+			r.mu.Unlock()
+		}
+	}
+	return n
+}

@@ -90,6 +90,12 @@ type Options struct {
 	// or a context derived from it; package telemetry carries the
 	// request's span into it, so that the agent's spans nest under it.
 	ExecutionContext func(ctx, caller context.Context, req *Request) context.Context
+	// LongPollTimeout is how long GetTask holds a long poll (A2A 1.1's
+	// currentGeneration, spec §3.2.7) before it answers the task
+	// unchanged; default DefaultLongPollTimeout. Negative turns holds
+	// off: such a GetTask is answered at once, as the spec allows. Keep
+	// it below the timeouts of proxies in front of the server.
+	LongPollTimeout time.Duration
 	// Cluster, when set, makes the server one replica of several that share
 	// Store: streams follow tasks running on other replicas through the
 	// store's log, CancelTask reaches their agents, and the tasks of a
@@ -101,6 +107,9 @@ type Options struct {
 
 // DefaultResumeWindow is Options.ResumeWindow's default.
 const DefaultResumeWindow = time.Hour
+
+// DefaultLongPollTimeout is Options.LongPollTimeout's default.
+const DefaultLongPollTimeout = 30 * time.Second
 
 // Server is the A2A core. It implements a2a.Service. Create it with New and
 // stop it with Shutdown (a drain, then a stop) or Close (a stop).
@@ -135,6 +144,8 @@ type Server struct {
 	// the executions not over yet, detached ones included, and idle, when
 	// not nil, is closed when that count drops to zero (both under mu).
 	draining atomic.Bool
+	drainCh  chan struct{} // closed when the drain starts: long polls answer (see hold)
+	drainMu  sync.Once
 	execs    int
 	idle     chan struct{}
 
@@ -161,7 +172,7 @@ func New(opts *Options) (*Server, error) {
 	o.fillDefaults()
 	s := &Server{
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
-		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{},
+		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{}, drainCh: make(chan struct{}),
 		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
 		generations: slices.ContainsFunc(o.ProtocolVersions, version.ShowsGeneration),
 	}
@@ -259,6 +270,9 @@ func (o *Options) fillDefaults() {
 	}
 	if o.ResumeWindow == 0 {
 		o.ResumeWindow = DefaultResumeWindow
+	}
+	if o.LongPollTimeout == 0 {
+		o.LongPollTimeout = DefaultLongPollTimeout
 	}
 	if o.SubscriberBuffer <= 0 {
 		o.SubscriberBuffer = 256

@@ -26,7 +26,10 @@ const shutdownMessage = "server shutting down: the server shut down before the t
 // shutting down and that the message was not accepted (a system error,
 // spec §3.3.2: the caller may send it again, with the same messageId, to
 // another replica or once the server is back). Every other operation is
-// served as before. Executions in progress, calls of Agent.Execute and
+// served as before, except that a long-poll GetTask is held no more: the
+// holds answer at once with the task as it is, and a new one is answered
+// without a hold (spec §3.2.7 allows it), so that its caller's next poll
+// finds a server that stays. Executions in progress, calls of Agent.Execute and
 // detached background work alike, go on undisturbed: a blocking send gets
 // its task when the task settles, a stream gets its events through the
 // terminal one (spec §3.1.2, §3.1.6). Shutdown waits for them until ctx is
@@ -52,6 +55,7 @@ const shutdownMessage = "server shutting down: the server shut down before the t
 // drains, and end the requests still open only after it returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	s.drainMu.Do(func() { close(s.drainCh) })
 	err := s.awaitExecutions(ctx)
 	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()

@@ -12,7 +12,9 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// GetTask implements a2a.Service (spec §3.1.3).
+// GetTask implements a2a.Service (spec §3.1.3). With currentGeneration
+// (A2A 1.1) at or above the task's generation it is a long poll, held
+// until the task changes (see hold; spec §3.2.7).
 func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	c, err := s.begin(ctx, req.GetTenant())
 	if err != nil {
@@ -25,6 +27,9 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	t, err := s.store.GetTask(ctx, c.scope, req.Id)
 	if err != nil {
 		return nil, storeErr(err, req.Id)
+	}
+	if req.CurrentGeneration != nil && t.GetGeneration() <= req.GetCurrentGeneration() {
+		return s.hold(ctx, c.scope, req, t)
 	}
 	return s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true), t.GetGeneration()), nil
 }

@@ -35,6 +35,8 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":7,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-8","role":"ROLE_USER","parts":[{"text":"message"}]}}}`,
 	`{"jsonrpc":"2.0","id":8,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-9","role":"ROLE_USER","parts":[{"text":"reject"}]}}}`,
 	`{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"no-such-task","historyLength":2}}`,
+	`{"jsonrpc":"2.0","id":"lp","method":"GetTask","params":{"id":"no-such-task","currentGeneration":"3"}}`,
+	`{"jsonrpc":"2.0","id":"lp2","method":"GetTask","params":{"id":"no-such-task","currentGeneration":-1e30}}`,
 	`{"jsonrpc":"2.0","id":10,"method":"ListTasks","params":{"pageSize":5,"status":"TASK_STATE_COMPLETED","includeArtifacts":true}}`,
 	`{"jsonrpc":"2.0","id":11,"method":"ListTasks","params":{}}`,
 	`{"jsonrpc":"2.0","id":12,"method":"CancelTask","params":{"id":"no-such-task"}}`,

@@ -63,6 +63,10 @@ func scalar(fd protoreflect.FieldDescriptor, raw string) (protoreflect.Value, bo
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		n, err := strconv.ParseInt(raw, 10, 32)
 		return protoreflect.ValueOfInt32(int32(n)), err == nil
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		// GetTaskRequest.currentGeneration (A2A 1.1, spec §11.5)
+		n, err := strconv.ParseInt(raw, 10, 64)
+		return protoreflect.ValueOfInt64(n), err == nil
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByName(protoreflect.Name(raw)); ev != nil {
 			return protoreflect.ValueOfEnum(ev.Number()), true

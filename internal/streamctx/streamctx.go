@@ -1,7 +1,9 @@
 // Package streamctx holds the context values a task stream's transport and
 // the code on either end of it pass each other: the Idler through which a
-// server binding takes over the wait between a stream's events, and the
-// position a client asks a SubscribeToTask stream to resume after. They are
+// server binding takes over the wait between a stream's events, the
+// position a client asks a SubscribeToTask stream to resume after, and
+// what a long-poll GetTask, a call held open like a stream, needs on
+// either end (Slot, WithVersion). They are
 // transport plumbing, not A2A wire data, so they live outside package a2a;
 // package server (Idler, WithIdler, IdlerFrom) and package client
 // (WithResumeAfter, ResumeAfter, LastEventIDHeader) name them for users.
@@ -62,4 +64,46 @@ func WithResumeAfter(ctx context.Context, seq uint64) context.Context {
 func ResumeAfter(ctx context.Context) (seq uint64, ok bool) {
 	seq, ok = ctx.Value(resumeKey{}).(uint64)
 	return seq, ok
+}
+
+// A long-poll GetTask (A2A 1.1, spec §3.2.7) holds a unary call open
+// until its task changes, as a stream would: it counts as an open stream
+// for the per-caller limit of the HTTP handler (package a2ahttp's
+// MaxStreams), which only the core knows to be needed, once it decided
+// to hold.
+
+// Slot takes a place among the caller's open streams for a held call: it
+// returns the function that gives the place back, or the error that
+// refuses the call, as a stream over the limit is refused.
+type Slot func() (release func(), err error)
+
+type slotKey struct{}
+
+// WithSlot returns a context whose held call takes its place with take.
+func WithSlot(ctx context.Context, take Slot) context.Context {
+	return context.WithValue(ctx, slotKey{}, take)
+}
+
+// TakeSlot takes a place for a held call on ctx; with no Slot on ctx (no
+// limit), it takes nothing.
+func TakeSlot(ctx context.Context) (release func(), err error) {
+	if take, _ := ctx.Value(slotKey{}).(Slot); take != nil {
+		return take()
+	}
+	return func() {}, nil
+}
+
+type versionKey struct{}
+
+// WithVersion returns a context asking a client transport to send the
+// call with A2A-Version v instead of the client's own: the client asks a
+// long-poll GetTask in 1.1, where currentGeneration exists.
+func WithVersion(ctx context.Context, v string) context.Context {
+	return context.WithValue(ctx, versionKey{}, v)
+}
+
+// Version returns the version set by WithVersion, or "".
+func Version(ctx context.Context) string {
+	v, _ := ctx.Value(versionKey{}).(string)
+	return v
 }

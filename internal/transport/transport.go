@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/streamctx"
 )
 
 // Transport speaks one protocol binding to one agent interface. It carries
@@ -70,12 +71,16 @@ type Headers struct {
 // Headers returns the config's Headers, Fixed a copy of Header.
 func (c Config) Headers() Headers { return Headers{Fixed: c.Header.Clone(), Inject: c.Inject} }
 
-// Apply sets the headers of one request in h: Fixed's, then Inject's for
+// Apply sets the headers of one request in h: Fixed's, the A2A-Version
+// the call's context asks for (streamctx.WithVersion), then Inject's for
 // ctx. h does not share value slices with Fixed, so that adding to it
 // leaves Fixed alone.
 func (hs Headers) Apply(ctx context.Context, h http.Header) {
 	for k, v := range hs.Fixed {
 		h[k] = slices.Clip(v)
+	}
+	if v := streamctx.Version(ctx); v != "" {
+		h.Set("A2A-Version", v)
 	}
 	if hs.Inject != nil {
 		hs.Inject(ctx, h)

@@ -106,8 +106,9 @@ type Options struct {
 	// RateBurst is the bucket's size (default RateLimit rounded up).
 	RateBurst int
 	// MaxStreams is the number of streams (SendStreamingMessage,
-	// SubscribeToTask) each principal may have open at once (0: no
-	// limit); one more is refused with RateLimited.
+	// SubscribeToTask, and the A2A 1.1 GetTask long polls while the core
+	// holds them) each principal may have open at once (0: no limit); one
+	// more is refused with RateLimited.
 	MaxStreams int
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).

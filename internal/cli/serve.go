@@ -137,6 +137,7 @@ type serveConfig struct {
 	metricsAddr    string         // --metrics-addr: Prometheus and the probes
 	lease          time.Duration  // --lease: a replica's lease on a PostgreSQL store
 	shutdownWait   time.Duration  // --shutdown-timeout: how long SIGTERM lets work in flight finish
+	longPoll       time.Duration  // --long-poll-timeout: how long a 1.1 GetTask is held
 	obs            *observability // set by serve
 	replica        *replica       // set by serve with a PostgreSQL store
 }
@@ -163,6 +164,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
+	fs.DurationVar(&cfg.longPoll, "long-poll-timeout", server.DefaultLongPollTimeout, "with --protocol-versions 1.1: how long a GetTask with currentGeneration waits for the task to change before it answers it unchanged (0: answer at once, no long polls)")
 	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it they end FAILED and the server exits")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
 	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
@@ -213,6 +215,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	}
 	if cfg.shutdownWait < 0 {
 		return nil, usageError{fmt.Errorf("--shutdown-timeout %v: want 0 (stop at once) or more", cfg.shutdownWait)}
+	}
+	if cfg.longPoll < 0 {
+		return nil, usageError{fmt.Errorf("--long-poll-timeout %v: want 0 (no long polls) or more", cfg.longPoll)}
 	}
 	if err := checkPublicURL(cfg.publicURL); err != nil {
 		return nil, usageError{err}
@@ -322,6 +327,10 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 			o.RequireAuth = cfg.authConfigured() && !cfg.guard.allowAnonymous
 			o.Retention, o.ResumeWindow, o.IdempotencyWindow = cfg.retention, cfg.resumeWindow, cfg.idemWindow
 			o.Limits, o.Cluster = cfg.limits, cfg.replica.cluster()
+			o.LongPollTimeout = cfg.longPoll
+			if o.LongPollTimeout == 0 {
+				o.LongPollTimeout = -1 // the core reads 0 as its default and a negative timeout as no hold
+			}
 			if ext := cfg.shapes.extended; ext != nil { // --capabilities extended-card
 				o.ExtendedCard = ext
 			}

@@ -32,7 +32,7 @@ var flagGroups = map[string][]flagGroup{
 		}},
 		{"network (listeners, TLS, the addresses the card gives)", []string{
 			"addr", "grpc-addr", "grpc-reflection", "public-url", "protocol-versions", "tls-cert", "tls-key",
-			"keep-alive", "allowed-host", "cors-origin",
+			"keep-alive", "long-poll-timeout", "allowed-host", "cors-origin",
 		}},
 		{"storage (where tasks are kept, and for how long)", []string{
 			"store", "retention", "resume-window", "idempotency-window", "max-tasks", "lease",

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -13,7 +14,9 @@ import (
 
 const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
 
-  task get URL ID        print a task (--history N: with its last N messages)
+  task get URL ID        print a task (--history N: with its last N messages;
+                         --wait-change: once it next changes, a long poll
+                         of an agent that serves A2A 1.1)
   task list URL          list tasks, newest first (--context, --status,
                          --page-size, --page-token, --history,
                          --include-artifacts, --since); its ARTIFACTS
@@ -34,7 +37,7 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	sub, args := splitSubcommand(args)
 	e.name = strings.TrimSpace("task " + sub)
 	fs, c := e.newFlags(taskSynopsis, true)
-	f := addTaskFlags(fs, sub == "list")
+	f := addTaskFlags(fs, sub)
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -54,7 +57,7 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	}
 
 	timeout := defaultTimeout
-	if sub == "subscribe" || sub == "wait" {
+	if sub == "subscribe" || sub == "wait" || f.waitChange {
 		timeout = 0
 	}
 	ctx, cl, done, err := c.dial(ctx, timeout, pos[0])
@@ -65,6 +68,9 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	url := pos[0]
 	switch sub {
 	case "get":
+		if f.waitChange {
+			return e.taskChange(ctx, cl, url, pos[1], hl)
+		}
 		return e.taskGet(ctx, cl, url, pos[1], hl)
 	case "list":
 		return e.taskList(ctx, cl, list)
@@ -100,10 +106,11 @@ func checkTaskArgs(sub string, pos []string) error {
 	return usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe or wait", sub)}
 }
 
-// taskFlags are the flags of `parley task` besides the common ones; all
-// but --history belong to `task list` alone.
+// taskFlags are the flags of `parley task` besides the common ones:
+// --history, --wait-change for `task get`, and those of `task list`.
 type taskFlags struct {
 	history       int
+	waitChange    bool
 	contextID     string
 	status        string
 	pageSize      int
@@ -113,11 +120,16 @@ type taskFlags struct {
 }
 
 // addTaskFlags defines the flags of `parley task` on fs, with those of
-// `task list` when list is true.
-func addTaskFlags(fs *flag.FlagSet, list bool) *taskFlags {
+// the subcommand sub.
+func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 	f := &taskFlags{}
 	fs.IntVar(&f.history, "history", -1, "at most `N` history messages per task (historyLength; -1: the server's default)")
-	if list {
+	if sub == "get" {
+		fs.BoolVar(&f.waitChange, "wait-change", false, "read the task's generation, then wait until the task changes and print it then: "+
+			"a long poll (A2A 1.1's currentGeneration; the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3); "+
+			"no time limit unless --timeout")
+	}
+	if sub == "list" {
 		fs.StringVar(&f.contextID, "context", "", "only tasks of the context `ID`")
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
@@ -172,6 +184,35 @@ func (f *taskFlags) listRequest(hl *int32) (*a2a.ListTasksRequest, error) {
 // shows the task, and the state is in what it prints.
 func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl *int32) error {
 	t, err := cl.GetTask(ctx, &a2a.GetTaskRequest{Id: id, HistoryLength: hl})
+	if err != nil {
+		return err
+	}
+	if e.c.json {
+		return e.out.jsonLine(t)
+	}
+	e.out.printTask(t, hl != nil)
+	e.nextSteps(url, t)
+	return nil
+}
+
+// taskChange runs `task get --wait-change`: it waits for the task's next
+// change (client.WaitForChange, spec §3.2.7) and prints the task then, as
+// `task get` does. A task already terminal is printed at once.
+func (e *env) taskChange(ctx context.Context, cl *client.Client, url, id string, hl *int32) error {
+	start, frame := time.Now(), 0
+	e.out.startLive(func() string {
+		frame++
+		return fmt.Sprintf("%c waiting for task %s to change · %.0fs", spinner[frame%len(spinner)], id, time.Since(start).Seconds())
+	})
+	t, err := cl.WaitForChange(ctx, &a2a.GetTaskRequest{Id: id, HistoryLength: hl})
+	e.out.stopLiveLine()
+	if interrupted(ctx) {
+		fmt.Fprintf(e.stderr, "parley %s: interrupted while waiting for task %s to change: parley task get %s %s\n", e.name, id, url, id)
+		return codeError{errReported, ExitInterrupted}
+	}
+	if errors.Is(err, client.ErrNoGeneration) {
+		return fmt.Errorf("%w: --wait-change needs an agent that serves A2A 1.1 (parley serve --protocol-versions 1.1,1.0,0.3), and --a2a-version, when given, 1.1", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,24 @@ func longPollServer(t *testing.T, preview bool, timeout time.Duration) (s *testk
 	return s, seen
 }
 
+// waitingTask returns a client of s on binding b, made from the card as
+// served (with the preview on, a 1.1 interface beside each 1.0 one), and
+// a task it made that waits for input.
+func waitingTask(t *testing.T, ctx context.Context, s *testkit.Server, b binding) (*client.Client, string) {
+	t.Helper()
+	c, err := client.New(s.Handler.Card(), &client.Options{Transports: []client.TransportFactory{b.factory}, Retries: -1,
+		PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("input-required")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, resp.GetTask().GetId()
+}
+
 // changed is what WaitForChange returned.
 type changed struct {
 	task *a2a.Task
@@ -65,18 +83,7 @@ func TestWaitForChange(t *testing.T) {
 			t.Run(map[bool]string{true: "held/", false: "paced/"}[holds]+b.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				// The card as served: a 1.1 interface beside each 1.0 one.
-				c, err := client.New(s.Handler.Card(), &client.Options{Transports: []client.TransportFactory{b.factory}, Retries: -1,
-					PollInterval: 5 * time.Millisecond})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("input-required")})
-				if err != nil {
-					t.Fatal(err)
-				}
-				id := resp.GetTask().GetId()
+				c, id := waitingTask(t, ctx, s, b)
 				// Sent as a 1.1 call: the answer carries the generation.
 				now, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id, CurrentGeneration: proto.Int64(0)})
 				if err != nil || now.GetGeneration() == 0 {
@@ -135,16 +142,7 @@ func TestWaitForChangeWithout11(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, err := client.New(s.Handler.Card(), &client.Options{Transports: []client.TransportFactory{b.factory}, Retries: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("input-required")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := resp.GetTask().GetId()
+			c, id := waitingTask(t, ctx, s, b)
 			if _, err := c.WaitForChange(ctx, &a2a.GetTaskRequest{Id: id}); !errors.Is(err, client.ErrNoGeneration) {
 				t.Errorf("WaitForChange: %v; want ErrNoGeneration", err)
 			}

@@ -141,99 +141,89 @@ func goOn(t *testing.T, ctx context.Context, c *client.Client, id string) {
 	}
 }
 
-func TestLongPollOverTheWire(t *testing.T) {
+// onEveryStore runs fn on each binding against a long-poll server (see
+// startLongPollServer) on each store, with a guard on its calls.
+func onEveryStore(t *testing.T, timeout time.Duration, tokens map[string]string, fn func(t *testing.T, ctx context.Context, s *testkit.Server, f client.TransportFactory)) {
 	for _, st := range scopeStores {
 		t.Run(st.name, func(t *testing.T) {
-			s := startLongPollServer(t, st.open(t), neverTimesOut, nil, nil)
+			s := startLongPollServer(t, st.open(t), timeout, tokens, nil)
 			for _, b := range scopeBindings {
 				t.Run(b.name, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), guard)
 					defer cancel()
-					c11 := versionClient(t, s, b.f(), pversion.V11)
-					c10 := versionClient(t, s, b.f(), a2a.ProtocolVersion)
-					id := inputRequired(t, ctx, c11)
-
-					// Answered at once: a generation below the task's, a
-					// 1.0 caller (whose currentGeneration is no member of
-					// its version), a missing task.
-					if tk, err := c11.GetTask(ctx, poll(id, 4)); err != nil || tk.GetGeneration() != 5 {
-						t.Errorf("currentGeneration 4: generation %d, %v; want 5 at once", tk.GetGeneration(), err)
-					}
-					if tk, err := c10.GetTask(ctx, poll(id, 5)); err != nil || tk.GetGeneration() != 0 ||
-						tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
-						t.Errorf("1.0 caller, currentGeneration 5: %v, %v; want the task at once, without a generation", tk, err)
-					}
-					if _, err := c11.GetTask(ctx, poll("no-such-task", 5)); !errors.Is(err, a2a.ErrTaskNotFound) {
-						t.Errorf("missing task: %v; want TaskNotFoundError at once", err)
-					}
-
-					// Held, then woken by a change: the answer comes after
-					// it, with the new generation.
-					req := poll(id, 5)
-					req.HistoryLength = proto.Int32(1)
-					held := holdAsync(t, ctx, s, c11, req)
-					select {
-					case a := <-held:
-						t.Fatalf("answered before any change: %v, %v", a.task, a.err)
-					default:
-					}
-					goOn(t, ctx, c11, id)
-					a := await(t, ctx, held)
-					if a.err != nil || a.task.GetGeneration() <= 5 || a.task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
-						t.Fatalf("held GetTask: %v, %v; want the task after the follow-up (generation 6 to 8)", a.task, a.err)
-					}
-					if n := len(a.task.GetHistory()); n > 1 {
-						t.Errorf("held GetTask with historyLength 1: %d history messages", n)
-					}
+					fn(t, ctx, s, b.f())
 				})
 			}
 		})
 	}
+}
+
+func TestLongPollOverTheWire(t *testing.T) {
+	onEveryStore(t, neverTimesOut, nil, func(t *testing.T, ctx context.Context, s *testkit.Server, f client.TransportFactory) {
+		c11 := versionClient(t, s, f, pversion.V11)
+		c10 := versionClient(t, s, f, a2a.ProtocolVersion)
+		id := inputRequired(t, ctx, c11)
+
+		// Answered at once: a generation below the task's, a
+		// 1.0 caller (whose currentGeneration is no member of
+		// its version), a missing task.
+		if tk, err := c11.GetTask(ctx, poll(id, 4)); err != nil || tk.GetGeneration() != 5 {
+			t.Errorf("currentGeneration 4: generation %d, %v; want 5 at once", tk.GetGeneration(), err)
+		}
+		if tk, err := c10.GetTask(ctx, poll(id, 5)); err != nil || tk.GetGeneration() != 0 ||
+			tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+			t.Errorf("1.0 caller, currentGeneration 5: %v, %v; want the task at once, without a generation", tk, err)
+		}
+		if _, err := c11.GetTask(ctx, poll("no-such-task", 5)); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("missing task: %v; want TaskNotFoundError at once", err)
+		}
+
+		// Held, then woken by a change: the answer comes after
+		// it, with the new generation.
+		req := poll(id, 5)
+		req.HistoryLength = proto.Int32(1)
+		held := holdAsync(t, ctx, s, c11, req)
+		select {
+		case a := <-held:
+			t.Fatalf("answered before any change: %v, %v", a.task, a.err)
+		default:
+		}
+		goOn(t, ctx, c11, id)
+		a := await(t, ctx, held)
+		if a.err != nil || a.task.GetGeneration() <= 5 || a.task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+			t.Fatalf("held GetTask: %v, %v; want the task after the follow-up (generation 6 to 8)", a.task, a.err)
+		}
+		if n := len(a.task.GetHistory()); n > 1 {
+			t.Errorf("held GetTask with historyLength 1: %d history messages", n)
+		}
+	})
 }
 
 // TestLongPollTimeout: at the server's timeout a hold answers the task
 // unchanged, a normal result, whatever generation it waited past.
 func TestLongPollTimeout(t *testing.T) {
-	for _, st := range scopeStores {
-		t.Run(st.name, func(t *testing.T) {
-			s := startLongPollServer(t, st.open(t), 50*time.Millisecond, nil, nil)
-			for _, b := range scopeBindings {
-				t.Run(b.name, func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(context.Background(), guard)
-					defer cancel()
-					c := versionClient(t, s, b.f(), pversion.V11)
-					id := inputRequired(t, ctx, c)
-					for _, gen := range []int64{5, 1000} {
-						tk, err := c.GetTask(ctx, poll(id, gen))
-						if err != nil || tk.GetGeneration() != 5 || tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
-							t.Errorf("currentGeneration %d at the timeout: %v, %v; want the task unchanged", gen, tk, err)
-						}
-					}
-				})
+	onEveryStore(t, 50*time.Millisecond, nil, func(t *testing.T, ctx context.Context, s *testkit.Server, f client.TransportFactory) {
+		c := versionClient(t, s, f, pversion.V11)
+		id := inputRequired(t, ctx, c)
+		for _, gen := range []int64{5, 1000} {
+			tk, err := c.GetTask(ctx, poll(id, gen))
+			if err != nil || tk.GetGeneration() != 5 || tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+				t.Errorf("currentGeneration %d at the timeout: %v, %v; want the task unchanged", gen, tk, err)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestLongPollOwnerFirst: another principal's task is TaskNotFoundError
 // at once, never after a hold.
 func TestLongPollOwnerFirst(t *testing.T) {
-	for _, st := range scopeStores {
-		t.Run(st.name, func(t *testing.T) {
-			s := startLongPollServer(t, st.open(t), neverTimesOut, map[string]string{"ta": "alice", "tb": "bob"}, nil)
-			for _, b := range scopeBindings {
-				t.Run(b.name, func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(context.Background(), guard)
-					defer cancel()
-					id := inputRequired(t, ctx, principalClient(t, s, b.f(), pversion.V11, "ta"))
-					_, err := principalClient(t, s, b.f(), pversion.V11, "tb").GetTask(ctx, poll(id, 5))
-					if !errors.Is(err, a2a.ErrTaskNotFound) {
-						t.Errorf("bob's long poll of alice's task: %v; want TaskNotFoundError at once", err)
-					}
-				})
-			}
-		})
-	}
+	onEveryStore(t, neverTimesOut, map[string]string{"ta": "alice", "tb": "bob"}, func(t *testing.T, ctx context.Context, s *testkit.Server, f client.TransportFactory) {
+		id := inputRequired(t, ctx, principalClient(t, s, f, pversion.V11, "ta"))
+		_, err := principalClient(t, s, f, pversion.V11, "tb").GetTask(ctx, poll(id, 5))
+		if !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("bob's long poll of alice's task: %v; want TaskNotFoundError at once", err)
+		}
+	})
 }
 
 // TestLongPollCountsAsStream: with MaxStreams 1 a held GetTask is the

@@ -68,10 +68,7 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	url := pos[0]
 	switch sub {
 	case "get":
-		if f.waitChange {
-			return e.taskChange(ctx, cl, url, pos[1], hl)
-		}
-		return e.taskGet(ctx, cl, url, pos[1], hl)
+		return e.taskGet(ctx, cl, url, pos[1], hl, f.waitChange)
 	case "list":
 		return e.taskList(ctx, cl, list)
 	case "cancel":
@@ -180,10 +177,18 @@ func (f *taskFlags) listRequest(hl *int32) (*a2a.ListTasksRequest, error) {
 	return req, nil
 }
 
-// taskGet runs `task get`. It exits 0 whatever the task's state: it
-// shows the task, and the state is in what it prints.
-func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl *int32) error {
-	t, err := cl.GetTask(ctx, &a2a.GetTaskRequest{Id: id, HistoryLength: hl})
+// taskGet runs `task get`, and with wait `task get --wait-change`. It
+// exits 0 whatever the task's state: it shows the task, and the state is
+// in what it prints.
+func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl *int32, wait bool) error {
+	req := &a2a.GetTaskRequest{Id: id, HistoryLength: hl}
+	var t *a2a.Task
+	var err error
+	if wait {
+		t, err = e.waitChange(ctx, cl, url, req)
+	} else {
+		t, err = cl.GetTask(ctx, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -195,33 +200,25 @@ func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl
 	return nil
 }
 
-// taskChange runs `task get --wait-change`: it waits for the task's next
-// change (client.WaitForChange, spec §3.2.7) and prints the task then, as
-// `task get` does. A task already terminal is printed at once.
-func (e *env) taskChange(ctx context.Context, cl *client.Client, url, id string, hl *int32) error {
+// waitChange waits, for `task get --wait-change`, for the task's next
+// change (client.WaitForChange, spec §3.2.7), with a live line, and
+// returns the task then; a task already terminal at once.
+func (e *env) waitChange(ctx context.Context, cl *client.Client, url string, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	start, frame := time.Now(), 0
 	e.out.startLive(func() string {
 		frame++
-		return fmt.Sprintf("%c waiting for task %s to change · %.0fs", spinner[frame%len(spinner)], id, time.Since(start).Seconds())
+		return fmt.Sprintf("%c waiting for task %s to change · %.0fs", spinner[frame%len(spinner)], req.Id, time.Since(start).Seconds())
 	})
-	t, err := cl.WaitForChange(ctx, &a2a.GetTaskRequest{Id: id, HistoryLength: hl})
+	t, err := cl.WaitForChange(ctx, req)
 	e.out.stopLiveLine()
-	if interrupted(ctx) {
-		fmt.Fprintf(e.stderr, "parley %s: interrupted while waiting for task %s to change: parley task get %s %s\n", e.name, id, url, id)
-		return codeError{errReported, ExitInterrupted}
+	switch {
+	case interrupted(ctx):
+		fmt.Fprintf(e.stderr, "parley %s: interrupted while waiting for task %s to change: parley task get %s %s\n", e.name, req.Id, url, req.Id)
+		return nil, codeError{errReported, ExitInterrupted}
+	case errors.Is(err, client.ErrNoGeneration):
+		return nil, fmt.Errorf("%w: --wait-change needs an agent that serves A2A 1.1 (parley serve --protocol-versions 1.1,1.0,0.3), and --a2a-version, when given, 1.1", err)
 	}
-	if errors.Is(err, client.ErrNoGeneration) {
-		return fmt.Errorf("%w: --wait-change needs an agent that serves A2A 1.1 (parley serve --protocol-versions 1.1,1.0,0.3), and --a2a-version, when given, 1.1", err)
-	}
-	if err != nil {
-		return err
-	}
-	if e.c.json {
-		return e.out.jsonLine(t)
-	}
-	e.out.printTask(t, hl != nil)
-	e.nextSteps(url, t)
-	return nil
+	return t, err
 }
 
 // taskList runs `task list`.

@@ -351,3 +351,64 @@ func TestLongPollAcrossReplicas(t *testing.T) {
 		t.Fatal("the hold on B was never woken by A's write")
 	}
 }
+
+// TestLongPollEndsAtTheDrainNotAfterIt: the drain ends a hold at once,
+// while the executions it waits for still run (the hold answers before
+// Shutdown returns); Close, without a drain, ends a hold too.
+func TestLongPollEndsAtTheDrainNotAfterIt(t *testing.T) {
+	in11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	opts := server.Options{Agent: generationAgent(), ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}, LongPollTimeout: neverTimesOut}
+	hold := func(s *server.Server, id string, gen int64) <-chan answer {
+		held := make(chan answer, 1)
+		go func() {
+			tk, err := s.GetTask(in11(), poll(id, gen))
+			held <- answer{tk, err}
+		}()
+		for s.Waiters(id) == 0 && len(held) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		return held
+	}
+
+	s := newServer(t, opts)
+	// "wait" works until canceled: generation 2, WORKING, its execution
+	// running through the drain.
+	id := taskOf(t)(s.SendMessage(in11(), withConfig(msgReq("wait"), &a2a.SendMessageConfiguration{ReturnImmediately: true}))).GetId()
+	for tk, _ := s.GetTask(in11(), &a2a.GetTaskRequest{Id: id}); tk.GetGeneration() < 2; tk, _ = s.GetTask(in11(), &a2a.GetTaskRequest{Id: id}) {
+		time.Sleep(time.Millisecond)
+	}
+	held := hold(s, id, 2)
+	dctx, stopDrain := context.WithCancel(context.Background())
+	drained := make(chan error, 1)
+	go func() { drained <- s.Shutdown(dctx) }()
+	unchangedAt(t, held, 2, "the drain")
+	select {
+	case err := <-drained:
+		t.Errorf("Shutdown returned (%v) while the execution still ran", err)
+	default:
+	}
+	stopDrain()
+	<-drained
+
+	s = newServer(t, opts)
+	id = taskOf(t)(s.SendMessage(in11(), msgReq("stream"))).GetId() // INPUT_REQUIRED, generation 5
+	held = hold(s, id, 5)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	unchangedAt(t, held, 5, "Close")
+}
+
+// unchangedAt checks that what ended the hold held, and answered the
+// task unchanged at generation gen.
+func unchangedAt(t *testing.T, held <-chan answer, gen int64, what string) {
+	t.Helper()
+	select {
+	case a := <-held:
+		if a.err != nil || a.task.GetGeneration() != gen {
+			t.Errorf("hold at %s: %v, %v; want the task unchanged, generation %d", what, a.task, a.err, gen)
+		}
+	case <-time.After(guard):
+		t.Fatalf("%s did not end the hold", what)
+	}
+}

@@ -45,7 +45,7 @@ func addIdentityFlags(fs *flag.FlagSet) *identityFlags {
 	fs.StringVar(&f.clientAuth, "tls-client-auth", "optional", "with --tls-client-ca: `require` a certificate on every connection, or make it optional")
 	fs.StringVar(&f.rateLimit, "rate-limit", "", "requests each caller may make, as `N/s` (or N/m, N/h); 429 beyond it (0 or empty: no limit)")
 	fs.IntVar(&f.rateBurst, "rate-burst", 0, "burst of --rate-limit (0: the per-second rate rounded up)")
-	fs.IntVar(&f.maxStreams, "max-streams", 0, "streams each caller may have open at once (0: no limit)")
+	fs.IntVar(&f.maxStreams, "max-streams", 0, "streams each caller may have open at once, A2A 1.1 long-poll GetTasks while held included (0: no limit)")
 	fs.StringVar(&f.signKey, "sign-card-key", "", "sign the agent card (and the extended card) with the PEM private key in `FILE` (EC P-256, Ed25519 or RSA; 'parley key new' makes one)")
 	fs.StringVar(&f.signKID, "sign-card-kid", "", "the signature's key id `KID` (default: the key's RFC 7638 thumbprint)")
 	fs.StringVar(&f.signJKU, "sign-card-jku", "", "put this JWKS `URL` in the signature's header (where verifiers may find the key; 'parley key jwks' prints the JWKS)")

@@ -17,6 +17,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents"
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/server"
 )
 
@@ -204,13 +205,35 @@ func TestPipelineSharesTheBodyBudget(t *testing.T) {
 	h, base := matrixServer(t, Options{BodyBudget: 200 << 10, MaxPendingAnonymous: -1})
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		holder := startUpload(t, base, other, "", 1<<20, 200<<10)
-		time.Sleep(150 * time.Millisecond)
+		awaitHeld(t, h.budget)
 		r := startUpload(t, base, p, "", 1<<20, 200<<10).answer(3 * time.Second)
 		if why := busyRefusal(p, r); why != "" {
 			t.Errorf("upload while %s/%s holds the budget: %s", other.version, other.binding, why)
 		}
 		holder.body.Close()
 	})
+}
+
+// awaitHeld waits until an upload holds part of the budget and has
+// stopped taking more (its bytes all arrived): a fixed pause was too
+// short on a loaded machine.
+func awaitHeld(t *testing.T, b *httpx.Budget) {
+	t.Helper()
+	last, still := b.Left(), 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		left := b.Left()
+		if left == last {
+			still++
+		} else {
+			still = 0
+		}
+		last = left
+		if still >= 5 && left < 200<<10 {
+			return
+		}
+	}
+	t.Fatalf("no upload holds the budget (%d bytes left)", last)
 }
 
 // TestPipelineCapsPendingAnonymous: the anonymous cap counts uploads of

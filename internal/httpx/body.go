@@ -44,6 +44,13 @@ func (b *Budget) give(n int64) {
 	b.mu.Unlock()
 }
 
+// Left returns the bytes of the budget not held now.
+func (b *Budget) Left() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left
+}
+
 // Errors of Preread.
 var (
 	// ErrBodyTimeout: the body did not arrive before the deadline.

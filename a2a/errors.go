@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// Code identifies an error kind. It is a closed set: the nine A2A errors
-// (spec §3.3.2), the standard JSON-RPC errors the spec references (§9.5), and
+// Code identifies an error kind. It is a closed set: the ten A2A errors
+// (spec §3.3.2; the tenth, TaskGenerationMismatchError, is the A2A 1.1
+// preview's, see CodeTaskGenerationMismatch), the standard JSON-RPC errors the spec references (§9.5), and
 // the kinds Parley needs beside them (authentication, oversized requests,
 // rate limits, a service unavailable for a while). Its numeric value is the
 // JSON-RPC error code, except for CodeRequestTooLarge, CodeRateLimited and
@@ -30,6 +31,15 @@ const (
 	CodeExtendedAgentCardNotConfigured Code = -32007
 	CodeExtensionSupportRequired       Code = -32008
 	CodeVersionNotSupported            Code = -32009
+	// CodeTaskGenerationMismatch is the A2A 1.1 preview's
+	// TaskGenerationMismatchError (spec dev-1.1 §3.2.2, §3.3.2, §5.4): a
+	// send whose configuration.ifGenerationMatch is not the generation of
+	// the task it continues. Only a call served in 1.1 can meet it (the
+	// field is cleared from 1.0 and 0.3 calls), so no v1.0 or v0.3 client
+	// is sent it. Its ErrorInfo metadata (MetaTaskID, MetaExpectedGeneration,
+	// MetaCurrentGeneration) says which generation the task has now
+	// (GenerationMismatch reads it).
+	CodeTaskGenerationMismatch Code = -32010
 
 	CodeParseError     Code = -32700
 	CodeInvalidRequest Code = -32600
@@ -74,7 +84,11 @@ const (
 // (ExtendedAgentCardNotConfigured was v0.3's
 // AuthenticatedExtendedCardNotConfigured); v1.0's -32008 and -32009 keep
 // their numbers on v0.3, which had no such errors; and its HTTP+JSON and
-// gRPC bindings use the v1.0 statuses (package v03).
+// gRPC bindings use the v1.0 statuses (package v03). The 1.1 preview's
+// -32010 (HTTP 409, gRPC ABORTED) is in the table like the others, so
+// every binding, v0.3's included, would map it the same way; a v0.3 or
+// v1.0 call never meets it, since its ifGenerationMatch is cleared before
+// the core reads it (internal/version.ClearRequest).
 //
 // Several rows share a JSON-RPC code, an HTTP status or a gRPC code. For
 // each value the table marks the row it means alone (the def column): the
@@ -126,6 +140,7 @@ const (
 	grpcNotFound           = 5
 	grpcResourceExhausted  = 8
 	grpcFailedPrecondition = 9
+	grpcAborted            = 10
 	grpcUnimplemented      = 12
 	grpcInternal           = 13
 	grpcUnavailable        = 14
@@ -146,6 +161,7 @@ var codeTable = [...]codeInfo{
 	{CodeExtendedAgentCardNotConfigured, "ExtendedAgentCardNotConfiguredError", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "extended agent card not configured", -32007, 400, grpcFailedPrecondition, onRPC},
 	{CodeExtensionSupportRequired, "ExtensionSupportRequiredError", "EXTENSION_SUPPORT_REQUIRED", "a required extension was not activated", -32008, 400, grpcFailedPrecondition, onRPC},
 	{CodeVersionNotSupported, "VersionNotSupportedError", "VERSION_NOT_SUPPORTED", "protocol version not supported", -32009, 400, grpcFailedPrecondition, onRPC},
+	{CodeTaskGenerationMismatch, "TaskGenerationMismatchError", "TASK_GENERATION_MISMATCH", "task generation mismatch", -32010, 409, grpcAborted, onAll},
 	{CodeParseError, "JSONParseError", "JSON_PARSE", "invalid JSON payload", -32700, 400, grpcInvalidArgument, onRPC},
 	{CodeInvalidRequest, "InvalidRequestError", "INVALID_REQUEST", "request payload validation error", -32600, 400, grpcInvalidArgument, onRPC},
 	{CodeMethodNotFound, "MethodNotFoundError", "METHOD_NOT_FOUND", "method not found", -32601, 404, grpcUnimplemented, onRPC | onGRPC},
@@ -164,14 +180,14 @@ var codeTable = [...]codeInfo{
 // Values peers send that no row has, read as one row's (never sent by
 // Parley, so outside the table's round trip): the official Go SDK's
 // authentication reason UNAUTHORIZED; HTTP 403, 405, 422 and 501; and the
-// gRPC codes PERMISSION_DENIED, OUT_OF_RANGE, UNKNOWN, ALREADY_EXISTS,
-// ABORTED and DATA_LOSS. Any other 4xx status is InvalidRequest, any other
+// gRPC codes PERMISSION_DENIED, OUT_OF_RANGE, UNKNOWN, ALREADY_EXISTS and
+// DATA_LOSS. (ABORTED and HTTP 409 are TaskGenerationMismatchError's.) Any other 4xx status is InvalidRequest, any other
 // 5xx InternalError, except the transport conditions (transportHTTP,
 // transportGRPC), which are no A2A error at all.
 var (
 	aliasReasons = map[string]Code{"UNAUTHORIZED": CodeUnauthenticated}
 	aliasHTTP    = map[int]Code{403: CodeUnauthenticated, 405: CodeMethodNotFound, 422: CodeInvalidParams, 501: CodeUnsupportedOperation}
-	aliasGRPC    = map[int]Code{7: CodeUnauthenticated, 11: CodeInvalidParams, 2: CodeInternal, 6: CodeInternal, 10: CodeInternal, 15: CodeInternal}
+	aliasGRPC    = map[int]Code{7: CodeUnauthenticated, 11: CodeInvalidParams, 2: CodeInternal, 6: CodeInternal, 15: CodeInternal}
 )
 
 // The statuses that say the server (or a proxy) could not answer rather
@@ -261,8 +277,9 @@ func (c Code) GRPCStatus() (int, string) {
 // JSONRPC is the code sent in a JSON-RPC error object.
 func (c Code) JSONRPC() int { return lookup(c).rpc }
 
-// IsA2A reports whether the code is one of the nine A2A-specific errors.
-func (c Code) IsA2A() bool { return c <= CodeTaskNotFound && c >= CodeVersionNotSupported }
+// IsA2A reports whether the code is one of the ten A2A-specific errors
+// (-32001…-32010; the tenth is the 1.1 preview's).
+func (c Code) IsA2A() bool { return c <= CodeTaskNotFound && c >= CodeTaskGenerationMismatch }
 
 // CodeForReason maps an ErrorInfo reason, spelled exactly, back to its code,
 // for clients: a reason of the table, or UNAUTHORIZED (an authentication
@@ -459,6 +476,7 @@ const (
 	ErrExtendedAgentCardNotConfigured = sentinel(CodeExtendedAgentCardNotConfigured)
 	ErrExtensionSupportRequired       = sentinel(CodeExtensionSupportRequired)
 	ErrVersionNotSupported            = sentinel(CodeVersionNotSupported)
+	ErrTaskGenerationMismatch         = sentinel(CodeTaskGenerationMismatch)
 	ErrParse                          = sentinel(CodeParseError)
 	ErrInvalidRequest                 = sentinel(CodeInvalidRequest)
 	ErrMethodNotFound                 = sentinel(CodeMethodNotFound)

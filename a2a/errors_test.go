@@ -3,6 +3,7 @@ package a2a
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 )
@@ -59,6 +60,7 @@ func TestErrorMappingTable(t *testing.T) {
 		{CodeExtendedAgentCardNotConfigured, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
 		{CodeExtensionSupportRequired, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
 		{CodeVersionNotSupported, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
+		{CodeTaskGenerationMismatch, -32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH"}, // spec dev-1.1 §5.4
 		{CodeParseError, -32700, 400, "INVALID_ARGUMENT", ""},
 		{CodeInvalidRequest, -32600, 400, "INVALID_ARGUMENT", ""},
 		{CodeMethodNotFound, -32601, 404, "UNIMPLEMENTED", ""},
@@ -170,6 +172,7 @@ const (
 	_ = ErrExtendedAgentCardNotConfigured
 	_ = ErrExtensionSupportRequired
 	_ = ErrVersionNotSupported
+	_ = ErrTaskGenerationMismatch
 	_ = ErrParse
 	_ = ErrInvalidRequest
 	_ = ErrMethodNotFound
@@ -192,6 +195,7 @@ var sentinels = map[Code]error{
 	CodeExtendedAgentCardNotConfigured: ErrExtendedAgentCardNotConfigured,
 	CodeExtensionSupportRequired:       ErrExtensionSupportRequired,
 	CodeVersionNotSupported:            ErrVersionNotSupported,
+	CodeTaskGenerationMismatch:         ErrTaskGenerationMismatch,
 	CodeParseError:                     ErrParse,
 	CodeInvalidRequest:                 ErrInvalidRequest,
 	CodeMethodNotFound:                 ErrMethodNotFound,
@@ -265,5 +269,33 @@ func TestSentinelCannotBeChanged(t *testing.T) {
 	var again *Error
 	if errors.As(ErrTaskNotFound, &again); again.Code != CodeTaskNotFound || again.Message != "" {
 		t.Fatalf("errors.As(ErrTaskNotFound) after the change = %v", again)
+	}
+}
+
+// TestGenerationMismatch: the 1.1 preview's TaskGenerationMismatchError
+// carries the task and both generations in its metadata, as decimal
+// strings (spec dev-1.1 §11.6), and MismatchedGenerations reads them back
+// through a wrapped chain.
+func TestGenerationMismatch(t *testing.T) {
+	e := GenerationMismatch("t-1", 3, 5)
+	if reason, domain, ok := e.Info(); !ok || reason != "TASK_GENERATION_MISMATCH" || domain != DomainA2A {
+		t.Errorf("Info = %q %q %v", reason, domain, ok)
+	}
+	want := map[string]string{"taskId": "t-1", "expectedGeneration": "3", "currentGeneration": "5"}
+	if !maps.Equal(e.Metadata, want) {
+		t.Errorf("metadata %v, want %v", e.Metadata, want)
+	}
+	wrapped := fmt.Errorf("send: %w", e)
+	if !errors.Is(wrapped, ErrTaskGenerationMismatch) {
+		t.Error("errors.Is(ErrTaskGenerationMismatch) is false")
+	}
+	if exp, cur, ok := MismatchedGenerations(wrapped); !ok || exp != 3 || cur != 5 {
+		t.Errorf("MismatchedGenerations = %d %d %v, want 3 5 true", exp, cur, ok)
+	}
+	if _, _, ok := MismatchedGenerations(NewError(CodeTaskNotFound, "x")); ok {
+		t.Error("MismatchedGenerations of TaskNotFound is ok")
+	}
+	if exp, cur, ok := MismatchedGenerations(&Error{Code: CodeTaskGenerationMismatch}); !ok || exp != -1 || cur != -1 {
+		t.Errorf("without metadata: %d %d %v, want -1 -1 true", exp, cur, ok)
 	}
 }

@@ -130,7 +130,9 @@ func TestForeignValues(t *testing.T) {
 	}{
 		{Wire{HTTP: 403}, CodeUnauthenticated, true},
 		{Wire{HTTP: 405}, CodeMethodNotFound, true},
-		{Wire{HTTP: 409}, CodeInvalidRequest, true},
+		{Wire{HTTP: 409}, CodeTaskGenerationMismatch, true},
+		{Wire{HTTP: 410}, CodeInvalidRequest, true},
+		{Wire{GRPC: grpcAborted}, CodeTaskGenerationMismatch, true},
 		{Wire{HTTP: 501}, CodeUnsupportedOperation, true},
 		{Wire{HTTP: 507}, CodeInternal, true},
 		{Wire{HTTP: 503}, 0, false},

@@ -311,6 +311,7 @@ func TestStatus(t *testing.T) {
 		a2a.CodeTaskNotFound, a2a.CodeTaskNotCancelable, a2a.CodePushNotificationNotSupported,
 		a2a.CodeUnsupportedOperation, a2a.CodeContentTypeNotSupported, a2a.CodeInvalidAgentResponse,
 		a2a.CodeExtendedAgentCardNotConfigured, a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported,
+		a2a.CodeTaskGenerationMismatch,
 		a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeMethodNotFound, a2a.CodeInvalidParams,
 		a2a.CodeInternal, a2a.CodeUnauthenticated, a2a.CodeRequestTooLarge,
 	}
@@ -324,6 +325,7 @@ func TestStatus(t *testing.T) {
 		a2a.CodeExtendedAgentCardNotConfigured: connect.CodeFailedPrecondition,
 		a2a.CodeExtensionSupportRequired:       connect.CodeFailedPrecondition,
 		a2a.CodeVersionNotSupported:            connect.CodeFailedPrecondition,
+		a2a.CodeTaskGenerationMismatch:         connect.CodeAborted,
 		a2a.CodeParseError:                     connect.CodeInvalidArgument,
 		a2a.CodeInvalidRequest:                 connect.CodeInvalidArgument,
 		a2a.CodeMethodNotFound:                 connect.CodeUnimplemented,

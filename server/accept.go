@@ -274,6 +274,9 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	if err == nil {
 		err = r.awaitSettledExecution(ctx)
 	}
+	if err == nil { // a stale view is told so first, whatever else is wrong now
+		err = r.checkGeneration(ctx, areq.Configuration)
+	}
 	if err == nil {
 		err = r.refuseFollowUp(msg)
 	}
@@ -340,7 +343,10 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 // history, its inline push configuration, and its idempotency record. It
 // also completes the agent's Request. An inline configuration the task has
 // no room for (Limits.MaxPushConfigs) refuses the follow-up before anything
-// is stored. Callers hold r.mu and have loaded the task.
+// is stored. A conditional follow-up (ifGenerationMatch, checked by
+// checkGeneration) is written with the WORKING status its acceptance is,
+// fenced by sequence number, and recorded after that write won (see
+// condsend.go). Callers hold r.mu and have loaded the task.
 func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig) error {
 	t := r.task
 	if push != nil {
@@ -348,16 +354,18 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			return err
 		}
 	}
-	// The record first: of two replicas given this follow-up at once, the
-	// one that records it runs it (decision B14).
-	prev, err := s.store.PutMessage(ctx, c.scope, &taskstore.MessageRecord{
-		MessageID: msg.MessageId, Digest: digest, TaskID: t.Id, Created: s.now(),
-	})
-	if err != nil {
-		return a2a.Internal(err)
-	}
-	if prev != nil {
-		return &resent{prev}
+	rec := &taskstore.MessageRecord{MessageID: msg.MessageId, Digest: digest, TaskID: t.Id, Created: s.now()}
+	_, conditional := expectedGeneration(areq.Configuration)
+	if !conditional {
+		// The record first: of two replicas given this follow-up at
+		// once, the one that records it runs it (decision B14).
+		prev, err := s.store.PutMessage(ctx, c.scope, rec)
+		if err != nil {
+			return a2a.Internal(err)
+		}
+		if prev != nil {
+			return &resent{prev}
+		}
 	}
 	// Decision B9: the context is inferred from the task and stamped on
 	// the stored message.
@@ -365,10 +373,23 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = a2a.CloneTask(t)
 	areq.Message = a2a.CloneMessage(msg)
-	if err := s.store.Append(ctx, c.scope, t.Id, taskstore.Event{Message: msg}); err != nil {
-		return a2a.Internal(err)
+	if conditional {
+		if err := r.acceptConditional(ctx, msg); err != nil {
+			return err
+		}
+		// Accepted: the store took its write. A record already there is
+		// this messageId sent at the same moment to another replica
+		// without the condition; the message runs here all the same.
+		if prev, err := s.store.PutMessage(ctx, c.scope, rec); err != nil || prev != nil {
+			s.log.WarnContext(ctx, "conditional follow-up accepted, but its messageId could not be recorded for resends",
+				"task", t.Id, "message", msg.MessageId, "err", err)
+		}
+	} else {
+		if err := s.store.Append(ctx, c.scope, t.Id, taskstore.Event{Message: msg}); err != nil {
+			return a2a.Internal(err)
+		}
+		t.History = append(t.History, msg)
 	}
-	t.History = append(t.History, msg)
 	if push != nil {
 		push.TaskId = t.Id
 		if err := r.putPushConfig(ctx, push); err != nil {

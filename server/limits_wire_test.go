@@ -7,6 +7,7 @@ package server_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,8 @@ type outcome struct {
 	status     int    // JSON-RPC error code, HTTP status or gRPC code; 0 on success
 	message    string // the error message
 	reason     string // ErrorInfo.reason
+	domain     string // ErrorInfo.domain
+	name       string // HTTP+JSON: the error body's status (a google.rpc.Code name) and code, as "ABORTED 409"
 	meta       map[string]string
 	violations []a2a.FieldViolation
 	size       int // bytes of the answer (HTTP bindings)
@@ -78,8 +81,9 @@ func (o outcome) violation(t testing.TB, what, field string) a2a.FieldViolation 
 
 // wireServer is a loopback server and a raw caller of it.
 type wireServer struct {
-	url  string
-	grpc a2aconnect.A2AServiceClient
+	url     string
+	grpc    a2aconnect.A2AServiceClient
+	version string // the A2A-Version of the HTTP bindings' requests ("": 1.0)
 }
 
 // startWire serves the conformance agent with limits on every binding.
@@ -109,7 +113,7 @@ func (w *wireServer) post(t testing.TB, ctx context.Context, verb, url string, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	hr.Header.Set("A2A-Version", a2a.ProtocolVersion)
+	hr.Header.Set("A2A-Version", cmp.Or(w.version, a2a.ProtocolVersion))
 	if body != nil {
 		hr.Header.Set("Content-Type", "application/a2a+json")
 	}
@@ -178,6 +182,8 @@ func (w *wireServer) rest(t testing.TB, ctx context.Context, m *a2a.Method, req 
 	}
 	var body struct {
 		Error struct {
+			Code    int               `json:"code"`
+			Status  string            `json:"status"`
 			Message string            `json:"message"`
 			Details []json.RawMessage `json:"details"`
 		} `json:"error"`
@@ -186,6 +192,7 @@ func (w *wireServer) rest(t testing.TB, ctx context.Context, m *a2a.Method, req 
 		t.Fatalf("REST error body %.200q: %v", b, err)
 	}
 	o.status, o.message = resp.StatusCode, body.Error.Message
+	o.name = fmt.Sprint(body.Error.Status, " ", body.Error.Code)
 	o.details(t, body.Error.Details)
 	return o
 }
@@ -196,6 +203,7 @@ func (o *outcome) details(t testing.TB, details []json.RawMessage) {
 		var x struct {
 			Type            string               `json:"@type"`
 			Reason          string               `json:"reason"`
+			Domain          string               `json:"domain"`
 			Metadata        map[string]string    `json:"metadata"`
 			FieldViolations []a2a.FieldViolation `json:"fieldViolations"`
 		}
@@ -204,7 +212,7 @@ func (o *outcome) details(t testing.TB, details []json.RawMessage) {
 		}
 		switch x.Type {
 		case "type.googleapis.com/google.rpc.ErrorInfo":
-			o.reason, o.meta = x.Reason, x.Metadata
+			o.reason, o.domain, o.meta = x.Reason, x.Domain, x.Metadata
 		case "type.googleapis.com/google.rpc.BadRequest":
 			o.violations = x.FieldViolations
 		}
@@ -242,7 +250,7 @@ func (w *wireServer) grpcCall(t testing.TB, ctx context.Context, m *a2a.Method, 
 		}
 		switch x := v.(type) {
 		case *errdetails.ErrorInfo:
-			o.reason, o.meta = x.GetReason(), x.GetMetadata()
+			o.reason, o.domain, o.meta = x.GetReason(), x.GetDomain(), x.GetMetadata()
 		case *errdetails.BadRequest:
 			for _, fv := range x.GetFieldViolations() {
 				o.violations = append(o.violations, a2a.FieldViolation{Field: fv.GetField(), Description: fv.GetDescription()})

@@ -20,7 +20,10 @@ type Tasks interface {
 	// write: ev.Response, when set, is appended to the task's event log
 	// under ev.Seq and applied to the stored task as Apply does; ev.Message,
 	// when set, is added to the task's history without an event (a client's
-	// follow-up). The cost of an append must not grow with the task: no
+	// follow-up). Both may be set: the message joins the history first,
+	// and the write is fenced by ev.Seq as the event's alone would be (a
+	// conditional follow-up with the status its acceptance is). The cost
+	// of an append must not grow with the task: no
 	// rewrite or copy of the whole task per event. ev.Seq is the task's
 	// last sequence number plus one when ev.Response is set, and zero
 	// otherwise; an Append whose Seq is not LastSeq+1 fails without
@@ -104,8 +107,10 @@ type Event struct {
 	Seq      uint64
 	Response *a2a.StreamResponse
 	// Message, on Append only, is a client message added to the task's
-	// history that is not a stream event (a follow-up): Seq is zero and
-	// Response nil when it is set.
+	// history that is not a stream event (a follow-up). Alone, with Seq
+	// zero and Response nil, it leaves the sequence as it is; with a
+	// Response it is written in the same atomic write, before the event
+	// and under the event's Seq (the server's conditional follow-up).
 	Message *a2a.Message
 	// Push queues Response in the push outbox, in the same atomic write:
 	// CreateTask and Append queue it once for every active (not

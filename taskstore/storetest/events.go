@@ -20,6 +20,7 @@ var eventChecks = []check[TaskStore]{
 	{"AppendStatus", testAppendStatus},
 	{"AppendArtifacts", testAppendArtifacts},
 	{"AppendMessage", testAppendMessage},
+	{"AppendMessageWithEvent", testAppendMessageWithEvent},
 	{"AppendCopies", testAppendCopies},
 	{"Events", testEvents},
 	{"PruneEvents", testPruneEvents},
@@ -180,6 +181,37 @@ func testAppendMessage(t *testing.T, s TaskStore) {
 	// The next event follows on.
 	appendAll(t, s, "msg", want, 3, statusAt("msg", 3, completed, at(3)).Response)
 	wantEqual(t, "task after the next event", mustGet(t, s, scopeA, "msg"), want)
+}
+
+// testAppendMessageWithEvent: a message and an event in one Append (the
+// server's conditional follow-up: the client's message and the WORKING
+// status its acceptance is) are one write fenced by the event's sequence
+// number: at a number already taken neither is written (ErrSeq); at the
+// next one the message joins the history before the event's own status
+// message, and the event is logged.
+func testAppendMessageWithEvent(t *testing.T, s TaskStore) {
+	ctx := t.Context()
+	want, created := logTask(t, s, "mwe")
+	follow := message("m-follow", "mwe", "c", "an answer")
+	stale := statusAt("mwe", 1, working, at(2))
+	stale.Message = follow
+	if err := s.Append(ctx, scopeA, "mwe", stale); !errors.Is(err, taskstore.ErrSeq) {
+		t.Fatalf("Append(message with event at a taken number) = %v, want ErrSeq", err)
+	}
+	wantEqual(t, "task after a refused message with an event", mustGet(t, s, scopeA, "mwe"), want)
+	ev := statusAt("mwe", 2, working, at(2))
+	ev.Response.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "m-agent", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("on it")}}
+	ev.Message = follow
+	if err := s.Append(ctx, scopeA, "mwe", ev); err != nil {
+		t.Fatalf("Append(message with event): %v", err)
+	}
+	want.History = append(want.History, follow)
+	taskstore.Apply(want, ev.Response)
+	wantEqual(t, "task after a message with an event", mustGet(t, s, scopeA, "mwe"), want)
+	if seq, err := s.LastSeq(ctx, scopeA, "mwe"); err != nil || seq != 2 {
+		t.Errorf("LastSeq after a message with an event = %d, %v; want 2", seq, err)
+	}
+	wantEvents(t, "log after a message with an event", mustEvents(t, s, "mwe", 0, 0), 1, created, ev.Response)
 }
 
 // testAppendCopies: the store copies appended messages and the tasks it

@@ -46,6 +46,9 @@ var fuzzSeeds = []fuzzSeed{
 	{"POST", "/message:send", "", send("m-3", "input-required"), 0},
 	{"POST", "/message:send", "", `{"message":{"message_id":"m-4","role":"ROLE_USER","parts":[{"text":"slow 10"}]},"configuration":{"returnImmediately":true,"historyLength":1}}`, 0},
 	{"POST", "/message:stream", "", send("m-5", "stream 3"), 0},
+	// the 1.1 preview's conditional send (cleared from a 1.0 call, decoded all the same)
+	{"POST", "/message:send", "", `{"message":{"messageId":"m-g1","taskId":"no-such-task","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"ifGenerationMatch":"3"}}`, 0},
+	{"POST", "/message:stream", "", `{"message":{"messageId":"m-g2","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"ifGenerationMatch":"1e3"}}`, 0},
 	{"POST", "/message:stream", "", send("m-6", "message"), 0},
 	{"POST", "/acme/message:send", "", send("m-7", "reject"), 0},
 	{"GET", "/tasks/no-such-task", "historyLength=3", "", 2},

@@ -85,6 +85,9 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 	if ts := t.GetStatus().GetTimestamp(); ts != nil {
 		fmt.Fprintf(&b, "  %s  %s\n", o.dim("updated"), ts.AsTime().UTC().Format(time.RFC3339))
 	}
+	if g := t.GetGeneration(); g != 0 { // an answer in A2A 1.1 (--if-generation takes it)
+		fmt.Fprintf(&b, "  %s  %d\n", o.dim("generation"), g)
+	}
 	if m := t.GetStatus().GetMessage(); m != nil && len(m.GetParts()) > 0 {
 		fmt.Fprintf(&b, "  %s  %s\n", o.dim("message"), strings.ReplaceAll(partsText(m.GetParts()), "\n", "\n           "))
 	}

@@ -12,12 +12,14 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
+	"parley.dev/parley/internal/version"
 )
 
 const sendSynopsis = `send URL [TEXT] [flags]
@@ -32,7 +34,12 @@ as they arrive (and stops when the task needs input or authorization).
 Exit status: 0 the task completed, or the agent replied with a message;
 5 the task ended FAILED, REJECTED or CANCELED; 6 it needs input or
 authorization (the task waits: parley send URL --task ID "..."). With
---async, 0 once the agent has the task, whatever its state.`
+--async, 0 once the agent has the task, whatever its state.
+
+--if-generation N sends the follow-up only if the task is still at
+generation N (A2A 1.1's ifGenerationMatch; the agent must serve 1.1, and
+the call is sent as a 1.1 call); otherwise the agent refuses it with
+TaskGenerationMismatchError and nothing is sent to the task.`
 
 // sendCmd runs `parley send URL TEXT`.
 func sendCmd(ctx context.Context, e *env, args []string) error {
@@ -46,6 +53,9 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := f.check(); err != nil {
+		return err
+	}
+	if err := c.askGenerations(f.ifGeneration != nil, "--if-generation"); err != nil {
 		return err
 	}
 	msg, err := f.message(pos[1:])
@@ -64,11 +74,12 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer done()
 	if f.stream {
-		return e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0], msg.GetTaskId() != "")
+		err := e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0], msg.GetTaskId() != "")
+		return withGenerationHint(err, pos[0], msg.GetTaskId())
 	}
 	resp, err := cl.SendMessage(ctx, req)
 	if err != nil {
-		return withPrivateWebhookHint(err)
+		return withGenerationHint(withPrivateWebhookHint(err), pos[0], msg.GetTaskId())
 	}
 	t := resp.GetTask()
 	if c.json {
@@ -94,6 +105,8 @@ type sendFlags struct {
 	// --push-url, --push-token, --push-token-file: a push notification
 	// configuration sent with the message.
 	pushURL, pushToken, pushTokenFile string
+	// --if-generation: the generation the task must be at (nil: any).
+	ifGeneration *int64
 }
 
 // addSendFlags defines the flags of `parley send` on fs.
@@ -111,6 +124,15 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 	fs.StringVar(&f.pushURL, "push-url", "", "have the agent POST the task's updates to the webhook at `URL` (push notifications)")
 	fs.StringVar(&f.pushToken, "push-token", "", "with --push-url: a `TOKEN` the agent sends with every notification, for the webhook to check")
 	fs.StringVar(&f.pushTokenFile, "push-token-file", "", "like --push-token, with the token read from `FILE`")
+	fs.Func("if-generation", "with --task: send only if the task is still at generation `N` (A2A 1.1's ifGenerationMatch; "+
+		"the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3)", func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a whole number, the task's generation (parley task get --a2a-version 1.1 shows it)")
+		}
+		f.ifGeneration = &n
+		return nil
+	})
 	return f
 }
 
@@ -121,6 +143,9 @@ func (f *sendFlags) check() error {
 	}
 	if f.history < -1 {
 		return usageError{fmt.Errorf("--history %d: want 0 or more (or -1 for the server's default)", f.history)}
+	}
+	if f.ifGeneration != nil && f.taskID == "" {
+		return usageError{errors.New("--if-generation needs --task: it is the generation of the task the message continues (a new task has none yet)")}
 	}
 	var err error
 	if f.pushToken, err = valueOrFile("push-token", f.pushToken, f.pushTokenFile, nil); err != nil {
@@ -192,7 +217,9 @@ func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
 	if f.pushURL != "" { // the inline configuration of spec §3.2.2, registered with the task
 		cfg.TaskPushNotificationConfig = &a2a.TaskPushNotificationConfig{Url: f.pushURL, Token: f.pushToken}
 	}
-	if cfg.ReturnImmediately || cfg.HistoryLength != nil || len(cfg.AcceptedOutputModes) > 0 || cfg.TaskPushNotificationConfig != nil {
+	cfg.IfGenerationMatch = f.ifGeneration
+	if cfg.ReturnImmediately || cfg.HistoryLength != nil || len(cfg.AcceptedOutputModes) > 0 || cfg.TaskPushNotificationConfig != nil ||
+		cfg.IfGenerationMatch != nil {
 		req.Configuration = cfg
 	}
 	return req
@@ -360,4 +387,32 @@ func abridgeArg(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// askGenerations makes the command's calls 1.1 calls when flag, a member
+// only A2A 1.1 has (the task generation's), is given: --a2a-version 1.1
+// unless --a2a-version was given, and then it must be a version that has
+// the member (a 1.0 agent would ignore it).
+func (c *common) askGenerations(given bool, flag string) error {
+	switch {
+	case !given:
+		return nil
+	case !c.versionSet:
+		c.version, c.versionSet = version.V11, true
+		return nil
+	case !version.ShowsGeneration(c.version):
+		return usageError{fmt.Errorf("%s is an A2A 1.1 member, which a %q call does not have: leave out --a2a-version, or give 1.1", flag, c.version)}
+	}
+	return nil
+}
+
+// withGenerationHint adds to a TaskGenerationMismatchError what to do
+// next: the task changed since the generation the send expected.
+func withGenerationHint(err error, url, taskID string) error {
+	_, cur, ok := a2a.MismatchedGenerations(err)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%w\n  hint: task %s changed (it is at generation %d now): read it (parley task get %s %s --a2a-version 1.1) "+
+		"and, if the message still applies, send it again with --if-generation %d", err, taskID, cur, url, taskID, cur)
 }

@@ -346,7 +346,7 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 // is stored. A conditional follow-up (ifGenerationMatch, checked by
 // checkGeneration) is written with the WORKING status its acceptance is,
 // fenced by sequence number, and recorded after that write won (see
-// condsend.go). Callers hold r.mu and have loaded the task.
+// acceptConditional). Callers hold r.mu and have loaded the task.
 func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig) error {
 	t := r.task
 	if push != nil {

@@ -124,101 +124,91 @@ func streamGenerations(t *testing.T, ctx context.Context, c *client.Client, msg 
 }
 
 func TestGenerationOverTheWire(t *testing.T) {
-	for _, st := range scopeStores {
-		t.Run(st.name, func(t *testing.T) {
-			s := startGenerationServer(t, st.open(t), true)
-			for _, b := range scopeBindings {
-				t.Run(b.name, func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(context.Background(), guard)
-					defer cancel()
-					c11 := versionClient(t, s, b.f(), pversion.V11)
-					c10 := versionClient(t, s, b.f(), a2a.ProtocolVersion)
+	onEachStoreAndBinding(t, func(t *testing.T, ctx context.Context, s *testkit.Server, f client.TransportFactory, c11 *client.Client) {
+		c10 := versionClient(t, s, f, a2a.ProtocolVersion)
 
-					// A stream with artifacts: the Task (1), WORKING (2), two
-					// chunks (3, 4), INPUT_REQUIRED (5).
-					gens, id := streamGenerations(t, ctx, c11, a2a.UserMessage("stream"))
-					if want := []int64{1, 2, 3, 4, 5}; !slices.Equal(gens, want) {
-						t.Fatalf("1.1 stream generations %v, want %v", gens, want)
-					}
-					wantTask := func(c *client.Client, what string, want int64) {
-						t.Helper()
-						tk, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
-						if err != nil || tk.GetGeneration() != want {
-							t.Errorf("%s: GetTask generation %d, %v; want %d", what, tk.GetGeneration(), err, want)
-						}
-						res, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
-						if err != nil {
-							t.Fatalf("%s: ListTasks: %v", what, err)
-						}
-						for _, lt := range res.GetTasks() {
-							if lt.GetId() == id && lt.GetGeneration() != want {
-								t.Errorf("%s: ListTasks generation %d, want %d", what, lt.GetGeneration(), want)
-							}
-						}
-					}
-					wantTask(c11, "1.1 after the stream", 5)
-					wantTask(c10, "1.0 after the stream", 0)
-
-					// A follow-up, blocking: WORKING (6), an artifact (7),
-					// COMPLETED (8).
-					follow := a2a.UserMessage("go on")
-					follow.TaskId = id
-					resp, err := c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: follow})
-					if err != nil || resp.GetTask().GetGeneration() != 8 {
-						t.Errorf("1.1 follow-up: task generation %d, %v; want 8", resp.GetTask().GetGeneration(), err)
-					}
-					wantTask(c11, "1.1 after the follow-up", 8)
-
-					// The same requests in 1.0 carry no generation: a stream
-					// and a blocking send.
-					gens, _ = streamGenerations(t, ctx, c10, a2a.UserMessage("stream"))
-					if slices.ContainsFunc(gens, func(g int64) bool { return g != 0 }) {
-						t.Errorf("1.0 stream generations %v, want none", gens)
-					}
-					resp, err = c10.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream")})
-					if err != nil || resp.GetTask() == nil || resp.GetTask().GetGeneration() != 0 {
-						t.Errorf("1.0 send: %v, %v; want a task without a generation", resp, err)
-					}
-
-					// A cancel: WORKING (2), then CANCELED (3), seen by a
-					// 1.1 subscriber as it happens.
-					resp, err = c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("wait"),
-						Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}})
-					if err != nil {
-						t.Fatalf("send wait: %v", err)
-					}
-					wid := resp.GetTask().GetId()
-					waitFor(t, ctx, c11, wid, a2a.TaskState_TASK_STATE_WORKING)
-					subGens := make(chan []int64, 1)
-					subscribed := make(chan struct{})
-					go func() {
-						var g []int64
-						for ev, err := range c11.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: wid}) {
-							if err != nil {
-								break
-							}
-							if len(g) == 0 {
-								close(subscribed)
-							}
-							g = append(g, eventGeneration(ev.Response))
-						}
-						subGens <- g
-					}()
-					<-subscribed
-					canceled, err := c11.CancelTask(ctx, &a2a.CancelTaskRequest{Id: wid})
-					if err != nil || canceled.GetGeneration() != 3 {
-						t.Errorf("1.1 CancelTask: generation %d, %v; want 3", canceled.GetGeneration(), err)
-					}
-					if g := <-subGens; !slices.Equal(g, []int64{2, 3}) {
-						t.Errorf("1.1 subscriber generations %v, want [2 3] (the snapshot, then CANCELED)", g)
-					}
-					if tk, err := c10.GetTask(ctx, &a2a.GetTaskRequest{Id: wid}); err != nil || tk.GetGeneration() != 0 {
-						t.Errorf("1.0 GetTask of the canceled task: generation %d, %v; want none", tk.GetGeneration(), err)
-					}
-				})
+		// A stream with artifacts: the Task (1), WORKING (2), two
+		// chunks (3, 4), INPUT_REQUIRED (5).
+		gens, id := streamGenerations(t, ctx, c11, a2a.UserMessage("stream"))
+		if want := []int64{1, 2, 3, 4, 5}; !slices.Equal(gens, want) {
+			t.Fatalf("1.1 stream generations %v, want %v", gens, want)
+		}
+		wantTask := func(c *client.Client, what string, want int64) {
+			t.Helper()
+			tk, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
+			if err != nil || tk.GetGeneration() != want {
+				t.Errorf("%s: GetTask generation %d, %v; want %d", what, tk.GetGeneration(), err, want)
 			}
-		})
-	}
+			res, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
+			if err != nil {
+				t.Fatalf("%s: ListTasks: %v", what, err)
+			}
+			for _, lt := range res.GetTasks() {
+				if lt.GetId() == id && lt.GetGeneration() != want {
+					t.Errorf("%s: ListTasks generation %d, want %d", what, lt.GetGeneration(), want)
+				}
+			}
+		}
+		wantTask(c11, "1.1 after the stream", 5)
+		wantTask(c10, "1.0 after the stream", 0)
+
+		// A follow-up, blocking: WORKING (6), an artifact (7),
+		// COMPLETED (8).
+		follow := a2a.UserMessage("go on")
+		follow.TaskId = id
+		resp, err := c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: follow})
+		if err != nil || resp.GetTask().GetGeneration() != 8 {
+			t.Errorf("1.1 follow-up: task generation %d, %v; want 8", resp.GetTask().GetGeneration(), err)
+		}
+		wantTask(c11, "1.1 after the follow-up", 8)
+
+		// The same requests in 1.0 carry no generation: a stream
+		// and a blocking send.
+		gens, _ = streamGenerations(t, ctx, c10, a2a.UserMessage("stream"))
+		if slices.ContainsFunc(gens, func(g int64) bool { return g != 0 }) {
+			t.Errorf("1.0 stream generations %v, want none", gens)
+		}
+		resp, err = c10.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream")})
+		if err != nil || resp.GetTask() == nil || resp.GetTask().GetGeneration() != 0 {
+			t.Errorf("1.0 send: %v, %v; want a task without a generation", resp, err)
+		}
+
+		// A cancel: WORKING (2), then CANCELED (3), seen by a
+		// 1.1 subscriber as it happens.
+		resp, err = c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("wait"),
+			Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatalf("send wait: %v", err)
+		}
+		wid := resp.GetTask().GetId()
+		waitFor(t, ctx, c11, wid, a2a.TaskState_TASK_STATE_WORKING)
+		subGens := make(chan []int64, 1)
+		subscribed := make(chan struct{})
+		go func() {
+			var g []int64
+			for ev, err := range c11.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: wid}) {
+				if err != nil {
+					break
+				}
+				if len(g) == 0 {
+					close(subscribed)
+				}
+				g = append(g, eventGeneration(ev.Response))
+			}
+			subGens <- g
+		}()
+		<-subscribed
+		canceled, err := c11.CancelTask(ctx, &a2a.CancelTaskRequest{Id: wid})
+		if err != nil || canceled.GetGeneration() != 3 {
+			t.Errorf("1.1 CancelTask: generation %d, %v; want 3", canceled.GetGeneration(), err)
+		}
+		if g := <-subGens; !slices.Equal(g, []int64{2, 3}) {
+			t.Errorf("1.1 subscriber generations %v, want [2 3] (the snapshot, then CANCELED)", g)
+		}
+		if tk, err := c10.GetTask(ctx, &a2a.GetTaskRequest{Id: wid}); err != nil || tk.GetGeneration() != 0 {
+			t.Errorf("1.0 GetTask of the canceled task: generation %d, %v; want none", tk.GetGeneration(), err)
+		}
+	})
 }
 
 // waitFor polls the task until it is in state st.

@@ -11,7 +11,10 @@ import (
 // JSON-RPC code; v0.3 numbers -32001…-32007 as v1.0 does). v1.0's
 // ExtensionSupportRequired (-32008) and VersionNotSupported (-32009) did
 // not exist in v0.3 and keep their v1.0 codes (a v0.3 client sees an error
-// it does not know by number, with a message that says what is wrong).
+// it does not know by number, with a message that says what is wrong). So
+// would the A2A 1.1 preview's TaskGenerationMismatch (-32010, with its
+// metadata in data), but no v0.3 call meets it: a v0.3 request has no
+// ifGenerationMatch (the core clears it for calls served in 0.3).
 //
 // v0.3 has no google.rpc details: data is an object holding field
 // violations in data.violations and, for an error that has metadata or

@@ -39,7 +39,7 @@ authorization (the task waits: parley send URL --task ID "..."). With
 --if-generation N sends the follow-up only if the task is still at
 generation N (A2A 1.1's ifGenerationMatch; the agent must serve 1.1, and
 the call is sent as a 1.1 call); otherwise the agent refuses it with
-TaskGenerationMismatchError and nothing is sent to the task.`
+TaskGenerationMismatchError and the task is left as it was.`
 
 // sendCmd runs `parley send URL TEXT`.
 func sendCmd(ctx context.Context, e *env, args []string) error {

@@ -12,6 +12,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
 )
 
@@ -395,6 +396,28 @@ func requestErrorCases() []errorCase {
 			call: func(ctx context.Context, s errorSetup) error {
 				_, err := testkit.Collect(s.c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hi")}))
 				return err
+			}},
+		// The A2A 1.1 preview's conditional send, as a 1.1 call: a
+		// follow-up expecting a generation the task is past.
+		{name: "generation mismatch", cfg: config{mutate: func(_ *a2a.AgentCard, o *server.Options) {
+			o.ProtocolVersions = []string{version.V11, a2a.ProtocolVersion}
+		}}, opts: &client.Options{HTTPClient: &http.Client{Transport: versionRewriter{version.V11}}},
+			code: a2a.CodeTaskGenerationMismatch, sentry: a2a.ErrTaskGenerationMismatch,
+			call: func(ctx context.Context, s errorSetup) error {
+				tk := send(s.e.t, s.c, "input-required", nil)
+				m := a2a.UserMessage("more")
+				m.TaskId = tk.Id
+				_, err := s.c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m,
+					Configuration: &a2a.SendMessageConfiguration{IfGenerationMatch: ptr(tk.GetGeneration() - 1)}})
+				if exp, cur, ok := a2a.MismatchedGenerations(err); !ok || exp != tk.GetGeneration()-1 || cur != tk.GetGeneration() {
+					s.e.t.Errorf("MismatchedGenerations = %d, %d, %v; want %d, %d", exp, cur, ok, tk.GetGeneration()-1, tk.GetGeneration())
+				}
+				return err
+			},
+			check: func(t *testing.T, e *a2a.Error) {
+				if e.Metadata["taskId"] == "" {
+					t.Errorf("Metadata = %v, want the taskId", e.Metadata)
+				}
 			}},
 	}
 }

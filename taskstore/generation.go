@@ -8,7 +8,8 @@ package taskstore
 // an emitted event all the same: counting it keeps events' generations
 // distinct), each artifact addition or update — numbered from 1 by its
 // sequence number, and a follow-up message or a direct reply is not logged
-// as an event. So a task's generation is the sequence number of its last
+// as an event (a conditional follow-up, whose acceptance must be a change,
+// is written with a WORKING status update, which is one). So a task's generation is the sequence number of its last
 // event, and an event's is its own: no store keeps a counter of its own,
 // a restart or a failover keeps it as it keeps the sequence, and the
 // generation never rides in the shared events themselves (the core sets it

@@ -221,7 +221,7 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 			skipped = append(skipped, fmt.Sprintf("%s at %s: %v", in.GetProtocolBinding(), in.GetUrl(), err))
 			continue
 		}
-		c.cands = append(c.cands, candidate{iface: in, t: withLongPolls(c.card, in, t)})
+		c.cands = append(c.cands, candidate{iface: in, t: withPreview(c.card, in, t)})
 	}
 	if len(c.cands) == 0 {
 		if len(skipped) == 0 {

@@ -11,6 +11,7 @@ package client
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ var ErrNoGeneration = errors.New("a2a client: the agent reports no task generati
 // declares no 1.1 interface, or whose answers carry no generation, it
 // returns ErrNoGeneration.
 func (c *Client) WaitForChange(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	if !c.longPolls() {
+	if !c.speaksPreview() {
 		return nil, ErrNoGeneration
 	}
 	r := proto.Clone(req).(*a2a.GetTaskRequest)
@@ -89,39 +90,62 @@ func (c *Client) WaitForChange(ctx context.Context, req *a2a.GetTaskRequest) (*a
 	}
 }
 
-// longPolls reports whether one of the client's interfaces takes long
-// polls (the card declares it at 1.1).
-func (c *Client) longPolls() bool {
+// speaksPreview reports whether one of the client's interfaces takes the
+// 1.1 preview's requests, long polls among them (the card declares it at
+// 1.1).
+func (c *Client) speaksPreview() bool {
 	for _, cd := range c.cands {
-		if _, ok := cd.t.(longPoller); ok {
+		if _, ok := cd.t.(previewTransport); ok {
 			return true
 		}
 	}
 	return false
 }
 
-// withLongPolls returns t, for the interface in of card, sending its
-// long-poll GetTasks in 1.1 when the card declares in's twin at 1.1.
-func withLongPolls(card *a2a.AgentCard, in *a2a.AgentInterface, t Transport) Transport {
+// withPreview returns t, for the interface in of card, sending the
+// requests that set a member only 1.1 has (a long poll, a conditional
+// send) as 1.1 calls when the card declares in's twin at 1.1.
+func withPreview(card *a2a.AgentCard, in *a2a.AgentInterface, t Transport) Transport {
 	if !versionOK(in.GetProtocolVersion()) {
 		return t // a v0.3 interface
 	}
 	for _, o := range card.GetSupportedInterfaces() {
 		if strings.TrimSpace(o.GetProtocolVersion()) == version.V11 && strings.EqualFold(o.GetProtocolBinding(), in.GetProtocolBinding()) &&
 			o.GetUrl() == in.GetUrl() && o.GetTenant() == in.GetTenant() {
-			return longPoller{t}
+			return previewTransport{t}
 		}
 	}
 	return t
 }
 
-// longPoller sends a GetTask that sets currentGeneration as a 1.1 call.
-type longPoller struct{ Transport }
+// previewTransport sends the requests that set a member only 1.1 has as 1.1
+// calls: a GetTask that sets currentGeneration (a long poll), a
+// SendMessage or SendStreamingMessage whose configuration sets
+// ifGenerationMatch (a conditional send).
+type previewTransport struct{ Transport }
 
 // Call implements a2a.Invoker.
-func (l longPoller) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-	if r, ok := req.(*a2a.GetTaskRequest); ok && r.CurrentGeneration != nil {
-		ctx = streamctx.WithVersion(ctx, version.V11)
+func (l previewTransport) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+	return l.Transport.Call(asked11(ctx, req), m, req)
+}
+
+// Stream implements a2a.Invoker.
+func (l previewTransport) Stream(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+	return l.Transport.Stream(asked11(ctx, req), m, req)
+}
+
+// asked11 returns ctx asking for a 1.1 call when req sets a member only
+// 1.1 has.
+func asked11(ctx context.Context, req proto.Message) context.Context {
+	switch r := req.(type) {
+	case *a2a.GetTaskRequest:
+		if r.CurrentGeneration != nil {
+			return streamctx.WithVersion(ctx, version.V11)
+		}
+	case *a2a.SendMessageRequest:
+		if c := r.GetConfiguration(); c != nil && c.IfGenerationMatch != nil {
+			return streamctx.WithVersion(ctx, version.V11)
+		}
 	}
-	return l.Transport.Call(ctx, m, req)
+	return ctx
 }

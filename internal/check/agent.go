@@ -29,6 +29,7 @@ func (b *bindingRun) agentChecks(ctx context.Context) {
 	a.streamChecks(ctx)
 	a.pushChecks(ctx)
 	a.scopeChecks(ctx)
+	a.previewChecks(ctx)
 }
 
 // send sends a message.

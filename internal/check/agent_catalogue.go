@@ -180,6 +180,29 @@ var agentCatalogue = []Result{
 	{ID: "B12.list", Row: "B12", Operation: a2a.MethodListTasks, Title: "another principal's ListTasks does not show the task",
 		Level: "MUST", Section: "§3.1.4, §13.1",
 		Requires: "ListTasks MUST only return tasks visible to the authenticated client, even without filters"},
+	// The A2A 1.1 preview: the specification's dev-1.1 branch (not
+	// released), graded where the card lists a 1.1 interface.
+	{ID: "1.1.generation-task", Operation: a2a.MethodGetTask, Title: "1.1: a task carries its generation, the same in SendMessage and GetTask",
+		Level: "MUST", Section: "§3.2.7 (dev-1.1)",
+		Requires: "a task's generation starts at 1 when it is created and changes only with the task"},
+	{ID: "1.1.generation-hidden", Operation: a2a.MethodGetTask, Title: "1.1: a 1.0 request gets no generation",
+		Level: "MUST", Section: "§3.6.2",
+		Requires: "agents MUST process requests with the semantics of the requested version: 1.0 has no generation"},
+	{ID: "1.1.long-poll-past", Operation: a2a.MethodGetTask, Title: "1.1: GetTask with a currentGeneration the task is past answers at once",
+		Level: "MUST", Section: "§3.1.3, §3.2.7 (dev-1.1)",
+		Requires: "if the task's generation is already greater than currentGeneration, the server answers at once"},
+	{ID: "1.1.if-generation-mismatch", Operation: a2a.MethodSendMessage, Title: "1.1: a follow-up with a stale ifGenerationMatch is TaskGenerationMismatchError",
+		Level: "MUST", Section: "§3.2.2, §3.3.2, §5.4 (dev-1.1)",
+		Requires: "a value other than the task's current generation is refused with TaskGenerationMismatchError (-32010 / 409 / ABORTED), and the task does not change"},
+	{ID: "1.1.long-poll-wakes", Operation: a2a.MethodGetTask, Title: "1.1: GetTask on the current generation is held until the task changes",
+		Level: "MUST", Section: "§3.1.3, §3.2.7 (dev-1.1)",
+		Requires: "if the task's generation is not past currentGeneration, the server holds the request until it rises (or a timeout), then answers the task"},
+	{ID: "1.1.if-generation-match", Operation: a2a.MethodSendMessage, Title: "1.1: a follow-up with the current generation as ifGenerationMatch is accepted",
+		Level: "MUST", Section: "§3.2.2 (dev-1.1)",
+		Requires: "a message whose ifGenerationMatch equals the task's current generation is processed"},
+	{ID: "1.1.generation-stream", Operation: a2a.MethodSendStreamingMessage, Title: "1.1: each stream event carries the generation after it, one more each time",
+		Level: "MUST", Section: "§3.2.7 (dev-1.1)",
+		Requires: "every change is one emitted event carrying the generation after the change; no two events carry the same generation"},
 }
 
 // agentDesc returns the description of an agent check.

@@ -147,6 +147,8 @@ func (s *session) targets(card *a2a.AgentCard) []*target {
 			it.Reason = "binding not supported by this checker"
 		case !major1(in.GetProtocolVersion()):
 			it.Reason = fmt.Sprintf("protocol version %q: this checker grades A2A 1.x", in.GetProtocolVersion())
+		case seen[key] && strings.TrimSpace(in.GetProtocolVersion()) == previewVersion:
+			it.Reason = "the A2A " + previewVersion + " preview at the URL of a 1.0 interface: graded there (the 1.1.* checks, with A2A-Version: " + previewVersion + ")"
 		case seen[key]:
 			it.Reason = "the same interface is listed twice"
 		default:

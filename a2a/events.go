@@ -139,3 +139,20 @@ func (e StreamEvent) Message() *Message {
 func (e StreamEvent) Artifact() *Artifact {
 	return e.Response.GetArtifactUpdate().GetArtifact()
 }
+
+// Generation returns the task generation the event carries (the A2A 1.1
+// preview, spec §3.2.7): the generation of the task after the change the
+// event reports, on a Task, a status update or an artifact update sent to
+// a 1.1 caller; 0 for a direct reply (a Message) and for an event without
+// one (every event sent to a 1.0 caller).
+func (e StreamEvent) Generation() int64 {
+	switch p := e.Response.GetPayload().(type) {
+	case *StreamResponse_Task:
+		return p.Task.GetGeneration()
+	case *StreamResponse_StatusUpdate:
+		return p.StatusUpdate.GetGeneration()
+	case *StreamResponse_ArtifactUpdate:
+		return p.ArtifactUpdate.GetGeneration()
+	}
+	return 0
+}

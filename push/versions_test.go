@@ -87,10 +87,10 @@ func TestPayloadWithGeneration(t *testing.T) {
 			got11, got10 := rc11.waitDelivered(t, 3), rc10.waitDelivered(t, 3)
 			for i := range 3 {
 				want := parked.GetGeneration() + int64(i)
-				if g := generationOf(decode(t, got11[i])); g != want {
+				if g := (a2a.StreamEvent{Response: decode(t, got11[i])}).Generation(); g != want {
 					t.Errorf("1.1 notification %d (%s) carries generation %d, want %d", i, kind(t, got11[i]), g, want)
 				}
-				if g := generationOf(decode(t, got10[i])); g != 0 {
+				if g := (a2a.StreamEvent{Response: decode(t, got10[i])}).Generation(); g != 0 {
 					t.Errorf("1.0 notification %d (%s) carries generation %d, want none", i, kind(t, got10[i]), g)
 				}
 			}
@@ -99,9 +99,4 @@ func TestPayloadWithGeneration(t *testing.T) {
 			}
 		})
 	}
-}
-
-// generationOf returns the generation a notification's event carries.
-func generationOf(r *a2a.StreamResponse) int64 {
-	return max(r.GetTask().GetGeneration(), r.GetStatusUpdate().GetGeneration(), r.GetArtifactUpdate().GetGeneration())
 }

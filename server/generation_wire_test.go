@@ -91,19 +91,6 @@ func versionClient(t *testing.T, s *testkit.Server, f client.TransportFactory, v
 	return c
 }
 
-// eventGeneration returns the generation an event carries (0 for none).
-func eventGeneration(ev *a2a.StreamResponse) int64 {
-	switch p := ev.GetPayload().(type) {
-	case *a2a.StreamResponse_Task:
-		return p.Task.GetGeneration()
-	case *a2a.StreamResponse_StatusUpdate:
-		return p.StatusUpdate.GetGeneration()
-	case *a2a.StreamResponse_ArtifactUpdate:
-		return p.ArtifactUpdate.GetGeneration()
-	}
-	return 0
-}
-
 // streamGenerations sends text on a stream and returns the generation of
 // each event, the Task first.
 func streamGenerations(t *testing.T, ctx context.Context, c *client.Client, msg *a2a.Message) (gens []int64, taskID string) {
@@ -112,7 +99,7 @@ func streamGenerations(t *testing.T, ctx context.Context, c *client.Client, msg 
 		if err != nil {
 			t.Fatalf("stream: %v", err)
 		}
-		gens = append(gens, eventGeneration(ev.Response))
+		gens = append(gens, ev.Generation())
 		if tk := ev.Response.GetTask(); tk != nil {
 			taskID = tk.GetId()
 		}
@@ -193,7 +180,7 @@ func TestGenerationOverTheWire(t *testing.T) {
 				if len(g) == 0 {
 					close(subscribed)
 				}
-				g = append(g, eventGeneration(ev.Response))
+				g = append(g, ev.Generation())
 			}
 			subGens <- g
 		}()

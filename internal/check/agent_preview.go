@@ -258,7 +258,7 @@ func (f *previewFamily) generationStream(ctx context.Context, r *rec) {
 		if ev.Resp == nil || ev.Resp.GetMessage() != nil {
 			continue
 		}
-		gens = append(gens, eventGeneration(ev.Resp))
+		gens = append(gens, a2a.StreamEvent{Response: ev.Resp}.Generation())
 	}
 	switch {
 	case len(gens) == 0:
@@ -274,18 +274,4 @@ func (f *previewFamily) generationStream(ctx context.Context, r *rec) {
 		}
 		r.same().pass("generations %v", gens)
 	}
-}
-
-// eventGeneration returns the generation a stream event carries (0 for
-// none).
-func eventGeneration(ev *a2a.StreamResponse) int64 {
-	switch p := ev.GetPayload().(type) {
-	case *a2a.StreamResponse_Task:
-		return p.Task.GetGeneration()
-	case *a2a.StreamResponse_StatusUpdate:
-		return p.StatusUpdate.GetGeneration()
-	case *a2a.StreamResponse_ArtifactUpdate:
-		return p.ArtifactUpdate.GetGeneration()
-	}
-	return 0
 }

@@ -88,7 +88,9 @@ func (w *webhook) forTask(t *testing.T, id string) []map[string]any {
 // binding (JSON-RPC, HTTP+JSON and gRPC): card, send, stream, get,
 // cancel, resubscribe, push config set/get/list/delete and errors. A push config it registers receives
 // v0.3 payloads (the Task object, kind "task"), and Parley's v1.0 client
-// reads the task the v0.3 client created.
+// reads the task the v0.3 client created. Once as Parley serves by
+// default and once with the A2A 1.1 preview on, whose 1.1 interfaces a
+// v0.3 reader of the card must not be led to.
 func TestJSClient03Interop(t *testing.T) {
 	dir := jsDir(t)
 	node := testkit.RequireNode(t, dir)
@@ -96,72 +98,49 @@ func TestJSClient03Interop(t *testing.T) {
 	hook := &webhook{}
 	hs := httptest.NewServer(hook)
 	defer hs.Close()
-	base := startParleyWith(t, "--push-allow-private")
-
-	for _, binding := range []string{"JSONRPC", "HTTP+JSON", "GRPC"} {
-		t.Run(binding, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "client03_check.mjs", base, binding, hs.URL+"/hook")
-			cmd.Dir = dir
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("node client03_check.mjs %s %s failed (%v):\n%s", base, binding, err, out)
-			}
-			t.Logf("node client03_check.mjs %s %s:\n%s", base, binding, out)
-			_, after, ok := strings.Cut(string(out), "TASK ")
-			if !ok {
-				t.Fatal("the script named no task")
-			}
-			id := strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])
-			posts := hook.forTask(t, id)
-			if len(posts) == 0 {
-				t.Fatalf("no v0.3 push notification for task %s", id)
-			}
-			for _, p := range posts {
-				if p["kind"] != "task" {
-					t.Errorf("push payload is not a v0.3 Task: %v", p)
+	for _, round := range rounds(t, "--push-allow-private") {
+		base := round.base
+		for _, binding := range []string{"JSONRPC", "HTTP+JSON", "GRPC"} {
+			t.Run(round.name+"/"+binding, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, node, "client03_check.mjs", base, binding, hs.URL+"/hook")
+				cmd.Dir = dir
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("node client03_check.mjs %s %s failed (%v):\n%s", base, binding, err, out)
 				}
-			}
-			// The same task through Parley's v1.0 client.
-			card, err := client.Resolve(ctx, base, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := client.New(card, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			task, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
-			if err != nil || task.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || c.Interface().GetProtocolVersion() != "1.0" {
-				t.Errorf("v1.0 GetTask of the v0.3 task over %s: %v, %v", c.Interface().GetProtocolVersion(), task, err)
-			}
-		})
+				t.Logf("node client03_check.mjs %s %s:\n%s", base, binding, out)
+				_, after, ok := strings.Cut(string(out), "TASK ")
+				if !ok {
+					t.Fatal("the script named no task")
+				}
+				id := strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])
+				posts := hook.forTask(t, id)
+				if len(posts) == 0 {
+					t.Fatalf("no v0.3 push notification for task %s", id)
+				}
+				for _, p := range posts {
+					if p["kind"] != "task" {
+						t.Errorf("push payload is not a v0.3 Task: %v", p)
+					}
+				}
+				// The same task through Parley's v1.0 client, which sees no
+				// generation (a 1.1 member) with the preview on or off.
+				card, err := client.Resolve(ctx, base, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := client.New(card, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				task, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
+				if err != nil || task.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || task.GetGeneration() != 0 || c.Interface().GetProtocolVersion() != "1.0" {
+					t.Errorf("v1.0 GetTask of the v0.3 task over %s: %v, %v", c.Interface().GetProtocolVersion(), task, err)
+				}
+			})
+		}
 	}
-}
-
-// startParleyWith is startParley with more `parley serve` flags.
-func startParleyWith(t *testing.T, extra ...string) string {
-	t.Helper()
-	bin := testkit.ParleyBinary(t)
-	return testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
-		base := "http://" + addr
-		args := append([]string{"serve", "--agent", "conformance", "--store", "memory", "--addr", addr}, extra...)
-		p := testenv.StartProcess(t, exec.Command(bin, args...), &testenv.ProcessOptions{Name: "parley server"})
-		hc := &http.Client{Timeout: 2 * time.Second}
-		served := func() bool {
-			resp, err := hc.Get(base + "/.well-known/agent-card.json")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		}
-		if err := p.WaitUntil(served, 20*time.Second); err != nil {
-			p.Stop()
-			return "", err
-		}
-		return base, nil
-	})
 }

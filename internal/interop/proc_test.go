@@ -1,8 +1,10 @@
 package interop_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
@@ -52,21 +55,76 @@ func checkSDKInstalled(t *testing.T, jsDir string) {
 // the base URL. The server is stopped when the test ends.
 func startParley(t *testing.T) string {
 	t.Helper()
+	return startParleyWith(t)
+}
+
+// previewFlags turn on the A2A 1.1 preview beside v1.0 and v0.3: the card
+// lists a 1.1 interface after each v1.0 one, at the same URL (spec §8.3.1:
+// an agent may list an interface per protocol version), and v1.0 and v0.3
+// callers must be served exactly as without it.
+var previewFlags = []string{"--protocol-versions", "1.1,1.0,0.3"}
+
+// rounds starts the servers a client test runs against: `parley serve`
+// with extra flags as it is by default, then with the 1.1 preview on
+// (after checking that its card lists the 1.1 interfaces). An SDK client
+// that reads a card listing 1.1 interfaces must still pick a v1.0 (or
+// v0.3) one and get the same answers.
+func rounds(t *testing.T, extra ...string) []struct{ name, base string } {
+	t.Helper()
+	def := startParleyWith(t, extra...)
+	preview := startParleyWith(t, append(append([]string{}, extra...), previewFlags...)...)
+	checkPreviewCard(t, preview)
+	return []struct{ name, base string }{{"default", def}, {"preview", preview}}
+}
+
+// checkPreviewCard fails unless the card at base lists a 1.1 interface
+// for each v1.0 one (same URL and binding), all of them after the v1.0
+// interfaces (spec §8.3.1: clients prefer the earlier interfaces).
+func checkPreviewCard(t *testing.T, base string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastV10, firstV11 := -1, -1
+	v10, v11 := map[string]bool{}, map[string]bool{}
+	for i, in := range card.GetSupportedInterfaces() {
+		key := in.GetProtocolBinding() + " " + in.GetUrl()
+		switch in.GetProtocolVersion() {
+		case "1.0":
+			lastV10, v10[key] = i, true
+		case "1.1":
+			if firstV11 < 0 {
+				firstV11 = i
+			}
+			v11[key] = true
+		}
+	}
+	if len(v10) != 3 || !maps.Equal(v10, v11) || firstV11 < lastV10 {
+		t.Fatalf("the preview's card interfaces: %v; want a 1.1 interface for each of the three v1.0 ones, after them", card.GetSupportedInterfaces())
+	}
+}
+
+// startParleyWith is startParley with more `parley serve` flags.
+func startParleyWith(t *testing.T, extra ...string) string {
+	t.Helper()
 	bin := testkit.ParleyBinary(t)
 	return testkit.OnFreeAddr(t, "parley server", func(addr string) (string, error) {
 		base := "http://" + addr
-		cmd := exec.Command(bin, "serve", "--agent", "conformance", "--store", "memory", "--addr", addr)
-		p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley server"})
-		client := &http.Client{Timeout: 2 * time.Second}
-		cardServed := func() bool {
-			resp, err := client.Get(base + "/.well-known/agent-card.json")
+		args := append([]string{"serve", "--agent", "conformance", "--store", "memory", "--addr", addr}, extra...)
+		p := testenv.StartProcess(t, exec.Command(bin, args...), &testenv.ProcessOptions{Name: "parley server"})
+		hc := &http.Client{Timeout: 2 * time.Second}
+		served := func() bool {
+			resp, err := hc.Get(base + "/.well-known/agent-card.json")
 			if err != nil {
 				return false
 			}
 			resp.Body.Close()
 			return resp.StatusCode == http.StatusOK
 		}
-		if err := p.WaitUntil(cardServed, 20*time.Second); err != nil {
+		if err := p.WaitUntil(served, 20*time.Second); err != nil {
 			p.Stop()
 			return "", err
 		}

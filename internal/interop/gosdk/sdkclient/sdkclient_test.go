@@ -36,10 +36,20 @@ var sdkBindings = []struct {
 
 // TestSDKClient drives the Go SDK's client (a2aclient) against a Parley
 // server running the conformance agent, once per binding: the card as the
-// SDK reads it, every operation, the typed errors and the streams.
+// SDK reads it, every operation, the typed errors and the streams. It
+// does so against Parley as it serves by default, then with the A2A 1.1
+// preview on, whose card lists a 1.1 interface after each v1.0 one: the
+// SDK, which speaks v1.0, must pass the same checks.
 func TestSDKClient(t *testing.T) {
 	peer.RequireSDK(t) // compiled in already; kept for the same message as the other direction
-	base := peer.Start(t, peer.Binary(t, "parley.dev/parley/internal/interop/gosdk/cmd/parleypeer"))
+	bin := peer.Binary(t, "parley.dev/parley/internal/interop/gosdk/cmd/parleypeer")
+	t.Run("default", func(t *testing.T) { sdkClientRound(t, peer.Start(t, bin), false) })
+	t.Run("preview", func(t *testing.T) { sdkClientRound(t, peer.Start(t, bin, "-protocol-versions", "1.1,1.0,0.3"), true) })
+}
+
+// sdkClientRound is one round of TestSDKClient against the Parley server
+// at base, which serves the 1.1 preview when preview is set.
+func sdkClientRound(t *testing.T, base string, preview bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel) // the subtests run in parallel, after this function returns
 
@@ -47,7 +57,7 @@ func TestSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Resolver.Resolve(%s) = %v", base, err)
 	}
-	checkCardAsSDKReadsIt(t, card, base)
+	checkCardAsSDKReadsIt(t, card, base, preview)
 
 	for _, b := range sdkBindings {
 		t.Run(string(b.name), func(t *testing.T) {
@@ -81,7 +91,7 @@ func TestSDKClient(t *testing.T) {
 
 // checkCardAsSDKReadsIt: the SDK reads every field of Parley's card it
 // knows, in the order Parley lists the interfaces.
-func checkCardAsSDKReadsIt(t *testing.T, card *a2a.AgentCard, base string) {
+func checkCardAsSDKReadsIt(t *testing.T, card *a2a.AgentCard, base string, preview bool) {
 	t.Helper()
 	host := strings.TrimPrefix(base, "http://")
 	var got []string
@@ -92,6 +102,17 @@ func checkCardAsSDKReadsIt(t *testing.T, card *a2a.AgentCard, base string) {
 	// the SDK reads all six and picks by protocol version.
 	want := []string{"JSONRPC " + base + "/ 1.0", "HTTP+JSON " + base + " 1.0", "GRPC " + host + " 1.0",
 		"JSONRPC " + base + "/ 0.3", "HTTP+JSON " + base + " 0.3", "GRPC " + host + " 0.3"}
+	if preview {
+		// With the 1.1 preview, its interfaces come between: after the
+		// v1.0 ones, which a client that takes the first it speaks keeps
+		// (spec §8.3.1). The SDK reads 1.1 as compatible with its v1.0
+		// transports (same major version), ranks candidates by the
+		// version of its transport (1.0 for both) and, on a tie, by its
+		// preferred bindings, then in the card's order: it picks the v1.0
+		// interface and says A2A-Version 1.0 (it would say 1.0 on a 1.1
+		// interface too: the version it sends is its transport's).
+		want = slices.Insert(want, 3, "JSONRPC "+base+"/ 1.1", "HTTP+JSON "+base+" 1.1", "GRPC "+host+" 1.1")
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("card interfaces = %q, want %q", got, want)
 	}

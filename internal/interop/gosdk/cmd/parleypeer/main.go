@@ -8,16 +8,22 @@
 // SDK's a2apb package both register the protobuf package lf.a2a.v1, and one
 // process cannot hold both. It prints "READY http://127.0.0.1:PORT" once
 // it serves, and stops when its standard input closes.
+//
+// -protocol-versions lists the A2A versions served, as `parley serve
+// --protocol-versions` does: "1.1,1.0,0.3" turns on the 1.1 preview, whose
+// card lists a 1.1 interface after each v1.0 one.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -37,6 +43,12 @@ func main() {
 }
 
 func run() error {
+	versions := flag.String("protocol-versions", "", "the A2A versions served, comma-separated (default: the server's defaults, 1.0 and 0.3)")
+	flag.Parse()
+	var served []string
+	if *versions != "" {
+		served = strings.Split(*versions, ",")
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -62,7 +74,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	core, err := server.New(&server.Options{Card: card, Agent: agents.Conformance(), Store: store, Push: sender, Logger: logger})
+	core, err := server.New(&server.Options{ProtocolVersions: served, Card: card, Agent: agents.Conformance(), Store: store, Push: sender, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -58,8 +58,14 @@ func (l *pushLog) of(id string) []map[string]any {
 // openStream starts a REST streaming send on p and returns the response.
 func openStream(t *testing.T, p *proc, body string) *http.Response {
 	t.Helper()
+	return openStreamAs(t, p, "1.0", body)
+}
+
+// openStreamAs is openStream in A2A version v (the A2A-Version header).
+func openStreamAs(t *testing.T, p *proc, v, body string) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+p.addr+"/message:stream", strings.NewReader(body))
-	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("A2A-Version", v)
 	req.Header.Set("Content-Type", "application/a2a+json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
@@ -87,6 +93,44 @@ func subscribe(t *testing.T, p *proc, taskID string, after uint64) sseLog {
 
 func taskState(task any) string { s, _ := field(task, "status", "state").(string); return s }
 
+// generation reads a generation as ProtoJSON writes an int64: a string.
+func generation(v any) uint64 {
+	s, _ := v.(string)
+	g, _ := strconv.ParseUint(s, 10, 64)
+	return g
+}
+
+// getGeneration is a 1.1 GetTask on p (A2A-Version: 1.1, the preview's
+// Task.generation) and returns the task and its generation.
+func getGeneration(t *testing.T, p *proc, id string) (map[string]any, uint64) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+p.addr+"/tasks/"+id, nil)
+	req.Header.Set("A2A-Version", "1.1")
+	task := p.do(t, req)
+	if field(task, "id") != id {
+		t.Fatalf("1.1 GetTask %s on %s: %v", id, p.addr, task)
+	}
+	return task, generation(task["generation"])
+}
+
+// checkEventGenerations fails unless every event of a 1.1 stream carries
+// the generation of the task after it, which in Parley is the event's
+// sequence number, its SSE id.
+func checkEventGenerations(t *testing.T, what string, l sseLog) {
+	t.Helper()
+	for j, ev := range l.events {
+		var g uint64
+		for _, k := range []string{"task", "statusUpdate", "artifactUpdate"} {
+			if ev[k] != nil {
+				g = generation(field(ev, k, "generation"))
+			}
+		}
+		if g != l.ids[j] {
+			t.Fatalf("%s: event %d (id %d) has generation %d: %v", what, j, l.ids[j], g, ev)
+		}
+	}
+}
+
 // TestCluster runs three replicas on one database and, in turn: follows
 // a stream on the other two; cancels from another replica; continues a
 // task on another replica; sends one messageId to two replicas at once;
@@ -94,12 +138,19 @@ func taskState(task any) string { s, _ := field(task, "status", "state").(string
 // push configurations and checks that the others end its tasks FAILED
 // within the lease, that every stream resumes on another replica with
 // nothing lost or repeated, and that every notification is delivered.
+//
+// The replicas serve the A2A 1.1 preview beside v1.0 and v0.3, which v1.0
+// callers (every call above) must not notice; after the kill, a 1.1
+// GetTask on a replica that lives on reports a task's generation (the
+// 1.1 draft's Task.generation, §3.2.2) as the number of events the task
+// logged, whichever replica wrote them, and a task continued there
+// counts on by one per event.
 func TestCluster(t *testing.T) {
 	db := pgtest.NewDatabase(t)
 	hooks, hookURL := newPushLog(t)
 	const lease = 2 * time.Second
 	args := []string{"--agent", "conformance", "--store", db, "--lease", lease.String(), "--push-allow-private",
-		"--push-timeout", "2s", "--log-level", "warn"}
+		"--push-timeout", "2s", "--log-level", "warn", "--protocol-versions", "1.1,1.0,0.3"}
 	reps := []*proc{serve(t, args...), serve(t, args...), serve(t, args...)}
 
 	t.Run("follow", func(t *testing.T) {
@@ -224,6 +275,15 @@ func TestCluster(t *testing.T) {
 			wg.Go(func() { logs[i] = readStreamNotify(resp, got) })
 			ids[i] = <-got
 		}
+		// A task left waiting for input by the replica about to die, made
+		// by a 1.1 stream: its events carry generations 1, 2, ...
+		waiting := readStream(openStreamAs(t, reps[0], "1.1", `{"message":{"messageId":"k-wait","role":"ROLE_USER","parts":[{"text":"input-required"}]}}`))
+		if n := len(waiting.events); n < 2 || taskState(waiting.events[n-1]["statusUpdate"]) != "TASK_STATE_INPUT_REQUIRED" {
+			t.Fatalf("the 1.1 stream of input-required: %v", waiting.events)
+		}
+		checkConsecutive(t, "the 1.1 stream of input-required", waiting.ids, 1)
+		checkEventGenerations(t, "the 1.1 stream of input-required", waiting)
+		waitingID, _ := field(waiting.events[0], "task", "id").(string)
 		// Followers of two of the tasks on the replicas that live on.
 		followed := make([]sseLog, 2)
 		var fwg sync.WaitGroup
@@ -269,6 +329,44 @@ func TestCluster(t *testing.T) {
 				}
 			}
 			checkPushes(t, hooks, ids[i], chunks, "TASK_STATE_FAILED")
+			// Its generation, on both replicas that live on: the events it
+			// logged, those of the dead replica and the FAILED one written
+			// by another (numbered from 1 without a gap, as checked).
+			logged := uint64(len(l.ids) + len(rest.ids))
+			for _, p := range reps[1:] {
+				task, g := getGeneration(t, p, ids[i])
+				if g != logged || g != rest.ids[len(rest.ids)-1] || taskState(task) != "TASK_STATE_FAILED" {
+					t.Fatalf("stream %d: 1.1 GetTask on %s after the kill: generation %d (%s); the task logged %d events, the last id %d",
+						i, p.addr, g, taskState(task), logged, rest.ids[len(rest.ids)-1])
+				}
+			}
+		}
+
+		// The waiting task, made on the dead replica, at the generation of
+		// its last event on both that live on; continued on one of them
+		// by a 1.1 stream, it counts on by one per event, from the task
+		// snapshot that opens the stream (the generation it had).
+		before := waiting.ids[len(waiting.ids)-1]
+		for _, p := range reps[1:] {
+			if task, g := getGeneration(t, p, waitingID); g != before || taskState(task) != "TASK_STATE_INPUT_REQUIRED" {
+				t.Fatalf("the waiting task: 1.1 GetTask on %s after the kill: generation %d (%s), want %d", p.addr, g, taskState(task), before)
+			}
+		}
+		more := readStream(openStreamAs(t, reps[1], "1.1", `{"message":{"messageId":"k-more","taskId":"`+waitingID+`","role":"ROLE_USER","parts":[{"text":"more"}]}}`))
+		if n := len(more.events); n < 3 || taskState(more.events[n-1]["statusUpdate"]) != "TASK_STATE_COMPLETED" {
+			t.Fatalf("the follow-up's 1.1 stream: %v", more.events)
+		}
+		checkConsecutive(t, "the follow-up's 1.1 stream", more.ids, before)
+		checkEventGenerations(t, "the follow-up's 1.1 stream", more)
+		after := more.ids[len(more.ids)-1]
+		for _, p := range reps[1:] {
+			if task, g := getGeneration(t, p, waitingID); g != after || taskState(task) != "TASK_STATE_COMPLETED" {
+				t.Fatalf("the waiting task: 1.1 GetTask on %s after its follow-up: generation %d (%s), want %d", p.addr, g, taskState(task), after)
+			}
+		}
+		// A v1.0 GetTask sees no generation, on the same replica.
+		if task := reps[1].getJSON(t, "/tasks/"+waitingID); task["generation"] != nil || taskState(task) != "TASK_STATE_COMPLETED" {
+			t.Fatalf("v1.0 GetTask with the preview on: %v", task)
 		}
 		// The followers on other replicas saw it all without a break.
 		fwg.Wait()

@@ -139,18 +139,27 @@ func checkEventGenerations(t *testing.T, what string, l sseLog) {
 // within the lease, that every stream resumes on another replica with
 // nothing lost or repeated, and that every notification is delivered.
 //
-// The replicas serve the A2A 1.1 preview beside v1.0 and v0.3, which v1.0
-// callers (every call above) must not notice; after the kill, a 1.1
-// GetTask on a replica that lives on reports a task's generation (the
-// 1.1 draft's Task.generation, §3.2.2) as the number of events the task
-// logged, whichever replica wrote them, and a task continued there
-// counts on by one per event.
+// It runs twice: as parley serve runs by default, and with the A2A 1.1
+// preview on beside v1.0 and v0.3, which v1.0 callers (every call above)
+// must not notice; there, after the kill, a 1.1 GetTask on a replica that
+// lives on reports a task's generation (the 1.1 draft's Task.generation,
+// §3.2.2) as the number of events the task logged, whichever replica
+// wrote them, and a task continued there counts on by one per event.
 func TestCluster(t *testing.T) {
+	t.Run("default", func(t *testing.T) { testCluster(t, false) })
+	t.Run("preview", func(t *testing.T) { testCluster(t, true) })
+}
+
+func testCluster(t *testing.T, preview bool) {
 	db := pgtest.NewDatabase(t)
 	hooks, hookURL := newPushLog(t)
 	const lease = 2 * time.Second
 	args := []string{"--agent", "conformance", "--store", db, "--lease", lease.String(), "--push-allow-private",
-		"--push-timeout", "2s", "--log-level", "warn", "--protocol-versions", "1.1,1.0,0.3"}
+		"--push-timeout", "2s", "--log-level", "warn"}
+	v := "1.0" // the version of the waiting task's streams below
+	if preview {
+		args, v = append(args, "--protocol-versions", "1.1,1.0,0.3"), "1.1"
+	}
 	reps := []*proc{serve(t, args...), serve(t, args...), serve(t, args...)}
 
 	t.Run("follow", func(t *testing.T) {
@@ -276,13 +285,16 @@ func TestCluster(t *testing.T) {
 			ids[i] = <-got
 		}
 		// A task left waiting for input by the replica about to die, made
-		// by a 1.1 stream: its events carry generations 1, 2, ...
-		waiting := readStream(openStreamAs(t, reps[0], "1.1", `{"message":{"messageId":"k-wait","role":"ROLE_USER","parts":[{"text":"input-required"}]}}`))
+		// by a stream (1.1 with the preview: its events carry generations
+		// 1, 2, ...).
+		waiting := readStream(openStreamAs(t, reps[0], v, `{"message":{"messageId":"k-wait","role":"ROLE_USER","parts":[{"text":"input-required"}]}}`))
 		if n := len(waiting.events); n < 2 || taskState(waiting.events[n-1]["statusUpdate"]) != "TASK_STATE_INPUT_REQUIRED" {
-			t.Fatalf("the 1.1 stream of input-required: %v", waiting.events)
+			t.Fatalf("the %s stream of input-required: %v", v, waiting.events)
 		}
-		checkConsecutive(t, "the 1.1 stream of input-required", waiting.ids, 1)
-		checkEventGenerations(t, "the 1.1 stream of input-required", waiting)
+		checkConsecutive(t, "the stream of input-required", waiting.ids, 1)
+		if preview {
+			checkEventGenerations(t, "the 1.1 stream of input-required", waiting)
+		}
 		waitingID, _ := field(waiting.events[0], "task", "id").(string)
 		// Followers of two of the tasks on the replicas that live on.
 		followed := make([]sseLog, 2)
@@ -334,6 +346,9 @@ func TestCluster(t *testing.T) {
 			// by another (numbered from 1 without a gap, as checked).
 			logged := uint64(len(l.ids) + len(rest.ids))
 			for _, p := range reps[1:] {
+				if !preview {
+					break
+				}
 				task, g := getGeneration(t, p, ids[i])
 				if g != logged || g != rest.ids[len(rest.ids)-1] || taskState(task) != "TASK_STATE_FAILED" {
 					t.Fatalf("stream %d: 1.1 GetTask on %s after the kill: generation %d (%s); the task logged %d events, the last id %d",
@@ -348,25 +363,31 @@ func TestCluster(t *testing.T) {
 		// snapshot that opens the stream (the generation it had).
 		before := waiting.ids[len(waiting.ids)-1]
 		for _, p := range reps[1:] {
+			if !preview {
+				break
+			}
 			if task, g := getGeneration(t, p, waitingID); g != before || taskState(task) != "TASK_STATE_INPUT_REQUIRED" {
 				t.Fatalf("the waiting task: 1.1 GetTask on %s after the kill: generation %d (%s), want %d", p.addr, g, taskState(task), before)
 			}
 		}
-		more := readStream(openStreamAs(t, reps[1], "1.1", `{"message":{"messageId":"k-more","taskId":"`+waitingID+`","role":"ROLE_USER","parts":[{"text":"more"}]}}`))
+		more := readStream(openStreamAs(t, reps[1], v, `{"message":{"messageId":"k-more","taskId":"`+waitingID+`","role":"ROLE_USER","parts":[{"text":"more"}]}}`))
 		if n := len(more.events); n < 3 || taskState(more.events[n-1]["statusUpdate"]) != "TASK_STATE_COMPLETED" {
-			t.Fatalf("the follow-up's 1.1 stream: %v", more.events)
+			t.Fatalf("the follow-up's %s stream: %v", v, more.events)
 		}
-		checkConsecutive(t, "the follow-up's 1.1 stream", more.ids, before)
-		checkEventGenerations(t, "the follow-up's 1.1 stream", more)
+		checkConsecutive(t, "the follow-up's stream", more.ids, before)
 		after := more.ids[len(more.ids)-1]
 		for _, p := range reps[1:] {
+			if !preview {
+				break
+			}
+			checkEventGenerations(t, "the follow-up's 1.1 stream", more)
 			if task, g := getGeneration(t, p, waitingID); g != after || taskState(task) != "TASK_STATE_COMPLETED" {
 				t.Fatalf("the waiting task: 1.1 GetTask on %s after its follow-up: generation %d (%s), want %d", p.addr, g, taskState(task), after)
 			}
 		}
 		// A v1.0 GetTask sees no generation, on the same replica.
 		if task := reps[1].getJSON(t, "/tasks/"+waitingID); task["generation"] != nil || taskState(task) != "TASK_STATE_COMPLETED" {
-			t.Fatalf("v1.0 GetTask with the preview on: %v", task)
+			t.Fatalf("v1.0 GetTask (preview %v): %v", preview, task)
 		}
 		// The followers on other replicas saw it all without a break.
 		fwg.Wait()

@@ -22,10 +22,11 @@ const shutdownMessage = "server shutting down: the server shut down before the t
 //
 // The drain: from the moment Shutdown is called, SendMessage and
 // SendStreamingMessage refuse every message, resends and follow-ups
-// included, with an InternalError whose message says the server is
-// shutting down and that the message was not accepted (a system error,
-// spec §3.3.2: the caller may send it again, with the same messageId, to
-// another replica or once the server is back). Every other operation is
+// included, with an UnavailableError (HTTP 503 with Retry-After, gRPC
+// UNAVAILABLE) whose message says the server is shutting down and that
+// the message was not accepted (a system error, spec §3.3.2: the caller
+// may send it again, with the same messageId, to another replica or once
+// the server is back). Every other operation is
 // served as before, except that a long-poll GetTask is held no more: the
 // holds answer at once with the task as it is, and a new one is answered
 // without a hold (spec §3.2.7 allows it), so that its caller's next poll

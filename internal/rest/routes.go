@@ -22,7 +22,20 @@ type route struct {
 	m    *a2a.Method
 	segs []string // literal segments, or "{name}" variables
 	verb string   // custom verb of the last segment, e.g. ":cancel"
+	// vars names the path's variables in the order of the path, and fields
+	// holds the request field each binds (nil when the request has none).
+	vars   []string
+	fields []protoreflect.FieldDescriptor
+	tenant protoreflect.FieldDescriptor // the request's tenant field, or nil
 }
+
+// maxPathVars bounds the variables of one route (the method table's
+// routes have at most two), so a match holds them without allocating.
+const maxPathVars = 4
+
+// pathVars are the values of a matched route's variables, unescaped, in the
+// order of route.vars.
+type pathVars [maxPathVars]string
 
 // parseRoutes parses the paths of the method table.
 func parseRoutes() []route {
@@ -35,15 +48,41 @@ func parseRoutes() []route {
 			rt.verb = last[j:]
 			segs[len(segs)-1] = last[:j]
 		}
+		fields := m.NewRequest().ProtoReflect().Descriptor().Fields()
+		rt.tenant = fields.ByJSONName("tenant")
+		for _, seg := range segs {
+			if strings.HasPrefix(seg, "{") {
+				name := seg[1 : len(seg)-1]
+				rt.vars = append(rt.vars, name)
+				rt.fields = append(rt.fields, fields.ByJSONName(name))
+			}
+		}
+		if len(rt.vars) > maxPathVars {
+			panic("rest: route " + m.Path + " has more variables than maxPathVars")
+		}
 		routes = append(routes, rt)
 	}
 	return routes
 }
 
+// splitPath splits an escaped path without its leading slash at every
+// slash, as strings.Split does, into buf when the segments fit.
+func splitPath(p string, buf []string) []string {
+	segs := buf[:0]
+	for {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			return append(segs, p)
+		}
+		segs = append(segs, p[:i])
+		p = p[i+1:]
+	}
+}
+
 // match finds the route of a path: first as is, then with the first segment
 // taken as the tenant. It returns the route, the path variables, the tenant,
 // and, when the path matched routes only under other verbs, those verbs.
-func (h *Handler) match(method string, segs []string) (*route, map[string]string, string, []string) {
+func (h *Handler) match(method string, segs []string) (*route, pathVars, string, []string) {
 	var allowed []string
 	for _, tenantPrefix := range []bool{false, true} {
 		s, tenant := segs, ""
@@ -73,62 +112,119 @@ func (h *Handler) match(method string, segs []string) (*route, map[string]string
 			return rt, vars, tenant, nil
 		}
 	}
-	return nil, nil, "", allowed
+	return nil, pathVars{}, "", allowed
 }
 
-func (rt *route) matchPath(segs []string) (map[string]string, bool) {
+func (rt *route) matchPath(segs []string) (pathVars, bool) {
+	var vars pathVars
 	if len(segs) != len(rt.segs) {
-		return nil, false
+		return vars, false
 	}
-	var vars map[string]string
+	n := 0
 	for i, want := range rt.segs {
 		got := segs[i]
 		if i == len(segs)-1 {
 			if rt.verb != "" {
 				if !strings.HasSuffix(got, rt.verb) {
-					return nil, false
+					return vars, false
 				}
 				got = strings.TrimSuffix(got, rt.verb)
 			} else if strings.Contains(got, ":") {
-				return nil, false
+				return vars, false
 			}
 		}
 		if strings.HasPrefix(want, "{") {
 			v, err := url.PathUnescape(got)
 			if err != nil || v == "" {
-				return nil, false
+				return vars, false
 			}
-			if vars == nil {
-				vars = map[string]string{}
-			}
-			vars[want[1:len(want)-1]] = v
+			vars[n] = v
+			n++
 		} else if want != got {
-			return nil, false
+			return vars, false
 		}
 	}
 	return vars, true
 }
 
-// bindPath copies path variables and the tenant segment into the request.
-// A body value that disagrees with the path is refused.
-func bindPath(req proto.Message, vars map[string]string, tenant string) *a2a.Error {
-	if tenant != "" {
-		vars2 := map[string]string{"tenant": tenant}
-		for k, v := range vars {
-			vars2[k] = v
+// bindPath copies the tenant segment and the path variables into the
+// request, a matched route's request type (spec §11.3: every route is also
+// served under a leading tenant segment). A body value that disagrees with
+// the path is refused.
+func (rt *route) bindPath(req proto.Message, vars *pathVars, tenant string) *a2a.Error {
+	if tenant != "" && rt.tenant != nil {
+		if err := bindField(req, rt.tenant, tenant); err != nil {
+			return err
 		}
-		vars = vars2
 	}
-	m := req.ProtoReflect()
-	for name, val := range vars {
-		fd := m.Descriptor().Fields().ByJSONName(name)
+	for i, fd := range rt.fields {
 		if fd == nil {
 			continue
 		}
-		if cur := m.Get(fd).String(); cur != "" && cur != val {
-			return a2a.InvalidParams(a2a.FieldViolation{Field: name, Description: "the value in the body differs from the one in the URL path"})
+		if err := bindField(req, fd, vars[i]); err != nil {
+			return err
 		}
-		m.Set(fd, protoreflect.ValueOfString(val))
+	}
+	return nil
+}
+
+// bindField sets one string field of req to a value from the path, unless
+// the body set it to another.
+func bindField(req proto.Message, fd protoreflect.FieldDescriptor, val string) *a2a.Error {
+	if p := stringField(req, fd.JSONName()); p != nil {
+		if *p != "" && *p != val {
+			return pathMismatch(fd)
+		}
+		*p = val
+		return nil
+	}
+	m := req.ProtoReflect()
+	if cur := m.Get(fd).String(); cur != "" && cur != val {
+		return pathMismatch(fd)
+	}
+	m.Set(fd, protoreflect.ValueOfString(val))
+	return nil
+}
+
+func pathMismatch(fd protoreflect.FieldDescriptor) *a2a.Error {
+	return a2a.InvalidParams(a2a.FieldViolation{Field: fd.JSONName(), Description: "the value in the body differs from the one in the URL path"})
+}
+
+// stringField returns the Go field of the request types that path
+// variables and the tenant segment most often bind, by JSON name, so that
+// binding them needs no reflection; nil for any other, which bindField
+// sets through protoreflect.
+func stringField(req proto.Message, name string) *string {
+	switch r := req.(type) {
+	case *a2a.GetTaskRequest:
+		switch name {
+		case "id":
+			return &r.Id
+		case "tenant":
+			return &r.Tenant
+		}
+	case *a2a.CancelTaskRequest:
+		switch name {
+		case "id":
+			return &r.Id
+		case "tenant":
+			return &r.Tenant
+		}
+	case *a2a.SubscribeToTaskRequest:
+		switch name {
+		case "id":
+			return &r.Id
+		case "tenant":
+			return &r.Tenant
+		}
+	case *a2a.SendMessageRequest:
+		if name == "tenant" {
+			return &r.Tenant
+		}
+	case *a2a.ListTasksRequest:
+		if name == "tenant" {
+			return &r.Tenant
+		}
 	}
 	return nil
 }

@@ -45,7 +45,8 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ci := httpx.CallInfo(r)
 	ct := responseType(r)
-	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	var buf [8]string
+	segs := splitPath(strings.TrimPrefix(r.URL.EscapedPath(), "/"), buf[:])
 	rt, vars, tenant, allowed := h.match(r.Method, segs)
 	if rt == nil {
 		if len(allowed) > 0 {
@@ -61,7 +62,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ci, ct, a2a.AsError(err), 0)
 		return
 	}
-	if err := bindPath(req, vars, tenant); err != nil {
+	if err := rt.bindPath(req, &vars, tenant); err != nil {
 		writeError(w, ci, ct, err, 0)
 		return
 	}
@@ -145,6 +146,9 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 				return a2a.InvalidParamsFor(err)
 			}
 		}
+	}
+	if r.URL.RawQuery == "" { // no query: no parameters to parse
+		return nil
 	}
 	return decodeQuery(r.URL.Query(), req)
 }

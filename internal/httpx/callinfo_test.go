@@ -24,3 +24,26 @@ func TestCallInfoExtensions(t *testing.T) {
 		t.Errorf("v0.3 header alone: %q", got)
 	}
 }
+
+// TestCallInfoParameters: A2A-Version from the header, else from the query
+// (not for gRPC's metadata), and Last-Event-ID, trimmed, whatever the case
+// the client wrote the names in.
+func TestCallInfoParameters(t *testing.T) {
+	r := httptest.NewRequest("GET", "/tasks/t1?A2A-Version=0.3", nil)
+	r.Header.Set("a2a-version", " 1.0 ")
+	r.Header.Set("LAST-EVENT-ID", " 7 ")
+	if ci := CallInfo(r); ci.Version != "1.0" || ci.LastEventID != "7" {
+		t.Errorf("version %q, last event id %q", ci.Version, ci.LastEventID)
+	}
+	r = httptest.NewRequest("GET", "/tasks/t1?A2A-Version=0.3", nil)
+	if ci := CallInfo(r); ci.Version != "0.3" || ci.LastEventID != "" {
+		t.Errorf("from the query: version %q, last event id %q", ci.Version, ci.LastEventID)
+	}
+	if ci := MetadataCallInfo(r); ci.Version != "" {
+		t.Errorf("gRPC read the query: version %q", ci.Version)
+	}
+	r = httptest.NewRequest("GET", "/tasks/t1", nil)
+	if ci := CallInfo(r); ci.Version != "" {
+		t.Errorf("no version: %q", ci.Version)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,21 +106,39 @@ func CallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, true) }
 // only as metadata (spec §10.2): no query parameter is read.
 func MetadataCallInfo(r *http.Request) *a2a.CallInfo { return callInfo(r, false) }
 
+// The canonical forms of the header names callInfo reads (as
+// http.Header.Get would make them on every call, allocating each time: the
+// names are not canonical as written).
+var (
+	canonVersion       = textproto.CanonicalMIMEHeaderKey(HeaderVersion)
+	canonLastEventID   = textproto.CanonicalMIMEHeaderKey(streamctx.LastEventIDHeader)
+	canonExtensions    = textproto.CanonicalMIMEHeaderKey(HeaderExtensions)
+	canonExtensionsV03 = textproto.CanonicalMIMEHeaderKey(HeaderExtensionsV03)
+)
+
+// headerValue is r.Header.Get(key) for a canonical key.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 func callInfo(r *http.Request, query bool) *a2a.CallInfo {
 	ci := a2a.CallInfoFrom(r.Context())
 	if ci == nil {
 		ci = &a2a.CallInfo{}
 	}
-	ci.Version = strings.TrimSpace(r.Header.Get(HeaderVersion))
-	if ci.Version == "" && query {
+	ci.Version = strings.TrimSpace(headerValue(r.Header, canonVersion))
+	if ci.Version == "" && query && r.URL.RawQuery != "" {
 		ci.Version = strings.TrimSpace(r.URL.Query().Get(HeaderVersion))
 	}
 	// The resume position of SubscribeToTask: the SSE standard's header
 	// on HTTP, the same name as gRPC metadata (headers on the wire).
-	ci.LastEventID = strings.TrimSpace(r.Header.Get(streamctx.LastEventIDHeader))
+	ci.LastEventID = strings.TrimSpace(headerValue(r.Header, canonLastEventID))
 	ci.Extensions = ci.Extensions[:0]
-	for _, name := range [...]string{HeaderExtensions, HeaderExtensionsV03} {
-		for _, line := range r.Header.Values(name) {
+	for _, name := range [...]string{canonExtensions, canonExtensionsV03} {
+		for _, line := range r.Header[name] {
 			for _, uri := range strings.Split(line, ",") {
 				if uri = strings.TrimSpace(uri); uri != "" && !slices.Contains(ci.Extensions, uri) {
 					ci.Extensions = append(ci.Extensions, uri)

@@ -117,9 +117,13 @@ func RequestedVersion(v string) (asked, majorMinor string) {
 	if asked == "" {
 		asked = "0.3"
 	}
+	// Major.Minor is the value up to its second dot, taken as a substring
+	// of asked: nothing is allocated per call.
 	majorMinor = asked
-	if parts := strings.Split(asked, "."); len(parts) >= 2 {
-		majorMinor = parts[0] + "." + parts[1]
+	if i := strings.IndexByte(asked, '.'); i >= 0 {
+		if j := strings.IndexByte(asked[i+1:], '.'); j >= 0 {
+			majorMinor = asked[:i+1+j]
+		}
 	}
 	return asked, majorMinor
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -465,11 +466,27 @@ func (s *Server) isOrphan(rec *taskstore.MessageRecord, err error) bool {
 
 // digestOf identifies a message's content for decision B14 (the same
 // messageId with different content is refused).
+//
+// The message is encoded into a buffer of digestBufs, and the sum's hex
+// digits on the stack: the digest string is the one allocation.
 func digestOf(m *a2a.Message) string {
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	bp := digestBufs.Get().(*[]byte)
+	b, _ := proto.MarshalOptions{Deterministic: true}.MarshalAppend((*bp)[:0], m)
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	if cap(b) <= maxDigestBuf {
+		*bp = b
+		digestBufs.Put(bp)
+	}
+	var digits [2 * sha256.Size]byte
+	hex.Encode(digits[:], sum[:])
+	return string(digits[:])
 }
+
+// digestBufs holds the buffers digestOf encodes messages into; one that
+// grew past maxDigestBuf (a large message) is left to the collector.
+var digestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxDigestBuf = 64 << 10
 
 // awaitFirstAnswer waits, with Options.Cluster, until the message of rec,
 // which another replica may be running, has a task or a direct reply:

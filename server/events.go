@@ -239,9 +239,14 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 // Callers hold r.mu.
 func (r *run) published(ev *a2a.StreamResponse) {
 	// The run's task changes as the stored one did (taskstore.Apply),
-	// sharing the immutable event's status or chunk: an append costs the
-	// chunk, not the artifact.
-	known := taskstore.Apply(r.task, ev)
+	// sharing the immutable event's status, chunk or whole artifact (which
+	// it copies only to append to it): an event costs no copy of its
+	// artifact, an append the chunk.
+	if r.borrowedBy != r.task {
+		clear(r.borrowed)
+		r.borrowed, r.borrowedBy = r.borrowed[:0], r.task
+	}
+	known := taskstore.ApplyBorrowing(r.task, ev, &r.borrowed)
 	if u := ev.GetArtifactUpdate(); u.GetAppend() && !known {
 		// Decision B11: an append to an artifact never sent starts it, so
 		// nothing is lost.

@@ -48,6 +48,12 @@ type run struct {
 	pipeErr  error                 // why a pipelined write failed, for the execution
 	unmade   *a2a.Task             // the task the next write makes (queueCreate), or nil
 
+	// The artifacts of task that are those of published events, shared
+	// rather than copied (taskstore.ApplyBorrowing); kept for borrowedBy,
+	// the task they were recorded for, and reset when task is another.
+	borrowed   []*a2a.Artifact
+	borrowedBy *a2a.Task
+
 	// For a task that does not exist yet: what create needs.
 	pendingMessage   *a2a.Message
 	pendingContextID string

@@ -1,6 +1,8 @@
 package taskstore
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -51,4 +53,46 @@ func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
 		proto.Merge(t, p.Task)
 	}
 	return true
+}
+
+// ApplyBorrowing is Apply for a task that may share the artifacts of the
+// events applied to it: an artifact update without append, or one whose
+// artifact id is new, puts the event's artifact itself in t, and adds it
+// to *borrowed; an append to a borrowed artifact first replaces it in t
+// (and in *borrowed, by nil) by a copy of its own, which later chunks
+// extend in place as Apply's do. Events are immutable, so the artifacts
+// borrowed never change: t is as Apply would leave it, at the cost of the
+// chunks appended, without a copy of each artifact sent whole (spec
+// §4.1.2: the artifact of a TaskArtifactUpdateEvent). Every other event is
+// applied by Apply. The artifacts of t not in *borrowed must be t's own.
+func ApplyBorrowing(t *a2a.Task, ev *a2a.StreamResponse, borrowed *[]*a2a.Artifact) (known bool) {
+	u := ev.GetArtifactUpdate()
+	if u == nil {
+		return Apply(t, ev)
+	}
+	for i, a := range t.Artifacts {
+		if a.ArtifactId != u.GetArtifact().GetArtifactId() {
+			continue
+		}
+		j := slices.Index(*borrowed, a)
+		if !u.Append {
+			t.Artifacts[i] = u.Artifact
+			if j >= 0 {
+				(*borrowed)[j] = u.Artifact
+			} else {
+				*borrowed = append(*borrowed, u.Artifact)
+			}
+			return true
+		}
+		if j >= 0 {
+			a = a2a.CloneArtifact(a)
+			t.Artifacts[i] = a
+			(*borrowed)[j] = nil
+		}
+		a2a.AppendChunk(a, u.Artifact)
+		return true
+	}
+	t.Artifacts = append(t.Artifacts, u.Artifact)
+	*borrowed = append(*borrowed, u.Artifact)
+	return false
 }

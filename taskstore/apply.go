@@ -63,7 +63,7 @@ func Apply(t *a2a.Task, ev *a2a.StreamResponse) (known bool) {
 // extend in place as Apply's do. Events are immutable, so the artifacts
 // borrowed never change: t is as Apply would leave it, at the cost of the
 // chunks appended, without a copy of each artifact sent whole (spec
-// §4.1.2: the artifact of a TaskArtifactUpdateEvent). Every other event is
+// §4.2.2: the artifact of a TaskArtifactUpdateEvent). Every other event is
 // applied by Apply. The artifacts of t not in *borrowed must be t's own.
 func ApplyBorrowing(t *a2a.Task, ev *a2a.StreamResponse, borrowed *[]*a2a.Artifact) (known bool) {
 	u := ev.GetArtifactUpdate()

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -109,11 +108,8 @@ func withPreview(card *a2a.AgentCard, in *a2a.AgentInterface, t Transport) Trans
 	if !versionOK(in.GetProtocolVersion()) {
 		return t // a v0.3 interface
 	}
-	for _, o := range card.GetSupportedInterfaces() {
-		if strings.TrimSpace(o.GetProtocolVersion()) == version.V11 && strings.EqualFold(o.GetProtocolBinding(), in.GetProtocolBinding()) &&
-			o.GetUrl() == in.GetUrl() && o.GetTenant() == in.GetTenant() {
-			return previewTransport{t}
-		}
+	if version.HasTwin(card.GetSupportedInterfaces(), in, version.V11) {
+		return previewTransport{t}
 	}
 	return t
 }
@@ -137,15 +133,8 @@ func (l previewTransport) Stream(ctx context.Context, m *a2a.Method, req proto.M
 // asked11 returns ctx asking for a 1.1 call when req sets a member only
 // 1.1 has.
 func asked11(ctx context.Context, req proto.Message) context.Context {
-	switch r := req.(type) {
-	case *a2a.GetTaskRequest:
-		if r.CurrentGeneration != nil {
-			return streamctx.WithVersion(ctx, version.V11)
-		}
-	case *a2a.SendMessageRequest:
-		if c := r.GetConfiguration(); c != nil && c.IfGenerationMatch != nil {
-			return streamctx.WithVersion(ctx, version.V11)
-		}
+	if version.UsesGeneration(req) {
+		return streamctx.WithVersion(ctx, version.V11)
 	}
 	return ctx
 }

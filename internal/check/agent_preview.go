@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/version"
 )
 
 // The A2A 1.1 preview (the specification's dev-1.1 branch): a task's
@@ -15,7 +16,7 @@ import (
 // one, with requests that say A2A-Version: 1.1, and N/A elsewhere.
 
 // previewVersion is the Major.Minor of the preview.
-const previewVersion = "1.1"
+const previewVersion = version.V11
 
 // previewFamily is what the preview's checks share: an INPUT_REQUIRED
 // task read in 1.1 and its generation.
@@ -53,23 +54,7 @@ func (a *agentRun) previewChecks(ctx context.Context) {
 // offersPreview reports whether the card lists a 1.1 interface at the
 // target's binding, URL and tenant.
 func (b *bindingRun) offersPreview() bool {
-	for _, in := range b.s.card.GetSupportedInterfaces() {
-		if strings.TrimSpace(in.GetProtocolVersion()) == previewVersion && canonicalBinding(in.GetProtocolBinding()) == b.t.binding &&
-			in.GetTenant() == b.t.tenant && sameInterfaceURL(b, in.GetUrl()) {
-			return true
-		}
-	}
-	return false
-}
-
-// sameInterfaceURL reports whether u is the target's URL as the card gave
-// it (gRPC targets keep a base made of it).
-func sameInterfaceURL(b *bindingRun, u string) bool {
-	if b.t.binding != a2a.BindingGRPC {
-		return u == b.t.url
-	}
-	base, err := grpcBase(u, strings.HasPrefix(strings.ToLower(b.s.cardURL), "https://"))
-	return err == nil && base == b.t.url
+	return version.HasTwin(b.s.card.GetSupportedInterfaces(), b.t.iface, previewVersion)
 }
 
 // get11 reads a task in 1.1, with currentGeneration when cur is not nil.

@@ -173,7 +173,7 @@ func (s *session) newTarget(in *a2a.AgentInterface, b string, grpcHC *http.Clien
 		h[http.CanonicalHeaderKey(k)] = v
 	}
 	activateRequired(s.card, h)
-	t := &target{binding: b, url: in.GetUrl(), tenant: in.GetTenant(), hc: s.hc, header: h, token: s.opts.Token}
+	t := &target{binding: b, url: in.GetUrl(), tenant: in.GetTenant(), iface: in, hc: s.hc, header: h, token: s.opts.Token}
 	if b == a2a.BindingGRPC {
 		// A dial target says nothing about TLS: a card served over https
 		// is taken to mean gRPC over TLS too.

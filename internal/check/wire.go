@@ -26,6 +26,7 @@ type target struct {
 	binding string // a2a.BindingJSONRPC, a2a.BindingHTTPJSON or a2a.BindingGRPC
 	url     string // as the card gives it (gRPC: the base URL grpcBase made of it)
 	tenant  string
+	iface   *a2a.AgentInterface // the card's entry, as the card gives it
 	hc      *http.Client
 	header  http.Header // sent on every request (extra headers)
 	token   string      // default bearer token ("" = anonymous)

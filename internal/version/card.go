@@ -1,6 +1,8 @@
 package version
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -33,7 +35,7 @@ func AddInterfaces(card *a2a.AgentCard, served []string) *a2a.AgentCard {
 			continue
 		}
 		for _, v := range add {
-			if !hasInterface(ins, in, v) {
+			if !HasTwin(ins, in, v) {
 				twins = append(twins, &a2a.AgentInterface{Url: in.GetUrl(), ProtocolBinding: in.GetProtocolBinding(),
 					Tenant: in.GetTenant(), ProtocolVersion: v})
 			}
@@ -45,10 +47,13 @@ func AddInterfaces(card *a2a.AgentCard, served []string) *a2a.AgentCard {
 	return out
 }
 
-// hasInterface reports whether ins lists in's URL and binding in version v.
-func hasInterface(ins []*a2a.AgentInterface, in *a2a.AgentInterface, v string) bool {
+// HasTwin reports whether ins lists in's twin in version v: an interface
+// of that version at in's URL, binding (named in any case) and tenant
+// (spec §3.6: an agent may list one interface per version at one URL).
+func HasTwin(ins []*a2a.AgentInterface, in *a2a.AgentInterface, v string) bool {
 	for _, o := range ins {
-		if o.GetUrl() == in.GetUrl() && o.GetProtocolBinding() == in.GetProtocolBinding() && o.GetProtocolVersion() == v {
+		if strings.TrimSpace(o.GetProtocolVersion()) == v && strings.EqualFold(o.GetProtocolBinding(), in.GetProtocolBinding()) &&
+			o.GetUrl() == in.GetUrl() && o.GetTenant() == in.GetTenant() {
 			return true
 		}
 	}

@@ -6,22 +6,37 @@ import "parley.dev/parley/a2a"
 // these at its edge, once per request and per answer, with the version it
 // serves the call in (a2a.CallInfo.Served); no binding does.
 
+// generationMember returns the request member of req that only versions
+// showing generations have (spec §3.2.7): GetTaskRequest.currentGeneration,
+// SendMessageConfiguration.ifGenerationMatch; nil for a request without
+// one.
+func generationMember(req any) **int64 {
+	switch r := req.(type) {
+	case *a2a.GetTaskRequest:
+		return &r.CurrentGeneration
+	case *a2a.SendMessageRequest:
+		if c := r.GetConfiguration(); c != nil {
+			return &c.IfGenerationMatch
+		}
+	}
+	return nil
+}
+
 // ClearRequest clears, for a call served in v, the request members v does
 // not have, so the core never acts on them: a v1.0 caller's
 // currentGeneration or ifGenerationMatch is a member v1.0 does not know,
 // and it treats such members by ignoring them. req is changed in place.
 func ClearRequest(v string, req any) {
-	if ShowsGeneration(v) {
-		return
+	if f := generationMember(req); f != nil && !ShowsGeneration(v) {
+		*f = nil
 	}
-	switch r := req.(type) {
-	case *a2a.GetTaskRequest:
-		r.CurrentGeneration = nil
-	case *a2a.SendMessageRequest:
-		if c := r.GetConfiguration(); c != nil {
-			c.IfGenerationMatch = nil
-		}
-	}
+}
+
+// UsesGeneration reports whether req sets a member only versions that
+// show generations have, so that a client must send it in such a version.
+func UsesGeneration(req any) bool {
+	f := generationMember(req)
+	return f != nil && *f != nil
 }
 
 // Task sets, for a call served in v, t's generation to gen when v shows

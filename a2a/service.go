@@ -77,6 +77,13 @@ type CallInfo struct {
 	// it serves the call in, once chosen (spec §3.6.2); it stays empty for
 	// a call refused before that. Telemetry labels calls with it.
 	Served string
+	// Decoded is set by a binding that decoded the request for this call
+	// alone and only encodes the answer: the core may then keep the
+	// request's values instead of copying them, and answer with values it
+	// shares (with its store, or with other callers), which the binding
+	// must not change. Without it, as for the Go API in process, request
+	// and answer stay the caller's own.
+	Decoded bool
 }
 
 type callInfoKey struct{}

@@ -32,12 +32,14 @@
 package a2ahttp
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -274,13 +276,13 @@ func (h *Handler) SetServing(serving bool) {
 }
 
 // ServeHTTP implements http.Handler. Every request gets an id (the
-// client's X-Request-Id, or a new one), echoed in the response and used in
-// the debug log line that records the method, path, status and duration
-// (never credentials or message content).
+// client's X-Request-Id, or a new one: newRequestID), echoed in the
+// response and used in the debug log line that records the method, path,
+// status and duration (never credentials or message content).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("X-Request-Id")
 	if id == "" || len(id) > 128 {
-		id = a2a.NewID()
+		id = newRequestID()
 	}
 	w.Header().Set("X-Request-Id", id)
 	if !h.opts.Logger.Enabled(r.Context(), slog.LevelDebug) {
@@ -415,4 +417,24 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write(h.card)
+}
+
+// requestIDs numbers the requests of this process that came without an
+// X-Request-Id; requestIDPrefix, random per process, keeps the ids of two
+// processes (replicas, restarts) apart.
+var (
+	requestIDs      atomic.Uint64
+	requestIDPrefix = func() string {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+)
+
+// newRequestID returns an id for a request that came without one: the
+// process's prefix and a counter. It only names the request in logs, so
+// unlike a task id (a2a.NewID) it need not be unguessable.
+func newRequestID() string {
+	var b [40]byte
+	return string(strconv.AppendUint(append(b[:0], requestIDPrefix...), requestIDs.Add(1), 36))
 }

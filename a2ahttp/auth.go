@@ -67,7 +67,7 @@ func (h *Handler) authRequired() bool { return len(h.auth) > 0 && !h.opts.AllowA
 // reading the other one would disagree about who is calling), or no
 // principal where one is required.
 func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
-	ci := &a2a.CallInfo{}
+	ci := &a2a.CallInfo{Decoded: true} // every protocol decodes and encodes each call for itself
 	ctx := r.Context()
 	if outer := a2a.CallInfoFrom(ctx); outer != nil && outer.Principal != "" {
 		ci.Principal = outer.Principal

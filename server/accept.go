@@ -65,7 +65,14 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	if err != nil {
 		return nil, err
 	}
-	msg := a2a.CloneMessage(req.Message)
+	// The message becomes the task's: a copy, unless the binding decoded
+	// it for this call alone (a2a.CallInfo.Decoded). What it named is
+	// noted first, for a second start below.
+	msg := req.Message
+	namedTask, namedContext := msg.TaskId, msg.ContextId
+	if !c.info.Decoded {
+		msg = a2a.CloneMessage(msg)
+	}
 	digest := digestOf(msg)
 	unclaim, err := s.claimMessage(ctx, msgKey{c.scope, msg.MessageId})
 	if err != nil {
@@ -103,10 +110,12 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 	}
 	var orphan *orphaned
 	if errors.As(err, &orphan) {
-		if req.Message.TaskId != "" { // a follow-up names its task, which is not there
+		if namedTask != "" { // a follow-up names its task, which is not there
 			return nil, taskNotFound(orphan.rec.TaskID)
 		}
-		return s.startTask(ctx, c, a2a.CloneMessage(req.Message), digest, areq, push, stream, orphan.rec.TaskID)
+		again := a2a.CloneMessage(msg)
+		again.ContextId = namedContext
+		return s.startTask(ctx, c, again, digest, areq, push, stream, orphan.rec.TaskID)
 	}
 	return acc, err
 }

@@ -45,7 +45,7 @@ import (
 // timeout, the drain or the stop.
 func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTaskRequest, t *a2a.Task) (*a2a.Task, error) {
 	if s.opts.LongPollTimeout < 0 || s.draining.Load() || s.base.Err() != nil {
-		return s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true), t.GetGeneration()), nil
+		return s.answer(ctx, t, req.HistoryLength, t.GetGeneration(), true), nil
 	}
 	release, err := streamctx.TakeSlot(ctx)
 	if err != nil {
@@ -81,5 +81,5 @@ func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTa
 		}
 		r.mu.Lock()
 	}
-	return s.taskAnswer(ctx, withHistory(r.task, req.HistoryLength, false), taskstore.Generation(r.seq)), nil
+	return s.answer(ctx, r.task, req.HistoryLength, taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState())), nil
 }

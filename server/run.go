@@ -137,8 +137,10 @@ func (r *run) load(ctx context.Context) error {
 		}
 		return a2a.Internal(err)
 	}
-	// The run's task carries no generation: r.seq is it
+	// The store's task may be shared (taskstore.Tasks.GetTask); the run
+	// changes its own. The run's task carries no generation: r.seq is it
 	// (taskstore.Generation), set on what a 1.1 caller is sent.
+	t = a2a.CloneTask(t)
 	t.Generation = 0
 	r.task, r.seq, r.loaded, r.mayPush = t, seq, true, true
 	return nil

@@ -50,7 +50,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 	if r.task == nil {
 		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")
 	}
-	t := s.taskAnswer(ctx, withHistory(r.task, historyOf(req.GetConfiguration()), false), taskstore.Generation(r.seq))
+	t := s.answer(ctx, r.task, historyOf(req.GetConfiguration()), taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState()))
 	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}, nil
 }
 

@@ -31,7 +31,7 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	if req.CurrentGeneration != nil && t.GetGeneration() <= req.GetCurrentGeneration() {
 		return s.hold(ctx, c.scope, req, t)
 	}
-	return s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true), t.GetGeneration()), nil
+	return s.answer(ctx, t, req.HistoryLength, t.GetGeneration(), true), nil
 }
 
 // Page sizes of ListTasks (spec §3.1.4).
@@ -161,7 +161,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		}
 		break
 	}
-	return s.taskAnswer(ctx, a2a.CloneTask(r.task), taskstore.Generation(r.seq)), nil
+	return s.answer(ctx, r.task, nil, taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState())), nil
 }
 
 // SubscribeToTask implements a2a.Service (spec §3.1.6; decision B2):

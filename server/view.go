@@ -34,6 +34,36 @@ func (s *Server) taskAnswer(ctx context.Context, t *a2a.Task, gen int64) *a2a.Ta
 	return version.Task(s.served(ctx), t, gen)
 }
 
+// answer returns the task t as the answer to the call on ctx: with the
+// last hl of its history messages (withHistory) and the generation gen as
+// taskAnswer shows it. t itself is not changed. The answer is a copy of
+// t, whole for a caller of the Go API, who owns what it gets, and for a
+// task that may still change (frozen false: a run's task before a
+// terminal state); a call that came through a binding
+// (a2a.CallInfo.Decoded) gets the top of a frozen task copied and the rest
+// shared (the store's task: taskstore.Tasks.GetTask; a run's task in a
+// terminal state, which no event changes any more, spec §3.1.5).
+func (s *Server) answer(ctx context.Context, t *a2a.Task, hl *int32, gen int64, frozen bool) *a2a.Task {
+	if ci := a2a.CallInfoFrom(ctx); frozen && ci != nil && ci.Decoded {
+		t = shallowTask(t)
+	} else {
+		t = a2a.CloneTask(t)
+	}
+	return s.taskAnswer(ctx, withHistory(t, hl, true), gen)
+}
+
+// shallowTask copies the top of t: the copy shares its status, artifacts,
+// history, metadata and unknown fields, and may be given a shorter history
+// or another generation without changing t.
+func shallowTask(t *a2a.Task) *a2a.Task {
+	c := &a2a.Task{Id: t.Id, ContextId: t.ContextId, Status: t.Status, Artifacts: t.Artifacts,
+		History: t.History, Metadata: t.Metadata, Generation: t.Generation}
+	if u := t.ProtoReflect().GetUnknown(); len(u) > 0 {
+		c.ProtoReflect().SetUnknown(u)
+	}
+	return c
+}
+
 // viewStream returns the stream seq as the call on ctx sees it. Events
 // carry no generation (spec §3.2.7) as the core shares them: a call served
 // in a version that shows generations gets each event with its own, the

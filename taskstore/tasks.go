@@ -30,6 +30,10 @@ type Tasks interface {
 	// writing (ErrSeq).
 	Append(ctx context.Context, s Scope, id string, ev Event) error
 	// GetTask returns the task with the id in the scope, or ErrNotFound.
+	// The task may be shared, with the store's cache and with other
+	// callers: a caller must not change it (a2a.CloneTask makes a copy to
+	// change), and the store must not change it either once returned (a
+	// write replaces what it keeps, as a cache drops its entry).
 	GetTask(ctx context.Context, s Scope, id string) (*a2a.Task, error)
 	// LastSeq returns the sequence number of the task's last recorded
 	// event, or ErrNotFound. Sequence numbers survive restarts, so stream

@@ -139,7 +139,7 @@ func (e *entry) copyTask() (*a2a.Task, error) {
 	case e.task != nil:
 		t = cloneTask(e.task)
 	case d != nil:
-		t = cloneTask(d)
+		t = cloneTask(d) // ListTasks's tasks are the caller's to change
 	default:
 		if t, err = unpackTask(e.packed); err != nil {
 			return nil, err
@@ -157,19 +157,25 @@ const (
 	cachedTaskBytes = 32 << 10
 )
 
-// readTask is copyTask for GetTask. A finished task read a second time
-// keeps its decoded tree while it is among the last cachedTasks so read,
-// and its reads then copy that tree: a copy costs half a decoding, and
-// makes half the garbage (the strings are shared). A task read once, as
-// most are, costs one decoding as before. Callers hold s.mu.
+// readTask returns the entry's task for GetTask, which may share it
+// (taskstore.Tasks.GetTask). A finished task read a second time keeps its
+// decoded tree while it is among the last cachedTasks so read, and its
+// reads return that tree itself, which nothing changes: a write decodes a
+// tree of its own (live). A task read once, as most are, costs one
+// decoding, and a running task's tree, which writes change, a copy.
+// Callers hold s.mu.
 func (s *Store) readTask(e *entry) (*a2a.Task, error) {
-	if e.task != nil || e.decoded.Load() != nil || len(e.packed) > cachedTaskBytes || !e.readOnce.Swap(true) {
+	if d := e.decoded.Load(); d != nil && e.task == nil {
+		return d, nil
+	}
+	if e.task != nil || len(e.packed) > cachedTaskBytes || !e.readOnce.Swap(true) {
 		return e.copyTask()
 	}
 	t, err := unpackTask(e.packed)
 	if err != nil {
 		return nil, err
 	}
+	t.Generation = taskstore.Generation(e.seq)
 	s.readMu.Lock()
 	if old := s.readRing[s.readNext]; old != nil {
 		old.decoded.Store(nil)
@@ -178,7 +184,7 @@ func (s *Store) readTask(e *entry) (*a2a.Task, error) {
 	s.readNext = (s.readNext + 1) % len(s.readRing)
 	e.decoded.Store(t)
 	s.readMu.Unlock()
-	return e.copyTask()
+	return t, nil
 }
 
 // unpackTask decodes a packed task.

@@ -20,8 +20,10 @@ const (
 
 // taskCache keeps the tasks GetTask read last, so that a task read again
 // (a client polling the task it started, a finished task's GetTask) costs
-// a copy instead of a statement on a reader connection: a read there
-// under write load re-reads the pages the writer changed.
+// a map lookup instead of a statement on a reader connection: a read
+// there under write load re-reads the pages the writer changed. GetTask's
+// tasks are shared (taskstore.Tasks.GetTask), so the cache hands out and
+// keeps the tasks themselves; nothing changes them.
 //
 // A write of a task drops it (drop) once committed, before the writer's
 // caller learns it succeeded. A GetTask that read the store before that
@@ -51,19 +53,14 @@ func (c *taskCache) slot(k cacheKey) uint8 {
 	return uint8(maphash.String(c.seed, k.id))
 }
 
-// get returns a copy of the cached task, or nil, and the generation to
-// give put.
+// get returns the cached task, or nil, and the generation to give put.
 func (c *taskCache) get(k cacheKey) (*a2a.Task, uint64) {
 	c.mu.Lock()
-	t, gen := c.tasks[k], c.gen
-	c.mu.Unlock()
-	if t == nil {
-		return nil, gen
-	}
-	return a2a.CloneTask(t), gen
+	defer c.mu.Unlock()
+	return c.tasks[k], c.gen
 }
 
-// put caches a copy of t, read from the store after get returned gen,
+// put caches t, read from the store after get returned gen,
 // unless the key may have been written since or t is too large.
 func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) {
 	if proto.Size(t) > cachedTaskBytes {
@@ -80,7 +77,7 @@ func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) {
 			break
 		}
 	}
-	c.tasks[k] = a2a.CloneTask(t)
+	c.tasks[k] = t
 }
 
 // drop forgets the task with the key: it was written.

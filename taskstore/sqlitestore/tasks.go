@@ -93,8 +93,8 @@ func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uin
 }
 
 // GetTask returns the task with the id in the scope, assembled from its
-// header, history and artifact rows read by one statement, or a copy of
-// it from the tasks GetTask read last (taskCache).
+// header, history and artifact rows read by one statement, or shared from
+// the tasks GetTask read last (taskCache).
 func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
 	k := cacheKey{sc, id}
 	t, gen := s.cache.get(k)

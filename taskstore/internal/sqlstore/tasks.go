@@ -101,7 +101,8 @@ func ActiveTasks(ctx context.Context, found []ScopedID, get func(context.Context
 			return nil, err
 		}
 		if slices.Contains(order.Active, t.GetStatus().GetState()) {
-			out = append(out, taskstore.ScopedTask{Scope: f.Scope, Task: t})
+			// GetTask's task may be shared; ListActive's are the caller's.
+			out = append(out, taskstore.ScopedTask{Scope: f.Scope, Task: a2a.CloneTask(t)})
 		}
 	}
 	return out, nil

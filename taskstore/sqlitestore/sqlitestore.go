@@ -212,10 +212,12 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	// group commit, multi-row statements) in memory instead of temporary
 	// files: in a profile of the write path, those files' page writes
 	// were a fifth of the CPU time. The writer's page cache is 1 MiB
-	// instead of SQLite's 2 MiB (writerCacheKiB).
+	// instead of SQLite's 2 MiB (writerCacheKiB). The writer checkpoints
+	// the WAL every walCheckpointPages pages instead of SQLite's 1,000.
 	s.writer, err = sql.Open("sqlite", base+"?_pragma=busy_timeout(10000)"+
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=foreign_keys(1)"+
 		"&_pragma=secure_delete(FAST)&_pragma=temp_store(MEMORY)"+
+		"&_pragma=wal_autocheckpoint("+strconv.Itoa(walCheckpointPages)+")"+
 		"&_pragma=cache_size(-"+strconv.Itoa(writerCacheKiB)+")&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
@@ -256,6 +258,16 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 // streams at 64 clients) with no change in CPU per request beyond the
 // machine's noise.
 const writerCacheKiB = 1024
+
+// walCheckpointPages is the WAL's length, in pages, at which a commit
+// checkpoints it into the database file. A checkpoint writes each page the
+// WAL holds once, however often it changed since the last one; the pages
+// every send changes (the newest end of each index, the task counters)
+// are few, so a longer WAL writes them back less often. 10,000 pages
+// (about 40 MiB on disk, which the WAL file keeps once it grew) cost 4–6 %
+// less CPU per SendMessage than SQLite's 1,000, side by side, and about
+// 2 % less per 20-chunk stream.
+const walCheckpointPages = 10000
 
 // keepOpen sizes a pool to n connections that are never closed for age
 // or idleness, so prepared statements stay prepared.

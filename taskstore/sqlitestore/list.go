@@ -18,9 +18,13 @@ type listFilter = layout.ListFilter
 // limit.
 func listSQL(f listFilter) string { return dialect.ListSQL(f) }
 
-// countSQL returns the range count for f, which must have layout.WithSince
-// and not layout.WithAfter.
+// countSQL returns the range count for f, which must not have
+// layout.WithAfter.
 func countSQL(f listFilter) string { return dialect.CountSQL(f) }
+
+// rangeCounted reports whether the total of f is a range count
+// (countTasks): with Since, or a context.
+func rangeCounted(f listFilter) bool { return f&(layout.WithSince|layout.WithContext) != 0 }
 
 // listArgs returns the arguments of the WHERE clause for f.
 func listArgs(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {
@@ -28,14 +32,14 @@ func listArgs(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {
 }
 
 // prepareList prepares a page query for every filter combination, a range
-// count for those with Since, and the counter lookup for the others.
+// count for those rangeCounted, and the counter lookup for the others.
 func (s *Store) prepareList(p *preparer) {
 	for f := range listFilter(len(s.list)) {
 		s.list[f] = p.reader(listSQL(f))
 	}
-	for f := range listFilter(len(s.countSince)) {
-		if f&layout.WithSince != 0 {
-			s.countSince[f] = p.reader(countSQL(f))
+	for f := range listFilter(len(s.countRange)) {
+		if rangeCounted(f) {
+			s.countRange[f] = p.reader(countSQL(f))
 		}
 	}
 	s.counter = p.reader(`SELECT n FROM task_counts
@@ -96,13 +100,14 @@ func (s *Store) listIn(ctx context.Context, tx *sql.Tx, sc taskstore.Scope, q ta
 }
 
 // countTasks returns how many tasks match q's filters, ignoring its cursor:
-// a range count when q has Since, otherwise the trigger-kept counter of
-// the scope and filters (no row means none).
+// a range count when q has Since or a context (over the index of its
+// filters, so its cost grows with the tasks at or after Since, or in the
+// context), otherwise the trigger-kept counter of the scope, or of the
+// scope and state (no row means none).
 func (s *Store) countTasks(ctx context.Context, tx *sql.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
 	var n int
-	if f&layout.WithSince != 0 {
-		cf := f &^ layout.WithAfter
-		err := tx.StmtContext(ctx, s.countSince[cf]).QueryRowContext(ctx, listArgs(cf, sc, q)...).Scan(&n)
+	if cf := f &^ layout.WithAfter; rangeCounted(cf) {
+		err := tx.StmtContext(ctx, s.countRange[cf]).QueryRowContext(ctx, listArgs(cf, sc, q)...).Scan(&n)
 		return n, err
 	}
 	kind, ctxKey, stateKey := sqlstore.CounterKey(f, q)

@@ -3,14 +3,17 @@ package sqlitestore
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/marktest"
 	"parley.dev/parley/taskstore/seal"
 )
@@ -221,4 +224,70 @@ func rawVersion(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestUpgradeToV7: a version 6 file, with its counters per context and its
+// triggers that keep them, loses both; totals by context and state stay
+// exact through the upgrade and after.
+func TestUpgradeToV7(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v6.db")
+	s := openKeyed(t, path, nil)
+	states := []a2a.TaskState{a2a.TaskState_TASK_STATE_WORKING, a2a.TaskState_TASK_STATE_COMPLETED}
+	for i := range 12 {
+		if err := s.CreateTask(ctx, scope, newTask(fmt.Sprintf("task-%d%d", i/10, i%10), states[i%2], i), taskstore.Event{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	// The version 6 triggers, as migrations 0 and 3 made them, and the
+	// counters they kept.
+	v6 := []string{`DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
+		`DROP TRIGGER tasks_count_state`, `DROP TRIGGER tasks_count_move`}
+	for _, q := range append(migrations[0], migrations[3]...) {
+		if name, kind := createdName(q); kind == "TRIGGER" && name != "tasks_count_update" {
+			v6 = append(v6, q)
+		}
+	}
+	v6 = append(v6,
+		fmt.Sprintf(`INSERT INTO task_counts SELECT tenant, owner, %d, context_id, 0, count(*) FROM tasks GROUP BY 1, 2, 4`, layout.WithContext),
+		fmt.Sprintf(`INSERT INTO task_counts SELECT tenant, owner, %d, context_id, state, count(*) FROM tasks GROUP BY 1, 2, 4, 5`, layout.WithContext|layout.WithState),
+		`PRAGMA user_version = 6`)
+	rawExec(t, path, v6...)
+
+	s = openKeyed(t, path, nil)
+	defer s.Close()
+	if v := rawVersion(t, path); v != SchemaVersion {
+		t.Fatalf("user_version = %d, want %d", v, SchemaVersion)
+	}
+	check := func(when string) {
+		t.Helper()
+		var perContext int
+		if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM task_counts WHERE context_id <> ''`).Scan(&perContext); err != nil || perContext != 0 {
+			t.Errorf("%s: %d counters per context (%v), want none", when, perContext, err)
+		}
+		for _, c := range []string{"", "ctx-0", "ctx-1", "ctx-9", "none"} {
+			for _, st := range append(states, a2a.TaskState_TASK_STATE_UNSPECIFIED, a2a.TaskState_TASK_STATE_FAILED) {
+				res, err := s.ListTasks(ctx, scope, taskstore.ListQuery{ContextID: c, State: st, Limit: 1})
+				var want int
+				q, args := "SELECT count(*) FROM tasks WHERE (?1 = '' OR context_id = ?1) AND (?2 = 0 OR state = ?2)", []any{c, int32(st)}
+				if qerr := s.reader.QueryRowContext(ctx, q, args...).Scan(&want); err != nil || qerr != nil || res.Total != want {
+					t.Errorf("%s: context %q state %v: Total %d (%v), COUNT %d (%v)", when, c, st, res.Total, err, want, qerr)
+				}
+			}
+		}
+	}
+	check("after the upgrade")
+	for i := 12; i < 16; i++ {
+		if err := s.CreateTask(ctx, scope, newTask(fmt.Sprintf("task-%d%d", i/10, i%10), states[i%2], i), taskstore.Event{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := replace(ctx, s, scope, newTask("task-00", a2a.TaskState_TASK_STATE_FAILED, 20)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteFinished(ctx, epoch.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	check("after writes and deletes")
 }

@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -202,6 +202,27 @@ var migrations = [][]string{
 	5: {
 		`ALTER TABLE push_configs ADD COLUMN ` + sqlstore.VersionColumn,
 	},
+	// Version 7: counters per scope and per state only. A context's
+	// total is a COUNT over its range of tasks_by_context or
+	// tasks_by_context_state (see countTasks): most contexts hold a few
+	// tasks, and their counters cost every new task two more rows to write
+	// (one table row per context) and every change of state two more
+	// upserts. A change of context alone no longer moves a counter.
+	6: {
+		`DROP TRIGGER tasks_count_insert`,
+		`DROP TRIGGER tasks_count_delete`,
+		`DROP TRIGGER tasks_count_state`,
+		`DROP TRIGGER tasks_count_move`,
+		fmt.Sprintf(`DELETE FROM task_counts WHERE kind IN (%d, %d)`, layout.WithContext, layout.WithContext|layout.WithState),
+		`CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN ` + countUpKeys("new", scopeKeys) + ` END`,
+		`CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN ` + countDownKeys("old", scopeKeys) + ` END`,
+		`CREATE TRIGGER tasks_count_state AFTER UPDATE OF state ON tasks
+			WHEN old.state IS NOT new.state AND old.tenant IS new.tenant AND old.owner IS new.owner
+			BEGIN ` + countDownKeys("old", []int{2}) + countUpKeys("new", []int{2}) + ` END`,
+		`CREATE TRIGGER tasks_count_move AFTER UPDATE OF tenant, owner ON tasks
+			WHEN old.tenant IS NOT new.tenant OR old.owner IS NOT new.owner
+			BEGIN ` + countDownKeys("old", scopeKeys) + countUpKeys("new", scopeKeys) + ` END`,
+	},
 }
 
 // counterKeys returns, for the row named ref in a trigger, the kind,
@@ -216,10 +237,12 @@ func counterKeys(ref string) [4][3]string {
 }
 
 // allKeys and stateKeys select, by index in counterKeys, the counters a
-// row is counted in, and those that depend on its state.
+// row was counted in before version 7, and those that depend on its
+// state; scopeKeys, the counters since (per scope, per scope and state).
 var (
 	allKeys   = []int{0, 1, 2, 3}
 	stateKeys = []int{2, 3}
+	scopeKeys = []int{0, 2}
 )
 
 // countUp returns trigger statements adding the row ref to its counters.
@@ -244,19 +267,24 @@ func countUpKeys(ref string, keys []int) string {
 }
 
 // countDownKeys returns trigger statements removing the row ref from the
-// counters chosen by keys, dropping per-context counters that reach zero
-// so that contexts which come and go leave nothing behind.
+// counters chosen by keys, dropping per-context counters (before version
+// 7) that reach zero so that contexts which come and go leave nothing
+// behind.
 func countDownKeys(ref string, keys []int) string {
 	var b strings.Builder
 	all := counterKeys(ref)
+	perContext := false
 	for _, i := range keys {
 		k := all[i]
 		fmt.Fprintf(&b, `UPDATE task_counts SET n = n - 1 WHERE tenant = %s.tenant AND owner = %s.owner
 			AND kind = %s AND context_id = %s AND state = %s;`, ref, ref, k[0], k[1], k[2])
+		perContext = perContext || i == 1 || i == 3
 	}
-	fmt.Fprintf(&b, `DELETE FROM task_counts WHERE tenant = %s.tenant AND owner = %s.owner
-		AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
-		ref, ref, layout.WithContext, layout.WithContext|layout.WithState, ref)
+	if perContext {
+		fmt.Fprintf(&b, `DELETE FROM task_counts WHERE tenant = %s.tenant AND owner = %s.owner
+			AND kind IN (%d, %d) AND context_id = %s.context_id AND n = 0;`,
+			ref, ref, layout.WithContext, layout.WithContext|layout.WithState, ref)
+	}
 	return b.String()
 }
 

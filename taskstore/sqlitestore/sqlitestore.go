@@ -59,11 +59,13 @@
 //
 // ListTasks pages with keyset conditions on (status_ms, id) over an index
 // that matches each filter exactly, so finding a page never scans the
-// table. The exact total comes from per-scope counters that triggers keep
-// in step with the tasks table (one counter per scope, per context, per
-// state and per context and state): one lookup. Only when the query has a
-// Since bound is the total a COUNT over the matching index range, whose
-// cost grows with the number of tasks at or after Since.
+// table. The exact total comes from counters that triggers keep in step
+// with the tasks table (one per scope, and one per scope and state): one
+// lookup. When the query names a context or has a Since bound, the total
+// is a COUNT over the matching index range instead, whose cost grows with
+// the number of tasks in the context or at or after Since (a context
+// holds a conversation's tasks; counters per context cost every new task
+// two more rows to write).
 package sqlitestore
 
 import (
@@ -107,7 +109,7 @@ type Store struct {
 	getTask                                *sql.Stmt
 	listActive, deleteFinished             *sql.Stmt
 	list                                   [16]*sql.Stmt // by listFilter
-	countSince                             [8]*sql.Stmt  // by listFilter, only those with WithSince
+	countRange                             [8]*sql.Stmt  // by listFilter, only those rangeCounted
 	counter                                *sql.Stmt
 	putConfig, getConfig                   *sql.Stmt
 	listConfigs, deleteConfig, taskInScope *sql.Stmt

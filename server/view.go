@@ -20,8 +20,11 @@ import (
 // served returns the version the call on ctx is served in, once begin
 // chose it; a call with no CallInfo (the Go API in process) is served in
 // the newest version served.
-func (s *Server) served(ctx context.Context) string {
-	if ci := a2a.CallInfoFrom(ctx); ci != nil && ci.Served != "" {
+func (s *Server) served(ctx context.Context) string { return s.servedIn(a2a.CallInfoFrom(ctx)) }
+
+// servedIn is served for the call whose CallInfo is ci (nil without one).
+func (s *Server) servedIn(ci *a2a.CallInfo) string {
+	if ci != nil && ci.Served != "" {
 		return ci.Served
 	}
 	return s.opts.ProtocolVersions[0]
@@ -44,12 +47,13 @@ func (s *Server) taskAnswer(ctx context.Context, t *a2a.Task, gen int64) *a2a.Ta
 // shared (the store's task: taskstore.Tasks.GetTask; a run's task in a
 // terminal state, which no event changes any more, spec §3.1.5).
 func (s *Server) answer(ctx context.Context, t *a2a.Task, hl *int32, gen int64, frozen bool) *a2a.Task {
-	if ci := a2a.CallInfoFrom(ctx); frozen && ci != nil && ci.Decoded {
+	ci := a2a.CallInfoFrom(ctx)
+	if frozen && ci != nil && ci.Decoded {
 		t = shallowTask(t)
 	} else {
 		t = a2a.CloneTask(t)
 	}
-	return s.taskAnswer(ctx, withHistory(t, hl, true), gen)
+	return version.Task(s.servedIn(ci), withHistory(t, hl, true), gen)
 }
 
 // shallowTask copies the top of t: the copy shares its status, artifacts,

@@ -18,10 +18,15 @@ func (s *Store) prepareEvents(p *preparer) {
 	// push mark in their WHERE clause, so an event needs no read first and
 	// no RETURNING (whose row costs about what the UPDATE does); see
 	// updateHeader.
+	//
+	// The event that was last becomes prunable: the old last_ms is its
+	// time (the right side of SET reads the row as it was), which is
+	// prune_ms unless an older event already set it.
 	const cond = ` WHERE id = ? AND tenant = ? AND owner = ? AND seq = ? AND has_push = ?`
-	s.headSeq = p.writer(`UPDATE tasks SET seq = ?` + cond)
-	s.headStatus = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?` + cond)
-	s.headTask = p.writer(`UPDATE tasks SET seq = ?, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
+	const head = `UPDATE tasks SET seq = ?, last_ms = ?, prune_ms = coalesce(prune_ms, last_ms)`
+	s.headSeq = p.writer(head + cond)
+	s.headStatus = p.writer(head + `, state = ?, status_ms = ?, status = ?` + cond)
+	s.headTask = p.writer(head + `, state = ?, status_ms = ?, status = ?, context_id = ?, data = ?` + cond)
 	s.seqW = p.writer(dialect.LastSeqSQL())
 	const nextHistory = `(SELECT coalesce(max(n), -1) + 1 FROM task_history WHERE task_id = ?)`
 	s.addHistory = p.writer(`INSERT INTO task_history (task_id, n, message) VALUES (?, ` + nextHistory + `, ?)`)
@@ -41,18 +46,19 @@ func (s *Store) prepareEvents(p *preparer) {
 	s.events = p.reader(`SELECT t.seq, coalesce(e.seq, 0), e.response FROM tasks t
 		LEFT JOIN task_events e ON e.task_id = t.id AND e.seq > ?4
 		WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3 ORDER BY e.seq LIMIT ?5`)
-	// One step of PruneEvents: the next old events, in the order of the
-	// time index, after a position in it.
-	s.oldEvents = p.writer(`SELECT created_ms, task_id, seq FROM task_events
-		WHERE created_ms < ? AND (created_ms, task_id, seq) > (?, ?, ?)
-		ORDER BY created_ms, task_id, seq` + sqlstore.LimitBatch)
-	s.pruneEvent = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq = ?
-		AND seq < (SELECT seq FROM tasks WHERE id = ?)`)
+	// The steps of PruneEvents: the next tasks with an event to prune,
+	// by the index of their mark; the removal of a task's events before
+	// the cut, but its last; its mark set again from what is left.
+	s.pruneTasks = p.writer(`SELECT id, seq FROM tasks WHERE prune_ms < ? ORDER BY prune_ms` + sqlstore.LimitBatch)
+	s.pruneEvents = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq < ? AND created_ms < ?`)
+	s.pruneMark = p.writer(`UPDATE tasks SET prune_ms =
+		(SELECT min(created_ms) FROM task_events WHERE task_id = ?1 AND seq < tasks.seq) WHERE id = ?1`)
 }
 
-// logEvent inserts event seq of the task into its log, inside a write.
-func (s *Store) logEvent(w *wtx, taskID string, seq uint64, data []byte) error {
-	return s.putEvents.exec(w, []any{taskID, int64(seq), s.now().UnixMilli(), data})
+// logEvent inserts event seq of the task into its log, inside a write, as
+// logged at ms.
+func (s *Store) logEvent(w *wtx, taskID string, seq uint64, ms int64, data []byte) error {
+	return s.putEvents.exec(w, []any{taskID, int64(seq), ms, data})
 }
 
 // appendOp is one Append, encoded before it joins the group commit.
@@ -110,7 +116,8 @@ func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 			head.Status = op.Status
 		}
 	}
-	hasPush, err := s.updateHeader(w, head, ops[0].Seq-1)
+	ms := s.now().UnixMilli()
+	hasPush, err := s.updateHeader(w, head, ops[0].Seq-1, ms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.seqError(w, ops[0])
 	}
@@ -118,7 +125,7 @@ func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 		return err
 	}
 	for _, op := range ops {
-		if err := s.writeEvent(w, op, hasPush); err != nil {
+		if err := s.writeEvent(w, op, hasPush, ms); err != nil {
 			return dialect.BatchError(err)
 		}
 	}
@@ -155,7 +162,8 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 		}
 		return err
 	}
-	hasPush, err := s.updateHeader(w, op, op.Seq-1)
+	ms := s.now().UnixMilli()
+	hasPush, err := s.updateHeader(w, op, op.Seq-1, ms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.seqError(w, op)
 	}
@@ -167,17 +175,18 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 			return err
 		}
 	}
-	return s.writeEvent(w, op, hasPush)
+	return s.writeEvent(w, op, hasPush, ms)
 }
 
 // writeEvent writes an event's rows once the header has moved past it:
-// its change to the history and artifact rows, its log row, and its push
-// outbox rows when the task has configurations (hasPush).
-func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool) error {
+// its change to the history and artifact rows, its log row (as logged at
+// ms), and its push outbox rows when the task has configurations
+// (hasPush).
+func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool, ms int64) error {
 	if err := s.applyRows(w, op); err != nil {
 		return err
 	}
-	if err := s.logEvent(w, op.ID, op.Seq, op.Event); err != nil {
+	if err := s.logEvent(w, op.ID, op.Seq, ms, op.Event); err != nil {
 		return err
 	}
 	if op.Push && hasPush {
@@ -187,14 +196,15 @@ func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool) error {
 }
 
 // updateHeader moves the task's header from sequence number prev to
-// op.Seq, with op's status or, for a Task event, its whole header. It
+// op.Seq, logged at ms, with op's status or, for a Task event, its whole
+// header. It
 // returns whether the task has a push configuration (has_push), or
 // sql.ErrNoRows when the task is not in the scope or its last sequence
 // number is not prev. The UPDATE names has_push = 0 first, which is
 // every task's mark until a configuration is put: one statement for such
 // a task, a second (has_push = 1) only for a task with configurations.
-func (s *Store) updateHeader(w *wtx, op *appendOp, prev uint64) (hasPush bool, err error) {
-	st, args := s.headSeq, []any{int64(op.Seq)}
+func (s *Store) updateHeader(w *wtx, op *appendOp, prev uint64, ms int64) (hasPush bool, err error) {
+	st, args := s.headSeq, []any{int64(op.Seq), ms}
 	switch {
 	case op.Status != nil:
 		h := op.Status
@@ -279,50 +289,52 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 }
 
 // PruneEvents removes the events logged before the given time, except
-// each task's last, in batches of their own transactions. It walks the
-// time index with a cursor, so the last events it keeps are read once
-// per call, not once per batch.
+// each task's last, in batches of their own transactions. It finds the
+// tasks by their mark (prune_ms: when the oldest of a task's events but
+// the last was logged, indexed where set), not by an index of every
+// event; each task's mark is set again from the events it keeps (NULL
+// when only its last is left), so a task is read once per call and a
+// task with nothing to prune not at all. A wall clock set back can log an
+// event before its task's mark; it is pruned once the mark is passed.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	cut := order.CeilMillis(before)
-	type key struct {
-		ms  int64
-		id  string
-		seq int64
-	}
-	cur := key{ms: -1 << 62}
 	total := 0
 	for {
 		var n, seen int
-		from := cur
 		err := s.write(ctx, func(w *wtx) error {
-			n, seen, cur = 0, 0, from
-			rows, err := w.stmt(s.oldEvents).QueryContext(context.Background(), cut, cur.ms, cur.id, cur.seq)
+			n, seen = 0, 0
+			bg := context.Background()
+			rows, err := w.stmt(s.pruneTasks).QueryContext(bg, cut)
 			if err != nil {
 				return err
 			}
-			var batch []key
+			type task struct {
+				id  string
+				seq int64
+			}
+			var batch []task
 			for rows.Next() {
-				var k key
-				if err := rows.Scan(&k.ms, &k.id, &k.seq); err != nil {
+				var t task
+				if err := rows.Scan(&t.id, &t.seq); err != nil {
 					rows.Close()
 					return err
 				}
-				batch = append(batch, k)
+				batch = append(batch, t)
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
 			}
 			seen = len(batch)
-			for _, k := range batch {
-				d, err := affected(w.exec(context.Background(), s.pruneEvent, k.id, k.seq, k.id))
+			for _, t := range batch {
+				d, err := affected(w.exec(bg, s.pruneEvents, t.id, t.seq, cut))
 				if err != nil {
 					return err
 				}
 				n += int(d)
-			}
-			if seen > 0 {
-				cur = batch[seen-1]
+				if _, err := w.exec(bg, s.pruneMark, t.id); err != nil {
+					return err
+				}
 			}
 			return nil
 		})

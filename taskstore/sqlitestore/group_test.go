@@ -19,7 +19,7 @@ func TestGroupCommitSavepoints(t *testing.T) {
 	defer s.Close()
 	create := func(id string) func(w *wtx) error {
 		return func(w *wtx) error {
-			_, err := w.exec(ctx, s.createTask, id, scope.Tenant, scope.Owner, "c", 1, 0, 0, []byte{}, nil, false)
+			_, err := w.exec(ctx, s.createTask, id, scope.Tenant, scope.Owner, "c", 1, 0, 0, []byte{}, nil, false, 0, nil)
 			return err
 		}
 	}
@@ -71,7 +71,7 @@ func TestGroupCommitCleanFailure(t *testing.T) {
 	defer s.Close()
 	create := func(id string) func(w *wtx) error {
 		return func(w *wtx) error {
-			_, err := w.exec(ctx, s.createTask, id, scope.Tenant, scope.Owner, "c", 1, 0, 0, []byte{}, nil, false)
+			_, err := w.exec(ctx, s.createTask, id, scope.Tenant, scope.Owner, "c", 1, 0, 0, []byte{}, nil, false, 0, nil)
 			return err
 		}
 	}

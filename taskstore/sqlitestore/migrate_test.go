@@ -169,7 +169,7 @@ func TestUpgradeToV6(t *testing.T) {
 			s := openKeyed(t, path, keys)
 			marktest.Put(t, s, scope, "t")
 			s.Close()
-			rawExec(t, path, `ALTER TABLE push_configs DROP COLUMN version`, `PRAGMA user_version = 5`)
+			rawExec(t, path, append(backToV6(), `ALTER TABLE push_configs DROP COLUMN version`, `PRAGMA user_version = 5`)...)
 			if keys != nil {
 				if _, err := Open(path); !errors.Is(err, ErrNoPushKey) {
 					t.Fatalf("Open of a version 5 file with sealed URLs, without its key: %v, want ErrNoPushKey", err)
@@ -226,6 +226,24 @@ func rawVersion(t *testing.T, path string) int {
 	return v
 }
 
+// backToV6 returns the statements that make a version 7 file what version
+// 6 had: the triggers as migrations 0 and 3 made them, the counters they
+// kept, the events' time index and no pruning marks.
+func backToV6() []string {
+	v6 := []string{`DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
+		`DROP TRIGGER tasks_count_state`, `DROP TRIGGER tasks_count_move`}
+	for _, q := range append(migrations[0], migrations[3]...) {
+		if name, kind := createdName(q); kind == "TRIGGER" && name != "tasks_count_update" {
+			v6 = append(v6, q)
+		}
+	}
+	return append(v6,
+		fmt.Sprintf(`INSERT INTO task_counts SELECT tenant, owner, %d, context_id, 0, count(*) FROM tasks GROUP BY 1, 2, 4`, layout.WithContext),
+		fmt.Sprintf(`INSERT INTO task_counts SELECT tenant, owner, %d, context_id, state, count(*) FROM tasks GROUP BY 1, 2, 4, 5`, layout.WithContext|layout.WithState),
+		`DROP INDEX tasks_by_prune`, `ALTER TABLE tasks DROP COLUMN prune_ms`, `ALTER TABLE tasks DROP COLUMN last_ms`,
+		`CREATE INDEX task_events_by_time ON task_events (created_ms)`)
+}
+
 // TestUpgradeToV7: a version 6 file, with its counters per context and its
 // triggers that keep them, loses both; totals by context and state stay
 // exact through the upgrade and after.
@@ -240,20 +258,7 @@ func TestUpgradeToV7(t *testing.T) {
 		}
 	}
 	s.Close()
-	// The version 6 triggers, as migrations 0 and 3 made them, and the
-	// counters they kept.
-	v6 := []string{`DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
-		`DROP TRIGGER tasks_count_state`, `DROP TRIGGER tasks_count_move`}
-	for _, q := range append(migrations[0], migrations[3]...) {
-		if name, kind := createdName(q); kind == "TRIGGER" && name != "tasks_count_update" {
-			v6 = append(v6, q)
-		}
-	}
-	v6 = append(v6,
-		fmt.Sprintf(`INSERT INTO task_counts SELECT tenant, owner, %d, context_id, 0, count(*) FROM tasks GROUP BY 1, 2, 4`, layout.WithContext),
-		fmt.Sprintf(`INSERT INTO task_counts SELECT tenant, owner, %d, context_id, state, count(*) FROM tasks GROUP BY 1, 2, 4, 5`, layout.WithContext|layout.WithState),
-		`PRAGMA user_version = 6`)
-	rawExec(t, path, v6...)
+	rawExec(t, path, append(backToV6(), `PRAGMA user_version = 6`)...)
 
 	s = openKeyed(t, path, nil)
 	defer s.Close()

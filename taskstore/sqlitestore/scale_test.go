@@ -26,13 +26,13 @@ import (
 // took twice as long). The database must hold no other task.
 func bulkFill(tb testing.TB, s *Store, sc taskstore.Scope, n int) {
 	tb.Helper()
-	var again []string // the statement that made what is dropped
-	var drop []string
-	for _, q := range migrations[0] {
-		name, kind := createdName(q)
-		if kind == "TRIGGER" && name == "tasks_count_insert" {
-			again = append(again, q)
-			drop = append(drop, "DROP "+kind+" "+name)
+	var again []string // the statement that made what is dropped, the latest version's
+	drop := []string{"DROP TRIGGER tasks_count_insert"}
+	for _, m := range migrations {
+		for _, q := range m {
+			if name, kind := createdName(q); kind == "TRIGGER" && name == "tasks_count_insert" {
+				again = []string{q}
+			}
 		}
 	}
 	stmts := append(drop, fmt.Sprintf(`WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < %d)

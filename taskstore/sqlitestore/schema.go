@@ -208,7 +208,19 @@ var migrations = [][]string{
 	// tasks, and their counters cost every new task two more rows to write
 	// (one table row per context) and every change of state two more
 	// upserts. A change of context alone no longer moves a counter.
+	//
+	// And the event log loses its time index, an entry per event, for a
+	// mark per task (see PruneEvents): last_ms is when the task's last
+	// event was logged, prune_ms when the oldest of its other events was
+	// (NULL when it has none), indexed where it is set.
 	6: {
+		`ALTER TABLE tasks ADD COLUMN last_ms INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE tasks ADD COLUMN prune_ms INTEGER`,
+		`UPDATE tasks SET
+			last_ms = coalesce((SELECT created_ms FROM task_events WHERE task_id = tasks.id AND seq = tasks.seq), 0),
+			prune_ms = (SELECT min(created_ms) FROM task_events WHERE task_id = tasks.id AND seq < tasks.seq)`,
+		`CREATE INDEX tasks_by_prune ON tasks (prune_ms) WHERE prune_ms IS NOT NULL`,
+		`DROP INDEX task_events_by_time`,
 		`DROP TRIGGER tasks_count_insert`,
 		`DROP TRIGGER tasks_count_delete`,
 		`DROP TRIGGER tasks_count_state`,

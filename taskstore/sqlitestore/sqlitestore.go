@@ -127,7 +127,7 @@ type Store struct {
 	addHistory, addHistoryIn, addChunk     *sql.Stmt
 	replaceChunk, dropChunks               *sql.Stmt
 	clearHistory, clearChunks              *sql.Stmt
-	oldEvents, pruneEvent                  *sql.Stmt // the event log (writer)
+	pruneTasks, pruneEvents, pruneMark     *sql.Stmt // the event log (writer)
 	events                                 *sql.Stmt // the event log (reader)
 	pagePieces                             *sql.Stmt // ListTasks (reader)
 

@@ -14,8 +14,8 @@ import (
 // prepareTasks prepares the statements of the tasks role, apart from
 // ListTasks (see prepareList) and the event log (see prepareEvents).
 func (s *Store) prepareTasks(p *preparer) {
-	s.createTask = p.writer(`INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+	s.createTask = p.writer(`INSERT INTO tasks (id, tenant, owner, context_id, state, status_ms, seq, data, status, has_push, last_ms, prune_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 	s.putHistory = p.multiInsert(`INSERT INTO task_history (task_id, n, message)`, 3)
 	s.putChunks = p.multiInsert(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)`, 5)
 	s.putEvents = p.multiInsert(`INSERT INTO task_events (task_id, seq, created_ms, response)`, 4)
@@ -50,8 +50,13 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	err = s.write(ctx, func(w *wtx) error {
 		h, cfg := enc.Header, enc.Config
+		ms := s.now().UnixMilli()
+		var prune any // the events before the last are prunable (PruneEvents)
+		if len(enc.Events) > 1 {
+			prune = ms
+		}
 		n, err := affected(w.exec(ctx, s.createTask, t.Id, sc.Tenant, sc.Owner, h.ContextID,
-			h.State, h.StatusMS, int64(enc.Seq), h.Data, h.Status, cfg != nil))
+			h.State, h.StatusMS, int64(enc.Seq), h.Data, h.Status, cfg != nil, ms, prune))
 		if err != nil {
 			return err
 		}
@@ -66,7 +71,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 				return err
 			}
 		}
-		id, ms := any(t.Id), s.now().UnixMilli()
+		id := any(t.Id)
 		args := make([]any, 0, 4*len(enc.Events))
 		for _, e := range enc.Events {
 			args = append(args, id, int64(e.Seq), ms, e.Data)

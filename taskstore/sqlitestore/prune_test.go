@@ -1,0 +1,102 @@
+package sqlitestore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+// TestPruneByMark: PruneEvents finds the tasks with events to prune by
+// their mark, removes what was logged before the cut but each task's last
+// event, and sets the mark again from what is left, so a task is pruned
+// again once it has logged more; batches go on until no task is left.
+func TestPruneByMark(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := t.Context()
+	clock := epoch
+	s.now = func() time.Time { return clock }
+	at := func(sec int) { clock = epoch.Add(time.Duration(sec) * time.Second) }
+	status := func(id string, seq uint64) taskstore.Event {
+		return taskstore.Event{Seq: seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{
+			StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: id, ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}}}}
+	}
+	created := func(id string) taskstore.Event {
+		return taskstore.Event{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: newTask(id, a2a.TaskState_TASK_STATE_SUBMITTED, 0)}}}
+	}
+	mark := func(id string) (ms *int64) {
+		t.Helper()
+		if err := s.reader.QueryRowContext(ctx, `SELECT prune_ms FROM tasks WHERE id = ?`, id).Scan(&ms); err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	logged := func(id string) int {
+		t.Helper()
+		var n int
+		if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM task_events WHERE task_id = ?`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	prune := func(sec float64, want int) {
+		t.Helper()
+		n, err := s.PruneEvents(ctx, epoch.Add(time.Duration(sec*float64(time.Second))))
+		if err != nil || n != want {
+			t.Fatalf("PruneEvents(%vs) = %d, %v; want %d", sec, n, err, want)
+		}
+	}
+
+	at(1)
+	must(t, s.CreateTask(ctx, scope, newTask("task-a", a2a.TaskState_TASK_STATE_SUBMITTED, 0), created("task-a")))
+	must(t, s.CreateTask(ctx, scope, newTask("task-b", a2a.TaskState_TASK_STATE_SUBMITTED, 0), created("task-b")))
+	if mark("task-a") != nil || mark("task-b") != nil {
+		t.Fatal("a task with one event has a pruning mark")
+	}
+	at(2)
+	must(t, s.Append(ctx, scope, "task-a", status("task-a", 2)))
+	if m := mark("task-a"); m == nil || *m != epoch.Add(time.Second).UnixMilli() {
+		t.Fatalf("mark after a second event = %v, want the first event's time", m)
+	}
+	must(t, s.CreateTaskBatch(ctx, scope, newTask("task-c", a2a.TaskState_TASK_STATE_SUBMITTED, 0),
+		[]taskstore.Event{created("task-c"), status("task-c", 2), status("task-c", 3)}))
+	at(3)
+	must(t, s.Append(ctx, scope, "task-a", status("task-a", 3)))
+
+	prune(0.5, 0)
+	prune(2.5, 4) // task-a's events 1 and 2, task-c's 1 and 2
+	if got := []int{logged("task-a"), logged("task-b"), logged("task-c")}; fmt.Sprint(got) != "[1 1 1]" {
+		t.Fatalf("events left %v, want each task's last", got)
+	}
+	for _, id := range []string{"task-a", "task-b", "task-c"} {
+		if mark(id) != nil {
+			t.Errorf("%s keeps a pruning mark with only its last event", id)
+		}
+	}
+	at(4)
+	must(t, s.Append(ctx, scope, "task-a", status("task-a", 4)))
+	prune(3.5, 1) // task-a's event 3, the last until now
+	prune(10, 0)
+	if got := logged("task-a"); got != 1 {
+		t.Fatalf("task-a has %d events, want 1", got)
+	}
+
+	// More tasks than one batch holds: every one is pruned in one call.
+	at(5)
+	for i := range deleteBatch + 3 {
+		id := fmt.Sprintf("many-%04d", i)
+		must(t, s.CreateTaskBatch(ctx, scope, newTask(id, a2a.TaskState_TASK_STATE_SUBMITTED, 0),
+			[]taskstore.Event{created(id), status(id, 2)}))
+	}
+	prune(6, deleteBatch+3)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

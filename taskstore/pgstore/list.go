@@ -80,12 +80,12 @@ func listIn(ctx context.Context, tx pgx.Tx, sc taskstore.Scope, q taskstore.List
 }
 
 // countTasks returns how many tasks match q's filters, ignoring its
-// cursor: a range count when q has Since, otherwise the sum of the
-// trigger-kept counter's slots.
+// cursor: a range count when q has Since or a context
+// (sqlstore.RangeCounted), otherwise the sum of the trigger-kept counter's
+// slots.
 func countTasks(ctx context.Context, tx pgx.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
 	var n int64
-	if f&layout.WithSince != 0 {
-		cf := f &^ layout.WithAfter
+	if cf := f &^ layout.WithAfter; sqlstore.RangeCounted(cf) {
 		err := tx.QueryRow(ctx, sqlCount[cf], sqlstore.ListArgs(cf, sc, q)...).Scan(&n)
 		return int(n), err
 	}

@@ -214,8 +214,9 @@ func TestMigrateFromVersion2(t *testing.T) {
 // TestCountersMatchTasks makes tasks in two scopes and three contexts,
 // changes their states, moves some to another context with a Task event
 // and deletes the finished ones, checking after each step that the
-// trigger's counters are the counts of the tasks table, and that no
-// counter is negative and no per-context counter is left at zero.
+// trigger's counters (per scope, per scope and state) are the counts of
+// the tasks table, that no counter is negative and none is per context,
+// and that ListTasks' totals by context, counted in the index, are right.
 func TestCountersMatchTasks(t *testing.T) {
 	s := openFresh(t, pgtest.NewDatabase(t), nil)
 	defer s.Close()
@@ -225,22 +226,37 @@ func TestCountersMatchTasks(t *testing.T) {
 	sc := func(i int) taskstore.Scope { return scopes[i%2] }
 	check := func(step string) {
 		t.Helper()
-		var wrong, negative, zero int
+		var wrong, negative, perContext int
 		err := s.pool.QueryRow(ctx, `WITH want AS (
-				SELECT tenant, owner, k AS kind, CASE WHEN k & 1 = 1 THEN context_id ELSE '' END AS ctx,
-					CASE WHEN k & 2 = 2 THEN state ELSE 0 END AS st, count(*) AS n
-				FROM tasks, generate_series(0, 3) AS k GROUP BY 1, 2, 3, 4, 5),
+				SELECT tenant, owner, k AS kind, '' AS ctx,
+					CASE WHEN k = 2 THEN state ELSE 0 END AS st, count(*) AS n
+				FROM tasks, (VALUES (0), (2)) AS g(k) GROUP BY 1, 2, 3, 4, 5),
 			have AS (SELECT tenant, owner, kind, context_id AS ctx, state AS st, sum(n) AS n
 				FROM task_counts GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0)
 			SELECT (SELECT count(*) FROM ((SELECT * FROM want EXCEPT SELECT * FROM have)
 					UNION ALL (SELECT * FROM have EXCEPT SELECT * FROM want)) AS x),
 				(SELECT count(*) FROM task_counts WHERE n < 0),
-				(SELECT count(*) FROM task_counts WHERE n = 0 AND kind IN (1, 3))`).Scan(&wrong, &negative, &zero)
+				(SELECT count(*) FROM task_counts WHERE kind IN (1, 3))`).Scan(&wrong, &negative, &perContext)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wrong != 0 || negative != 0 || zero != 0 {
-			t.Fatalf("after %s: %d keys miscounted, %d counters negative, %d per-context counters at zero", step, wrong, negative, zero)
+		if wrong != 0 || negative != 0 || perContext != 0 {
+			t.Fatalf("after %s: %d keys miscounted, %d counters negative, %d per-context counters", step, wrong, negative, perContext)
+		}
+		for _, owner := range scopes {
+			for _, c := range []string{"ctx-0", "ctx-1", "ctx-2", "moved"} {
+				for _, st := range []a2a.TaskState{a2a.TaskState_TASK_STATE_UNSPECIFIED, a2a.TaskState_TASK_STATE_COMPLETED} {
+					var want int
+					if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM tasks WHERE tenant = $1 AND owner = $2
+						AND context_id = $3 AND ($4 = 0 OR state = $4)`, owner.Tenant, owner.Owner, c, int32(st)).Scan(&want); err != nil {
+						t.Fatal(err)
+					}
+					page, err := s.ListTasks(ctx, owner, taskstore.ListQuery{ContextID: c, State: st, Limit: 1})
+					if err != nil || page.Total != want {
+						t.Fatalf("after %s: %s's total in %s, state %v: %d (%v), want %d", step, owner.Owner, c, st, page.Total, err, want)
+					}
+				}
+			}
 		}
 	}
 	for i := range 30 {
@@ -415,5 +431,62 @@ func TestMigrateToVersion6(t *testing.T) {
 				t.Errorf("%d configurations in plain text after the migration, want none", plain)
 			}
 		})
+	}
+}
+
+// TestMigrateToVersion7: a version 6 schema's counters per context (kinds
+// 1 and 3) go, and totals by context, counted in the index, and by state
+// stay right after the migration and after more writes.
+func TestMigrateToVersion7(t *testing.T) {
+	u, conn := migratedSchema(t)
+	defer conn.Close(context.Background())
+	ctx := t.Context()
+	s, err := Open(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		tk := newTask(fmt.Sprint("t-", i), i)
+		tk.ContextId = fmt.Sprint("ctx-", i%2)
+		if err := s.CreateTask(ctx, scope, tk, snapshot(tk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	for _, stmt := range []string{
+		`INSERT INTO task_counts (tenant, owner, kind, context_id, state, slot, n)
+			SELECT tenant, owner, 1, context_id, 0, 0, count(*) FROM tasks GROUP BY 1, 2, 4`,
+		`INSERT INTO task_counts (tenant, owner, kind, context_id, state, slot, n)
+			SELECT tenant, owner, 3, context_id, state, 0, count(*) FROM tasks GROUP BY 1, 2, 4, 5`,
+		`UPDATE parley_schema SET version = 6`,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if s, err = Open(ctx, u, nil); err != nil {
+		t.Fatalf("open a version 6 schema: %v", err)
+	}
+	defer s.Close()
+	if v := schemaVersion(t, u); v != SchemaVersion {
+		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
+	}
+	if err := s.Append(ctx, scope, "t-0", status("t-0", 2, a2a.TaskState_TASK_STATE_COMPLETED)); err != nil {
+		t.Fatal(err)
+	}
+	var perContext int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM task_counts WHERE kind IN (1, 3)`).Scan(&perContext); err != nil || perContext != 0 {
+		t.Fatalf("%d per-context counters after the migration (%v), want none", perContext, err)
+	}
+	for _, q := range []struct {
+		c    string
+		st   a2a.TaskState
+		want int
+	}{{"", 0, 6}, {"ctx-0", 0, 3}, {"ctx-1", 0, 3}, {"ctx-0", a2a.TaskState_TASK_STATE_COMPLETED, 1},
+		{"", a2a.TaskState_TASK_STATE_COMPLETED, 1}, {"", a2a.TaskState_TASK_STATE_WORKING, 5}, {"none", 0, 0}} {
+		page, err := s.ListTasks(ctx, scope, taskstore.ListQuery{ContextID: q.c, State: q.st, Limit: 1})
+		if err != nil || page.Total != q.want {
+			t.Errorf("total in context %q, state %v: %d (%v), want %d", q.c, q.st, page.Total, err, q.want)
+		}
 	}
 }

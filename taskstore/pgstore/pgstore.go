@@ -41,8 +41,9 @@
 // matching each filter. The total comes from counters (task_counts) that
 // CreateTask's statement adds a new task to and a trigger keeps in step
 // with every later change, split into 16 slots by task id so that
-// concurrent writers of one scope rarely wait on the same counter row;
-// with a Since bound it is a COUNT over the matching index range.
+// concurrent writers of one scope rarely wait on the same counter row: one
+// for the scope and one per state. With a context or a Since bound it is a
+// COUNT over the matching index range.
 //
 // A task's history, chunk and event rows have no foreign key to its row
 // (schema version 4): a statement adds them together with the task, or

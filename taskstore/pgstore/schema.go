@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -14,7 +15,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -243,6 +244,18 @@ var migrations = [][]string{
 	5: {
 		`ALTER TABLE push_configs ADD COLUMN IF NOT EXISTS ` + sqlstore.VersionColumn,
 	},
+	// Version 7: counters per scope and per state only, as in the SQLite
+	// store: a context's total is a COUNT over its range of the tasks
+	// index (countTasks); its counters cost every new task two more rows
+	// to upsert and every change of state two more. A change of context
+	// alone no longer moves a counter.
+	6: {
+		countFunction,
+		fmt.Sprintf(`DELETE FROM task_counts WHERE kind IN (%d, %d)`, layout.WithContext, layout.WithContext|layout.WithState),
+		`DROP TRIGGER IF EXISTS tasks_count ON tasks`,
+		`CREATE TRIGGER tasks_count AFTER DELETE OR UPDATE OF tenant, owner, state ON tasks
+			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
+	},
 }
 
 // upgradeV6 takes the v0.3 mark off the URLs of a version 5 database's
@@ -267,21 +280,21 @@ var (
 )
 
 // countFunction keeps task_counts in step with the tasks table. A row is
-// counted under four keys (kind 0: the scope; 1: its context; 2: its
-// state; 3: both), in one of 16 slots chosen by its id. Counters are
-// upserted in key order, so that two transactions lock counter rows in
-// the same order and cannot deadlock on them, and each statement names
-// every column of task_counts' key, so that it is a lookup of the key
-// whatever the number of counters. The two common changes have short
-// paths of one upsert of four rows: a new task (+1 under each key) and a
-// state change (-1 and +1 under the two state keys, lower state first).
-// Any other change (a Task event that moves the task to another context,
-// a deleted task) removes the old row's keys and adds the new one's,
-// merged so that a key both add and remove is left alone. Per-context
-// counters that reach zero are dropped (only in the slot this row
-// locked), so contexts that come and go leave nothing behind. SET
-// search_path FROM CURRENT binds the function to the schema it was
-// created in.
+// counted under two keys (kind 0: the scope; 2: its state; before schema
+// version 7 also 1: its context, and 3: both), in one of 16 slots chosen
+// by its id; a context's total is a COUNT over its range of the tasks
+// index (countTasks). Counters are upserted in key order, so that two
+// transactions lock counter rows in the same order and cannot deadlock on
+// them, and each statement names every column of task_counts' key, so
+// that it is a lookup of the key whatever the number of counters. The
+// common change has a short path of one upsert of two rows: a state
+// change (-1 and +1 under the state key, lower state first). Any other
+// change (a task moved to another scope, a deleted task, a new one)
+// removes the old row's keys and adds the new one's, merged so that a key
+// both add and remove is left alone. A new task's counters are upserted by
+// CreateTask's statement (sqlCreateTask): the trigger does not fire on
+// INSERT. SET search_path FROM CURRENT binds the function to the schema it
+// was created in.
 const countFunction = `CREATE OR REPLACE FUNCTION parley_count_tasks() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -290,17 +303,7 @@ DECLARE
 	hi integer;
 	d  integer;
 BEGIN
-	IF TG_OP = 'INSERT' THEN
-		sl := hashtext(NEW.id) & 15;
-		INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n) VALUES
-			(NEW.tenant, NEW.owner, 0, '', 0, sl, 1),
-			(NEW.tenant, NEW.owner, 1, NEW.context_id, 0, sl, 1),
-			(NEW.tenant, NEW.owner, 2, '', NEW.state, sl, 1),
-			(NEW.tenant, NEW.owner, 3, NEW.context_id, NEW.state, sl, 1)
-		ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n;
-		RETURN NULL;
-	END IF;
-	IF TG_OP = 'UPDATE' AND OLD.tenant = NEW.tenant AND OLD.owner = NEW.owner AND OLD.context_id = NEW.context_id THEN
+	IF TG_OP = 'UPDATE' AND OLD.tenant = NEW.tenant AND OLD.owner = NEW.owner THEN
 		IF OLD.state = NEW.state THEN
 			RETURN NULL;
 		END IF;
@@ -310,36 +313,25 @@ BEGIN
 		d := CASE WHEN OLD.state = lo THEN -1 ELSE 1 END;
 		INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n) VALUES
 			(NEW.tenant, NEW.owner, 2, '', lo, sl, d),
-			(NEW.tenant, NEW.owner, 2, '', hi, sl, -d),
-			(NEW.tenant, NEW.owner, 3, NEW.context_id, lo, sl, d),
-			(NEW.tenant, NEW.owner, 3, NEW.context_id, hi, sl, -d)
+			(NEW.tenant, NEW.owner, 2, '', hi, sl, -d)
 		ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n;
-		DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind = 3
-			AND context_id = OLD.context_id AND state = OLD.state AND slot = sl AND n = 0;
 		RETURN NULL;
 	END IF;
 	INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n)
-	SELECT d.tenant, d.owner, d.kind, d.context_id, d.state, d.slot, sum(d.delta)
+	SELECT d.tenant, d.owner, d.kind, '', d.state, d.slot, sum(d.delta)
 	FROM (
 		SELECT OLD.tenant AS tenant, OLD.owner AS owner, k AS kind,
-			CASE WHEN k & 1 = 1 THEN OLD.context_id ELSE '' END AS context_id,
-			CASE WHEN k & 2 = 2 THEN OLD.state ELSE 0 END AS state,
+			CASE WHEN k = 2 THEN OLD.state ELSE 0 END AS state,
 			hashtext(OLD.id) & 15 AS slot, -1 AS delta
-		FROM generate_series(0, 3) AS k WHERE TG_OP <> 'INSERT'
+		FROM (VALUES (0), (2)) AS g(k) WHERE TG_OP <> 'INSERT'
 		UNION ALL
 		SELECT NEW.tenant, NEW.owner, k,
-			CASE WHEN k & 1 = 1 THEN NEW.context_id ELSE '' END,
-			CASE WHEN k & 2 = 2 THEN NEW.state ELSE 0 END,
+			CASE WHEN k = 2 THEN NEW.state ELSE 0 END,
 			hashtext(NEW.id) & 15, 1
-		FROM generate_series(0, 3) AS k WHERE TG_OP <> 'DELETE'
+		FROM (VALUES (0), (2)) AS g(k) WHERE TG_OP <> 'DELETE'
 	) AS d
-	GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(d.delta) <> 0
-	ORDER BY 1, 2, 3, 4, 5, 6
+	GROUP BY 1, 2, 3, 5, 6 HAVING sum(d.delta) <> 0
+	ORDER BY 1, 2, 3, 5, 6
 	ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n;
-	sl := hashtext(OLD.id) & 15;
-	DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind = 1
-		AND context_id = OLD.context_id AND state = 0 AND slot = sl AND n = 0;
-	DELETE FROM task_counts WHERE tenant = OLD.tenant AND owner = OLD.owner AND kind = 3
-		AND context_id = OLD.context_id AND state = OLD.state AND slot = sl AND n = 0;
 	RETURN NULL;
 END $$`

@@ -21,7 +21,7 @@ const (
 	// configuration ($18-$20: id, data, secret; none when $19 is NULL),
 	// the events ($21 created_ms, $22 their bytes, numbered up to the
 	// header's $7) and their outbox rows ($23: whether to queue each), and
-	// the task's four ListTasks counters, in key order as the trigger
+	// the task's two ListTasks counters, in key order as the trigger
 	// upserts them (countFunction; since schema version 4 the trigger
 	// leaves new tasks to this statement). The push configuration's
 	// foreign key is checked at the statement's end, when the task is
@@ -32,7 +32,7 @@ const (
 			$11::integer, $12::integer, $13::bigint WHERE ` + fenced13 + ` ON CONFLICT (id) DO NOTHING RETURNING id),
 		k AS (INSERT INTO task_counts AS c (tenant, owner, kind, context_id, state, slot, n)
 			SELECT $2, $3, k.kind, k.context_id, k.state, hashtext(t.id) & 15, 1
-			FROM t, (VALUES (0, ''::text, 0), (1, $4, 0), (2, '', $5), (3, $4, $5)) AS k(kind, context_id, state)
+			FROM t, (VALUES (0, ''::text, 0), (2, '', $5)) AS k(kind, context_id, state)
 			ORDER BY k.kind
 			ON CONFLICT (tenant, owner, kind, context_id, state, slot) DO UPDATE SET n = c.n + excluded.n),
 		h AS (INSERT INTO task_history (task_id, n, message)

@@ -23,8 +23,8 @@ func listSQL(f listFilter) string { return dialect.ListSQL(f) }
 func countSQL(f listFilter) string { return dialect.CountSQL(f) }
 
 // rangeCounted reports whether the total of f is a range count
-// (countTasks): with Since, or a context.
-func rangeCounted(f listFilter) bool { return f&(layout.WithSince|layout.WithContext) != 0 }
+// (sqlstore.RangeCounted).
+func rangeCounted(f listFilter) bool { return sqlstore.RangeCounted(f) }
 
 // listArgs returns the arguments of the WHERE clause for f.
 func listArgs(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {

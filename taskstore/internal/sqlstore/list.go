@@ -73,15 +73,22 @@ func (d *Dialect) ListSQL(f layout.ListFilter) string {
 		" ORDER BY status_ms DESC, id DESC LIMIT " + d.Param(listParams(f)+1)
 }
 
-// CountSQL returns the range count for f, which must have
-// layout.WithSince and not layout.WithAfter.
+// CountSQL returns the range count for f, which must not have
+// layout.WithAfter.
 func (d *Dialect) CountSQL(f layout.ListFilter) string {
 	return "SELECT count(*) FROM tasks WHERE " + d.ListWhere(f)
 }
 
-// CounterKey returns the key of the trigger-kept counter of q's filters:
-// which filters (kind), and the context and state, or the values that
-// stand for none.
+// RangeCounted reports whether a ListTasks total for f is a range count
+// (CountSQL) rather than a trigger-kept counter: with Since, or a context.
+// A context holds a conversation's tasks, so counting its range is cheap,
+// and counters per context would cost every new task two more rows
+// (schema version 7 of both SQL stores dropped them).
+func RangeCounted(f layout.ListFilter) bool { return f&(layout.WithSince|layout.WithContext) != 0 }
+
+// CounterKey returns the key of the trigger-kept counter of q's filters
+// when they are not RangeCounted: which filters (kind: none, or the
+// state), and the context and state, or the values that stand for none.
 func CounterKey(f layout.ListFilter, q taskstore.ListQuery) (kind int32, contextID string, state int32) {
 	k := f & (layout.WithContext | layout.WithState)
 	if k&layout.WithContext != 0 {

@@ -81,5 +81,5 @@ func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTa
 		}
 		r.mu.Lock()
 	}
-	return s.answer(ctx, r.task, req.HistoryLength, taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState())), nil
+	return s.answerRun(ctx, r, req.HistoryLength), nil
 }

@@ -8,7 +8,6 @@ import (
 	"iter"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/taskstore"
 )
 
 // SendMessage implements a2a.Service (spec §3.1.1). It blocks until the task
@@ -50,7 +49,7 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 	if r.task == nil {
 		return nil, a2a.NewError(a2a.CodeInternal, "the agent produced no result")
 	}
-	t := s.answer(ctx, r.task, historyOf(req.GetConfiguration()), taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState()))
+	t := s.answerRun(ctx, r, historyOf(req.GetConfiguration()))
 	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}, nil
 }
 

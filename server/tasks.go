@@ -161,7 +161,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		}
 		break
 	}
-	return s.answer(ctx, r.task, nil, taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState())), nil
+	return s.answerRun(ctx, r, nil), nil
 }
 
 // SubscribeToTask implements a2a.Service (spec §3.1.6; decision B2):

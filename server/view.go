@@ -56,6 +56,12 @@ func (s *Server) answer(ctx context.Context, t *a2a.Task, hl *int32, gen int64, 
 	return version.Task(s.servedIn(ci), withHistory(t, hl, true), gen)
 }
 
+// answerRun is answer for the run's task as it is now, with its
+// generation; callers hold r.mu.
+func (s *Server) answerRun(ctx context.Context, r *run, hl *int32) *a2a.Task {
+	return s.answer(ctx, r.task, hl, taskstore.Generation(r.seq), a2a.IsTerminal(r.task.GetStatus().GetState()))
+}
+
 // shallowTask copies the top of t: the copy shares its status, artifacts,
 // history, metadata and unknown fields, and may be given a shorter history
 // or another generation without changing t.

@@ -22,23 +22,19 @@ func listSQL(f listFilter) string { return dialect.ListSQL(f) }
 // layout.WithAfter.
 func countSQL(f listFilter) string { return dialect.CountSQL(f) }
 
-// rangeCounted reports whether the total of f is a range count
-// (sqlstore.RangeCounted).
-func rangeCounted(f listFilter) bool { return sqlstore.RangeCounted(f) }
-
 // listArgs returns the arguments of the WHERE clause for f.
 func listArgs(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {
 	return sqlstore.ListArgs(f, sc, q)
 }
 
 // prepareList prepares a page query for every filter combination, a range
-// count for those rangeCounted, and the counter lookup for the others.
+// count for those sqlstore.RangeCounted, and the counter lookup for the others.
 func (s *Store) prepareList(p *preparer) {
 	for f := range listFilter(len(s.list)) {
 		s.list[f] = p.reader(listSQL(f))
 	}
 	for f := range listFilter(len(s.countRange)) {
-		if rangeCounted(f) {
+		if sqlstore.RangeCounted(f) {
 			s.countRange[f] = p.reader(countSQL(f))
 		}
 	}
@@ -106,7 +102,7 @@ func (s *Store) listIn(ctx context.Context, tx *sql.Tx, sc taskstore.Scope, q ta
 // scope and state (no row means none).
 func (s *Store) countTasks(ctx context.Context, tx *sql.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
 	var n int
-	if cf := f &^ layout.WithAfter; rangeCounted(cf) {
+	if cf := f &^ layout.WithAfter; sqlstore.RangeCounted(cf) {
 		err := tx.StmtContext(ctx, s.countRange[cf]).QueryRowContext(ctx, listArgs(cf, sc, q)...).Scan(&n)
 		return n, err
 	}

@@ -21,6 +21,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/layout"
+	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
 var scope = taskstore.Scope{Tenant: "t", Owner: "o"}
@@ -235,7 +236,7 @@ func TestQueryPlans(t *testing.T) {
 			args  []any
 		}
 		plans := []plan{{listSQL(f), append(listArgs(f, scope, q), 51)}}
-		if rangeCounted(f) && f&layout.WithAfter == 0 {
+		if sqlstore.RangeCounted(f) && f&layout.WithAfter == 0 {
 			plans = append(plans, plan{countSQL(f), listArgs(f, scope, q)})
 		}
 		for _, c := range plans {

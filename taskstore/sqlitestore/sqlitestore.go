@@ -109,7 +109,7 @@ type Store struct {
 	getTask                                *sql.Stmt
 	listActive, deleteFinished             *sql.Stmt
 	list                                   [16]*sql.Stmt // by listFilter
-	countRange                             [8]*sql.Stmt  // by listFilter, only those rangeCounted
+	countRange                             [8]*sql.Stmt  // by listFilter, only those sqlstore.RangeCounted
 	counter                                *sql.Stmt
 	putConfig, getConfig                   *sql.Stmt
 	listConfigs, deleteConfig, taskInScope *sql.Stmt

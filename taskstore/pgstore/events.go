@@ -49,8 +49,9 @@ const (
 
 	// The task's last sequence number and the events after $4, in one
 	// statement (one snapshot): a row with no event (0) when there is
-	// none, no row when the task is not in the scope.
-	sqlEvents = `SELECT t.seq, coalesce(e.seq, 0), e.response FROM tasks t
+	// none, no row when the task is not in the scope. Each row holds one
+	// event (no first_seq; see layout.JoinEvents).
+	sqlEvents = `SELECT t.seq, coalesce(e.seq, 0), NULL::bigint, e.response FROM tasks t
 		LEFT JOIN LATERAL (SELECT seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
 		WHERE ` + taskByIDAs
 )
@@ -292,7 +293,7 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 		return nil, wrap("events", err)
 	}
 	defer rows.Close()
-	return sqlstore.ReadEvents[[]byte](dialect, rows, after)
+	return sqlstore.ReadEvents[[]byte](dialect, rows, after, limit)
 }
 
 // PruneEvents removes the events logged before the given time, except

@@ -8,6 +8,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -43,22 +44,32 @@ func (s *Store) prepareEvents(p *preparer) {
 	// The task's last sequence number and the events after ?4, in one
 	// statement (one snapshot): a row with no event when there is none, no
 	// row when the task is not in the scope.
-	s.events = p.reader(`SELECT t.seq, coalesce(e.seq, 0), e.response FROM tasks t
+	s.events = p.reader(`SELECT t.seq, coalesce(e.seq, 0), e.first_seq, e.response FROM tasks t
 		LEFT JOIN task_events e ON e.task_id = t.id AND e.seq > ?4
 		WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3 ORDER BY e.seq LIMIT ?5`)
+	s.logRow = p.writer(`INSERT INTO task_events (task_id, seq, created_ms, first_seq, response) VALUES (?, ?, ?, ?, ?)`)
 	// The steps of PruneEvents: the next tasks with an event to prune,
-	// by the index of their mark; the removal of a task's events before
-	// the cut, but its last; its mark set again from what is left.
+	// by the index of their mark; the removal of a task's rows before the
+	// cut, but its last, each with the number of its events; the last row
+	// when it holds more events than the last and was logged before the
+	// cut, and its rewrite to hold the last alone; the task's mark set
+	// again from what is left.
 	s.pruneTasks = p.writer(`SELECT id, seq FROM tasks WHERE prune_ms < ? ORDER BY prune_ms` + sqlstore.LimitBatch)
-	s.pruneEvents = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq < ? AND created_ms < ?`)
-	s.pruneMark = p.writer(`UPDATE tasks SET prune_ms =
-		(SELECT min(created_ms) FROM task_events WHERE task_id = ?1 AND seq < tasks.seq) WHERE id = ?1`)
+	s.pruneEvents = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq < ? AND created_ms < ?
+		RETURNING seq - coalesce(first_seq, seq) + 1`)
+	s.pruneLast = p.writer(`SELECT first_seq, response FROM task_events
+		WHERE task_id = ? AND seq = ? AND first_seq IS NOT NULL AND created_ms < ?`)
+	s.trimLast = p.writer(`UPDATE task_events SET first_seq = NULL, response = ? WHERE task_id = ? AND seq = ?`)
+	s.pruneMark = p.writer(`UPDATE tasks SET prune_ms = (SELECT min(created_ms) FROM task_events
+		WHERE task_id = ?1 AND (seq < tasks.seq OR first_seq IS NOT NULL)) WHERE id = ?1`)
 }
 
-// logEvent inserts event seq of the task into its log, inside a write, as
-// logged at ms.
-func (s *Store) logEvent(w *wtx, taskID string, seq uint64, ms int64, data []byte) error {
-	return s.putEvents.exec(w, []any{taskID, int64(seq), ms, data})
+// logEvents inserts the row of the task's log that holds evs
+// (layout.JoinEvents), inside a write, as logged at ms.
+func (s *Store) logEvents(w *wtx, taskID string, evs []layout.Logged, ms int64) error {
+	seq, first, data := layout.JoinEvents(evs)
+	_, err := w.exec(context.Background(), s.logRow, taskID, seq, ms, first, data)
+	return err
 }
 
 // appendOp is one Append, encoded before it joins the group commit.
@@ -101,9 +112,9 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 
 // runBatch is an AppendBatch inside the writer's transaction. A batch of
 // status updates and artifact chunks (what the server pipelines) moves
-// the task's header once, to its last event and its last status, and then
-// writes each event's rows; any other batch is its Appends one after the
-// other.
+// the task's header once, to its last event and its last status, then
+// writes each event's rows, and logs the events in one row; any other
+// batch is its Appends one after the other.
 func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 	for _, op := range ops {
 		if op.Event == nil || op.Task != nil || op.Msg != nil {
@@ -124,10 +135,15 @@ func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 	if err != nil {
 		return err
 	}
-	for _, op := range ops {
-		if err := s.writeEvent(w, op, hasPush, ms); err != nil {
+	logged := make([]layout.Logged, len(ops))
+	for i, op := range ops {
+		if err := s.applyEvent(w, op, hasPush); err != nil {
 			return dialect.BatchError(err)
 		}
+		logged[i] = layout.Logged{Seq: op.Seq, Data: op.Event}
+	}
+	if err := s.logEvents(w, head.ID, logged, ms); err != nil {
+		return dialect.BatchError(err)
 	}
 	return nil
 }
@@ -175,18 +191,17 @@ func (s *Store) runAppend(w *wtx, op *appendOp) error {
 			return err
 		}
 	}
-	return s.writeEvent(w, op, hasPush, ms)
-}
-
-// writeEvent writes an event's rows once the header has moved past it:
-// its change to the history and artifact rows, its log row (as logged at
-// ms), and its push outbox rows when the task has configurations
-// (hasPush).
-func (s *Store) writeEvent(w *wtx, op *appendOp, hasPush bool, ms int64) error {
-	if err := s.applyRows(w, op); err != nil {
+	if err := s.applyEvent(w, op, hasPush); err != nil {
 		return err
 	}
-	if err := s.logEvent(w, op.ID, op.Seq, ms, op.Event); err != nil {
+	return s.logEvents(w, op.ID, []layout.Logged{{Seq: op.Seq, Data: op.Event}}, ms)
+}
+
+// applyEvent writes an event's rows but its log row, once the header has
+// moved past it: its change to the history and artifact rows, and its
+// push outbox rows when the task has configurations (hasPush).
+func (s *Store) applyEvent(w *wtx, op *appendOp, hasPush bool) error {
+	if err := s.applyRows(w, op); err != nil {
 		return err
 	}
 	if op.Push && hasPush {
@@ -285,7 +300,7 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 		return nil, wrap("events", err)
 	}
 	defer rows.Close()
-	return sqlstore.ReadEvents[sql.RawBytes](dialect, rows, after)
+	return sqlstore.ReadEvents[sql.RawBytes](dialect, rows, after, limit)
 }
 
 // PruneEvents removes the events logged before the given time, except
@@ -296,6 +311,7 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 // when only its last is left), so a task is read once per call and a
 // task with nothing to prune not at all. A wall clock set back can log an
 // event before its task's mark; it is pruned once the mark is passed.
+// The count is of events, not of rows (layout.JoinEvents).
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	cut := order.CeilMillis(before)
 	total := 0
@@ -327,14 +343,11 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 			}
 			seen = len(batch)
 			for _, t := range batch {
-				d, err := affected(w.exec(bg, s.pruneEvents, t.id, t.seq, cut))
+				d, err := s.pruneTask(w, t.id, t.seq, cut)
 				if err != nil {
 					return err
 				}
-				n += int(d)
-				if _, err := w.exec(bg, s.pruneMark, t.id); err != nil {
-					return err
-				}
+				n += d
 			}
 			return nil
 		})
@@ -346,4 +359,46 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 			return total, nil
 		}
 	}
+}
+
+// pruneTask removes the events of the task logged before cut, but its
+// last (number seq), inside a write, sets its mark again, and returns the
+// number of events removed. The last event's row may hold others logged
+// with it, which it rewrites to hold the last alone.
+func (s *Store) pruneTask(w *wtx, id string, seq, cut int64) (int, error) {
+	rows, err := w.stmt(s.pruneEvents).QueryContext(context.Background(), id, seq, cut)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for rows.Next() {
+		var d int
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		n += d
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var first int64
+	var data []byte
+	switch err := w.queryRow(s.pruneLast, id, seq, cut).Scan(&first, &data); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return 0, err
+	default:
+		evs, err := layout.SplitEvents(data, uint64(first), uint64(seq))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := w.exec(context.Background(), s.trimLast, evs[len(evs)-1].Data, id, seq); err != nil {
+			return 0, err
+		}
+		n += len(evs) - 1
+	}
+	_, err = w.exec(context.Background(), s.pruneMark, id)
+	return n, err
 }

@@ -16,7 +16,8 @@ import (
 //     appended, and the chunk (an Artifact). Replacing an artifact
 //     overwrites its first chunk and deletes its other ones, so the
 //     artifact keeps its place;
-//   - task_events is the event log.
+//   - task_events is the event log: a row holds the events of one write
+//     (layout.JoinEvents).
 //
 // Every payload is protobuf binary (proto.Marshal). Reading a task folds
 // its rows back into one a2a.Task (layout.FoldArtifacts follows the

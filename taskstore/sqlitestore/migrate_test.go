@@ -226,11 +226,15 @@ func rawVersion(t *testing.T, path string) int {
 	return v
 }
 
-// backToV6 returns the statements that make a version 7 file what version
+// backToV7 makes a version 8 file what version 7 had, when its event
+// log holds one event per row, as every row of version 7 did.
+const backToV7 = `ALTER TABLE task_events DROP COLUMN first_seq`
+
+// backToV6 returns the statements that make a version 8 file what version
 // 6 had: the triggers as migrations 0 and 3 made them, the counters they
 // kept, the events' time index and no pruning marks.
 func backToV6() []string {
-	v6 := []string{`DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
+	v6 := []string{backToV7, `DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
 		`DROP TRIGGER tasks_count_state`, `DROP TRIGGER tasks_count_move`}
 	for _, q := range append(migrations[0], migrations[3]...) {
 		if name, kind := createdName(q); kind == "TRIGGER" && name != "tasks_count_update" {
@@ -295,4 +299,55 @@ func TestUpgradeToV7(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after writes and deletes")
+}
+
+// TestUpgradeToV8: a version 7 file, one event per row of its log, gains
+// first_seq; its events read as before, and the log goes on in rows of
+// several events, pruned exactly.
+func TestUpgradeToV8(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v7.db")
+	s := openKeyed(t, path, nil)
+	tk := newTask("task-v7", a2a.TaskState_TASK_STATE_WORKING, 1)
+	status := func(seq uint64, st a2a.TaskState) taskstore.Event {
+		return taskstore.Event{Seq: seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{
+			StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: tk.Id, ContextId: tk.ContextId, Status: &a2a.TaskStatus{State: st}}}}}
+	}
+	working := a2a.TaskState_TASK_STATE_WORKING
+	if err := s.CreateTask(ctx, scope, tk, taskstore.Event{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}); err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(2); seq <= 3; seq++ {
+		if err := s.Append(ctx, scope, tk.Id, status(seq, working)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	rawExec(t, path, backToV7, `PRAGMA user_version = 7`)
+
+	s = openKeyed(t, path, nil)
+	defer s.Close()
+	if v := rawVersion(t, path); v != SchemaVersion {
+		t.Fatalf("user_version = %d, want %d", v, SchemaVersion)
+	}
+	if evs, err := s.Events(ctx, scope, tk.Id, 1, 0); err != nil || len(evs) != 2 || evs[0].Seq != 2 {
+		t.Fatalf("Events after the upgrade: %d events, %v; want 2 from seq 2", len(evs), err)
+	}
+	batch := []taskstore.Event{status(4, working), status(5, working), status(6, a2a.TaskState_TASK_STATE_COMPLETED)}
+	if err := s.AppendBatch(ctx, scope, tk.Id, batch); err != nil {
+		t.Fatal(err)
+	}
+	var rows, multi int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*), count(first_seq) FROM task_events`).Scan(&rows, &multi); err != nil || rows != 4 || multi != 1 {
+		t.Fatalf("%d log rows, %d of several events (%v); want 4, 1", rows, multi, err)
+	}
+	if evs, err := s.Events(ctx, scope, tk.Id, 2, 3); err != nil || len(evs) != 3 || evs[0].Seq != 3 || evs[2].Seq != 5 {
+		t.Fatalf("Events after 2, limit 3: %v, %v; want seq 3 to 5", evs, err)
+	}
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 5 {
+		t.Fatalf("PruneEvents = %d, %v; want 5", n, err)
+	}
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*), count(first_seq) FROM task_events`).Scan(&rows, &multi); err != nil || rows != 1 || multi != 0 {
+		t.Fatalf("after pruning, %d log rows, %d of several events (%v); want 1, 0", rows, multi, err)
+	}
 }

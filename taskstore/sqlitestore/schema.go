@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -234,6 +234,12 @@ var migrations = [][]string{
 		`CREATE TRIGGER tasks_count_move AFTER UPDATE OF tenant, owner ON tasks
 			WHEN old.tenant IS NOT new.tenant OR old.owner IS NOT new.owner
 			BEGIN ` + countDownKeys("old", scopeKeys) + countUpKeys("new", scopeKeys) + ` END`,
+	},
+	// Version 8: a row of the event log holds the events of one write
+	// (layout.JoinEvents): first_seq is the first one's number, NULL for
+	// a row of one event, as every row before was.
+	7: {
+		`ALTER TABLE task_events ADD COLUMN first_seq INTEGER`,
 	},
 }
 

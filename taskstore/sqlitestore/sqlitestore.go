@@ -105,7 +105,7 @@ type Store struct {
 	// Prepared statements, by role; each is prepared on the pool that
 	// runs it (see the prepare functions next to their users).
 	createTask, lastSeq                    *sql.Stmt
-	putHistory, putChunks, putEvents       *multiInsert // a new task's rows (writer)
+	putHistory, putChunks                  *multiInsert // a new task's rows (writer)
 	getTask                                *sql.Stmt
 	listActive, deleteFinished             *sql.Stmt
 	list                                   [16]*sql.Stmt // by listFilter
@@ -127,7 +127,8 @@ type Store struct {
 	addHistory, addHistoryIn, addChunk     *sql.Stmt
 	replaceChunk, dropChunks               *sql.Stmt
 	clearHistory, clearChunks              *sql.Stmt
-	pruneTasks, pruneEvents, pruneMark     *sql.Stmt // the event log (writer)
+	logRow, pruneTasks, pruneEvents        *sql.Stmt // the event log (writer)
+	pruneLast, trimLast, pruneMark         *sql.Stmt
 	events                                 *sql.Stmt // the event log (reader)
 	pagePieces                             *sql.Stmt // ListTasks (reader)
 

@@ -18,7 +18,6 @@ func (s *Store) prepareTasks(p *preparer) {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 	s.putHistory = p.multiInsert(`INSERT INTO task_history (task_id, n, message)`, 3)
 	s.putChunks = p.multiInsert(`INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)`, 5)
-	s.putEvents = p.multiInsert(`INSERT INTO task_events (task_id, seq, created_ms, response)`, 4)
 	// A task whole, in one statement (see sqlstore.ReadTask): no read
 	// transaction to open, and one query however the task is split.
 	s.getTask = p.reader(`SELECT ` + dialect.HeaderColumns() + ` FROM tasks WHERE id = ?1 AND tenant = ?2 AND owner = ?3
@@ -42,7 +41,7 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 // AppendBatch of the other events, all or none
 // (taskstore.BatchAppender), in one operation of the group commit: the
 // task is inserted as the events leave it (layout.EncodeCreate), with
-// every event logged.
+// its events logged in one row (layout.JoinEvents).
 func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	enc, err := s.sealer.EncodeCreate(sc, t, evs)
 	if err != nil {
@@ -71,13 +70,10 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 				return err
 			}
 		}
-		id := any(t.Id)
-		args := make([]any, 0, 4*len(enc.Events))
-		for _, e := range enc.Events {
-			args = append(args, id, int64(e.Seq), ms, e.Data)
-		}
-		if err := s.putEvents.exec(w, args); err != nil {
-			return err
+		if len(enc.Events) > 0 {
+			if err := s.logEvents(w, t.Id, enc.Events, ms); err != nil {
+				return err
+			}
 		}
 		for _, e := range enc.Events {
 			if e.Push && cfg != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -21,6 +22,7 @@ var batchChecks = []check[TaskStore]{
 	{"CreateTaskBatch", testCreateTaskBatch},
 	{"CreateTaskBatchAllOrNone", testCreateTaskBatchAllOrNone},
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
+	{"EventsOfBatches", testEventsOfBatches},
 }
 
 func init() {
@@ -286,4 +288,66 @@ func testPushOutboxBatch(t *testing.T, s OutboxStore) {
 		t.Fatalf("AppendBatch: %v", err)
 	}
 	wantQueue(t, s, target(scopeA, "pb", "h"), cfg, []uint64{1, 2, 3, 4, 5}, append([]*a2a.StreamResponse{created}, evs...)...)
+}
+
+// testEventsOfBatches: a log written in batches (a CreateTaskBatch, an
+// AppendBatch, an Append) reads as the same events in every window, by
+// every after and limit; PruneEvents counts and removes every event but
+// the task's last, whether it was logged with others or alone, and the
+// log goes on after it.
+func testEventsOfBatches(t *testing.T, s TaskStore) {
+	ctx := t.Context()
+	b := batcher(t, s)
+	tk := task("lb", "c", submitted, at(1))
+	all := []*a2a.StreamResponse{snapshotEvent(tk), statusAt("lb", 2, working, at(2)).Response,
+		chunk("lb", "a", false, "one"), chunk("lb", "a", true, "two")}
+	if err := b.CreateTaskBatch(ctx, scopeA, tk, numbered(1, all...)); err != nil {
+		t.Fatalf("CreateTaskBatch: %v", err)
+	}
+	more := []*a2a.StreamResponse{chunk("lb", "a", true, "three"), chunk("lb", "b", false, "four"), chunk("lb", "b", true, "five")}
+	if err := b.AppendBatch(ctx, scopeA, "lb", numbered(5, more...)); err != nil {
+		t.Fatalf("AppendBatch: %v", err)
+	}
+	all = append(all, more...)
+	last := statusAt("lb", 8, completed, at(8))
+	if err := s.Append(ctx, scopeA, "lb", last); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	all = append(all, last.Response)
+	n := len(all)
+	for after := 0; after <= n; after++ {
+		for limit := 0; limit <= n-after+1; limit++ {
+			end := n
+			if limit > 0 {
+				end = min(n, after+limit)
+			}
+			wantEvents(t, fmt.Sprintf("after %d, limit %d", after, limit),
+				mustEvents(t, s, "lb", uint64(after), limit), uint64(after)+1, all[after:end]...)
+		}
+	}
+
+	// The task's last event alone in its row, then logged with others.
+	pruned, err := s.PruneEvents(ctx, time.Now().Add(time.Hour))
+	if err != nil || pruned != n-1 {
+		t.Fatalf("PruneEvents = %d, %v; want %d (all but the last)", pruned, err, n-1)
+	}
+	for after := range n - 1 {
+		_, err := s.Events(ctx, scopeA, "lb", uint64(after), 0)
+		wantErr(t, fmt.Sprintf("Events after %d, pruned", after), err, taskstore.ErrPruned)
+	}
+	wantEvents(t, "the last event, kept", mustEvents(t, s, "lb", uint64(n-1), 0), uint64(n), all[n-1])
+	later := []*a2a.StreamResponse{chunk("lb", "c", false, "six"), chunk("lb", "c", true, "seven")}
+	if err := b.AppendBatch(ctx, scopeA, "lb", numbered(uint64(n+1), later...)); err != nil {
+		t.Fatalf("AppendBatch after pruning: %v", err)
+	}
+	wantEvents(t, "after pruning and a batch", mustEvents(t, s, "lb", uint64(n-1), 0), uint64(n), all[n-1], later[0], later[1])
+	if pruned, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || pruned != 2 {
+		t.Fatalf("second PruneEvents = %d, %v; want 2", pruned, err)
+	}
+	wantEvents(t, "the last of a batch, kept", mustEvents(t, s, "lb", uint64(n+1), 0), uint64(n+2), later[1])
+	_, err = s.Events(ctx, scopeA, "lb", uint64(n), 0)
+	wantErr(t, "Events before the last of a pruned batch", err, taskstore.ErrPruned)
+	if pruned, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || pruned != 0 {
+		t.Errorf("third PruneEvents = %d, %v; want 0", pruned, err)
+	}
 }

@@ -67,31 +67,56 @@ func (d *Dialect) Marshal(m proto.Message) ([]byte, error) {
 }
 
 // ReadEvents reads the rows of an Events query: the task's last sequence
-// number, then the sequence number (0 for none) and bytes of one of its
-// events after `after`, in order. No row at all is a task not in the
-// scope (taskstore.ErrNotFound); an event log that no longer starts right
-// after `after` is taskstore.ErrPruned.
-func ReadEvents[B ~[]byte](d *Dialect, rows Rows, after uint64) ([]a2a.StreamEvent, error) {
+// number, then the sequence number (0 for none), first_seq and bytes of
+// one of its log rows with an event after `after`, in order
+// (layout.JoinEvents). No row at all is a task not in the scope
+// (taskstore.ErrNotFound); an event log that no longer starts right after
+// `after` is taskstore.ErrPruned. The query limits rows, and a row may
+// hold several events: at most limit are returned (every one when limit
+// is not positive).
+func ReadEvents[B ~[]byte](d *Dialect, rows Rows, after uint64, limit int) ([]a2a.StreamEvent, error) {
 	found := false
 	var last, seq int64
+	var first *int64
 	var data B
 	var out []a2a.StreamEvent
+	add := func(seq uint64, b []byte) error {
+		if seq <= after || (limit > 0 && len(out) == limit) {
+			return nil
+		}
+		if len(out) == 0 && seq != after+1 {
+			return taskstore.ErrPruned
+		}
+		r := new(a2a.StreamResponse)
+		if err := proto.Unmarshal(b, r); err != nil {
+			return d.Wrap("decode event", err)
+		}
+		out = append(out, a2a.StreamEvent{Seq: seq, Response: r})
+		return nil
+	}
 	for rows.Next() {
 		found = true
-		if err := rows.Scan(&last, &seq, &data); err != nil {
+		if err := rows.Scan(&last, &seq, &first, &data); err != nil {
 			return nil, d.Wrap("events", err)
 		}
 		if seq == 0 {
 			break // no event after `after`
 		}
-		if len(out) == 0 && uint64(seq) != after+1 {
-			return nil, taskstore.ErrPruned
+		if first == nil {
+			if err := add(uint64(seq), data); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		r := new(a2a.StreamResponse)
-		if err := proto.Unmarshal(data, r); err != nil {
-			return nil, d.Wrap("decode event", err)
+		evs, err := layout.SplitEvents(data, uint64(*first), uint64(seq))
+		if err != nil {
+			return nil, d.Wrap("events", err)
 		}
-		out = append(out, a2a.StreamEvent{Seq: uint64(seq), Response: r})
+		for _, e := range evs {
+			if err := add(e.Seq, e.Data); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, d.Wrap("events", err)

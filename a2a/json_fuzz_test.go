@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,9 @@ func fuzzCheck(t *testing.T, data []byte, m proto.Message) {
 		}
 		return
 	}
-	_ = CheckRequired(m)
+	if got, all := CheckRequired(m), checkEveryField(m); !slices.Equal(got, all) {
+		t.Fatalf("CheckRequired %q, the walk of every field %q\ninput: %q", got, all, data)
+	}
 	out, err := Marshal(m)
 	if err != nil {
 		t.Fatalf("Marshal after successful Unmarshal: %v\ninput: %q", err, data)

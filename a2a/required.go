@@ -183,9 +183,13 @@ func appendPathIndex(path []byte, i int) []byte {
 	return append(path, ']')
 }
 
-// message checks every field of m, and the content of m when it is a Part.
-// Well-known types have no REQUIRED fields and are not examined.
+// message checks every field of m, and the content of m when it is a Part;
+// the types of checker.typed by their Go fields. Well-known types have no
+// REQUIRED fields and are not examined.
 func (c *checker) message(m protoreflect.Message, path []byte) {
+	if !c.all && c.typed(m.Interface(), path) {
+		return
+	}
 	md := m.Descriptor()
 	info := infoFor(md)
 	if info.wkt != wktNone {

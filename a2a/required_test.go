@@ -229,3 +229,39 @@ func TestRequiredTableMatchesProto(t *testing.T) {
 		t.Errorf("found %d REQUIRED markers, want 61", len(marked))
 	}
 }
+
+// TestCheckRequiredTyped: the types checked by their Go fields
+// (checker.typed) report what the reflective walk of every field reports,
+// at the corners a decoder does not produce: nil list elements, a oneof
+// member holding nil, a message in a message that is set but empty.
+func TestCheckRequiredTyped(t *testing.T) {
+	noText := &Part{}
+	nilData := &Part{Content: &Part_Data{}}
+	for i, m := range []proto.Message{
+		&Artifact{},
+		&Artifact{ArtifactId: "a", Parts: []*Part{nil, noText, nilData, {Content: &Part_Text{}}}},
+		&Message{},
+		&Message{MessageId: "m", Role: Role_ROLE_AGENT, Parts: []*Part{noText}},
+		&Message{Role: Role(99), Parts: []*Part{nil}},
+		&Part{},
+		nilData,
+		&SendMessageRequest{},
+		&SendMessageRequest{Message: &Message{}},
+		&SendMessageRequest{Message: &Message{MessageId: "m"}, Configuration: &SendMessageConfiguration{
+			TaskPushNotificationConfig: &TaskPushNotificationConfig{Authentication: &AuthenticationInfo{}}}},
+		&SendMessageRequest{Configuration: &SendMessageConfiguration{}},
+		&GetTaskRequest{},
+		&GetTaskRequest{Id: "t"},
+		&Task{History: []*Message{{}, nil}, Artifacts: []*Artifact{{Parts: []*Part{nil}}}},
+		&StreamResponse{Payload: &StreamResponse_ArtifactUpdate{ArtifactUpdate: &TaskArtifactUpdateEvent{Artifact: &Artifact{}}}},
+	} {
+		if got, all := CheckRequired(m), checkEveryField(m); !slices.Equal(got, all) {
+			t.Errorf("case %d, %T:\n got %q\nevery field %q", i, m, got, all)
+		}
+	}
+	var none *Artifact
+	want := []FieldViolation{{"artifactId", descMissing}, {"parts", descEmptyList}}
+	if got := CheckRequired(none); !slices.Equal(got, want) {
+		t.Errorf("a nil *Artifact: %q, want %q", got, want)
+	}
+}

@@ -100,10 +100,12 @@ func (r *run) newTask() (*a2a.Task, taskstore.Event) {
 	return t, taskstore.Event{Seq: r.seq + 1, Response: ev, Push: r.s.delivering(), PushConfig: r.pendingPush}
 }
 
-// made takes a task just stored, and publishes the event that made it.
-// Callers hold r.mu.
+// made takes a task just stored, and publishes the event that made it;
+// what its making needed is dropped (and with it the run's hold on the
+// client's message: see shed). Callers hold r.mu.
 func (r *run) made(t *a2a.Task, ev *a2a.StreamResponse) {
 	r.task, r.loaded, r.mayPush = t, true, r.pendingPush != nil
+	r.pendingMessage, r.pendingContextID, r.pendingMessageID, r.pendingPush = nil, "", "", nil
 	r.queued()
 	r.s.announce(r.id)
 	r.publish(ev, true)

@@ -23,6 +23,18 @@ func TestLoneSubscriberShedsTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := resp.GetTask().GetId()
+	// The answer comes once INPUT_REQUIRED is stored; the execution that
+	// asked for it ends after. A stream that came before that end finds
+	// the run still holding the task for it, and the run keeps it: the
+	// stream waits for the run to be let go.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, live := srv.TaskLoaded(id); !live {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run of a task waiting for input was not let go")
+		}
+	}
 	next, stop := iter.Pull2(srv.SubscribeToTask(benchCtx(context.Background()), &a2a.SubscribeToTaskRequest{Id: id}))
 	defer stop()
 	snap, err, _ := next()

@@ -23,7 +23,11 @@ type sseLog struct {
 
 // readStream reads an SSE response until it ends or breaks, and returns
 // what arrived. A broken connection is not an error here: it is the point.
-func readStream(resp *http.Response) sseLog {
+func readStream(resp *http.Response) sseLog { return readStreamNoting(resp, nil) }
+
+// readStreamNoting is readStream calling seen, when not nil, with the
+// number of events read after each one.
+func readStreamNoting(resp *http.Response, seen func(n int)) sseLog {
 	defer resp.Body.Close()
 	var out sseLog
 	sc := bufio.NewScanner(resp.Body)
@@ -39,6 +43,9 @@ func readStream(resp *http.Response) sseLog {
 			if json.Unmarshal([]byte(line[6:]), &m) == nil {
 				out.ids = append(out.ids, id)
 				out.events = append(out.events, m)
+				if seen != nil {
+					seen(len(out.ids))
+				}
 			}
 			id = 0
 		}
@@ -56,7 +63,8 @@ func TestResumeAfterKill9(t *testing.T) {
 	p := serve(t, "--agent", "conformance", "--store", "sqlite:"+db, "--log-level", "error")
 	addr := p.addr
 	logs := make([]sseLog, streams)
-	var wg sync.WaitGroup
+	var wg, twoEach sync.WaitGroup // twoEach: every stream has two events
+	twoEach.Add(streams)
 	for i := range streams {
 		wg.Add(1)
 		go func() {
@@ -68,12 +76,22 @@ func TestResumeAfterKill9(t *testing.T) {
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Errorf("stream %d: %v", i, err)
+				twoEach.Done()
 				return
 			}
-			logs[i] = readStream(resp)
+			var once sync.Once
+			logs[i] = readStreamNoting(resp, func(n int) {
+				if n >= 2 {
+					once.Do(twoEach.Done)
+				}
+			})
+			once.Do(twoEach.Done) // ended or broken before its second event
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// The kill comes once every stream is under way, however slow the
+	// machine, and some time after: in the middle of the streams.
+	twoEach.Wait()
+	time.Sleep(500 * time.Millisecond)
 	p.Signal(syscall.SIGKILL)
 	p.Wait()
 	wg.Wait()

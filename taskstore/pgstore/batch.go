@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 )
 
 // sqlAppendRun records a run of status updates and artifact chunks (what
@@ -25,10 +26,12 @@ import (
 // run a replacing chunk after another chunk of its artifact (see
 // oneRun).
 //
-// $12 is the events' created_ms, $13 the events, $14 whether to queue each
-// in the push outbox, $15 the history rows, $16-$18 the chunks. Rows are
-// numbered by their ordinal in the arrays. Outbox rows are inserted in
-// event order, which their identity keeps.
+// $12 is the events' created_ms, $19 and $20 their row of the log
+// (first_seq and its bytes: layout.JoinEvents), $13 the events one by one
+// and $14 whether to queue each in the push outbox (empty when none is to
+// be queued), $15 the history rows, $16-$18 the chunks. Rows are numbered
+// by their ordinal in the arrays. Outbox rows are inserted in event
+// order, which their identity keeps.
 var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
 		UPDATE tasks SET seq = $7, next_history = next_history + $5, next_chunk = next_chunk + $6,
 			state = coalesce($9::integer, state), status_ms = coalesce($10::bigint, status_ms),
@@ -45,8 +48,7 @@ var sqlAppendRun = `WITH h(has_push, hn, cn) AS (
 	d AS (DELETE FROM task_artifacts t USING f WHERE t.task_id = $1 AND t.artifact_id = f.aid AND t.n > f.n),
 	a AS (INSERT INTO task_artifacts (task_id, n, artifact_id, append, chunk)
 		SELECT $1, h.cn + k.o - 1, k.aid, k.app, k.data FROM h, k WHERE k.app OR k.aid NOT IN (SELECT aid FROM f)),
-	e AS (INSERT INTO task_events (task_id, seq, created_ms, response)
-		SELECT $1, $4 + x.i - 1, $12, x.r FROM h, unnest($13::bytea[]) WITH ORDINALITY AS x(r, i)),
+	e AS (INSERT INTO task_events (task_id, seq, created_ms, first_seq, response) SELECT $1, $7, $12, $19::bigint, $20::bytea FROM h),
 	o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
 		SELECT c.tenant, c.owner, c.task_id, c.id, $4 + x.i - 1, x.r, $12
 		FROM h, push_configs c, unnest($13::bytea[], $14::boolean[]) WITH ORDINALITY AS x(r, p, i)
@@ -104,13 +106,20 @@ func oneRun(ops []*appendOp) bool {
 func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 	first, last := ops[0], ops[len(ops)-1]
 	var state, statusMS, status any // NULL: the run sets no status
-	events := make([][]byte, len(ops))
-	push := make([]bool, len(ops))
+	logged := make([]layout.Logged, len(ops))
+	var events [][]byte // for the outbox, only when one is queued
+	var push []bool
 	var hist, chunkData [][]byte
 	var chunkIDs []string
 	var chunkApp []bool
 	for i, op := range ops {
-		events[i], push[i] = op.Event, op.Push
+		logged[i] = layout.Logged{Seq: op.Seq, Data: op.Event}
+		if op.Push && push == nil {
+			events, push = make([][]byte, len(ops)), make([]bool, len(ops))
+			for j, o := range ops {
+				events[j], push[j] = o.Event, o.Push
+			}
+		}
 		if h := op.Status; h != nil {
 			state, statusMS, status = h.State, h.StatusMS, h.Status
 			if op.Hist != nil {
@@ -123,10 +132,11 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 		chunkApp = append(chunkApp, c.AppendTo)
 		chunkData = append(chunkData, c.Data)
 	}
+	_, firstSeq, row := layout.JoinEvents(logged)
 	n, err := s.countGrouped(ctx, first.Scope, sqlAppendRun,
 		first.ID, first.Scope.Tenant, first.Scope.Owner, int64(first.Seq), int32(len(hist)), int32(len(chunkIDs)),
 		int64(last.Seq), first.Fence, state, statusMS, status,
-		time.Now().UnixMilli(), events, push, hist, chunkIDs, chunkApp, chunkData)
+		time.Now().UnixMilli(), events, push, hist, chunkIDs, chunkApp, chunkData, firstSeq, row)
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
+	"parley.dev/parley/taskstore/internal/order"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
 
@@ -49,10 +52,10 @@ const (
 
 	// The task's last sequence number and the events after $4, in one
 	// statement (one snapshot): a row with no event (0) when there is
-	// none, no row when the task is not in the scope. Each row holds one
-	// event (no first_seq; see layout.JoinEvents).
-	sqlEvents = `SELECT t.seq, coalesce(e.seq, 0), NULL::bigint, e.response FROM tasks t
-		LEFT JOIN LATERAL (SELECT seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
+	// none, no row when the task is not in the scope. A row may hold
+	// several events (layout.JoinEvents).
+	sqlEvents = `SELECT t.seq, coalesce(e.seq, 0), e.first_seq, e.response FROM tasks t
+		LEFT JOIN LATERAL (SELECT seq, first_seq, response FROM task_events WHERE task_id = t.id AND seq > $4 ORDER BY seq LIMIT $5) e ON true
 		WHERE ` + taskByIDAs
 )
 
@@ -87,10 +90,22 @@ var (
 		appendTail(10)
 )
 
-// sqlPruneEvents removes a batch of old events, never a task's last.
-var sqlPruneEvents = `DELETE FROM task_events WHERE (task_id, seq) IN (
-	SELECT e.task_id, e.seq FROM task_events e JOIN tasks t ON t.id = e.task_id
-	WHERE e.created_ms < $1 AND e.seq < t.seq` + sqlstore.LimitBatch + `)`
+// The steps of PruneEvents: a batch of old log rows removed, never a
+// task's last, with their rows and events counted; a batch of the last
+// rows that hold more events than the last, logged before the cut, read;
+// one of them rewritten to hold the last alone (unless a write changed it
+// meanwhile).
+var (
+	sqlPruneEvents = `WITH d AS (DELETE FROM task_events WHERE (task_id, seq) IN (
+		SELECT e.task_id, e.seq FROM task_events e JOIN tasks t ON t.id = e.task_id
+		WHERE e.created_ms < $1 AND e.seq < t.seq` + sqlstore.LimitBatch + `)
+		RETURNING seq - coalesce(first_seq, seq) + 1 AS n)
+		SELECT count(*), coalesce(sum(n), 0) FROM d`
+	sqlPruneLast = `SELECT e.task_id, e.seq, e.first_seq, e.response FROM task_events e
+		JOIN tasks t ON t.id = e.task_id AND t.seq = e.seq
+		WHERE e.created_ms < $1 AND e.first_seq IS NOT NULL` + sqlstore.LimitBatch
+	sqlTrimLast = `UPDATE task_events SET first_seq = NULL, response = $4 WHERE task_id = $1 AND seq = $2 AND first_seq = $3`
+)
 
 // appendOp is one Append, encoded before its transaction; its Fence is
 // the writer's lease epoch (0: none).
@@ -297,7 +312,65 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 }
 
 // PruneEvents removes the events logged before the given time, except
-// each task's last, in batches of their own statements.
+// each task's last, in batches of their own statements: the rows before
+// each task's last, then, from a last row that holds several events
+// (layout.JoinEvents), those before the last. The count is of events.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
-	return s.deleteBefore(ctx, "prune events", sqlPruneEvents, before)
+	cut, total := order.CeilMillis(before), 0
+	for {
+		var rows, events int
+		if err := s.pool.QueryRow(ctx, sqlPruneEvents, cut).Scan(&rows, &events); err != nil {
+			return total, wrap("prune events", err)
+		}
+		total += events
+		if rows < sqlstore.DeleteBatch {
+			break
+		}
+	}
+	for {
+		n, found, err := s.trimLast(ctx, cut)
+		total += n
+		if err != nil {
+			return total, wrap("prune events", err)
+		}
+		if found < sqlstore.DeleteBatch {
+			return total, nil
+		}
+	}
+}
+
+// trimLast rewrites a batch of last rows logged before cut that hold
+// several events to hold the last alone; it returns the number of events
+// removed and of rows found.
+func (s *Store) trimLast(ctx context.Context, cut int64) (removed, found int, err error) {
+	rows, err := s.pool.Query(ctx, sqlPruneLast, cut)
+	if err != nil {
+		return 0, 0, err
+	}
+	type lastRow struct {
+		id         string
+		seq, first int64
+		data       []byte
+	}
+	last, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lastRow, error) {
+		var l lastRow
+		return l, r.Scan(&l.id, &l.seq, &l.first, &l.data)
+	})
+	if err != nil || len(last) == 0 {
+		return 0, 0, err
+	}
+	b := &pgx.Batch{}
+	for _, l := range last {
+		evs, err := layout.SplitEvents(l.data, uint64(l.first), uint64(l.seq))
+		if err != nil {
+			return 0, len(last), fmt.Errorf("task %s: %w", l.id, err)
+		}
+		b.Queue(sqlTrimLast, l.id, l.seq, l.first, evs[len(evs)-1].Data).Exec(func(tag pgconn.CommandTag) error {
+			if tag.RowsAffected() > 0 {
+				removed += len(evs) - 1
+			}
+			return nil
+		})
+	}
+	return removed, len(last), s.pool.SendBatch(ctx, b).Close()
 }

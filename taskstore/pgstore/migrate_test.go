@@ -490,3 +490,66 @@ func TestMigrateToVersion7(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateToVersion8: a version 7 schema, one event per row of its log,
+// gains first_seq; its events read as before, and the log goes on in rows
+// of several events, pruned exactly, the last row trimmed to its last
+// event.
+func TestMigrateToVersion8(t *testing.T) {
+	u, conn := migratedSchema(t)
+	defer conn.Close(context.Background())
+	ctx := t.Context()
+	s, err := Open(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := newTask("t-v7", 1)
+	working := a2a.TaskState_TASK_STATE_WORKING
+	if err := s.CreateTask(ctx, scope, tk, snapshot(tk)); err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(2); seq <= 3; seq++ {
+		if err := s.Append(ctx, scope, tk.Id, status(tk.Id, seq, working)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	for _, stmt := range []string{`ALTER TABLE task_events DROP COLUMN first_seq`, `UPDATE parley_schema SET version = 7`} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if s, err = Open(ctx, u, nil); err != nil {
+		t.Fatalf("open a version 7 schema: %v", err)
+	}
+	defer s.Close()
+	if v := schemaVersion(t, u); v != SchemaVersion {
+		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
+	}
+	if evs, err := s.Events(ctx, scope, tk.Id, 1, 0); err != nil || len(evs) != 2 || evs[0].Seq != 2 {
+		t.Fatalf("Events after the migration: %d events, %v; want 2 from seq 2", len(evs), err)
+	}
+	batch := []taskstore.Event{status(tk.Id, 4, working), status(tk.Id, 5, working), status(tk.Id, 6, a2a.TaskState_TASK_STATE_COMPLETED)}
+	if err := s.AppendBatch(ctx, scope, tk.Id, batch); err != nil {
+		t.Fatal(err)
+	}
+	rows := func() (n, multi int) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT count(*), count(first_seq) FROM task_events`).Scan(&n, &multi); err != nil {
+			t.Fatal(err)
+		}
+		return n, multi
+	}
+	if n, multi := rows(); n != 4 || multi != 1 {
+		t.Fatalf("%d log rows, %d of several events; want 4, 1", n, multi)
+	}
+	if evs, err := s.Events(ctx, scope, tk.Id, 2, 3); err != nil || len(evs) != 3 || evs[0].Seq != 3 || evs[2].Seq != 5 {
+		t.Fatalf("Events after 2, limit 3: %v, %v; want seq 3 to 5", evs, err)
+	}
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 5 {
+		t.Fatalf("PruneEvents = %d, %v; want 5", n, err)
+	}
+	if n, multi := rows(); n != 1 || multi != 0 {
+		t.Fatalf("after pruning, %d log rows, %d of several events; want 1, 0", n, multi)
+	}
+}

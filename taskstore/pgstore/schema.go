@@ -15,7 +15,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -255,6 +255,12 @@ var migrations = [][]string{
 		`DROP TRIGGER IF EXISTS tasks_count ON tasks`,
 		`CREATE TRIGGER tasks_count AFTER DELETE OR UPDATE OF tenant, owner, state ON tasks
 			FOR EACH ROW EXECUTE FUNCTION parley_count_tasks()`,
+	},
+	// Version 8: a row of the event log holds the events of one write
+	// (layout.JoinEvents), as in the SQLite store: first_seq is the first
+	// one's number, NULL for a row of one event, as every row before was.
+	7: {
+		`ALTER TABLE task_events ADD COLUMN IF NOT EXISTS first_seq bigint`,
 	},
 }
 

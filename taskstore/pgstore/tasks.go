@@ -8,6 +8,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/order"
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -19,8 +20,10 @@ const (
 	// the fence stops it, the history ($14, numbered from 0), the chunks
 	// ($15-$17, their artifact ids, append flags and contents), the push
 	// configuration ($18-$20: id, data, secret; none when $19 is NULL),
-	// the events ($21 created_ms, $22 their bytes, numbered up to the
-	// header's $7) and their outbox rows ($23: whether to queue each), and
+	// the events in one row of the log ($21 created_ms, $25 first_seq and
+	// $26 the row's bytes, layout.JoinEvents; none when $26 is NULL) and
+	// their outbox rows ($22 their bytes, numbered up to the header's $7,
+	// and $23 whether to queue each; empty without a configuration), and
 	// the task's two ListTasks counters, in key order as the trigger
 	// upserts them (countFunction; since schema version 4 the trigger
 	// leaves new tasks to this statement). The push configuration's
@@ -43,7 +46,8 @@ const (
 		p AS (INSERT INTO push_configs (tenant, owner, task_id, id, data, secret, version)
 			SELECT $2, $3, t.id, $18, $19, $20, $24::text FROM t WHERE $19::bytea IS NOT NULL),
 		x(r, p, seq) AS (SELECT r, p, $7 - cardinality($22::bytea[]) + i FROM unnest($22::bytea[], $23::boolean[]) WITH ORDINALITY AS x(r, p, i)),
-		e AS (INSERT INTO task_events (task_id, seq, created_ms, response) SELECT t.id, x.seq, $21, x.r FROM t, x),
+		e AS (INSERT INTO task_events (task_id, seq, created_ms, first_seq, response)
+			SELECT t.id, $7, $21, $25::bigint, $26::bytea FROM t WHERE $26::bytea IS NOT NULL),
 		o AS (INSERT INTO push_outbox (tenant, owner, task_id, config_id, seq, event, created_ms)
 			SELECT $2, $3, t.id, $18, x.seq, x.r, $21 FROM t, x WHERE x.p AND $19::bytea IS NOT NULL ORDER BY x.seq)
 		SELECT count(*) FROM t`
@@ -104,18 +108,29 @@ func (s *Store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task,
 // CreateTaskBatch is CreateTask of t with evs[0] followed by an
 // AppendBatch of the other events, all or none (taskstore.BatchAppender),
 // in the one statement of CreateTask: the task is inserted as the events
-// leave it (taskstore.Apply), with every event logged.
+// leave it (taskstore.Apply), with its events logged in one row.
 func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	fence := s.epoch.Load()
 	enc, err := s.sealer.EncodeCreate(sc, t, evs)
 	if err != nil {
 		return err
 	}
-	// The statement takes the rows as arrays, a column each.
+	// The statement takes the rows as arrays, a column each, and the
+	// events as one row of the log; they go one by one only to the
+	// outbox of the new task's configuration.
 	h, parts := enc.Header, enc.Parts
-	events, push := make([][]byte, len(enc.Events)), make([]bool, len(enc.Events))
-	for i, e := range enc.Events {
-		events[i], push[i] = e.Data, e.Push
+	var first any
+	var logged []byte
+	if len(enc.Events) > 0 {
+		_, first, logged = layout.JoinEvents(enc.Events)
+	}
+	var events [][]byte
+	var push []bool
+	if enc.Config != nil {
+		events, push = make([][]byte, len(enc.Events)), make([]bool, len(enc.Events))
+		for i, e := range enc.Events {
+			events[i], push[i] = e.Data, e.Push
+		}
 	}
 	n := len(parts.Artifacts)
 	ids, appends, chunks := make([]string, n), make([]bool, n), make([][]byte, n)
@@ -124,7 +139,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	made, err := s.countGrouped(ctx, sc, sqlCreateTask, t.Id, sc.Tenant, sc.Owner, h.ContextID, h.State, h.StatusMS,
 		int64(enc.Seq), h.Data, h.Status, enc.Config != nil, len(parts.History), n, fence,
-		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push, enc.ConfigVersion)
+		parts.History, ids, appends, chunks, enc.ConfigID, enc.Config, enc.Secret, time.Now().UnixMilli(), events, push, enc.ConfigVersion, first, logged)
 	if err == nil && made == 0 {
 		err = fenceError(ctx, s.pool, fence, taskstore.ErrExists)
 	}

@@ -53,7 +53,7 @@ func (e *entry) indexAs(t *a2a.Task) {
 // or state changed. The caller holds the write lock. Every status change
 // comes here, so e keeps its place in the task map, and an index that e
 // leaves empty becomes the one it joins when that one does not exist yet
-// (a task's context and state index, at each change of state): no
+// (a task's state index, when it is the only task in that state): no
 // allocation, no map entry removed and added again.
 func (s *Store) reindex(e *entry) {
 	key, ctx, st := order.TaskKey(e.task), e.task.GetContextId(), e.task.GetStatus().GetState()
@@ -64,13 +64,11 @@ func (s *Store) reindex(e *entry) {
 	si.all.remove(e)
 	byCtx := take(si.byCtx, e.ctx, ctx, e)
 	byState := take(si.byState, e.state, st, e)
-	byCtxState := take(si.byCtxState, ctxState{e.ctx, e.state}, ctxState{ctx, st}, e)
 	e.key, e.ctx, e.state = key, ctx, st
 	si.all.insert(e)
 	byCtx.insert(e)
 	byState.insert(e)
-	byCtxState.insert(e)
-	si.byCtx[ctx], si.byState[st], si.byCtxState[ctxState{ctx, st}] = byCtx, byState, byCtxState
+	si.byCtx[ctx], si.byState[st] = byCtx, byState
 }
 
 // take removes e (indexed under e.key) from m's index for from, and
@@ -98,21 +96,14 @@ func take[K comparable](m map[K]index, from, to K, e *entry) index {
 // first, and among equal timestamps smallest id first.
 type index []*entry
 
-// ctxState keys the index of one context and state.
-type ctxState struct {
-	ctx   string
-	state a2a.TaskState
-}
-
 // scopeIndex holds the ordered indexes of one scope. The maps hold the
 // indexes themselves, not pointers to them: a scope whose tasks each have
 // a context of their own holds as many indexes as tasks, and each pointer
 // would be one more object for the garbage collector to walk.
 type scopeIndex struct {
-	all        index
-	byCtx      map[string]index
-	byState    map[a2a.TaskState]index
-	byCtxState map[ctxState]index
+	all     index
+	byCtx   map[string]index
+	byState map[a2a.TaskState]index
 }
 
 // position returns where k is or would be inserted in x. The entries
@@ -216,9 +207,8 @@ func (s *Store) link(e *entry) {
 	si := s.scopes[e.scope]
 	if si == nil {
 		si = &scopeIndex{
-			byCtx:      make(map[string]index),
-			byState:    make(map[a2a.TaskState]index),
-			byCtxState: make(map[ctxState]index),
+			byCtx:   make(map[string]index),
+			byState: make(map[a2a.TaskState]index),
 		}
 		s.scopes[e.scope] = si
 	}
@@ -226,7 +216,6 @@ func (s *Store) link(e *entry) {
 	si.all.insert(e)
 	addTo(si.byCtx, ctx, e)
 	addTo(si.byState, st, e)
-	addTo(si.byCtxState, ctxState{ctx, st}, e)
 	s.tasks[e.key.ID] = e
 }
 
@@ -238,7 +227,6 @@ func (s *Store) unlink(e *entry) {
 	si.all.remove(e)
 	removeFrom(si.byCtx, ctx, e)
 	removeFrom(si.byState, st, e)
-	removeFrom(si.byCtxState, ctxState{ctx, st}, e)
 	if len(si.all) == 0 {
 		delete(s.scopes, e.scope)
 	}
@@ -254,7 +242,6 @@ func (s *Store) unlinkAll(sc taskstore.Scope, doomed map[*entry]bool) {
 	si.all = slices.DeleteFunc(si.all, gone)
 	prune(si.byCtx, gone)
 	prune(si.byState, gone)
-	prune(si.byCtxState, gone)
 	for e := range doomed {
 		delete(s.tasks, e.key.ID)
 	}

@@ -2,11 +2,11 @@
 // the process exits, which makes it fit for tests, development and agents
 // whose tasks need not outlive the process.
 //
-// Each scope keeps its tasks in sorted slices, one for every filter
-// combination ListTasks accepts (none, context, state, context and state),
-// so that a page, its total and its "more" flag are found with binary
-// searches: a ListTasks call costs O(log n + page size) whatever the
-// filters. The slices run oldest first, so a new task, the newest, is
+// Each scope keeps its tasks in sorted slices: all of them, each
+// context's and each state's, so that a page, its total and its "more"
+// flag are found with binary searches: a ListTasks call costs O(log n +
+// page size) whatever the filters, but for a context and a state, which
+// costs the context's tasks (a conversation's: a few). The slices run oldest first, so a new task, the newest, is
 // appended at the end, and an update, which usually moves a recent task to
 // the end, shifts only the tail.
 //

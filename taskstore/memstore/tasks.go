@@ -270,7 +270,7 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	return res, nil
 }
 
-// matching returns the index of the scope that holds exactly the tasks
+// matching returns an index of the scope that holds exactly the tasks
 // matching q's context and state filters. The caller holds s.mu.
 func (s *Store) matching(sc taskstore.Scope, q taskstore.ListQuery) index {
 	si := s.scopes[sc]
@@ -280,7 +280,17 @@ func (s *Store) matching(sc taskstore.Scope, q taskstore.ListQuery) index {
 	anyState := q.State == a2a.TaskState_TASK_STATE_UNSPECIFIED
 	switch {
 	case q.ContextID != "" && !anyState:
-		return si.byCtxState[ctxState{q.ContextID, q.State}]
+		// A context holds a conversation's tasks, a few: its tasks in one
+		// state are picked from its index, which is what the SQLite store
+		// does too, rather than kept in an index of their own, which cost
+		// every new task one more and every change of state a move.
+		var x index
+		for _, e := range si.byCtx[q.ContextID] {
+			if e.state == q.State {
+				x = append(x, e)
+			}
+		}
+		return x
 	case q.ContextID != "":
 		return si.byCtx[q.ContextID]
 	case !anyState:

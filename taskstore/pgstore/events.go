@@ -333,7 +333,7 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 		if err != nil {
 			return total, wrap("prune events", err)
 		}
-		if found < sqlstore.DeleteBatch {
+		if found < sqlstore.DeleteBatch || n == 0 {
 			return total, nil
 		}
 	}
@@ -341,7 +341,8 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 
 // trimLast rewrites a batch of last rows logged before cut that hold
 // several events to hold the last alone; it returns the number of events
-// removed and of rows found.
+// removed and of rows found. A row that does not split is left as it is:
+// Events reports it, and it does not stop the pruning of the others.
 func (s *Store) trimLast(ctx context.Context, cut int64) (removed, found int, err error) {
 	rows, err := s.pool.Query(ctx, sqlPruneLast, cut)
 	if err != nil {
@@ -363,7 +364,7 @@ func (s *Store) trimLast(ctx context.Context, cut int64) (removed, found int, er
 	for _, l := range last {
 		evs, err := layout.SplitEvents(l.data, uint64(l.first), uint64(l.seq))
 		if err != nil {
-			return 0, len(last), fmt.Errorf("task %s: %w", l.id, err)
+			continue
 		}
 		b.Queue(sqlTrimLast, l.id, l.seq, l.first, evs[len(evs)-1].Data).Exec(func(tag pgconn.CommandTag) error {
 			if tag.RowsAffected() > 0 {

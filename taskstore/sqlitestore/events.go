@@ -390,14 +390,14 @@ func (s *Store) pruneTask(w *wtx, id string, seq, cut int64) (int, error) {
 	case err != nil:
 		return 0, err
 	default:
-		evs, err := layout.SplitEvents(data, uint64(first), uint64(seq))
-		if err != nil {
-			return 0, err
+		// A row that does not split is left as it is: Events reports it,
+		// and it does not stop the pruning of every other task.
+		if evs, err := layout.SplitEvents(data, uint64(first), uint64(seq)); err == nil {
+			if _, err := w.exec(context.Background(), s.trimLast, evs[len(evs)-1].Data, id, seq); err != nil {
+				return 0, err
+			}
+			n += len(evs) - 1
 		}
-		if _, err := w.exec(context.Background(), s.trimLast, evs[len(evs)-1].Data, id, seq); err != nil {
-			return 0, err
-		}
-		n += len(evs) - 1
 	}
 	_, err = w.exec(context.Background(), s.pruneMark, id)
 	return n, err

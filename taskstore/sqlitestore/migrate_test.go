@@ -351,3 +351,36 @@ func TestUpgradeToV8(t *testing.T) {
 		t.Fatalf("after pruning, %d log rows, %d of several events (%v); want 1, 0", rows, multi, err)
 	}
 }
+
+// TestMalformedEventRow: a row of several events whose bytes do not split
+// is reported by Events, and does not stop PruneEvents, which prunes the
+// other tasks and leaves that row as it is.
+func TestMalformedEventRow(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "bad.db")
+	s := openKeyed(t, path, nil)
+	defer s.Close()
+	for _, id := range []string{"task-bad", "task-good"} {
+		tk := newTask(id, a2a.TaskState_TASK_STATE_WORKING, 1)
+		evs := []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}}
+		for seq := uint64(2); seq <= 4; seq++ {
+			evs = append(evs, taskstore.Event{Seq: seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{
+				StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: id, ContextId: tk.ContextId, Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}}}})
+		}
+		if err := s.CreateTaskBatch(ctx, scope, tk, evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.writer.ExecContext(ctx, `UPDATE task_events SET response = x'ff' WHERE task_id = 'task-bad'`); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := s.Events(ctx, scope, "task-bad", 0, 0); err == nil {
+		t.Fatalf("Events of a malformed row: %d events, no error", len(evs))
+	}
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 3 {
+		t.Fatalf("PruneEvents = %d, %v; want 3 (the good task's), no error", n, err)
+	}
+	if evs, err := s.Events(ctx, scope, "task-good", 3, 0); err != nil || len(evs) != 1 || evs[0].Seq != 4 {
+		t.Fatalf("the good task after pruning: %v, %v; want its last event", evs, err)
+	}
+}

@@ -75,8 +75,8 @@ var rowCounts = [...]int{16, 8, 4, 2, 1}
 // INSERT prepared for each of rowCounts. Each statement run costs the
 // store's caller about as much again as the row it inserts (database/sql,
 // the driver's bindings, SQLite's opening and closing of the table's
-// cursors), so the 22 events of a 20-chunk stream go in three statements
-// (16, 4 and 2 rows) rather than 22.
+// cursors), so a new task's 22 history rows go in three statements (16,
+// 4 and 2 rows) rather than 22.
 type multiInsert struct {
 	width int // the values of one row
 	stmts [len(rowCounts)]*sql.Stmt

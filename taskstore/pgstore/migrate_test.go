@@ -438,13 +438,8 @@ func TestMigrateToVersion6(t *testing.T) {
 // 1 and 3) go, and totals by context, counted in the index, and by state
 // stay right after the migration and after more writes.
 func TestMigrateToVersion7(t *testing.T) {
-	u, conn := migratedSchema(t)
-	defer conn.Close(context.Background())
+	u, conn, s := migratedStore(t)
 	ctx := t.Context()
-	s, err := Open(ctx, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := range 6 {
 		tk := newTask(fmt.Sprint("t-", i), i)
 		tk.ContextId = fmt.Sprint("ctx-", i%2)
@@ -453,24 +448,12 @@ func TestMigrateToVersion7(t *testing.T) {
 		}
 	}
 	s.Close()
-	for _, stmt := range []string{
+	s = reopenAt(t, u, conn, 6,
 		`INSERT INTO task_counts (tenant, owner, kind, context_id, state, slot, n)
 			SELECT tenant, owner, 1, context_id, 0, 0, count(*) FROM tasks GROUP BY 1, 2, 4`,
 		`INSERT INTO task_counts (tenant, owner, kind, context_id, state, slot, n)
-			SELECT tenant, owner, 3, context_id, state, 0, count(*) FROM tasks GROUP BY 1, 2, 4, 5`,
-		`UPDATE parley_schema SET version = 6`,
-	} {
-		if _, err := conn.Exec(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	if s, err = Open(ctx, u, nil); err != nil {
-		t.Fatalf("open a version 6 schema: %v", err)
-	}
+			SELECT tenant, owner, 3, context_id, state, 0, count(*) FROM tasks GROUP BY 1, 2, 4, 5`)
 	defer s.Close()
-	if v := schemaVersion(t, u); v != SchemaVersion {
-		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
-	}
 	if err := s.Append(ctx, scope, "t-0", status("t-0", 2, a2a.TaskState_TASK_STATE_COMPLETED)); err != nil {
 		t.Fatal(err)
 	}
@@ -496,13 +479,8 @@ func TestMigrateToVersion7(t *testing.T) {
 // of several events, pruned exactly, the last row trimmed to its last
 // event.
 func TestMigrateToVersion8(t *testing.T) {
-	u, conn := migratedSchema(t)
-	defer conn.Close(context.Background())
+	u, conn, s := migratedStore(t)
 	ctx := t.Context()
-	s, err := Open(ctx, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tk := newTask("t-v7", 1)
 	working := a2a.TaskState_TASK_STATE_WORKING
 	if err := s.CreateTask(ctx, scope, tk, snapshot(tk)); err != nil {
@@ -514,18 +492,8 @@ func TestMigrateToVersion8(t *testing.T) {
 		}
 	}
 	s.Close()
-	for _, stmt := range []string{`ALTER TABLE task_events DROP COLUMN first_seq`, `UPDATE parley_schema SET version = 7`} {
-		if _, err := conn.Exec(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	if s, err = Open(ctx, u, nil); err != nil {
-		t.Fatalf("open a version 7 schema: %v", err)
-	}
+	s = reopenAt(t, u, conn, 7, `ALTER TABLE task_events DROP COLUMN first_seq`)
 	defer s.Close()
-	if v := schemaVersion(t, u); v != SchemaVersion {
-		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
-	}
 	if evs, err := s.Events(ctx, scope, tk.Id, 1, 0); err != nil || len(evs) != 2 || evs[0].Seq != 2 {
 		t.Fatalf("Events after the migration: %d events, %v; want 2 from seq 2", len(evs), err)
 	}
@@ -552,4 +520,36 @@ func TestMigrateToVersion8(t *testing.T) {
 	if n, multi := rows(); n != 1 || multi != 0 {
 		t.Fatalf("after pruning, %d log rows, %d of several events; want 1, 0", n, multi)
 	}
+}
+
+// reopenAt runs stmts on the schema at u, records it as at version, and
+// opens it, which migrates it: the store at SchemaVersion.
+func reopenAt(t *testing.T, u string, conn *pgx.Conn, version int, stmts ...string) *Store {
+	t.Helper()
+	for _, stmt := range append(stmts, fmt.Sprintf(`UPDATE parley_schema SET version = %d`, version)) {
+		if _, err := conn.Exec(t.Context(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	s, err := Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatalf("open a version %d schema: %v", version, err)
+	}
+	if v := schemaVersion(t, u); v != SchemaVersion {
+		t.Fatalf("schema version %d, want %d", v, SchemaVersion)
+	}
+	return s
+}
+
+// migratedStore is migratedSchema with the store open on it; the
+// connection closes with the test.
+func migratedStore(t *testing.T) (string, *pgx.Conn, *Store) {
+	t.Helper()
+	u, conn := migratedSchema(t)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	s, err := Open(t.Context(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, conn, s
 }

@@ -155,6 +155,11 @@ func testTotalAndMore(t *testing.T, s TaskStore) {
 	check(taskstore.ListQuery{Limit: 2, ContextID: "c1"}, []string{"t5", "t3"}, 3, true)
 	check(taskstore.ListQuery{Limit: 2, ContextID: "c1", After: cursorOf(tasks[3])}, []string{"t1"}, 3, false)
 	check(taskstore.ListQuery{Limit: 2, ContextID: "c0", Since: at(2)}, []string{"t6", "t4"}, 3, true)
+	// A context and a state, paged.
+	check(taskstore.ListQuery{Limit: 2, ContextID: "c1", State: working}, []string{"t5", "t3"}, 3, true)
+	check(taskstore.ListQuery{Limit: 2, ContextID: "c1", State: working, After: cursorOf(tasks[3])}, []string{"t1"}, 3, false)
+	check(taskstore.ListQuery{Limit: 2, ContextID: "c0", State: working, Since: at(3)}, []string{"t6", "t4"}, 2, false)
+	check(taskstore.ListQuery{Limit: 2, ContextID: "c1", State: completed}, nil, 0, false)
 	// A cursor that is not a stored task still positions the page.
 	check(taskstore.ListQuery{Limit: 10, After: &taskstore.Cursor{Time: at(4), ID: "t4x"}}, all[2:], 7, false)
 	check(taskstore.ListQuery{Limit: 10, After: &taskstore.Cursor{Time: at(4), ID: "t3"}}, all[3:], 7, false)

@@ -492,7 +492,16 @@ func TestMigrateToVersion8(t *testing.T) {
 		}
 	}
 	s.Close()
-	s = reopenAt(t, u, conn, 7, `ALTER TABLE task_events DROP COLUMN first_seq`)
+	v7 := []string{`ALTER TABLE task_events DROP COLUMN first_seq`}
+	for _, q := range migrations[0] {
+		if strings.HasPrefix(q, "CREATE INDEX tasks_by_context_state ") {
+			v7 = append(v7, q) // as version 7 had it
+		}
+	}
+	if len(v7) != 2 {
+		t.Fatal("migration 0 makes no tasks_by_context_state")
+	}
+	s = reopenAt(t, u, conn, 7, v7...)
 	defer s.Close()
 	if evs, err := s.Events(ctx, scope, tk.Id, 1, 0); err != nil || len(evs) != 2 || evs[0].Seq != 2 {
 		t.Fatalf("Events after the migration: %d events, %v; want 2 from seq 2", len(evs), err)
@@ -507,6 +516,10 @@ func TestMigrateToVersion8(t *testing.T) {
 			t.Fatal(err)
 		}
 		return n, multi
+	}
+	var indexes int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE indexname = 'tasks_by_context_state'`).Scan(&indexes); err != nil || indexes != 0 {
+		t.Fatalf("%d indexes by context and state after the migration (%v), want none", indexes, err)
 	}
 	if n, multi := rows(); n != 4 || multi != 1 {
 		t.Fatalf("%d log rows, %d of several events; want 4, 1", n, multi)

@@ -259,8 +259,10 @@ var migrations = [][]string{
 	// Version 8: a row of the event log holds the events of one write
 	// (layout.JoinEvents), as in the SQLite store: first_seq is the first
 	// one's number, NULL for a row of one event, as every row before was.
+	// And no index by context and state, as in the SQLite store.
 	7: {
 		`ALTER TABLE task_events ADD COLUMN IF NOT EXISTS first_seq bigint`,
+		`DROP INDEX IF EXISTS tasks_by_context_state`,
 	},
 }
 

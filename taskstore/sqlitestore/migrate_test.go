@@ -226,16 +226,26 @@ func rawVersion(t *testing.T, path string) int {
 	return v
 }
 
-// backToV7 makes a version 8 file what version 7 had, when its event
-// log holds one event per row, as every row of version 7 did.
-const backToV7 = `ALTER TABLE task_events DROP COLUMN first_seq`
+// backToV7 returns the statements that make a version 8 file what
+// version 7 had, when its event log holds one event per row, as every row
+// of version 7 did: no first_seq, and the index by context and state as
+// migration 0 made it.
+func backToV7() []string {
+	v7 := []string{`ALTER TABLE task_events DROP COLUMN first_seq`}
+	for _, q := range migrations[0] {
+		if name, _ := createdName(q); name == "tasks_by_context_state" {
+			v7 = append(v7, q)
+		}
+	}
+	return v7
+}
 
 // backToV6 returns the statements that make a version 8 file what version
 // 6 had: the triggers as migrations 0 and 3 made them, the counters they
 // kept, the events' time index and no pruning marks.
 func backToV6() []string {
-	v6 := []string{backToV7, `DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
-		`DROP TRIGGER tasks_count_state`, `DROP TRIGGER tasks_count_move`}
+	v6 := append(backToV7(), `DROP TRIGGER tasks_count_insert`, `DROP TRIGGER tasks_count_delete`,
+		`DROP TRIGGER tasks_count_state`, `DROP TRIGGER tasks_count_move`)
 	for _, q := range append(migrations[0], migrations[3]...) {
 		if name, kind := createdName(q); kind == "TRIGGER" && name != "tasks_count_update" {
 			v6 = append(v6, q)
@@ -323,7 +333,7 @@ func TestUpgradeToV8(t *testing.T) {
 		}
 	}
 	s.Close()
-	rawExec(t, path, backToV7, `PRAGMA user_version = 7`)
+	rawExec(t, path, append(backToV7(), `PRAGMA user_version = 7`)...)
 
 	s = openKeyed(t, path, nil)
 	defer s.Close()
@@ -336,6 +346,10 @@ func TestUpgradeToV8(t *testing.T) {
 	batch := []taskstore.Event{status(4, working), status(5, working), status(6, a2a.TaskState_TASK_STATE_COMPLETED)}
 	if err := s.AppendBatch(ctx, scope, tk.Id, batch); err != nil {
 		t.Fatal(err)
+	}
+	var indexes int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'tasks_by_context_state'`).Scan(&indexes); err != nil || indexes != 0 {
+		t.Fatalf("%d indexes by context and state after the upgrade (%v), want none", indexes, err)
 	}
 	var rows, multi int
 	if err := s.reader.QueryRowContext(ctx, `SELECT count(*), count(first_seq) FROM task_events`).Scan(&rows, &multi); err != nil || rows != 4 || multi != 1 {

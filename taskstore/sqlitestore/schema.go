@@ -237,9 +237,14 @@ var migrations = [][]string{
 	},
 	// Version 8: a row of the event log holds the events of one write
 	// (layout.JoinEvents): first_seq is the first one's number, NULL for
-	// a row of one event, as every row before was.
+	// a row of one event, as every row before was. And no index by
+	// context and state: a context's tasks in one state are found in its
+	// range of tasks_by_context, as its total is counted there; the index
+	// cost every new task one more entry and every change of state a
+	// move.
 	7: {
 		`ALTER TABLE task_events ADD COLUMN first_seq INTEGER`,
+		`DROP INDEX tasks_by_context_state`,
 	},
 }
 

@@ -248,6 +248,10 @@ func TestQueryPlans(t *testing.T) {
 			if strings.Contains(p, "SCAN tasks") || strings.Contains(p, "TEMP B-TREE") {
 				t.Errorf("%s\n  plan %q scans or sorts", query, p)
 			}
+			// A context's pages, in any state, walk the context's range.
+			if f&layout.WithContext != 0 && !strings.Contains(p, "INDEX tasks_by_context ") {
+				t.Errorf("%s\n  plan %q does not walk the context's index", query, p)
+			}
 			if testing.Verbose() {
 				t.Logf("%-5b %s", f, p)
 			}

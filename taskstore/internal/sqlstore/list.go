@@ -9,8 +9,8 @@ import (
 
 // ListTasks pages with keyset conditions on (status_ms, id): each
 // combination of filters matches the leading columns of one of the tasks
-// indexes, followed by (status_ms DESC, id DESC), so that the condition
-// and the ORDER BY walk that index.
+// indexes (a context and a state: the context's), followed by (status_ms
+// DESC, id DESC), so that the condition and the ORDER BY walk that index.
 
 // ListWhere returns the WHERE clause of a ListTasks query with the
 // filters f; ListArgs gives its arguments, in order.
@@ -21,7 +21,14 @@ func (d *Dialect) ListWhere(f layout.ListFilter) string {
 	if f&layout.WithContext != 0 {
 		w += " AND context_id = " + p()
 	}
-	if f&layout.WithState != 0 {
+	switch {
+	case f&layout.WithState != 0 && f&layout.WithContext != 0:
+		// A context's tasks in one state are found in the context's
+		// index (schema version 8 dropped the index by context and
+		// state: a context holds a conversation's tasks, a few); the
+		// unary plus keeps the planner from the index by state.
+		w += " AND +state = " + p()
+	case f&layout.WithState != 0:
 		w += " AND state = " + p()
 	}
 	if f&layout.WithSince != 0 {

@@ -179,7 +179,7 @@ func forEachProtocol(t *testing.T, h *Handler, f func(t *testing.T, p, other *pr
 func TestPipelineRefusesAnonymousBeforeTheBody(t *testing.T) {
 	h, base := matrixServer(t, Options{Tokens: map[string]string{"tok": "alice"}})
 	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
-		got := outcome(startUpload(t, base, p, "", 9<<20, 10).answer(3 * time.Second))
+		got := outcome(startUpload(t, base, p, "", 9<<20, 10).answer(answerWait))
 		if got != "401 Unauthorized" && got != "grpc 16" {
 			t.Errorf("anonymous 9 MiB upload, body not sent: %s, want 401 / UNAUTHENTICATED before the body", got)
 		}
@@ -192,7 +192,7 @@ func TestPipelineCutsStalledUploads(t *testing.T) {
 	h, base := matrixServer(t, Options{BodyTimeout: 300 * time.Millisecond})
 	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
 		start := time.Now()
-		got := outcome(startUpload(t, base, p, "", 1<<20, 1000).answer(3 * time.Second))
+		got := outcome(startUpload(t, base, p, "", 1<<20, 1000).answer(answerWait))
 		if got != "408 Request Timeout" || time.Since(start) < 250*time.Millisecond {
 			t.Errorf("stalled upload: %s after %v, want 408 at the 300 ms deadline", got, time.Since(start).Round(time.Millisecond))
 		}
@@ -206,7 +206,7 @@ func TestPipelineSharesTheBodyBudget(t *testing.T) {
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		holder := startUpload(t, base, other, "", 1<<20, 200<<10)
 		awaitHeld(t, h.budget)
-		r := startUpload(t, base, p, "", 1<<20, 200<<10).answer(3 * time.Second)
+		r := startUpload(t, base, p, "", 1<<20, 200<<10).answer(answerWait)
 		if why := busyRefusal(p, r); why != "" {
 			t.Errorf("upload while %s/%s holds the budget: %s", other.version, other.binding, why)
 		}
@@ -214,13 +214,19 @@ func TestPipelineSharesTheBodyBudget(t *testing.T) {
 	})
 }
 
+// answerWait bounds the wait for an answer the server gives at once: long,
+// so that a loaded machine does not fail the test; an answer that comes
+// ends the wait.
+const answerWait = 15 * time.Second
+
 // awaitHeld waits until an upload holds part of the budget and has
 // stopped taking more (its bytes all arrived): a fixed pause was too
-// short on a loaded machine.
+// short on a loaded machine, and so was a deadline of 5 s when other
+// processes took both cores.
 func awaitHeld(t *testing.T, b *httpx.Budget) {
 	t.Helper()
 	last, still := b.Left(), 0
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		left := b.Left()
 		if left == last {
@@ -243,12 +249,12 @@ func TestPipelineCapsPendingAnonymous(t *testing.T) {
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		holder := startUpload(t, base, other, "", 1<<20, 10)
 		time.Sleep(150 * time.Millisecond)
-		r := startUpload(t, base, p, "", 1<<20, 10).answer(3 * time.Second)
+		r := startUpload(t, base, p, "", 1<<20, 10).answer(answerWait)
 		if why := busyRefusal(p, r); why != "" {
 			t.Errorf("anonymous upload while %s/%s holds the one slot: %s", other.version, other.binding, why)
 		}
 		holder.body.Close()
-		holder.answer(3 * time.Second)
+		holder.answer(answerWait)
 	})
 }
 
@@ -259,10 +265,10 @@ func TestPipelineRateIsPerPrincipal(t *testing.T) {
 	n := 0
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		if n == 0 {
-			startUpload(t, base, other, "Bearer tok", 0, 0).answer(3 * time.Second) // the one request the bucket holds
+			startUpload(t, base, other, "Bearer tok", 0, 0).answer(answerWait) // the one request the bucket holds
 		}
 		n++
-		got := outcome(startUpload(t, base, p, "Bearer tok", 0, 0).answer(3 * time.Second))
+		got := outcome(startUpload(t, base, p, "Bearer tok", 0, 0).answer(answerWait))
 		if got != "429 Too Many Requests" && got != "grpc 8" {
 			t.Errorf("a request over alice's rate: %s, want 429 / RESOURCE_EXHAUSTED", got)
 		}

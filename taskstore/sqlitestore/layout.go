@@ -19,6 +19,10 @@ import (
 //   - task_events is the event log: a row holds the events of one write
 //     (layout.JoinEvents).
 //
+// A task made finished (layout.EncodeCreate) is stored whole: its history
+// and artifacts are in data, and it has rows of its own only for events
+// that come after, which follow them.
+//
 // Every payload is protobuf binary (proto.Marshal). Reading a task folds
 // its rows back into one a2a.Task (layout.FoldArtifacts follows the
 // rule of taskstore.Apply).

@@ -28,6 +28,7 @@ var eventChecks = []check[TaskStore]{
 	{"ConcurrentAppendsSameSeq", testConcurrentSameSeq},
 	{"DeleteFinishedDropsLog", testDeleteDropsLog},
 	{"EmptyAppend", testEmptyAppend},
+	{"AppendToFinished", testAppendToFinished},
 }
 
 // statusAt returns event seq of a task: a status update to st at ts.
@@ -448,4 +449,43 @@ func testEmptyAppend(t *testing.T, s TaskStore) {
 	}
 	err := s.Append(t.Context(), scopeB, "empty", taskstore.Event{})
 	wantErr(t, "empty Append from another scope", err, taskstore.ErrNotFound)
+}
+
+// testAppendToFinished: a task made finished, with history and artifacts
+// (which a store may keep with the task rather than apart), takes the
+// events that come after all as any task does: a message added to its
+// history, an artifact replaced, one appended to, a new one, and then a
+// Task event that replaces the whole; GetTask and ListTasks show each
+// step as taskstore.Apply leaves it.
+func testAppendToFinished(t *testing.T, s TaskStore) {
+	want := task("fin", "c", completed, at(3))
+	want.History = []*a2a.Message{message("m1", "fin", "c", "first"), message("m2", "fin", "c", "second")}
+	want.Artifacts = []*a2a.Artifact{
+		{ArtifactId: "a", Parts: []*a2a.Part{text("a0")}},
+		{ArtifactId: "b", Name: "bee", Parts: []*a2a.Part{text("b0")}},
+	}
+	if err := s.CreateTask(t.Context(), scopeA, want, taskstore.Event{Seq: 1, Response: snapshotEvent(want)}); err != nil {
+		t.Fatalf("CreateTask: %v", err)
+	}
+	check := func(what string) {
+		t.Helper()
+		wantEqual(t, "GetTask "+what, mustGet(t, s, scopeA, "fin"), want)
+		page := mustList(t, s, scopeA, taskstore.ListQuery{ContextID: "c"}).Tasks
+		if len(page) != 1 {
+			t.Fatalf("ListTasks %s: %d tasks, want 1", what, len(page))
+		}
+		page[0].Generation = 0
+		wantEqual(t, "ListTasks "+what, page[0], want)
+	}
+	check("as made")
+	working := statusAt("fin", 2, working, at(4)).Response
+	working.GetStatusUpdate().Status.Message = &a2a.Message{MessageId: "m3", Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{text("third")}}
+	appendAll(t, s, "fin", want, 2, working,
+		chunk("fin", "a", false, "a1"), chunk("fin", "b", true, "b1"), chunk("fin", "c", false, "c0"), chunk("fin", "a", true, "a2"))
+	check("after events")
+	replaced := task("fin", "c", completed, at(9))
+	replaced.History = []*a2a.Message{message("m9", "fin", "c", "only")}
+	replaced.Artifacts = []*a2a.Artifact{{ArtifactId: "z", Parts: []*a2a.Part{text("z0")}}}
+	appendAll(t, s, "fin", want, 7, snapshotEvent(replaced), chunk("fin", "z", true, "z1"))
+	check("after a Task event")
 }

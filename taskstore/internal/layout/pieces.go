@@ -83,12 +83,30 @@ func (p *Pieces) Add(kind, n int64, payload []byte, flag bool, extra []byte) err
 	return nil
 }
 
-// Assemble sets t's history and artifacts from p.
+// Assemble sets t's history and artifacts from p. A task stored whole
+// (EncodeCreate) has history and artifacts in its header already; rows
+// written after it follow them: messages after its messages, chunks
+// folded onto its artifacts.
 func (p *Pieces) Assemble(t *a2a.Task) error {
 	if p.disorder {
 		return errors.New("a task's rows came out of order")
 	}
-	t.History = p.history
-	t.Artifacts = FoldArtifacts(p.chunks)
+	if len(t.History) == 0 {
+		t.History = p.history
+	} else {
+		t.History = append(t.History, p.history...)
+	}
+	if len(p.chunks) == 0 {
+		return nil
+	}
+	chunks := p.chunks
+	if len(t.Artifacts) > 0 {
+		chunks = make([]Chunk, 0, len(t.Artifacts)+len(p.chunks))
+		for _, a := range t.Artifacts {
+			chunks = append(chunks, Chunk{A: a})
+		}
+		chunks = append(chunks, p.chunks...)
+	}
+	t.Artifacts = FoldArtifacts(chunks)
 	return nil
 }

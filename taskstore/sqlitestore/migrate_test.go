@@ -271,14 +271,8 @@ func TestUpgradeToV7(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
-	rawExec(t, path, append(backToV6(), `PRAGMA user_version = 6`)...)
-
-	s = openKeyed(t, path, nil)
+	s = reopenAt(t, s, path, 6, backToV6()...)
 	defer s.Close()
-	if v := rawVersion(t, path); v != SchemaVersion {
-		t.Fatalf("user_version = %d, want %d", v, SchemaVersion)
-	}
 	check := func(when string) {
 		t.Helper()
 		var perContext int
@@ -332,14 +326,8 @@ func TestUpgradeToV8(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
-	rawExec(t, path, append(backToV7(), `PRAGMA user_version = 7`)...)
-
-	s = openKeyed(t, path, nil)
+	s = reopenAt(t, s, path, 7, backToV7()...)
 	defer s.Close()
-	if v := rawVersion(t, path); v != SchemaVersion {
-		t.Fatalf("user_version = %d, want %d", v, SchemaVersion)
-	}
 	if evs, err := s.Events(ctx, scope, tk.Id, 1, 0); err != nil || len(evs) != 2 || evs[0].Seq != 2 {
 		t.Fatalf("Events after the upgrade: %d events, %v; want 2 from seq 2", len(evs), err)
 	}
@@ -397,4 +385,18 @@ func TestMalformedEventRow(t *testing.T) {
 	if evs, err := s.Events(ctx, scope, "task-good", 3, 0); err != nil || len(evs) != 1 || evs[0].Seq != 4 {
 		t.Fatalf("the good task after pruning: %v, %v; want its last event", evs, err)
 	}
+}
+
+// reopenAt closes s, runs stmts on its file, records it as at version and
+// opens it again, which upgrades it: the store at SchemaVersion.
+func reopenAt(t *testing.T, s *Store, path string, version int, stmts ...string) *Store {
+	t.Helper()
+	s.Close()
+	rawExec(t, path, append(stmts, fmt.Sprintf("PRAGMA user_version = %d", version))...)
+	s = openKeyed(t, path, nil)
+	if v := rawVersion(t, path); v != SchemaVersion {
+		s.Close()
+		t.Fatalf("user_version = %d, want %d", v, SchemaVersion)
+	}
+	return s
 }

@@ -50,14 +50,6 @@ func checkSDKInstalled(t *testing.T, jsDir string) {
 	}
 }
 
-// startParley runs a freshly built `parley serve` with the conformance agent
-// and an in-memory store, waits until its agent card is served, and returns
-// the base URL. The server is stopped when the test ends.
-func startParley(t *testing.T) string {
-	t.Helper()
-	return startParleyWith(t)
-}
-
 // previewFlags turn on the A2A 1.1 preview beside v1.0 and v0.3: the card
 // lists a 1.1 interface after each v1.0 one, at the same URL (spec §8.3.1:
 // an agent may list an interface per protocol version), and v1.0 and v0.3
@@ -107,7 +99,10 @@ func checkPreviewCard(t *testing.T, base string) {
 	}
 }
 
-// startParleyWith is startParley with more `parley serve` flags.
+// startParleyWith runs a freshly built `parley serve` with the conformance
+// agent, an in-memory store and the extra flags, waits until its agent card
+// is served, and returns the base URL. The server is stopped when the test
+// ends.
 func startParleyWith(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin := testkit.ParleyBinary(t)

@@ -38,8 +38,4 @@ const (
 )
 
 // The encoded pieces are the shared layout's (taskstore/internal/layout).
-type (
-	header       = layout.Header
-	encodedChunk = layout.EncodedChunk
-	encodedParts = layout.Parts
-)
+type encodedParts = layout.Parts

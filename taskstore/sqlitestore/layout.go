@@ -46,8 +46,4 @@ func (s *Store) writeParts(w *wtx, taskID string, p encodedParts) error {
 }
 
 // The encoded pieces are the shared layout's (taskstore/internal/layout).
-type (
-	header       = layout.Header
-	encodedChunk = layout.EncodedChunk
-	encodedParts = layout.Parts
-)
+type encodedParts = layout.Parts

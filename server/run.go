@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"sync"
 
 	"parley.dev/parley/a2a"
@@ -149,7 +148,10 @@ func (r *run) load(ctx context.Context) error {
 // subscribe registers a subscriber, which has been given (as a snapshot or
 // from the log) every event up to now. Callers hold r.mu.
 func (r *run) subscribe() *subscriber {
-	sub := newSubscriber(r.s.opts.SubscriberBuffer, r.seq)
+	store, scope, id := r.s.store, r.scope, r.id
+	sub := newSubscriber(r.s.opts.SubscriberBuffer, r.seq, id, func(ctx context.Context, after uint64, limit int) ([]a2a.StreamEvent, error) {
+		return store.Events(ctx, scope, id, after, limit)
+	})
 	if r.subs == nil {
 		r.subs = map[*subscriber]struct{}{}
 	}
@@ -225,8 +227,8 @@ func (r *run) wake() {
 	}
 }
 
-// publish sends an event to every subscriber without blocking. Callers hold
-// r.mu.
+// publish sends an event to every subscriber without blocking (a
+// subscriber that lags reads it from the log later). Callers hold r.mu.
 func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 	defer r.wake()
 	ev := a2a.StreamEvent{Response: resp}
@@ -240,17 +242,7 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 		ev.Seq = r.seq
 	}
 	for sub := range r.subs {
-		if sub.offer(ev) {
-			continue
-		}
-		// The error names the last event the reader was given, where a
-		// SubscribeToTask with Last-Event-ID picks up without a loss.
-		last := sub.lastSeq()
-		delete(r.subs, sub)
-		sub.close(a2a.NewError(a2a.CodeInternal,
-			"stream closed: the reader fell %d events behind; call SubscribeToTask with Last-Event-ID %d to resume",
-			sub.limit, last).WithMeta("taskId", r.id).WithMeta("lastEventId", strconv.FormatUint(last, 10)))
-		r.s.log.Warn("subscriber cut off: too slow", "task", r.id)
+		sub.offer(ev)
 	}
 }
 

@@ -63,8 +63,9 @@ type Options struct {
 	// event of every task is always kept. Negative keeps every event as
 	// long as its task.
 	ResumeWindow time.Duration
-	// SubscriberBuffer is how many events a stream reader may fall behind
-	// before it is cut off; default 256.
+	// SubscriberBuffer is how many events wait for a stream's reader;
+	// default 256. A reader further behind is not cut off: it reads what
+	// it missed from the task's event log, then live events again.
 	SubscriberBuffer int
 	// SweepInterval is how often the retention and idempotency windows
 	// are applied; default a tenth of Retention, between 1 s and 1 min.

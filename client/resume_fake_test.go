@@ -30,9 +30,9 @@ import (
 // log is done), the way the resume contract of DESIGN "The event log"
 // says a server behaves.
 type resumeFake struct {
-	log  []*a2a.StreamResponse // event i has sequence number i+1
-	per  int                   // events per call before the break
-	ended string               // break with an error naming lastEventId, of this gRPC status (INTERNAL or UNAVAILABLE), instead of a cut
+	log   []*a2a.StreamResponse // event i has sequence number i+1
+	per   int                   // events per call before the break
+	ended string                // break with an error naming lastEventId, of this gRPC status (INTERNAL or UNAVAILABLE), instead of a cut
 	// overlap resends this many events before the resume position, which
 	// the client must drop.
 	overlap int

@@ -169,4 +169,3 @@ func TestLaggingReaderNeverResumes(t *testing.T) {
 		})
 	}
 }
-

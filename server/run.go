@@ -30,6 +30,7 @@ type run struct {
 	seq     uint64    // sequence number of the last published event
 	subs    map[*subscriber]struct{}
 	waiters []chan struct{} // in-process callers woken on every change
+	holds   int             // how many of them are long-poll holds (Server.hold)
 	exec    *execution      // the active execution, if any
 	reply   *a2a.Message    // that reply
 	tail    *tail           // with Options.Cluster: the follower of the store's log (run.follow)
@@ -159,17 +160,18 @@ func (r *run) subscribe() *subscriber {
 	return sub
 }
 
-// shed drops the run's copy of the task when all the run serves is one
-// stream, which needs nothing of it until the task changes: a task with
-// one idle subscriber then costs the subscriber and the run, not a second
-// copy of the task beside the store's (the aim: an idle stream costs
-// little, one per task as well as many on one). Whatever changes the task
+// shed drops the run's copy of the task when all the run serves is
+// streams and long-poll holds, which need nothing of it until the task
+// changes: a task with idle subscribers or holds then costs them and the
+// run, not a second copy of the task beside the store's (the aim: an idle
+// stream or a hold costs what it holds, not the size of the task it
+// watches; one per task as well as many on one). Whatever changes the task
 // next loads it again (run.load), and the store has it as it was: every
 // change is stored before it is published, and with nothing running or
 // pending here, and no other replica (Options.Cluster), nothing else
 // writes it. Callers hold r.mu.
 func (r *run) shed() {
-	if r.s.opts.Cluster != nil || r.task == nil || len(r.subs) != 1 || len(r.waiters) > 0 ||
+	if r.s.opts.Cluster != nil || r.task == nil || len(r.subs)+r.holds == 0 || len(r.waiters) > r.holds ||
 		r.exec != nil || r.tail != nil || r.reply != nil || r.writing || r.inflight != nil ||
 		len(r.queue) > 0 || r.unmade != nil || r.pendingMessage != nil {
 		return

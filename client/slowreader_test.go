@@ -21,8 +21,9 @@ import (
 )
 
 // laggingChunks is a burst of chunks sent back to back: with a subscriber
-// buffer of one event, the stream's writer falls behind the agent at once
-// and reads most of the stream from the task's event log.
+// buffer of one event (16 for a lone stream), the stream's writer falls
+// behind the agent at once and reads most of the stream from the task's
+// event log.
 const laggingChunks = 3000
 
 // logReads is a store that counts the reads of its event log.
@@ -36,7 +37,7 @@ func (s *logReads) Events(ctx context.Context, sc taskstore.Scope, id string, af
 	return s.Store.Events(ctx, sc, id, after, limit)
 }
 
-// startLagging starts a server whose readers fall behind after one event.
+// startLagging starts a server whose readers fall behind after a few events.
 func startLagging(t *testing.T) (*testkit.Server, *logReads) {
 	store := &logReads{Store: memstore.New()}
 	s := testkit.StartServer(t, &testkit.Options{Store: store, Quiet: true,

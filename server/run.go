@@ -150,7 +150,7 @@ func (r *run) load(ctx context.Context) error {
 // from the log) every event up to now. Callers hold r.mu.
 func (r *run) subscribe() *subscriber {
 	store, scope, id := r.s.store, r.scope, r.id
-	sub := newSubscriber(r.s.opts.SubscriberBuffer, r.seq, id, func(ctx context.Context, after uint64, limit int) ([]a2a.StreamEvent, error) {
+	sub := newSubscriber(r.seq, id, func(ctx context.Context, after uint64, limit int) ([]a2a.StreamEvent, error) {
 		return store.Events(ctx, scope, id, after, limit)
 	})
 	if r.subs == nil {
@@ -229,6 +229,13 @@ func (r *run) wake() {
 	}
 }
 
+// streamBudget is how many events may wait for a task's streams together,
+// in Options.SubscriberBuffer: a lone stream takes a burst of 16 times
+// that without reading the log back, while each of many streams on one
+// task still holds up to SubscriberBuffer (what one event costs them is a
+// slot, the event being shared).
+const streamBudget = 16
+
 // publish sends an event to every subscriber without blocking (a
 // subscriber that lags reads it from the log later). Callers hold r.mu.
 func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
@@ -243,8 +250,9 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 		r.seq++
 		ev.Seq = r.seq
 	}
+	limit := max(r.s.opts.SubscriberBuffer, streamBudget*r.s.opts.SubscriberBuffer/max(len(r.subs), 1))
 	for sub := range r.subs {
-		sub.offer(ev)
+		sub.offer(ev, limit)
 	}
 }
 

@@ -63,9 +63,11 @@ type Options struct {
 	// event of every task is always kept. Negative keeps every event as
 	// long as its task.
 	ResumeWindow time.Duration
-	// SubscriberBuffer is how many events wait for a stream's reader;
-	// default 256. A reader further behind is not cut off: it reads what
-	// it missed from the task's event log, then live events again.
+	// SubscriberBuffer is how many events at least may wait for a
+	// stream's reader (default 256); a task's streams share 16 times that,
+	// so a lone stream holds up to 4,096. A reader further behind is not
+	// cut off: it reads what it missed from the task's event log, then
+	// live events again.
 	SubscriberBuffer int
 	// SweepInterval is how often the retention and idempotency windows
 	// are applied; default a tenth of Retention, between 1 s and 1 min.

@@ -279,8 +279,7 @@ func subscribeThroughInputRequired(t *testing.T, s a2a.Service) {
 // TestSlowSubscriber: a reader that stalls while the task runs on is not
 // cut off: once it reads again it gets every event it missed from the
 // task's log, in order and once each, as the reader that kept up does; the
-// agent is never held back by the slow one, and the slow one's queue never
-// holds more than its buffer of 4.
+// agent is never held back by the slow one.
 func TestSlowSubscriber(t *testing.T) {
 	t.Parallel()
 	const events = 40

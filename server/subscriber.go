@@ -10,21 +10,21 @@ import (
 )
 
 // subscriber receives a task's events through a bounded queue. It is never
-// cut off for falling behind while its reader reads: when limit events
-// wait, it stops queuing and only notes how far the task has gone, and its
-// reader, once it has written what was queued, reads the events it missed
-// from the task's event log (every store keeps it, and every event is
-// stored before it is published), then takes live events again. So the
-// agent is never held back by a slow reader, the memory a subscriber holds
-// is bounded by limit, and the reader gets every event once, in order. A
-// reader that stops reading is the binding's to cut (its write deadline).
+// cut off for falling behind while its reader reads: when its bound of
+// events wait (run.publish sets it), it stops queuing and only notes how
+// far the task has gone, and its reader, once it has written what was
+// queued, reads the events it missed from the task's event log (every
+// store keeps it, and every event is stored before it is published), then
+// takes live events again. So the agent is never held back by a slow
+// reader, the memory a subscriber holds is bounded, and the reader gets
+// every event once, in order. A reader that stops reading is the
+// binding's to cut (its write deadline).
 //
 // The queue is a slice that grows only while events wait, so an idle
 // subscriber costs a few hundred bytes, not a buffer sized for the worst
 // case (the aim: an idle stream costs little, and 10,000 may watch one
 // task).
 type subscriber struct {
-	limit int
 	ready chan struct{} // capacity 1: signalled when events arrive or on close
 	task  string        // the task's id, for errors
 	log   eventLog      // the task's event log, read while behind
@@ -45,21 +45,21 @@ type eventLog func(ctx context.Context, after uint64, limit int) ([]a2a.StreamEv
 
 // newSubscriber returns a subscriber that has been given every event up to
 // last (as a snapshot or from the log).
-func newSubscriber(limit int, last uint64, task string, log eventLog) *subscriber {
-	return &subscriber{limit: limit, last: last, task: task, log: log, ready: make(chan struct{}, 1)}
+func newSubscriber(last uint64, task string, log eventLog) *subscriber {
+	return &subscriber{last: last, task: task, log: log, ready: make(chan struct{}, 1)}
 }
 
 // offer queues ev, or, when limit events already wait, notes that the
 // reader must read it from the log. An event the reader already got from
 // the log is dropped. An event without a sequence number (a direct reply,
 // which is not logged and comes only first) is always queued.
-func (s *subscriber) offer(ev a2a.StreamEvent) {
+func (s *subscriber) offer(ev a2a.StreamEvent, limit int) {
 	s.mu.Lock()
 	switch {
 	case s.closed || (ev.Seq != 0 && ev.Seq <= s.last):
 		s.mu.Unlock()
 		return
-	case ev.Seq != 0 && (s.behind || len(s.queue) >= s.limit):
+	case ev.Seq != 0 && (s.behind || len(s.queue) >= limit):
 		wake := !s.behind
 		s.behind, s.head = true, ev.Seq
 		idler := s.idler

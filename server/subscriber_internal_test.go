@@ -58,9 +58,9 @@ func chunkEvent(seq uint64) a2a.StreamEvent {
 func TestSubscriberBehind(t *testing.T) {
 	const limit, published = 4, 1000
 	log := &fakeLog{n: published}
-	sub := newSubscriber(limit, 0, "t", log.read)
+	sub := newSubscriber(0, "t", log.read)
 	for seq := uint64(1); seq <= published; seq++ {
-		sub.offer(chunkEvent(seq))
+		sub.offer(chunkEvent(seq), limit)
 		if n := len(sub.queue); n > limit {
 			t.Fatalf("after event %d the queue holds %d events; limit %d", seq, n, limit)
 		}
@@ -79,7 +79,7 @@ func TestSubscriberBehind(t *testing.T) {
 				log.mu.Lock()
 				log.n++
 				log.mu.Unlock()
-				sub.offer(chunkEvent(published + 1))
+				sub.offer(chunkEvent(published+1), limit)
 			}
 			seqs <- ev.Seq
 			return true
@@ -95,7 +95,7 @@ func TestSubscriberBehind(t *testing.T) {
 		runtime.Gosched()
 	}
 	reads := log.readCount()
-	sub.offer(chunkEvent(published + 2))
+	sub.offer(chunkEvent(published+2), limit)
 	if got := <-seqs; got != published+2 {
 		t.Fatalf("live event has seq %d; want %d", got, published+2)
 	}
@@ -105,7 +105,7 @@ func TestSubscriberBehind(t *testing.T) {
 		t.Errorf("%d reads of the log, then %d; want %d pages, then none", reads, log.readCount(), want)
 	}
 	// An event offered again after the reader got it from the log is dropped.
-	if sub.offer(chunkEvent(3)); len(sub.take(nil).evs) != 0 {
+	if sub.offer(chunkEvent(3), limit); len(sub.take(nil).evs) != 0 {
 		t.Errorf("a replayed event was queued again")
 	}
 }
@@ -115,9 +115,9 @@ func TestSubscriberBehind(t *testing.T) {
 // where a resume picks up.
 func TestSubscriberBehindPruned(t *testing.T) {
 	log := &fakeLog{n: 10, pruned: true}
-	sub := newSubscriber(2, 0, "t", log.read)
+	sub := newSubscriber(0, "t", log.read)
 	for seq := uint64(1); seq <= 10; seq++ {
-		sub.offer(chunkEvent(seq))
+		sub.offer(chunkEvent(seq), 2)
 	}
 	var got []uint64
 	var end error

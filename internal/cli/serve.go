@@ -341,7 +341,7 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 		},
 		HandlerOptions: func(o *a2ahttp.Options) {
 			o.MaxBody = cfg.maxBody
-			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Ready}
+			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Check}
 			cfg.guard.apply(o)
 			cfg.id.apply(o)
 			cfg.applyTokens(o) // a TokenSet rather than Options.Tokens: SIGHUP swaps it

@@ -2,11 +2,8 @@ package cli_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,71 +12,6 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/pgtest"
 )
-
-// partition is a TCP proxy to a target that can go silent: while cut, the
-// bytes of every connection, in both directions, are read and dropped and
-// nothing is closed, as when the network between drops packets. A new
-// connection is accepted, and hears nothing either.
-type partition struct {
-	addr string
-	cut  atomic.Bool
-}
-
-func startPartition(t *testing.T, target string) *partition {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &partition{addr: ln.Addr().String()}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, up)
-			mu.Unlock()
-			go p.pipe(up, c)
-			go p.pipe(c, up)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return p
-}
-
-// pipe copies src to dst, dropping what it reads while cut, and closes dst
-// when src ends.
-func (p *partition) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 && !p.cut.Load() {
-			if _, err := dst.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
 
 // TestServePostgresPartition: `parley serve` on PostgreSQL behind a network
 // that goes silent (packets dropped, no connection reset). Meanwhile every
@@ -93,9 +25,9 @@ func TestServePostgresPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	part := startPartition(t, u.Host)
+	part := startOutage(t, u.Host)
 	u.Host = part.addr
-	p := serve(t, "--agent", "conformance", "--store", u.String(), "--log-level", "error")
+	p := serve(t, "--agent", "conformance", "--store", u.String(), "--store-timeout", timeout.String(), "--log-level", "error")
 	base := "http://" + p.addr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -108,10 +40,14 @@ func TestServePostgresPartition(t *testing.T) {
 
 	// timed runs one call and fails the test if it took longer than
 	// patience.
+	var slowest time.Duration
+	calls := 0
 	timed := func(what string, call func() error) error {
 		start := time.Now()
 		err := call()
-		if took := time.Since(start); took > patience {
+		took := time.Since(start)
+		slowest, calls = max(slowest, took), calls+1
+		if took > patience {
 			t.Errorf("during the partition, %s took %v (more than %v): %v", what, took.Round(time.Millisecond), patience, err)
 		}
 		return err
@@ -156,6 +92,7 @@ func TestServePostgresPartition(t *testing.T) {
 		}
 	}
 	part.cut.Store(false)
+	t.Logf("during the partition, %d calls; the slowest took %v", calls, slowest.Round(time.Millisecond))
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -64,7 +64,7 @@ type write struct {
 // size follows the load, and a write that finds nothing in flight goes at
 // once.
 //
-// A group's round trip is bounded by the store's timeout (pool, deadline.go):
+// A group's round trip is bounded by the store's timeout (type pool):
 // a write that joined a group waits for its outcome whatever its caller's
 // context says (see do), so that a database that stopped answering fails
 // the group's writes, with an outcome unknown, instead of holding them,

@@ -64,6 +64,13 @@
 // Replica.Orphans finds the active tasks of a replica whose lease lapsed.
 // SharedKey keeps secrets the replicas share (the ListTasks cursor key).
 //
+// Every call is bounded by Options.Timeout: each statement, batch and
+// transaction has a context deadline of it, new connections a connect
+// timeout, PostgreSQL a statement_timeout, and the sockets TCP keepalive
+// and (on Linux) TCP_USER_TIMEOUT; so a database cut off without a reset
+// (a partition that drops packets) fails calls with an error matching
+// taskstore.ErrUnavailable within the timeout instead of holding them.
+//
 // Push secrets are sealed as in package sqlitestore (Options.PushKeys,
 // package taskstore/seal), with the same additional data, so sealed
 // values are interchangeable between the two stores.
@@ -89,7 +96,7 @@ import (
 // it is safe for concurrent use by any number of goroutines and
 // processes (the outbox through ClaimPush, see above).
 type Store struct {
-	pool   *pool           // with Options.Timeout on every call (deadline.go)
+	pool   *pool           // with Options.Timeout on every call
 	commit *committer      // the group commit of small writes
 	sealer sqlstore.Sealer // seals push secrets; without keys stores them as given
 	lock   *pgx.Conn       // holds the Exclusive lock; nil without it

@@ -83,7 +83,7 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 }
 
 // runWriter is the writer goroutine. Between group commits it keeps the
-// write-ahead log short (wal.go).
+// write-ahead log short (walKeeper).
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	batch := make([]*writeOp, 0, maxBatch)

@@ -6,7 +6,12 @@
 // process being killed (kill -9, a crash); only an operating-system crash
 // or power loss can take back the last transactions. Options.FullSync
 // (synchronous=FULL) closes that gap too, at the cost of one fsync per
-// write. Writes go through a single connection, so
+// write. The write-ahead log is kept in proportion to the volume the file
+// lives on: checkpointed at an eighth of the volume (at most about 40
+// MiB) and truncated back to it, truncated to nothing after a second
+// without writes, and after every commit while free space is short, so
+// that it cannot fill a small volume; a full disk recovers, without a
+// restart, once space returns. Writes go through a single connection, so
 // writers queue in Go instead of failing with SQLITE_BUSY; reads use a
 // separate pool of connections and run in parallel with each other and
 // with the writer.
@@ -133,7 +138,7 @@ type Store struct {
 	pagePieces                             *sql.Stmt // ListTasks (reader)
 
 	now func() time.Time // the clock of the event log and the outbox
-	wal *walKeeper       // the writer goroutine's watch over the WAL (wal.go)
+	wal *walKeeper       // the writer goroutine's watch over the WAL
 
 	ops        chan *writeOp // to the writer goroutine
 	closing    chan struct{} // closed by Close
@@ -217,7 +222,7 @@ func OpenWith(path string, opts *Options) (*Store, error) {
 	// files: in a profile of the write path, those files' page writes
 	// were a fifth of the CPU time. The writer's page cache is 1 MiB
 	// instead of SQLite's 2 MiB (writerCacheKiB). The writer checkpoints
-	// the WAL at its budget (wal.go: walCheckpointPages pages instead of
+	// the WAL at its budget (walBudget: walCheckpointPages pages instead of
 	// SQLite's 1,000, less on a small volume) and truncates it back to
 	// that length after a checkpoint. Pages are SQLite's default 4 KiB,
 	// which the store never changes.

@@ -29,10 +29,10 @@ import (
 //     then the log's pages go into the database file while there is room
 //     for them, and the file gives its space back to the volume.
 //
-// The log's worst size is therefore about twice the budget plus one group
-// commit's pages, unless a read lasts longer than the busy timeout
-// (SQLite cannot start the log again under a reader); docs/operations.md
-// states it.
+// The log's worst size is therefore about twice the budget plus what is
+// written in walCheckEvery, unless a read lasts longer than the busy
+// timeout (SQLite cannot start the log again under a reader). The
+// operations guide states it.
 
 // minWALPages is the smallest WAL budget, in pages, on a small volume.
 const minWALPages = 64

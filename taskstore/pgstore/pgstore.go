@@ -184,7 +184,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 }
 
 // Pool returns the store's connection pool, for uses beside the store
-// (such as LISTEN/NOTIFY on the same database).
+// (such as LISTEN/NOTIFY on the same database). Its connections have
+// Options.Timeout's connect timeout, statement_timeout and socket
+// settings, but calls on it have only the deadlines of their contexts.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool.Pool }
 
 // Close closes the pool's connections, waiting for those in use. It may

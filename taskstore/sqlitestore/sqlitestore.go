@@ -281,13 +281,13 @@ const pageSize = 4096
 
 // walCheckpointPages is the WAL's length, in pages, at which a commit
 // checkpoints it into the database file, on a volume large enough
-// (walBudget). A checkpoint writes each page the
-// WAL holds once, however often it changed since the last one; the pages
-// every send changes (the newest end of each index, the task counters)
-// are few, so a longer WAL writes them back less often. 10,000 pages
-// (about 40 MiB on disk; journal_size_limit truncates the file back to that) cost 4–6 %
-// less CPU per SendMessage than SQLite's 1,000, side by side, and about
-// 2 % less per 20-chunk stream.
+// (walBudget). A checkpoint writes each page the WAL holds once, however
+// often it changed since the last one; the pages every send changes (the
+// newest end of each index, the task counters) are few, so a longer WAL
+// writes them back less often. 10,000 pages (about 40 MiB on disk;
+// journal_size_limit truncates the file back to that) cost 4–6 % less CPU
+// per SendMessage than SQLite's 1,000, side by side, and about 2 % less
+// per 20-chunk stream.
 const walCheckpointPages = 10000
 
 // keepOpen sizes a pool to n connections that are never closed for age

@@ -213,6 +213,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	if cfg.lease < 300*time.Millisecond {
 		return nil, usageError{fmt.Errorf("--lease %v: want at least 300ms", cfg.lease)}
 	}
+	if *cfg.store.timeout < 100*time.Millisecond {
+		return nil, usageError{fmt.Errorf("--store-timeout %v: want at least 100ms", *cfg.store.timeout)}
+	}
 	if cfg.shutdownWait < 0 {
 		return nil, usageError{fmt.Errorf("--shutdown-timeout %v: want 0 (stop at once) or more", cfg.shutdownWait)}
 	}
@@ -341,7 +344,7 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 		},
 		HandlerOptions: func(o *a2ahttp.Options) {
 			o.MaxBody = cfg.maxBody
-			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Ready}
+			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Check}
 			cfg.guard.apply(o)
 			cfg.id.apply(o)
 			cfg.applyTokens(o) // a TokenSet rather than Options.Tokens: SIGHUP swaps it

@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/taskstore/pgstore"
 	"parley.dev/parley/taskstore/seal"
 	"parley.dev/parley/taskstore/sqlitestore"
 )
@@ -35,6 +37,9 @@ const pushKeyEnv = "PARLEY_PUSH_KEY"
 // which the old keys can go. Without a key the secrets are stored as the
 // client gave them, and the server says so at start.
 //
+// --store-timeout bounds every call of the PostgreSQL store
+// (pgstore.Options.Timeout).
+//
 // --max-tasks bounds the memory store (memstore.Options.MaxTasks): past
 // it, a new task evicts the finished tasks that ended first, so that the
 // server's memory stays flat; active tasks are never evicted. The durable
@@ -43,6 +48,7 @@ type storeFlags struct {
 	pushKeyFile *string
 	newPushKey  *bool
 	maxTasks    *int
+	timeout     *time.Duration
 	getenv      func(string) string // os.Getenv; tests replace it
 }
 
@@ -53,6 +59,8 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 		newPushKey:  fs.Bool("new-push-key", false, "print a new random push key (base64) and exit"),
 		maxTasks: fs.Int("max-tasks", memstore.DefaultMaxTasks, "with --store memory, keep at most `N` tasks, evicting the finished tasks that ended first "+
 			"(never an active one; negative: no bound); the sqlite and postgres stores ignore it and use --retention"),
+		timeout: fs.Duration("store-timeout", pgstore.DefaultTimeout, "with --store postgres://: how long one call of the store may take (a statement, a transaction, a new connection) and a silent connection may live; "+
+			"past it the call answers UnavailableError (HTTP 503 with Retry-After, gRPC UNAVAILABLE) and readiness turns off (docs/operations.md)"),
 		getenv: os.Getenv,
 	}
 }
@@ -128,7 +136,7 @@ func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *sl
 		}
 		return openSQLite(ctx, path, keys, from, pushOn, log)
 	case isPostgres(spec):
-		return openPostgres(ctx, spec, keys, from, pushOn, log)
+		return openPostgres(ctx, spec, &pgstore.Options{PushKeys: keys, Timeout: *f.timeout}, from, pushOn, log)
 	}
 	return nil, usageError{fmt.Errorf("--store %q: want memory, sqlite:PATH or postgres://URL", storeLabel(spec))}
 }

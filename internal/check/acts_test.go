@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/acts"
 	"parley.dev/parley/internal/check"
 )
@@ -62,6 +65,71 @@ func TestACTSPasses(t *testing.T) {
 			case !wantSkip && r.Result != acts.Pass:
 				t.Errorf("%s %s: %s: %v", b, id, r.Result, r.Failure)
 			}
+		}
+	}
+}
+
+// TestACTSFails runs Parley's ACTS tests built to fail: on every binding
+// each fails (E-: is a runner error) with the failure its description
+// names, so that each kind of assertion is shown able to fail.
+func TestACTSFails(t *testing.T) {
+	base := startParley(t, nil, nil)
+	doc, err := acts.Load("testdata/acts-fail/fail.acts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, s := range doc.Suites {
+		for _, tc := range s.Tests {
+			want[tc.ID] = tc.Description
+		}
+	}
+	for b, rep := range runACTS(t, base, "testdata/acts-fail/fail.acts.yaml", nil) {
+		got := results(rep)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d results, want %d", b, len(got), len(want))
+		}
+		for id, r := range got {
+			wantResult := acts.Fail
+			if strings.HasPrefix(id, "E-") {
+				wantResult = acts.Error
+			}
+			if r.Result != wantResult || r.Failure == nil || !strings.Contains(r.Failure.Error(), want[id]) {
+				t.Errorf("%s %s: %s %v, want %s with %q", b, id, r.Result, r.Failure, wantResult, want[id])
+			}
+		}
+		if rep.Summary.Failed+rep.Summary.Errors != len(want) || rep.Summary.ByLevel["must"].Total != len(want) {
+			t.Errorf("%s: summary %+v", b, rep.Summary)
+		}
+	}
+}
+
+// TestACTSPlantedViolation: a server whose GetTask reports every task as
+// still WORKING is caught on every binding, at the field it corrupts.
+func TestACTSPlantedViolation(t *testing.T) {
+	t.Setenv("PARLEY_ACTS_TEST_WORD", "acts")
+	corrupt := func(next a2a.Invoker) a2a.Invoker {
+		return a2a.InvokerFuncs{Next: next,
+			CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+				resp, err := next.Call(ctx, m, req)
+				if task, ok := resp.(*a2a.Task); ok && m.Name == a2a.MethodGetTask {
+					task = proto.Clone(task).(*a2a.Task)
+					task.Status.State = a2a.TaskState_TASK_STATE_WORKING
+					return task, err
+				}
+				return resp, err
+			},
+		}
+	}
+	base := startParleyWith(t, nil, nil, []a2a.Middleware{corrupt})
+	for b, rep := range runACTS(t, base, "testdata/acts", map[string]string{"webhookUrl": "https://hooks.example.com/acts"}) {
+		r := results(rep)["OPS-SEND-001"]
+		if r.Result != acts.Fail || r.Failure.StepID != "get" || r.Failure.AssertionPath != "status.state" ||
+			!strings.Contains(r.Failure.Actual, "TASK_STATE_WORKING") {
+			t.Errorf("%s: %s %+v, want a failure of step get at status.state", b, r.Result, r.Failure)
+		}
+		if p := results(rep)["OPS-POLL-001"]; p.Result != acts.Fail || p.Failure.StepID != "poll" {
+			t.Errorf("%s: OPS-POLL-001 %s %+v, want the poll to fail", b, p.Result, p.Failure)
 		}
 	}
 }

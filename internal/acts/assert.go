@@ -33,6 +33,10 @@ var operators = map[string]bool{
 	"type": true, "exists": true, "absent": true, "contains": true, "matches": true, "starts_with": true,
 	"ends_with": true, "gte": true, "lte": true, "gt": true, "lt": true, "count": true, "count_gte": true,
 	"count_lte": true, "one_of": true, "all_of": true, "any_of": true, "not": true,
+	// items is not in the draft's grammar, but its suite uses it: a map
+	// applies to every element of an array, a list to the first elements
+	// in order (as a YAML array does).
+	"items": true,
 }
 
 var typeNames = []string{"string", "number", "boolean", "array", "object", "null"}
@@ -221,6 +225,19 @@ func matchOp(path, op string, arg, got any, present bool) *Failure {
 		pass := map[string]bool{"gte": n >= w, "lte": n <= w, "gt": n > w, "lt": n < w}[op]
 		if !pass {
 			return fail(path, op+" failed", op+" "+scalarText(arg), got, true)
+		}
+	case "items":
+		l, ok := got.([]any)
+		if !ok {
+			return fail(path, "items needs an array", "array", got, true)
+		}
+		if _, isList := arg.([]any); isList {
+			return match(path, arg, got, true)
+		}
+		for i, e := range l {
+			if f := match(fmt.Sprintf("%s[%d]", path, i), arg, e, true); f != nil {
+				return f
+			}
 		}
 	case "count", "count_gte", "count_lte":
 		l, ok := got.([]any)

@@ -433,11 +433,23 @@ func request(op string, params map[string]any, binding string) (string, map[stri
 		}
 	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
 		if m, ok := req["message"].(map[string]any); ok {
+			m = maps.Clone(m)
 			if _, has := m["messageId"]; !has {
-				m = maps.Clone(m)
 				m["messageId"] = newUUID() // §4.3: the runner generates it
-				req["message"] = m
 			}
+			// The draft's suite puts a follow-up's taskId and contextId
+			// beside the message; SendMessageRequest has no such members,
+			// the message carries them (spec §3.1.1, §4.1.4).
+			for _, k := range []string{"taskId", "contextId"} {
+				if v, ok := req[k]; ok {
+					delete(req, k)
+					if _, has := m[k]; !has {
+						m[k] = v
+						notes = append(notes, "params."+k+" sent as message."+k+": SendMessageRequest has no "+k+" (spec §3.1.1, §4.1.4)")
+					}
+				}
+			}
+			req["message"] = m
 		}
 	case a2a.MethodCreateTaskPushNotificationConfig:
 		// The draft nests the configuration (pushNotificationConfig); the

@@ -10,11 +10,20 @@ import (
 // defaultStreamTimeout bounds a stream whose step sets no timeout_ms.
 const defaultStreamTimeout = 10 * time.Second
 
-// eventView is an event in the JSON model with the draft's payload names
-// beside the wire's: ACTS §7 names status_update and artifact_update
-// what ProtoJSON calls statusUpdate and artifactUpdate.
+// eventView is an event in the JSON model as the draft's assertions see
+// it: the StreamResponse, with the draft's payload names beside the
+// wire's (ACTS §7 names status_update and artifact_update what ProtoJSON
+// calls statusUpdate and artifactUpdate), and the members of its payload
+// (the task, message or update) at the top too, since the draft's suite
+// asserts final_event: {status: …} of whichever payload the event has.
 func eventView(b map[string]any) map[string]any {
-	v := maps.Clone(b)
+	v := map[string]any{}
+	for _, k := range []string{"task", "message", "statusUpdate", "artifactUpdate"} {
+		if p, ok := b[k].(map[string]any); ok {
+			maps.Copy(v, p)
+		}
+	}
+	maps.Copy(v, b)
 	if x, ok := b["statusUpdate"]; ok {
 		v["status_update"] = x
 	}

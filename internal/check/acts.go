@@ -24,6 +24,55 @@ import (
 // the server sends (the raw JSON-RPC result or HTTP+JSON body, the error
 // as it travelled), and identifies errors through a2a's one error table.
 
+// RunACTS runs an ACTS document against the agent at opts.URL on every
+// interface Run would check, and returns one report per binding. The
+// runner-provided variables (ACTS §8) are vars, completed with what the
+// options allow: webhookUrl, a receiver on opts.WebhookAddr (the
+// webhook_endpoint requirement); otherUserTaskId, a task created by the
+// second principal (opts.Token2). opts.Progress is not used.
+func RunACTS(ctx context.Context, opts Options, doc *acts.Document, vars map[string]string) ([]*acts.Report, error) {
+	ds, card, err := ACTSDrivers(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]string{}
+	for k, v := range vars {
+		all[k] = v
+	}
+	if opts.WebhookAddr != "" && all["webhookUrl"] == "" {
+		wh, err := startWebhook(opts.WebhookAddr)
+		if err != nil {
+			return nil, fmt.Errorf("check: --webhook-addr %s: %w", opts.WebhookAddr, err)
+		}
+		defer wh.close()
+		all["webhookUrl"] = "http://" + wh.ln.Addr().String() + "/acts"
+	}
+	if opts.Token2 != "" && all["otherUserTaskId"] == "" {
+		d := ds[0].(*actsDriver)
+		other := opts.Token2
+		pm, _, _ := actsRequest(a2a.MethodSendMessage, map[string]any{"message": map[string]any{
+			"messageId": "acts-other-" + nonce(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}}})
+		res := d.t.call(ctx, a2a.MethodSendMessage, pm, callOpts{token: &other})
+		if id, ok := lookupTaskID(res); ok {
+			all["otherUserTaskId"] = id
+		}
+	}
+	sdk := acts.SDKInfo{Name: card.GetName(), Version: card.GetVersion(), Language: "unknown"}
+	return acts.Run(ctx, doc, acts.Options{Drivers: ds, SDK: sdk, Vars: all, Credentials: opts.Token != ""}), nil
+}
+
+// lookupTaskID returns the id of the task a SendMessage created.
+func lookupTaskID(res *result) (string, bool) {
+	if !res.ok() {
+		return "", false
+	}
+	var resp a2a.SendMessageResponse
+	if res.decode(&resp) != nil || resp.GetTask().GetId() == "" {
+		return "", false
+	}
+	return resp.GetTask().GetId(), true
+}
+
 // ACTSDrivers resolves the agent card at opts.URL and returns one ACTS
 // driver per interface Run would check (opts.Bindings selects them), with
 // the card.

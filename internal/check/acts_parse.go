@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -74,6 +77,7 @@ func parseWithClient(binding, method string, payload []byte) (any, error) {
 		}
 		return protoJSON(sr)
 	}
+	wireErr, isErr := envelopeError(top)
 	var (
 		tr  transport.Transport
 		err error
@@ -100,6 +104,17 @@ func parseWithClient(binding, method string, payload []byte) (any, error) {
 		})}
 		tr, err = jsonrpc.NewTransport("http://acts.invalid/", transport.Config{HTTPClient: hc})
 	case a2a.BindingGRPC:
+		if isErr {
+			n, _ := wireErr.Code.GRPCStatus()
+			hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
+				r := canned(http.StatusOK, "application/grpc", nil, nil)
+				r.Header.Set("Grpc-Status", strconv.Itoa(n))
+				r.Header.Set("Grpc-Message", wireErr.Message)
+				return r
+			})}
+			tr, err = grpcbind.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
+			break
+		}
 		msg := m.NewResponse()
 		if err := a2a.Unmarshal(result, msg); err != nil {
 			return nil, err
@@ -116,7 +131,15 @@ func parseWithClient(binding, method string, payload []byte) (any, error) {
 			return nil, err
 		}
 	default:
-		hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
+		hc := &http.Client{Transport: cannedTransport(func(r *http.Request) *http.Response {
+			if isErr {
+				// The error as the HTTP+JSON binding sends it (spec §11.6).
+				rec := httptest.NewRecorder()
+				rest.WriteError(rec, r, wireErr)
+				resp := rec.Result()
+				resp.Request = r
+				return resp
+			}
 			return canned(http.StatusOK, "application/a2a+json", result, nil)
 		})}
 		tr, err = rest.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
@@ -128,10 +151,36 @@ func parseWithClient(binding, method string, payload []byte) (any, error) {
 	req := m.NewRequest()
 	_ = a2a.Unmarshal([]byte(`{"id":"acts","taskId":"acts"}`), req)
 	resp, err := tr.Call(ctx, m, req)
+	if e, ok := errors.AsType[*a2a.Error](err); ok && isErr {
+		// An error payload parses to the error the client read: its
+		// JSON-RPC code whatever the binding, the draft's one numbering.
+		return map[string]any{"error": map[string]any{"code": float64(e.Code.JSONRPC()), "message": e.Message, "type": e.Code.Name()}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	return protoJSON(resp)
+}
+
+// envelopeError reads the error of a JSON-RPC error envelope as the
+// *a2a.Error it stands for.
+func envelopeError(top map[string]json.RawMessage) (*a2a.Error, bool) {
+	raw, ok := top["error"]
+	if !ok || top["jsonrpc"] == nil {
+		return nil, false
+	}
+	var o struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return nil, false
+	}
+	c, known := a2a.CodeForJSONRPC(o.Code)
+	if !known {
+		c = a2a.CodeInternal
+	}
+	return &a2a.Error{Code: c, Message: o.Message}, true
 }
 
 func protoJSON(m proto.Message) (any, error) {

@@ -259,7 +259,9 @@ func (d *Document) validate() error {
 
 func (t *Test) validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("test %q: "+format, append([]any{t.ID}, args...)...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("test %q: "+format, append([]any{t.ID}, args...)...))
+	}
 	if t.ID == "" || t.Name == "" {
 		bad("an id and a name are required")
 	}

@@ -58,14 +58,14 @@ func Run(ctx context.Context, doc *Document, opts Options) []*Report {
 
 // bindingRun runs the document on one binding.
 type bindingRun struct {
-	doc      *Document
-	opts     Options
-	d        Driver
-	card     any    // the public card, in the JSON model (nil: none)
-	cardErr  string // why there is none
+	doc     *Document
+	opts    Options
+	d       Driver
+	card    any    // the public card, in the JSON model (nil: none)
+	cardErr string // why there is none
 	// anonymousRaw: the current test's raw steps go without credentials.
 	anonymousRaw bool
-	progress func(*TestResult)
+	progress     func(*TestResult)
 }
 
 func (b *bindingRun) run(ctx context.Context) *Report {

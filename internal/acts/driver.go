@@ -24,7 +24,9 @@ type Driver interface {
 	Stream(ctx context.Context, method string, req map[string]any, o CallOptions, ctl StreamControl) *Outcome
 	// Raw sends a raw request (ACTS §4.4) to the interface's URL plus
 	// its path; the outcome's Body is the body, decoded when it is JSON.
-	Raw(ctx context.Context, r RawRequest, body []byte) *Outcome
+	// An answer in Server-Sent Events is read as ctl says (a default
+	// when nil) into Events, each event's data as it is.
+	Raw(ctx context.Context, r RawRequest, body []byte, ctl *StreamControl) *Outcome
 	// Parse decodes a canonical wire payload of the operation through
 	// Parley's client decoders for the binding (ACTS §10) and returns
 	// the A2A object read, in the JSON model.

@@ -102,9 +102,10 @@ func (b *bindingRun) runTest(ctx context.Context, s *Suite, t *Test) *TestResult
 		return r
 	}
 	sc := &scope{captures: map[string]any{}, runner: b.opts.Vars, docVars: s.vars}
-	// A test of authentication sends its raw requests as written, without
-	// the run's credentials; the others carry them, as its operations do.
-	b.anonymousRaw = t.Preconditions != nil && t.Preconditions.Capabilities["authentication"] != nil
+	// A test of authentication (its precondition, or its tag auth) sends
+	// its raw requests as written, without the run's credentials; the
+	// others carry them, as their operations do.
+	b.anonymousRaw = slices.Contains(t.Tags, "auth") || (t.Preconditions != nil && t.Preconditions.Capabilities["authentication"] != nil)
 	r.Result = Pass
 	for i, st := range t.Steps {
 		sr := b.runStep(ctx, sc, st)
@@ -367,13 +368,7 @@ func (b *bindingRun) perform(ctx context.Context, sc *scope, st *Step) (*Outcome
 		return o, o.Body, notes, nil
 	case a2a.MethodByName(method).Streaming:
 		o := b.d.Stream(ctx, method, req, opts, streamControl(st.ExpectStream))
-		var evs []any
-		for _, e := range o.Events {
-			if e.Body != nil {
-				evs = append(evs, eventView(e.Body))
-			}
-		}
-		return o, evs, notes, nil
+		return o, streamRoot(o), notes, nil
 	}
 	o := b.d.Call(ctx, method, req, opts)
 	return o, o.Body, notes, nil
@@ -381,6 +376,7 @@ func (b *bindingRun) perform(ctx context.Context, sc *scope, st *Step) (*Outcome
 
 // performRaw sends a raw step's request (ACTS §4.4).
 func (b *bindingRun) performRaw(ctx context.Context, sc *scope, st *Step) (*Outcome, any, []string, error) {
+	var notes []string
 	r := RawRequest{Method: st.Raw.Method, Headers: map[string]string{}, Anonymous: b.anonymousRaw}
 	pv, err := sc.expandString(st.Raw.Path)
 	if err != nil {
@@ -407,12 +403,58 @@ func (b *bindingRun) performRaw(ctx context.Context, sc *scope, st *Step) (*Outc
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		if note := rawMessageID(bv); note != "" {
+			notes = append(notes, note)
+		}
 		if body, err = json.Marshal(bv); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	o := b.d.Raw(ctx, r, body)
-	return o, o.Body, nil, nil
+	var ctl *StreamControl
+	if st.ExpectStream != nil {
+		c := streamControl(st.ExpectStream)
+		ctl = &c
+	}
+	o := b.d.Raw(ctx, r, body, ctl)
+	if o.Events != nil {
+		return o, streamRoot(o), notes, nil
+	}
+	return o, o.Body, notes, nil
+}
+
+// rawMessageID gives the message of a raw request body (JSON-RPC:
+// params.message; HTTP+JSON: message) a messageId when it has none, as
+// ACTS §12.4 requires of every request the runner sends, and says so.
+func rawMessageID(body any) string {
+	top, _ := body.(map[string]any)
+	if top == nil {
+		return ""
+	}
+	m, _ := top["message"].(map[string]any)
+	where := "message"
+	if p, ok := top["params"].(map[string]any); ok {
+		m, _ = p["message"].(map[string]any)
+		where = "params.message"
+	}
+	if m == nil {
+		return ""
+	}
+	if _, has := m["messageId"]; has {
+		return ""
+	}
+	m["messageId"] = newUUID()
+	return "the raw body's " + where + " had no messageId: the runner gave it one (ACTS §12.4; messageId is REQUIRED, spec §4.1.4)"
+}
+
+// streamRoot is a stream's assertion root: its events' views.
+func streamRoot(o *Outcome) []any {
+	var evs []any
+	for _, e := range o.Events {
+		if e.Body != nil {
+			evs = append(evs, eventView(e.Body))
+		}
+	}
+	return evs
 }
 
 // request maps an abstract operation and its parameters (ACTS §4.3) onto

@@ -41,7 +41,9 @@ func (f *fakeDriver) Stream(_ context.Context, _ string, _ map[string]any, _ Cal
 	o.Closed = true
 	return o
 }
-func (f *fakeDriver) Raw(context.Context, RawRequest, []byte) *Outcome { return &Outcome{Status: 418} }
+func (f *fakeDriver) Raw(context.Context, RawRequest, []byte, *StreamControl) *Outcome {
+	return &Outcome{Status: 418}
+}
 func (f *fakeDriver) Parse(string, []byte) (any, error)                { return map[string]any{}, nil }
 
 func status(state string) map[string]any {

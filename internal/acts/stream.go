@@ -18,8 +18,13 @@ const defaultStreamTimeout = 10 * time.Second
 // asserts final_event: {status: …} of whichever payload the event has.
 func eventView(b map[string]any) map[string]any {
 	v := map[string]any{}
+	inner := b
+	if r, ok := b["result"].(map[string]any); ok {
+		inner = r // a raw JSON-RPC envelope: its result's payload too
+		maps.Copy(v, r)
+	}
 	for _, k := range []string{"task", "message", "statusUpdate", "artifactUpdate"} {
-		if p, ok := b[k].(map[string]any); ok {
+		if p, ok := inner[k].(map[string]any); ok {
 			maps.Copy(v, p)
 		}
 	}
@@ -42,7 +47,7 @@ var (
 
 // eventState returns the task state an event reports, "" if none.
 func eventState(b map[string]any) string {
-	for _, p := range []string{"task.status.state", "statusUpdate.status.state"} {
+	for _, p := range []string{"task.status.state", "statusUpdate.status.state", "result.task.status.state", "result.statusUpdate.status.state"} {
 		if v, ok := lookupOne(b, p); ok {
 			s, _ := v.(string)
 			return s

@@ -299,9 +299,10 @@ func actsError(e *wireError, binding string) *acts.WireError {
 // Raw implements acts.Driver: the request goes as the step wrote it, with
 // the run's extra headers, and its bearer token unless the step sends an
 // Authorization header or r.Anonymous.
-func (d *actsDriver) Raw(ctx context.Context, r acts.RawRequest, body []byte) *acts.Outcome {
+func (d *actsDriver) Raw(ctx context.Context, r acts.RawRequest, body []byte, ctl *acts.StreamControl) *acts.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	start := time.Now()
 	u := d.t.url
 	if p := strings.TrimSpace(r.Path); p != "" && p != "/" {
 		u = strings.TrimRight(u, "/") + "/" + strings.TrimLeft(p, "/")
@@ -335,8 +336,11 @@ func (d *actsDriver) Raw(ctx context.Context, r acts.RawRequest, body []byte) *a
 	}
 	defer resp.Body.Close()
 	ex := &exchange{Method: hr.Method, URL: u, Status: resp.StatusCode, Header: resp.Header}
-	ex.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	o := &acts.Outcome{Status: resp.StatusCode, Header: resp.Header}
+	if ex.contentType() == "text/event-stream" {
+		return rawEvents(ctx, ex, resp, start, ctl, o)
+	}
+	ex.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		o.Failure = "reading the response: " + err.Error()
 		return o
@@ -352,6 +356,41 @@ func (d *actsDriver) Raw(ctx context.Context, r acts.RawRequest, body []byte) *a
 		o.Err = actsError(parseRPCError(raw, ex), d.t.binding)
 	case d.t.binding != a2a.BindingJSONRPC && resp.StatusCode >= 400:
 		o.Err = actsError(parseRESTError(ex), d.t.binding)
+	}
+	return o
+}
+
+// rawEvents reads a raw step's Server-Sent Events, each event's data as
+// it came (a JSON-RPC envelope stays one).
+func rawEvents(ctx context.Context, ex *exchange, resp *http.Response, start time.Time, ctl *acts.StreamControl, o *acts.Outcome) *acts.Outcome {
+	conv := func(evs []*event) []acts.Event {
+		out := make([]acts.Event, len(evs))
+		for i, ev := range evs {
+			v, why := actsJSON(ev.Data)
+			out[i].Body, _ = v.(map[string]any)
+			if out[i].Body == nil {
+				out[i].Failure = "the event's data is not a JSON object " + why
+			}
+		}
+		return out
+	}
+	sc := streamCtl{after: time.Second}
+	if ctl != nil {
+		sc.max = ctl.Max
+		if ctl.Settle != nil {
+			sc.settle = func(evs []*event) bool { return ctl.Settle(conv(evs)) }
+		}
+		if ctl.Stop != nil {
+			sc.stop = func(evs []*event) bool { return ctl.Stop(conv(evs)) }
+		}
+	}
+	readEvents(ctx, ex, &result{ex: ex}, start, sseEvents(resp.Body), func(*event) bool { return true }, sc)
+	o.Events, o.Closed = conv(ex.Events), ex.Closed
+	if o.Events == nil {
+		o.Events = []acts.Event{}
+	}
+	if ex.Err != nil && ctx.Err() == nil {
+		o.Failure = ex.Err.Error()
 	}
 	return o
 }

@@ -44,7 +44,7 @@ func (f *fakeDriver) Stream(_ context.Context, _ string, _ map[string]any, _ Cal
 func (f *fakeDriver) Raw(context.Context, RawRequest, []byte, *StreamControl) *Outcome {
 	return &Outcome{Status: 418}
 }
-func (f *fakeDriver) Parse(string, []byte) (any, error)                { return map[string]any{}, nil }
+func (f *fakeDriver) Parse(string, []byte) (any, error) { return map[string]any{}, nil }
 
 func status(state string) map[string]any {
 	return map[string]any{"statusUpdate": map[string]any{"status": map[string]any{"state": state}}}

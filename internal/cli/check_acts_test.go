@@ -18,8 +18,8 @@ func TestCheckACTS(t *testing.T) {
 	dir := t.TempDir()
 	out, _ := mustRun(t, 0, "check", "http://"+p.addr, "--acts", "../check/testdata/acts", "--acts-report", dir,
 		"--acts-var", "webhookUrl=https://hooks.example.com/acts")
-	contains(t, "check --acts", out, "ACTS on jsonrpc: 17 tests, 14 passed, 0 failed, 3 skipped, 0 errors",
-		"ACTS on rest: 17 tests, 14 passed", "ACTS on grpc: 17 tests, 13 passed", "MUST:   ")
+	contains(t, "check --acts", out, "ACTS on jsonrpc: 18 tests, 15 passed, 0 failed, 3 skipped, 0 errors",
+		"ACTS on rest: 18 tests, 14 passed", "ACTS on grpc: 18 tests, 13 passed", "MUST:   ")
 	files, _ := filepath.Glob(filepath.Join(dir, "acts-report-Parley-conformance-agent-*.json"))
 	if len(files) != 3 {
 		entries, _ := os.ReadDir(dir)
@@ -33,7 +33,7 @@ func TestCheckACTS(t *testing.T) {
 				Total int `json:"total"`
 			} `json:"summary"`
 		}
-		if err := json.Unmarshal(b, &rep); err != nil || rep.Summary.Total != 17 || !strings.Contains(f, "-"+rep.Transport+"-") {
+		if err := json.Unmarshal(b, &rep); err != nil || rep.Summary.Total != 18 || !strings.Contains(f, "-"+rep.Transport+"-") {
 			t.Errorf("%s: %+v %v", f, rep, err)
 		}
 	}

@@ -38,9 +38,6 @@ var draftErrorNames = map[string]struct {
 		"the specification has no StreamingNotSupportedError (its -32007 is ExtendedAgentCardNotConfiguredError); a server without streaming answers UnsupportedOperationError (spec §3.1.2, §5.4)"},
 }
 
-// draftRESTPushPath is the draft's HTTP+JSON push route segment (ACTS
-// §4.1); the specification's is pushNotificationConfigs (spec §11.3).
+// draftRESTPushNote says the runner uses the specification's HTTP+JSON
+// push routes, not the draft's (ACTS §4.1).
 const draftRESTPushNote = "ACTS §4.1 names the HTTP+JSON push routes /tasks/{id}/pushNotifications; the runner uses the specification's /tasks/{taskId}/pushNotificationConfigs (spec §11.3)"
-
-// draftErrorTableNote says the draft's error table is not the one used.
-const draftErrorTableNote = "errors are identified by the specification's table (spec §5.4), not the draft's (ACTS §6.2), where they differ"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -88,7 +89,8 @@ type StepResult struct {
 
 func newReport(doc *Document, sdk SDKInfo, binding string) *Report {
 	return &Report{ACTSVersion: doc.ACTSVersion, SpecVersion: doc.SpecVersion, SDK: sdk, Transport: binding,
-		GeneratedAt: time.Now().UTC().Format(time.RFC3339)}
+		GeneratedAt: time.Now().UTC().Format(time.RFC3339),
+		Environment: map[string]string{"runner": "parley check --acts", "os": runtime.GOOS + "/" + runtime.GOARCH, "runtime": runtime.Version()}}
 }
 
 // finish counts the results.

@@ -278,6 +278,9 @@ func (b *bindingRun) wireStep(ctx context.Context, sc *scope, st *Step) StepResu
 		if err != nil {
 			return stepError(st.ID, err)
 		}
+		for _, k := range []string{"error_type", "code"} {
+			sr.Notes = append(sr.Notes, draftErrorNotes(st.ExpectError[k])...)
+		}
 		if cond == nil || (o.Failure == "" && o.Err == nil && cond.holds(root)) {
 			cond = nil
 			break
@@ -619,6 +622,27 @@ func (b *bindingRun) gradeError(sc *scope, want map[string]any, o *Outcome) *Fai
 		}
 	}
 	return nil
+}
+
+// draftErrorNotes are the notes on the draft's error names an
+// expect_error uses (draftErrorNames).
+func draftErrorNotes(v any) []string {
+	var notes []string
+	switch x := v.(type) {
+	case string:
+		if n, ok := draftErrorNames[x]; ok {
+			notes = append(notes, n.note)
+		}
+	case []any:
+		for _, e := range x {
+			notes = append(notes, draftErrorNotes(e)...)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			notes = append(notes, draftErrorNotes(x[k])...)
+		}
+	}
+	return notes
 }
 
 // specNames rewrites the draft's error names in an assertion to the

@@ -195,6 +195,10 @@ func TestLoadRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
+	js := `{"acts_version": "1.0", "spec_version": "1.0", "suites": [{"id": "s", "name": "s", "tests": [{"id": "T", "name": "t", "level": "may", "steps": [{"id": "a", "operation": "get_agent_card", "params": {}, "expect": {"status": 200}}]}]}]}`
+	if d, err := Parse([]byte(js)); err != nil || d.Suites[0].Tests[0].Steps[0].Expect.Status != 200 {
+		t.Errorf("JSON input (ACTS §1.4): %v", err)
+	}
 	if _, err := Load(filepath.Join("testdata", "include-cycle.acts.yaml")); err == nil || !strings.Contains(err.Error(), "include cycle") {
 		t.Errorf("include cycle: %v", err)
 	}

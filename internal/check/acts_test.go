@@ -59,6 +59,13 @@ func TestACTSPasses(t *testing.T) {
 		var sb strings.Builder
 		rep.Summarize(&sb)
 		t.Logf("%s", sb.String())
+		push := results(rep)["OPS-PUSH-001"].Notes
+		if hasPushNote := len(push) == 1 && strings.Contains(push[0], "pushNotificationConfigs (spec §11.3)"); hasPushNote != (b == acts.REST) {
+			t.Errorf("%s: OPS-PUSH-001 notes %v", b, push)
+		}
+		if n := results(rep)["OPS-MULTI-001"].Notes; len(n) != 2 || !strings.Contains(n[0], "params.taskId sent as message.taskId") {
+			t.Errorf("%s: OPS-MULTI-001 notes %v", b, n)
+		}
 		for id, r := range results(rep) {
 			wantSkip := strings.HasPrefix(id, "OPS-SKIP-") || (strings.HasPrefix(id, "RAW-") && !strings.Contains(strings.ToLower(id), b))
 			switch {
@@ -99,6 +106,9 @@ func TestACTSFails(t *testing.T) {
 			if r.Result != wantResult || r.Failure == nil || !strings.Contains(r.Failure.Error(), want[id]) {
 				t.Errorf("%s %s: %s %v, want %s with %q", b, id, r.Result, r.Failure, wantResult, want[id])
 			}
+		}
+		if n := got["F-DRAFT-NAME"].Notes; len(n) != 1 || !strings.Contains(n[0], "ExtendedAgentCardNotConfiguredError (spec §5.4)") {
+			t.Errorf("%s: the draft's error name without its note: %v", b, n)
 		}
 		if rep.Summary.Failed+rep.Summary.Errors != len(want) || rep.Summary.ByLevel["must"].Total != len(want) {
 			t.Errorf("%s: summary %+v", b, rep.Summary)

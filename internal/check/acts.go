@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -201,10 +202,12 @@ func (d *actsDriver) Stream(ctx context.Context, method string, req map[string]a
 	res := d.t.stream(ctx, method, pm, co, streamCtl{settle: wrap(ctl.Settle), after: time.Second, stop: wrap(ctl.Stop), max: ctl.Max})
 	res.firstEventError()
 	out := d.outcome(res)
-	if out.Err == nil {
+	if out.Err == nil && res.broken == "" {
+		// The events read are graded even when the stream broke after
+		// them; the break itself is the failure.
 		out.Events, out.Closed = d.events(res.ex.Events), res.ex.Closed
 		out.Failure = ""
-		if res.ex.Err != nil && res.ex.Err != context.DeadlineExceeded && res.ex.Err != context.Canceled {
+		if res.ex.Err != nil && !errors.Is(res.ex.Err, context.DeadlineExceeded) && !errors.Is(res.ex.Err, context.Canceled) {
 			out.Failure = res.ex.Err.Error()
 		}
 	}

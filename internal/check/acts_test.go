@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -185,5 +186,30 @@ func TestOfficialACTSSuite(t *testing.T) {
 				t.Errorf("%s %s contradicts the specification but is %s", rep.Transport, id, r.Result)
 			}
 		}
+	}
+}
+
+// TestACTSStreamNotSSE: a streaming operation answered with plain JSON is
+// no stream: the step fails saying so, rather than passing on no events.
+func TestACTSStreamNotSSE(t *testing.T) {
+	t.Setenv("PARLEY_ACTS_TEST_WORD", "acts")
+	plain := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/message:stream" {
+				w.Header().Set("Content-Type", "application/a2a+json")
+				w.Write([]byte(`{"task":{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}}}`))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	base := startParley(t, nil, plain)
+	rep := runACTS(t, base, "testdata/acts", map[string]string{"webhookUrl": "https://hooks.example.com/acts"})
+	r := results(rep[acts.REST])["STR-001"]
+	if r.Result != acts.Fail || !strings.Contains(r.Failure.Message, "instead of text/event-stream") {
+		t.Errorf("rest STR-001: %s %+v", r.Result, r.Failure)
+	}
+	if r := results(rep[acts.JSONRPC])["STR-001"]; r.Result != acts.Pass {
+		t.Errorf("jsonrpc STR-001: %s %+v", r.Result, r.Failure)
 	}
 }

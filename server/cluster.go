@@ -171,8 +171,11 @@ func (n *notifier) flush(ctx context.Context, log func(error)) {
 	}
 }
 
-// announce tells the other replicas that the task's log grew.
+// announce is called after every write of a task's log that committed:
+// it tells the other replicas that the log grew, and the tasks waiting to
+// be ended that the store writes again (committed).
 func (s *Server) announce(taskID string) {
+	s.committed()
 	if s.notes != nil {
 		s.notes.add(taskID)
 	}

@@ -136,9 +136,9 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
-	// unfinished holds the tasks whose end the store did not take, until
-	// it does (finishLater): runKey → the write's error.
-	unfinished sync.Map
+	// lost holds the tasks whose end the store did not take, until it
+	// does (finishLost).
+	lost unfinished
 
 	// The drain of Shutdown: draining refuses new messages; execs counts
 	// the executions not over yet, detached ones included, and idle, when
@@ -173,6 +173,7 @@ func New(opts *Options) (*Server, error) {
 	s := &Server{
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
 		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{}, drainCh: make(chan struct{}),
+		lost:   unfinished{wake: make(chan struct{}, 1)},
 		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
 		generations: slices.ContainsFunc(o.ProtocolVersions, version.ShowsGeneration),
 	}

@@ -314,6 +314,17 @@ func (s *Server) failLost(ctx context.Context, st taskstore.ScopedTask, why stri
 	if err != nil {
 		return err
 	}
+	// The task as of seq or later: one ended since st was listed (by
+	// another replica) is left alone, and one changed after seq makes
+	// the append below fail with ErrSeq. Either way no event follows a
+	// terminal one.
+	now, err := s.store.GetTask(ctx, st.Scope, t.Id)
+	if err != nil {
+		return err
+	}
+	if !a2a.IsActive(now.GetStatus().GetState()) {
+		return taskstore.ErrSeq
+	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: t.Id, ContextId: t.ContextId, Status: status}}}
 	if err := s.store.Append(ctx, st.Scope, t.Id, taskstore.Event{Seq: seq + 1, Response: ev, Push: s.delivering()}); err != nil {

@@ -15,10 +15,10 @@ package server
 // get a sequence number is asked, under cancelRequestKey, to cancel the
 // task itself. Only that request makes a runner cancel: any other wake-up,
 // such as the one a Bus sends every watcher when it reconnects, makes it
-// read the log and act on what the log says. Any write that loses the race for a sequence number (ErrSeq)
-// reads what the other wrote before going on (run.append). Leases: every
-// replica renews its own and ends FAILED the active tasks whose runner's
-// lease lapsed.
+// read the log and act on what the log says. Any write that loses the
+// race for a sequence number (ErrSeq) reads what the other wrote before
+// going on (run.append). Leases: every replica renews its own and ends
+// FAILED the active tasks whose runner's lease lapsed.
 
 import (
 	"context"

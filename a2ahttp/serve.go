@@ -555,6 +555,9 @@ func (s *Server) shutdown(ctx context.Context, timeout time.Duration) error {
 	cancel()
 	var errs []error
 	switch {
+	case err != nil && drainErr != nil && errors.Is(err, drainErr) && errors.Is(drainErr, context.Canceled): // ctx ended first
+		s.log.Warn("shutdown cut short: the tasks still running were stopped and ended FAILED")
+		errs = append(errs, fmt.Errorf("a2ahttp: shutdown: the drain was cut short; the tasks still running were ended FAILED: %w", drainErr))
 	case err != nil && drainErr != nil && errors.Is(err, drainErr): // tasks were still running
 		s.log.Warn("shutdown timeout reached: the tasks still running were stopped and ended FAILED", "timeout", timeout)
 		errs = append(errs, fmt.Errorf("a2ahttp: shutdown: tasks were still running after %v and were ended FAILED: %w", timeout, drainErr))

@@ -102,7 +102,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cfg.secrets.reloadOnSIGHUP(log)()
 	cfg.announce(stdout, log, ln.Addr().String(), srv.URL(), grpcURL(srv.Card()), certs != nil)
-	return cfg.awaitStop(ctx, srv) // serveshutdown.go
+	return cfg.awaitStop(ctx, srv, log) // serveshutdown.go
 }
 
 // serveConfig is the command line of `parley serve`, parsed and checked.
@@ -165,7 +165,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
 	fs.DurationVar(&cfg.longPoll, "long-poll-timeout", server.DefaultLongPollTimeout, "with --protocol-versions 1.1: how long a GetTask with currentGeneration waits for the task to change before it answers it unchanged (0: answer at once, no long polls)")
-	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it they end FAILED and the server exits")
+	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it, or at a second signal, they end FAILED and the server exits")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
 	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")

@@ -123,7 +123,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		targets = append(targets, t)
 	}
 	t := targets[0]
-	workers, err := dialWorkers(targets, cfg.Concurrency)
+	gate := &dialGate{} // the run's connection attempts, paced after errors
+	workers, err := dialWorkers(targets, cfg.Concurrency, gate)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	actx, stopAttack := context.WithCancel(ctx)
 	defer stopAttack()
 	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 {
-		atk = startAttack(actx, t.ep, &cfg)
+		atk = startAttack(actx, t.ep, &cfg, gate)
 		time.Sleep(time.Second) // let the hostile connections settle in
 	}
 	cpu0 := selfCPU()

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -28,18 +29,18 @@ type worker struct {
 }
 
 // dialWorkers makes n workers spread over the targets in turn, each with
-// its connection open and its number written into its messageId. On
-// failure no connection stays open.
-func dialWorkers(targets []*target, n int) ([]*worker, error) {
+// its connection open and its number written into its messageId, their
+// attempts paced by gate. On failure no connection stays open.
+func dialWorkers(targets []*target, n int, gate *dialGate) ([]*worker, error) {
 	workers := make([]*worker, n)
 	for i := range workers {
 		t := targets[i%len(targets)]
-		w := &worker{index: i, t: t, conn: rawConn{addr: t.addr}, req: slices.Clone(t.req), errs: map[string]int{},
+		w := &worker{index: i, t: t, conn: rawConn{addr: t.addr, gate: gate}, req: slices.Clone(t.req), errs: map[string]int{},
 			samples: make([]time.Duration, 0, 4096)}
 		if t.idOff >= 0 { // the worker's number, then its counter
 			putHex(w.req[t.idOff-5:t.idOff-1], uint64(i))
 		}
-		if err := w.conn.dial(); err != nil {
+		if err := w.conn.dial(time.Now().Add(dialTimeout)); err != nil {
 			closeWorkers(workers[:i])
 			return nil, err
 		}
@@ -74,6 +75,7 @@ func runWorkers(ctx context.Context, cfg Config, workers []*worker) time.Duratio
 // not counted.
 func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Duration) {
 	defer w.conn.close()
+	w.conn.stop = runCtx.Done()
 	var n uint64
 	for runCtx.Err() == nil {
 		n++
@@ -90,8 +92,8 @@ func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Durati
 			status, body, err = w.conn.roundTrip(w.req, t0.Add(timeout))
 		}
 		d := time.Since(t0)
-		if err != nil && runCtx.Err() != nil && ctx.Err() != nil {
-			return // canceled from outside
+		if err != nil && (errors.Is(err, errStopped) || runCtx.Err() != nil && ctx.Err() != nil) {
+			return // the run ended before the request was sent, or canceled from outside
 		}
 		if w.judge(t, status, body, err) {
 			w.samples = append(w.samples, d)

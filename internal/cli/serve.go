@@ -159,7 +159,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("parley serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
-	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo or conformance")
+	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo, conformance (Parley's test agent) or acts (only the ACTS behaviour contract, tck-* prefixes)")
 	fs.StringVar(&cfg.storeSpec, "store", "sqlite:./parley.db", "task store: memory, sqlite:PATH or postgres://URL (PostgreSQL)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")

@@ -108,8 +108,9 @@ func (d *actsDriver) stream(text string, cancelAt a2a.TaskState) ([]a2a.StreamEv
 
 // actsOutcome is what a behaviour that needs no follow-up must give.
 type actsOutcome struct {
-	state a2a.TaskState
-	part  *a2a.Part // the one part of the one artifact (nil: no artifact)
+	state  a2a.TaskState
+	status string    // the status message's text ("": any, or none)
+	part   *a2a.Part // the one part of the one artifact (nil: no artifact)
 	// events are the kinds of the events of a streaming send, which
 	// cancels the task when it reaches cancelAt (a stream stays open
 	// through AUTH_REQUIRED, decision B2).
@@ -127,7 +128,7 @@ func actsOutcomes(t *testing.T) map[string]actsOutcome {
 	done := a2a.TaskState_TASK_STATE_COMPLETED
 	url := &a2a.Part{Content: &a2a.Part_Url{Url: "https://example.com/output.txt"}, Filename: "output.txt", MediaType: "text/plain"}
 	return map[string]actsOutcome{
-		"tck-complete-task":  {state: done, events: []string{submitted, completed}},
+		"tck-complete-task":  {state: done, status: "Hello from TCK", events: []string{submitted, completed}},
 		"tck-input-required": {state: a2a.TaskState_TASK_STATE_INPUT_REQUIRED, events: []string{submitted, "status:TASK_STATE_INPUT_REQUIRED"}},
 		"tck-auth-required": {state: a2a.TaskState_TASK_STATE_AUTH_REQUIRED, cancelAt: a2a.TaskState_TASK_STATE_AUTH_REQUIRED,
 			events: []string{submitted, "status:TASK_STATE_AUTH_REQUIRED", "status:TASK_STATE_CANCELED"}},
@@ -146,6 +147,9 @@ func actsOutcomes(t *testing.T) map[string]actsOutcome {
 func checkOutcome(d *actsDriver, text string, w actsOutcome) {
 	t := d.t
 	task := d.task(text, "", w.state)
+	if got := a2a.FirstText(task.GetStatus().GetMessage()); w.status != "" && got != w.status {
+		t.Errorf("status message %q, want %q", got, w.status)
+	}
 	arts := task.GetArtifacts()
 	switch {
 	case w.part == nil && len(arts) != 0:

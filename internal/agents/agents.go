@@ -114,8 +114,9 @@ func Echo() server.Agent {
 //	tck-artifact-data
 //	tck-long-running       WORKING, 2 s (ends when canceled), artifact
 //	                       "result", COMPLETED
-//	tck-multi-turn         INPUT_REQUIRED; each follow-up asks again, until
-//	                       one whose first word is "done" completes it
+//	tck-multi-turn         INPUT_REQUIRED (no status message); each
+//	                       follow-up asks again, until one whose first word
+//	                       is "done" completes it ("Conversation complete")
 //	tck-cancel             WORKING until the task is canceled
 //	tck-stream-basic       WORKING, artifact "stream": "Streamed content",
 //	                       COMPLETED

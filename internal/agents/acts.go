@@ -15,14 +15,15 @@ import (
 // (§11: the message-prefix convention): the text starts with the name of a
 // behaviour of its contract (§11.2), and a test that needs one declares it
 // in requires_behaviors. The table says in a line what each does; the
-// choices made where it says no more are documented on Conformance and in
-// docs/serving.md.
+// choices made where it says no more are documented on Conformance.
 
 // actsRules is ACTS's contract: the fourteen behaviours of §11.2, plus
 // tck-auth-required, which the suite's tests require although the table
 // does not list it. The text is trimmed before it is matched, and the
 // longest prefix wins (ruleFor).
 var actsRules = append(slices.Clip(sharedRules),
+	// tck-long-running leaves an artifact: the suite's polling test asks
+	// the finished task for one.
 	rule{"tck-long-running", afterDelay(textArtifact("result", "Long-running work done"), "Long-running work done")},
 	rule{"tck-multi-turn", multiTurn},
 	rule{"tck-cancel", untilCanceled},

@@ -98,7 +98,8 @@ func Echo() server.Agent {
 // behaviour, before the words above; the longest prefix wins, and a text
 // starting "tck-" with none of them is echoed as any other text. A
 // follow-up whose text names no behaviour runs the one its task's first
-// message named. The ACTS agent (ACTS) does exactly the same.
+// message named, if it named one. The ACTS agent (ACTS) behaves the same
+// for these prefixes.
 //
 //	first text part        behaviour
 //	tck-complete-task      COMPLETED, status message "Hello from TCK"

@@ -145,13 +145,15 @@ type serveConfig struct {
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
 const serveSynopsis = `serve [flags]
 
-Serves a built-in agent (echo, or conformance: the one the examples and
-parley check use), any program (--exec CMD, run once per message with
-this server's privileges) or any A2A agent (--proxy URL) on JSON-RPC,
-HTTP+JSON and gRPC, all on --addr. Tasks are kept in --store (default
-./parley.db; memory keeps nothing). Without --auth-token every caller
-shares one task scope. Webhooks on private and loopback addresses are
-refused unless --push-allow-private. Ctrl-C stops the server gracefully.`
+Serves a built-in agent (echo; conformance, the one the examples and
+parley check use; or acts, which speaks only the tck-* behaviour
+contract of ACTS, the A2A Conformance Test Specification), any program
+(--exec CMD, run once per message with this server's privileges) or any
+A2A agent (--proxy URL) on JSON-RPC, HTTP+JSON and gRPC, all on --addr.
+Tasks are kept in --store (default ./parley.db; memory keeps nothing).
+Without --auth-token every caller shares one task scope. Webhooks on
+private and loopback addresses are refused unless --push-allow-private.
+Ctrl-C stops the server gracefully.`
 
 // parseServeFlags reads the flags of `parley serve`; -h prints the help
 // on stdout. Every error it returns is flag.ErrHelp or a usageError.
@@ -159,7 +161,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("parley serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
-	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo or conformance")
+	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo, conformance or acts")
 	fs.StringVar(&cfg.storeSpec, "store", "sqlite:./parley.db", "task store: memory, sqlite:PATH or postgres://URL (PostgreSQL)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")

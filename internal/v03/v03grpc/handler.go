@@ -96,10 +96,14 @@ func begin(ctx context.Context, md http.Header) (context.Context, error) {
 	return a2a.WithCallInfo(ctx, fresh), nil
 }
 
-// fail turns an error into the gRPC status a client reads.
-func (h *Handler) fail(op string, err error) error {
-	e := a2a.AsError(err)
-	httpx.LogError(h.log, op, e)
+// fail turns an error into the gRPC status a client reads, as the v1.0
+// binding does: a call ended by its context (httpx.Ended) is answered with
+// the end of the context, anything else with its A2A error.
+func (h *Handler) fail(ctx context.Context, op string, err error) error {
+	e, ended := httpx.ServerError(ctx, h.log, op, err)
+	if ended {
+		return grpcbind.EndedStatus(ctx)
+	}
 	return grpcbind.Status(e)
 }
 
@@ -107,11 +111,11 @@ func (h *Handler) fail(op string, err error) error {
 func (h *Handler) call(ctx context.Context, md http.Header, name string, req protoMessage) (protoMessage, error) {
 	ctx, err := begin(ctx, md)
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	resp, err := h.inv.Call(ctx, a2a.MethodByName(name), req)
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	return resp, nil
 }

@@ -56,8 +56,9 @@ const (
 // Options configure a Handler. The zero value of every field means its
 // default.
 type Options struct {
-	// MaxRecvBytes limits the size of one request message (default 10 MiB).
-	// A larger one is refused with RESOURCE_EXHAUSTED.
+	// MaxRecvBytes limits the size of one request message (default 10 MiB),
+	// as sent or once inflated (ReadLimit). A larger one is refused with
+	// RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
 	// MaxSendBytes limits the size of one response message (default: no
 	// limit). A larger one fails the call with RESOURCE_EXHAUSTED.
@@ -117,7 +118,7 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 		h.opts.Logger = slog.Default()
 	}
 	limits := []connect.HandlerOption{
-		connect.WithReadMaxBytes(h.opts.MaxRecvBytes),
+		ReadLimit(h.opts.MaxRecvBytes),
 		// Compressing every small message costs more CPU than it saves on
 		// the wire (the HTTP bindings do not compress at all): only large
 		// responses are gzipped, when the client accepts it.
@@ -136,14 +137,14 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
-	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}))
+	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}, ReadLimit(h.opts.MaxRecvBytes)))
 	names = append(names, HealthService)
 	names = append(names, h.opts.ExtraServices...)
 	if !h.opts.DisableReflection {
 		names = append(names, ReflectionService, ReflectionAlphaService)
 		reflector := grpcreflect.NewStaticReflector(names...)
-		h.add(grpcreflect.NewHandlerV1(reflector))
-		h.add(grpcreflect.NewHandlerV1Alpha(reflector))
+		h.add(grpcreflect.NewHandlerV1(reflector, ReadLimit(h.opts.MaxRecvBytes)))
+		h.add(grpcreflect.NewHandlerV1Alpha(reflector, ReadLimit(h.opts.MaxRecvBytes)))
 	}
 	return h
 }

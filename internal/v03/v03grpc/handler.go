@@ -37,7 +37,8 @@ type Options struct {
 	Middleware []a2a.Middleware
 	// Logger receives internal error causes (default slog.Default()).
 	Logger *slog.Logger
-	// MaxRecvBytes limits a request message (0: connect-go's default).
+	// MaxRecvBytes limits a request message, as sent or once inflated
+	// (0: grpcbind.DefaultMaxRecvBytes; see grpcbind.ReadLimit).
 	MaxRecvBytes int
 }
 
@@ -59,10 +60,7 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	h := &Handler{inv: a2a.Chain(a2a.NewInvoker(svc), o.Middleware...), card: o.Card, log: o.Logger, mux: http.NewServeMux()}
-	var copts []connect.HandlerOption
-	if o.MaxRecvBytes > 0 {
-		copts = append(copts, connect.WithReadMaxBytes(o.MaxRecvBytes))
-	}
+	copts := []connect.HandlerOption{grpcbind.ReadLimit(o.MaxRecvBytes)}
 	p := func(name string) string { return "/" + ServiceName + "/" + name }
 	h.mux.Handle(p("SendMessage"), connect.NewUnaryHandler(p("SendMessage"), h.sendMessage, copts...))
 	h.mux.Handle(p("SendStreamingMessage"), connect.NewServerStreamHandler(p("SendStreamingMessage"), h.sendStreaming, copts...))

@@ -49,3 +49,36 @@ func TestLimitedGzipStopsAtTheLimit(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// FuzzLimitedGzip: whatever the bytes, the decompressor reads as
+// connect-go does without panicking and never inflates more than its
+// limit and one byte.
+func FuzzLimitedGzip(f *testing.F) {
+	const limit = 1 << 10
+	var small, big bytes.Buffer
+	zw := gzip.NewWriter(&small)
+	zw.Write([]byte("hello"))
+	zw.Close()
+	zw = gzip.NewWriter(&big)
+	zw.Write(make([]byte, 64<<10))
+	zw.Close()
+	for _, seed := range [][]byte{small.Bytes(), big.Bytes(), append(small.Bytes(), big.Bytes()...), {0x1f, 0x8b}, nil} {
+		f.Add(seed)
+	}
+	dec, _ := boundedGzip(limit)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := dec()
+		if err := d.Reset(bytes.NewReader(data)); err != nil {
+			return
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(d, limit+1))
+		if err == nil && n > limit {
+			m, _ := io.Copy(io.Discard, d)
+			n += m
+		}
+		if n > limit+1 {
+			t.Fatalf("inflated %d bytes, past the limit of %d", n, limit)
+		}
+		d.Close()
+	})
+}

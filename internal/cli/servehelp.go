@@ -44,6 +44,7 @@ var flagGroups = map[string][]flagGroup{
 		}},
 		{"push notifications", []string{
 			"push", "push-allow-private", "push-allow-host", "push-timeout", "push-max-failures",
+			"push-host-rate", "push-host-burst",
 			"push-key-file", "new-push-key",
 		}},
 		{"limits (connections, requests, callers)", []string{

@@ -56,8 +56,9 @@ const (
 // Options configure a Handler. The zero value of every field means its
 // default.
 type Options struct {
-	// MaxRecvBytes limits the size of one request message (default 10 MiB).
-	// A larger one is refused with RESOURCE_EXHAUSTED.
+	// MaxRecvBytes limits the size of one request message (default 10 MiB),
+	// as sent or once inflated (ReadLimit). A larger one is refused with
+	// RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
 	// MaxSendBytes limits the size of one response message (default: no
 	// limit). A larger one fails the call with RESOURCE_EXHAUSTED.
@@ -117,7 +118,7 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 		h.opts.Logger = slog.Default()
 	}
 	limits := []connect.HandlerOption{
-		connect.WithReadMaxBytes(h.opts.MaxRecvBytes),
+		ReadLimit(h.opts.MaxRecvBytes),
 		// Compressing every small message costs more CPU than it saves on
 		// the wire (the HTTP bindings do not compress at all): only large
 		// responses are gzipped, when the client accepts it.
@@ -136,14 +137,14 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
-	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}))
+	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}, ReadLimit(h.opts.MaxRecvBytes)))
 	names = append(names, HealthService)
 	names = append(names, h.opts.ExtraServices...)
 	if !h.opts.DisableReflection {
 		names = append(names, ReflectionService, ReflectionAlphaService)
 		reflector := grpcreflect.NewStaticReflector(names...)
-		h.add(grpcreflect.NewHandlerV1(reflector))
-		h.add(grpcreflect.NewHandlerV1Alpha(reflector))
+		h.add(grpcreflect.NewHandlerV1(reflector, ReadLimit(h.opts.MaxRecvBytes)))
+		h.add(grpcreflect.NewHandlerV1Alpha(reflector, ReadLimit(h.opts.MaxRecvBytes)))
 	}
 	return h
 }
@@ -276,7 +277,7 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 	}
 	switch {
 	case ctx.Err() != nil:
-		return ended(ctx)
+		return EndedStatus(ctx)
 	case !sent && (ci == nil || ci.LastEventID == ""):
 		return h.fail(ctx, op, ci, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"))
 	}
@@ -289,26 +290,28 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 // received n events, with the last-event-id request metadata.
 const FirstEventIDHeader = "first-event-id"
 
-// ended is the status of a stream cut short by its context.
-func ended(ctx context.Context) error {
+// EndedStatus is the gRPC status of a call cut short by its context
+// (httpx.Ended): DEADLINE_EXCEEDED for the caller's deadline (grpc-timeout),
+// UNAVAILABLE otherwise (the caller left, or the server stopped waiting
+// at the end of a shutdown). It is shared with the v0.3 gRPC binding.
+func EndedStatus(ctx context.Context) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("the call's deadline passed; the task goes on: use SubscribeToTask to follow it"))
+		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("the call's deadline passed before its answer; a task it started goes on: use SubscribeToTask to follow it"))
 	default:
-		return connect.NewError(connect.CodeUnavailable, errors.New("the stream was closed by the server; the task goes on: use SubscribeToTask to follow it"))
+		return connect.NewError(connect.CodeUnavailable, errors.New("the call was ended before its answer (the caller left or the server is stopping); a task it started goes on: use SubscribeToTask to follow it"))
 	}
 }
 
 // fail logs a server-side error and converts it to the wire status. The
-// error of a call whose context ended (a context error, not an A2A error)
-// is reported as the end of the context, not as an internal error.
+// error of a call whose context ended (httpx.Ended: a context error, or an
+// internal error it caused) is reported as the end of the context, not as
+// an internal error.
 func (h *Handler) fail(ctx context.Context, op string, ci *a2a.CallInfo, err error) error {
-	var ae *a2a.Error
-	if ctx.Err() != nil && !errors.As(err, &ae) {
-		return ended(ctx)
+	e, end := httpx.ServerError(ctx, h.opts.Logger, op, err)
+	if end {
+		return EndedStatus(ctx)
 	}
-	e := a2a.AsError(err)
-	httpx.LogError(h.opts.Logger, op, e)
 	// Response metadata goes in the headers: gRPC sends an error's own
 	// metadata as trailers, where HTTP forbids WWW-Authenticate.
 	if info, ok := connect.CallInfoForHandlerContext(ctx); ok {

@@ -107,3 +107,16 @@ func BenchmarkStreamChunks(b *testing.B) {
 	defer s.Close()
 	storetest.BenchStreamChunks(b, s)
 }
+
+// BenchmarkLongStreams writes streams of 200, 2,000 and 10,000 chunks and
+// reads each back once finished (storetest.BenchLongStreams; one
+// operation is one chunk): the cost per chunk must be the same.
+func BenchmarkLongStreams(b *testing.B) {
+	for _, chunks := range []int{200, 2000, 10000} {
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			s := openTemp(b)
+			defer s.Close()
+			storetest.BenchLongStreams(b, s, chunks)
+		})
+	}
+}

@@ -1,7 +1,8 @@
 // Package layout encodes a task into the pieces the SQL stores keep
 // (sqlitestore, pgstore) and folds them back: the header row, one row per
-// history message and one per artifact update ("chunk"), so that an event
-// costs a few small writes whatever the size of the task. Every payload is
+// history message and one per artifact update ("chunk"; one per artifact
+// for the updates of a pipelined run, EncodeRun), so that an event costs a
+// few small writes whatever the size of the task. Every payload is
 // protobuf binary.
 package layout
 

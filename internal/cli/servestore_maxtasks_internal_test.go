@@ -59,3 +59,40 @@ func TestMaxTasksFlag(t *testing.T) {
 		t.Errorf("no warning that a sqlite store ignores --max-tasks:\n%s", logs.String())
 	}
 }
+
+// TestMaxMessagesFlag: --max-messages bounds the memory store's message
+// records (the oldest goes when a new one would pass it), defaults to
+// memstore.DefaultMaxMessages, and is ignored, with a warning, by a
+// durable store.
+func TestMaxMessagesFlag(t *testing.T) {
+	ctx := context.Background()
+	if got := *newStoreFlags(t, nil).maxMessages; got != memstore.DefaultMaxMessages {
+		t.Errorf("--max-messages defaults to %d, want %d", got, memstore.DefaultMaxMessages)
+	}
+	s, err := newStoreFlags(t, nil, "--max-messages", "2").open(ctx, "memory", false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 3 {
+		r := &taskstore.MessageRecord{MessageID: fmt.Sprint("m-", i), Digest: "d", Created: time.Now()}
+		if _, err := s.PutMessage(ctx, taskstore.Scope{}, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []error{taskstore.ErrNotFound, nil, nil} {
+		if _, err := s.GetMessage(ctx, taskstore.Scope{}, fmt.Sprint("m-", i)); !errors.Is(err, want) {
+			t.Errorf("record m-%d past --max-messages 2: %v, want %v", i, err, want)
+		}
+	}
+
+	var logs syncBuf
+	db, err := newStoreFlags(t, nil, "--max-messages", "5").open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if !strings.Contains(logs.String(), "--max-messages applies to the memory store only") {
+		t.Errorf("no warning that a sqlite store ignores --max-messages:\n%s", logs.String())
+	}
+}

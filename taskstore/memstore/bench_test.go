@@ -155,3 +155,31 @@ func BenchmarkLongStreams(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHeapPerReplyRecord reports what the idempotency record of a
+// message answered with a direct reply (the reply "echo: " and the text,
+// ids of 36 characters as the server makes them) costs the store's heap
+// once the garbage is collected.
+func BenchmarkHeapPerReplyRecord(b *testing.B) {
+	const records = 20000
+	for b.Loop() {
+		s := memstore.New()
+		before := liveHeap()
+		for i := range records {
+			id := fmt.Sprintf("0199a0c4-7d1e-7a3b-9f10-%012d", i)
+			r := &taskstore.MessageRecord{MessageID: id, Digest: fmt.Sprintf("%064x", i), Created: time.Now()}
+			if _, err := s.PutMessage(b.Context(), benchScope, r); err != nil {
+				b.Fatal(err)
+			}
+			reply := &a2a.Message{MessageId: "r" + id[1:], ContextId: "c" + id[1:], Role: a2a.Role_ROLE_AGENT,
+				Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "echo: hello"}}}}
+			if err := s.SetMessageReply(b.Context(), benchScope, id, reply); err != nil {
+				b.Fatal(err)
+			}
+		}
+		after := liveHeap()
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/records, "heap-B/record")
+		b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/records, "objects/record")
+		runtime.KeepAlive(s)
+	}
+}

@@ -19,8 +19,7 @@ import (
 
 // TestMaxTasksFlag: --max-tasks bounds the memory store (the finished
 // task that ended first goes when a new one would pass it), defaults to
-// memstore.DefaultMaxTasks, and is ignored, with a warning, by a durable
-// store.
+// memstore.DefaultMaxTasks.
 func TestMaxTasksFlag(t *testing.T) {
 	ctx := context.Background()
 	if got := *newStoreFlags(t, nil).maxTasks; got != memstore.DefaultMaxTasks {
@@ -49,21 +48,11 @@ func TestMaxTasksFlag(t *testing.T) {
 		t.Errorf("ListTasks: %d tasks, %v, want 2", res.Total, err)
 	}
 
-	var logs syncBuf
-	db, err := newStoreFlags(t, nil, "--max-tasks", "5").open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if !strings.Contains(logs.String(), "--max-tasks applies to the memory store only") {
-		t.Errorf("no warning that a sqlite store ignores --max-tasks:\n%s", logs.String())
-	}
 }
 
 // TestMaxMessagesFlag: --max-messages bounds the memory store's message
 // records (the oldest goes when a new one would pass it), defaults to
-// memstore.DefaultMaxMessages, and is ignored, with a warning, by a
-// durable store.
+// memstore.DefaultMaxMessages.
 func TestMaxMessagesFlag(t *testing.T) {
 	ctx := context.Background()
 	if got := *newStoreFlags(t, nil).maxMessages; got != memstore.DefaultMaxMessages {
@@ -86,13 +75,20 @@ func TestMaxMessagesFlag(t *testing.T) {
 		}
 	}
 
-	var logs syncBuf
-	db, err := newStoreFlags(t, nil, "--max-messages", "5").open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if !strings.Contains(logs.String(), "--max-messages applies to the memory store only") {
-		t.Errorf("no warning that a sqlite store ignores --max-messages:\n%s", logs.String())
+}
+
+// TestMemoryOnlyFlagsWarn: each bound of the memory store alone is
+// ignored, with a warning, by a durable store.
+func TestMemoryOnlyFlagsWarn(t *testing.T) {
+	for _, flag := range []string{"--max-tasks", "--max-messages"} {
+		var logs syncBuf
+		db, err := newStoreFlags(t, nil, flag, "5").open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if !strings.Contains(logs.String(), flag+" applies to the memory store only") {
+			t.Errorf("no warning that a sqlite store ignores %s:\n%s", flag, logs.String())
+		}
 	}
 }

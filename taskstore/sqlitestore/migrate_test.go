@@ -401,18 +401,29 @@ func rowidTables(t *testing.T, s *Store) map[string][]string {
 		if strings.Contains(strings.ToUpper(q), "WITHOUT ROWID") {
 			continue
 		}
-		rows, err := s.reader.QueryContext(t.Context(), `SELECT name FROM pragma_table_info(?) ORDER BY cid`, name)
-		if err != nil {
+		out[name] = queryStrings(t, s.reader, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, name)
+	}
+	return out
+}
+
+// queryStrings returns the one text column of every row of a query.
+func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				t.Fatal(err)
-			}
-			out[name] = append(out[name], c)
-		}
-		rows.Close()
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -163,6 +164,7 @@ func BenchmarkGetBesideLargeRow(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			runtime.GC() // not the setup's garbage
 			b.ReportAllocs()
 			defer storetest.ReportCPU(b)()
 			for i := range b.N {

@@ -42,14 +42,25 @@ func startParley(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := h2cServer(t, h)
 	t.Cleanup(func() {
-		ts.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Close(ctx)
 	})
 	return ts.URL
+}
+
+// h2cServer serves h over HTTP/1.1 and HTTP/2 without TLS (gRPC), as
+// `parley serve` and the floor do, until the test ends.
+func h2cServer(t *testing.T, h http.Handler) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config.Protocols = new(http.Protocols)
+	ts.Config.Protocols.SetHTTP1(true)
+	ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 // TestRun drives Parley, the ceiling and the floor for half a second per
@@ -169,7 +180,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	for _, cfg := range []loadgen.Config{
 		{URL: "https://127.0.0.1:1", Op: loadgen.OpSend, Binding: loadgen.BindingREST},
 		{URL: "http://127.0.0.1:1", Op: "cancel", Binding: loadgen.BindingREST},
-		{URL: "http://127.0.0.1:1", Op: loadgen.OpSend, Binding: "grpc"},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpSend, Binding: "thrift"},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpStream, Binding: loadgen.BindingGRPC, CutShare: 0.5},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpStream, Binding: loadgen.BindingGRPC, SlowReaders: 1},
 	} {
 		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
@@ -269,4 +282,74 @@ func TestStalledUploadsReachEveryProtocol(t *testing.T) {
 	if _, err := loadgen.Run(context.Background(), loadgen.Config{URL: srv.HTTP.URL, StalledUploads: 1, StalledOver: "2.0/grpc"}); err == nil {
 		t.Error("--stalled-over 2.0/grpc accepted")
 	}
+}
+
+// TestRunGRPC drives Parley and the floor over gRPC (HTTP/2 without TLS)
+// side by side for each operation: every answer is the one expected, each
+// server is charged with its own requests and Parley's line is given as a
+// multiple of the floor's.
+func TestRunGRPC(t *testing.T) {
+	parley := startParley(t)
+	floor := h2cServer(t, loadgen.Floor(5))
+	pid := os.Getpid()
+	for _, op := range []string{loadgen.OpSend, loadgen.OpStream, loadgen.OpGet} {
+		t.Run(op, func(t *testing.T) {
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: parley, URLs: []string{floor.URL}, Op: op, Binding: loadgen.BindingGRPC,
+				Concurrency: 4, Duration: time.Second / 2, Chunks: 5, ServerPIDs: []int{pid, pid}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Errors != 0 || res.OK < 4 {
+				t.Fatalf("%d ok, %d errors %v, first: %s", res.OK, res.Errors, res.ErrorKinds, res.FirstError)
+			}
+			if res.Resume != nil {
+				t.Errorf("resume stats %+v over gRPC, whose streams carry no event numbers", res.Resume)
+			}
+			if len(res.Servers) != 2 || res.Servers[1].Yardstick != "floor" || res.Servers[0].Requests+res.Servers[1].Requests != res.OK {
+				t.Fatalf("servers %+v %+v", res.Servers[0], res.Servers[1])
+			}
+			var out bytes.Buffer
+			res.WriteText(&out)
+			if !strings.Contains(out.String(), " over grpc, ") || !strings.Contains(out.String(), "× floor") {
+				t.Errorf("text output:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestRunGRPCFailures: over gRPC a wrong answer is counted by its kind: a
+// stream shorter than asked for, a server that answers a gRPC request
+// without a gRPC status (the ceiling, which speaks only JSON), a gRPC
+// status other than OK.
+func TestRunGRPCFailures(t *testing.T) {
+	floor := h2cServer(t, loadgen.Floor(5))
+	ceiling := h2cServer(t, loadgen.Ceiling(5))
+	refusing := startParleyTokens(t)
+	for _, c := range []struct {
+		name, url, op, kind string
+	}{
+		{"short stream", floor.URL, loadgen.OpStream, "short stream"},
+		{"no status", ceiling.URL, loadgen.OpSend, "grpc no status"},
+		{"unauthenticated", refusing, loadgen.OpSend, "grpc 16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: c.url, Op: c.op, Binding: loadgen.BindingGRPC,
+				Concurrency: 2, Duration: time.Second / 4, Chunks: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.OK != 0 || res.ErrorKinds[c.kind] == 0 || res.ErrorKinds[c.kind] != res.Errors {
+				t.Fatalf("%d ok, errors %v (first: %s): want only %q", res.OK, res.ErrorKinds, res.FirstError, c.kind)
+			}
+		})
+	}
+}
+
+// startParleyTokens serves the conformance agent to bearer tokens only:
+// the load's anonymous requests are refused.
+func startParleyTokens(t *testing.T) string {
+	srv := testkit.StartServer(t, &testkit.Options{Quiet: true, HTTP: func(o *a2ahttp.Options) {
+		o.Tokens = map[string]string{"secret": "alice"}
+	}})
+	return srv.HTTP.URL
 }

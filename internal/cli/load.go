@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/loadgen"
 )
 
@@ -126,7 +127,7 @@ func serveYardstick(ctx context.Context, flag, addr string, h http.Handler, chun
 	hs.Protocols.SetUnencryptedHTTP2(true) // the floor's gRPC
 	fmt.Fprintf(stdout, "%s responder on http://%s (streams of %d chunks)\n", flag[2:], ln.Addr(), chunks)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(httpx.BufferedListener(ln)) }() // read as parley serve reads
 	select {
 	case err := <-served:
 		return err

@@ -183,7 +183,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// apply (decision B7: A2A-Version compared on Major.Minor, missing
 	// means 0.3), but there is no query-parameter fallback.
 	ci := httpx.MetadataCallInfo(r)
-	r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
+	if a2a.CallInfoFrom(r.Context()) != ci { // else the context holds it already
+		r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
+	}
 	path := r.URL.Path
 	if op, ok := h.procs[path]; ok {
 		op.ServeHTTP(w, r)

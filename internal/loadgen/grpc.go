@@ -6,9 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,11 +17,10 @@ import (
 )
 
 // The gRPC binding (BindingGRPC): the requests are gRPC messages over
-// HTTP/2 without TLS (h2c, prior knowledge), sent with net/http's HTTP/2
-// client, a Transport per worker so that each keeps a connection of its
-// own as over HTTP/1.1. The message bytes are built once, the messageId
-// rewritten in place as for the other bindings; net/http's client costs
-// the generator more per request than rawConn does, which it reports.
+// HTTP/2 without TLS (h2c, prior knowledge), each worker on a connection
+// of its own as over HTTP/1.1, one call at a time (h2Conn). The message
+// bytes are built once, the messageId rewritten in place as for the other
+// bindings.
 
 // grpcService is the path prefix of the A2A service's procedures (spec
 // §10.3).
@@ -85,71 +82,7 @@ func (t *target) grpcOp(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// h2Conn is one worker's gRPC client connection.
-type h2Conn struct {
-	tr   *http.Transport
-	req  *http.Request // the call's request, its body and context set per call
-	rd   bytes.Reader
-	body []byte // the last answer's messages, gRPC frames
-}
-
-// newH2Conn returns a client of the procedure at url (nothing is dialled
-// before the first call).
-func newH2Conn(url string) *h2Conn {
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	req, err := http.NewRequest(http.MethodPost, url, nil)
-	if err != nil {
-		panic(err) // newEndpoint checked the URL
-	}
-	req.Header = http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}, "A2a-Version": {"1.0"}}
-	return &h2Conn{tr: &http.Transport{Protocols: p, DisableCompression: true, MaxConnsPerHost: 1}, req: req}
-}
-
-// close closes the connection; the next call dials again.
-func (c *h2Conn) close() { c.tr.CloseIdleConnections() }
-
-// roundTrip calls the procedure with frame and returns the HTTP status and
-// the answer's messages (valid until the next call). A gRPC status other
-// than OK is an error of the kind "grpc CODE".
-func (c *h2Conn) roundTrip(frame []byte, deadline time.Time) (int, []byte, error) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	c.rd.Reset(frame)
-	req := c.req.WithContext(ctx)
-	req.Body, req.ContentLength = io.NopCloser(&c.rd), int64(len(frame))
-	resp, err := c.tr.RoundTrip(req)
-	if err != nil {
-		return 0, nil, &errKind{"http2", err}
-	}
-	defer resp.Body.Close()
-	c.body = c.body[:0]
-	for {
-		c.body = slices.Grow(c.body, 4<<10)
-		n, err := resp.Body.Read(c.body[len(c.body):cap(c.body)])
-		c.body = c.body[:len(c.body)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, nil, &errKind{"read", err}
-		}
-	}
-	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode, c.body, nil
-	}
-	st, msg := resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
-	if st == "" { // a trailers-only answer: the status is in the headers
-		st, msg = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
-	}
-	switch {
-	case st == "":
-		return 0, nil, &errKind{"grpc no status", fmt.Errorf("HTTP 200 %s without grpc-status: %.200q", resp.Header.Get("Content-Type"), c.body)}
-	case st != "0":
-		return 0, nil, &errKind{"grpc " + st, errors.New(msg)}
-	}
-	return resp.StatusCode, c.body, nil
-}
+// h2Conn is one worker's gRPC client connection (h2c.go).
 
 // grpcMessages splits an answer into its messages; nil when its framing is
 // wrong or a message is compressed (the generator accepts none).

@@ -284,33 +284,35 @@ func TestStalledUploadsReachEveryProtocol(t *testing.T) {
 	}
 }
 
-// TestRunGRPC drives Parley and the floor over gRPC (HTTP/2 without TLS)
-// side by side for each operation: every answer is the one expected, each
-// server is charged with its own requests and Parley's line is given as a
-// multiple of the floor's.
+// TestRunGRPC drives Parley, the floor and the ceiling over gRPC (HTTP/2
+// without TLS) side by side for each operation: every answer is the one
+// expected, each server is charged with its own requests and Parley's line
+// is given as a multiple of the yardsticks'.
 func TestRunGRPC(t *testing.T) {
 	parley := startParley(t)
 	floor := h2cServer(t, loadgen.Floor(5))
+	ceiling := h2cServer(t, loadgen.Ceiling(5))
 	pid := os.Getpid()
 	for _, op := range []string{loadgen.OpSend, loadgen.OpStream, loadgen.OpGet} {
 		t.Run(op, func(t *testing.T) {
-			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: parley, URLs: []string{floor.URL}, Op: op, Binding: loadgen.BindingGRPC,
-				Concurrency: 4, Duration: time.Second / 2, Chunks: 5, ServerPIDs: []int{pid, pid}})
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: parley, URLs: []string{floor.URL, ceiling.URL}, Op: op,
+				Binding: loadgen.BindingGRPC, Concurrency: 6, Duration: time.Second / 2, Chunks: 5, ServerPIDs: []int{pid, pid, pid}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Errors != 0 || res.OK < 4 {
+			if res.Errors != 0 || res.OK < 6 {
 				t.Fatalf("%d ok, %d errors %v, first: %s", res.OK, res.Errors, res.ErrorKinds, res.FirstError)
 			}
 			if res.Resume != nil {
 				t.Errorf("resume stats %+v over gRPC, whose streams carry no event numbers", res.Resume)
 			}
-			if len(res.Servers) != 2 || res.Servers[1].Yardstick != "floor" || res.Servers[0].Requests+res.Servers[1].Requests != res.OK {
-				t.Fatalf("servers %+v %+v", res.Servers[0], res.Servers[1])
+			s := res.Servers
+			if len(s) != 3 || s[1].Yardstick != "floor" || s[2].Yardstick != "ceiling" || s[0].Requests+s[1].Requests+s[2].Requests != res.OK {
+				t.Fatalf("servers %+v %+v %+v", s[0], s[1], s[2])
 			}
 			var out bytes.Buffer
 			res.WriteText(&out)
-			if !strings.Contains(out.String(), " over grpc, ") || !strings.Contains(out.String(), "× floor") {
+			if !strings.Contains(out.String(), " over grpc, ") || !strings.Contains(out.String(), "× floor, ") {
 				t.Errorf("text output:\n%s", out.String())
 			}
 		})
@@ -319,17 +321,19 @@ func TestRunGRPC(t *testing.T) {
 
 // TestRunGRPCFailures: over gRPC a wrong answer is counted by its kind: a
 // stream shorter than asked for, a server that answers a gRPC request
-// without a gRPC status (the ceiling, which speaks only JSON), a gRPC
-// status other than OK.
+// without a gRPC status (with JSON), a gRPC status other than OK.
 func TestRunGRPCFailures(t *testing.T) {
 	floor := h2cServer(t, loadgen.Floor(5))
-	ceiling := h2cServer(t, loadgen.Ceiling(5))
+	jsonOnly := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"task":{}}`))
+	}))
 	refusing := startParleyTokens(t)
 	for _, c := range []struct {
 		name, url, op, kind string
 	}{
 		{"short stream", floor.URL, loadgen.OpStream, "short stream"},
-		{"no status", ceiling.URL, loadgen.OpSend, "grpc no status"},
+		{"no status", jsonOnly.URL, loadgen.OpSend, "grpc no status"},
 		{"unauthenticated", refusing, loadgen.OpSend, "grpc 16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

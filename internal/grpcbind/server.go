@@ -97,6 +97,8 @@ type Handler struct {
 	health *grpchealth.StaticChecker
 	errw   *connect.ErrorWriter
 	procs  map[string]http.Handler // the A2A procedures, "/lf.a2a.v1.A2AService/Name"
+	// streaming holds the paths of procs that are server streams.
+	streaming map[string]bool
 }
 
 // route is a handler for every path below prefix.
@@ -120,6 +122,10 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	h.errw = connect.NewErrorWriter()
 	h.inv = a2a.Chain(a2a.NewInvoker(svc), h.opts.Middleware...)
 	h.procs = operations(&h.opts, h.operation)
+	h.streaming = make(map[string]bool)
+	for m := range a2a.Methods() {
+		h.streaming[procedure(m)] = m.Streaming
+	}
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
@@ -188,6 +194,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	if op, ok := h.procs[path]; ok {
+		if h.streaming[path] {
+			w, r = gateFlushes(w, r)
+		}
 		op.ServeHTTP(w, r)
 		return
 	}
@@ -307,6 +316,7 @@ func NewBareHandler(inv a2a.Invoker) http.Handler {
 // the stream, which only the core decides (decision B2: when streams close).
 func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[message]) error {
 	ci := a2a.CallInfoFrom(ctx)
+	gate, _ := ctx.Value(flushGateKey{}).(*flushGate)
 	sent := false
 	for ev, err := range seq {
 		if err != nil {
@@ -322,10 +332,12 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 			}
 			sent = true
 		}
+		gate.hold(ev.More) // the next event is at hand: one write for both
 		if err := out.Send(&message{Message: ev.Response, cache: ev.Cache}); err != nil {
 			return err // the client is gone or the message is over the limit
 		}
 	}
+	gate.hold(false) // connect-go's last flush, after the status, goes out
 	switch {
 	case ctx.Err() != nil:
 		return ended(ctx)

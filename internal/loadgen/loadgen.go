@@ -1,8 +1,8 @@
 // Package loadgen is a closed-loop load generator for A2A servers, and the
 // "ceiling" responder its figures are compared with (see
 // docs/performance.md). Each of Concurrency workers owns one HTTP/1.1
-// connection and sends its next request as soon as the previous answer has
-// been read to the end. Requests are precomputed bytes in which only the
+// connection (HTTP/2 without TLS for gRPC) and sends its next request as
+// soon as the previous answer has been read to the end. Requests are precomputed bytes in which only the
 // messageId is rewritten, and answers are read by a minimal HTTP reader, so
 // the generator costs little next to the server it measures.
 package loadgen

@@ -2,9 +2,10 @@
 // "ceiling" responder its figures are compared with (see
 // docs/performance.md). Each of Concurrency workers owns one HTTP/1.1
 // connection (HTTP/2 without TLS for gRPC) and sends its next request as
-// soon as the previous answer has been read to the end. Requests are precomputed bytes in which only the
-// messageId is rewritten, and answers are read by a minimal HTTP reader, so
-// the generator costs little next to the server it measures.
+// soon as the previous answer has been read to the end. Requests are
+// precomputed bytes in which only the messageId is rewritten, and answers
+// are read by a minimal HTTP reader, so the generator costs little next
+// to the server it measures.
 package loadgen
 
 import (

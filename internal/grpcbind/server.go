@@ -97,8 +97,6 @@ type Handler struct {
 	health *grpchealth.StaticChecker
 	errw   *connect.ErrorWriter
 	procs  map[string]http.Handler // the A2A procedures, "/lf.a2a.v1.A2AService/Name"
-	// streaming holds the paths of procs that are server streams.
-	streaming map[string]bool
 }
 
 // route is a handler for every path below prefix.
@@ -122,10 +120,6 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	h.errw = connect.NewErrorWriter()
 	h.inv = a2a.Chain(a2a.NewInvoker(svc), h.opts.Middleware...)
 	h.procs = operations(&h.opts, h.operation)
-	h.streaming = make(map[string]bool)
-	for m := range a2a.Methods() {
-		h.streaming[procedure(m)] = m.Streaming
-	}
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
@@ -194,9 +188,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	if op, ok := h.procs[path]; ok {
-		if h.streaming[path] {
-			w, r = gateFlushes(w, r)
-		}
 		op.ServeHTTP(w, r)
 		return
 	}
@@ -244,7 +235,11 @@ func operations(opts *Options, build func(m *a2a.Method, opts ...connect.Handler
 	limits = append(limits, connect.WithCodec(protoCodec{}), connect.WithCodec(jsonCodec{}))
 	procs := make(map[string]http.Handler)
 	for m := range a2a.Methods() {
-		procs[procedure(m)] = build(m, append(limits, connect.WithRequestInitializer(requestOf(m)))...)
+		op := build(m, append(limits, connect.WithRequestInitializer(requestOf(m)))...)
+		if m.Streaming {
+			op = GatedStream(op)
+		}
+		procs[procedure(m)] = op
 	}
 	return procs
 }
@@ -316,7 +311,8 @@ func NewBareHandler(inv a2a.Invoker) http.Handler {
 // the stream, which only the core decides (decision B2: when streams close).
 func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[message]) error {
 	ci := a2a.CallInfoFrom(ctx)
-	gate, _ := ctx.Value(flushGateKey{}).(*flushGate)
+	gate := FlushGateFrom(ctx)
+	defer gate.Hold(false) // connect-go's last flush, after the status, goes out
 	sent := false
 	for ev, err := range seq {
 		if err != nil {
@@ -332,12 +328,11 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 			}
 			sent = true
 		}
-		gate.hold(ev.More) // the next event is at hand: one write for both
+		gate.Hold(ev.More) // the next event is at hand: one write for both
 		if err := out.Send(&message{Message: ev.Response, cache: ev.Cache}); err != nil {
 			return err // the client is gone or the message is over the limit
 		}
 	}
-	gate.hold(false) // connect-go's last flush, after the status, goes out
 	switch {
 	case ctx.Err() != nil:
 		return ended(ctx)

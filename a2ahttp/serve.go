@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
@@ -478,7 +479,7 @@ func (s *Server) serve(hs *http.Server, ln net.Listener) {
 		if hs.TLSConfig != nil {
 			err = hs.ServeTLS(ln, "", "") // the certificates are in TLSConfig
 		} else {
-			err = hs.Serve(ln)
+			err = hs.Serve(httpx.BufferedListener(ln))
 		}
 		if !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- err

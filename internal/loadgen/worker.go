@@ -17,6 +17,7 @@ type worker struct {
 	index   int     // its number among the workers
 	t       *target // where it sends
 	conn    rawConn
+	h2      *h2Conn         // instead of conn, over gRPC
 	req     []byte          // its copy of the request, whose messageId it rewrites
 	samples []time.Duration // the latencies of the successful requests
 	errs    map[string]int  // the failed requests, by kind
@@ -40,7 +41,9 @@ func dialWorkers(targets []*target, n int, gate *dialGate) ([]*worker, error) {
 		if t.idOff >= 0 { // the worker's number, then its counter
 			putHex(w.req[t.idOff-5:t.idOff-1], uint64(i))
 		}
-		if err := w.conn.dial(time.Now().Add(dialTimeout)); err != nil {
+		if t.grpcURL != "" {
+			w.h2 = newH2Conn(t.grpcURL)
+		} else if err := w.conn.dial(time.Now().Add(dialTimeout)); err != nil {
 			closeWorkers(workers[:i])
 			return nil, err
 		}
@@ -52,8 +55,16 @@ func dialWorkers(targets []*target, n int, gate *dialGate) ([]*worker, error) {
 // closeWorkers closes the workers' connections.
 func closeWorkers(workers []*worker) {
 	for _, w := range workers {
-		w.conn.close()
+		w.close()
 	}
+}
+
+// close closes the worker's connection.
+func (w *worker) close() {
+	if w.h2 != nil {
+		w.h2.close()
+	}
+	w.conn.close()
 }
 
 // runWorkers runs every worker for cfg.Duration, or until ctx ends, and
@@ -74,7 +85,7 @@ func runWorkers(ctx context.Context, cfg Config, workers []*worker) time.Duratio
 // the connection. A request cut short because ctx (the caller's) ended is
 // not counted.
 func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Duration) {
-	defer w.conn.close()
+	defer w.close()
 	w.conn.stop = runCtx.Done()
 	var n uint64
 	for runCtx.Err() == nil {
@@ -86,7 +97,9 @@ func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Durati
 		var status int
 		var body []byte
 		var err error
-		if t.cuts(n, w.index) {
+		if w.h2 != nil {
+			status, body, err = w.h2.roundTrip(w.req, t0.Add(timeout))
+		} else if t.cuts(n, w.index) {
 			status, body, err = w.cutAndResume(t, n, t0.Add(timeout))
 		} else {
 			status, body, err = w.conn.roundTrip(w.req, t0.Add(timeout))

@@ -63,10 +63,10 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	copts := []connect.HandlerOption{grpcbind.ReadLimit(o.MaxRecvBytes)}
 	p := func(name string) string { return "/" + ServiceName + "/" + name }
 	h.mux.Handle(p("SendMessage"), connect.NewUnaryHandler(p("SendMessage"), h.sendMessage, copts...))
-	h.mux.Handle(p("SendStreamingMessage"), connect.NewServerStreamHandler(p("SendStreamingMessage"), h.sendStreaming, copts...))
+	h.mux.Handle(p("SendStreamingMessage"), grpcbind.GatedStream(connect.NewServerStreamHandler(p("SendStreamingMessage"), h.sendStreaming, copts...)))
 	h.mux.Handle(p("GetTask"), connect.NewUnaryHandler(p("GetTask"), h.getTask, copts...))
 	h.mux.Handle(p("CancelTask"), connect.NewUnaryHandler(p("CancelTask"), h.cancelTask, copts...))
-	h.mux.Handle(p("TaskSubscription"), connect.NewServerStreamHandler(p("TaskSubscription"), h.subscribe, copts...))
+	h.mux.Handle(p("TaskSubscription"), grpcbind.GatedStream(connect.NewServerStreamHandler(p("TaskSubscription"), h.subscribe, copts...)))
 	h.mux.Handle(p("CreateTaskPushNotificationConfig"), connect.NewUnaryHandler(p("CreateTaskPushNotificationConfig"), h.createConfig, copts...))
 	h.mux.Handle(p("GetTaskPushNotificationConfig"), connect.NewUnaryHandler(p("GetTaskPushNotificationConfig"), h.getConfig, copts...))
 	h.mux.Handle(p("ListTaskPushNotificationConfig"), connect.NewUnaryHandler(p("ListTaskPushNotificationConfig"), h.listConfigs, copts...))

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/grpcbind"
 	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/internal/v03/v03pb"
 )
@@ -95,6 +96,8 @@ func (h *Handler) stream(ctx context.Context, md map[string][]string, name strin
 	if err != nil {
 		return h.fail(ctx, name, err)
 	}
+	gate := grpcbind.FlushGateFrom(ctx)
+	defer gate.Hold(false) // connect-go's last flush, after the status, goes out
 	for ev, err := range h.inv.Stream(ctx, a2a.MethodByName(name), req) {
 		if err != nil {
 			return h.fail(ctx, name, err)
@@ -108,6 +111,7 @@ func (h *Handler) stream(ctx context.Context, md map[string][]string, name strin
 		if err != nil {
 			return h.fail(ctx, name, err)
 		}
+		gate.Hold(ev.More) // the next event is at hand: one write for both
 		if err := out.Send(v.(*v03pb.StreamResponse)); err != nil {
 			return err
 		}

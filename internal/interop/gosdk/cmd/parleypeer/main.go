@@ -5,8 +5,9 @@
 // loopback included.
 //
 // It runs in a process of its own because Parley's a2a package and the
-// SDK's a2apb package both register the protobuf package lf.a2a.v1, and one
-// process cannot hold both. It prints "READY http://127.0.0.1:PORT" once
+// SDK's a2apb package both register the protobuf package lf.a2a.v1: one
+// process holds both only with Go protobuf's conflict policy set
+// (cmd/together), which the other tests do not depend on. It prints "READY http://127.0.0.1:PORT" once
 // it serves, and stops when its standard input closes.
 //
 // -protocol-versions lists the A2A versions served, as `parley serve

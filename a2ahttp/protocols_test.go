@@ -26,8 +26,9 @@ import (
 // covered by these tests without a test of its own.
 
 // matrixServer serves the echo agent with every protocol on, on a loopback
-// port, and returns its handler and base URL.
-func matrixServer(t *testing.T, opts Options) (*Handler, string) {
+// port, and returns its handler and base URL. adjust, if any, changes the
+// core's options and the HTTP server before they are used.
+func matrixServer(t *testing.T, opts Options, adjust ...func(*server.Options, *http.Server)) (*Handler, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -42,7 +43,14 @@ func matrixServer(t *testing.T, opts Options) (*Handler, string) {
 		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{Streaming: ptrTo(true)},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []*a2a.AgentSkill{{Id: "echo", Name: "echo", Description: "echo", Tags: []string{"echo"}}}}
-	core, err := server.New(&server.Options{Card: card, Agent: agents.Echo()})
+	so := &server.Options{Card: card, Agent: agents.Echo()}
+	hs := &http.Server{Protocols: new(http.Protocols)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	for _, f := range adjust {
+		f(so, hs)
+	}
+	core, err := server.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +59,7 @@ func matrixServer(t *testing.T, opts Options) (*Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: h, Protocols: new(http.Protocols)}
-	hs.Protocols.SetHTTP1(true)
-	hs.Protocols.SetUnencryptedHTTP2(true)
+	hs.Handler = h
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close(); core.Close(context.Background()) })
 	return h, base

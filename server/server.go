@@ -139,9 +139,9 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
-	// unfinished holds the tasks whose end the store did not take, until
-	// it does (finishLater): runKey → the write's error.
-	unfinished sync.Map
+	// lost holds the tasks whose end the store did not take, until it
+	// does (finishLost).
+	lost unfinished
 
 	// The drain of Shutdown: draining refuses new messages; execs counts
 	// the executions not over yet, detached ones included, and idle, when
@@ -176,6 +176,7 @@ func New(opts *Options) (*Server, error) {
 	s := &Server{
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
 		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{}, drainCh: make(chan struct{}),
+		lost:   unfinished{wake: make(chan struct{}, 1)},
 		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
 		generations: slices.ContainsFunc(o.ProtocolVersions, version.ShowsGeneration),
 	}
@@ -315,6 +316,17 @@ func (s *Server) failLost(ctx context.Context, st taskstore.ScopedTask, why stri
 	seq, err := s.store.LastSeq(ctx, st.Scope, t.Id)
 	if err != nil {
 		return err
+	}
+	// The task as of seq or later: one ended since st was listed (by
+	// another replica) is left alone, and one changed after seq makes
+	// the append below fail with ErrSeq. Either way no event follows a
+	// terminal one.
+	now, err := s.store.GetTask(ctx, st.Scope, t.Id)
+	if err != nil {
+		return err
+	}
+	if !a2a.IsActive(now.GetStatus().GetState()) {
+		return taskstore.ErrSeq
 	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: t.Id, ContextId: t.ContextId, Status: status}}}

@@ -34,6 +34,7 @@ type attacker struct {
 	addr       string
 	over       *stallTarget // the protocol stalled uploads aim at (nil: the run's binding over HTTP/1.1)
 	token      string       // their bearer token ("": anonymous)
+	gate       *dialGate    // the run's, pacing attempts after errors
 	mu         sync.Mutex
 	answers    map[string]int
 	reconnects atomic.Int64 // slow-reader streams opened
@@ -42,9 +43,9 @@ type attacker struct {
 
 // startAttack starts the stalled uploads and slow readers cfg asks for
 // against ep (cfg.StalledOver was checked by Run).
-func startAttack(ctx context.Context, ep *endpoint, cfg *Config) *attacker {
+func startAttack(ctx context.Context, ep *endpoint, cfg *Config, gate *dialGate) *attacker {
 	over, _ := parseStallTarget(cfg.StalledOver)
-	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, answers: map[string]int{}}
+	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, gate: gate, answers: map[string]int{}}
 	upload := a.stalledUpload
 	if over != nil {
 		upload = a.stalledH2Upload
@@ -58,14 +59,16 @@ func startAttack(ctx context.Context, ep *endpoint, cfg *Config) *attacker {
 	return a
 }
 
-// loop runs one hostile connection after another until ctx ends.
+// loop runs one hostile connection after another until ctx ends; after
+// a failed dial the next waits (dialGate.dial).
 func (a *attacker) loop(ctx context.Context, one func(context.Context, net.Conn)) {
+	var pause time.Duration
 	for ctx.Err() == nil {
-		c, err := net.DialTimeout("tcp", a.addr, 5*time.Second)
+		c, err := a.gate.dial(a.addr, &pause, time.Now().Add(dialTimeout), ctx.Done())
 		if err != nil {
-			time.Sleep(100 * time.Millisecond)
 			continue
 		}
+		pause = 0
 		stop := context.AfterFunc(ctx, func() { c.Close() })
 		one(ctx, c)
 		stop()

@@ -181,12 +181,23 @@ func BenchmarkLongStreams(b *testing.B) {
 func BenchmarkHeapPerLoggedEvent(b *testing.B) {
 	const chunks = 10000
 	heapPerEach(b, 20, chunks+3, "event", func(s *memstore.Store, i int) {
-		putStream(b, s, i, chunks)
+		putStream(b, s, i, chunks, true)
 	})
 }
 
-// putStream stores a finished stream of n chunks (BenchmarkHeapPerLoggedEvent).
-func putStream(b *testing.B, s *memstore.Store, i, n int) {
+// BenchmarkHeapPerLiveEvent is BenchmarkHeapPerLoggedEvent for streams
+// still running (all but the COMPLETED status): their events are kept as
+// the trees the writes stored, which the stream's readers share.
+func BenchmarkHeapPerLiveEvent(b *testing.B) {
+	const chunks = 10000
+	heapPerEach(b, 20, chunks+2, "event", func(s *memstore.Store, i int) {
+		putStream(b, s, i, chunks, false)
+	})
+}
+
+// putStream stores a stream of n chunks, finished or not
+// (BenchmarkHeapPerLoggedEvent).
+func putStream(b *testing.B, s *memstore.Store, i, n int, finish bool) {
 	id := fmt.Sprintf("0199a0c4-7d1e-7a3b-9f10-%012d", i)
 	ctxID := fmt.Sprintf("0199a0c4-7d1e-7a3b-9f11-%012d", i)
 	tk := &a2a.Task{Id: id, ContextId: ctxID, Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: timestamppb.Now()}}
@@ -200,7 +211,9 @@ func putStream(b *testing.B, s *memstore.Store, i, n int) {
 			TaskId: id, ContextId: ctxID, Artifact: a2a.TextArtifact("stream", fmt.Sprintf("chunk %d", c)),
 			Append: c > 0, LastChunk: c == n-1}}})
 	}
-	resps = append(resps, status(a2a.TaskState_TASK_STATE_COMPLETED))
+	if finish {
+		resps = append(resps, status(a2a.TaskState_TASK_STATE_COMPLETED))
+	}
 	for at := 0; at < len(resps); at += storetest.LongStreamBatch {
 		batch := resps[at:min(at+storetest.LongStreamBatch, len(resps))]
 		evs := make([]taskstore.Event, len(batch))

@@ -46,7 +46,7 @@ func (s *Store) pack(e *entry) {
 }
 
 // maxPackBuf is the largest scratch buffer pack keeps for the next task.
-const maxPackBuf = 4 << 20
+const maxPackBuf = 1 << 20
 
 // own makes the entry's task its own again when pack left it a tree
 // (an encoding error): built with shallowTask and applyShared, it may

@@ -133,6 +133,11 @@ func BenchmarkHeapPerFinishedTask(b *testing.B) {
 // bytes and objects per unit, the latter being what each collection
 // walks.
 func heapPer(b *testing.B, n int, unit string, put func(s *memstore.Store, i int)) {
+	heapPerEach(b, n, 1, unit, put)
+}
+
+// heapPerEach is heapPer for calls of put that each put per units.
+func heapPerEach(b *testing.B, n, per int, unit string, put func(s *memstore.Store, i int)) {
 	for b.Loop() {
 		s := memstore.New()
 		before := liveHeap()
@@ -140,8 +145,8 @@ func heapPer(b *testing.B, n int, unit string, put func(s *memstore.Store, i int
 			put(s, i)
 		}
 		after := liveHeap()
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heap-B/"+unit)
-		b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/float64(n), "objects/"+unit)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n*per), "heap-B/"+unit)
+		b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/float64(n*per), "objects/"+unit)
 		runtime.KeepAlive(s)
 	}
 }
@@ -162,6 +167,68 @@ func BenchmarkLongStreams(b *testing.B) {
 		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
 			storetest.BenchLongStreams(b, memstore.New(), chunks)
 		})
+	}
+}
+
+// BenchmarkHeapPerLoggedEvent reports what one logged event of a finished
+// chunk stream costs the store's heap once the garbage is collected: 20
+// tasks of 10,000 chunks each, made as the server makes those of the
+// conformance agent's "stream 10000" (ids of 36 characters, the chunks
+// "chunk 0" to "chunk 9999" of one artifact, written in batches of
+// storetest.LongStreamBatch events), with their task snapshot and status
+// events. What is measured is the task with its log: the artifact's parts
+// are counted, spread over the events.
+func BenchmarkHeapPerLoggedEvent(b *testing.B) {
+	const chunks = 10000
+	heapPerEach(b, 20, chunks+3, "event", func(s *memstore.Store, i int) {
+		putStream(b, s, i, chunks, true)
+	})
+}
+
+// BenchmarkHeapPerLiveEvent is BenchmarkHeapPerLoggedEvent for streams
+// still running (all but the COMPLETED status): their events are kept as
+// the trees the writes stored, which the stream's readers share.
+func BenchmarkHeapPerLiveEvent(b *testing.B) {
+	const chunks = 10000
+	heapPerEach(b, 20, chunks+2, "event", func(s *memstore.Store, i int) {
+		putStream(b, s, i, chunks, false)
+	})
+}
+
+// putStream stores a stream of n chunks, finished or not
+// (BenchmarkHeapPerLoggedEvent).
+func putStream(b *testing.B, s *memstore.Store, i, n int, finish bool) {
+	id := fmt.Sprintf("0199a0c4-7d1e-7a3b-9f10-%012d", i)
+	ctxID := fmt.Sprintf("0199a0c4-7d1e-7a3b-9f11-%012d", i)
+	tk := &a2a.Task{Id: id, ContextId: ctxID, Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: timestamppb.Now()}}
+	status := func(st a2a.TaskState) *a2a.StreamResponse {
+		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+			TaskId: id, ContextId: ctxID, Status: &a2a.TaskStatus{State: st, Timestamp: timestamppb.Now()}}}}
+	}
+	resps := []*a2a.StreamResponse{{Payload: &a2a.StreamResponse_Task{Task: a2a.CloneTask(tk)}}, status(a2a.TaskState_TASK_STATE_WORKING)}
+	for c := range n {
+		resps = append(resps, &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskId: id, ContextId: ctxID, Artifact: a2a.TextArtifact("stream", fmt.Sprintf("chunk %d", c)),
+			Append: c > 0, LastChunk: c == n-1}}})
+	}
+	if finish {
+		resps = append(resps, status(a2a.TaskState_TASK_STATE_COMPLETED))
+	}
+	for at := 0; at < len(resps); at += storetest.LongStreamBatch {
+		batch := resps[at:min(at+storetest.LongStreamBatch, len(resps))]
+		evs := make([]taskstore.Event, len(batch))
+		for j, r := range batch {
+			evs[j] = taskstore.Event{Seq: uint64(at + j + 1), Response: r}
+		}
+		var err error
+		if at == 0 {
+			err = s.CreateTaskBatch(b.Context(), benchScope, tk, evs)
+		} else {
+			err = s.AppendBatch(b.Context(), benchScope, id, evs)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

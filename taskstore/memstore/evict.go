@@ -78,10 +78,10 @@ func (s *Store) forget(e *entry) {
 	if e.queued {
 		s.deadFinished++
 	}
-	// Each kept event has an entry in logged, except perhaps the last,
-	// which PruneEvents may have walked past and kept.
-	s.deadLogged += len(e.log)
-	e.task, e.packed, e.log, e.configs, e.msgs = nil, nil, nil, nil, nil
+	// Each span of the log has an entry in logged, except perhaps the
+	// last, which PruneEvents may have walked past and kept.
+	s.deadLogged += len(e.log.spans)
+	e.task, e.packed, e.log, e.configs, e.msgs = nil, nil, eventLog{}, nil, nil
 	e.decoded.Store(nil)
 	if s.deadFinished > len(s.finished)/2 {
 		s.finished = slices.DeleteFunc(s.finished, func(e *entry) bool {

@@ -21,7 +21,7 @@ type entry struct {
 	queued bool // in Store.finished, the eviction queue (Store.makeRoom)
 	gone   bool // removed from the store
 	seq    uint64
-	task   *a2a.Task // nil while packed (entry.pack)
+	task   *a2a.Task // nil while packed (Store.pack)
 	packed []byte    // the task encoded, when finished
 	// decoded is packed decoded, kept for the GetTask calls of a finished
 	// task read again (Store.readTask); only ever copied. nil while the

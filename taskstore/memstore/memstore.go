@@ -14,9 +14,11 @@
 // the store's copy), so an event costs what copying it costs, whatever the
 // size of the task; its log is a slice of the events kept, which
 // PruneEvents shortens from the front. Logged events are never changed,
-// and the push outbox shares them. A task that reaches a terminal state is
-// kept encoded, with its logged events (entry.pack), so that the many
-// finished tasks a store holds cost the garbage collector little.
+// and the push outbox and the readers of a running task's log share them.
+// A task that reaches a terminal state is kept encoded, with its logged
+// events in one buffer (Store.pack), so that the many finished tasks a
+// store holds cost the garbage collector little and a long stream's
+// events little memory.
 //
 // The store keeps at most Options.MaxTasks tasks (DefaultMaxTasks unless
 // told otherwise), so that a long-running server's memory stays flat. A
@@ -64,11 +66,14 @@ type Store struct {
 	suspended map[configKey]string
 	lastID    int64
 
-	// logged lists every logged event not yet looked at by PruneEvents,
-	// oldest first: which task's log it joined and when. PruneEvents
-	// walks it from the front, so its work is the events it drops, not
-	// the number of tasks.
+	// logged lists every span of the logs (span) not yet looked at by
+	// PruneEvents, oldest first: which task's log it is in and when.
+	// PruneEvents walks it from the front, so its work is the events it
+	// drops, not the number of tasks.
 	logged []loggedAt
+	// packBuf is the scratch buffer in which pack encodes a finished
+	// task's events before it copies them into one of the right size.
+	packBuf []byte
 
 	now func() time.Time // the clock of the event log
 

@@ -107,11 +107,33 @@ type Options struct {
 	RateLimit float64
 	// RateBurst is the bucket's size (default RateLimit rounded up).
 	RateBurst int
+	// MaxCalls is the number of requests each caller may have in flight
+	// at once, streams and long polls included, counted from the moment
+	// the request is admitted (after its rate, before its body) until its
+	// answer has been taken or dropped (default DefaultMaxCalls; negative:
+	// no limit). A caller is a principal; requests without one count per
+	// client address. One more is refused with RateLimited (429 with
+	// Retry-After, RESOURCE_EXHAUSTED on gRPC).
+	MaxCalls int
 	// MaxStreams is the number of streams (SendStreamingMessage,
 	// SubscribeToTask, and the A2A 1.1 GetTask long polls while the core
-	// holds them) each principal may have open at once (0: no limit); one
-	// more is refused with RateLimited.
+	// holds them) each caller may have open at once, within MaxCalls
+	// (default DefaultMaxStreams; negative: no limit); one more is refused
+	// as MaxCalls refuses.
 	MaxStreams int
+	// WriteTimeout is the time a client has to take each write of an
+	// answer: a unary answer whole, or one stream event (default
+	// DefaultWriteTimeout; negative: no bound). A client that does not
+	// loses the stream (HTTP/2) or the connection (HTTP/1.1), and what the
+	// answer held is released. An idle stream is not cut: the deadline
+	// runs only while a write waits.
+	WriteTimeout time.Duration
+	// AnswerBudget is the memory each caller's answers of 64 KiB or more
+	// may hold while they are being written (default DefaultAnswerBudget;
+	// negative: none). A caller over it gets RateLimited for its next
+	// calls; an answer that finds it full is dropped as one past
+	// WriteTimeout is. A first answer larger than the budget still goes.
+	AnswerBudget int64
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).
 	Middleware []a2a.Middleware
@@ -163,7 +185,7 @@ type Handler struct {
 	budget      *httpx.Budget     // nil: none
 	pendingAnon atomic.Int64      // anonymous requests sending their body
 	rate        *rateLimiter      // nil: no rate limit
-	streams     *streamLimiter    // nil: no limit on open streams per caller
+	callers     *callers          // what each caller has in flight
 	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
 	served      []string          // the versions the service serves, newest first
 	grpc        *grpcbind.Handler // nil when disabled; also serves health, reflection and unknown services
@@ -223,9 +245,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	h.auth = append(h.auth, h.opts.Authenticators...)
 	h.hosts = hostsOf(h)
 	h.rate = newRateLimiter(h.opts.RateLimit, h.opts.RateBurst)
-	if h.opts.MaxStreams > 0 {
-		h.streams = &streamLimiter{max: h.opts.MaxStreams, open: map[string]int{}}
-	}
+	h.callers = newCallers(h.opts.MaxCalls, h.opts.MaxStreams, h.opts.AnswerBudget)
 	h.mountProtocols(svc)
 	return h, nil
 }
@@ -241,8 +261,8 @@ func (h *Handler) middleware(binding string) []a2a.Middleware {
 			mw = append(mw, m)
 		}
 	}
-	if h.streams != nil {
-		mw = append(mw, h.streams.middleware)
+	if h.callers.maxStreams > 0 {
+		mw = append(mw, h.callers.streamMiddleware)
 	}
 	return append(mw, h.opts.Middleware...)
 }
@@ -259,8 +279,10 @@ func (h *Handler) GRPC() http.Handler {
 			h.grpc.ServeHTTP(w, r) // 415
 			return
 		}
-		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
-			h.route(w, r)
+		aw := newAnswerWriter(w, r, h.opts.WriteTimeout)
+		defer aw.done()
+		if h.checkOrigin(aw, r) && h.hostAllowed(aw, r) {
+			h.route(aw, r)
 		}
 	})
 }
@@ -285,11 +307,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = newRequestID()
 	}
 	w.Header().Set("X-Request-Id", id)
+	aw := newAnswerWriter(w, r, h.opts.WriteTimeout)
+	defer aw.done()
 	if !h.opts.Logger.Enabled(r.Context(), slog.LevelDebug) {
-		h.serve(w, r)
+		h.serve(aw, r)
 		return
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{ResponseWriter: aw}
 	start := time.Now()
 	h.serve(sw, r)
 	h.opts.Logger.Debug("request", "id", id, "method", r.Method, "path", r.URL.Path,
@@ -363,9 +387,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 }
 
 // dispatch is the pipeline every request meets before its binding, in
-// this order: authentication from the headers, the caller's rate, then
-// (preread) the anonymous cap and the body, read whole under a deadline
-// and the shared budget. refuse answers a refusal in the binding's shape.
+// this order: authentication from the headers, the caller's rate, what
+// the caller has in flight (MaxCalls, AnswerBudget), then (preread) the
+// anonymous cap and the body, read whole under a deadline and the shared
+// budget. refuse answers a refusal in the binding's shape.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.Handler, refuse func(http.ResponseWriter, *http.Request, *a2a.Error), preread bool) {
 	r, e := h.authenticate(r)
 	if e != nil {
@@ -381,8 +406,11 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 	if !h.checkRate(w, r, principal, refuse) {
 		return
 	}
+	r, ok := h.admit(w, r, principal, refuse)
+	if !ok {
+		return
+	}
 	if preread {
-		var ok bool
 		if r, ok = h.readBody(w, r, principal == "", refuse); !ok {
 			return
 		}

@@ -20,11 +20,23 @@ import (
 
 // This file holds the limits per caller: a request rate (a token bucket
 // per principal, checked after authentication and before the body is
-// read) and a number of open streams per principal. Both refuse with
-// RateLimited: HTTP 429 on both HTTP bindings (with Retry-After for the
-// rate), RESOURCE_EXHAUSTED on gRPC. The core's task quotas
+// read), and what a caller may have in flight at once: calls, streams
+// and held long polls, bytes of answers being written. All refuse with
+// RateLimited: HTTP 429 with Retry-After on both HTTP bindings,
+// RESOURCE_EXHAUSTED on gRPC. The core's task quotas
 // (server.Limits: open tasks, new tasks per second) count tasks, not
 // requests, and still apply.
+
+// The defaults of what one caller may have in flight (Options.MaxCalls,
+// MaxStreams, AnswerBudget), chosen for a server of 2 cores and 1 GiB
+// (docs/security.md, "Every bound"): a call in flight costs a goroutine
+// and its buffers, some 20 KiB when small, an open stream about as much,
+// and the budget bounds what large answers not taken hold.
+const (
+	DefaultMaxCalls     = 256
+	DefaultMaxStreams   = 100
+	DefaultAnswerBudget = 64 << 20
+)
 
 // rateLimiter keeps one token bucket per key: a principal, or the client
 // address of a request without one.
@@ -116,61 +128,154 @@ func (h *Handler) checkRate(w http.ResponseWriter, r *http.Request, principal st
 	return ok
 }
 
-// streamLimiter counts the open streams of each principal (the anonymous
-// caller is one principal, "").
-type streamLimiter struct {
-	max  int
-	mu   sync.Mutex
-	open map[string]int
+// callers counts what each caller has in flight: its calls (every
+// request, from the moment dispatch admits it until its answer is taken
+// or dropped: on HTTP/2 until its stream ends), among them its streams and
+// held long polls, and the bytes of its large answers being written. A
+// caller is a principal, or for a request without one its client address
+// (rateKey): anonymous callers behind one address share their bounds.
+// A caller with nothing in flight is forgotten.
+type callers struct {
+	maxCalls, maxStreams int   // 0: no bound
+	budget               int64 // bytes of answers being written; 0: no bound
+
+	mu sync.Mutex
+	m  map[string]*caller
 }
 
-// acquire takes a stream slot for p; false when p has max open.
-func (s *streamLimiter) acquire(p string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.open[p] >= s.max {
+// caller is one caller's counts, guarded by callers.mu. A request holds
+// its caller (and so keeps it from being forgotten) from admit to leave.
+type caller struct {
+	key            string
+	calls, streams int
+	answering      int64
+}
+
+// admit counts one more call of key's caller and returns it, or the
+// refusal of a caller that has maxCalls in flight, or answers over its
+// budget that it is not taking.
+func (cs *callers) admit(key string) (*caller, *a2a.Error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.m[key]
+	switch {
+	case c == nil:
+		c = &caller{key: key}
+		cs.m[key] = c
+	case cs.maxCalls > 0 && c.calls >= cs.maxCalls:
+		return nil, limited("call limit: this caller has %d calls in flight already", cs.maxCalls)
+	case cs.budget > 0 && c.answering >= cs.budget:
+		return nil, limited("answer budget: this caller is not taking the answers it has (%d bytes)", c.answering)
+	}
+	c.calls++
+	return c, nil
+}
+
+// leave gives back a call admit counted.
+func (cs *callers) leave(c *caller) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c.calls--
+	cs.forget(c)
+}
+
+// forget drops a caller with nothing in flight. Callers hold mu.
+func (cs *callers) forget(c *caller) {
+	if c.calls <= 0 && c.streams <= 0 && c.answering <= 0 {
+		delete(cs.m, c.key)
+	}
+}
+
+// openStream counts a stream (or a held long poll) of c; false when c has
+// maxStreams open.
+func (cs *callers) openStream(c *caller) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.maxStreams > 0 && c.streams >= cs.maxStreams {
 		return false
 	}
-	s.open[p]++
+	c.streams++
 	return true
 }
 
-// release gives a slot back.
-func (s *streamLimiter) release(p string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.open[p]--; s.open[p] <= 0 {
-		delete(s.open, p)
-	}
+// closeStream gives a stream back.
+func (cs *callers) closeStream(c *caller) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c.streams--
+	cs.forget(c)
 }
 
-// middleware refuses a streaming operation (SendStreamingMessage,
-// SubscribeToTask) of a caller that has max streams open, and holds a
+// charge counts n bytes of an answer of c being written; false when c
+// has its budget's worth being written already (a first answer larger
+// than the budget is let through: it is bounded by MaxBody's kin, the
+// core's own limits, and by the write deadline).
+func (cs *callers) charge(c *caller, n int) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.budget > 0 && c.answering > 0 && c.answering+int64(n) > cs.budget {
+		return false
+	}
+	c.answering += int64(n)
+	return true
+}
+
+// refund gives back what charge counted, once the write is done.
+func (cs *callers) refund(c *caller, n int) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c.answering -= int64(n)
+	cs.forget(c)
+}
+
+// limited is the refusal of a call over one of its caller's bounds:
+// RateLimited, with Retry-After (1 s: what is in flight ends within the
+// write deadline, or when the caller takes its answers).
+func limited(format string, args ...any) *a2a.Error {
+	e := a2a.NewError(a2a.CodeRateLimited, format+"; retry later", args...)
+	return e.WithMeta(httpx.MetaRetryAfter, "1")
+}
+
+type callerKey struct{}
+
+// callerOf is the caller dispatch admitted the call on ctx under; nil
+// for a call that did not come through dispatch.
+func callerOf(ctx context.Context) *caller {
+	c, _ := ctx.Value(callerKey{}).(*caller)
+	return c
+}
+
+// streamMiddleware refuses a streaming operation (SendStreamingMessage,
+// SubscribeToTask) of a caller that has maxStreams open, and holds a
 // slot for as long as each stream lasts. A long-poll GetTask (A2A 1.1,
 // currentGeneration set; spec §3.2.7) counts as a stream while the core
 // holds it: it is given the way to take a slot (streamctx.Slot), which
 // the core uses only once it decides to hold.
-func (s *streamLimiter) middleware(next a2a.Invoker) a2a.Invoker {
+func (cs *callers) streamMiddleware(next a2a.Invoker) a2a.Invoker {
 	return a2a.InvokerFuncs{Next: next, CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
 		if r, ok := req.(*a2a.GetTaskRequest); ok && r.CurrentGeneration != nil {
-			p := principalOf(ctx)
-			ctx = streamctx.WithSlot(ctx, func() (func(), error) {
-				if !s.acquire(p) {
-					return nil, s.refusal()
-				}
-				return func() { s.release(p) }, nil
-			})
+			if c := callerOf(ctx); c != nil {
+				ctx = streamctx.WithSlot(ctx, func() (func(), error) {
+					if !cs.openStream(c) {
+						return nil, cs.streamRefusal()
+					}
+					return func() { cs.closeStream(c) }, nil
+				})
+			}
 		}
 		return next.Call(ctx, m, req)
 	}, StreamFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-		p := principalOf(ctx)
-		if !s.acquire(p) {
+		c := callerOf(ctx)
+		if c == nil {
+			return next.Stream(ctx, m, req)
+		}
+		if !cs.openStream(c) {
 			return func(yield func(a2a.StreamEvent, error) bool) {
-				yield(a2a.StreamEvent{}, s.refusal())
+				yield(a2a.StreamEvent{}, cs.streamRefusal())
 			}
 		}
 		return func(yield func(a2a.StreamEvent, error) bool) {
-			defer s.release(p)
+			defer cs.closeStream(c)
 			for ev, err := range next.Stream(ctx, m, req) {
 				if !yield(ev, err) {
 					return
@@ -180,15 +285,61 @@ func (s *streamLimiter) middleware(next a2a.Invoker) a2a.Invoker {
 	}}
 }
 
-// refusal is the error of a stream, or a held call, over the limit.
-func (s *streamLimiter) refusal() error {
-	return a2a.NewError(a2a.CodeRateLimited, "stream limit: this caller has %d streams open already; close one first", s.max)
+// streamRefusal is the error of a stream, or a held call, over the limit.
+func (cs *callers) streamRefusal() error {
+	return limited("stream limit: this caller has %d streams open already; close one first", cs.maxStreams)
 }
 
-// principalOf is the caller of the call on ctx ("" when anonymous).
-func principalOf(ctx context.Context) string {
-	if ci := a2a.CallInfoFrom(ctx); ci != nil {
-		return ci.Principal
+// newCallers returns the counts of Options' MaxCalls, MaxStreams and
+// AnswerBudget (0: the defaults; negative: no bound).
+func newCallers(maxCalls, maxStreams int, budget int64) *callers {
+	bound := func(v, def int64) int64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
 	}
-	return ""
+	return &callers{
+		maxCalls:   int(bound(int64(maxCalls), DefaultMaxCalls)),
+		maxStreams: int(bound(int64(maxStreams), DefaultMaxStreams)),
+		budget:     bound(budget, DefaultAnswerBudget),
+		m:          map[string]*caller{},
+	}
+}
+
+// admit counts r among its caller's calls and puts the caller on r's
+// context (for the stream limit) and on its answer writer (for the answer
+// budget); or answers the refusal. The call is given back when r's
+// context ends: on HTTP/2 when its stream ends, once the last of its
+// answer is sent or the stream reset; on HTTP/1.1 when the handler
+// returns (the connection, counted by connlimit, holds what is left).
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, principal string, refuse refuseFunc) (*http.Request, bool) {
+	c, e := h.callers.admit(rateKey(r, principal))
+	if e != nil {
+		refuse(w, r, e)
+		return r, false
+	}
+	ctx := context.WithValue(r.Context(), callerKey{}, c)
+	context.AfterFunc(ctx, func() { h.callers.leave(c) })
+	if aw := answerWriterOf(w); aw != nil {
+		aw.caller, aw.budget = c, h.callers
+	}
+	return r.WithContext(ctx), true
+}
+
+// answerWriterOf finds the answerWriter w is or wraps.
+func answerWriterOf(w http.ResponseWriter) *answerWriter {
+	for {
+		switch t := w.(type) {
+		case *answerWriter:
+			return t
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil
+		}
+	}
 }

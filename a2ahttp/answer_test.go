@@ -1,0 +1,313 @@
+package a2ahttp
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"math/rand/v2"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
+	"parley.dev/parley/internal/transport"
+	"parley.dev/parley/server"
+)
+
+// Answers nobody takes, tested for every entry of the protocol table over
+// every wire a client may use (HTTP/1.1, cleartext HTTP/2, HTTP/2 over
+// TLS), with each protocol's own client transport: a client that stops
+// reading loses the answer at the write deadline, and the server gives
+// back what the call held.
+
+// bigAnswers is the size of the artifact bigAgent answers with: more than
+// the test clients' HTTP/2 stream window (64 KiB) and socket buffers,
+// compressed too (gRPC gzips).
+const bigAnswers = 1 << 20
+
+// incompressible is bigAnswers letters that gzip cannot shrink below
+// three quarters.
+var incompressible = func() string {
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, bigAnswers)
+	for i := range b {
+		b[i] = letters[r.IntN(len(letters))]
+	}
+	return string(b)
+}()
+
+// bigAgent answers "idle MS" by waiting MS milliseconds between WORKING
+// and a small artifact, and any other message with a bigAnswers artifact.
+func bigAgent() server.Agent {
+	return server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		text := incompressible
+		if ms, ok := strings.CutPrefix(a2a.JoinText(req.Message.GetParts()), "idle "); ok {
+			d, _ := time.ParseDuration(ms + "ms")
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			text = "awake"
+		}
+		if err := em.Artifact(a2a.TextArtifact("out", text)); err != nil {
+			return err
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	})
+}
+
+// wires are the ways a client reaches the handler.
+var wires = []string{"HTTP/1.1", "h2c", "h2+TLS"}
+
+// smallBuffers makes a socket's buffers as small as the kernel allows, so
+// that an answer not read fills them at once.
+func smallBuffers(c syscall.RawConn) {
+	c.Control(func(fd uintptr) {
+		syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 4096)
+	})
+}
+
+// smallListener is a listener whose connections have small buffers.
+type smallListener struct{ net.Listener }
+
+func (l smallListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		if rc, err := tc.SyscallConn(); err == nil {
+			smallBuffers(rc)
+		}
+	}
+	return c, err
+}
+
+// wireServer serves bigAgent with every protocol on over wire, and
+// returns the handler, the interfaces to reach it (a gRPC one with its
+// scheme) and the http.Transport of a client.
+func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.AgentInterface, *http.Transport) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := "http://"
+	if wire == "h2+TLS" {
+		scheme = "https://"
+	}
+	base := scheme + ln.Addr().String()
+	ifaces, err := Interfaces(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifaces[2].Url = base // with its scheme: gRPC over TLS
+	card := &a2a.AgentCard{Name: "big", Description: "big answers", Version: "1.0.0",
+		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{Streaming: ptrTo(true)},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "big", Name: "big", Description: "big", Tags: []string{"big"}}}}
+	core, err := server.New(&server.Options{Card: card, Agent: bigAgent()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Card = card
+	h, err := New(core, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(h)
+	hs.Listener = smallListener{ln}
+	hs.Config.Protocols = new(http.Protocols)
+	hs.Config.Protocols.SetHTTP1(true)
+	var tr *http.Transport
+	window := &http.HTTP2Config{MaxReceiveBufferPerStream: 64 << 10, MaxReceiveBufferPerConnection: 64 << 10}
+	switch wire {
+	case "HTTP/1.1":
+		hs.Start()
+		tr = &http.Transport{Protocols: new(http.Protocols)}
+		tr.Protocols.SetHTTP1(true)
+		tr.DialContext = (&net.Dialer{Control: func(_, _ string, c syscall.RawConn) error { smallBuffers(c); return nil }}).DialContext
+	case "h2c":
+		hs.Config.Protocols.SetUnencryptedHTTP2(true)
+		hs.Start()
+		tr = &http.Transport{Protocols: new(http.Protocols), HTTP2: window}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+	default:
+		hs.Config.Protocols.SetHTTP2(true)
+		hs.EnableHTTP2 = true
+		hs.StartTLS()
+		tr = &http.Transport{Protocols: new(http.Protocols), HTTP2: window,
+			TLSClientConfig: hs.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
+		tr.Protocols.SetHTTP2(true)
+	}
+	t.Cleanup(func() { hs.Close(); core.Close(context.Background()) })
+	return h, ifaces, tr
+}
+
+// stuckReader is a client that reads no answer until released: its round
+// trips return once the test closes release, their bodies unread till
+// then.
+type stuckReader struct {
+	next    http.RoundTripper
+	release chan struct{}
+}
+
+func (s *stuckReader) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(r)
+	<-s.release
+	return resp, err
+}
+
+// protocolTransport returns p's client transport over rt.
+func protocolTransport(t *testing.T, p *protocol, ifaces []*a2a.AgentInterface, rt http.RoundTripper) transport.Transport {
+	t.Helper()
+	for _, f := range client.AllTransports() {
+		if !strings.EqualFold(f.Binding, p.binding) || (f.Version == "") != (p.version == a2a.ProtocolVersion) {
+			continue
+		}
+		for _, in := range ifaces {
+			if in.GetProtocolBinding() == p.binding {
+				h := http.Header{}
+				if p.version == a2a.ProtocolVersion {
+					h.Set("A2A-Version", p.version)
+				}
+				tr, err := f.New(in, transport.Config{HTTPClient: &http.Client{Transport: rt}, Header: h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { tr.Close() })
+				return tr
+			}
+		}
+	}
+	t.Fatalf("no client transport for %s %s", p.version, p.binding)
+	return nil
+}
+
+func textMessage(text string) *a2a.SendMessageRequest {
+	return &a2a.SendMessageRequest{Message: &a2a.Message{MessageId: a2a.NewID(), Role: a2a.Role_ROLE_USER,
+		Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: text}}}}}
+}
+
+// inFlight is the number of callers with anything in flight.
+func (h *Handler) inFlight() int {
+	h.callers.mu.Lock()
+	defer h.callers.mu.Unlock()
+	return len(h.callers.m)
+}
+
+// awaitReleased waits until the handler holds nothing for any caller.
+func awaitReleased(t *testing.T, h *Handler, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for h.inFlight() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the call is still held %v after its answer stopped being read", what, 20*time.Second)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPipelineCutsAnswersNotTaken: a unary answer and a stream event that
+// the client does not take within WriteTimeout are cut, on every protocol
+// and wire, and the call is given back; the client then sees a failed
+// call, not a whole answer.
+func TestPipelineCutsAnswersNotTaken(t *testing.T) {
+	for _, wire := range wires {
+		t.Run(wire, func(t *testing.T) {
+			h, ifaces, base := wireServer(t, wire, Options{WriteTimeout: 200 * time.Millisecond})
+			forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+				if wire == "HTTP/1.1" && p.binding == a2a.BindingGRPC {
+					t.Skip("gRPC needs HTTP/2")
+				}
+				stuck := &stuckReader{next: base, release: make(chan struct{})}
+				tr := protocolTransport(t, p, ifaces, stuck)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+
+				unary := make(chan error, 1)
+				go func() {
+					resp, err := tr.Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), textMessage("big"))
+					if err == nil && len(resp.(*a2a.SendMessageResponse).GetTask().GetArtifacts()) > 0 {
+						t.Errorf("SendMessage: the whole answer arrived after it was cut")
+					}
+					unary <- err
+				}()
+				awaitPending(t, h)
+				awaitReleased(t, h, "SendMessage")
+				close(stuck.release)
+				if err := <-unary; err == nil {
+					t.Errorf("SendMessage: no error, want the cut answer's")
+				}
+
+				stuck.release = make(chan struct{})
+				streamed := make(chan error, 1)
+				go func() {
+					var last error
+					for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSendStreamingMessage), textMessage("big")) {
+						if a := ev.Response.GetArtifactUpdate(); a != nil {
+							t.Errorf("stream: the big event arrived after it was cut")
+						}
+						last = err
+					}
+					streamed <- last
+				}()
+				awaitPending(t, h)
+				awaitReleased(t, h, "SendStreamingMessage")
+				close(stuck.release)
+				if err := <-streamed; err == nil {
+					t.Errorf("SendStreamingMessage: ended without an error, want the cut stream's")
+				}
+			})
+		})
+	}
+}
+
+// awaitPending waits until a call is in flight.
+func awaitPending(t *testing.T, h *Handler) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.inFlight() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the handler")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestIdleStreamOutlivesWriteTimeout: the write deadline runs only while
+// a write waits: a stream silent for longer (no keep-alives) goes on, on
+// every protocol and wire.
+func TestIdleStreamOutlivesWriteTimeout(t *testing.T) {
+	for _, wire := range wires {
+		t.Run(wire, func(t *testing.T) {
+			h, ifaces, base := wireServer(t, wire, Options{WriteTimeout: 100 * time.Millisecond, KeepAlive: -1})
+			forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+				if wire == "HTTP/1.1" && p.binding == a2a.BindingGRPC {
+					t.Skip("gRPC needs HTTP/2")
+				}
+				tr := protocolTransport(t, p, ifaces, base)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				var got string
+				for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSendStreamingMessage), textMessage("idle 400")) {
+					if err != nil {
+						t.Fatalf("stream: %v", err)
+					}
+					if a := ev.Response.GetArtifactUpdate(); a != nil {
+						got = a2a.JoinText(a.GetArtifact().GetParts())
+					}
+				}
+				if got != "awake" {
+					t.Errorf("stream: artifact %q, want %q", got, "awake")
+				}
+			})
+		})
+	}
+}

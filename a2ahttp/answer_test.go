@@ -2,9 +2,9 @@ package a2ahttp
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"net/http"
-	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
 	"syscall"

@@ -311,3 +311,71 @@ func TestIdleStreamOutlivesWriteTimeout(t *testing.T) {
 		})
 	}
 }
+
+// held is what the handler counts for all callers: calls in flight and
+// bytes of answers being written.
+func (h *Handler) held() (calls int, answering int64) {
+	h.callers.mu.Lock()
+	defer h.callers.mu.Unlock()
+	for _, c := range h.callers.m {
+		calls, answering = calls+c.calls, answering+c.answering
+	}
+	return calls, answering
+}
+
+// TestCallerBoundsCountAnswersNotTaken: calls whose answers are not taken
+// count against their caller until they are, on every protocol: over
+// MaxCalls, or over AnswerBudget, the next call is refused with
+// RateLimited; once the answers are taken, the caller may call again.
+func TestCallerBoundsCountAnswersNotTaken(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		stuck int
+	}{
+		{"MaxCalls", Options{MaxCalls: 2, AnswerBudget: -1, WriteTimeout: time.Minute}, 2},
+		{"AnswerBudget", Options{MaxCalls: -1, AnswerBudget: bigAnswers / 2, WriteTimeout: time.Minute}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, ifaces, base := wireServer(t, "h2c", tc.opts)
+			forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+				stuck := &stuckReader{next: base, release: make(chan struct{})}
+				tr := protocolTransport(t, p, ifaces, stuck)
+				free := protocolTransport(t, p, ifaces, base.Clone()) // a connection of its own: the stuck ones hold its window
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				send := a2a.MethodByName(a2a.MethodSendMessage)
+				done := make(chan error, tc.stuck)
+				for range tc.stuck {
+					go func() {
+						_, err := tr.Call(ctx, send, textMessage("big"))
+						done <- err
+					}()
+				}
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+					calls, answering := h.held()
+					if calls == tc.stuck && answering > 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%d calls and %d bytes held, want %d calls writing", calls, answering, tc.stuck)
+					}
+				}
+				_, err := free.Call(ctx, send, textMessage("idle 0"))
+				if a2a.AsError(err).Code != a2a.CodeRateLimited {
+					t.Errorf("a call while %d answers are not taken: %v, want RateLimited", tc.stuck, err)
+				}
+				close(stuck.release)
+				for range tc.stuck {
+					if err := <-done; err != nil {
+						t.Errorf("a stuck call, once read: %v", err)
+					}
+				}
+				awaitReleased(t, h, "the answers taken")
+				if _, err := free.Call(ctx, send, textMessage("idle 0")); err != nil {
+					t.Errorf("a call once the answers are taken: %v", err)
+				}
+			})
+		})
+	}
+}

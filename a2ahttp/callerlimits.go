@@ -149,6 +149,11 @@ type caller struct {
 	key            string
 	calls, streams int
 	answering      int64
+	// over is set when an answer of the caller was dropped for its
+	// budget, and cleared once none of its answers is being written: the
+	// caller's calls are refused meanwhile, so that a caller that does not
+	// take its answers does not make the server encode more of them.
+	over bool
 }
 
 // admit counts one more call of key's caller and returns it, or the
@@ -164,7 +169,7 @@ func (cs *callers) admit(key string) (*caller, *a2a.Error) {
 		cs.m[key] = c
 	case cs.maxCalls > 0 && c.calls >= cs.maxCalls:
 		return nil, limited("call limit: this caller has %d calls in flight already", cs.maxCalls)
-	case cs.budget > 0 && c.answering >= cs.budget:
+	case cs.budget > 0 && (c.over || c.answering >= cs.budget):
 		return nil, limited("answer budget: this caller is not taking the answers it has (%d bytes)", c.answering)
 	}
 	c.calls++
@@ -214,6 +219,7 @@ func (cs *callers) charge(c *caller, n int) bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.budget > 0 && c.answering > 0 && c.answering+int64(n) > cs.budget {
+		c.over = true
 		return false
 	}
 	c.answering += int64(n)
@@ -225,6 +231,9 @@ func (cs *callers) refund(c *caller, n int) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c.answering -= int64(n)
+	if c.answering <= 0 {
+		c.over = false
+	}
 	cs.forget(c)
 }
 

@@ -113,7 +113,9 @@ type Options struct {
 	// answer has been taken or dropped (default DefaultMaxCalls; negative:
 	// no limit). A caller is a principal; requests without one count per
 	// client address. One more is refused with RateLimited (429 with
-	// Retry-After, RESOURCE_EXHAUSTED on gRPC).
+	// Retry-After, RESOURCE_EXHAUSTED on gRPC). A stream parked off
+	// net/http (Parking) leaves the count of calls, and stays in that of
+	// streams.
 	MaxCalls int
 	// MaxStreams is the number of streams (SendStreamingMessage,
 	// SubscribeToTask, and the A2A 1.1 GetTask long polls while the core

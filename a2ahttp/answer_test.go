@@ -108,19 +108,7 @@ func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.Agent
 		t.Fatal(err)
 	}
 	ifaces[2].Url = base // with its scheme: gRPC over TLS
-	card := &a2a.AgentCard{Name: "big", Description: "big answers", Version: "1.0.0",
-		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{Streaming: ptrTo(true)},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []*a2a.AgentSkill{{Id: "big", Name: "big", Description: "big", Tags: []string{"big"}}}}
-	core, err := server.New(&server.Options{Card: card, Agent: bigAgent()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Card = card
-	h, err := New(core, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := matrixHandler(t, ifaces, bigAgent(), opts)
 	hs := httptest.NewUnstartedServer(h)
 	hs.Listener = smallListener{ln}
 	hs.Config.Protocols = new(http.Protocols)
@@ -146,7 +134,7 @@ func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.Agent
 			TLSClientConfig: hs.Client().Transport.(*http.Transport).TLSClientConfig.Clone()}
 		tr.Protocols.SetHTTP2(true)
 	}
-	t.Cleanup(func() { hs.Close(); core.Close(context.Background()) })
+	t.Cleanup(hs.Close)
 	return h, ifaces, tr
 }
 
@@ -205,12 +193,23 @@ func (h *Handler) inFlight() int {
 // awaitReleased waits until the handler holds nothing for any caller.
 func awaitReleased(t *testing.T, h *Handler, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for h.inFlight() > 0 {
+	await(t, 20*time.Second, what+": the call is still held after its answer stopped being read", func() bool { return h.inFlight() == 0 })
+}
+
+// awaitPending waits until a call is in flight.
+func awaitPending(t *testing.T, h *Handler) {
+	t.Helper()
+	await(t, 10*time.Second, "the call never reached the handler", func() bool { return h.inFlight() > 0 })
+}
+
+// await waits up to wait for cond, and fails with why when it does not
+// come.
+func await(t *testing.T, wait time.Duration, why string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the call is still held %v after its answer stopped being read", what, 20*time.Second)
+			t.Fatalf("%s (waited %v)", why, wait)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -226,59 +225,51 @@ func TestPipelineCutsAnswersNotTaken(t *testing.T) {
 				if wire == "HTTP/1.1" && p.binding == a2a.BindingGRPC {
 					t.Skip("gRPC needs HTTP/2")
 				}
-				stuck := &stuckReader{next: base, release: make(chan struct{})}
+				stuck := &stuckReader{next: base}
 				tr := protocolTransport(t, p, ifaces, stuck)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-
-				unary := make(chan error, 1)
-				go func() {
-					resp, err := tr.Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), textMessage("big"))
-					if err == nil && len(resp.(*a2a.SendMessageResponse).GetTask().GetArtifacts()) > 0 {
-						t.Errorf("SendMessage: the whole answer arrived after it was cut")
+				for _, c := range cutCalls {
+					stuck.release = make(chan struct{})
+					type outcome struct {
+						whole bool
+						err   error
 					}
-					unary <- err
-				}()
-				awaitPending(t, h)
-				awaitReleased(t, h, "SendMessage")
-				close(stuck.release)
-				if err := <-unary; err == nil {
-					t.Errorf("SendMessage: no error, want the cut answer's")
-				}
-
-				stuck.release = make(chan struct{})
-				streamed := make(chan error, 1)
-				go func() {
-					var last error
-					for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSendStreamingMessage), textMessage("big")) {
-						if a := ev.Response.GetArtifactUpdate(); a != nil {
-							t.Errorf("stream: the big event arrived after it was cut")
-						}
-						last = err
+					done := make(chan outcome, 1)
+					go func() {
+						whole, err := c.run(ctx, tr)
+						done <- outcome{whole, err}
+					}()
+					awaitPending(t, h)
+					awaitReleased(t, h, c.name)
+					close(stuck.release)
+					if o := <-done; o.whole || o.err == nil {
+						t.Errorf("%s: the whole answer %v, error %v; want it cut, and an error", c.name, o.whole, o.err)
 					}
-					streamed <- last
-				}()
-				awaitPending(t, h)
-				awaitReleased(t, h, "SendStreamingMessage")
-				close(stuck.release)
-				if err := <-streamed; err == nil {
-					t.Errorf("SendStreamingMessage: ended without an error, want the cut stream's")
 				}
 			})
 		})
 	}
 }
 
-// awaitPending waits until a call is in flight.
-func awaitPending(t *testing.T, h *Handler) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.inFlight() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the call never reached the handler")
+// cutCalls are the calls whose answers TestPipelineCutsAnswersNotTaken
+// leaves untaken: run reports whether the big answer arrived whole, and
+// the call's error.
+var cutCalls = []struct {
+	name string
+	run  func(ctx context.Context, tr transport.Transport) (whole bool, err error)
+}{
+	{"SendMessage", func(ctx context.Context, tr transport.Transport) (bool, error) {
+		resp, err := tr.Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), textMessage("big"))
+		return err == nil && len(resp.(*a2a.SendMessageResponse).GetTask().GetArtifacts()) > 0, err
+	}},
+	{"SendStreamingMessage", func(ctx context.Context, tr transport.Transport) (whole bool, last error) {
+		for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSendStreamingMessage), textMessage("big")) {
+			whole = whole || ev.Response.GetArtifactUpdate() != nil
+			last = err
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return whole, last
+	}},
 }
 
 // TestIdleStreamOutlivesWriteTimeout: the write deadline runs only while
@@ -352,15 +343,10 @@ func TestCallerBoundsCountAnswersNotTaken(t *testing.T) {
 						done <- err
 					}()
 				}
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				await(t, 10*time.Second, "the stuck calls are not all writing", func() bool {
 					calls, answering := h.held()
-					if calls == tc.stuck && answering > 0 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%d calls and %d bytes held, want %d calls writing", calls, answering, tc.stuck)
-					}
-				}
+					return calls == tc.stuck && answering > 0
+				})
 				_, err := free.Call(ctx, send, textMessage("idle 0"))
 				if a2a.AsError(err).Code != a2a.CodeRateLimited {
 					t.Errorf("a call while %d answers are not taken: %v, want RateLimited", tc.stuck, err)

@@ -38,25 +38,34 @@ func matrixServer(t *testing.T, opts Options) (*Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := matrixHandler(t, ifaces, agents.Echo(), opts)
+	hs := &http.Server{Handler: h, Protocols: new(http.Protocols)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return h, base
+}
+
+// matrixHandler returns a handler of agent with every protocol on, its
+// card listing ifaces; the core is closed when the test ends.
+func matrixHandler(t *testing.T, ifaces []*a2a.AgentInterface, agent server.Agent, opts Options) *Handler {
+	t.Helper()
 	card := &a2a.AgentCard{Name: "matrix", Description: "protocol matrix", Version: "1.0.0",
 		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{Streaming: ptrTo(true)},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []*a2a.AgentSkill{{Id: "echo", Name: "echo", Description: "echo", Tags: []string{"echo"}}}}
-	core, err := server.New(&server.Options{Card: card, Agent: agents.Echo()})
+	core, err := server.New(&server.Options{Card: card, Agent: agent})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { core.Close(context.Background()) })
 	opts.Card = card
 	h, err := New(core, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: h, Protocols: new(http.Protocols)}
-	hs.Protocols.SetHTTP1(true)
-	hs.Protocols.SetUnencryptedHTTP2(true)
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); core.Close(context.Background()) })
-	return h, base
+	return h
 }
 
 func ptrTo[T any](v T) *T { return &v }

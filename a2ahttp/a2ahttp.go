@@ -408,9 +408,12 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 	if !h.checkRate(w, r, principal, refuse) {
 		return
 	}
-	r, ok := h.admit(w, r, principal, refuse)
+	r, release, ok := h.admit(w, r, principal, refuse)
 	if !ok {
 		return
+	}
+	if release != nil {
+		defer h.callers.leave(release)
 	}
 	if preread {
 		if r, ok = h.readBody(w, r, principal == "", refuse); !ok {

@@ -46,11 +46,11 @@ var errAnswerBudget = errors.New("a2ahttp: the caller's answers not yet taken ar
 // ResponseWriter is.
 type answerWriter struct {
 	http.ResponseWriter
-	rc       *http.ResponseController // of the wrapped writer
-	timeout  time.Duration            // 0: no deadline
-	armed    bool                     // a deadline of ours is set
-	hijacked bool                     // the connection is Parking's now
-	caller   *caller                  // charged for large writes; nil: nobody (before dispatch admits the request)
+	rc       http.ResponseController // of the wrapped writer
+	timeout  time.Duration           // 0: no deadline
+	armed    bool                    // a deadline of ours is set
+	hijacked bool                    // the connection is Parking's now
+	caller   *caller                 // charged for large writes; nil: nobody (before dispatch admits the request)
 	budget   *callers
 }
 
@@ -59,7 +59,7 @@ type answerWriter struct {
 // previous request: it is lifted, so that what net/http writes for this
 // request before the handler does (100 Continue) is not refused.
 func newAnswerWriter(w http.ResponseWriter, r *http.Request, timeout time.Duration) *answerWriter {
-	a := &answerWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+	a := &answerWriter{ResponseWriter: w, rc: *http.NewResponseController(w), timeout: timeout}
 	if timeout > 0 && r.ProtoMajor == 1 {
 		a.rc.SetWriteDeadline(time.Time{})
 	}

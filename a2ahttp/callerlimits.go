@@ -38,14 +38,14 @@ const (
 	DefaultAnswerBudget = 64 << 20
 )
 
-// rateLimiter keeps one token bucket per key: a principal, or the client
-// address of a request without one.
+// rateLimiter keeps one token bucket per caller: a principal, or the
+// client address of a request without one.
 type rateLimiter struct {
 	limit rate.Limit
 	burst int
 
 	mu        sync.Mutex
-	buckets   map[string]*rate.Limiter
+	buckets   map[callerID]*rate.Limiter
 	nextSweep int
 }
 
@@ -59,12 +59,12 @@ func newRateLimiter(perSecond float64, burst int) *rateLimiter {
 	if burst <= 0 {
 		burst = max(1, int(math.Ceil(perSecond)))
 	}
-	return &rateLimiter{limit: rate.Limit(perSecond), burst: burst, buckets: map[string]*rate.Limiter{}, nextSweep: 1024}
+	return &rateLimiter{limit: rate.Limit(perSecond), burst: burst, buckets: map[callerID]*rate.Limiter{}, nextSweep: 1024}
 }
 
 // allow takes a token from key's bucket; when there is none it returns
 // false and how long until there is.
-func (l *rateLimiter) allow(key string, now time.Time) (bool, time.Duration) {
+func (l *rateLimiter) allow(key callerID, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	b := l.buckets[key]
 	if b == nil {
@@ -95,19 +95,6 @@ func (l *rateLimiter) sweep(now time.Time) {
 	l.nextSweep = max(1024, 2*len(l.buckets))
 }
 
-// rateKey is the bucket of a request: its principal, or its client
-// address (without the port) when it has none.
-func rateKey(r *http.Request, principal string) string {
-	if principal != "" {
-		return "p:" + principal
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "addr:" + host
-}
-
 // rateLimited is the refusal of a request over its rate.
 func rateLimited(wait time.Duration) *a2a.Error {
 	secs := max(1, int(math.Ceil(wait.Seconds())))
@@ -121,7 +108,7 @@ func (h *Handler) checkRate(w http.ResponseWriter, r *http.Request, principal st
 	if h.rate == nil {
 		return true
 	}
-	ok, wait := h.rate.allow(rateKey(r, principal), time.Now())
+	ok, wait := h.rate.allow(callerKeyOf(r, principal), time.Now())
 	if !ok {
 		refuse(w, r, rateLimited(wait))
 	}
@@ -133,20 +120,38 @@ func (h *Handler) checkRate(w http.ResponseWriter, r *http.Request, principal st
 // or dropped: on HTTP/2 until its stream ends), among them its streams and
 // held long polls, and the bytes of its large answers being written. A
 // caller is a principal, or for a request without one its client address
-// (rateKey): anonymous callers behind one address share their bounds.
+// (callerKeyOf): anonymous callers behind one address share their bounds.
 // A caller with nothing in flight is forgotten.
 type callers struct {
 	maxCalls, maxStreams int   // 0: no bound
 	budget               int64 // bytes of answers being written; 0: no bound
 
 	mu sync.Mutex
-	m  map[string]*caller
+	m  map[callerID]*caller
+}
+
+// callerID names a caller: a principal, or the client address of a
+// request without one.
+type callerID struct {
+	principal, addr string
+}
+
+// callerKeyOf is the caller of r, made by principal when it has one.
+func callerKeyOf(r *http.Request, principal string) callerID {
+	if principal != "" {
+		return callerID{principal: principal}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return callerID{addr: host}
 }
 
 // caller is one caller's counts, guarded by callers.mu. A request holds
 // its caller (and so keeps it from being forgotten) from admit to leave.
 type caller struct {
-	key            string
+	key            callerID
 	calls, streams int
 	answering      int64
 	// over is set when an answer of the caller was dropped for its
@@ -159,7 +164,7 @@ type caller struct {
 // admit counts one more call of key's caller and returns it, or the
 // refusal of a caller that has maxCalls in flight, or answers over its
 // budget that it is not taking.
-func (cs *callers) admit(key string) (*caller, *a2a.Error) {
+func (cs *callers) admit(key callerID) (*caller, *a2a.Error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := cs.m[key]
@@ -315,28 +320,33 @@ func newCallers(maxCalls, maxStreams int, budget int64) *callers {
 		maxCalls:   int(bound(int64(maxCalls), DefaultMaxCalls)),
 		maxStreams: int(bound(int64(maxStreams), DefaultMaxStreams)),
 		budget:     bound(budget, DefaultAnswerBudget),
-		m:          map[string]*caller{},
+		m:          map[callerID]*caller{},
 	}
 }
 
 // admit counts r among its caller's calls and puts the caller on r's
 // context (for the stream limit) and on its answer writer (for the answer
-// budget); or answers the refusal. The call is given back when r's
-// context ends: on HTTP/2 when its stream ends, once the last of its
-// answer is sent or the stream reset; on HTTP/1.1 when the handler
-// returns (the connection, counted by connlimit, holds what is left).
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, principal string, refuse refuseFunc) (*http.Request, bool) {
-	c, e := h.callers.admit(rateKey(r, principal))
+// budget); or answers the refusal. An HTTP/2 call is given back when its
+// stream ends, once the last of its answer is sent or the stream reset;
+// an HTTP/1.1 call, which the caller gives back (release), when the
+// handler returns (the connection, counted by connlimit, holds what
+// net/http still has to send).
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, principal string, refuse refuseFunc) (_ *http.Request, release *caller, ok bool) {
+	c, e := h.callers.admit(callerKeyOf(r, principal))
 	if e != nil {
 		refuse(w, r, e)
-		return r, false
+		return r, nil, false
 	}
 	ctx := context.WithValue(r.Context(), callerKey{}, c)
-	context.AfterFunc(ctx, func() { h.callers.leave(c) })
+	if r.ProtoMajor >= 2 {
+		context.AfterFunc(ctx, func() { h.callers.leave(c) })
+	} else {
+		release = c
+	}
 	if aw := answerWriterOf(w); aw != nil {
 		aw.caller, aw.budget = c, h.callers
 	}
-	return r.WithContext(ctx), true
+	return r.WithContext(ctx), release, true
 }
 
 // answerWriterOf finds the answerWriter w is or wraps.

@@ -41,20 +41,24 @@ var incompressible = func() string {
 }()
 
 // bigAgent answers "idle MS" by waiting MS milliseconds between WORKING
-// and a small artifact, and any other message with a bigAnswers artifact.
+// and a small artifact, "late MS" by waiting as long before a bigAnswers
+// artifact, and any other message with a bigAnswers artifact at once.
 func bigAgent() server.Agent {
 	return server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 			return err
 		}
 		text := incompressible
-		if ms, ok := strings.CutPrefix(a2a.JoinText(req.Message.GetParts()), "idle "); ok {
+		cmd, ms, _ := strings.Cut(a2a.JoinText(req.Message.GetParts()), " ")
+		if cmd == "idle" || cmd == "late" {
 			d, _ := time.ParseDuration(ms + "ms")
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+		}
+		if cmd == "idle" {
 			text = "awake"
 		}
 		if err := em.Artifact(a2a.TextArtifact("out", text)); err != nil {
@@ -364,4 +368,41 @@ func TestCallerBoundsCountAnswersNotTaken(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestParkedStreamMeetsWriteTimeout: a SubscribeToTask stream parked off
+// net/http (HTTP/1.1, silent for a while) whose client stops reading is
+// cut at the handler's write deadline, on its bare connection, on every
+// protocol that parks.
+func TestParkedStreamMeetsWriteTimeout(t *testing.T) {
+	parking := NewParking(0)
+	defer parking.Close()
+	h, ifaces, base := wireServer(t, "HTTP/1.1", Options{WriteTimeout: 200 * time.Millisecond, Parking: parking, KeepAlive: -1})
+	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+		if p.binding == a2a.BindingGRPC {
+			t.Skip("gRPC needs HTTP/2, where nothing parks")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		req := textMessage("late 300")
+		req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+		resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitReleased(t, h, "SendMessage")
+		stuck := &stuckReader{next: base, release: make(chan struct{})}
+		tr := protocolTransport(t, p, ifaces, stuck)
+		parked := false
+		go func() {
+			sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+			for range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+			}
+		}()
+		await(t, 10*time.Second, "the stream did not park, or was not cut once parked", func() bool {
+			parked = parked || parking.Streams() > 0
+			return parked && h.inFlight() == 0 // the parked stream cut, its slot given back
+		})
+		close(stuck.release)
+	})
 }

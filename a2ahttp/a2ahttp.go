@@ -128,7 +128,9 @@ type Options struct {
 	// DefaultWriteTimeout; negative: no bound). A client that does not
 	// loses the stream (HTTP/2) or the connection (HTTP/1.1), and what the
 	// answer held is released. An idle stream is not cut: the deadline
-	// runs only while a write waits.
+	// runs only while a write waits. When the http.Server sets its own
+	// WriteTimeout, which bounds each response whole (streams included),
+	// that applies instead.
 	WriteTimeout time.Duration
 	// AnswerBudget is the memory each caller's answers of 64 KiB or more
 	// may hold while they are being written (default DefaultAnswerBudget;

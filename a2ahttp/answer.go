@@ -54,11 +54,16 @@ type answerWriter struct {
 	budget   *callers
 }
 
-// newAnswerWriter returns w with write deadlines of timeout (0: none). On
-// HTTP/1.1 the connection may still carry the deadline that ended its
+// newAnswerWriter returns w with write deadlines of timeout (0: none).
+// An http.Server with a WriteTimeout of its own bounds its responses
+// whole, and gets no deadline of the writer's (which would lift its own).
+// On HTTP/1.1 the connection may still carry the deadline that ended its
 // previous request: it is lifted, so that what net/http writes for this
 // request before the handler does (100 Continue) is not refused.
 func newAnswerWriter(w http.ResponseWriter, r *http.Request, timeout time.Duration) *answerWriter {
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.WriteTimeout > 0 {
+		timeout = 0
+	}
 	a := &answerWriter{ResponseWriter: w, rc: *http.NewResponseController(w), timeout: timeout}
 	if timeout > 0 && r.ProtoMajor == 1 {
 		a.rc.SetWriteDeadline(time.Time{})

@@ -132,11 +132,13 @@ type Options struct {
 	// WriteTimeout, which bounds each response whole (streams included),
 	// that applies instead.
 	WriteTimeout time.Duration
-	// AnswerBudget is the memory each caller's answers of 64 KiB or more
-	// may hold while they are being written (default DefaultAnswerBudget;
-	// negative: none). A caller over it gets RateLimited for its next
-	// calls; an answer that finds it full is dropped as one past
-	// WriteTimeout is. A first answer larger than the budget still goes.
+	// AnswerBudget is the memory each caller's answers (and stream
+	// events) of 64 KiB or more may hold while they are being written,
+	// counted by their protobuf size before they are encoded (default
+	// DefaultAnswerBudget; negative: none). An answer the budget has no
+	// room for is not encoded: the call is refused with RateLimited (a
+	// stream ends with it), and so are the caller's next calls until its
+	// answers are taken. A first answer larger than the budget still goes.
 	AnswerBudget int64
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).
@@ -256,8 +258,8 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 
 // middleware returns the middleware of one binding, outermost first:
 // BindingMiddleware's for it (which so sees every call, refused ones too),
-// the per-caller stream limit (MaxStreams), then Middleware; in a slice of
-// its own.
+// the per-caller stream limit and answer budget (MaxStreams,
+// AnswerBudget), then Middleware; in a slice of its own.
 func (h *Handler) middleware(binding string) []a2a.Middleware {
 	var mw []a2a.Middleware
 	if f := h.opts.BindingMiddleware; f != nil {
@@ -265,8 +267,8 @@ func (h *Handler) middleware(binding string) []a2a.Middleware {
 			mw = append(mw, m)
 		}
 	}
-	if h.callers.maxStreams > 0 {
-		mw = append(mw, h.callers.streamMiddleware)
+	if h.callers.maxStreams > 0 || h.callers.budget > 0 {
+		mw = append(mw, h.callers.middleware)
 	}
 	return append(mw, h.opts.Middleware...)
 }

@@ -2,7 +2,6 @@ package a2ahttp
 
 import (
 	"bufio"
-	"errors"
 	"net"
 	"net/http"
 	"time"
@@ -10,8 +9,7 @@ import (
 
 // This file holds the one place every byte of a response goes through, on
 // every protocol, HTTP/1.1 and HTTP/2 alike: answerWriter, which gives
-// each write a deadline (Options.WriteTimeout) and charges the large ones
-// to their caller's answer budget (Options.AnswerBudget).
+// each write a deadline (Options.WriteTimeout).
 //
 // A client that does not take a write within the deadline loses it: on
 // HTTP/2 the stream is reset (net/http's per-stream write deadline, which
@@ -31,16 +29,6 @@ import (
 // event). At 30 s a 10 MiB answer needs about 350 KB/s.
 const DefaultWriteTimeout = 30 * time.Second
 
-// bigAnswer is the size from which a write is charged to its caller's
-// answer budget: smaller ones cost less than the goroutine that makes
-// them, which MaxCalls bounds.
-const bigAnswer = 64 << 10
-
-// errAnswerBudget is the error of a write its caller's answer budget has
-// no room for: the answer is dropped, its stream reset or its connection
-// closed, as for a write past its deadline.
-var errAnswerBudget = errors.New("a2ahttp: the caller's answers not yet taken are over its answer budget")
-
 // answerWriter is the http.ResponseWriter a Handler's handlers write to;
 // see the file comment. It is used by one goroutine at a time, as a
 // ResponseWriter is.
@@ -50,8 +38,6 @@ type answerWriter struct {
 	timeout  time.Duration           // 0: no deadline
 	armed    bool                    // a deadline of ours is set
 	hijacked bool                    // the connection is Parking's now
-	caller   *caller                 // charged for large writes; nil: nobody (before dispatch admits the request)
-	budget   *callers
 }
 
 // newAnswerWriter returns w with write deadlines of timeout (0: none).
@@ -89,25 +75,10 @@ func (w *answerWriter) disarm() {
 
 // Write implements http.ResponseWriter.
 func (w *answerWriter) Write(b []byte) (int, error) {
-	if w.caller != nil && len(b) >= bigAnswer {
-		if !w.budget.charge(w.caller, len(b)) {
-			w.drop()
-			return 0, errAnswerBudget
-		}
-		defer w.budget.refund(w.caller, len(b))
-	}
 	w.arm()
 	n, err := w.ResponseWriter.Write(b)
 	w.disarm()
 	return n, err
-}
-
-// drop ends the response at once: a deadline in the past resets an HTTP/2
-// stream, and makes an HTTP/1.1 connection's writes fail (net/http then
-// closes it).
-func (w *answerWriter) drop() {
-	w.rc.SetWriteDeadline(time.Unix(1, 0))
-	w.timeout, w.armed = 0, false // nothing may lift it
 }
 
 // FlushError implements what http.ResponseController.Flush looks for.

@@ -118,13 +118,13 @@ func (h *Handler) checkRate(w http.ResponseWriter, r *http.Request, principal st
 // callers counts what each caller has in flight: its calls (every
 // request, from the moment dispatch admits it until its answer is taken
 // or dropped: on HTTP/2 until its stream ends), among them its streams and
-// held long polls, and the bytes of its large answers being written. A
+// held long polls, and the bytes of its large answers not yet written. A
 // caller is a principal, or for a request without one its client address
 // (callerKeyOf): anonymous callers behind one address share their bounds.
 // A caller with nothing in flight is forgotten.
 type callers struct {
 	maxCalls, maxStreams int   // 0: no bound
-	budget               int64 // bytes of answers being written; 0: no bound
+	budget               int64 // bytes of large answers not yet written; 0: no bound
 
 	mu sync.Mutex
 	m  map[callerID]*caller
@@ -154,17 +154,25 @@ type caller struct {
 	key            callerID
 	calls, streams int
 	answering      int64
-	// over is set when an answer of the caller was dropped for its
-	// budget, and cleared once none of its answers is being written: the
+	// over is set when an answer of the caller was refused for its
+	// budget, and cleared once none of its answers is charged: the
 	// caller's calls are refused meanwhile, so that a caller that does not
-	// take its answers does not make the server encode more of them.
+	// take its answers does not make the server read more of them.
 	over bool
+}
+
+// call is one admitted request: its caller, and the bytes of its unary
+// answer charged to the caller's answer budget, given back when the call
+// leaves (guarded by callers.mu).
+type call struct {
+	c       *caller
+	charged int64
 }
 
 // admit counts one more call of key's caller and returns it, or the
 // refusal of a caller that has maxCalls in flight, or answers over its
 // budget that it is not taking.
-func (cs *callers) admit(key callerID) (*caller, *a2a.Error) {
+func (cs *callers) admit(key callerID) (*call, *a2a.Error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := cs.m[key]
@@ -178,14 +186,16 @@ func (cs *callers) admit(key callerID) (*caller, *a2a.Error) {
 		return nil, limited("answer budget: this caller is not taking the answers it has (%d bytes)", c.answering)
 	}
 	c.calls++
-	return c, nil
+	return &call{c: c}, nil
 }
 
-// leave gives back a call admit counted.
-func (cs *callers) leave(c *caller) {
+// leave gives back a call admit counted, and what its answer was charged.
+func (cs *callers) leave(cl *call) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	c := cl.c
 	c.calls--
+	cs.give(c, cl.charged)
 	cs.forget(c)
 }
 
@@ -216,30 +226,54 @@ func (cs *callers) closeStream(c *caller) {
 	cs.forget(c)
 }
 
-// charge counts n bytes of an answer of c being written; false when c
-// has its budget's worth being written already (a first answer larger
-// than the budget is let through: it is bounded by MaxBody's kin, the
-// core's own limits, and by the write deadline).
-func (cs *callers) charge(c *caller, n int) bool {
+// charge counts n bytes of an answer of c about to be written (n is the
+// answer's protobuf size, close to what any binding writes); false when c
+// has its budget's worth being written already. A first answer larger than
+// the budget is let through: the core's own limits bound it, and the write
+// deadline how long it is held. A refusal marks c over its budget until
+// its answers are taken (caller.over).
+func (cs *callers) charge(c *caller, n int64) bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.budget > 0 && c.answering > 0 && c.answering+int64(n) > cs.budget {
+	if cs.budget > 0 && c.answering > 0 && c.answering+n > cs.budget {
 		c.over = true
 		return false
 	}
-	c.answering += int64(n)
+	c.answering += n
 	return true
 }
 
-// refund gives back what charge counted, once the write is done.
-func (cs *callers) refund(c *caller, n int) {
+// refund gives back what charge counted, once the answer is written.
+func (cs *callers) refund(c *caller, n int64) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	c.answering -= int64(n)
+	cs.give(c, n)
+	cs.forget(c)
+}
+
+// give uncounts n bytes of c's answers. Callers hold mu.
+func (cs *callers) give(c *caller, n int64) {
+	c.answering -= n
 	if c.answering <= 0 {
 		c.over = false
 	}
-	cs.forget(c)
+}
+
+// bigAnswer is the size from which an answer or an event is charged to
+// its caller's answer budget: smaller ones cost less than the goroutine
+// that makes them, which MaxCalls bounds.
+const bigAnswer = 64 << 10
+
+// answerSize is what an answer or event of size n is charged: n from
+// bigAnswer on, else nothing (with no budget, nothing at all).
+func (cs *callers) answerSize(m proto.Message) int64 {
+	if cs.budget <= 0 || m == nil {
+		return 0
+	}
+	if n := proto.Size(m); n >= bigAnswer {
+		return int64(n)
+	}
+	return 0
 }
 
 // limited is the refusal of a call over one of its caller's bounds:
@@ -250,48 +284,74 @@ func limited(format string, args ...any) *a2a.Error {
 	return e.WithMeta(httpx.MetaRetryAfter, "1")
 }
 
-type callerKey struct{}
+type callKey struct{}
 
-// callerOf is the caller dispatch admitted the call on ctx under; nil
-// for a call that did not come through dispatch.
-func callerOf(ctx context.Context) *caller {
-	c, _ := ctx.Value(callerKey{}).(*caller)
-	return c
+// callOf is the call dispatch admitted on ctx; nil for a call that did
+// not come through dispatch.
+func callOf(ctx context.Context) *call {
+	cl, _ := ctx.Value(callKey{}).(*call)
+	return cl
 }
 
-// streamMiddleware refuses a streaming operation (SendStreamingMessage,
-// SubscribeToTask) of a caller that has maxStreams open, and holds a
-// slot for as long as each stream lasts. A long-poll GetTask (A2A 1.1,
+// middleware applies the caller's bounds that only the decoded call
+// shows. It refuses a streaming operation (SendStreamingMessage,
+// SubscribeToTask) of a caller that has maxStreams open, and holds a slot
+// for as long as each stream lasts. A long-poll GetTask (A2A 1.1,
 // currentGeneration set; spec §3.2.7) counts as a stream while the core
 // holds it: it is given the way to take a slot (streamctx.Slot), which
-// the core uses only once it decides to hold.
-func (cs *callers) streamMiddleware(next a2a.Invoker) a2a.Invoker {
+// the core uses only once it decides to hold. And it charges an answer,
+// or a stream event, of bigAnswer bytes or more to the caller's answer
+// budget before the binding encodes it: an answer the budget has no room
+// for is refused with RateLimited instead of written (a stream ends with
+// that error), and what is charged is given back once written (a unary
+// answer's when its call leaves).
+func (cs *callers) middleware(next a2a.Invoker) a2a.Invoker {
 	return a2a.InvokerFuncs{Next: next, CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-		if r, ok := req.(*a2a.GetTaskRequest); ok && r.CurrentGeneration != nil {
-			if c := callerOf(ctx); c != nil {
-				ctx = streamctx.WithSlot(ctx, func() (func(), error) {
-					if !cs.openStream(c) {
-						return nil, cs.streamRefusal()
-					}
-					return func() { cs.closeStream(c) }, nil
-				})
-			}
+		cl := callOf(ctx)
+		if cl == nil {
+			return next.Call(ctx, m, req)
 		}
-		return next.Call(ctx, m, req)
+		if r, ok := req.(*a2a.GetTaskRequest); ok && r.CurrentGeneration != nil && cs.maxStreams > 0 {
+			ctx = streamctx.WithSlot(ctx, func() (func(), error) {
+				if !cs.openStream(cl.c) {
+					return nil, cs.streamRefusal()
+				}
+				return func() { cs.closeStream(cl.c) }, nil
+			})
+		}
+		resp, err := next.Call(ctx, m, req)
+		if n := cs.answerSize(resp); n > 0 && err == nil {
+			if !cs.charge(cl.c, n) {
+				return nil, cs.budgetRefusal()
+			}
+			cs.mu.Lock()
+			cl.charged += n
+			cs.mu.Unlock()
+		}
+		return resp, err
 	}, StreamFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-		c := callerOf(ctx)
-		if c == nil {
+		cl := callOf(ctx)
+		if cl == nil {
 			return next.Stream(ctx, m, req)
 		}
-		if !cs.openStream(c) {
+		if !cs.openStream(cl.c) {
 			return func(yield func(a2a.StreamEvent, error) bool) {
 				yield(a2a.StreamEvent{}, cs.streamRefusal())
 			}
 		}
 		return func(yield func(a2a.StreamEvent, error) bool) {
-			defer cs.closeStream(c)
+			defer cs.closeStream(cl.c)
 			for ev, err := range next.Stream(ctx, m, req) {
-				if !yield(ev, err) {
+				n := cs.answerSize(ev.Response)
+				if n > 0 && !cs.charge(cl.c, n) {
+					yield(a2a.StreamEvent{}, cs.budgetRefusal())
+					return
+				}
+				more := yield(ev, err) // the binding writes the event before it returns
+				if n > 0 {
+					cs.refund(cl.c, n)
+				}
+				if !more {
 					return
 				}
 			}
@@ -302,6 +362,12 @@ func (cs *callers) streamMiddleware(next a2a.Invoker) a2a.Invoker {
 // streamRefusal is the error of a stream, or a held call, over the limit.
 func (cs *callers) streamRefusal() error {
 	return limited("stream limit: this caller has %d streams open already; close one first", cs.maxStreams)
+}
+
+// budgetRefusal is the error of an answer its caller's budget has no room
+// for.
+func (cs *callers) budgetRefusal() error {
+	return limited("answer budget: this caller is not taking the answers it has (over %d bytes)", cs.budget)
 }
 
 // newCallers returns the counts of Options' MaxCalls, MaxStreams and
@@ -324,41 +390,24 @@ func newCallers(maxCalls, maxStreams int, budget int64) *callers {
 	}
 }
 
-// admit counts r among its caller's calls and puts the caller on r's
-// context (for the stream limit) and on its answer writer (for the answer
-// budget); or answers the refusal. An HTTP/2 call is given back when its
+// admit counts r among its caller's calls and puts the call on r's
+// context (for the stream limit and the answer budget, which the
+// middleware applies); or answers the refusal. An HTTP/2 call is given back when its
 // stream ends, once the last of its answer is sent or the stream reset;
 // an HTTP/1.1 call, which the caller gives back (release), when the
 // handler returns (the connection, counted by connlimit, holds what
 // net/http still has to send).
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, principal string, refuse refuseFunc) (_ *http.Request, release *caller, ok bool) {
-	c, e := h.callers.admit(callerKeyOf(r, principal))
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, principal string, refuse refuseFunc) (_ *http.Request, release *call, ok bool) {
+	cl, e := h.callers.admit(callerKeyOf(r, principal))
 	if e != nil {
 		refuse(w, r, e)
 		return r, nil, false
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, c)
+	ctx := context.WithValue(r.Context(), callKey{}, cl)
 	if r.ProtoMajor >= 2 {
-		context.AfterFunc(ctx, func() { h.callers.leave(c) })
+		context.AfterFunc(ctx, func() { h.callers.leave(cl) })
 	} else {
-		release = c
-	}
-	if aw := answerWriterOf(w); aw != nil {
-		aw.caller, aw.budget = c, h.callers
+		release = cl
 	}
 	return r.WithContext(ctx), release, true
-}
-
-// answerWriterOf finds the answerWriter w is or wraps.
-func answerWriterOf(w http.ResponseWriter) *answerWriter {
-	for {
-		switch t := w.(type) {
-		case *answerWriter:
-			return t
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = t.Unwrap()
-		default:
-			return nil
-		}
-	}
 }

@@ -78,7 +78,7 @@ func (a *attacker) stuckRead(ctx context.Context, c net.Conn) {
 	a.header(req.Header)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
-		a.count("stuck: " + errKindOf(err))
+		a.count("stuck: " + errKindOf(err) + " (" + lastPart(err.Error()) + ")")
 		pause(ctx, time.Second)
 		return
 	}
@@ -120,6 +120,14 @@ func errKindOf(err error) string {
 		return "timeout"
 	}
 	return "error"
+}
+
+// lastPart is what follows the last ": " of an error's text: its cause.
+func lastPart(s string) string {
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		return s[i+2:]
+	}
+	return s
 }
 
 // pause waits d; false when ctx ended first.

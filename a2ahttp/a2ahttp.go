@@ -192,6 +192,7 @@ type Handler struct {
 	pendingAnon atomic.Int64      // anonymous requests sending their body
 	rate        *rateLimiter      // nil: no rate limit
 	callers     *callers          // what each caller has in flight
+	refusedLog  *sparseLog        // the lines of refused credentials
 	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
 	served      []string          // the versions the service serves, newest first
 	grpc        *grpcbind.Handler // nil when disabled; also serves health, reflection and unknown services
@@ -215,6 +216,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
+	h.refusedLog = newSparseLog(refusedLogRate, refusedLogBurst)
 	if h.opts.CacheMaxAge == 0 {
 		h.opts.CacheMaxAge = 5 * time.Minute
 	}
@@ -403,7 +405,9 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 		// Refused credentials count against the client address's rate:
 		// a caller guessing tokens is slowed down (spec §13.4).
 		if h.checkRate(w, r, "", refuse) {
-			h.opts.Logger.Info("authentication refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", e.Message)
+			if ok, skipped := h.refusedLog.admit(time.Now()); ok {
+				h.opts.Logger.Info("authentication refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", e.Message, "skipped", skipped)
+			}
 			refuse(w, r, e)
 		}
 		return

@@ -112,7 +112,7 @@ func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.Agent
 		t.Fatal(err)
 	}
 	ifaces[2].Url = base // with its scheme: gRPC over TLS
-	h := matrixHandler(t, ifaces, bigAgent(), opts)
+	h := matrixHandler(t, ifaces, &server.Options{Agent: bigAgent()}, opts)
 	hs := httptest.NewUnstartedServer(h)
 	hs.Listener = smallListener{ln}
 	hs.Config.Protocols = new(http.Protocols)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/loadgen"
 )
 
@@ -20,7 +21,7 @@ const loadSynopsis = `load URL... [flags]     (or: parley load --ceiling|--floor
 
 Runs --concurrency clients against the A2A server at URL for --duration,
 each sending its next request when the last one is answered (plain
-HTTP/1.1), and prints throughput and latency. Several URLs (replicas of
+HTTP/1.1; gRPC over HTTP/2 without TLS), and prints throughput and latency. Several URLs (replicas of
 one agent) share the clients in turn. --ceiling ADDR instead serves
 the cheapest possible responder, the yardstick to compare a server with;
 --floor ADDR serves one that also decodes each request's message and
@@ -31,7 +32,7 @@ encodes a new answer for it, with no store and no agent.`
 func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley load", flag.ContinueOnError)
 	op := fs.String("op", "send", "operation: send (blocking SendMessage \"hello\"), stream (SendStreamingMessage \"stream N\") or get (GetTask)")
-	binding := fs.String("binding", "jsonrpc", "binding: jsonrpc or rest")
+	binding := fs.String("binding", "jsonrpc", "binding: jsonrpc, rest or grpc (HTTP/2 without TLS)")
 	conc := fs.Int("concurrency", 64, "concurrent clients, one connection each")
 	dur := fs.Duration("duration", 10*time.Second, "how long to send requests")
 	chunks := fs.Int("chunks", 20, "chunks per stream (--op stream; and the ceiling's streams)")
@@ -79,14 +80,16 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *op != loadgen.OpSend && *op != loadgen.OpStream && *op != loadgen.OpGet:
 		return usageError{fmt.Errorf("--op %q: want send, stream or get", *op)}
-	case *binding != loadgen.BindingJSONRPC && *binding != loadgen.BindingREST:
-		return usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", *binding)}
+	case *binding != loadgen.BindingJSONRPC && *binding != loadgen.BindingREST && *binding != loadgen.BindingGRPC:
+		return usageError{fmt.Errorf("--binding %q: want jsonrpc, rest or grpc", *binding)}
 	case *conc < 1 || *dur <= 0 || *chunks < 1:
 		return usageError{errors.New("--concurrency, --duration and --chunks must be positive")}
 	case *cutShare < 0 || *cutShare > 1 || *cutShare != *cutShare:
 		return usageError{fmt.Errorf("--cut-share %v: want a share from 0 to 1", *cutShare)}
 	case *cutShare > 0 && *op != loadgen.OpStream:
 		return usageError{errors.New("--cut-share needs --op stream")}
+	case *binding == loadgen.BindingGRPC && (*cutShare > 0 || *slow > 0):
+		return usageError{errors.New("--cut-share and --slow-readers work on SSE streams: --binding jsonrpc or rest")}
 	}
 	for _, u := range rest {
 		if err := checkAgentURL(u); err != nil {
@@ -122,11 +125,13 @@ func serveYardstick(ctx context.Context, flag, addr string, h http.Handler, chun
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols),
 		ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(stderr, nil)).Handler(), slog.LevelWarn)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true) // the floor's gRPC
 	fmt.Fprintf(stdout, "%s responder on http://%s (streams of %d chunks)\n", flag[2:], ln.Addr(), chunks)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(httpx.BufferedListener(ln)) }() // read as parley serve reads
 	select {
 	case err := <-served:
 		return err

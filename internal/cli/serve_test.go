@@ -113,6 +113,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "--store", "mysql://x"},
 		{"serve", "--store", "postgres://%zz"},
 		{"serve", "--lease", "10ms"},
+		{"serve", "--store-timeout", "0s"},
 		{"serve", "--auth-token", "no-equals-sign"},
 		{"serve", "extra-arg"},
 		{"frobnicate"},

@@ -37,17 +37,19 @@ type attacker struct {
 	over       *stallTarget // the protocol stalled uploads aim at (nil: the run's binding over HTTP/1.1)
 	token      string       // their bearer token ("": anonymous)
 	stuckTask  string       // the task the stuck readers ask for
+	gate       *dialGate    // the run's, pacing attempts after errors
 	mu         sync.Mutex
 	answers    map[string]int
 	reconnects atomic.Int64 // slow-reader streams opened
 	wg         sync.WaitGroup
 }
 
-// startAttack starts the stalled uploads, slow readers and stuck readers
-// cfg asks for against ep (cfg.StalledOver was checked by Run).
-func startAttack(ctx context.Context, ep *endpoint, cfg *Config) (*attacker, error) {
+// startAttack starts the stalled uploads, slow readers, stuck readers and
+// slow headers cfg asks for against ep (cfg.StalledOver was checked by
+// Run).
+func startAttack(ctx context.Context, ep *endpoint, cfg *Config, gate *dialGate) (*attacker, error) {
 	over, _ := parseStallTarget(cfg.StalledOver)
-	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, answers: map[string]int{}}
+	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, gate: gate, answers: map[string]int{}}
 	if cfg.StuckReads > 0 {
 		var err error
 		if a.stuckTask, err = a.makeStuckTask(ctx, cfg.StuckSize); err != nil {
@@ -73,14 +75,16 @@ func startAttack(ctx context.Context, ep *endpoint, cfg *Config) (*attacker, err
 	return a, nil
 }
 
-// loop runs one hostile connection after another until ctx ends.
+// loop runs one hostile connection after another until ctx ends; after
+// a failed dial the next waits (dialGate.dial).
 func (a *attacker) loop(ctx context.Context, one func(context.Context, net.Conn)) {
+	var pause time.Duration
 	for ctx.Err() == nil {
-		c, err := net.DialTimeout("tcp", a.addr, 5*time.Second)
+		c, err := a.gate.dial(a.addr, &pause, time.Now().Add(dialTimeout), ctx.Done())
 		if err != nil {
-			time.Sleep(100 * time.Millisecond)
 			continue
 		}
+		pause = 0
 		stop := context.AfterFunc(ctx, func() { c.Close() })
 		one(ctx, c)
 		stop()

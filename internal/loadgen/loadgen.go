@@ -1,14 +1,16 @@
 // Package loadgen is a closed-loop load generator for A2A servers, and the
 // "ceiling" responder its figures are compared with (see
 // docs/performance.md). Each of Concurrency workers owns one HTTP/1.1
-// connection and sends its next request as soon as the previous answer has
-// been read to the end. Requests are precomputed bytes in which only the
-// messageId is rewritten, and answers are read by a minimal HTTP reader, so
-// the generator costs little next to the server it measures.
+// connection (HTTP/2 without TLS for gRPC) and sends its next request as
+// soon as the previous answer has been read to the end. Requests are
+// precomputed bytes in which only the messageId is rewritten, and answers
+// are read by a minimal HTTP reader, so the generator costs little next
+// to the server it measures.
 package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -21,6 +23,7 @@ const (
 
 	BindingJSONRPC = "jsonrpc"
 	BindingREST    = "rest"
+	BindingGRPC    = "grpc" // over HTTP/2 without TLS
 )
 
 // Config is one load run. Zero values take the defaults noted.
@@ -31,7 +34,7 @@ type Config struct {
 	// i-th modulo their number), each keeping its connection to one.
 	URLs        []string
 	Op          string        // OpSend, OpStream or OpGet
-	Binding     string        // BindingJSONRPC or BindingREST
+	Binding     string        // BindingJSONRPC, BindingREST or BindingGRPC
 	Concurrency int           // workers (connections); default 64
 	Duration    time.Duration // how long requests are started; default 10s
 	Chunks      int           // chunks per stream (OpStream); default 20
@@ -121,6 +124,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if _, err := parseStallTarget(cfg.StalledOver); err != nil {
 		return nil, err
 	}
+	if cfg.Binding == BindingGRPC && cfg.SlowReaders > 0 {
+		return nil, errors.New("slow readers read SSE streams: over jsonrpc or rest only")
+	}
+	if cfg.Binding == BindingGRPC && cfg.StalledUploads > 0 && cfg.StalledOver == "" {
+		cfg.StalledOver = "1.0/grpc" // the run's binding, which is HTTP/2 only
+	}
 	var targets []*target
 	for _, u := range append([]string{cfg.URL}, cfg.URLs...) {
 		c := cfg
@@ -132,7 +141,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		targets = append(targets, t)
 	}
 	t := targets[0]
-	workers, err := dialWorkers(targets, cfg.Concurrency)
+	gate := &dialGate{} // the run's connection attempts, paced after errors
+	workers, err := dialWorkers(targets, cfg.Concurrency, gate)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	actx, stopAttack := context.WithCancel(ctx)
 	defer stopAttack()
 	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 || cfg.StuckReads > 0 || cfg.SlowHeaders > 0 {
-		if atk, err = startAttack(actx, t.ep, &cfg); err != nil {
+		if atk, err = startAttack(actx, t.ep, &cfg, gate); err != nil {
 			closeWorkers(workers)
 			return nil, err
 		}

@@ -17,7 +17,9 @@ func summarize(cfg Config, workers []*worker, elapsed, cpu time.Duration) *Resul
 		Elapsed: elapsed, ErrorKinds: map[string]int{}}
 	if cfg.Op == OpStream {
 		res.Chunks = cfg.Chunks
-		res.Resume = &ResumeStats{}
+		if cfg.Binding != BindingGRPC { // gRPC streams carry no event numbers
+			res.Resume = &ResumeStats{}
+		}
 	}
 	var all []time.Duration
 	for _, w := range workers {

@@ -64,7 +64,7 @@ func (s *Store) evict(e *entry) {
 		s.resetConfig(configKey{e.key.ID, id})
 	}
 	for _, r := range e.msgs {
-		r.TaskEvicted = true
+		r.evicted = true
 	}
 	s.forget(e)
 }
@@ -105,9 +105,12 @@ func (s *Store) linkMessages(e *entry, history []*a2a.Message) {
 	if s.max <= 0 {
 		return
 	}
-	m := s.messages[e.scope]
+	in := s.messages[e.scope]
+	if in == nil {
+		return
+	}
 	for _, msg := range history {
-		if r := m[msg.GetMessageId()]; r != nil && r.TaskID == e.key.ID && !slices.Contains(e.msgs, r) {
+		if r := in.byID[msg.GetMessageId()]; r != nil && r.taskID == e.key.ID && !slices.Contains(e.msgs, r) {
 			e.msgs = append(e.msgs, r)
 		}
 	}
@@ -115,11 +118,11 @@ func (s *Store) linkMessages(e *entry, history []*a2a.Message) {
 
 // linkRecord links a new message record to the task it names, when that
 // task is stored. Callers hold the write lock.
-func (s *Store) linkRecord(sc taskstore.Scope, r *taskstore.MessageRecord) {
-	if s.max <= 0 || r.TaskID == "" {
+func (s *Store) linkRecord(sc taskstore.Scope, r *record) {
+	if s.max <= 0 || r.taskID == "" {
 		return
 	}
-	if e := s.lookup(sc, r.TaskID); e != nil {
+	if e := s.lookup(sc, r.taskID); e != nil {
 		e.msgs = append(e.msgs, r)
 	}
 }

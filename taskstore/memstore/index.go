@@ -32,7 +32,7 @@ type entry struct {
 	configs  map[string]*taskstore.PushConfig
 	// msgs are the message records that name the task, marked when the
 	// bound on tasks evicts it (Store.evict); kept only with a bound.
-	msgs []*taskstore.MessageRecord
+	msgs []*record
 }
 
 // newEntry returns the entry of task t (the store's own copy) in the scope,

@@ -42,7 +42,11 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
 	stalledOver := fs.String("stalled-over", "", "aim the stalled uploads at one protocol, `VERSION/BINDING` (1.0 or 0.3; jsonrpc, rest or grpc), over HTTP/2 without TLS (default: --binding over HTTP/1.1)")
-	stalledToken := fs.String("stalled-token", "", "the stalled uploads send this bearer `TOKEN` (default: anonymous)")
+	stalledToken := fs.String("stalled-token", "", "the stalled uploads and stuck reads send this bearer `TOKEN` (default: anonymous)")
+	stuck := fs.Int("stuck-reads", 0, "also hold `N` GetTasks of a large task over HTTP/2 whose answers are never taken (a window of one byte), each for 35 s before it looks whether the server cut it (soak runs)")
+	slowHeaders := fs.Int("slow-headers", 0, "also hold `N` connections that never finish their headers, from --slow-header-sources loopback addresses (127.0.0.2 on; Linux), beside a control client from 127.0.0.254 that fetches the card on a new connection every 100 ms and counts its refusals")
+	slowSources := fs.Int("slow-header-sources", 5, "the number of loopback addresses the slow-header connections come from")
+	stuckSize := fs.Int("stuck-size", 8<<20, "bytes of text in the stuck reads' task, which echoes them: a task of twice that")
 	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
 	cutShare := fs.Float64("cut-share", 0, "with --op stream: drop the connection of this `SHARE` (0 to 1) of streams mid-way, then resume each with SubscribeToTask and Last-Event-ID; events lost and duplicated are reported (must be 0)")
 	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
@@ -101,7 +105,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		pids = append(pids, n)
 	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], URLs: rest[1:], Op: *op, Binding: *binding, Concurrency: *conc,
-		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, StalledOver: *stalledOver, StalledToken: *stalledToken, SlowReaders: *slow, CutShare: *cutShare})
+		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, StalledOver: *stalledOver, StalledToken: *stalledToken, SlowReaders: *slow, StuckReads: *stuck, StuckSize: *stuckSize, SlowHeaders: *slowHeaders, SlowHeaderSources: *slowSources, CutShare: *cutShare})
 	if err != nil {
 		return err
 	}

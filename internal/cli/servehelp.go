@@ -49,7 +49,7 @@ var flagGroups = map[string][]flagGroup{
 		}},
 		{"limits (connections, requests, callers)", []string{
 			"max-conns", "max-conns-per-ip", "max-pending-anonymous", "max-body", "body-budget", "body-timeout",
-			"rate-limit", "rate-burst", "max-streams", "task-rate", "task-burst", "max-open-tasks",
+			"write-timeout", "rate-limit", "rate-burst", "max-calls", "max-streams", "answer-budget", "task-rate", "task-burst", "max-open-tasks",
 			"max-parts", "max-id-bytes", "max-metadata-bytes", "max-push-configs", "max-push-url-bytes",
 			"max-push-secret-bytes",
 		}},

@@ -24,6 +24,8 @@ import (
 type Attack struct {
 	StalledUploads int            `json:"stalledUploads"`
 	SlowReaders    int            `json:"slowReaders"`
+	StuckReads     int            `json:"stuckReads,omitempty"`
+	SlowHeaders    int            `json:"slowHeaders,omitempty"`
 	Answers        map[string]int `json:"answers"`     // status lines the stalled uploads got
 	Connections    int64          `json:"connections"` // slow-reader streams opened
 }
@@ -34,6 +36,7 @@ type attacker struct {
 	addr       string
 	over       *stallTarget // the protocol stalled uploads aim at (nil: the run's binding over HTTP/1.1)
 	token      string       // their bearer token ("": anonymous)
+	stuckTask  string       // the task the stuck readers ask for
 	gate       *dialGate    // the run's, pacing attempts after errors
 	mu         sync.Mutex
 	answers    map[string]int
@@ -41,11 +44,18 @@ type attacker struct {
 	wg         sync.WaitGroup
 }
 
-// startAttack starts the stalled uploads and slow readers cfg asks for
-// against ep (cfg.StalledOver was checked by Run).
-func startAttack(ctx context.Context, ep *endpoint, cfg *Config, gate *dialGate) *attacker {
+// startAttack starts the stalled uploads, slow readers, stuck readers and
+// slow headers cfg asks for against ep (cfg.StalledOver was checked by
+// Run).
+func startAttack(ctx context.Context, ep *endpoint, cfg *Config, gate *dialGate) (*attacker, error) {
 	over, _ := parseStallTarget(cfg.StalledOver)
 	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, gate: gate, answers: map[string]int{}}
+	if cfg.StuckReads > 0 {
+		var err error
+		if a.stuckTask, err = a.makeStuckTask(ctx, cfg.StuckSize); err != nil {
+			return nil, err
+		}
+	}
 	upload := a.stalledUpload
 	if over != nil {
 		upload = a.stalledH2Upload
@@ -56,7 +66,13 @@ func startAttack(ctx context.Context, ep *endpoint, cfg *Config, gate *dialGate)
 	for range cfg.SlowReaders {
 		a.wg.Go(func() { a.loop(ctx, a.slowReader) })
 	}
-	return a
+	for range cfg.StuckReads {
+		a.wg.Go(func() { a.loop(ctx, a.stuckRead) })
+	}
+	if cfg.SlowHeaders > 0 {
+		a.startSlowHeaders(ctx, cfg.SlowHeaders, cfg.SlowHeaderSources)
+	}
+	return a, nil
 }
 
 // loop runs one hostile connection after another until ctx ends; after
@@ -160,9 +176,10 @@ func (a *attacker) slowReader(ctx context.Context, c net.Conn) {
 
 // stop waits for the hostile connections to end (ctx must be done) and
 // reports them.
-func (a *attacker) stop(uploads, readers int) *Attack {
+func (a *attacker) stop(cfg *Config) *Attack {
 	a.wg.Wait()
-	return &Attack{StalledUploads: uploads, SlowReaders: readers, Answers: a.answers, Connections: a.reconnects.Load()}
+	return &Attack{StalledUploads: cfg.StalledUploads, SlowReaders: cfg.SlowReaders, StuckReads: cfg.StuckReads,
+		SlowHeaders: cfg.SlowHeaders, Answers: a.answers, Connections: a.reconnects.Load()}
 }
 
 // stallTarget is the protocol a stalled upload over HTTP/2 aims at: the

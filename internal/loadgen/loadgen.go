@@ -56,6 +56,15 @@ type Config struct {
 	// StalledToken, when set, is the bearer token the stalled uploads
 	// send: they are then an authenticated caller's, not anonymous.
 	StalledToken string
+	// StuckReads are hostile GetTasks of a large task that never take
+	// their answer (see stuckRead), each on an HTTP/2 connection of its
+	// own, as StalledToken's caller; StuckSize is the size of the text the
+	// task echoes (default 8 MiB: a task of 16 MB).
+	StuckReads, StuckSize int
+	// SlowHeaders are connections that never finish their headers, spread
+	// over SlowHeaderSources loopback addresses (default 5), beside a
+	// control client (see slowHeader).
+	SlowHeaders, SlowHeaderSources int
 	// CutShare is the share (0 to 1) of streams (OpStream) whose
 	// connection the generator drops after some events, then resumes
 	// with SubscribeToTask and Last-Event-ID (see ResumeStats). The
@@ -153,8 +162,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var atk *attacker
 	actx, stopAttack := context.WithCancel(ctx)
 	defer stopAttack()
-	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 {
-		atk = startAttack(actx, t.ep, &cfg, gate)
+	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 || cfg.StuckReads > 0 || cfg.SlowHeaders > 0 {
+		if atk, err = startAttack(actx, t.ep, &cfg, gate); err != nil {
+			closeWorkers(workers)
+			return nil, err
+		}
 		time.Sleep(time.Second) // let the hostile connections settle in
 	}
 	cpu0 := selfCPU()
@@ -164,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := summarize(cfg, workers, elapsed, cpu)
 	if atk != nil {
 		stopAttack()
-		res.Attack = atk.stop(cfg.StalledUploads, cfg.SlowReaders)
+		res.Attack = atk.stop(&cfg)
 	}
 	urls := append([]string{cfg.URL}, cfg.URLs...)
 	for i, s := range samplers {
@@ -216,6 +228,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.SlowHeaderSources <= 0 {
+		cfg.SlowHeaderSources = 5
+	}
+	if cfg.StuckSize <= 0 {
+		cfg.StuckSize = 8 << 20
 	}
 	cfg.CutShare = min(max(cfg.CutShare, 0), 1)
 	return cfg

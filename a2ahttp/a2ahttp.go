@@ -192,6 +192,7 @@ type Handler struct {
 	pendingAnon atomic.Int64      // anonymous requests sending their body
 	rate        *rateLimiter      // nil: no rate limit
 	callers     *callers          // what each caller has in flight
+	watchdog    *watchdog         // ends the writes no client takes (Options.WriteTimeout); nil: none
 	refusedLog  *sparseLog        // the lines of refused credentials
 	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
 	served      []string          // the versions the service serves, newest first
@@ -253,6 +254,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	h.auth = append(h.auth, h.opts.Authenticators...)
 	h.hosts = hostsOf(h)
 	h.rate = newRateLimiter(h.opts.RateLimit, h.opts.RateBurst)
+	h.watchdog = newWatchdog(h.opts.WriteTimeout)
 	h.callers = newCallers(h.opts.MaxCalls, h.opts.MaxStreams, h.opts.AnswerBudget)
 	h.mountProtocols(svc)
 	return h, nil
@@ -287,7 +289,7 @@ func (h *Handler) GRPC() http.Handler {
 			h.grpc.ServeHTTP(w, r) // 415
 			return
 		}
-		aw := newAnswerWriter(w, r, h.opts.WriteTimeout)
+		aw := newAnswerWriter(w, r, h.watchdog)
 		defer aw.done()
 		if h.checkOrigin(aw, r) && h.hostAllowed(aw, r) {
 			h.route(aw, r)
@@ -315,7 +317,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = newRequestID()
 	}
 	w.Header().Set("X-Request-Id", id)
-	aw := newAnswerWriter(w, r, h.opts.WriteTimeout)
+	aw := newAnswerWriter(w, r, h.watchdog)
 	defer aw.done()
 	if !h.opts.Logger.Enabled(r.Context(), slog.LevelDebug) {
 		h.serve(aw, r)

@@ -20,6 +20,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"parley.dev/parley/authn"
+	"parley.dev/parley/internal/testkit"
 )
 
 const audience = "https://agent.example"
@@ -170,7 +171,7 @@ func TestJWTOptionsChecked(t *testing.T) {
 }
 
 func TestJWTIssuerDown(t *testing.T) {
-	j, err := authn.NewJWT(authn.JWTOptions{Issuer: "http://127.0.0.1:1", Audience: audience})
+	j, err := authn.NewJWT(authn.JWTOptions{Issuer: "http://" + testkit.FreeAddr(t), Audience: audience}) // nothing listens there
 	if err != nil {
 		t.Fatal(err)
 	}

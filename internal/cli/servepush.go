@@ -18,6 +18,7 @@ type pushFlags struct {
 	allowHosts   multiFlag
 	timeout      *time.Duration
 	maxFailures  *int
+	guard        *push.Guard  // made by check
 	opts         push.Options // more sender options (the telemetry observer)
 }
 
@@ -33,6 +34,17 @@ func addPushFlags(fs *flag.FlagSet) *pushFlags {
 	return p
 }
 
+// check makes the SSRF guard of --push-allow-private and
+// --push-allow-host, refusing a malformed host or prefix.
+func (p *pushFlags) check() error {
+	g, err := push.NewGuard(&push.GuardOptions{AllowPrivate: *p.allowPrivate, AllowHosts: p.allowHosts})
+	if err != nil {
+		return usageError{err}
+	}
+	p.guard = g
+	return nil
+}
+
 // start starts the sender when delivery is on; pusher is nil when it is
 // off, and the card then declares pushNotifications false
 // (a2ahttp.ServeConfig.Push). stop closes the sender; call it after the
@@ -42,12 +54,8 @@ func (p *pushFlags) start(store taskstore.Store, log *slog.Logger) (pusher serve
 		log.Info("push notifications are off: the card does not declare them and the config operations answer PushNotificationNotSupportedError")
 		return nil, func() {}, nil
 	}
-	g, err := push.NewGuard(&push.GuardOptions{AllowPrivate: *p.allowPrivate, AllowHosts: p.allowHosts})
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
 	opts := p.opts
-	opts.Logger, opts.Guard, opts.Timeout, opts.MaxFailures = log, g, *p.timeout, *p.maxFailures
+	opts.Logger, opts.Guard, opts.Timeout, opts.MaxFailures = log, p.guard, *p.timeout, *p.maxFailures
 	s, err := push.New(store, &opts)
 	if err != nil {
 		return nil, nil, err

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore"
 	"parley.dev/parley/taskstore/seal"
@@ -36,10 +35,6 @@ func storeLabel(spec string) string {
 // schema) with the push keys (nil for none) and brings every stored
 // configuration under the first key.
 func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
-	if _, err := pgx.ParseConfig(spec); err != nil {
-		// pgx's parse errors leave the password out.
-		return nil, usageError{fmt.Errorf("--store: not a PostgreSQL URL: %v", err)}
-	}
 	// Not Exclusive: any number of servers share the database as
 	// replicas (servecluster.go, docs/replicas.md).
 	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys})

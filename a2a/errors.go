@@ -99,8 +99,9 @@ const (
 // without it, where their value is shared, they read as its default: JSONParseError and InvalidRequestError
 // as InvalidParamsError on HTTP+JSON and gRPC, RequestTooLargeError as
 // InvalidRequestError on JSON-RPC. MethodNotFoundError shares HTTP 404
-// with TaskNotFoundError; the HTTP+JSON body's status name (UNIMPLEMENTED,
-// the gRPC column) tells it apart.
+// with TaskNotFoundError; Parley's HTTP+JSON binding sends it with its
+// reason, and from servers that send none, the body's status name
+// UNIMPLEMENTED (the gRPC column) tells it apart.
 //
 // HTTP 503 and gRPC UNAVAILABLE are UnavailableError's, but alone they
 // mean no row: a proxy, a load balancer or the gRPC library sends them

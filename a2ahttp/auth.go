@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
 )
 
 // Authenticator finds who sent a request from its headers (it must not
@@ -79,7 +80,7 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 	for _, a := range h.auth {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			return r, a2a.NewError(a2a.CodeUnauthenticated, "%v", err)
+			return r, refused(r, err)
 		}
 		if p != "" {
 			ci.Principal = p
@@ -90,4 +91,16 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 		return r, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: no credentials were sent")
 	}
 	return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
+}
+
+// refused is the error for credentials an authenticator refused. When they
+// were a bearer token, its challenge says error="invalid_token" (RFC 6750
+// §3.1; httpx.SetResponseHeaders writes it), which tells a client to get
+// another token rather than to add one.
+func refused(r *http.Request, err error) *a2a.Error {
+	e := a2a.NewError(a2a.CodeUnauthenticated, "%v", err)
+	if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
+		e = e.WithMeta(httpx.MetaBearerError, "invalid_token")
+	}
+	return e
 }

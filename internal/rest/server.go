@@ -209,13 +209,10 @@ func writeErrorAs(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Err
 // a path no operation has is 404 NOT_FOUND; an operation's path under
 // another verb is 405 with an Allow header (RFC 9110 §15.5.6) and
 // UNIMPLEMENTED, the error's own status name (the model pairs no code
-// with 405). The ErrorInfo reason METHOD_NOT_FOUND (it rides with the
-// metadata: the method and path asked for) tells either from
-// TaskNotFoundError, which shares 404 (docs/decisions.md, "Errors that
-// share a code or status").
+// with 405). The error's ErrorInfo reason, METHOD_NOT_FOUND, tells either
+// from TaskNotFoundError, which shares 404 (a2a.Error.Info).
 func routeError(w http.ResponseWriter, r *http.Request, ci *a2a.CallInfo, ct string, allowed []string) {
 	e := a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path)
-	e.Metadata = map[string]string{"method": r.Method, "path": r.URL.Path}
 	if len(allowed) == 0 {
 		writeErrorAs(w, ci, ct, e, http.StatusNotFound, "NOT_FOUND")
 		return

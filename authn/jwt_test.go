@@ -163,6 +163,8 @@ func TestJWTOptionsChecked(t *testing.T) {
 		{Issuer: "https://i.example"},
 		{Audience: "a"},
 		{Issuer: "https://i.example", Audience: "a", Algorithms: []jose.SignatureAlgorithm{jose.HS256}},
+		{Issuer: "https://i.example", Audience: "a", JWKSRefresh: 2 * time.Second},                          // below the default MinRefresh, 30 s
+		{Issuer: "https://i.example", Audience: "a", JWKSRefresh: time.Minute, MinRefresh: 2 * time.Minute}, // below its own
 	} {
 		if _, err := authn.NewJWT(o); err == nil {
 			t.Errorf("NewJWT(%+v) accepted", o)

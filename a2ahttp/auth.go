@@ -3,6 +3,7 @@ package a2ahttp
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -43,6 +44,9 @@ func BearerTokens(tokens map[string]string) Authenticator {
 			return "", nil
 		}
 		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			return "", ErrTokenRefused // a scheme without a token matches nothing
+		}
 		name := ""
 		for t, n := range tokens {
 			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
@@ -54,6 +58,20 @@ func BearerTokens(tokens map[string]string) Authenticator {
 		}
 		return name, nil
 	})
+}
+
+// checkTokens refuses a token map that would let a caller in without a
+// secret, or as nobody: an empty token, or an empty principal.
+func checkTokens(tokens map[string]string) error {
+	for tok, name := range tokens {
+		if strings.TrimSpace(tok) == "" {
+			return fmt.Errorf("a2ahttp: Options.Tokens: principal %q has an empty bearer token", name)
+		}
+		if name == "" {
+			return errors.New("a2ahttp: Options.Tokens: a bearer token has an empty principal name")
+		}
+	}
+	return nil
 }
 
 // authRequired reports whether a request without a principal is refused

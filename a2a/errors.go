@@ -408,8 +408,8 @@ const DomainA2A = "a2a-protocol.org"
 
 // DomainParley is the ErrorInfo domain Parley uses for an error that is not
 // an A2A error (a JSON-RPC standard one, such as InternalError) but carries
-// metadata a client needs, such as the lastEventId of a stream cut off for
-// reading too slowly. The spec defines ErrorInfo for A2A errors only; it is
+// metadata a client needs, such as the lastEventId of a stream that ended
+// early. The spec defines ErrorInfo for A2A errors only; it is
 // silent on metadata of the others, so Parley sends them in its own domain.
 const DomainParley = "parley.dev"
 

@@ -108,11 +108,39 @@ type Options struct {
 	RateLimit float64
 	// RateBurst is the bucket's size (default RateLimit rounded up).
 	RateBurst int
+	// MaxCalls is the number of requests each caller may have in flight
+	// at once, streams and long polls included, counted from the moment
+	// the request is admitted (after its rate, before its body) until its
+	// answer has been taken or dropped (default DefaultMaxCalls; negative:
+	// no limit). A caller is a principal; requests without one count per
+	// client address. One more is refused with RateLimited (429 with
+	// Retry-After, RESOURCE_EXHAUSTED on gRPC). A stream parked off
+	// net/http (Parking) leaves the count of calls, and stays in that of
+	// streams.
+	MaxCalls int
 	// MaxStreams is the number of streams (SendStreamingMessage,
 	// SubscribeToTask, and the A2A 1.1 GetTask long polls while the core
-	// holds them) each principal may have open at once (0: no limit); one
-	// more is refused with RateLimited.
+	// holds them) each caller may have open at once, within MaxCalls
+	// (default DefaultMaxStreams; negative: no limit); one more is refused
+	// as MaxCalls refuses.
 	MaxStreams int
+	// WriteTimeout is the time a client has to take each write of an
+	// answer: a unary answer whole, or one stream event (default
+	// DefaultWriteTimeout; negative: no bound). A client that does not
+	// loses the stream (HTTP/2) or the connection (HTTP/1.1), and what the
+	// answer held is released. An idle stream is not cut: the deadline
+	// runs only while a write waits. When the http.Server sets its own
+	// WriteTimeout, which bounds each response whole (streams included),
+	// that applies instead.
+	WriteTimeout time.Duration
+	// AnswerBudget is the memory each caller's answers (and stream
+	// events) of 64 KiB or more may hold while they are being written,
+	// counted by their protobuf size before they are encoded (default
+	// DefaultAnswerBudget; negative: none). An answer the budget has no
+	// room for is not encoded: the call is refused with RateLimited (a
+	// stream ends with it), and so are the caller's next calls until its
+	// answers are taken. A first answer larger than the budget still goes.
+	AnswerBudget int64
 	// Middleware wraps every operation on every binding, the first
 	// outermost, inside authentication (see a2a.Middleware).
 	Middleware []a2a.Middleware
@@ -164,7 +192,8 @@ type Handler struct {
 	budget      *httpx.Budget     // nil: none
 	pendingAnon atomic.Int64      // anonymous requests sending their body
 	rate        *rateLimiter      // nil: no rate limit
-	streams     *streamLimiter    // nil: no limit on open streams per caller
+	callers     *callers          // what each caller has in flight
+	refusedLog  *sparseLog        // the lines of refused credentials
 	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
 	served      []string          // the versions the service serves, newest first
 	grpc        *grpcbind.Handler // nil when disabled; also serves health, reflection and unknown services
@@ -188,6 +217,7 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
+	h.refusedLog = newSparseLog(refusedLogRate, refusedLogBurst)
 	if h.opts.CacheMaxAge == 0 {
 		h.opts.CacheMaxAge = 5 * time.Minute
 	}
@@ -227,17 +257,15 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 	h.auth = append(h.auth, h.opts.Authenticators...)
 	h.hosts = hostsOf(h)
 	h.rate = newRateLimiter(h.opts.RateLimit, h.opts.RateBurst)
-	if h.opts.MaxStreams > 0 {
-		h.streams = &streamLimiter{max: h.opts.MaxStreams, open: map[string]int{}}
-	}
+	h.callers = newCallers(h.opts.MaxCalls, h.opts.MaxStreams, h.opts.AnswerBudget)
 	h.mountProtocols(svc)
 	return h, nil
 }
 
 // middleware returns the middleware of one binding, outermost first:
 // BindingMiddleware's for it (which so sees every call, refused ones too),
-// the per-caller stream limit (MaxStreams), then Middleware; in a slice of
-// its own.
+// the per-caller stream limit and answer budget (MaxStreams,
+// AnswerBudget), then Middleware; in a slice of its own.
 func (h *Handler) middleware(binding string) []a2a.Middleware {
 	var mw []a2a.Middleware
 	if f := h.opts.BindingMiddleware; f != nil {
@@ -245,8 +273,8 @@ func (h *Handler) middleware(binding string) []a2a.Middleware {
 			mw = append(mw, m)
 		}
 	}
-	if h.streams != nil {
-		mw = append(mw, h.streams.middleware)
+	if h.callers.maxStreams > 0 || h.callers.budget > 0 {
+		mw = append(mw, h.callers.middleware)
 	}
 	return append(mw, h.opts.Middleware...)
 }
@@ -263,8 +291,10 @@ func (h *Handler) GRPC() http.Handler {
 			h.grpc.ServeHTTP(w, r) // 415
 			return
 		}
-		if h.checkOrigin(w, r) && h.hostAllowed(w, r) {
-			h.route(w, r)
+		aw := newAnswerWriter(w, r, h.opts.WriteTimeout)
+		defer aw.done()
+		if h.checkOrigin(aw, r) && h.hostAllowed(aw, r) {
+			h.route(aw, r)
 		}
 	})
 }
@@ -289,11 +319,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = newRequestID()
 	}
 	w.Header().Set("X-Request-Id", id)
+	aw := newAnswerWriter(w, r, h.opts.WriteTimeout)
+	defer aw.done()
 	if !h.opts.Logger.Enabled(r.Context(), slog.LevelDebug) {
-		h.serve(w, r)
+		h.serve(aw, r)
 		return
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{ResponseWriter: aw}
 	start := time.Now()
 	h.serve(sw, r)
 	h.opts.Logger.Debug("request", "id", id, "method", r.Method, "path", r.URL.Path,
@@ -367,16 +399,19 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 }
 
 // dispatch is the pipeline every request meets before its binding, in
-// this order: authentication from the headers, the caller's rate, then
-// (preread) the anonymous cap and the body, read whole under a deadline
-// and the shared budget. refuse answers a refusal in the binding's shape.
+// this order: authentication from the headers, the caller's rate, what
+// the caller has in flight (MaxCalls, AnswerBudget), then (preread) the
+// anonymous cap and the body, read whole under a deadline and the shared
+// budget. refuse answers a refusal in the binding's shape.
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.Handler, refuse func(http.ResponseWriter, *http.Request, *a2a.Error), preread bool) {
 	r, e := h.authenticate(r)
 	if e != nil {
 		// Refused credentials count against the client address's rate:
 		// a caller guessing tokens is slowed down (spec §13.4).
 		if h.checkRate(w, r, "", refuse) {
-			h.opts.Logger.Info("authentication refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", e.Message)
+			if ok, skipped := h.refusedLog.admit(time.Now()); ok {
+				h.opts.Logger.Info("authentication refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", e.Message, "skipped", skipped)
+			}
 			refuse(w, r, e)
 		}
 		return
@@ -385,8 +420,14 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, binding http.
 	if !h.checkRate(w, r, principal, refuse) {
 		return
 	}
+	r, release, ok := h.admit(w, r, principal, refuse)
+	if !ok {
+		return
+	}
+	if release != nil {
+		defer h.callers.leave(release)
+	}
 	if preread {
-		var ok bool
 		if r, ok = h.readBody(w, r, principal == "", refuse); !ok {
 			return
 		}

@@ -214,7 +214,7 @@ func tryStream(t *testing.T, base string, c a2aconnect.A2AServiceClient, binding
 		io.Copy(io.Discard, resp.Body)
 		return "ok"
 	case 429:
-		wantRateLimited(t, "stream", binding, resp, false)
+		wantRateLimited(t, "stream", binding, resp, true)
 		return "limited"
 	}
 	return "HTTP " + resp.Status

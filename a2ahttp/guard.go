@@ -42,6 +42,12 @@ func (h *Handler) setGuardDefaults() {
 		o.BodyTimeout = 0
 	}
 	switch {
+	case o.WriteTimeout == 0:
+		o.WriteTimeout = DefaultWriteTimeout
+	case o.WriteTimeout < 0:
+		o.WriteTimeout = 0
+	}
+	switch {
 	case o.BodyBudget == 0:
 		h.budget = httpx.NewBudget(DefaultBodyBudget)
 	case o.BodyBudget > 0:

@@ -24,8 +24,9 @@ import (
 //
 // Every protocol is reached through one pipeline (Handler.dispatch), which
 // applies, in order and once: authentication from the headers, the
-// caller's rate, the anonymous cap, the body's read deadline and the
-// shared body budget. What the pipeline does not know about a protocol it
+// caller's rate, what the caller has in flight, the anonymous cap, the
+// body's read deadline and the shared body budget; every answer is
+// written under the write deadline (answerWriter). What the pipeline does not know about a protocol it
 // cannot skip: adding a protocol is adding an entry here.
 type protocol struct {
 	version string // Major.Minor

@@ -26,8 +26,9 @@ import (
 // covered by these tests without a test of its own.
 
 // matrixServer serves the echo agent with every protocol on, on a loopback
-// port, and returns its handler and base URL.
-func matrixServer(t *testing.T, opts Options) (*Handler, string) {
+// port, and returns its handler and base URL. adjust, if any, changes the
+// core's options and the HTTP server before they are used.
+func matrixServer(t *testing.T, opts Options, adjust ...func(*server.Options, *http.Server)) (*Handler, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,25 +39,39 @@ func matrixServer(t *testing.T, opts Options) (*Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	card := &a2a.AgentCard{Name: "matrix", Description: "protocol matrix", Version: "1.0.0",
+	so := &server.Options{Agent: agents.Echo()}
+	hs := &http.Server{Protocols: new(http.Protocols)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	for _, f := range adjust {
+		f(so, hs)
+	}
+	h := matrixHandler(t, ifaces, so, opts)
+	hs.Handler = h
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return h, base
+}
+
+// matrixHandler returns a handler of the core so makes (its card listing
+// ifaces) with every protocol on; the core is closed when the test ends.
+func matrixHandler(t *testing.T, ifaces []*a2a.AgentInterface, so *server.Options, opts Options) *Handler {
+	t.Helper()
+	so.Card = &a2a.AgentCard{Name: "matrix", Description: "protocol matrix", Version: "1.0.0",
 		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{Streaming: ptrTo(true)},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []*a2a.AgentSkill{{Id: "echo", Name: "echo", Description: "echo", Tags: []string{"echo"}}}}
-	core, err := server.New(&server.Options{Card: card, Agent: agents.Echo()})
+	core, err := server.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Card = card
+	t.Cleanup(func() { core.Close(context.Background()) })
+	opts.Card = so.Card
 	h, err := New(core, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: h, Protocols: new(http.Protocols)}
-	hs.Protocols.SetHTTP1(true)
-	hs.Protocols.SetUnencryptedHTTP2(true)
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close(); core.Close(context.Background()) })
-	return h, base
+	return h
 }
 
 func ptrTo[T any](v T) *T { return &v }

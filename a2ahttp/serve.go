@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
@@ -479,7 +480,7 @@ func (s *Server) serve(hs *http.Server, ln net.Listener) {
 		if hs.TLSConfig != nil {
 			err = hs.ServeTLS(ln, "", "") // the certificates are in TLSConfig
 		} else {
-			err = hs.Serve(ln)
+			err = hs.Serve(httpx.BufferedListener(ln))
 		}
 		if !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- err
@@ -556,6 +557,9 @@ func (s *Server) shutdown(ctx context.Context, timeout time.Duration) error {
 	cancel()
 	var errs []error
 	switch {
+	case err != nil && drainErr != nil && errors.Is(err, drainErr) && errors.Is(drainErr, context.Canceled): // ctx ended first
+		s.log.Warn("shutdown cut short: the tasks still running were stopped and ended FAILED")
+		errs = append(errs, fmt.Errorf("a2ahttp: shutdown: the drain was cut short; the tasks still running were ended FAILED: %w", drainErr))
 	case err != nil && drainErr != nil && errors.Is(err, drainErr): // tasks were still running
 		s.log.Warn("shutdown timeout reached: the tasks still running were stopped and ended FAILED", "timeout", timeout)
 		errs = append(errs, fmt.Errorf("a2ahttp: shutdown: tasks were still running after %v and were ended FAILED: %w", timeout, drainErr))

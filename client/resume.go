@@ -225,8 +225,10 @@ func (s *streamRun) resume(err error) {
 // task and the last event's number are known (the events were numbered
 // as sequence numbers are, see forward), the task has not settled,
 // the caller has not given up, and the break is a transport failure or the
-// server's report that it cut a slow reader off (an error whose metadata
-// names lastEventId). Any other error the server sent ends the stream.
+// server's report that it ended the stream early and where to pick up (an
+// UnavailableError, or an InternalError from servers before 2026-12, whose
+// metadata names lastEventId). Any other error the server sent ends the
+// stream.
 func (s *streamRun) resumable(err error) bool {
 	if s.c.resumes <= 0 || s.ctx.Err() != nil || s.tr.taskID == "" || !s.numbered || s.last == 0 || s.tr.over() {
 		return false
@@ -236,5 +238,5 @@ func (s *streamRun) resumable(err error) bool {
 		return true
 	}
 	var ae *a2a.Error
-	return errors.As(err, &ae) && ae.Code == a2a.CodeInternal && ae.Metadata[lastEventIDMeta] != ""
+	return errors.As(err, &ae) && (ae.Code == a2a.CodeUnavailable || ae.Code == a2a.CodeInternal) && ae.Metadata[lastEventIDMeta] != ""
 }

@@ -30,9 +30,9 @@ import (
 // log is done), the way the resume contract of DESIGN "The event log"
 // says a server behaves.
 type resumeFake struct {
-	log  []*a2a.StreamResponse // event i has sequence number i+1
-	per  int                   // events per call before the break
-	slow bool                  // break with the slow-reader error instead of a cut
+	log   []*a2a.StreamResponse // event i has sequence number i+1
+	per   int                   // events per call before the break
+	ended string                // break with an error naming lastEventId, of this gRPC status (INTERNAL or UNAVAILABLE), instead of a cut
 	// overlap resends this many events before the resume position, which
 	// the client must drop.
 	overlap int
@@ -123,22 +123,24 @@ func (f *resumeFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ends && f.hold:
 		<-r.Context().Done()
 	case ends:
-	case f.slow:
+	case f.ended != "":
 		last := first + uint64(len(evs)) - 1
-		io.WriteString(w, slowEvent(rpc, env.ID, last))
+		io.WriteString(w, endedEvent(rpc, env.ID, f.ended, last))
 	default:
 		panic(http.ErrAbortHandler) // the connection drops mid-stream
 	}
 }
 
-// slowEvent is the SSE error event of a server that cut a slow reader off
-// after event last.
-func slowEvent(rpc bool, id json.RawMessage, last uint64) string {
-	details := fmt.Sprintf(`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"SLOW_READER","domain":"a2a-protocol.org","metadata":{"lastEventId":"%d"}}]`, last)
+// endedEvent is the SSE error event of a server that ended a stream early
+// after event last, with the given status (INTERNAL, as Parley did for a
+// slow reader before 2026-12, or UNAVAILABLE).
+func endedEvent(rpc bool, id json.RawMessage, status string, last uint64) string {
+	details := fmt.Sprintf(`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"%s","domain":"parley.dev","metadata":{"lastEventId":"%d"}}]`, status, last)
 	if rpc {
-		return fmt.Sprintf("data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32603,\"message\":\"too slow\",\"data\":%s}}\n\n", id, details)
+		return fmt.Sprintf("data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32603,\"message\":\"ended early\",\"data\":%s}}\n\n", id, details)
 	}
-	return fmt.Sprintf("event: error\ndata: {\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":\"too slow\",\"details\":%s}}\n\n", details)
+	code := map[string]int{"INTERNAL": 500, "UNAVAILABLE": 503}[status]
+	return fmt.Sprintf("event: error\ndata: {\"error\":{\"code\":%d,\"status\":%q,\"message\":\"ended early\",\"details\":%s}}\n\n", code, status, details)
 }
 
 // writeFakeError answers a call with an A2A error in the binding's shape.
@@ -194,10 +196,11 @@ func (g resumeGRPC) serve(ctx context.Context, method string, after uint64, out 
 		return nil
 	case ends:
 		return nil
-	case f.slow:
-		e := connect.NewError(connect.CodeInternal, fmt.Errorf("too slow"))
+	case f.ended != "":
+		code := map[string]connect.Code{"INTERNAL": connect.CodeInternal, "UNAVAILABLE": connect.CodeUnavailable}[f.ended]
+		e := connect.NewError(code, fmt.Errorf("ended early"))
 		last := first + uint64(len(evs)) - 1
-		if d, err := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: "SLOW_READER", Domain: a2a.DomainA2A,
+		if d, err := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: f.ended, Domain: a2a.DomainParley,
 			Metadata: map[string]string{"lastEventId": strconv.FormatUint(last, 10)}}); err == nil {
 			e.AddDetail(d)
 		}

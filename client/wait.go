@@ -29,12 +29,23 @@ import (
 // When the card declares streaming it subscribes to the task; a
 // subscription that ends early (ErrStreamEnded, a broken connection) is
 // followed by a GetTask and a new subscription, the recovery the spec's
-// stream rules lead to (spec §3.1.2, §3.1.6). A task already terminal is
-// read with GetTask. Without streaming, or when the server refuses to
-// stream, it polls GetTask with exponential backoff from
-// Options.PollInterval up to 5 s.
-// It returns when ctx is done, or with the first error the server sends
-// that is not about streaming.
+// stream rules lead to (spec §3.1.2, §3.1.6). A subscription the server
+// refuses with one of the two errors the spec gives SubscribeToTask
+// (§3.1.6) is followed by a GetTask, which decides:
+//
+//   - UnsupportedOperationError: the task is terminal, or the server does
+//     not stream after all;
+//   - TaskNotFoundError: the task does not exist, or, on a server that
+//     can only subscribe to a task it is executing right now (the official
+//     Go SDK's), the task is finished or interrupted.
+//
+// When GetTask finds the task in a state to return, it is returned; when
+// GetTask fails (TaskNotFoundError for a task that does not exist), that
+// error is; otherwise the server will not stream this task, and
+// WaitForCompletion polls it. Without streaming it polls from the start:
+// GetTask with exponential backoff from Options.PollInterval up to 5 s.
+// It returns when ctx is done, or with the first other error the server
+// sends.
 func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Task, error) {
 	streaming := c.card.GetCapabilities().GetStreaming()
 	poll := c.poll
@@ -45,10 +56,8 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 			switch {
 			case err == nil, errors.Is(err, ErrStreamEnded):
 				// settled, or the stream closed early: read the task
-			case errors.Is(err, a2a.ErrUnsupportedOperation):
-				// the task is terminal (spec §3.1.6), or the server does
-				// not stream after all: GetTask tells which
-				refused = true
+			case refusesSubscription(err):
+				refused = true // GetTask tells why
 			default:
 				var te *TransportError
 				if !errors.As(err, &te) {
@@ -91,6 +100,12 @@ func (c *Client) WaitForCompletion(ctx context.Context, taskID string) (*a2a.Tas
 		}
 		poll = min(poll*2, maxPollInterval)
 	}
+}
+
+// refusesSubscription reports whether err, from SubscribeToTask, is one of
+// the refusals WaitForCompletion answers with GetTask (see there).
+func refusesSubscription(err error) bool {
+	return errors.Is(err, a2a.ErrUnsupportedOperation) || errors.Is(err, a2a.ErrTaskNotFound)
 }
 
 // follow subscribes to a task until the stream reports a terminal or

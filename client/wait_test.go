@@ -3,9 +3,11 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -115,6 +117,90 @@ func TestWaitForCompletion(t *testing.T) {
 					t.Fatalf("WaitForCompletion(unknown) = %v, want TaskNotFound", err)
 				}
 			})
+		})
+	}
+}
+
+// refuseSubscribe answers every SubscribeToTask with the error code, in
+// the binding's shape, and passes every other request on to h. With
+// TaskNotFound it is the official Go SDK's server, which refuses to
+// subscribe to any task it is not executing at the moment ("no active
+// execution"), finished or interrupted.
+func refuseSubscribe(code a2a.Code) func(h http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var rpc struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(body, &rpc)
+			switch {
+			case isGRPC(r) && strings.HasSuffix(r.URL.Path, "/SubscribeToTask"):
+				status, _ := code.GRPCStatus()
+				w.Header().Set("Content-Type", "application/grpc")
+				w.Header().Set("Grpc-Status", strconv.Itoa(status))
+				w.Header().Set("Grpc-Message", "refused")
+				w.WriteHeader(http.StatusOK)
+			case rpc.Method == a2a.MethodSubscribeToTask:
+				writeFakeError(w, true, rpc.ID, a2a.NewError(code, "refused"))
+			case strings.HasSuffix(r.URL.Path, ":subscribe"):
+				writeFakeError(w, false, nil, a2a.NewError(code, "refused"))
+			default:
+				h.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// TestWaitForCompletionRefused: a subscription refused with one of the
+// errors the spec gives SubscribeToTask (TaskNotFound here; the
+// UnsupportedOperation of a server that does not stream is "server
+// refuses streams" above) is followed by GetTask, which decides: a
+// finished or interrupted task is returned, a running one is polled to
+// its end, an unknown one is TaskNotFound. Any other error is returned as
+// it is.
+func TestWaitForCompletionRefused(t *testing.T) {
+	t.Parallel()
+	for _, b := range bindings {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			for _, tc := range []struct {
+				name    string
+				refusal a2a.Code
+				text    string // "" waits for an unknown task
+				state   a2a.TaskState
+				err     error // the error wanted instead of a task
+			}{
+				{name: "finished", refusal: a2a.CodeTaskNotFound, text: "fail", state: a2a.TaskState_TASK_STATE_FAILED},
+				{name: "interrupted", refusal: a2a.CodeTaskNotFound, text: "input-required", state: a2a.TaskState_TASK_STATE_INPUT_REQUIRED},
+				{name: "running", refusal: a2a.CodeTaskNotFound, text: "slow 300", state: a2a.TaskState_TASK_STATE_COMPLETED},
+				{name: "unknown", refusal: a2a.CodeTaskNotFound, err: a2a.ErrTaskNotFound},
+				{name: "other error", refusal: a2a.CodeInternal, text: "slow 300", err: a2a.ErrInternal},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					e := start(t, config{wrap: refuseSubscribe(tc.refusal)})
+					c := e.client(b, &client.Options{PollInterval: 20 * time.Millisecond})
+					id := "nope"
+					if tc.text != "" {
+						id = send(t, c, tc.text, &a2a.SendMessageConfiguration{ReturnImmediately: true}).Id
+					}
+					ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
+					defer cancel()
+					got, err := c.WaitForCompletion(ctx, id)
+					if tc.err != nil {
+						if !errors.Is(err, tc.err) {
+							t.Fatalf("WaitForCompletion = %v, %v; want %v", got, err, tc.err)
+						}
+						return
+					}
+					if err != nil || got.GetStatus().GetState() != tc.state || got.Id != id {
+						t.Fatalf("WaitForCompletion = %v, %v; want the task in %v", got, err, tc.state)
+					}
+				})
+			}
 		})
 	}
 }

@@ -24,6 +24,9 @@
 // between principals (spec §13.1) needs two bearer tokens: WithToken and
 // WithSecondToken.
 //
+// RunACTS runs ACTS files instead (the A2A Conformance Test
+// Specification's declarative tests), one report per binding.
+//
 // Every request goes to the card URL and to the interfaces the card
 // declares; the only listener opened is the optional webhook receiver of
 // WithWebhookAddr.

@@ -71,6 +71,16 @@ type Options struct {
 	// backoff does not take a slot, so only that many receivers hanging
 	// at once can delay others, by at most Timeout.
 	MaxConcurrent int
+	// HostRate bounds the POSTs sent to one destination host (the URL's
+	// host name, whatever its port), across every configuration, task and
+	// caller, in attempts per second; default DefaultHostRate (20), a
+	// negative value means no bound. Attempts over it wait their turn,
+	// their notifications kept in the outbox and in order. With several
+	// replicas each sender applies it to what it sends.
+	HostRate float64
+	// HostBurst is how many attempts a host may get at once before
+	// HostRate applies; default DefaultHostBurst (40), at least 1.
+	HostBurst int
 	// Guard vets webhook addresses; default NewGuard(nil), which refuses
 	// every address that is not publicly routable.
 	Guard *Guard
@@ -104,6 +114,7 @@ type Sender struct {
 	holder string // this sender's name in claims (Options.Claims)
 	opts   Options
 	guard  *Guard
+	hosts  *hostLimiter // nil: no bound per host
 	client *http.Client
 	log    *slog.Logger
 
@@ -161,6 +172,7 @@ func New(store taskstore.Outbox, o *Options) (*Sender, error) {
 	}
 	s := &Sender{
 		store: store, opts: opts, guard: opts.Guard, log: opts.Logger, holder: rand.Text(),
+		hosts: newHostLimiter(opts.HostRate, opts.HostBurst),
 		client: &http.Client{
 			Transport: rt,
 			// A redirect is an answer like any other: not followed.
@@ -199,6 +211,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 256
+	}
+	if opts.HostRate == 0 {
+		opts.HostRate = DefaultHostRate
+	}
+	if opts.HostBurst <= 0 {
+		opts.HostBurst = DefaultHostBurst
 	}
 	if opts.Rescan <= 0 {
 		opts.Rescan = time.Minute

@@ -172,6 +172,11 @@ func (s *Sender) deliver(t *target, gen uint64, n *taskstore.Notification) bool 
 
 	p := prepare(n)
 	for try := 1; ; try++ {
+		// The host's turn first (Options.HostRate), then the claim's
+		// renewal: a claim that lapsed while waiting is found here.
+		if !s.hosts.wait(ctx, n.Config.GetUrl()) {
+			return false // forgotten or closing
+		}
 		if !s.stillOurs(ctx, n) {
 			return false // another sender has the configuration now
 		}

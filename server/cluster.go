@@ -12,11 +12,13 @@ package server
 // CancelTask writes CANCELED itself, whoever runs the task, and wakes the
 // runner on the Bus under cancelKey; the runner reads the log, finds the
 // task ended, and stops its agent. A runner too busy for that write to
-// get a sequence number is asked, under the same key, to cancel the task
-// itself. Any write that loses the race for a sequence number (ErrSeq)
-// reads what the other wrote before going on (run.append). Leases: every
-// replica renews its own and ends FAILED the active tasks whose runner's
-// lease lapsed.
+// get a sequence number is asked, under cancelRequestKey, to cancel the
+// task itself. Only that request makes a runner cancel: any other wake-up,
+// such as the one a Bus sends every watcher when it reconnects, makes it
+// read the log and act on what the log says. Any write that loses the
+// race for a sequence number (ErrSeq) reads what the other wrote before
+// going on (run.append). Leases: every replica renews its own and ends
+// FAILED the active tasks whose runner's lease lapsed.
 
 import (
 	"context"
@@ -78,9 +80,16 @@ var ErrLeaseLost = errors.New("server: this replica's lease on the store lapsed"
 // follow-up at the same moment, and the other wrote first.
 var ErrTaskTaken = errors.New("server: another replica runs the task now")
 
-// cancelKey is the Bus key on which CancelTask wakes the replica running
-// a task. Task ids are minted by servers, so no task has this id.
+// cancelKey is the Bus key on which a replica that ended a task (CancelTask,
+// a dead replica's task failed) wakes the replica running it, which reads
+// the log. Task ids are minted by servers, so no task has this id.
 func cancelKey(taskID string) string { return "cancel:" + taskID }
+
+// cancelRequestKey is the Bus key on which CancelTask asks the replica
+// running a task to write the cancellation itself (askRunnerToCancel). It
+// is a request key: a Bus that reconnects does not wake its watchers, so
+// a wake-up on it is a request, never a dropped connection.
+func cancelRequestKey(taskID string) string { return eventbus.RequestKey(cancelKey(taskID)) }
 
 // pushKey is the Bus key on which a replica that added a push
 // configuration to a task wakes the replica running it: that one's
@@ -162,8 +171,11 @@ func (n *notifier) flush(ctx context.Context, log func(error)) {
 	}
 }
 
-// announce tells the other replicas that the task's log grew.
+// announce is called after every write of a task's log that committed:
+// it tells the other replicas that the log grew, and the tasks waiting to
+// be ended that the store writes again (committed).
 func (s *Server) announce(taskID string) {
+	s.committed()
 	if s.notes != nil {
 		s.notes.add(taskID)
 	}
@@ -384,24 +396,29 @@ func (r *run) absorb(ev a2a.StreamEvent) {
 // replicas ask of its task (see watch).
 func (r *run) watchOthers(ex *execution) {
 	bus := r.s.opts.Cluster.Bus
-	cancel, stopCancel := bus.Watch(cancelKey(r.id))
+	ended, stopEnded := bus.Watch(cancelKey(r.id))
+	asked, stopAsked := bus.Watch(cancelRequestKey(r.id))
 	push, stopPush := bus.Watch(pushKey(r.id))
 	go func() {
-		defer stopCancel()
+		defer stopEnded()
+		defer stopAsked()
 		defer stopPush()
-		r.watch(ex, cancel, push)
+		r.watch(ex, ended, asked, push)
 	}()
 }
 
 // watch serves watchOthers until the execution ends. A wake-up on push
-// means another replica added a push configuration: the run's events go
-// to the pusher from then on, and the pusher looks at those already
-// written. One on cancel means CancelTask on another replica canceled the
-// task, or asks this one to: the run reads the log, which stops the
-// execution when it holds the CANCELED status (see absorb), and
-// otherwise cancels the task itself.
-func (r *run) watch(ex *execution, cancel, push <-chan struct{}) {
+// means another replica added a push configuration, or that the Bus may
+// have missed one: the run's events go to the pusher from then on, and
+// the pusher looks at those already written. One on ended means another
+// replica ended the task (CancelTask, or a lease taken for lost), or that
+// the Bus may have missed it: the run reads the log, which stops the
+// execution when it holds a terminal status (see absorb). Only one on
+// asked, a request key that no reconnection wakes, makes the run cancel
+// the task itself when the log does not hold its end.
+func (r *run) watch(ex *execution, ended, asked, push <-chan struct{}) {
 	for {
+		cancel := false
 		select {
 		case <-ex.ended:
 			return
@@ -411,29 +428,33 @@ func (r *run) watch(ex *execution, cancel, push <-chan struct{}) {
 			r.queued()
 			r.mu.Unlock()
 			continue
-		case <-cancel:
+		case <-ended:
+		case <-asked:
+			cancel = true
 		}
 		r.mu.Lock()
 		ctx := context.WithoutCancel(ex.ctx)
 		err := r.catchUp(ctx)
-		if err == nil && !ex.done && r.exec == ex && !a2a.IsTerminal(r.task.GetStatus().GetState()) {
+		if err == nil && cancel && !ex.done && r.exec == ex && !a2a.IsTerminal(r.task.GetStatus().GetState()) {
 			err = r.cancelTask(ctx)
 		}
 		if err != nil && !errors.Is(err, ErrTaskClosed) {
-			r.s.log.Error("cluster: canceling a task for another replica failed", "task", r.id, "err", err)
+			r.s.log.Error("cluster: reading or canceling a task for another replica failed", "task", r.id, "err", err)
 		}
 		r.mu.Unlock()
 	}
 }
 
-// askRunnerToCancel wakes the replica running the task, which cancels it
-// (watch), and waits until the task is terminal: canceled, or
-// ended otherwise first. It gives up after two leases and five seconds.
-// Callers hold r.mu, which is let go while waiting, and have loaded the
-// task.
+// askRunnerToCancel asks the replica running the task to cancel it
+// (watch), and waits until the task is terminal: canceled, or ended
+// otherwise first. The request is sent again every poll interval while
+// waiting, since one sent while the runner's Bus was reconnecting is lost
+// (request keys are not woken by a reconnection). It gives up after two
+// leases and five seconds. Callers hold r.mu, which is let go while
+// waiting, and have loaded the task.
 func (r *run) askRunnerToCancel(ctx context.Context) error {
 	c := r.s.opts.Cluster
-	if err := c.Bus.Notify(ctx, cancelKey(r.id), 0); err != nil {
+	if err := c.Bus.Notify(ctx, cancelRequestKey(r.id), 0); err != nil {
 		return a2a.Internal(err)
 	}
 	ch := r.wait()
@@ -441,6 +462,12 @@ func (r *run) askRunnerToCancel(ctx context.Context) error {
 	defer func() { r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
 	limit := time.NewTimer(2*c.Leases.TTL() + 5*time.Second)
 	defer limit.Stop()
+	poll := c.Poll
+	if poll <= 0 {
+		poll = eventbus.DefaultPoll
+	}
+	again := time.NewTicker(poll)
+	defer again.Stop()
 	for !a2a.IsTerminal(r.task.GetStatus().GetState()) {
 		r.mu.Unlock()
 		select {
@@ -451,6 +478,10 @@ func (r *run) askRunnerToCancel(ctx context.Context) error {
 			r.mu.Lock()
 			return a2a.NewError(a2a.CodeInternal, "task %q: the replica running it did not cancel it in time; try again", r.id).
 				WithMeta("taskId", r.id)
+		case <-again.C:
+			if err := c.Bus.Notify(ctx, cancelRequestKey(r.id), 0); err != nil {
+				r.s.log.Warn("cluster: asking the runner to cancel a task again failed", "task", r.id, "err", err)
+			}
 		case <-ch:
 		}
 		r.mu.Lock()

@@ -14,8 +14,10 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/server"
+	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore"
 
+	"parley.dev/parley/internal/eventbus"
 	"parley.dev/parley/internal/pgtest"
 )
 
@@ -37,6 +39,13 @@ func (p *pausable) Renew(ctx context.Context) (bool, error) {
 // lease of ttl, with opts (its Store and Cluster are the replica's).
 func replica(t *testing.T, url string, ttl time.Duration, opts server.Options) (*server.Server, *pausable) {
 	t.Helper()
+	return wrappedReplica(t, url, ttl, opts, nil)
+}
+
+// wrappedReplica is replica with wrap, when not nil, given the options
+// (the replica's Store and Cluster set) before the server starts.
+func wrappedReplica(t *testing.T, url string, ttl time.Duration, opts server.Options, wrap func(*server.Options)) (*server.Server, *pausable) {
+	t.Helper()
 	st, err := pgstore.Open(t.Context(), url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +63,9 @@ func replica(t *testing.T, url string, ttl time.Duration, opts server.Options) (
 	l := &pausable{Replica: rep}
 	opts.Store = st
 	opts.Cluster = &server.Cluster{Bus: bus, Leases: l, Poll: 500 * time.Millisecond}
+	if wrap != nil {
+		wrap(&opts)
+	}
 	return newServer(t, opts), l
 }
 
@@ -185,6 +197,74 @@ func TestClusterCancel(t *testing.T) {
 	onA, _ := a.GetTask(anon(t), &a2a.GetTaskRequest{Id: id})
 	if state(onA) != a2a.TaskState_TASK_STATE_CANCELED {
 		t.Fatalf("the task on A is %s", short(state(onA)))
+	}
+}
+
+// losesCancels is a store on which every write of a CANCELED status
+// loses the race for its sequence number, as on a replica whose runner
+// elsewhere always writes first.
+type losesCancels struct{ taskstore.Store }
+
+func (s losesCancels) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
+	if ev.Response.GetStatusUpdate().GetStatus().GetState() == a2a.TaskState_TASK_STATE_CANCELED {
+		return taskstore.ErrSeq
+	}
+	return s.Store.Append(ctx, sc, id, ev)
+}
+
+// dropsFirstRequest is a Bus that loses the first request it sends, as
+// one sent while the receiving replica's LISTEN connection was down.
+type dropsFirstRequest struct {
+	server.Bus
+	dropped atomic.Bool
+}
+
+func (b *dropsFirstRequest) Notify(ctx context.Context, key string, seq uint64) error {
+	if eventbus.IsRequest(key) && b.dropped.CompareAndSwap(false, true) {
+		return nil
+	}
+	return b.Bus.Notify(ctx, key, seq)
+}
+
+// TestClusterCancelAsksRunner: CancelTask on B cannot write CANCELED (the
+// runner on A always takes the number first), so B asks A to cancel the
+// task; the first request is lost and B asks again. A cancels, its
+// agent's context ends with ErrCanceled, and B answers the CANCELED task.
+func TestClusterCancelAsksRunner(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var started, causes sync.Map
+	agent := cancelProbeAgent(&started, &causes)
+	a, _ := replica(t, url, 2*time.Second, server.Options{Agent: agent})
+	bus := &dropsFirstRequest{}
+	b, _ := wrappedReplica(t, url, 2*time.Second, server.Options{Agent: agent}, func(o *server.Options) {
+		o.Store = losesCancels{o.Store}
+		bus.Bus = o.Cluster.Bus
+		o.Cluster.Bus = bus
+	})
+	key := a2a.NewID()
+	start, cause := make(chan struct{}), make(chan error, 1)
+	started.Store(key, start)
+	causes.Store(key, cause)
+	resp, err := a.SendMessage(anon(t), &a2a.SendMessageRequest{Message: a2a.UserMessage("working " + key),
+		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-start
+	got, err := b.CancelTask(anon(t), &a2a.CancelTaskRequest{Id: resp.GetTask().GetId()})
+	if err != nil || state(got) != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("CancelTask on B = %v, %v; want CANCELED", got, err)
+	}
+	if !bus.dropped.Load() {
+		t.Fatal("B never asked A to cancel: its own write of CANCELED went through")
+	}
+	select {
+	case c := <-cause:
+		if !errors.Is(c, server.ErrCanceled) {
+			t.Errorf("the agent's context cause = %v, want ErrCanceled", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent on A was not canceled")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -51,13 +52,18 @@ type Limits struct {
 	//
 	// Whatever this limit, every string it bounds must be UTF-8 text
 	// without control characters (Unicode category Cc: U+0000–U+001F,
-	// U+007F and U+0080–U+009F): an id is echoed in logs, terminals, HTTP
-	// headers and URLs, where a NUL or an escape sequence does harm, and
-	// JSON text is UTF-8 (spec §14.1.1) as is a proto string. "Agents
-	// MUST validate all input parameters before processing" (spec §3.3.2,
-	// §13.4): such a value is refused with
-	// InvalidParamsError naming the field and the offending byte's
-	// position, never the value.
+	// U+007F and U+0080–U+009F), format characters (category Cf: U+200B
+	// zero width space, U+202E right-to-left override, U+FEFF, …) or the
+	// line and paragraph separators U+2028 and U+2029: an id is echoed in
+	// logs, terminals, HTTP headers, URLs, lists and the inspector, where a
+	// NUL or an escape sequence does harm and an invisible or reordering
+	// character makes one id look like another, and JSON text is UTF-8
+	// (spec §14.1.1) as is a proto string. "Agents MUST validate all input
+	// parameters before processing" (spec §3.3.2, §13.4): such a value is
+	// refused with InvalidParamsError naming the field and the offending
+	// character's code and position, never the value. (Category Cf also
+	// holds the zero width joiner of emoji sequences: an id is a name, not
+	// text to display.)
 	MaxIDBytes int
 	// MaxMetadataBytes bounds each google.protobuf.Struct a request or an
 	// agent event carries (default 64 KiB): the request's metadata, a
@@ -191,10 +197,12 @@ func (l *limits) id(v []a2a.FieldViolation, prefix, name, id string) []a2a.Field
 }
 
 // textFault describes the first thing in s that an identifier may not
-// hold: a control character (Unicode category Cc: C0, DEL or C1) or a
-// byte that does not belong to a UTF-8 sequence. It returns "" when there
-// is none. The value itself is not quoted, only the position and the
-// character's code.
+// hold: a control character (Unicode category Cc: C0, DEL or C1), a
+// format character (category Cf), a line or paragraph separator (U+2028,
+// U+2029) or a byte that does not belong to a UTF-8 sequence. It returns
+// "" when there is none. The value itself is not quoted, only the
+// position and the character's code. Every identifier check of every
+// operation comes here (Limits.MaxIDBytes).
 func textFault(s string) string {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -211,6 +219,10 @@ func textFault(s string) string {
 			return fmt.Sprintf("is not valid UTF-8 (byte %d is 0x%02x)", i, c)
 		case r <= 0x9f:
 			return fmt.Sprintf("contains a control character (U+%04X at byte %d)", r, i)
+		case r == '\u2028' || r == '\u2029':
+			return fmt.Sprintf("contains a line or paragraph separator (U+%04X at byte %d)", r, i)
+		case unicode.Is(unicode.Cf, r):
+			return fmt.Sprintf("contains a format character (U+%04X at byte %d)", r, i)
 		}
 		i += n
 	}

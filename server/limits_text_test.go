@@ -1,7 +1,8 @@
 package server_test
 
-// The characters of identifiers: a control character or a byte that is not
-// UTF-8 in any identifier of any operation is refused with InvalidParams
+// The characters of identifiers: a control character, a format character,
+// a line or paragraph separator or a byte that is not UTF-8 in any
+// identifier of any operation is refused with InvalidParams
 // naming the field, whatever Limits.MaxIDBytes says, and nothing is stored.
 
 import (
@@ -29,6 +30,13 @@ var badIDs = []struct{ name, id, says string }{
 	{"invalid UTF-8", "a\xffb", "not valid UTF-8 (byte 1 is 0xff)"},
 	{"cut UTF-8", "ok\xe2\x82", "not valid UTF-8 (byte 2 is 0xe2)"},
 	{"surrogate", "a\xed\xa0\x80", "not valid UTF-8 (byte 1 is 0xed)"},
+	{"zero width space", "a\u200bb", "format character (U+200B at byte 1)"},
+	{"right-to-left override", "inv\u202eexe.pdf", "format character (U+202E at byte 3)"},
+	{"byte order mark", "\ufeffid", "format character (U+FEFF at byte 0)"},
+	{"soft hyphen", "a\u00adb", "format character (U+00AD at byte 1)"},
+	{"tag character", "a\U000E0041", "format character (U+E0041 at byte 1)"},
+	{"line separator", "a\u2028b", "line or paragraph separator (U+2028 at byte 1)"},
+	{"paragraph separator", "a\u2029b", "line or paragraph separator (U+2029 at byte 1)"},
 }
 
 // TestIDCharacters: every identifier of every operation, with each bad
@@ -107,7 +115,7 @@ func moreIDCases(s *server.Server, parkedID, bad string) []idCase {
 func TestIDCharactersAccepted(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, server.Options{})
-	for _, id := range []string{"tâche 1", "日本語-ид", "🙂\u00a0x", "a~!@#$%^&*()"} {
+	for _, id := range []string{"tâche 1", "日本語-ид", "🙂\u00a0x", "a~!@#$%^&*()", "שלום-1", "x\u3000y"} {
 		req := msgReq("x")
 		req.Message.MessageId, req.Message.ContextId = id, id
 		tk := taskOf(t)(s.SendMessage(anon(t), req))
@@ -143,11 +151,12 @@ func TestAgentOutputIDCharacters(t *testing.T) {
 
 // FuzzIDText sends a message with the fuzzer's string as its messageId
 // and contextId: one holding a control character (unicode.IsControl: C0,
-// DEL, C1) or bytes that are not UTF-8 is InvalidParams on
+// DEL, C1), a format character (unicode.Cf), U+2028, U+2029 or bytes
+// that are not UTF-8 is InvalidParams on
 // message.messageId; any other non-empty one within the length limit is
 // accepted.
 func FuzzIDText(f *testing.F) {
-	for _, seed := range []string{"m-1", "a\x00b", "\x1b[0m", "x\x7f", "\u0085", "\u00a0", "\xff", "\xe2\x82", "日本\u200b", "\ufffd", "tab\there"} {
+	for _, seed := range []string{"m-1", "a\x00b", "\x1b[0m", "x\x7f", "\u0085", "\u00a0", "\xff", "\xe2\x82", "日本\u200b", "\ufffd", "tab\there", "a\u2028", "\u202e", "\U000E0001"} {
 		f.Add(seed)
 	}
 	s := newServer(f, server.Options{})
@@ -160,7 +169,9 @@ func FuzzIDText(f *testing.F) {
 		req := msgReq("x")
 		req.Message.MessageId, req.Message.ContextId = id, id
 		_, err := s.SendMessage(anon(t), req)
-		bad := !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl)
+		bad := !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool {
+			return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+		})
 		if !bad {
 			if err != nil {
 				t.Fatalf("id %q: %v", id, err)

@@ -1,7 +1,8 @@
 package server_test
 
-// Control characters and bytes that are not UTF-8 in identifiers, over the
-// real wire of every binding: refused with InvalidParams naming the field,
+// Control characters, format characters, line and paragraph separators
+// and bytes that are not UTF-8 in identifiers, over the real wire of every
+// binding (in a body, a REST path segment or the tenant segment): refused with InvalidParams naming the field,
 // whether the core finds them (a NUL, in a body or in a REST path segment)
 // or the decoder does (bytes that are not UTF-8), and nothing is stored.
 
@@ -48,8 +49,10 @@ func (s *writeSpy) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskst
 }
 
 // TestIDControlCharsOnTheWire: a NUL in a messageId, in a task id sent in
-// a REST path segment (or the body), and a byte that is not UTF-8 in a
-// messageId are InvalidParams on each binding, with a BadRequest
+// a REST path segment (or the body), a format character (U+202E, U+200B,
+// U+FEFF) or a line or paragraph separator in an id, an extension URI or a
+// tenant, and a byte that is not UTF-8 in a messageId are InvalidParams on
+// each binding, with a BadRequest
 // violation on the field (JSON-RPC, HTTP+JSON) or a message naming it
 // (gRPC, whose decoder refuses the bytes first); nothing is written.
 func TestIDControlCharsOnTheWire(t *testing.T) {
@@ -61,19 +64,28 @@ func TestIDControlCharsOnTheWire(t *testing.T) {
 			srv := testkit.StartServer(t, &testkit.Options{Quiet: true, Store: spy})
 			w := &wireServer{url: srv.URL, grpc: a2aconnect.NewA2AServiceClient(testkit.H2CClient(), srv.URL, connect.WithGRPC())}
 
-			nul := userMsg("x")
-			nul.Message.MessageId = "bad\x00id"
+			send := func(mod func(m *a2a.Message)) *a2a.SendMessageRequest {
+				req := userMsg("x")
+				mod(req.Message)
+				return req
+			}
+			const control, format, separator = "contains a control character", "contains a format character", "contains a line or paragraph separator"
 			for _, tc := range []struct {
-				name, op, field string
-				req             proto.Message
+				name, op, field, says string
+				req                   proto.Message
 			}{
-				{"NUL in messageId", a2a.MethodSendMessage, "message.messageId", nul},
-				{"NUL in a task id", a2a.MethodGetTask, "id", &a2a.GetTaskRequest{Id: "task\x00id"}},
-				{"ESC in a push task id", a2a.MethodListTaskPushNotificationConfigs, "taskId", &a2a.ListTaskPushNotificationConfigsRequest{TaskId: "\x1b[2J"}},
+				{"NUL in messageId", a2a.MethodSendMessage, "message.messageId", control, send(func(m *a2a.Message) { m.MessageId = "bad\x00id" })},
+				{"NUL in a task id", a2a.MethodGetTask, "id", control, &a2a.GetTaskRequest{Id: "task\x00id"}},
+				{"ESC in a push task id", a2a.MethodListTaskPushNotificationConfigs, "taskId", control, &a2a.ListTaskPushNotificationConfigsRequest{TaskId: "\x1b[2J"}},
+				{"RLO in contextId", a2a.MethodSendMessage, "message.contextId", format, send(func(m *a2a.Message) { m.ContextId = "ctx\u202egpj.exe" })},
+				{"ZWSP in an extension URI", a2a.MethodSendMessage, "message.extensions[0]", format, send(func(m *a2a.Message) { m.Extensions = []string{"https://ext.example/\u200bv1"} })},
+				{"BOM in a task id", a2a.MethodGetTask, "id", format, &a2a.GetTaskRequest{Id: "\ufefftask"}},
+				{"LS in a tenant", a2a.MethodGetTask, "tenant", separator, &a2a.GetTaskRequest{Id: "t", Tenant: "acme\u2028admin"}},
+				{"PS in a push config id", a2a.MethodCreateTaskPushNotificationConfig, "id", separator, &a2a.TaskPushNotificationConfig{TaskId: "t", Id: "cfg\u2029", Url: "https://hooks.example/"}},
 			} {
 				o := w.call(t, b, tc.op, tc.req)
 				o.wantCode(t, tc.name, b, a2a.CodeInvalidParams)
-				if v := o.violation(t, tc.name, tc.field); v.Field != "" && !strings.Contains(o.message, tc.field+": contains a control character") {
+				if v := o.violation(t, tc.name, tc.field); v.Field != "" && !strings.Contains(o.message, tc.field+": "+tc.says) {
 					t.Errorf("%s: message %q does not name the field and the fault", tc.name, o.message)
 				}
 			}

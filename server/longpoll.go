@@ -62,7 +62,11 @@ func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTa
 	}
 	ch := r.wait()
 	r.follow() // with Options.Cluster: other replicas' changes wake it too
-	defer func() { r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
+	r.holds++
+	defer func() { r.holds--; r.mu.Unlock(); r.unwait(ch); r.mu.Lock() }()
+	// The hold needs the task's generation only, until it changes: it
+	// keeps no copy of the task meanwhile (whatever changes it loads it).
+	r.shed()
 	limit := time.NewTimer(s.opts.LongPollTimeout)
 	defer limit.Stop()
 	for held := true; held && taskstore.Generation(r.seq) <= after; {
@@ -80,6 +84,9 @@ func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTa
 			return nil, context.Cause(ctx)
 		}
 		r.mu.Lock()
+	}
+	if err := r.load(ctx); err != nil {
+		return nil, err // removed meanwhile (Options.Retention)
 	}
 	return s.answerRun(ctx, r, req.HistoryLength), nil
 }

@@ -199,6 +199,34 @@ func TestLongPollOverTheWire(t *testing.T) {
 	})
 }
 
+// TestLongPollHoldKeepsNoTask: a hold keeps the task's generation, not a
+// copy of the task, while it waits (a caller pins what it holds, not the
+// size of the task it points at); the change that wakes it loads the task
+// again, and the hold answers it whole.
+func TestLongPollHoldKeepsNoTask(t *testing.T) {
+	onEveryStore(t, neverTimesOut, nil, func(t *testing.T, ctx context.Context, s *testkit.Server, f client.TransportFactory) {
+		c11 := versionClient(t, s, f, pversion.V11)
+		id := inputRequired(t, ctx, c11)
+		// The execution that asked for input ends after the answer: wait
+		// until the run lets the task go.
+		for _, live := s.Core.TaskLoaded(id); live; _, live = s.Core.TaskLoaded(id) {
+			if ctx.Err() != nil {
+				t.Fatal("the run of a task waiting for input was not let go")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		held := holdAsync(t, ctx, s, c11, poll(id, 5))
+		if loaded, live := s.Core.TaskLoaded(id); !live || loaded {
+			t.Errorf("while held: live run %v, task loaded %v; want a live run without the task", live, loaded)
+		}
+		goOn(t, ctx, c11, id)
+		a := await(t, ctx, held)
+		if a.err != nil || a.task.GetGeneration() <= 5 || len(a.task.GetArtifacts()) == 0 || len(a.task.GetHistory()) < 2 {
+			t.Fatalf("held GetTask: %v, %v; want the whole task after the follow-up", a.task, a.err)
+		}
+	})
+}
+
 // TestLongPollTimeout: at the server's timeout a hold answers the task
 // unchanged, a normal result, whatever generation it waited past.
 func TestLongPollTimeout(t *testing.T) {

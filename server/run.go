@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"sync"
 
 	"parley.dev/parley/a2a"
@@ -31,6 +30,7 @@ type run struct {
 	seq     uint64    // sequence number of the last published event
 	subs    map[*subscriber]struct{}
 	waiters []chan struct{} // in-process callers woken on every change
+	holds   int             // how many of them are long-poll holds (Server.hold)
 	exec    *execution      // the active execution, if any
 	reply   *a2a.Message    // that reply
 	tail    *tail           // with Options.Cluster: the follower of the store's log (run.follow)
@@ -149,7 +149,10 @@ func (r *run) load(ctx context.Context) error {
 // subscribe registers a subscriber, which has been given (as a snapshot or
 // from the log) every event up to now. Callers hold r.mu.
 func (r *run) subscribe() *subscriber {
-	sub := newSubscriber(r.s.opts.SubscriberBuffer, r.seq)
+	store, scope, id := r.s.store, r.scope, r.id
+	sub := newSubscriber(r.seq, id, func(ctx context.Context, after uint64, limit int) ([]a2a.StreamEvent, error) {
+		return store.Events(ctx, scope, id, after, limit)
+	})
 	if r.subs == nil {
 		r.subs = map[*subscriber]struct{}{}
 	}
@@ -157,17 +160,18 @@ func (r *run) subscribe() *subscriber {
 	return sub
 }
 
-// shed drops the run's copy of the task when all the run serves is one
-// stream, which needs nothing of it until the task changes: a task with
-// one idle subscriber then costs the subscriber and the run, not a second
-// copy of the task beside the store's (the aim: an idle stream costs
-// little, one per task as well as many on one). Whatever changes the task
+// shed drops the run's copy of the task when all the run serves is
+// streams and long-poll holds, which need nothing of it until the task
+// changes: a task with idle subscribers or holds then costs them and the
+// run, not a second copy of the task beside the store's (the aim: an idle
+// stream or a hold costs what it holds, not the size of the task it
+// watches; one per task as well as many on one). Whatever changes the task
 // next loads it again (run.load), and the store has it as it was: every
 // change is stored before it is published, and with nothing running or
 // pending here, and no other replica (Options.Cluster), nothing else
 // writes it. Callers hold r.mu.
 func (r *run) shed() {
-	if r.s.opts.Cluster != nil || r.task == nil || len(r.subs) != 1 || len(r.waiters) > 0 ||
+	if r.s.opts.Cluster != nil || r.task == nil || len(r.subs)+r.holds == 0 || len(r.waiters) > r.holds ||
 		r.exec != nil || r.tail != nil || r.reply != nil || r.writing || r.inflight != nil ||
 		len(r.queue) > 0 || r.unmade != nil || r.pendingMessage != nil {
 		return
@@ -225,8 +229,15 @@ func (r *run) wake() {
 	}
 }
 
-// publish sends an event to every subscriber without blocking. Callers hold
-// r.mu.
+// streamBudget is how many events may wait for a task's streams together,
+// in Options.SubscriberBuffer: a lone stream takes a burst of 16 times
+// that without reading the log back, while each of many streams on one
+// task still holds up to SubscriberBuffer (what one event costs them is a
+// slot, the event being shared).
+const streamBudget = 16
+
+// publish sends an event to every subscriber without blocking (a
+// subscriber that lags reads it from the log later). Callers hold r.mu.
 func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 	defer r.wake()
 	ev := a2a.StreamEvent{Response: resp}
@@ -239,18 +250,9 @@ func (r *run) publish(resp *a2a.StreamResponse, withSeq bool) {
 		r.seq++
 		ev.Seq = r.seq
 	}
+	limit := max(r.s.opts.SubscriberBuffer, streamBudget*r.s.opts.SubscriberBuffer/max(len(r.subs), 1))
 	for sub := range r.subs {
-		if sub.offer(ev) {
-			continue
-		}
-		// The error names the last event the reader was given, where a
-		// SubscribeToTask with Last-Event-ID picks up without a loss.
-		last := sub.lastSeq()
-		delete(r.subs, sub)
-		sub.close(a2a.NewError(a2a.CodeInternal,
-			"stream closed: the reader fell %d events behind; call SubscribeToTask with Last-Event-ID %d to resume",
-			sub.limit, last).WithMeta("taskId", r.id).WithMeta("lastEventId", strconv.FormatUint(last, 10)))
-		r.s.log.Warn("subscriber cut off: too slow", "task", r.id)
+		sub.offer(ev, limit)
 	}
 }
 

@@ -119,27 +119,31 @@ func (s *Server) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageR
 	})
 }
 
-// pump forwards a subscription's events until the stream must end.
+// pump forwards a subscription's events until the stream must end: the
+// queued ones, then those it missed from the log when it fell behind.
 func pump(ctx context.Context, sub *subscriber, hl *int32, closeOnInput bool, yield func(a2a.StreamEvent, error) bool) {
 	sub.idleWith(ctx)
 	var evs []a2a.StreamEvent
 	for {
-		var closed bool
-		var err error
-		evs, closed, err = sub.take(evs)
+		b := sub.take(evs)
+		evs = b.evs
 		for i, ev := range evs {
-			ev.More = i < len(evs)-1
+			ev.More = i < len(evs)-1 || (b.behind && !b.closed)
 			if !pass(ev, hl, closeOnInput, yield) {
 				return
 			}
 		}
-		if closed {
-			if err != nil {
-				yield(a2a.StreamEvent{}, err)
-			}
+		switch {
+		case b.closed && b.err != nil:
+			yield(a2a.StreamEvent{}, b.err)
 			return
-		}
-		if len(evs) == 0 && !sub.next(ctx) {
+		case b.behind:
+			if !sub.catchUp(ctx, hl, closeOnInput, yield) {
+				return
+			}
+		case b.closed:
+			return
+		case len(evs) == 0 && !sub.next(ctx):
 			return
 		}
 	}

@@ -63,8 +63,11 @@ type Options struct {
 	// event of every task is always kept. Negative keeps every event as
 	// long as its task.
 	ResumeWindow time.Duration
-	// SubscriberBuffer is how many events a stream reader may fall behind
-	// before it is cut off; default 256.
+	// SubscriberBuffer is how many events at least may wait for a
+	// stream's reader (default 256); a task's streams share 16 times that,
+	// so a lone stream holds up to 4,096. A reader further behind is not
+	// cut off: it reads what it missed from the task's event log, then
+	// live events again.
 	SubscriberBuffer int
 	// SweepInterval is how often the retention and idempotency windows
 	// are applied; default a tenth of Retention, between 1 s and 1 min.
@@ -136,9 +139,9 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[runKey]*run          // live tasks, by scope and id
 	inflight map[msgKey]chan struct{} // first sends of a messageId in progress
-	// unfinished holds the tasks whose end the store did not take, until
-	// it does (finishLater): runKey → the write's error.
-	unfinished sync.Map
+	// lost holds the tasks whose end the store did not take, until it
+	// does (finishLost).
+	lost unfinished
 
 	// The drain of Shutdown: draining refuses new messages; execs counts
 	// the executions not over yet, detached ones included, and idle, when
@@ -173,6 +176,7 @@ func New(opts *Options) (*Server, error) {
 	s := &Server{
 		opts: o, card: o.Card, agent: o.Agent, store: o.Store, log: o.Logger, now: o.Now,
 		runs: map[runKey]*run{}, inflight: map[msgKey]chan struct{}{}, drainCh: make(chan struct{}),
+		lost:   unfinished{wake: make(chan struct{}, 1)},
 		limits: o.Limits.resolved(), quota: newQuotas(o.Limits),
 		generations: slices.ContainsFunc(o.ProtocolVersions, version.ShowsGeneration),
 	}
@@ -312,6 +316,17 @@ func (s *Server) failLost(ctx context.Context, st taskstore.ScopedTask, why stri
 	seq, err := s.store.LastSeq(ctx, st.Scope, t.Id)
 	if err != nil {
 		return err
+	}
+	// The task as of seq or later: one ended since st was listed (by
+	// another replica) is left alone, and one changed after seq makes
+	// the append below fail with ErrSeq. Either way no event follows a
+	// terminal one.
+	now, err := s.store.GetTask(ctx, st.Scope, t.Id)
+	if err != nil {
+		return err
+	}
+	if !a2a.IsActive(now.GetStatus().GetState()) {
+		return taskstore.ErrSeq
 	}
 	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: t.Id, ContextId: t.ContextId, Status: status}}}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -61,7 +62,8 @@ func (f *failingWrites) AppendBatch(ctx context.Context, sc taskstore.Scope, id 
 // TestNoSilentTask: when the store stops taking a running task's writes,
 // its stream ends with an error instead of waiting for events that will not
 // come, a blocking send gets an error instead of a task that looks alive,
-// and once the store writes again the task ends FAILED saying why.
+// and once the store writes again the task ends FAILED saying why, and a
+// resume of its stream answers the events it missed, FAILED last.
 func TestNoSilentTask(t *testing.T) {
 	t.Parallel()
 	st := &failingWrites{Store: memstore.New()}
@@ -71,6 +73,7 @@ func TestNoSilentTask(t *testing.T) {
 
 	var streamed string
 	var streamErr error
+	var last uint64 // the last event the stream got
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -79,6 +82,7 @@ func TestNoSilentTask(t *testing.T) {
 				streamErr = err
 				return
 			}
+			last = ev.Seq
 			if streamed == "" {
 				streamed = ev.TaskID()
 				st.failing.Store(true) // the disk fills up under the running task
@@ -111,6 +115,13 @@ func TestNoSilentTask(t *testing.T) {
 			msg := tk.GetStatus().GetMessage().GetParts()[0].GetText()
 			if tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_FAILED || !strings.Contains(msg, "could not record") {
 				t.Fatalf("the task ended %v %q, want FAILED saying the store could not record it", tk.GetStatus().GetState(), msg)
+			}
+			// Ended: resuming its stream answers what it missed, FAILED last.
+			resumed := as(t, "", func(ci *a2a.CallInfo) { ci.LastEventID = strconv.FormatUint(last, 10) })
+			evs, err := collect(srv.SubscribeToTask(resumed, &a2a.SubscribeToTaskRequest{Id: streamed}))
+			if err != nil || len(evs) == 0 || evs[0].Seq != last+1 ||
+				evs[len(evs)-1].Response.GetStatusUpdate().GetStatus().GetState() != a2a.TaskState_TASK_STATE_FAILED {
+				t.Fatalf("resuming the ended task after event %d: %d events, %v; want from %d, FAILED last", last, len(evs), err, last+1)
 			}
 			return
 		}

@@ -1,6 +1,7 @@
-// Package agents holds Parley's built-in agents: Echo, a minimal example,
-// and Conformance, the test agent that checkers and interop tests drive
-// (its behaviours are listed on Conformance).
+// Package agents holds Parley's built-in agents: Echo, a minimal example;
+// Conformance, the test agent that checkers and interop tests drive (its
+// behaviours are listed on Conformance); and ACTS, which speaks only the
+// behaviour contract of the A2A Conformance Test Specification.
 package agents
 
 import (
@@ -90,13 +91,49 @@ func Echo() server.Agent {
 // A follow-up on an INPUT_REQUIRED task therefore completes it when its
 // messageId carries tck-complete-task (as the kit sends), and is echoed as
 // above when it carries no prefix of the kit's.
+//
+// Otherwise, a first text part that starts (once trimmed) with one of the
+// prefixes of ACTS's behaviour contract (the A2A Conformance Test
+// Specification, draft 0.1.0 at commit dbcabfba, §11.2) chooses its
+// behaviour, before the words above; the longest prefix wins, and a text
+// starting "tck-" with none of them is echoed as any other text. A
+// follow-up whose text names no behaviour runs the one its task's first
+// message named, if it named one. The ACTS agent (ACTS) behaves the same
+// for these prefixes.
+//
+//	first text part        behaviour
+//	tck-complete-task      COMPLETED, status message "Hello from TCK"
+//	tck-input-required     INPUT_REQUIRED ("Input required"), again on
+//	                       every follow-up
+//	tck-auth-required      AUTH_REQUIRED ("Authorization required"); not in
+//	                       §11.2's table, but the suite's tests need it
+//	tck-reject-task        REJECTED, status message "rejected"
+//	tck-message-response   a direct Message "Direct message response"
+//	tck-artifact-text      as the kit's prefixes of the same names: one
+//	tck-artifact-file      artifact (text, raw bytes, URL, or data), then
+//	tck-artifact-file-url  COMPLETED
+//	tck-artifact-data
+//	tck-long-running       WORKING, 2 s (ends when canceled), artifact
+//	                       "result", COMPLETED
+//	tck-multi-turn         INPUT_REQUIRED (no status message); each
+//	                       follow-up asks again, until one whose first word
+//	                       is "done" completes it ("Conversation complete")
+//	tck-cancel             WORKING until the task is canceled
+//	tck-stream-basic       WORKING, artifact "stream": "Streamed content",
+//	                       COMPLETED
+//	tck-stream-chunked     WORKING, artifact "chunked" in two chunks,
+//	                       COMPLETED (as tck-stream-artifact-chunked)
+//	tck-task-failure       FAILED, with a status message
 func Conformance() server.Agent {
 	return server.AgentFunc(conformance)
 }
 
 func conformance(ctx context.Context, req *server.Request, em *server.Emitter) error {
-	if run := tckRuleFor(req.Message.GetMessageId()); run != nil {
-		return run(ctx, em) // the conformance kit's contract (tckRuleFor)
+	if run := ruleFor(tckRules, req.Message.GetMessageId()); run != nil {
+		return run(ctx, req, em) // the conformance kit's contract
+	}
+	if run := actsFor(req); run != nil {
+		return run(ctx, req, em) // ACTS's contract
 	}
 	text := strings.TrimSpace(a2a.FirstText(req.Message))
 	if req.Task != nil && req.Task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
@@ -232,10 +269,11 @@ func slow(ctx context.Context, em *server.Emitter, text string, d time.Duration)
 	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 }
 
-// Card returns the agent card of a built-in agent ("echo" or
-// "conformance") for the given interfaces, for example those of
-// a2ahttp.Interfaces. Both declare streaming, one skill, and text/plain in
-// and out.
+// Card returns the agent card of a built-in agent ("echo", "conformance"
+// or "acts") for the given interfaces, for example those of
+// a2ahttp.Interfaces. Each declares streaming, one skill, and text/plain in
+// and out (the acts agent application/json out too, for its data
+// artifact).
 //
 // The card does not declare push notifications: server.New accepts that
 // capability only with a Pusher to deliver them. To serve push, set
@@ -257,11 +295,18 @@ func Card(kind string, interfaces []*a2a.AgentInterface) (*a2a.AgentCard, error)
 		card.Skills = []*a2a.AgentSkill{{Id: "echo", Name: "Echo", Description: "Repeats the text it receives.", Tags: []string{"echo", "test"}}}
 	case "conformance":
 		card.Name = "Parley conformance agent"
-		card.Description = "A test agent whose behaviour is chosen by the first word of the message: message, input-required, auth-required, reject, fail, stream N, stream N every MS, slow MS, append-unknown; anything else is echoed."
+		card.Description = "A test agent whose behaviour is chosen by the first word of the message: message, input-required, auth-required, reject, fail, stream N, stream N every MS, slow MS, append-unknown, or one of the tck-* prefixes of ACTS (§11.2); anything else is echoed."
 		card.Skills = []*a2a.AgentSkill{{Id: "echo", Name: "Echo", Description: "Repeats the text it receives, or follows one of the test commands.",
 			Tags: []string{"echo", "conformance", "test"}, Examples: []string{"hello", "stream 3", "stream 20 every 100", "input-required", "slow 2000"}}}
+	case "acts":
+		card.Name = "Parley ACTS agent"
+		card.Description = "A test agent that speaks only the behaviour contract of ACTS, the A2A Conformance Test Specification (draft 0.1.0, §11.2): " +
+			"the first text part of the message starts with the name of a behaviour, such as tck-complete-task; any other message is rejected."
+		card.DefaultOutputModes = []string{"text/plain", "application/json"}
+		card.Skills = []*a2a.AgentSkill{{Id: "acts", Name: "ACTS behaviours", Description: "Carries out the behaviour the message's first text part names.",
+			Tags: []string{"acts", "conformance", "test"}, Examples: actsPrefixes()}}
 	default:
-		return nil, fmt.Errorf("agents: unknown agent %q (want echo or conformance)", kind)
+		return nil, fmt.Errorf("agents: unknown agent %q (want %s)", kind, names)
 	}
 	return card, nil
 }
@@ -273,6 +318,11 @@ func ByName(kind string) (server.Agent, error) {
 		return Echo(), nil
 	case "conformance":
 		return Conformance(), nil
+	case "acts":
+		return ACTS(), nil
 	}
-	return nil, fmt.Errorf("agents: unknown agent %q (want echo or conformance)", kind)
+	return nil, fmt.Errorf("agents: unknown agent %q (want %s)", kind, names)
 }
+
+// names lists the built-in agents, for errors.
+const names = "echo, conformance or acts"

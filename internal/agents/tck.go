@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,59 +16,34 @@ import (
 // do through the prefix of the messageId it sends: its ids are the prefix,
 // a dash and a per-run suffix ("tck-artifact-text-1a2b3c4d"). The behaviours
 // below are the kit's contract, as its reference agents carry it out; the
-// strings in them are the ones the kit's tests look for.
+// strings in them are the ones the kit's tests look for. ACTS (acts.go)
+// names most of them again, keyed on the message's text instead.
 
-// tckDelay is how long "tck-delayed-complete" stays WORKING: the kit's
-// streaming timeout, long enough that a non-blocking send sees the task
-// unfinished while a blocking one waits for the end.
+// tckDelay is how long "tck-delayed-complete" (and ACTS's
+// "tck-long-running") stays WORKING: the kit's streaming timeout, long
+// enough that a non-blocking send sees the task unfinished while a blocking
+// one waits for the end.
 const tckDelay = 2 * time.Second
 
-// tckRule is one behaviour of the kit's contract: what the agent does for a
-// message whose messageId starts with prefix.
-type tckRule struct {
+// behaviour is what the agent does for one message of a test contract.
+type behaviour func(ctx context.Context, req *server.Request, em *server.Emitter) error
+
+// rule is one behaviour of a test contract: what the agent does for a
+// message whose key (its messageId, or its first text part) starts with
+// prefix.
+type rule struct {
 	prefix string
-	run    func(ctx context.Context, em *server.Emitter) error
+	run    behaviour
 }
 
-// tckRules is the kit's contract. tckRuleFor tries the longest prefix
-// first, so "tck-artifact-file-url" is never taken for "tck-artifact-file".
-var tckRules = []tckRule{
-	{"tck-complete-task", func(_ context.Context, em *server.Emitter) error {
-		return em.StatusText(a2a.TaskState_TASK_STATE_COMPLETED, "Hello from TCK")
-	}},
-	{"tck-delayed-complete", tckDelayedComplete},
-	{"tck-artifact-text", completeWith(false, textArtifact("text", "Generated text content"))},
-	{"tck-artifact-file", completeWith(false, tckFileArtifact)},
-	{"tck-artifact-file-url", completeWith(false, tckFileURLArtifact)},
-	{"tck-artifact-data", completeWith(false, tckDataArtifact)},
-	{"tck-message-response", func(_ context.Context, em *server.Emitter) error {
-		return em.Reply(a2a.AgentMessage("Direct message response"))
-	}},
-	{"tck-input-required", func(_ context.Context, em *server.Emitter) error {
-		return em.StatusText(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "Input required")
-	}},
-	{"tck-auth-required", func(_ context.Context, em *server.Emitter) error {
-		return em.StatusText(a2a.TaskState_TASK_STATE_AUTH_REQUIRED, "Authorization required")
-	}},
-	{"tck-reject-task", func(_ context.Context, em *server.Emitter) error {
-		return em.StatusText(a2a.TaskState_TASK_STATE_REJECTED, "rejected")
-	}},
-	{"tck-stream-001", completeWith(true, textArtifact("stream", "Stream hello from TCK"))},
-	{"tck-stream-002", completeWith(false, nil)},
-	{"tck-stream-003", completeWith(true, textArtifact("stream", "Stream task lifecycle"))},
-	{"tck-stream-ordering-001", completeWith(true, textArtifact("stream", "Ordered output"))},
-	{"tck-stream-artifact-text", completeWith(true, textArtifact("stream", "Streamed text content"))},
-	{"tck-stream-artifact-file", completeWith(true, tckFileArtifact)},
-	{"tck-stream-artifact-chunked", tckChunked},
-}
-
-// tckRuleFor returns the run of the kit's behaviour for messageId, or nil
-// when the id carries none of the contract's prefixes.
-func tckRuleFor(messageID string) func(context.Context, *server.Emitter) error {
-	var best *tckRule
-	for i := range tckRules {
-		r := &tckRules[i]
-		if strings.HasPrefix(messageID, r.prefix) && (best == nil || len(r.prefix) > len(best.prefix)) {
+// ruleFor returns the behaviour of the rule with the longest prefix that
+// key starts with, so that "tck-artifact-file-url" is never taken for
+// "tck-artifact-file"; nil when key starts with none.
+func ruleFor(rules []rule, key string) behaviour {
+	var best *rule
+	for i := range rules {
+		r := &rules[i]
+		if strings.HasPrefix(key, r.prefix) && (best == nil || len(r.prefix) > len(best.prefix)) {
 			best = r
 		}
 	}
@@ -77,12 +53,48 @@ func tckRuleFor(messageID string) func(context.Context, *server.Emitter) error {
 	return best.run
 }
 
+// sharedRules are the behaviours the kit's contract and ACTS's both name,
+// carried out the same way for both.
+var sharedRules = []rule{
+	{"tck-complete-task", statusOnly(a2a.TaskState_TASK_STATE_COMPLETED, "Hello from TCK")},
+	{"tck-artifact-text", completeWith(false, textArtifact("text", "Generated text content"))},
+	{"tck-artifact-file", completeWith(false, tckFileArtifact)},
+	{"tck-artifact-file-url", completeWith(false, tckFileURLArtifact)},
+	{"tck-artifact-data", completeWith(false, tckDataArtifact)},
+	{"tck-message-response", func(_ context.Context, _ *server.Request, em *server.Emitter) error {
+		return em.Reply(a2a.AgentMessage("Direct message response"))
+	}},
+	{"tck-input-required", statusOnly(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "Input required")},
+	{"tck-auth-required", statusOnly(a2a.TaskState_TASK_STATE_AUTH_REQUIRED, "Authorization required")},
+	{"tck-reject-task", statusOnly(a2a.TaskState_TASK_STATE_REJECTED, "rejected")},
+}
+
+// tckRules is the kit's contract, keyed on the messageId.
+var tckRules = append(slices.Clip(sharedRules),
+	rule{"tck-delayed-complete", afterDelay(nil, "Done after delay")},
+	rule{"tck-stream-001", completeWith(true, textArtifact("stream", "Stream hello from TCK"))},
+	rule{"tck-stream-002", completeWith(false, nil)},
+	rule{"tck-stream-003", completeWith(true, textArtifact("stream", "Stream task lifecycle"))},
+	rule{"tck-stream-ordering-001", completeWith(true, textArtifact("stream", "Ordered output"))},
+	rule{"tck-stream-artifact-text", completeWith(true, textArtifact("stream", "Streamed text content"))},
+	rule{"tck-stream-artifact-file", completeWith(true, tckFileArtifact)},
+	rule{"tck-stream-artifact-chunked", chunked},
+)
+
+// statusOnly returns a behaviour that moves the task to state, with a
+// status message of text.
+func statusOnly(state a2a.TaskState, text string) behaviour {
+	return func(_ context.Context, _ *server.Request, em *server.Emitter) error {
+		return em.StatusText(state, text)
+	}
+}
+
 // completeWith returns a behaviour that emits the artifact newArtifact
 // makes (none when it is nil) and completes the task, reporting WORKING
 // first when working is set (the kit's streaming scenarios expect a status
 // update before the artifact). Each task gets an artifact of its own.
-func completeWith(working bool, newArtifact func() *a2a.Artifact) func(context.Context, *server.Emitter) error {
-	return func(_ context.Context, em *server.Emitter) error {
+func completeWith(working bool, newArtifact func() *a2a.Artifact) behaviour {
+	return func(_ context.Context, _ *server.Request, em *server.Emitter) error {
 		if working {
 			if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 				return err
@@ -132,25 +144,33 @@ func tckDataArtifact() *a2a.Artifact {
 	return a2a.NewArtifact("data", &a2a.Part{Content: &a2a.Part_Data{Data: v}})
 }
 
-// tckDelayedComplete works for tckDelay (returning early when canceled),
-// then completes with a status message.
-func tckDelayedComplete(ctx context.Context, em *server.Emitter) error {
-	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-		return err
+// afterDelay returns a behaviour that works for tckDelay (returning early
+// when the task is canceled), then emits the artifact newArtifact makes
+// (none when it is nil) and completes with a status message of text.
+func afterDelay(newArtifact func() *a2a.Artifact, text string) behaviour {
+	return func(ctx context.Context, _ *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		t := time.NewTimer(tckDelay)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil // canceled: the core already recorded it
+		case <-t.C:
+		}
+		if newArtifact != nil {
+			if err := em.Artifact(newArtifact()); err != nil {
+				return err
+			}
+		}
+		return em.StatusText(a2a.TaskState_TASK_STATE_COMPLETED, text)
 	}
-	t := time.NewTimer(tckDelay)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return nil // canceled: the core already recorded it
-	case <-t.C:
-	}
-	return em.StatusText(a2a.TaskState_TASK_STATE_COMPLETED, "Done after delay")
 }
 
-// tckChunked streams one artifact in two chunks, "chunk-1 " and then
+// chunked streams one artifact in two chunks, "chunk-1 " and then
 // "chunk-2" appended as the last chunk, and completes.
-func tckChunked(_ context.Context, em *server.Emitter) error {
+func chunked(_ context.Context, _ *server.Request, em *server.Emitter) error {
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 		return err
 	}

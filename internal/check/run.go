@@ -36,6 +36,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// Progress, when set, receives one line per check as it completes.
 	Progress func(r Result)
+	// Vars are ACTS variables the runner provides (RunACTS only).
+	Vars map[string]string
 }
 
 // Run checks the agent. It returns an error only when nothing could be

@@ -44,6 +44,11 @@ type callOpts struct {
 	query       string  // extra raw query appended to the URL
 	contentType string  // request Content-Type override
 	rawBody     []byte  // JSON-RPC: send this body instead of an envelope
+	// params, when set, are the request's JSON as a test wrote it, members
+	// the request message does not know included (ACTS): JSON-RPC sends
+	// them as the envelope's params, HTTP+JSON as the body of an operation
+	// whose body is the whole request. gRPC sends the message.
+	params []byte
 	// noExtensions sends no A2A-Extensions header, not even the required
 	// extensions every other call activates (activateRequired).
 	noExtensions bool

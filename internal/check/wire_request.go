@@ -29,10 +29,13 @@ func (t *target) newRequest(ctx context.Context, method string, req proto.Messag
 	)
 	if t.binding == a2a.BindingJSONRPC {
 		verb, u, ct = http.MethodPost, t.url, "application/json"
-		body, rpcID, err = t.jsonrpcBody(method, req, o.rawBody)
+		body, rpcID, err = t.jsonrpcBody(method, req, o)
 	} else {
 		ct = "application/a2a+json"
 		verb, u, body, err = t.restRoute(method, req, o.verb)
+		if o.params != nil && t.tenant == "" && (method == a2a.MethodSendMessage || method == a2a.MethodSendStreamingMessage) {
+			body = o.params
+		}
 	}
 	if err != nil {
 		return nil, nil, "", err
@@ -117,13 +120,15 @@ func (t *target) setCallHeaders(h http.Header, o callOpts) {
 
 // jsonrpcBody returns the JSON-RPC request of an operation (or raw, sent
 // as it is, for the envelope checks) and its id.
-func (t *target) jsonrpcBody(method string, req proto.Message, raw []byte) ([]byte, string, error) {
-	if raw != nil {
-		return raw, "", nil
+func (t *target) jsonrpcBody(method string, req proto.Message, o callOpts) ([]byte, string, error) {
+	if o.rawBody != nil {
+		return o.rawBody, "", nil
 	}
 	rpcID := strconv.FormatInt(t.rpcID.Add(1), 10)
 	b := []byte(`{"jsonrpc":"2.0","id":` + rpcID + `,"method":` + strconv.Quote(method))
-	if req != nil {
+	if o.params != nil && t.tenant == "" {
+		b = append(append(b, `,"params":`...), o.params...)
+	} else if req != nil {
 		params, err := a2a.Marshal(req)
 		if err != nil {
 			return nil, "", err

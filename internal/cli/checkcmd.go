@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -30,7 +34,14 @@ verdict line alone; --json the whole report as JSON.
 Checks that need a known agent behaviour run when the target serves
 Parley's conformance agent (parley serve --agent conformance); the others
 run against any agent. The exit status is 1 when a MUST failed, 3 when the
-agent cannot be reached, 0 otherwise.`
+agent cannot be reached, 0 otherwise.
+
+--acts PATH runs ACTS tests instead (the A2A Conformance Test
+Specification, draft 0.1.0: an .acts.yaml file, or a folder holding
+suite.acts.yaml), on every binding, and prints a few lines per binding;
+--acts-report DIR writes each binding's JSON report there (ACTS §13),
+--json prints them. The exit status is 1 when a must-level test failed.
+See docs/acts.md.`
 
 // checkCmd runs `parley check URL`: grade an A2A server.
 func checkCmd(ctx context.Context, e *env, args []string) error {
@@ -40,6 +51,10 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	webhookAddr := fs.String("webhook-addr", "", "listen on `HOST:PORT` for push notifications during the push delivery checks (B3)")
 	verbose := fs.Bool("verbose", false, "show every check with what was sent, what came back and the requirement")
 	brief := fs.Bool("brief", false, "print only the verdict line (the verdict and the counts)")
+	actsPath := fs.String("acts", "", "run the ACTS tests at `PATH` (a .acts.yaml file, or a folder with suite.acts.yaml) instead of the checks")
+	actsReport := fs.String("acts-report", "", "with --acts: write each binding's JSON report into `DIR`")
+	var actsVars multiFlag
+	fs.Var(&actsVars, "acts-var", "with --acts: a runner-provided ACTS variable, `NAME=VALUE` (e.g. insufficientAuthToken=T); repeatable")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -72,6 +87,19 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := c.context(ctx, 0)
 	defer cancel()
 
+	if *actsPath != "" {
+		for _, kv := range actsVars {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usageError{fmt.Errorf("--acts-var %q: want NAME=VALUE", kv)}
+			}
+			opts = append(opts, conformance.WithACTSVariable(k, v))
+		}
+		return e.runACTS(ctx, pos[0], *actsPath, *actsReport, c.json, opts)
+	}
+	if *actsReport != "" || len(actsVars) > 0 {
+		return usageError{errors.New("--acts-report and --acts-var go with --acts")}
+	}
 	if !c.json {
 		opts = append(opts, conformance.WithProgress(e.showCheckProgress(pos[0])))
 	}
@@ -100,6 +128,60 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if rep.Verdict() == conformance.Fail {
+		return codeError{errReported, ExitError}
+	}
+	return nil
+}
+
+// runACTS runs `parley check URL --acts PATH`.
+func (e *env) runACTS(ctx context.Context, url, path, reportDir string, asJSON bool, opts []conformance.Option) error {
+	reps, err := conformance.RunACTS(ctx, url, path, opts...)
+	if err != nil {
+		var ue *conformance.UnreachableError
+		if errors.As(err, &ue) || errors.Is(err, context.DeadlineExceeded) {
+			return codeError{err, ExitTransport}
+		}
+		return err
+	}
+	conformant := true
+	var docs []json.RawMessage
+	for _, r := range reps {
+		conformant = conformant && r.Conformant()
+		if reportDir != "" {
+			f, err := os.Create(filepath.Join(reportDir, r.FileName()))
+			if err != nil {
+				return err
+			}
+			err = r.WriteJSON(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if asJSON {
+			var b bytes.Buffer
+			err = r.WriteJSON(&b)
+			docs = append(docs, b.Bytes())
+		} else {
+			err = r.WriteSummary(e.stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		// One array of the reports, one per binding.
+		b, err := json.MarshalIndent(docs, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := e.stdout.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	if !conformant {
 		return codeError{errReported, ExitError}
 	}
 	return nil

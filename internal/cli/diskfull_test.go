@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -217,4 +218,88 @@ func bindingClient(t *testing.T, card *a2a.AgentCard, binding string) *client.Cl
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestServeSmallDiskWAL runs `parley serve` on a SQLite file on a 16 MiB
+// tmpfs: 1,000 sends succeed while the write-ahead log stays within its
+// worst size on that volume (docs/operations.md: twice an eighth of the
+// volume, plus a group commit); with the volume then filled and the
+// process killed, a restart on the same file opens it and reads back every
+// acknowledged task; and once space returns, sends succeed again without
+// another restart.
+func TestServeSmallDiskWAL(t *testing.T) {
+	const size = 16 << 20
+	disk := smallDisk(t, size)
+	db := filepath.Join(disk, "parley.db")
+	p := serve(t, "--agent", "conformance", "--store", "sqlite:"+db, "--log-level", "error")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c := resolveClient(t, ctx, "http://"+p.addr)
+
+	const sends, workers = 1000, 4
+	worst := int64(2*size/8 + 1<<20) // twice the budget, and a group commit's pages
+	var (
+		mu      sync.Mutex
+		acked   []string
+		walPeak int64
+	)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < sends; i += workers {
+				resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage(fmt.Sprintf("hello %d", i))})
+				if err != nil {
+					t.Errorf("send %d of %d: %v", i, sends, err)
+					return
+				}
+				fi, err := os.Stat(db + "-wal")
+				mu.Lock()
+				acked = append(acked, resp.GetTask().GetId())
+				if err == nil {
+					walPeak = max(walPeak, fi.Size())
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	t.Logf("%d sends; the WAL's largest size seen: %d bytes", len(acked), walPeak)
+	if walPeak > worst {
+		t.Errorf("the WAL reached %d bytes on a %d-byte volume, past its stated worst %d", walPeak, size, worst)
+	}
+
+	filler := fill(t, disk)
+	_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("on a full disk")})
+	if err != nil && a2a.AsError(err).Code != a2a.CodeUnavailable {
+		t.Errorf("a send on a full disk: %v, want success or UnavailableError", err)
+	}
+	p.Kill()
+
+	p = serve(t, "--agent", "conformance", "--store", "sqlite:"+db, "--log-level", "error")
+	_, c = resolveClient(t, ctx, "http://"+p.addr)
+	for _, id := range acked {
+		tk, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
+		if err != nil || tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
+			t.Fatalf("after a restart on a full disk, acknowledged task %s: %v %v", id, tk.GetStatus().GetState(), err)
+		}
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now().Add(10 * time.Second)
+	for {
+		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("space returned")})
+		if err == nil {
+			break
+		}
+		if a2a.AsError(err).Code != a2a.CodeUnavailable || time.Now().After(back) {
+			t.Fatalf("10 s after space returned, a send still fails: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitReady(t, "http://"+p.addr, http.StatusOK)
 }

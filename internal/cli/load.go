@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/loadgen"
 )
 
@@ -20,7 +21,7 @@ const loadSynopsis = `load URL... [flags]     (or: parley load --ceiling|--floor
 
 Runs --concurrency clients against the A2A server at URL for --duration,
 each sending its next request when the last one is answered (plain
-HTTP/1.1), and prints throughput and latency. Several URLs (replicas of
+HTTP/1.1; gRPC over HTTP/2 without TLS), and prints throughput and latency. Several URLs (replicas of
 one agent) share the clients in turn. --ceiling ADDR instead serves
 the cheapest possible responder, the yardstick to compare a server with;
 --floor ADDR serves one that also decodes each request's message and
@@ -31,7 +32,7 @@ encodes a new answer for it, with no store and no agent.`
 func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley load", flag.ContinueOnError)
 	op := fs.String("op", "send", "operation: send (blocking SendMessage \"hello\"), stream (SendStreamingMessage \"stream N\") or get (GetTask)")
-	binding := fs.String("binding", "jsonrpc", "binding: jsonrpc or rest")
+	binding := fs.String("binding", "jsonrpc", "binding: jsonrpc, rest or grpc (HTTP/2 without TLS)")
 	conc := fs.Int("concurrency", 64, "concurrent clients, one connection each")
 	dur := fs.Duration("duration", 10*time.Second, "how long to send requests")
 	chunks := fs.Int("chunks", 20, "chunks per stream (--op stream; and the ceiling's streams)")
@@ -41,7 +42,11 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	stalled := fs.Int("stalled-uploads", 0, "also hold `N` connections that declare a 9 MiB body, send 1 MiB and then a byte every 2 s (soak runs)")
 	stalledOver := fs.String("stalled-over", "", "aim the stalled uploads at one protocol, `VERSION/BINDING` (1.0 or 0.3; jsonrpc, rest or grpc), over HTTP/2 without TLS (default: --binding over HTTP/1.1)")
-	stalledToken := fs.String("stalled-token", "", "the stalled uploads send this bearer `TOKEN` (default: anonymous)")
+	stalledToken := fs.String("stalled-token", "", "the stalled uploads and stuck reads send this bearer `TOKEN` (default: anonymous)")
+	stuck := fs.Int("stuck-reads", 0, "also hold `N` GetTasks of a large task over HTTP/2 whose answers are never taken (a window of one byte), each for 35 s before it looks whether the server cut it (soak runs)")
+	slowHeaders := fs.Int("slow-headers", 0, "also hold `N` connections that never finish their headers, from --slow-header-sources loopback addresses (127.0.0.2 on; Linux), beside a control client from 127.0.0.254 that fetches the card on a new connection every 100 ms and counts its refusals")
+	slowSources := fs.Int("slow-header-sources", 5, "the number of loopback addresses the slow-header connections come from")
+	stuckSize := fs.Int("stuck-size", 8<<20, "bytes of text in the stuck reads' task, which echoes them: a task of twice that")
 	slow := fs.Int("slow-readers", 0, "also hold `N` streams of 1,000 chunks read one byte every 100 ms (soak runs)")
 	cutShare := fs.Float64("cut-share", 0, "with --op stream: drop the connection of this `SHARE` (0 to 1) of streams mid-way, then resume each with SubscribeToTask and Last-Event-ID; events lost and duplicated are reported (must be 0)")
 	ceiling := fs.String("ceiling", "", "serve the ceiling responder on `ADDR` instead of generating load")
@@ -75,14 +80,16 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *op != loadgen.OpSend && *op != loadgen.OpStream && *op != loadgen.OpGet:
 		return usageError{fmt.Errorf("--op %q: want send, stream or get", *op)}
-	case *binding != loadgen.BindingJSONRPC && *binding != loadgen.BindingREST:
-		return usageError{fmt.Errorf("--binding %q: want jsonrpc or rest", *binding)}
+	case *binding != loadgen.BindingJSONRPC && *binding != loadgen.BindingREST && *binding != loadgen.BindingGRPC:
+		return usageError{fmt.Errorf("--binding %q: want jsonrpc, rest or grpc", *binding)}
 	case *conc < 1 || *dur <= 0 || *chunks < 1:
 		return usageError{errors.New("--concurrency, --duration and --chunks must be positive")}
 	case *cutShare < 0 || *cutShare > 1 || *cutShare != *cutShare:
 		return usageError{fmt.Errorf("--cut-share %v: want a share from 0 to 1", *cutShare)}
 	case *cutShare > 0 && *op != loadgen.OpStream:
 		return usageError{errors.New("--cut-share needs --op stream")}
+	case *binding == loadgen.BindingGRPC && (*cutShare > 0 || *slow > 0):
+		return usageError{errors.New("--cut-share and --slow-readers work on SSE streams: --binding jsonrpc or rest")}
 	}
 	for _, u := range rest {
 		if err := checkAgentURL(u); err != nil {
@@ -98,7 +105,7 @@ func load(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		pids = append(pids, n)
 	}
 	res, err := loadgen.Run(ctx, loadgen.Config{URL: rest[0], URLs: rest[1:], Op: *op, Binding: *binding, Concurrency: *conc,
-		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, StalledOver: *stalledOver, StalledToken: *stalledToken, SlowReaders: *slow, CutShare: *cutShare})
+		Duration: *dur, Chunks: *chunks, Timeout: *timeout, ServerPIDs: pids, StalledUploads: *stalled, StalledOver: *stalledOver, StalledToken: *stalledToken, SlowReaders: *slow, StuckReads: *stuck, StuckSize: *stuckSize, SlowHeaders: *slowHeaders, SlowHeaderSources: *slowSources, CutShare: *cutShare})
 	if err != nil {
 		return err
 	}
@@ -118,11 +125,13 @@ func serveYardstick(ctx context.Context, flag, addr string, h http.Handler, chun
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols),
 		ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(stderr, nil)).Handler(), slog.LevelWarn)}
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true) // the floor's gRPC
 	fmt.Fprintf(stdout, "%s responder on http://%s (streams of %d chunks)\n", flag[2:], ln.Addr(), chunks)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(httpx.BufferedListener(ln)) }() // read as parley serve reads
 	select {
 	case err := <-served:
 		return err

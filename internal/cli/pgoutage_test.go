@@ -2,10 +2,10 @@ package cli_test
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,9 +15,13 @@ import (
 
 // outage is a TCP proxy to a target that can be taken down (every
 // connection cut, new ones refused: the port is closed) and brought back
-// on the same port, as a database server that stops and restarts.
+// on the same port, as a database server that stops and restarts; or
+// silenced (cut): the bytes of every connection, in both directions, are
+// read and dropped and nothing is closed, as when the network between
+// drops packets (a new connection is accepted, and hears nothing either).
 type outage struct {
 	addr, target string
+	cut          atomic.Bool
 	mu           sync.Mutex
 	ln           net.Listener
 	conns        map[net.Conn]struct{}
@@ -54,10 +58,28 @@ func (o *outage) serve(ln net.Listener) {
 			o.mu.Lock()
 			o.conns[c], o.conns[up] = struct{}{}, struct{}{}
 			o.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
+			go o.pipe(up, c)
+			go o.pipe(c, up)
 		}
 	}()
+}
+
+// pipe copies src to dst, dropping what it reads while cut, and closes dst
+// when src ends.
+func (o *outage) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !o.cut.Load() {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // down closes the port and cuts every connection.

@@ -111,7 +111,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cfg.secrets.reloadOnSIGHUP(log)()
 	cfg.announce(stdout, log, ln.Addr().String(), srv.URL(), grpcURL(srv.Card()), certs != nil)
-	return cfg.awaitStop(ctx, srv) // serveshutdown.go
+	return cfg.awaitStop(ctx, srv, log) // serveshutdown.go
 }
 
 // serveConfig is the command line of `parley serve`, parsed and checked.
@@ -154,13 +154,15 @@ type serveConfig struct {
 // serveSynopsis is the usage line and the notes of `parley serve -h`.
 const serveSynopsis = `serve [flags]
 
-Serves a built-in agent (echo, or conformance: the one the examples and
-parley check use), any program (--exec CMD, run once per message with
-this server's privileges) or any A2A agent (--proxy URL) on JSON-RPC,
-HTTP+JSON and gRPC, all on --addr. Tasks are kept in --store (default
-./parley.db; memory keeps nothing). Without --auth-token every caller
-shares one task scope. Webhooks on private and loopback addresses are
-refused unless --push-allow-private. Ctrl-C stops the server gracefully.`
+Serves a built-in agent (echo; conformance, the one the examples and
+parley check use; or acts, which speaks only the tck-* behaviour
+contract of ACTS, the A2A Conformance Test Specification), any program
+(--exec CMD, run once per message with this server's privileges) or any
+A2A agent (--proxy URL) on JSON-RPC, HTTP+JSON and gRPC, all on --addr.
+Tasks are kept in --store (default ./parley.db; memory keeps nothing).
+Without --auth-token every caller shares one task scope. Webhooks on
+private and loopback addresses are refused unless --push-allow-private.
+Ctrl-C stops the server gracefully.`
 
 // parseServeFlags reads the flags of `parley serve`; -h prints the help
 // on stdout. Every error it returns is flag.ErrHelp or a usageError.
@@ -168,13 +170,13 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("parley serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
-	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo or conformance")
+	fs.StringVar(&cfg.agentName, "agent", "echo", "built-in agent: echo, conformance or acts")
 	fs.StringVar(&cfg.storeSpec, "store", "sqlite:./parley.db", "task store: memory, sqlite:PATH or postgres://URL (PostgreSQL)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base `URL` the agent card advertises (default http://ADDR, or https://ADDR with --tls-cert)")
 	fs.StringVar(&cfg.extendedCard, "extended-card", "", "a full AgentCard, as JSON, in `FILE`: served by GetExtendedAgentCard to authenticated callers only, so it needs --auth-token")
 	fs.DurationVar(&cfg.keepAlive, "keep-alive", 15*time.Second, "SSE keep-alive interval on idle streams (0 turns it off)")
 	fs.DurationVar(&cfg.longPoll, "long-poll-timeout", server.DefaultLongPollTimeout, "with --protocol-versions 1.1: how long a GetTask with currentGeneration waits for the task to change before it answers it unchanged (0: answer at once, no long polls)")
-	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it they end FAILED and the server exits")
+	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it, or at a second signal, they end FAILED and the server exits")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
 	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
@@ -224,6 +226,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	}
 	if cfg.lease < 300*time.Millisecond {
 		return nil, usageError{fmt.Errorf("--lease %v: want at least 300ms", cfg.lease)}
+	}
+	if *cfg.store.timeout < 100*time.Millisecond {
+		return nil, usageError{fmt.Errorf("--store-timeout %v: want at least 100ms", *cfg.store.timeout)}
 	}
 	if cfg.shutdownWait < 0 {
 		return nil, usageError{fmt.Errorf("--shutdown-timeout %v: want 0 (stop at once) or more", cfg.shutdownWait)}
@@ -353,7 +358,7 @@ func (cfg *serveConfig) serving(ln, gln net.Listener, certs *certReloader, exten
 		},
 		HandlerOptions: func(o *a2ahttp.Options) {
 			o.MaxBody = cfg.maxBody
-			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Ready}
+			o.GRPC = &grpcbind.Options{DisableReflection: !cfg.grpcReflection, Ready: cfg.obs.health.Check}
 			cfg.guard.apply(o)
 			cfg.id.apply(o)
 			cfg.applyTokens(o) // a TokenSet rather than Options.Tokens: SIGHUP swaps it

@@ -328,3 +328,44 @@ func TestServeShutdownTimeout(t *testing.T) {
 	exitedWithin(t, p, sent, time.Second+2*time.Second)
 	contains(t, "serve log", p.Stderr(), "shutdown timeout reached")
 }
+
+// TestServeShutdownSecondSignal: a second SIGTERM or SIGINT during a drain
+// of a minute ends it at once: the tasks still running (slow 60000) end
+// FAILED as past the timeout (the blocking send gets its task FAILED,
+// both streams end with that status), and the process exits 0 within two
+// seconds of the second signal.
+func TestServeShutdownSecondSignal(t *testing.T) {
+	t.Parallel()
+	for _, second := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(second.String(), func(t *testing.T) {
+			t.Parallel()
+			p := serve(t, "--agent", "conformance", "--store", "memory", "--shutdown-timeout", "60s")
+			c := openDrainCalls(t, p, "slow 60000")
+			if err := p.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Stderr(), "shutting down: draining"); {
+				if time.Now().After(deadline) {
+					t.Fatalf("no drain after SIGTERM\n%s", p.Stderr())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			select {
+			case <-p.Exited():
+				t.Fatal("the process exited before the second signal, with tasks running")
+			case <-time.After(300 * time.Millisecond): // the drain is under way
+			}
+			sent := time.Now()
+			if err := p.Signal(second); err != nil {
+				t.Fatal(err)
+			}
+			const why = "server shutting down"
+			blockingResult(t, c, "TASK_STATE_FAILED", why)
+			wantTerminalStatus(t, "SendStreamingMessage", lastEvent(t, "SendStreamingMessage", c.stream), "TASK_STATE_FAILED", why)
+			wantTerminalStatus(t, "SubscribeToTask", lastEvent(t, "SubscribeToTask", c.sub), "TASK_STATE_FAILED", why)
+			exitedWithin(t, p, sent, 2*time.Second)
+			contains(t, "serve log", p.Stderr(), "second signal during the drain")
+			contains(t, "serve log", p.Stderr(), "shutdown cut short")
+		})
+	}
+}

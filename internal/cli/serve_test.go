@@ -136,6 +136,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"serve", "--store", "sqlite:"}, 2, "needs a path"},
 		{[]string{"serve", "--store", "sqlite:" + filepath.Join(missing, "x.db")}, 2, "the directory " + missing + " does not exist"},
 		{[]string{"serve", "--lease", "10ms"}, 2, "--lease"},
+		{[]string{"serve", "--store-timeout", "0s"}, 2, "--store-timeout"},
+		{[]string{"serve", "--push-host-rate", "0"}, 2, "--push-host-rate"},
 		{[]string{"serve", "--auth-token", "no-equals-sign"}, 2, "--auth-token"},
 		{[]string{"serve", "--push-allow-host", "10.0.0.0/99"}, 2, "10.0.0.0/99"},
 		{[]string{"serve", "--push-key-file", badKeys}, 2, "--push-key-file " + badKeys},

@@ -35,7 +35,7 @@ var flagGroups = map[string][]flagGroup{
 			"keep-alive", "long-poll-timeout", "allowed-host", "cors-origin",
 		}},
 		{"storage (where tasks are kept, and for how long)", []string{
-			"store", "retention", "resume-window", "idempotency-window", "max-tasks", "lease",
+			"store", "retention", "resume-window", "idempotency-window", "max-tasks", "max-messages", "lease", "store-timeout",
 		}},
 		{"authentication and identity", []string{
 			"auth-token", "auth-token-file", "allow-anonymous", "api-keys", "jwt-issuer", "jwt-jwks-url",
@@ -44,11 +44,12 @@ var flagGroups = map[string][]flagGroup{
 		}},
 		{"push notifications", []string{
 			"push", "push-allow-private", "push-allow-host", "push-timeout", "push-max-failures",
+			"push-host-rate", "push-host-burst",
 			"push-key-file", "new-push-key",
 		}},
 		{"limits (connections, requests, callers)", []string{
 			"max-conns", "max-conns-per-ip", "max-pending-anonymous", "max-body", "body-budget", "body-timeout",
-			"rate-limit", "rate-burst", "max-streams", "task-rate", "task-burst", "max-open-tasks",
+			"write-timeout", "rate-limit", "rate-burst", "max-calls", "max-streams", "answer-budget", "task-rate", "task-burst", "max-open-tasks",
 			"max-parts", "max-id-bytes", "max-metadata-bytes", "max-push-configs", "max-push-url-bytes",
 			"max-push-secret-bytes",
 		}},

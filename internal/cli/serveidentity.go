@@ -28,7 +28,8 @@ type identityFlags struct {
 	apiKeys                                   string
 	clientCA, clientAuth                      string
 	rateLimit                                 string
-	rateBurst, maxStreams                     int
+	rateBurst, maxStreams, maxCalls           int
+	answerBudget                              int64
 	signKey, signKID, signJKU                 string
 }
 
@@ -45,7 +46,9 @@ func addIdentityFlags(fs *flag.FlagSet) *identityFlags {
 	fs.StringVar(&f.clientAuth, "tls-client-auth", "optional", "with --tls-client-ca: `require` a certificate on every connection, or make it optional")
 	fs.StringVar(&f.rateLimit, "rate-limit", "", "requests each caller may make, as `N/s` (or N/m, N/h); 429 beyond it (0 or empty: no limit)")
 	fs.IntVar(&f.rateBurst, "rate-burst", 0, "burst of --rate-limit (0: the per-second rate rounded up)")
-	fs.IntVar(&f.maxStreams, "max-streams", 0, "streams each caller may have open at once, A2A 1.1 long-poll GetTasks while held included (0: no limit)")
+	fs.IntVar(&f.maxStreams, "max-streams", a2ahttp.DefaultMaxStreams, "streams each caller (a principal, or a client address without one) may have open at once, A2A 1.1 long-poll GetTasks while held included (0: no limit)")
+	fs.IntVar(&f.maxCalls, "max-calls", a2ahttp.DefaultMaxCalls, "requests each caller may have in flight at once, streams included, until their answers are taken (0: no limit)")
+	fs.Int64Var(&f.answerBudget, "answer-budget", a2ahttp.DefaultAnswerBudget, "bytes of answers (each of 64 KiB or more) each caller may have being written at once; past it the caller's calls get 429 (0: no limit)")
 	fs.StringVar(&f.signKey, "sign-card-key", "", "sign the agent card (and the extended card) with the PEM private key in `FILE` (EC P-256, Ed25519 or RSA; 'parley key new' makes one)")
 	fs.StringVar(&f.signKID, "sign-card-kid", "", "the signature's key id `KID` (default: the key's RFC 7638 thumbprint)")
 	fs.StringVar(&f.signJKU, "sign-card-jku", "", "put this JWKS `URL` in the signature's header (where verifiers may find the key; 'parley key jwks' prints the JWKS)")
@@ -60,7 +63,6 @@ type identity struct {
 	clientAuth tls.ClientAuthType
 	rate       float64
 	burst      int
-	maxStreams int
 	signer     *cardsign.Signer
 	flags      *identityFlags
 }
@@ -68,7 +70,7 @@ type identity struct {
 // load checks the flags and reads their files. tlsCert tells whether the
 // server serves TLS. Errors are usage errors.
 func (f *identityFlags) load(tlsCert bool) (*identity, error) {
-	id := &identity{flags: f, burst: f.rateBurst, maxStreams: f.maxStreams}
+	id := &identity{flags: f, burst: f.rateBurst}
 	var err error
 	if f.jwtIssuer != "" || f.jwtJWKS != "" || f.jwtAudience != "" {
 		if f.jwksRefresh < jwks.DefaultMinRefresh {
@@ -163,7 +165,9 @@ func (id *identity) apply(o *a2ahttp.Options) {
 	if id.clientCAs != nil {
 		o.Authenticators = append(o.Authenticators, authn.ClientCert{})
 	}
-	o.RateLimit, o.RateBurst, o.MaxStreams = id.rate, id.burst, id.maxStreams
+	o.RateLimit, o.RateBurst = id.rate, id.burst
+	// The flags' 0 is no limit; the options' is the default.
+	o.MaxStreams, o.MaxCalls, o.AnswerBudget = noLimit(id.flags.maxStreams), noLimit(id.flags.maxCalls), noLimit(id.flags.answerBudget)
 	if id.signer != nil {
 		o.CardSigner = id.signer.SignJSON
 	}
@@ -268,4 +272,12 @@ func (id *identity) announce(log *slog.Logger) {
 	if id.signer != nil {
 		log.Info("agent card signed", "kid", id.signer.KeyID())
 	}
+}
+
+// noLimit maps a limit flag's 0 (no limit) to the options' negative.
+func noLimit[T int | int64 | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

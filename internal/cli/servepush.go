@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log/slog"
 	"time"
@@ -18,6 +19,8 @@ type pushFlags struct {
 	allowHosts   multiFlag
 	timeout      *time.Duration
 	maxFailures  *int
+	hostRate     *float64
+	hostBurst    *int
 	guard        *push.Guard  // made by check
 	opts         push.Options // more sender options (the telemetry observer)
 }
@@ -29,17 +32,23 @@ func addPushFlags(fs *flag.FlagSet) *pushFlags {
 		allowPrivate: fs.Bool("push-allow-private", false, "allow webhooks on private, loopback and link-local addresses (development, internal networks)"),
 		timeout:      fs.Duration("push-timeout", 10*time.Second, "timeout of one webhook POST"),
 		maxFailures:  fs.Int("push-max-failures", 20, "consecutive failed deliveries after which a push config is suspended"),
+		hostRate:     fs.Float64("push-host-rate", push.DefaultHostRate, "most webhook POSTs a second to one host (a URL's host name, any port), across every push config, task and caller; more wait their turn in the outbox, in order (negative: no bound)"),
+		hostBurst:    fs.Int("push-host-burst", push.DefaultHostBurst, "POSTs one host may get at once before --push-host-rate applies"),
 	}
 	fs.Var(&p.allowHosts, "push-allow-host", "allow webhooks on `HOST` (a name or IP as written in the URL, or a CIDR prefix) whatever its address (repeatable)")
 	return p
 }
 
 // check makes the SSRF guard of --push-allow-private and
-// --push-allow-host, refusing a malformed host or prefix.
+// --push-allow-host, refusing a malformed host or prefix, and refuses a
+// --push-host-rate that would send nothing.
 func (p *pushFlags) check() error {
 	g, err := push.NewGuard(&push.GuardOptions{AllowPrivate: *p.allowPrivate, AllowHosts: p.allowHosts})
 	if err != nil {
 		return usageError{err}
+	}
+	if *p.hostRate == 0 {
+		return usageError{errors.New("--push-host-rate 0 would send nothing: give a positive rate, or a negative one for no bound")}
 	}
 	p.guard = g
 	return nil
@@ -56,6 +65,7 @@ func (p *pushFlags) start(store taskstore.Store, log *slog.Logger) (pusher serve
 	}
 	opts := p.opts
 	opts.Logger, opts.Guard, opts.Timeout, opts.MaxFailures = log, p.guard, *p.timeout, *p.maxFailures
+	opts.HostRate, opts.HostBurst = *p.hostRate, *p.hostBurst
 	s, err := push.New(store, &opts)
 	if err != nil {
 		return nil, nil, err

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
+	"parley.dev/parley/taskstore/pgstore"
 	"parley.dev/parley/taskstore/seal"
 	"parley.dev/parley/taskstore/sqlitestore"
 )
@@ -36,14 +38,21 @@ const pushKeyEnv = "PARLEY_PUSH_KEY"
 // which the old keys can go. Without a key the secrets are stored as the
 // client gave them, and the server says so at start.
 //
+// --store-timeout bounds every call of the PostgreSQL store
+// (pgstore.Options.Timeout).
+//
 // --max-tasks bounds the memory store (memstore.Options.MaxTasks): past
 // it, a new task evicts the finished tasks that ended first, so that the
-// server's memory stays flat; active tasks are never evicted. The durable
-// stores are bounded by age instead, with --retention.
+// server's memory stays flat; active tasks are never evicted. --max-messages
+// bounds its idempotency records (memstore.Options.MaxMessages), which
+// outlive their tasks and hold the direct replies. The durable stores are
+// bounded by age instead, with --retention and --idempotency-window.
 type storeFlags struct {
 	pushKeyFile *string
 	newPushKey  *bool
 	maxTasks    *int
+	timeout     *time.Duration
+	maxMessages *int
 	getenv      func(string) string // os.Getenv; tests replace it
 	checked     *checkedStore       // set by check
 }
@@ -62,6 +71,10 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 		newPushKey:  fs.Bool("new-push-key", false, "print a new random push key (base64) and exit"),
 		maxTasks: fs.Int("max-tasks", memstore.DefaultMaxTasks, "with --store memory, keep at most `N` tasks, evicting the finished tasks that ended first "+
 			"(never an active one; negative: no bound); the sqlite and postgres stores ignore it and use --retention"),
+		timeout: fs.Duration("store-timeout", pgstore.DefaultTimeout, "with --store postgres://: how long one call of the store may take (a statement, a transaction, a new connection) and a silent connection may live; "+
+			"past it the call answers UnavailableError (HTTP 503 with Retry-After, gRPC UNAVAILABLE) and readiness turns off (docs/operations.md)"),
+		maxMessages: fs.Int("max-messages", memstore.DefaultMaxMessages, "with --store memory, keep the idempotency records of at most `N` messages, "+
+			"the oldest going first (a resend of one gone runs again; negative: no bound); the sqlite and postgres stores ignore it and use --idempotency-window"),
 		getenv: os.Getenv,
 	}
 }
@@ -124,13 +137,16 @@ func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *sl
 		if keys != nil {
 			log.Warn("push: the push keys are not used: the memory store keeps nothing at rest", "from", from)
 		}
-		return memstore.NewWith(&memstore.Options{MaxTasks: *f.maxTasks}), nil
+		return memstore.NewWith(&memstore.Options{MaxTasks: *f.maxTasks, MaxMessages: *f.maxMessages}), nil
 	}
 	if *f.maxTasks != memstore.DefaultMaxTasks {
 		log.Warn("--max-tasks applies to the memory store only: this store keeps finished tasks until --retention removes them", "store", storeLabel(spec))
 	}
+	if *f.maxMessages != memstore.DefaultMaxMessages {
+		log.Warn("--max-messages applies to the memory store only: this store keeps message records until --idempotency-window removes them", "store", storeLabel(spec))
+	}
 	if isPostgres(spec) {
-		return openPostgres(ctx, spec, keys, from, pushOn, log)
+		return openPostgres(ctx, spec, &pgstore.Options{PushKeys: keys, Timeout: *f.timeout}, from, pushOn, log)
 	}
 	return openSQLite(ctx, strings.TrimPrefix(spec, "sqlite:"), keys, from, pushOn, log)
 }

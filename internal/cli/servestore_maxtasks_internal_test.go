@@ -19,8 +19,7 @@ import (
 
 // TestMaxTasksFlag: --max-tasks bounds the memory store (the finished
 // task that ended first goes when a new one would pass it), defaults to
-// memstore.DefaultMaxTasks, and is ignored, with a warning, by a durable
-// store.
+// memstore.DefaultMaxTasks.
 func TestMaxTasksFlag(t *testing.T) {
 	ctx := context.Background()
 	if got := *newStoreFlags(t, nil).maxTasks; got != memstore.DefaultMaxTasks {
@@ -49,13 +48,47 @@ func TestMaxTasksFlag(t *testing.T) {
 		t.Errorf("ListTasks: %d tasks, %v, want 2", res.Total, err)
 	}
 
-	var logs syncBuf
-	db, err := newStoreFlags(t, nil, "--max-tasks", "5").open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
+}
+
+// TestMaxMessagesFlag: --max-messages bounds the memory store's message
+// records (the oldest goes when a new one would pass it), defaults to
+// memstore.DefaultMaxMessages.
+func TestMaxMessagesFlag(t *testing.T) {
+	ctx := context.Background()
+	if got := *newStoreFlags(t, nil).maxMessages; got != memstore.DefaultMaxMessages {
+		t.Errorf("--max-messages defaults to %d, want %d", got, memstore.DefaultMaxMessages)
+	}
+	s, err := newStoreFlags(t, nil, "--max-messages", "2").open(ctx, "memory", false, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
-	if !strings.Contains(logs.String(), "--max-tasks applies to the memory store only") {
-		t.Errorf("no warning that a sqlite store ignores --max-tasks:\n%s", logs.String())
+	defer s.Close()
+	for i := range 3 {
+		r := &taskstore.MessageRecord{MessageID: fmt.Sprint("m-", i), Digest: "d", Created: time.Now()}
+		if _, err := s.PutMessage(ctx, taskstore.Scope{}, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []error{taskstore.ErrNotFound, nil, nil} {
+		if _, err := s.GetMessage(ctx, taskstore.Scope{}, fmt.Sprint("m-", i)); !errors.Is(err, want) {
+			t.Errorf("record m-%d past --max-messages 2: %v, want %v", i, err, want)
+		}
+	}
+
+}
+
+// TestMemoryOnlyFlagsWarn: each bound of the memory store alone is
+// ignored, with a warning, by a durable store.
+func TestMemoryOnlyFlagsWarn(t *testing.T) {
+	for _, flag := range []string{"--max-tasks", "--max-messages"} {
+		var logs syncBuf
+		db, err := newStoreFlags(t, nil, flag, "5").open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "tasks.db"), false, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if !strings.Contains(logs.String(), flag+" applies to the memory store only") {
+			t.Errorf("no warning that a sqlite store ignores %s:\n%s", flag, logs.String())
+		}
 	}
 }

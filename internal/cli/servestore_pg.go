@@ -32,12 +32,13 @@ func storeLabel(spec string) string {
 }
 
 // openPostgres opens the PostgreSQL store at the URL (migrating its
-// schema) with the push keys (nil for none) and brings every stored
-// configuration under the first key.
-func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
+// schema) with opts (the push keys, nil for none, and the timeout of its
+// calls) and brings every stored configuration under the first key. The
+// URL's syntax was checked by storeFlags.check.
+func openPostgres(ctx context.Context, spec string, opts *pgstore.Options, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
 	// Not Exclusive: any number of servers share the database as
 	// replicas (servecluster.go, docs/replicas.md).
-	s, err := pgstore.Open(ctx, spec, &pgstore.Options{PushKeys: keys})
+	s, err := pgstore.Open(ctx, spec, opts)
 	switch {
 	case errors.Is(err, pgstore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey):
 		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with --push-key-file FILE or %s)", err, pushKeyEnv)
@@ -47,5 +48,5 @@ func openPostgres(ctx context.Context, spec string, keys *seal.Keys, from string
 		// pgx's errors name the host and user, never the password.
 		return nil, fmt.Errorf("--store %s: %w", storeLabel(spec), err)
 	}
-	return sealStored(ctx, s, keys, from, pushOn, log, "store", storeLabel(spec))
+	return sealStored(ctx, s, opts.PushKeys, from, pushOn, log, "store", storeLabel(spec))
 }

@@ -3,7 +3,13 @@
 // every connection a server is willing to hold (spec §13.4: agents SHOULD
 // limit what a request, and so a client, can make them hold).
 //
-// A connection over either bound is refused as soon as it is accepted,
+// The last part of the total, the reserve, is kept for sources that hold
+// few connections: sources that hold many (five addresses each holding a
+// thousand connections that never finish their headers, say) fill the
+// rest and are refused there, while a client that holds a few still gets
+// in.
+//
+// A connection over a bound is refused as soon as it is accepted,
 // rather than left waiting in the kernel's listen backlog where the client
 // would learn nothing until its own timeout: it is closed at once, after
 // an optional fixed answer (for a cleartext HTTP listener, a 503).
@@ -27,6 +33,11 @@ type Options struct {
 	// address counts with every other address of its /64 prefix, since
 	// one host commonly holds a whole /64.
 	PerAddr int
+	// Reserve is the part of Max kept for sources holding fewer than Few
+	// connections: once Max-Reserve connections are open, a source that
+	// holds Few or more (or that is not IP) gets no more (default Max/8;
+	// negative: no reserve).
+	Reserve int
 	// HTTP says the listener serves cleartext HTTP: a refused connection
 	// is sent a minimal "503 Service Unavailable" with Retry-After and
 	// Connection: close before it is closed. Leave it false for a TLS
@@ -39,6 +50,11 @@ type Options struct {
 	LogEvery time.Duration
 }
 
+// Few is the number of connections under which a source may still open
+// one in the reserve (Options.Reserve): more than a browser opens to one
+// host (six), as many as a client pool busy with a few calls.
+const Few = 16
+
 // Wrap returns ln bounded by o; ln itself when o sets no bound.
 func Wrap(ln net.Listener, o Options) net.Listener {
 	if ln == nil || (o.Max <= 0 && o.PerAddr <= 0) {
@@ -46,6 +62,12 @@ func Wrap(ln net.Listener, o Options) net.Listener {
 	}
 	if o.LogEvery <= 0 {
 		o.LogEvery = 10 * time.Second
+	}
+	switch {
+	case o.Max <= 0 || o.Reserve < 0:
+		o.Reserve = 0
+	case o.Reserve == 0:
+		o.Reserve = o.Max / 8
 	}
 	return &listener{Listener: ln, o: o, perAddr: make(map[netip.Prefix]int)}
 }
@@ -57,7 +79,7 @@ type listener struct {
 
 	mu      sync.Mutex
 	open    int
-	perAddr map[netip.Prefix]int // only sources with connections open
+	perAddr map[netip.Prefix]int // only sources with connections open; kept when perSource
 	refused struct {
 		total, fromAddr int // since the last warning
 		logged          time.Time
@@ -94,9 +116,12 @@ func (l *listener) take(src netip.Prefix, ok bool) (full, perAddr bool) {
 	case ok && l.o.PerAddr > 0 && l.perAddr[src] >= l.o.PerAddr:
 		l.refused.fromAddr++
 		return true, true
+	case l.o.Reserve > 0 && l.open >= l.o.Max-l.o.Reserve && (!ok || l.perAddr[src] >= Few):
+		l.refused.total++ // the reserve is not for this source
+		return true, false
 	}
 	l.open++
-	if ok && l.o.PerAddr > 0 {
+	if ok && l.perSource() {
 		l.perAddr[src]++
 	}
 	return false, false
@@ -107,7 +132,7 @@ func (l *listener) release(src netip.Prefix, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.open--
-	if ok && l.o.PerAddr > 0 {
+	if ok && l.perSource() {
 		if n := l.perAddr[src] - 1; n > 0 {
 			l.perAddr[src] = n
 		} else {
@@ -115,6 +140,9 @@ func (l *listener) release(src netip.Prefix, ok bool) {
 		}
 	}
 }
+
+// perSource says whether connections are counted per source.
+func (l *listener) perSource() bool { return l.o.PerAddr > 0 || l.o.Reserve > 0 }
 
 // Fixed answers to a refused cleartext HTTP connection.
 var (

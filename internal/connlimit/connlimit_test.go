@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,20 +71,7 @@ func refusedAt(t *testing.T, c net.Conn) string {
 }
 
 // get makes a request from 127.0.0.1 on a new connection.
-func get(addr string) error {
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("http://" + addr + "/")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || string(b) != "ok" {
-		return errors.New(resp.Status + ": " + string(b))
-	}
-	return nil
-}
+func get(addr string) error { return getFrom("127.0.0.1", addr) }
 
 // TestPerAddrShare: idle connections from 127.0.0.2 are held up to its
 // share; the next one from there is answered 503 and closed at once, while
@@ -173,6 +161,82 @@ func TestGlobalCap(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// TestReserveKeepsRoomForFewConnections: five addresses that each open
+// connections that never finish their headers, as many as their share
+// allows, fill the listener up to its reserve and no further: a client
+// from a sixth address is served every time. Without a reserve the same
+// flood keeps it out.
+func TestReserveKeepsRoomForFewConnections(t *testing.T) {
+	for _, tc := range []struct {
+		reserve     int
+		wantRefused bool
+	}{{0, false}, {-1, true}} {
+		raw, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const max, perAddr, flood = 100, 25, 30
+		l := Wrap(raw, Options{Max: max, PerAddr: perAddr, Reserve: tc.reserve, HTTP: true}).(*listener)
+		srv := &http.Server{
+			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
+			ReadHeaderTimeout: time.Minute,
+		}
+		go srv.Serve(l)
+		addr := raw.Addr().String()
+		for i := range flood {
+			for a := 2; a <= 6; a++ {
+				c := dialFrom(t, "127.0.0."+strconv.Itoa(a), addr)
+				c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\nX-Slow-" + strconv.Itoa(i) + ": "))
+			}
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			l.mu.Lock()
+			seen := l.open + l.refused.total + l.refused.fromAddr
+			open := l.open
+			l.mu.Unlock()
+			if seen == 5*flood {
+				if limit := max - max/8; tc.reserve == 0 && open > limit {
+					t.Errorf("the flood holds %d connections, want at most %d", open, limit)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("reserve %d: %d of %d flood connections accepted or refused after 10 s", tc.reserve, seen, 5*flood)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		refused := 0
+		for range 20 {
+			if err := getFrom("127.0.0.7", addr); err != nil {
+				refused++
+			}
+		}
+		if got := refused > 0; got != tc.wantRefused {
+			t.Errorf("reserve %d: the control client was refused %d times of 20; want refusals %v", tc.reserve, refused, tc.wantRefused)
+		}
+		srv.Close()
+	}
+}
+
+// getFrom makes a request from the loopback address src on a new
+// connection.
+func getFrom(src, addr string) error {
+	tr := &http.Transport{DisableKeepAlives: true,
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).DialContext}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("http://" + addr + "/")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != "ok" {
+		return errors.New(resp.Status + ": " + string(b))
+	}
+	return nil
 }
 
 // TestNoBounds: without bounds Wrap returns the listener itself.

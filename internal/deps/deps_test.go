@@ -63,3 +63,34 @@ func TestWireModelLinksNoTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLOnlyForACTS: the YAML module (go.yaml.in/yaml/v3) is linked
+// for ACTS files only: internal/acts is the one package importing it, so
+// only the programs that run ACTS (conformance, through internal/check,
+// and the parley command) link it; package a2a and the minimal server do
+// not (the tests above).
+func TestYAMLOnlyForACTS(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "parley.dev/parley/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	var importers []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, "go.yaml.in/yaml") {
+				importers = append(importers, pkg)
+			}
+		}
+	}
+	if !slices.Equal(importers, []string{"parley.dev/parley/internal/acts"}) {
+		t.Errorf("packages importing YAML: %v, want only parley.dev/parley/internal/acts", importers)
+	}
+	deps, err := exec.Command("go", "list", "-deps", "parley.dev/parley/cmd/parley", "parley.dev/parley/conformance").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, deps)
+	}
+	if !strings.Contains(string(deps), "go.yaml.in/yaml/v3\n") {
+		t.Error("parley and conformance do not link the YAML module: is the test above still about anything?")
+	}
+}

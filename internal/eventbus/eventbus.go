@@ -16,10 +16,20 @@
 // server.Options.Cluster: a process feeds the streams of the tasks it runs
 // in memory, and follows the others' with Follow. A key need not be a task
 // id: the server also wakes a task's runner under "cancel:" and the id.
+//
+// A wake-up is a hint to read the store, and a bus may send one without a
+// notification: after a reconnection it wakes every watcher, since
+// notifications may have been missed meanwhile. So a watcher acts on what
+// the store says, never on the wake-up itself; the one exception is a
+// request key (RequestKey), whose watchers are woken by a Notify of that
+// key only, and whose sender repeats it until it sees its effect in the
+// store, since a request sent while a watcher's bus was reconnecting is
+// lost.
 package eventbus
 
 import (
 	"context"
+	"strings"
 	"sync"
 )
 
@@ -31,9 +41,23 @@ type Bus interface {
 	Notify(ctx context.Context, taskID string, seq uint64) error
 	// Watch returns a channel that receives a value, coalesced, when
 	// the log of task taskID may have grown, and stop, which ends the
-	// watch (the channel is then no longer written).
+	// watch (the channel is then no longer written). A bus that may
+	// have missed notifications wakes every watcher, except those of a
+	// request key (RequestKey), which only a Notify of the key wakes.
 	Watch(taskID string) (wake <-chan struct{}, stop func())
 }
+
+// requestPrefix begins every request key. Task ids are minted by
+// servers and never begin with it.
+const requestPrefix = "?"
+
+// RequestKey returns the key of a request named name: its watchers are
+// woken by a Notify of that key only, never by a bus that resynchronizes
+// (Registry.WakeAll), so a wake-up on it means that someone asked.
+func RequestKey(name string) string { return requestPrefix + name }
+
+// IsRequest reports whether key is a request key (RequestKey).
+func IsRequest(key string) bool { return strings.HasPrefix(key, requestPrefix) }
 
 // ManyNotifier is a Bus that can announce the logs of several tasks at
 // once, in one round trip (pgstore.Bus does). Callers that have many to
@@ -107,12 +131,15 @@ func (r *Registry) Wake(taskID string) {
 	}
 }
 
-// WakeAll signals every watcher, for a bus that may have missed
-// notifications (after a reconnection).
+// WakeAll signals every watcher but those of request keys (RequestKey),
+// for a bus that may have missed notifications (after a reconnection).
 func (r *Registry) WakeAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, set := range r.byID {
+	for key, set := range r.byID {
+		if IsRequest(key) {
+			continue
+		}
 		for ch := range set {
 			signal(ch)
 		}

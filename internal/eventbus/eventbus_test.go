@@ -155,3 +155,42 @@ func TestWatchStop(t *testing.T) {
 		t.Fatal("a live watch was not woken")
 	}
 }
+
+// TestWakeAllSkipsRequests: a bus that resynchronizes (WakeAll) wakes the
+// watchers of every key but request keys, which only a Wake of their own
+// key wakes.
+func TestWakeAllSkipsRequests(t *testing.T) {
+	var r eventbus.Registry
+	logKey, reqKey := "t1", eventbus.RequestKey("cancel:t1")
+	if eventbus.IsRequest(logKey) || !eventbus.IsRequest(reqKey) {
+		t.Fatalf("IsRequest(%q), IsRequest(%q) = %v, %v", logKey, reqKey, eventbus.IsRequest(logKey), eventbus.IsRequest(reqKey))
+	}
+	logW, stopLog := r.Add(logKey)
+	defer stopLog()
+	reqW, stopReq := r.Add(reqKey)
+	defer stopReq()
+	r.WakeAll()
+	if !woken(logW) {
+		t.Error("WakeAll did not wake the watcher of a log key")
+	}
+	if woken(reqW) {
+		t.Error("WakeAll woke the watcher of a request key")
+	}
+	r.Wake(reqKey)
+	if !woken(reqW) {
+		t.Error("Wake of a request key did not wake its watcher")
+	}
+	if woken(logW) {
+		t.Error("Wake of a request key woke another key's watcher")
+	}
+}
+
+// woken reports whether ch holds a wake-up, taking it.
+func woken(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

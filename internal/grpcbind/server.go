@@ -21,6 +21,7 @@
 package grpcbind
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"iter"
@@ -56,8 +57,9 @@ const (
 // Options configure a Handler. The zero value of every field means its
 // default.
 type Options struct {
-	// MaxRecvBytes limits the size of one request message (default 10 MiB).
-	// A larger one is refused with RESOURCE_EXHAUSTED.
+	// MaxRecvBytes limits the size of one request message (default 10 MiB),
+	// as sent or once inflated (ReadLimit). A larger one is refused with
+	// RESOURCE_EXHAUSTED.
 	MaxRecvBytes int
 	// MaxSendBytes limits the size of one response message (default: no
 	// limit). A larger one fails the call with RESOURCE_EXHAUSTED.
@@ -116,34 +118,20 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
-	limits := []connect.HandlerOption{
-		connect.WithReadMaxBytes(h.opts.MaxRecvBytes),
-		// Compressing every small message costs more CPU than it saves on
-		// the wire (the HTTP bindings do not compress at all): only large
-		// responses are gzipped, when the client accepts it.
-		connect.WithCompressMinBytes(CompressMinBytes),
-	}
-	if h.opts.MaxSendBytes > 0 {
-		limits = append(limits, connect.WithSendMaxBytes(h.opts.MaxSendBytes))
-	}
-	limits = append(limits, connect.WithCodec(protoCodec{}), connect.WithCodec(jsonCodec{}))
 	h.errw = connect.NewErrorWriter()
 	h.inv = a2a.Chain(a2a.NewInvoker(svc), h.opts.Middleware...)
-	h.procs = make(map[string]http.Handler)
-	for m := range a2a.Methods() {
-		h.procs[procedure(m)] = h.operation(m, append(limits, connect.WithRequestInitializer(requestOf(m)))...)
-	}
+	h.procs = operations(&h.opts, h.operation)
 
 	names := []string{a2aconnect.A2AServiceName}
 	h.health = grpchealth.NewStaticChecker(a2aconnect.A2AServiceName)
-	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}))
+	h.add(grpchealth.NewHandler(&readyChecker{static: h.health, ready: h.opts.Ready}, ReadLimit(h.opts.MaxRecvBytes)))
 	names = append(names, HealthService)
 	names = append(names, h.opts.ExtraServices...)
 	if !h.opts.DisableReflection {
 		names = append(names, ReflectionService, ReflectionAlphaService)
 		reflector := grpcreflect.NewStaticReflector(names...)
-		h.add(grpcreflect.NewHandlerV1(reflector))
-		h.add(grpcreflect.NewHandlerV1Alpha(reflector))
+		h.add(grpcreflect.NewHandlerV1(reflector, ReadLimit(h.opts.MaxRecvBytes)))
+		h.add(grpcreflect.NewHandlerV1Alpha(reflector, ReadLimit(h.opts.MaxRecvBytes)))
 	}
 	return h
 }
@@ -196,7 +184,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// apply (decision B7: A2A-Version compared on Major.Minor, missing
 	// means 0.3), but there is no query-parameter fallback.
 	ci := httpx.MetadataCallInfo(r)
-	r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
+	if a2a.CallInfoFrom(r.Context()) != ci { // else the context holds it already
+		r = r.WithContext(a2a.WithCallInfo(r.Context(), ci))
+	}
 	path := r.URL.Path
 	if op, ok := h.procs[path]; ok {
 		op.ServeHTTP(w, r)
@@ -228,6 +218,34 @@ func (h *Handler) unimplemented(w http.ResponseWriter, r *http.Request) {
 // procedure is the gRPC path of an operation.
 func procedure(m *a2a.Method) string { return "/" + a2aconnect.A2AServiceName + "/" + m.Name }
 
+// operations returns the connect-go handler of every operation of the
+// method table, by path ("/lf.a2a.v1.A2AService/Name"), each made by
+// build with the options every one of them gets: opts' limits and
+// Parley's codecs. Handler and NewBareHandler both build theirs here, so
+// that the floor responder decodes and encodes exactly as the server does.
+func operations(opts *Options, build func(m *a2a.Method, opts ...connect.HandlerOption) http.Handler) map[string]http.Handler {
+	limits := []connect.HandlerOption{
+		ReadLimit(cmp.Or(opts.MaxRecvBytes, DefaultMaxRecvBytes)),
+		// Compressing every small message costs more CPU than it saves on
+		// the wire (the HTTP bindings do not compress at all): only large
+		// responses are gzipped, when the client accepts it.
+		connect.WithCompressMinBytes(CompressMinBytes),
+	}
+	if opts.MaxSendBytes > 0 {
+		limits = append(limits, connect.WithSendMaxBytes(opts.MaxSendBytes))
+	}
+	limits = append(limits, connect.WithCodec(protoCodec{}), connect.WithCodec(jsonCodec{}))
+	procs := make(map[string]http.Handler)
+	for m := range a2a.Methods() {
+		op := build(m, append(limits, connect.WithRequestInitializer(requestOf(m)))...)
+		if m.Streaming {
+			op = GatedStream(op)
+		}
+		procs[procedure(m)] = op
+	}
+	return procs
+}
+
 // operation returns the connect-go handler of one operation.
 func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.Handler {
 	if m.Streaming {
@@ -247,6 +265,45 @@ func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.H
 	}, opts...)
 }
 
+// NewBareHandler serves the operations of lf.a2a.v1.A2AService with inv as
+// Handler does with its default Options (connect-go, Parley's codecs, the
+// same limits), and nothing else: no service parameters, no middleware,
+// no health or reflection service, and an error is the status connect-go
+// makes of it. It is the gRPC half of the floor responder (`parley load
+// --floor`), which measures what a request's wire format costs apart from
+// what the server does with it.
+func NewBareHandler(inv a2a.Invoker) http.Handler {
+	procs := operations(&Options{}, func(m *a2a.Method, opts ...connect.HandlerOption) http.Handler {
+		if m.Streaming {
+			return connect.NewServerStreamHandler(procedure(m), func(ctx context.Context, req *connect.Request[message], out *connect.ServerStream[message]) error {
+				for ev, err := range inv.Stream(ctx, m, req.Msg.Message) {
+					if err != nil {
+						return err
+					}
+					if err := out.Send(&message{Message: ev.Response}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, opts...)
+		}
+		return connect.NewUnaryHandler(procedure(m), func(ctx context.Context, req *connect.Request[message]) (*connect.Response[message], error) {
+			resp, err := inv.Call(ctx, m, req.Msg.Message)
+			if err != nil {
+				return nil, err
+			}
+			return connect.NewResponse(&message{Message: resp}), nil
+		}, opts...)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if op, ok := procs[r.URL.Path]; ok {
+			op.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})
+}
+
 // stream forwards a stream of events. An error before the first event is
 // the call's status with no message sent; a later one ends the stream with
 // that status. When the stream ends because the call's context ended (the
@@ -256,6 +313,8 @@ func (h *Handler) operation(m *a2a.Method, opts ...connect.HandlerOption) http.H
 // the stream, which only the core decides (decision B2: when streams close).
 func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.StreamEvent, error], out *connect.ServerStream[message]) error {
 	ci := a2a.CallInfoFrom(ctx)
+	gate := FlushGateFrom(ctx)
+	defer gate.Hold(false) // connect-go's last flush, after the status, goes out
 	sent := false
 	for ev, err := range seq {
 		if err != nil {
@@ -271,13 +330,14 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 			}
 			sent = true
 		}
+		gate.Hold(ev.More) // the next event is at hand: one write for both
 		if err := out.Send(&message{Message: ev.Response, cache: ev.Cache}); err != nil {
 			return err // the client is gone or the message is over the limit
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
-		return ended(ctx)
+		return EndedStatus(ctx)
 	case !sent && (ci == nil || ci.LastEventID == ""):
 		return h.fail(ctx, op, ci, a2a.NewError(a2a.CodeInternal, "the stream ended without an event"))
 	}
@@ -290,26 +350,28 @@ func (h *Handler) stream(ctx context.Context, op string, seq iter.Seq2[a2a.Strea
 // received n events, with the last-event-id request metadata.
 const FirstEventIDHeader = "first-event-id"
 
-// ended is the status of a stream cut short by its context.
-func ended(ctx context.Context) error {
+// EndedStatus is the gRPC status of a call cut short by its context
+// (httpx.Ended): DEADLINE_EXCEEDED for the caller's deadline (grpc-timeout),
+// UNAVAILABLE otherwise (the caller left, or the server stopped waiting
+// at the end of a shutdown). It is shared with the v0.3 gRPC binding.
+func EndedStatus(ctx context.Context) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("the call's deadline passed; the task goes on: use SubscribeToTask to follow it"))
+		return connect.NewError(connect.CodeDeadlineExceeded, errors.New("the call's deadline passed before its answer; a task it started goes on: use SubscribeToTask to follow it"))
 	default:
-		return connect.NewError(connect.CodeUnavailable, errors.New("the stream was closed by the server; the task goes on: use SubscribeToTask to follow it"))
+		return connect.NewError(connect.CodeUnavailable, errors.New("the call was ended before its answer (the caller left or the server is stopping); a task it started goes on: use SubscribeToTask to follow it"))
 	}
 }
 
 // fail logs a server-side error and converts it to the wire status. The
-// error of a call whose context ended (a context error, not an A2A error)
-// is reported as the end of the context, not as an internal error.
+// error of a call whose context ended (httpx.Ended: a context error, or an
+// internal error it caused) is reported as the end of the context, not as
+// an internal error.
 func (h *Handler) fail(ctx context.Context, op string, ci *a2a.CallInfo, err error) error {
-	var ae *a2a.Error
-	if ctx.Err() != nil && !errors.As(err, &ae) {
-		return ended(ctx)
+	e, end := httpx.ServerError(ctx, h.opts.Logger, op, err)
+	if end {
+		return EndedStatus(ctx)
 	}
-	e := a2a.AsError(err)
-	httpx.LogError(h.opts.Logger, op, e)
 	// Response metadata goes in the headers: gRPC sends an error's own
 	// metadata as trailers, where HTTP forbids WWW-Authenticate.
 	if info, ok := connect.CallInfoForHandlerContext(ctx); ok {

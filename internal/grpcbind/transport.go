@@ -69,8 +69,9 @@ func Factory() transport.Factory {
 	}}
 }
 
-// maxResponseSize bounds one response message.
-const maxResponseSize = 64 << 20
+// MaxResponseBytes bounds one response message a client reads, as sent
+// or once inflated (ClientReadLimit).
+const MaxResponseBytes = 64 << 20
 
 // NewTransport returns a transport for the gRPC interface whose url is
 // target: a dial target "host:port" (the form a card gives), or
@@ -98,7 +99,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 	t.clients = make(map[string]*connect.Client[message, message])
 	for m := range a2a.Methods() {
 		t.clients[m.Name] = connect.NewClient[message, message](t.hc, base+procedure(m), connect.WithGRPC(),
-			connect.WithReadMaxBytes(maxResponseSize), connect.WithCodec(protoCodec{}),
+			ClientReadLimit(MaxResponseBytes), connect.WithCodec(protoCodec{}),
 			connect.WithResponseInitializer(responseOf(m)))
 	}
 	return t, nil

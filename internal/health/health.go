@@ -76,7 +76,7 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, http.StatusServiceUnavailable, "not ready: shutting down")
 		return
 	}
-	if err := c.check(r.Context()); err != nil {
+	if err := c.Check(r.Context()); err != nil {
 		log := c.Logger
 		if log == nil {
 			log = slog.Default()
@@ -88,8 +88,10 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer(w, r, http.StatusOK, "ready")
 }
 
-// check runs Ready under the timeout.
-func (c *Checker) check(ctx context.Context) error {
+// Check runs Ready under the timeout: the readiness of every probe, HTTP's
+// /readyz and gRPC's health service alike, so that a store that does not
+// answer makes neither wait past the timeout.
+func (c *Checker) Check(ctx context.Context) error {
 	if c.Ready == nil {
 		return nil
 	}

@@ -86,6 +86,18 @@ func TestReadyTimesOut(t *testing.T) {
 	}
 }
 
+// Check, which gRPC's health service asks too, is bounded by the same
+// timeout, whatever the caller's context.
+func TestCheckTimesOut(t *testing.T) {
+	c := &health.Checker{Timeout: 50 * time.Millisecond, Ready: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }}
+	if err := c.Check(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Check of a store that does not answer = %v, want the timeout", err)
+	}
+	if err := (&health.Checker{}).Check(context.Background()); err != nil {
+		t.Errorf("Check without Ready = %v, want ready", err)
+	}
+}
+
 // failingTasks is a task store whose reads fail.
 type failingTasks struct{ taskstore.Store }
 

@@ -239,9 +239,48 @@ func tooLarge(limit int64) error {
 	return a2a.NewError(a2a.CodeRequestTooLarge, "request body exceeds the limit of %d bytes", limit)
 }
 
-// LogError logs the internal cause of a server-side error; it is never
+// ServerError is what a binding's server answers for the call op that failed
+// with err, every binding's one way there: the error as an *a2a.Error,
+// its internal cause logged at ERROR (never sent). A failure that only
+// says the call's own context ended (Ended: the caller's deadline passed,
+// the caller left, the server stopped waiting at the end of a shutdown) is
+// no fault of the server's: it is logged at DEBUG, so that a caller
+// cannot write ERROR lines at will (a gRPC grpc-timeout of 1n), and ended
+// is true. The error returned for it is an UnavailableError saying the
+// call ended before its answer, which an HTTP binding writes as it is (a
+// caller that left reads nothing; one still there when the server stops
+// is told to retry); the gRPC bindings answer ended calls with their own
+// status, DEADLINE_EXCEEDED for a deadline (grpcbind).
+func ServerError(ctx context.Context, log *slog.Logger, op string, err error) (e *a2a.Error, ended bool) {
+	if Ended(ctx, err) {
+		log.Debug("call ended before its answer", "op", op, "err", err)
+		return a2a.Unavailable("the call ended before its answer (its deadline passed, its caller left or the server is stopping); a task it started goes on", 0, nil), true
+	}
+	e = a2a.AsError(err)
+	logError(log, op, e)
+	return e, false
+}
+
+// Ended reports whether err, the failure of a call whose context is ctx,
+// says only that ctx ended: ctx is done and err is no A2A error (a
+// context's error, as the core returns it from a wait) or is an
+// InternalError. An internal failure met once the call's context has
+// ended is taken as its consequence: a store query cut short by the
+// deadline fails with the context's error, wrapped (the store cannot tell
+// whose deadline it was, the binding can), or with whatever its driver
+// makes of the interruption (database/sql: "statement is closed"). Its
+// cause is still logged, at DEBUG.
+func Ended(ctx context.Context, err error) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	var e *a2a.Error
+	return !errors.As(err, &e) || e.Code == a2a.CodeInternal
+}
+
+// logError logs the internal cause of a server-side error; it is never
 // sent to the client.
-func LogError(log interface{ Error(string, ...any) }, op string, e *a2a.Error) {
+func logError(log *slog.Logger, op string, e *a2a.Error) {
 	switch {
 	case e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse:
 		log.Error("operation failed", "op", op, "err", fmt.Sprint(e))

@@ -9,6 +9,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -119,13 +120,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		h.opts.Stream(ctx, w, r, h.inv, m, req, &streamEncoder{h: h, ci: ci, id: id, op: m.Name, sse: acceptsEventStream(r)})
+		h.opts.Stream(ctx, w, r, h.inv, m, req, &streamEncoder{ctx: ctx, h: h, ci: ci, id: id, op: m.Name, sse: acceptsEventStream(r)})
 		return
 	}
 	resp, err := h.inv.Call(ctx, m, req)
 	if err != nil {
-		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, m.Name, e)
+		e, _ := httpx.ServerError(ctx, h.opts.Logger, m.Name, err)
 		writeError(w, ci, id, e, 0)
 		return
 	}
@@ -148,6 +148,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream of that one error event, and otherwise an ordinary JSON-RPC error
 // response (see Refuse).
 type streamEncoder struct {
+	ctx context.Context // the call's
 	h   *Handler
 	ci  *a2a.CallInfo
 	id  json.RawMessage
@@ -163,8 +164,7 @@ type streamEncoder struct {
 // else), any other the plain JSON-RPC error body. An authentication error
 // keeps its 401 and challenge whatever the request accepts.
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
 		writeError(w, e.ci, e.id, ae, 0)
 		return
@@ -180,8 +180,7 @@ func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error
 }
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	return "", appendError(nil, e.id, ae)
 }
 

@@ -24,6 +24,8 @@ import (
 type Attack struct {
 	StalledUploads int            `json:"stalledUploads"`
 	SlowReaders    int            `json:"slowReaders"`
+	StuckReads     int            `json:"stuckReads,omitempty"`
+	SlowHeaders    int            `json:"slowHeaders,omitempty"`
 	Answers        map[string]int `json:"answers"`     // status lines the stalled uploads got
 	Connections    int64          `json:"connections"` // slow-reader streams opened
 }
@@ -34,17 +36,26 @@ type attacker struct {
 	addr       string
 	over       *stallTarget // the protocol stalled uploads aim at (nil: the run's binding over HTTP/1.1)
 	token      string       // their bearer token ("": anonymous)
+	stuckTask  string       // the task the stuck readers ask for
+	gate       *dialGate    // the run's, pacing attempts after errors
 	mu         sync.Mutex
 	answers    map[string]int
 	reconnects atomic.Int64 // slow-reader streams opened
 	wg         sync.WaitGroup
 }
 
-// startAttack starts the stalled uploads and slow readers cfg asks for
-// against ep (cfg.StalledOver was checked by Run).
-func startAttack(ctx context.Context, ep *endpoint, cfg *Config) *attacker {
+// startAttack starts the stalled uploads, slow readers, stuck readers and
+// slow headers cfg asks for against ep (cfg.StalledOver was checked by
+// Run).
+func startAttack(ctx context.Context, ep *endpoint, cfg *Config, gate *dialGate) (*attacker, error) {
 	over, _ := parseStallTarget(cfg.StalledOver)
-	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, answers: map[string]int{}}
+	a := &attacker{ep: ep, addr: ep.addr, over: over, token: cfg.StalledToken, gate: gate, answers: map[string]int{}}
+	if cfg.StuckReads > 0 {
+		var err error
+		if a.stuckTask, err = a.makeStuckTask(ctx, cfg.StuckSize); err != nil {
+			return nil, err
+		}
+	}
 	upload := a.stalledUpload
 	if over != nil {
 		upload = a.stalledH2Upload
@@ -55,17 +66,25 @@ func startAttack(ctx context.Context, ep *endpoint, cfg *Config) *attacker {
 	for range cfg.SlowReaders {
 		a.wg.Go(func() { a.loop(ctx, a.slowReader) })
 	}
-	return a
+	for range cfg.StuckReads {
+		a.wg.Go(func() { a.loop(ctx, a.stuckRead) })
+	}
+	if cfg.SlowHeaders > 0 {
+		a.startSlowHeaders(ctx, cfg.SlowHeaders, cfg.SlowHeaderSources)
+	}
+	return a, nil
 }
 
-// loop runs one hostile connection after another until ctx ends.
+// loop runs one hostile connection after another until ctx ends; after
+// a failed dial the next waits (dialGate.dial).
 func (a *attacker) loop(ctx context.Context, one func(context.Context, net.Conn)) {
+	var pause time.Duration
 	for ctx.Err() == nil {
-		c, err := net.DialTimeout("tcp", a.addr, 5*time.Second)
+		c, err := a.gate.dial(a.addr, &pause, time.Now().Add(dialTimeout), ctx.Done())
 		if err != nil {
-			time.Sleep(100 * time.Millisecond)
 			continue
 		}
+		pause = 0
 		stop := context.AfterFunc(ctx, func() { c.Close() })
 		one(ctx, c)
 		stop()
@@ -157,9 +176,10 @@ func (a *attacker) slowReader(ctx context.Context, c net.Conn) {
 
 // stop waits for the hostile connections to end (ctx must be done) and
 // reports them.
-func (a *attacker) stop(uploads, readers int) *Attack {
+func (a *attacker) stop(cfg *Config) *Attack {
 	a.wg.Wait()
-	return &Attack{StalledUploads: uploads, SlowReaders: readers, Answers: a.answers, Connections: a.reconnects.Load()}
+	return &Attack{StalledUploads: cfg.StalledUploads, SlowReaders: cfg.SlowReaders, StuckReads: cfg.StuckReads,
+		SlowHeaders: cfg.SlowHeaders, Answers: a.answers, Connections: a.reconnects.Load()}
 }
 
 // stallTarget is the protocol a stalled upload over HTTP/2 aims at: the

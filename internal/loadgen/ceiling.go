@@ -6,6 +6,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
 )
 
 // The ceiling's fixed answers have the shape and about the size of what
@@ -23,8 +27,10 @@ const (
 // in the right shape: a fixed completed task for SendMessage and GetTask, a
 // fixed stream of chunks artifact chunks for SendStreamingMessage (each
 // event flushed on its own, as a real server sends them), over JSON-RPC
-// (POST to any other path) and HTTP+JSON. It keeps no store and validates
-// nothing; it is the yardstick Parley's throughput is measured
+// (POST to any other path) and HTTP+JSON, and over gRPC (HTTP/2 without
+// TLS: the same answers as gRPC messages, with no connect-go and no codec,
+// so that it measures what HTTP/2 itself costs). It keeps no store and
+// validates nothing; it is the yardstick Parley's throughput is measured
 // against (docs/performance.md).
 func Ceiling(chunks int) http.Handler {
 	if chunks < 0 {
@@ -38,6 +44,7 @@ func Ceiling(chunks int) http.Handler {
 	}
 	h.restStream = streamEvents(chunks, func(s string) string { return s })
 	h.rpcStream = streamEvents(chunks, func(s string) string { return `{"jsonrpc":"2.0","id":1,"result":` + s + `}` })
+	h.grpcTask, h.grpcSend, h.grpcStream = ceilingGRPC(h.restStream)
 	h.restLen = []string{strconv.Itoa(len(h.restTask))}
 	h.restSendLen = []string{strconv.Itoa(len(h.restSend))}
 	h.rpcTaskLen = []string{strconv.Itoa(len(h.rpcTask))}
@@ -51,6 +58,8 @@ type ceiling struct {
 	restTask, restSend, rpcTask, rpcSend         []byte
 	restStream, rpcStream                        [][]byte
 	restLen, restSendLen, rpcTaskLen, rpcSendLen []string
+	grpcTask, grpcSend                           []byte   // gRPC messages, framed
+	grpcStream                                   [][]byte // the stream's events, framed
 }
 
 // Header values and JSON-RPC method names, allocated once.
@@ -96,6 +105,8 @@ func streamEvents(chunks int, wrap func(string) string) [][]byte {
 func (h *ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	switch {
+	case r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc"):
+		h.serveGRPC(w, r)
 	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/tasks/"):
 		hdr["Content-Type"], hdr["Content-Length"] = ctA2A, h.restLen
 		w.Write(h.restTask)
@@ -136,4 +147,60 @@ func (h *ceiling) stream(w http.ResponseWriter, events [][]byte) {
 			f.Flush()
 		}
 	}
+}
+
+// The ceiling's gRPC answers: a trivial HTTP/2 handler, no connect-go and
+// no codec, writing fixed messages and the OK status as trailers.
+var (
+	ctGRPC      = []string{"application/grpc"}
+	grpcOK      = []string{"0"}
+	trailerName = []string{"Grpc-Status"}
+)
+
+// ceilingGRPC returns the ceiling's fixed answers as gRPC messages: the
+// task, SendMessage's answer, and the events of restStream (the JSON of
+// each decoded once, here, and encoded in binary).
+func ceilingGRPC(restStream [][]byte) (task, send []byte, stream [][]byte) {
+	t := new(a2a.Task)
+	if err := a2a.Unmarshal([]byte(ceilTask), t); err != nil {
+		panic(err)
+	}
+	frame := func(m proto.Message) []byte {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			panic(err)
+		}
+		return grpcFrame(b)
+	}
+	for _, ev := range restStream {
+		_, data, _ := bytes.Cut(ev, []byte("data: "))
+		resp := new(a2a.StreamResponse)
+		if err := a2a.Unmarshal(bytes.TrimSpace(data), resp); err != nil {
+			panic(err)
+		}
+		stream = append(stream, frame(resp))
+	}
+	return frame(t), frame(&a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}), stream
+}
+
+// serveGRPC answers a gRPC call with the fixed answer of its procedure.
+func (h *ceiling) serveGRPC(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	hdr := w.Header()
+	hdr["Content-Type"], hdr["Trailer"] = ctGRPC, trailerName
+	switch {
+	case strings.HasSuffix(r.URL.Path, "/SendStreamingMessage"):
+		f, _ := w.(http.Flusher)
+		for _, e := range h.grpcStream {
+			w.Write(e)
+			if f != nil {
+				f.Flush()
+			}
+		}
+	case strings.HasSuffix(r.URL.Path, "/GetTask"):
+		w.Write(h.grpcTask)
+	default:
+		w.Write(h.grpcSend)
+	}
+	hdr["Grpc-Status"] = grpcOK
 }

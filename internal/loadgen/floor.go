@@ -1,8 +1,10 @@
 package loadgen
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/grpcbind"
 	"parley.dev/parley/internal/jsonrpc"
 )
 
@@ -25,24 +28,35 @@ import (
 // no store, runs no agent and validates nothing: a server measured against
 // it shows what its store, its agent and the protocol's rules cost, apart
 // from the JSON a request and its answer cost anyway (docs/performance.md).
+//
+// A gRPC request (Content-Type application/grpc, over HTTP/2 without TLS)
+// gets the same answers through grpcbind.NewBareHandler: connect-go and
+// Parley's gRPC codecs, as `parley serve` decodes and encodes them.
 func Floor(chunks int) http.Handler {
 	t := &a2a.Task{Id: ceilTaskID, ContextId: ceilCtxID,
 		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED, Timestamp: timestamppb.Now()},
 		Artifacts: []*a2a.Artifact{{ArtifactId: "echo", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "hello"}}}}},
 		History: []*a2a.Message{{MessageId: "m-1", ContextId: ceilCtxID, TaskId: ceilTaskID, Role: a2a.Role_ROLE_USER,
 			Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "hello"}}}}}}
-	return yardstick("floor", &floor{chunks: max(chunks, 0), task: t})
+	h := &floor{chunks: max(chunks, 0), task: t}
+	h.grpc = grpcbind.NewBareHandler(a2a.InvokerFuncs{CallFunc: h.call, StreamFunc: h.callStream})
+	return yardstick("floor", h)
 }
 
 // floor is the handler Floor returns.
 type floor struct {
 	chunks int
-	task   *a2a.Task // GetTask's answer, but for the id
+	task   *a2a.Task    // GetTask's answer, but for the id
+	grpc   http.Handler // the gRPC binding (grpcbind.NewBareHandler over call and callStream)
 }
 
 // ServeHTTP decodes the request, when it carries a message, and encodes
 // its answer.
 func (h *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if grpcbind.IsGRPC(r) {
+		h.grpc.ServeHTTP(w, r)
+		return
+	}
 	if r.Method == http.MethodGet { // REST GetTask: /tasks/{id}
 		_, id, _ := strings.Cut(r.URL.Path, "/tasks/")
 		h.answer(w, nil, h.taskWithID(id))
@@ -75,18 +89,54 @@ func (h *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	m := req.GetMessage()
-	m.TaskId, m.ContextId = a2a.NewID(), a2a.NewID()
-	t := &a2a.Task{Id: m.TaskId, ContextId: m.ContextId,
-		Status:  &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: timestamppb.Now()},
-		History: []*a2a.Message{m}}
+	t := h.newTask(req.GetMessage())
 	if method == "SendStreamingMessage" || strings.HasSuffix(r.URL.Path, "/message:stream") {
 		h.stream(w, id, t)
 		return
 	}
+	h.answer(w, id, sent(t))
+}
+
+// newTask is the submitted task the floor makes of a message: new task
+// and context ids, a timestamp, the message as its history.
+func (h *floor) newTask(m *a2a.Message) *a2a.Task {
+	m.TaskId, m.ContextId = a2a.NewID(), a2a.NewID()
+	return &a2a.Task{Id: m.TaskId, ContextId: m.ContextId,
+		Status:  &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED, Timestamp: timestamppb.Now()},
+		History: []*a2a.Message{m}}
+}
+
+// sent is the answer to a blocking send of t's message: t completed, the
+// message echoed as its artifact.
+func sent(t *a2a.Task) *a2a.SendMessageResponse {
 	t.Status.State = a2a.TaskState_TASK_STATE_COMPLETED
-	t.Artifacts = []*a2a.Artifact{{ArtifactId: "echo", Parts: m.Parts}}
-	h.answer(w, id, &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}})
+	t.Artifacts = []*a2a.Artifact{{ArtifactId: "echo", Parts: t.History[0].Parts}}
+	return &a2a.SendMessageResponse{Payload: &a2a.SendMessageResponse_Task{Task: t}}
+}
+
+// call answers a unary gRPC call as ServeHTTP answers the same operation
+// over JSON: SendMessage and GetTask.
+func (h *floor) call(_ context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+	switch r := req.(type) {
+	case *a2a.SendMessageRequest:
+		return sent(h.newTask(r.GetMessage())), nil
+	case *a2a.GetTaskRequest:
+		return h.taskWithID(r.GetId()), nil
+	}
+	return nil, a2a.NewError(a2a.CodeMethodNotFound, "the floor does not answer %s", m.Name)
+}
+
+// callStream answers a streaming gRPC call: SendStreamingMessage, with the
+// events of stream.
+func (h *floor) callStream(_ context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
+	return func(yield func(a2a.StreamEvent, error) bool) {
+		r, ok := req.(*a2a.SendMessageRequest)
+		if !ok {
+			yield(a2a.StreamEvent{}, a2a.NewError(a2a.CodeMethodNotFound, "the floor does not stream %s", m.Name))
+			return
+		}
+		h.events(h.newTask(r.GetMessage()), func(ev *a2a.StreamResponse) bool { return yield(a2a.StreamEvent{Response: ev}, nil) })
+	}
 }
 
 // taskWithID returns GetTask's answer for the id: the task built once,
@@ -130,28 +180,38 @@ func (h *floor) stream(w http.ResponseWriter, id json.RawMessage, t *a2a.Task) {
 	hdr["Content-Type"], hdr["Cache-Control"] = ctSSE, noCache
 	f, _ := w.(http.Flusher)
 	seq := 0
-	send := func(ev *a2a.StreamResponse) {
+	h.events(t, func(ev *a2a.StreamResponse) bool {
 		seq++
 		b := append(strconv.AppendInt([]byte("id: "), int64(seq), 10), "\ndata: "...)
 		b, err := appendResult(b, id, ev)
 		if err != nil {
-			return
+			return false
 		}
 		w.Write(append(b, "\n\n"...))
 		if f != nil {
 			f.Flush()
 		}
-	}
-	status := func(st a2a.TaskState) {
-		send(&a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		return true
+	})
+}
+
+// events yields the events of a "stream N" task as the ceiling sends
+// them, each built on its own: the submitted task t, WORKING, the chunks,
+// COMPLETED; it stops when yield returns false.
+func (h *floor) events(t *a2a.Task, yield func(*a2a.StreamResponse) bool) {
+	status := func(st a2a.TaskState) bool {
+		return yield(&a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 			TaskId: t.Id, ContextId: t.ContextId, Status: &a2a.TaskStatus{State: st, Timestamp: timestamppb.Now()}}}})
 	}
-	send(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: t}})
-	status(a2a.TaskState_TASK_STATE_WORKING)
+	if !yield(&a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: t}}) || !status(a2a.TaskState_TASK_STATE_WORKING) {
+		return
+	}
 	for i := range h.chunks {
-		send(&a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+		if !yield(&a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
 			TaskId: t.Id, ContextId: t.ContextId, Append: i > 0, LastChunk: i == h.chunks-1,
-			Artifact: &a2a.Artifact{ArtifactId: "stream", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "chunk " + strconv.Itoa(i)}}}}}}})
+			Artifact: &a2a.Artifact{ArtifactId: "stream", Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "chunk " + strconv.Itoa(i)}}}}}}}) {
+			return
+		}
 	}
 	status(a2a.TaskState_TASK_STATE_COMPLETED)
 }

@@ -1,14 +1,16 @@
 // Package loadgen is a closed-loop load generator for A2A servers, and the
 // "ceiling" responder its figures are compared with (see
 // docs/performance.md). Each of Concurrency workers owns one HTTP/1.1
-// connection and sends its next request as soon as the previous answer has
-// been read to the end. Requests are precomputed bytes in which only the
-// messageId is rewritten, and answers are read by a minimal HTTP reader, so
-// the generator costs little next to the server it measures.
+// connection (HTTP/2 without TLS for gRPC) and sends its next request as
+// soon as the previous answer has been read to the end. Requests are
+// precomputed bytes in which only the messageId is rewritten, and answers
+// are read by a minimal HTTP reader, so the generator costs little next
+// to the server it measures.
 package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -21,6 +23,7 @@ const (
 
 	BindingJSONRPC = "jsonrpc"
 	BindingREST    = "rest"
+	BindingGRPC    = "grpc" // over HTTP/2 without TLS
 )
 
 // Config is one load run. Zero values take the defaults noted.
@@ -31,7 +34,7 @@ type Config struct {
 	// i-th modulo their number), each keeping its connection to one.
 	URLs        []string
 	Op          string        // OpSend, OpStream or OpGet
-	Binding     string        // BindingJSONRPC or BindingREST
+	Binding     string        // BindingJSONRPC, BindingREST or BindingGRPC
 	Concurrency int           // workers (connections); default 64
 	Duration    time.Duration // how long requests are started; default 10s
 	Chunks      int           // chunks per stream (OpStream); default 20
@@ -53,6 +56,15 @@ type Config struct {
 	// StalledToken, when set, is the bearer token the stalled uploads
 	// send: they are then an authenticated caller's, not anonymous.
 	StalledToken string
+	// StuckReads are hostile GetTasks of a large task that never take
+	// their answer (see stuckRead), each on an HTTP/2 connection of its
+	// own, as StalledToken's caller; StuckSize is the size of the text the
+	// task echoes (default 8 MiB: a task of 16 MB).
+	StuckReads, StuckSize int
+	// SlowHeaders are connections that never finish their headers, spread
+	// over SlowHeaderSources loopback addresses (default 5), beside a
+	// control client (see slowHeader).
+	SlowHeaders, SlowHeaderSources int
 	// CutShare is the share (0 to 1) of streams (OpStream) whose
 	// connection the generator drops after some events, then resumes
 	// with SubscribeToTask and Last-Event-ID (see ResumeStats). The
@@ -112,6 +124,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if _, err := parseStallTarget(cfg.StalledOver); err != nil {
 		return nil, err
 	}
+	if cfg.Binding == BindingGRPC && cfg.SlowReaders > 0 {
+		return nil, errors.New("slow readers read SSE streams: over jsonrpc or rest only")
+	}
+	if cfg.Binding == BindingGRPC && cfg.StalledUploads > 0 && cfg.StalledOver == "" {
+		cfg.StalledOver = "1.0/grpc" // the run's binding, which is HTTP/2 only
+	}
 	var targets []*target
 	for _, u := range append([]string{cfg.URL}, cfg.URLs...) {
 		c := cfg
@@ -123,7 +141,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		targets = append(targets, t)
 	}
 	t := targets[0]
-	workers, err := dialWorkers(targets, cfg.Concurrency)
+	gate := &dialGate{} // the run's connection attempts, paced after errors
+	workers, err := dialWorkers(targets, cfg.Concurrency, gate)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +162,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var atk *attacker
 	actx, stopAttack := context.WithCancel(ctx)
 	defer stopAttack()
-	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 {
-		atk = startAttack(actx, t.ep, &cfg)
+	if cfg.StalledUploads > 0 || cfg.SlowReaders > 0 || cfg.StuckReads > 0 || cfg.SlowHeaders > 0 {
+		if atk, err = startAttack(actx, t.ep, &cfg, gate); err != nil {
+			closeWorkers(workers)
+			return nil, err
+		}
 		time.Sleep(time.Second) // let the hostile connections settle in
 	}
 	cpu0 := selfCPU()
@@ -154,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := summarize(cfg, workers, elapsed, cpu)
 	if atk != nil {
 		stopAttack()
-		res.Attack = atk.stop(cfg.StalledUploads, cfg.SlowReaders)
+		res.Attack = atk.stop(&cfg)
 	}
 	urls := append([]string{cfg.URL}, cfg.URLs...)
 	for i, s := range samplers {
@@ -206,6 +228,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.SlowHeaderSources <= 0 {
+		cfg.SlowHeaderSources = 5
+	}
+	if cfg.StuckSize <= 0 {
+		cfg.StuckSize = 8 << 20
 	}
 	cfg.CutShare = min(max(cfg.CutShare, 0), 1)
 	return cfg

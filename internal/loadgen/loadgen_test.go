@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,14 +43,25 @@ func startParley(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := h2cServer(t, h)
 	t.Cleanup(func() {
-		ts.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Close(ctx)
 	})
 	return ts.URL
+}
+
+// h2cServer serves h over HTTP/1.1 and HTTP/2 without TLS (gRPC), as
+// `parley serve` and the floor do, until the test ends.
+func h2cServer(t *testing.T, h http.Handler) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config.Protocols = new(http.Protocols)
+	ts.Config.Protocols.SetHTTP1(true)
+	ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 // TestRun drives Parley, the ceiling and the floor for half a second per
@@ -169,7 +181,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	for _, cfg := range []loadgen.Config{
 		{URL: "https://127.0.0.1:1", Op: loadgen.OpSend, Binding: loadgen.BindingREST},
 		{URL: "http://127.0.0.1:1", Op: "cancel", Binding: loadgen.BindingREST},
-		{URL: "http://127.0.0.1:1", Op: loadgen.OpSend, Binding: "grpc"},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpSend, Binding: "thrift"},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpStream, Binding: loadgen.BindingGRPC, CutShare: 0.5},
+		{URL: "http://127.0.0.1:1", Op: loadgen.OpStream, Binding: loadgen.BindingGRPC, SlowReaders: 1},
 	} {
 		if _, err := loadgen.Run(t.Context(), cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
@@ -269,4 +283,138 @@ func TestStalledUploadsReachEveryProtocol(t *testing.T) {
 	if _, err := loadgen.Run(context.Background(), loadgen.Config{URL: srv.HTTP.URL, StalledUploads: 1, StalledOver: "2.0/grpc"}); err == nil {
 		t.Error("--stalled-over 2.0/grpc accepted")
 	}
+}
+
+// TestRunBacksOffWhenTheServerDies: the server answers, then is gone
+// (its port closed) for the rest of the run. The workers' connection
+// attempts back off: the failed dials number at most 100 a second of the
+// run, and each worker's first.
+func TestRunBacksOffWhenTheServerDies(t *testing.T) {
+	ts := httptest.NewServer(loadgen.Ceiling(5))
+	const workers = 16
+	time.AfterFunc(300*time.Millisecond, ts.Close)
+	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: ts.URL, Op: loadgen.OpSend, Binding: loadgen.BindingJSONRPC,
+		Concurrency: workers, Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dials := res.ErrorKinds["dial"]
+	t.Logf("%d answered, then %d failed dials in %v: %v", res.OK, dials, res.Elapsed, res.ErrorKinds)
+	if res.OK == 0 || dials == 0 {
+		t.Fatalf("the run should have had answers, then failed dials: %d ok, %v", res.OK, res.ErrorKinds)
+	}
+	if limit := workers + int(100*res.Elapsed.Seconds()) + 1; dials > limit {
+		t.Errorf("%d failed dials in %v, want at most %d", dials, res.Elapsed, limit)
+	}
+}
+
+// TestRunBacksOffWhenConnectionsClose: a server that accepts every
+// connection and closes it at once, before any answer. The attempts back
+// off: the connections accepted during the run number at most 100 a
+// second, after the workers' first ones.
+func TestRunBacksOffWhenConnectionsClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	const workers = 16
+	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: "http://" + ln.Addr().String(), Op: loadgen.OpSend,
+		Binding: loadgen.BindingREST, Concurrency: workers, Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(accepted.Load())
+	t.Logf("%d connections accepted and closed in %v: %v", n, res.Elapsed, res.ErrorKinds)
+	if res.OK != 0 || res.Errors == 0 {
+		t.Fatalf("%d answers, %d errors from a server that closes every connection", res.OK, res.Errors)
+	}
+	if limit := workers + int(100*res.Elapsed.Seconds()) + 1; n > limit {
+		t.Errorf("%d connections in %v, want at most %d", n, res.Elapsed, limit)
+	}
+}
+
+// TestRunGRPC drives Parley, the floor and the ceiling over gRPC (HTTP/2
+// without TLS) side by side for each operation: every answer is the one
+// expected, each server is charged with its own requests and Parley's line
+// is given as a multiple of the yardsticks'.
+func TestRunGRPC(t *testing.T) {
+	parley := startParley(t)
+	floor := h2cServer(t, loadgen.Floor(5))
+	ceiling := h2cServer(t, loadgen.Ceiling(5))
+	pid := os.Getpid()
+	for _, op := range []string{loadgen.OpSend, loadgen.OpStream, loadgen.OpGet} {
+		t.Run(op, func(t *testing.T) {
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: parley, URLs: []string{floor.URL, ceiling.URL}, Op: op,
+				Binding: loadgen.BindingGRPC, Concurrency: 6, Duration: time.Second / 2, Chunks: 5, ServerPIDs: []int{pid, pid, pid}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Errors != 0 || res.OK < 6 {
+				t.Fatalf("%d ok, %d errors %v, first: %s", res.OK, res.Errors, res.ErrorKinds, res.FirstError)
+			}
+			if res.Resume != nil {
+				t.Errorf("resume stats %+v over gRPC, whose streams carry no event numbers", res.Resume)
+			}
+			s := res.Servers
+			if len(s) != 3 || s[1].Yardstick != "floor" || s[2].Yardstick != "ceiling" || s[0].Requests+s[1].Requests+s[2].Requests != res.OK {
+				t.Fatalf("servers %+v %+v %+v", s[0], s[1], s[2])
+			}
+			var out bytes.Buffer
+			res.WriteText(&out)
+			if !strings.Contains(out.String(), " over grpc, ") || !strings.Contains(out.String(), "× floor, ") {
+				t.Errorf("text output:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestRunGRPCFailures: over gRPC a wrong answer is counted by its kind: a
+// stream shorter than asked for, a server that answers a gRPC request
+// without a gRPC status (with JSON), a gRPC status other than OK.
+func TestRunGRPCFailures(t *testing.T) {
+	floor := h2cServer(t, loadgen.Floor(5))
+	jsonOnly := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"task":{}}`))
+	}))
+	refusing := startParleyTokens(t)
+	for _, c := range []struct {
+		name, url, op, kind string
+	}{
+		{"short stream", floor.URL, loadgen.OpStream, "short stream"},
+		{"no status", jsonOnly.URL, loadgen.OpSend, "grpc no status"},
+		{"unauthenticated", refusing, loadgen.OpSend, "grpc 16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: c.url, Op: c.op, Binding: loadgen.BindingGRPC,
+				Concurrency: 2, Duration: time.Second / 4, Chunks: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.OK != 0 || res.ErrorKinds[c.kind] == 0 || res.ErrorKinds[c.kind] != res.Errors {
+				t.Fatalf("%d ok, errors %v (first: %s): want only %q", res.OK, res.ErrorKinds, res.FirstError, c.kind)
+			}
+		})
+	}
+}
+
+// startParleyTokens serves the conformance agent to bearer tokens only:
+// the load's anonymous requests are refused.
+func startParleyTokens(t *testing.T) string {
+	srv := testkit.StartServer(t, &testkit.Options{Quiet: true, HTTP: func(o *a2ahttp.Options) {
+		o.Tokens = map[string]string{"secret": "alice"}
+	}})
+	return srv.HTTP.URL
 }

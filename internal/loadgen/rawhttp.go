@@ -18,9 +18,16 @@ import (
 // request as it can; it is not a general HTTP client.
 type rawConn struct {
 	addr string
+	gate *dialGate       // paces the attempts after connection errors (dial.go)
+	stop <-chan struct{} // closed when the run ends: an attempt still waiting gives up
 	nc   net.Conn
 	br   *bufio.Reader
 	body []byte
+	// pause is how long the next connection attempt waits, after
+	// connection errors (dial.go); fresh is set while the connection
+	// has had no answer yet.
+	pause time.Duration
+	fresh bool
 }
 
 // errKind is an error tagged with the kind it is counted under.
@@ -49,12 +56,14 @@ func kindOf(err error) string {
 	return "other"
 }
 
-// dial opens the connection.
-func (c *rawConn) dial() error {
-	nc, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
+// dial opens the connection, by deadline, pacing the attempts after
+// connection errors (dialGate.dial).
+func (c *rawConn) dial(deadline time.Time) error {
+	nc, err := c.gate.dial(c.addr, &c.pause, deadline, c.stop)
 	if err != nil {
 		return &errKind{"dial", err}
 	}
+	c.fresh = true
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -75,24 +84,42 @@ func (c *rawConn) close() {
 	}
 }
 
+// broke closes the connection after an error on it. One that broke before
+// its first answer (a server that closes every connection at once) counts
+// as a connection error: the next attempt waits (dial.go).
+func (c *rawConn) broke() {
+	if c.fresh {
+		c.gate.fail(time.Now())
+		c.pause = nextPause(c.pause)
+	}
+	c.close()
+}
+
+// answered notes that an answer came on the connection: the attempts
+// after it need not wait.
+func (c *rawConn) answered() {
+	c.fresh, c.pause = false, 0
+}
+
 // roundTrip sends req and returns the response's status and body (valid
 // until the next call). Any error leaves the connection closed.
 func (c *rawConn) roundTrip(req []byte, deadline time.Time) (int, []byte, error) {
 	if c.nc == nil {
-		if err := c.dial(); err != nil {
+		if err := c.dial(deadline); err != nil {
 			return 0, nil, err
 		}
 	}
 	c.nc.SetDeadline(deadline)
 	if _, err := c.nc.Write(req); err != nil {
-		c.close()
+		c.broke()
 		return 0, nil, &errKind{"write", err}
 	}
 	status, keep, err := c.readResponse()
 	if err != nil {
-		c.close()
+		c.broke()
 		return 0, nil, err
 	}
+	c.answered()
 	if !keep {
 		c.close()
 	}

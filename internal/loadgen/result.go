@@ -17,7 +17,9 @@ func summarize(cfg Config, workers []*worker, elapsed, cpu time.Duration) *Resul
 		Elapsed: elapsed, ErrorKinds: map[string]int{}}
 	if cfg.Op == OpStream {
 		res.Chunks = cfg.Chunks
-		res.Resume = &ResumeStats{}
+		if cfg.Binding != BindingGRPC { // gRPC streams carry no event numbers
+			res.Resume = &ResumeStats{}
+		}
 	}
 	var all []time.Duration
 	for _, w := range workers {
@@ -83,8 +85,8 @@ func (r *Result) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  errors     %s\n  first      %s\n", strings.Join(parts, ", "), r.FirstError)
 	}
 	if a := r.Attack; a != nil {
-		fmt.Fprintf(w, "  attack     %d stalled uploads (answers %v), %d slow readers (%d streams opened)\n",
-			a.StalledUploads, a.Answers, a.SlowReaders, a.Connections)
+		fmt.Fprintf(w, "  attack     %d stalled uploads, %d stuck reads, %d slow headers (answers %v), %d slow readers (%d streams opened)\n",
+			a.StalledUploads, a.StuckReads, a.SlowHeaders, a.Answers, a.SlowReaders, a.Connections)
 	}
 }
 

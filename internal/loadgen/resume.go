@@ -77,18 +77,24 @@ func (w *worker) cutAndResume(t *target, n uint64, deadline time.Time) (int, []b
 // ends first is read whole (not cut).
 func (c *rawConn) roundTripCut(req []byte, deadline time.Time, events int) (status int, body []byte, cut bool, err error) {
 	if c.nc == nil {
-		if err := c.dial(); err != nil {
+		if err := c.dial(deadline); err != nil {
 			return 0, nil, false, err
 		}
 	}
 	c.nc.SetDeadline(deadline)
 	if _, err := c.nc.Write(req); err != nil {
-		c.close()
+		c.broke()
 		return 0, nil, false, &errKind{"write", err}
 	}
 	status, keep, cut, err := c.readBody(events)
-	if err != nil || !keep {
+	switch {
+	case err != nil:
+		c.broke()
+	case !keep:
+		c.answered()
 		c.close()
+	default:
+		c.answered()
 	}
 	return status, c.body, cut, err
 }

@@ -26,6 +26,9 @@ type target struct {
 	numbered bool
 	chunks   int
 	cutShare float64
+	// grpcURL is the URL of the procedure a gRPC run calls (BindingGRPC);
+	// req is then its message, a gRPC frame.
+	grpcURL string
 }
 
 // counterDigits is the width of the request counter that ends a messageId.
@@ -39,6 +42,9 @@ func newTarget(ctx context.Context, cfg Config) (*target, error) {
 		return nil, err
 	}
 	t := &target{ep: ep, addr: ep.addr, host: ep.host}
+	if ep.grpc {
+		return t, t.grpcOp(ctx, cfg)
+	}
 	switch cfg.Op {
 	case OpSend:
 		t.req, t.idOff = ep.send("SendMessage", "/message:send", "", ep.message("hello"))
@@ -67,7 +73,8 @@ type endpoint struct {
 	host    string // the Host header
 	base    string // the HTTP+JSON base path, without a trailing slash
 	rpcPath string // the JSON-RPC path
-	rpc     bool   // JSON-RPC; else HTTP+JSON
+	rpc     bool   // JSON-RPC; else HTTP+JSON (or gRPC)
+	grpc    bool   // gRPC
 	// msgID is the messageId of the requests as built:
 	// "lg-RRRRRRRR-WWWW-NNNNNNNNNNNN", with the run, then zeros where each
 	// worker writes its number and its counter.
@@ -80,11 +87,11 @@ func newEndpoint(rawURL, binding string) (*endpoint, error) {
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("url %q: want http://HOST:PORT[/PATH] (plain HTTP/1.1)", rawURL)
 	}
-	if binding != BindingJSONRPC && binding != BindingREST {
-		return nil, fmt.Errorf("binding %q: want jsonrpc or rest", binding)
+	if binding != BindingJSONRPC && binding != BindingREST && binding != BindingGRPC {
+		return nil, fmt.Errorf("binding %q: want jsonrpc, rest or grpc", binding)
 	}
 	ep := &endpoint{addr: u.Host, host: u.Host, base: strings.TrimSuffix(u.EscapedPath(), "/"),
-		rpcPath: u.EscapedPath(), rpc: binding == BindingJSONRPC}
+		rpcPath: u.EscapedPath(), rpc: binding == BindingJSONRPC, grpc: binding == BindingGRPC}
 	if u.Port() == "" {
 		ep.addr = u.Host + ":80"
 	}

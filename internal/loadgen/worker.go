@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,6 +17,7 @@ type worker struct {
 	index   int     // its number among the workers
 	t       *target // where it sends
 	conn    rawConn
+	h2      *h2Conn         // instead of conn, over gRPC
 	req     []byte          // its copy of the request, whose messageId it rewrites
 	samples []time.Duration // the latencies of the successful requests
 	errs    map[string]int  // the failed requests, by kind
@@ -28,18 +30,20 @@ type worker struct {
 }
 
 // dialWorkers makes n workers spread over the targets in turn, each with
-// its connection open and its number written into its messageId. On
-// failure no connection stays open.
-func dialWorkers(targets []*target, n int) ([]*worker, error) {
+// its connection open and its number written into its messageId, their
+// attempts paced by gate. On failure no connection stays open.
+func dialWorkers(targets []*target, n int, gate *dialGate) ([]*worker, error) {
 	workers := make([]*worker, n)
 	for i := range workers {
 		t := targets[i%len(targets)]
-		w := &worker{index: i, t: t, conn: rawConn{addr: t.addr}, req: slices.Clone(t.req), errs: map[string]int{},
+		w := &worker{index: i, t: t, conn: rawConn{addr: t.addr, gate: gate}, req: slices.Clone(t.req), errs: map[string]int{},
 			samples: make([]time.Duration, 0, 4096)}
 		if t.idOff >= 0 { // the worker's number, then its counter
 			putHex(w.req[t.idOff-5:t.idOff-1], uint64(i))
 		}
-		if err := w.conn.dial(); err != nil {
+		if t.grpcURL != "" {
+			w.h2 = newH2Conn(t.grpcURL)
+		} else if err := w.conn.dial(time.Now().Add(dialTimeout)); err != nil {
 			closeWorkers(workers[:i])
 			return nil, err
 		}
@@ -51,8 +55,16 @@ func dialWorkers(targets []*target, n int) ([]*worker, error) {
 // closeWorkers closes the workers' connections.
 func closeWorkers(workers []*worker) {
 	for _, w := range workers {
-		w.conn.close()
+		w.close()
 	}
+}
+
+// close closes the worker's connection.
+func (w *worker) close() {
+	if w.h2 != nil {
+		w.h2.close()
+	}
+	w.conn.close()
 }
 
 // runWorkers runs every worker for cfg.Duration, or until ctx ends, and
@@ -73,7 +85,8 @@ func runWorkers(ctx context.Context, cfg Config, workers []*worker) time.Duratio
 // the connection. A request cut short because ctx (the caller's) ended is
 // not counted.
 func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Duration) {
-	defer w.conn.close()
+	defer w.close()
+	w.conn.stop = runCtx.Done()
 	var n uint64
 	for runCtx.Err() == nil {
 		n++
@@ -84,14 +97,16 @@ func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Durati
 		var status int
 		var body []byte
 		var err error
-		if t.cuts(n, w.index) {
+		if w.h2 != nil {
+			status, body, err = w.h2.roundTrip(w.req, t0.Add(timeout))
+		} else if t.cuts(n, w.index) {
 			status, body, err = w.cutAndResume(t, n, t0.Add(timeout))
 		} else {
 			status, body, err = w.conn.roundTrip(w.req, t0.Add(timeout))
 		}
 		d := time.Since(t0)
-		if err != nil && runCtx.Err() != nil && ctx.Err() != nil {
-			return // canceled from outside
+		if err != nil && (errors.Is(err, errStopped) || runCtx.Err() != nil && ctx.Err() != nil) {
+			return // the run ended before the request was sent, or canceled from outside
 		}
 		if w.judge(t, status, body, err) {
 			w.samples = append(w.samples, d)

@@ -8,6 +8,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -64,13 +65,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if rt.m.Streaming {
-		h.opts.Stream(ctx, w, r, h.inv, rt.m, req, &streamEncoder{h: h, ci: ci, ct: ct, op: rt.m.Name})
+		h.opts.Stream(ctx, w, r, h.inv, rt.m, req, &streamEncoder{ctx: ctx, h: h, ci: ci, ct: ct, op: rt.m.Name})
 		return
 	}
 	resp, err := h.inv.Call(ctx, rt.m, req)
 	if err != nil {
-		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, rt.m.Name, e)
+		e, _ := httpx.ServerError(ctx, h.opts.Logger, rt.m.Name, err)
 		writeError(w, ci, ct, e)
 		return
 	}
@@ -153,15 +153,15 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, rt *route, req 
 // StreamResponse; an error before the first event is an ordinary error
 // response, and a later one an event named "error" holding the error body.
 type streamEncoder struct {
-	h  *Handler
-	ci *a2a.CallInfo
-	ct string // the media type of a refusal's body (responseType)
-	op string
+	ctx context.Context // the call's
+	h   *Handler
+	ci  *a2a.CallInfo
+	ct  string // the media type of a refusal's body (responseType)
+	op  string
 }
 
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	writeError(w, e.ci, e.ct, ae)
 }
 
@@ -172,8 +172,7 @@ func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error
 }
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	return "error", AppendError(nil, ae, 0, "")
 }
 

@@ -60,7 +60,10 @@ const DefaultParkAfter = 20 * time.Millisecond
 // one, after its first parkRecheck checks.
 const parkRecheck = 5
 
-// parkedWriteTimeout bounds one write to a parked stream's client.
+// parkedWriteTimeout bounds one write to a parked stream's client when
+// nothing else does: a connection hijacked through package a2ahttp's
+// handler sets the handler's own write deadline (Options.WriteTimeout) on
+// every write, over this one.
 const parkedWriteTimeout = 30 * time.Second
 
 // NewParking returns a Parking that parks streams silent for after (0:

@@ -2,7 +2,8 @@
 // own packages: building a command with the go tool (GoBuild), child
 // processes stopped when the test ends (StartProcess), skipping a test
 // whose prerequisite is missing, or failing it in CI (SkipOrFailInCI),
-// and a buffer for output written and read at once (SyncBuffer). Tests
+// a buffer for output written and read at once (SyncBuffer), and gzip
+// data that inflates far beyond its size (GzipBomb). Tests
 // that must not link Parley's a2a package (the Go SDK interop tests: the
 // SDK's protos share their names with Parley's, so a test binary with
 // both panics at init) use them directly; testkit builds on them.

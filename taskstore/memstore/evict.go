@@ -64,7 +64,7 @@ func (s *Store) evict(e *entry) {
 		s.resetConfig(configKey{e.key.ID, id})
 	}
 	for _, r := range e.msgs {
-		r.TaskEvicted = true
+		r.evicted = true
 	}
 	s.forget(e)
 }
@@ -78,10 +78,10 @@ func (s *Store) forget(e *entry) {
 	if e.queued {
 		s.deadFinished++
 	}
-	// Each kept event has an entry in logged, except perhaps the last,
-	// which PruneEvents may have walked past and kept.
-	s.deadLogged += len(e.log)
-	e.task, e.packed, e.log, e.configs, e.msgs = nil, nil, nil, nil, nil
+	// Each span of the log has an entry in logged, except perhaps the
+	// last, which PruneEvents may have walked past and kept.
+	s.deadLogged += len(e.log.spans)
+	e.task, e.packed, e.log, e.configs, e.msgs = nil, nil, eventLog{}, nil, nil
 	e.decoded.Store(nil)
 	if s.deadFinished > len(s.finished)/2 {
 		s.finished = slices.DeleteFunc(s.finished, func(e *entry) bool {
@@ -105,9 +105,12 @@ func (s *Store) linkMessages(e *entry, history []*a2a.Message) {
 	if s.max <= 0 {
 		return
 	}
-	m := s.messages[e.scope]
+	in := s.messages[e.scope]
+	if in == nil {
+		return
+	}
 	for _, msg := range history {
-		if r := m[msg.GetMessageId()]; r != nil && r.TaskID == e.key.ID && !slices.Contains(e.msgs, r) {
+		if r := in.byID[msg.GetMessageId()]; r != nil && r.taskID == e.key.ID && !slices.Contains(e.msgs, r) {
 			e.msgs = append(e.msgs, r)
 		}
 	}
@@ -115,11 +118,11 @@ func (s *Store) linkMessages(e *entry, history []*a2a.Message) {
 
 // linkRecord links a new message record to the task it names, when that
 // task is stored. Callers hold the write lock.
-func (s *Store) linkRecord(sc taskstore.Scope, r *taskstore.MessageRecord) {
-	if s.max <= 0 || r.TaskID == "" {
+func (s *Store) linkRecord(sc taskstore.Scope, r *record) {
+	if s.max <= 0 || r.taskID == "" {
 		return
 	}
-	if e := s.lookup(sc, r.TaskID); e != nil {
+	if e := s.lookup(sc, r.taskID); e != nil {
 		e.msgs = append(e.msgs, r)
 	}
 }

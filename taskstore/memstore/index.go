@@ -21,7 +21,7 @@ type entry struct {
 	queued bool // in Store.finished, the eviction queue (Store.makeRoom)
 	gone   bool // removed from the store
 	seq    uint64
-	task   *a2a.Task // nil while packed (entry.pack)
+	task   *a2a.Task // nil while packed (Store.pack)
 	packed []byte    // the task encoded, when finished
 	// decoded is packed decoded, kept for the GetTask calls of a finished
 	// task read again (Store.readTask); only ever copied. nil while the
@@ -32,7 +32,7 @@ type entry struct {
 	configs  map[string]*taskstore.PushConfig
 	// msgs are the message records that name the task, marked when the
 	// bound on tasks evicts it (Store.evict); kept only with a bound.
-	msgs []*taskstore.MessageRecord
+	msgs []*record
 }
 
 // newEntry returns the entry of task t (the store's own copy) in the scope,

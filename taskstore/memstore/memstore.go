@@ -14,9 +14,11 @@
 // the store's copy), so an event costs what copying it costs, whatever the
 // size of the task; its log is a slice of the events kept, which
 // PruneEvents shortens from the front. Logged events are never changed,
-// and the push outbox shares them. A task that reaches a terminal state is
-// kept encoded, with its logged events (entry.pack), so that the many
-// finished tasks a store holds cost the garbage collector little.
+// and the push outbox and the readers of a running task's log share them.
+// A task that reaches a terminal state is kept encoded, with its logged
+// events in one buffer (Store.pack), so that the many finished tasks a
+// store holds cost the garbage collector little and a long stream's
+// events little memory.
 //
 // The store keeps at most Options.MaxTasks tasks (DefaultMaxTasks unless
 // told otherwise), so that a long-running server's memory stays flat. A
@@ -54,7 +56,8 @@ type Store struct {
 	mu       sync.RWMutex
 	tasks    map[string]*entry
 	scopes   map[taskstore.Scope]*scopeIndex
-	messages map[taskstore.Scope]map[string]*taskstore.MessageRecord
+	messages map[taskstore.Scope]*scopeRecords
+	records  []*record // every message record, in the order recorded (messages.go)
 
 	// The push outbox: queued notifications per configuration, oldest
 	// first, and the suspended configurations with their reasons.
@@ -63,11 +66,14 @@ type Store struct {
 	suspended map[configKey]string
 	lastID    int64
 
-	// logged lists every logged event not yet looked at by PruneEvents,
-	// oldest first: which task's log it joined and when. PruneEvents
-	// walks it from the front, so its work is the events it drops, not
-	// the number of tasks.
+	// logged lists every span of the logs (span) not yet looked at by
+	// PruneEvents, oldest first: which task's log it is in and when.
+	// PruneEvents walks it from the front, so its work is the events it
+	// drops, not the number of tasks.
 	logged []loggedAt
+	// packBuf is the scratch buffer in which pack encodes a finished
+	// task's events before it copies them into one of the right size.
+	packBuf []byte
 
 	now func() time.Time // the clock of the event log
 
@@ -77,6 +83,7 @@ type Store struct {
 	// removed since (deadFinished counts those). deadLogged estimates
 	// the entries of logged whose task was removed.
 	max          int
+	maxRecords   int // the bound on message records, 0 for none (messages.go)
 	finished     []*entry
 	deadFinished int
 	deadLogged   int
@@ -95,6 +102,10 @@ var _ taskstore.Store = (*Store)(nil)
 // NewWith without a MaxTasks.
 const DefaultMaxTasks = 100_000
 
+// DefaultMaxMessages is the bound on message records of a store made by
+// New, or by NewWith without a MaxMessages.
+const DefaultMaxMessages = 100_000
+
 // Options configure a store made by NewWith. The zero value gives the
 // store New makes.
 type Options struct {
@@ -111,6 +122,13 @@ type Options struct {
 	// (taskstore.MessageRecord.TaskEvicted), until the idempotency window
 	// removes it.
 	MaxTasks int
+	// MaxMessages is the most message records (taskstore.Messages: the
+	// idempotency records of the messages accepted, with their direct
+	// replies) the store keeps. A new record that would pass it removes
+	// the oldest, in the order they were recorded; a resend of that
+	// message is run again, as after the idempotency window. 0 means
+	// DefaultMaxMessages; negative means no bound.
+	MaxMessages int
 }
 
 // New returns an empty store that keeps at most DefaultMaxTasks tasks.
@@ -124,23 +142,29 @@ func NewWith(o *Options) *Store {
 	if o != nil {
 		opts = *o
 	}
-	limit := opts.MaxTasks
-	switch {
-	case limit == 0:
-		limit = DefaultMaxTasks
-	case limit < 0:
-		limit = 0
-	}
 	return &Store{
-		max:       limit,
-		tasks:     make(map[string]*entry),
-		scopes:    make(map[taskstore.Scope]*scopeIndex),
-		messages:  make(map[taskstore.Scope]map[string]*taskstore.MessageRecord),
-		outbox:    make(map[configKey][]*queued),
-		where:     make(map[int64]configKey),
-		suspended: make(map[configKey]string),
-		now:       time.Now,
+		max:        bound(opts.MaxTasks, DefaultMaxTasks),
+		maxRecords: bound(opts.MaxMessages, DefaultMaxMessages),
+		tasks:      make(map[string]*entry),
+		scopes:     make(map[taskstore.Scope]*scopeIndex),
+		messages:   make(map[taskstore.Scope]*scopeRecords),
+		outbox:     make(map[configKey][]*queued),
+		where:      make(map[int64]configKey),
+		suspended:  make(map[configKey]string),
+		now:        time.Now,
 	}
+}
+
+// bound returns an Options bound as the store keeps it: def for 0, 0 (no
+// bound) for a negative one.
+func bound(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // Close releases nothing; the store stays usable.

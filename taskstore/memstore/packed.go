@@ -20,9 +20,10 @@ import (
 // copy, which is what it would have cloned.
 
 // pack encodes the entry's task and logged events when the task is
-// terminal. An encoding error leaves the task as it is. Callers hold s.mu
-// for writing and have reindexed the entry.
-func (e *entry) pack() {
+// terminal (logpack.go for the events). An encoding error leaves the task,
+// or its events, as they are. Callers hold s.mu for writing and have
+// reindexed the entry.
+func (s *Store) pack(e *entry) {
 	if e.task == nil || !a2a.IsTerminal(e.state) {
 		return
 	}
@@ -31,16 +32,21 @@ func (e *entry) pack() {
 		return
 	}
 	e.task, e.packed = nil, b
-	for i := range e.log {
-		l := &e.log[i]
-		if l.resp == nil {
-			continue
-		}
-		if b, err := proto.Marshal(l.resp); err == nil {
-			l.resp, l.packed = nil, b
-		}
+	l := &e.log
+	if len(l.live) == 0 {
+		return
+	}
+	p, buf, err := packEvents(l.old, l.live, e.key.ID, e.ctx, s.packBuf)
+	if cap(buf) <= maxPackBuf {
+		s.packBuf = buf[:0]
+	}
+	if err == nil {
+		l.old, l.live = p, nil
 	}
 }
+
+// maxPackBuf is the largest scratch buffer pack keeps for the next task.
+const maxPackBuf = 1 << 20
 
 // own makes the entry's task its own again when pack left it a tree
 // (an encoding error): built with shallowTask and applyShared, it may
@@ -194,16 +200,4 @@ func unpackTask(b []byte) (*a2a.Task, error) {
 		return nil, fmt.Errorf("memstore: decode a finished task: %w", err)
 	}
 	return t, nil
-}
-
-// response returns the logged event, decoding it if it was packed.
-func (l logged) response() (*a2a.StreamResponse, error) {
-	if l.resp != nil {
-		return l.resp, nil
-	}
-	r := new(a2a.StreamResponse)
-	if err := proto.Unmarshal(l.packed, r); err != nil {
-		return nil, fmt.Errorf("memstore: decode a logged event: %w", err)
-	}
-	return r, nil
 }

@@ -25,7 +25,7 @@ func TestFinishedTaskPacked(t *testing.T) {
 	}
 	taskstore.Apply(want, done)
 	e := s.tasks["t1"]
-	if e.task != nil || e.packed == nil || e.log[0].resp != nil || e.log[1].resp != nil {
+	if e.task != nil || e.packed == nil || e.log.old.len() != 2 || len(e.log.live) != 0 {
 		t.Fatalf("a completed task is not packed: task %v, %d bytes, log %+v", e.task != nil, len(e.packed), e.log)
 	}
 	check := func(what string) {
@@ -53,7 +53,7 @@ func TestFinishedTaskPacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	taskstore.Apply(want, more)
-	if e.task != nil || e.log[2].resp != nil {
+	if e.task != nil || e.log.old.len() != 3 || len(e.log.live) != 0 {
 		t.Error("a write to a finished task left it unpacked")
 	}
 	check("after a write")

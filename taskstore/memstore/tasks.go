@@ -34,7 +34,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 		return err
 	}
 	ev := evs[0]
-	// A task the batch finishes is packed at once (entry.pack) and its
+	// A task the batch finishes is packed at once (Store.pack) and its
 	// tree dropped: it is made from t and the events without the copies
 	// that a task the store keeps as a tree needs (applyShared).
 	finishing := a2a.IsTerminal(finalState(t, evs[1:]))
@@ -58,7 +58,8 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	}
 	s.makeRoom()
 	if r != nil {
-		e.log = s.logEvent(e, make(eventLog, 0, len(evs)), ev.Seq, r) // the batch's events, in one allocation
+		e.log.live = make([]*a2a.StreamResponse, 0, len(evs)) // the batch's events, in one allocation
+		s.logEvent(e, ev.Seq, r)
 		s.queueAll(e, ev.Push, ev.Seq, r)
 	}
 	var borrowed []*a2a.Artifact
@@ -78,7 +79,7 @@ func (s *Store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.
 	s.link(e)
 	s.linkMessages(e, e.task.GetHistory())
 	s.noteFinished(e)
-	e.pack()
+	s.pack(e)
 	if finishing {
 		e.own()
 	}
@@ -126,7 +127,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 		s.reindex(e)
 		s.noteFinished(e)
 	}
-	e.pack()
+	s.pack(e)
 	return nil
 }
 
@@ -164,7 +165,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 		}
 		s.reindex(e)
 		s.noteFinished(e)
-		e.pack()
+		s.pack(e)
 		e.own()
 		return nil
 	}
@@ -173,7 +174,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	}
 	s.reindex(e)
 	s.noteFinished(e)
-	e.pack()
+	s.pack(e)
 	return nil
 }
 
@@ -181,17 +182,17 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 // outbox with ev.Push; the caller then reindexes the task. Callers hold
 // s.mu for writing and have checked the event's sequence number.
 func (s *Store) record(e *entry, ev taskstore.Event) {
-	e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
+	s.logEvent(e, ev.Seq, ev.Response)
 	e.seq = ev.Seq
 	taskstore.Apply(e.task, ev.Response)
 	s.queueAll(e, ev.Push, ev.Seq, ev.Response)
 }
 
 // recordShared is record for a task the write leaves terminal, which
-// pack encodes and drops before the write returns: the event is applied
+// Store.pack encodes and drops before the write returns: the event is applied
 // with applyShared. Callers hold s.mu for writing.
 func (s *Store) recordShared(e *entry, ev taskstore.Event, borrowed *[]*a2a.Artifact) {
-	e.log = s.logEvent(e, e.log, ev.Seq, ev.Response)
+	s.logEvent(e, ev.Seq, ev.Response)
 	e.seq = ev.Seq
 	applyShared(e.task, ev.Response, borrowed)
 	s.queueAll(e, ev.Push, ev.Seq, ev.Response)

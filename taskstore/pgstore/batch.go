@@ -82,8 +82,8 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 }
 
 // oneRun reports whether sqlAppendRun can record ops: status updates and
-// artifact chunks only, no replacing chunk after another chunk of its
-// artifact.
+// artifact chunks only (or updates whose chunk another carries: Joined),
+// no replacing chunk after another chunk of its artifact.
 func oneRun(ops []*appendOp) bool {
 	seen := map[string]bool{}
 	for _, op := range ops {
@@ -95,7 +95,7 @@ func oneRun(ops []*appendOp) bool {
 				return false
 			}
 			seen[op.Chunk.ID] = true
-		case op.Status == nil:
+		case op.Status == nil && !op.Joined:
 			return false
 		}
 	}
@@ -128,6 +128,9 @@ func (s *Store) appendRun(ctx context.Context, ops []*appendOp) error {
 			continue
 		}
 		c := op.Chunk
+		if c == nil {
+			continue // Joined
+		}
 		chunkIDs = append(chunkIDs, c.ID)
 		chunkApp = append(chunkApp, c.AppendTo)
 		chunkData = append(chunkData, c.Data)

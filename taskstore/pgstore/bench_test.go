@@ -71,3 +71,17 @@ func BenchmarkConcurrentWritesScale(b *testing.B) {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) { storetest.BenchSendMessage(b, s) })
 	}
 }
+
+// BenchmarkLongStreams writes streams of 200, 2,000 and 10,000 chunks and
+// reads each back once finished (storetest.BenchLongStreams; one
+// operation is one chunk): the cost per chunk must be the same.
+func BenchmarkLongStreams(b *testing.B) {
+	db := pgtest.NewDatabase(b)
+	for _, chunks := range []int{200, 2000, 10000} {
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			s := openFresh(b, db, nil)
+			defer s.Close()
+			storetest.BenchLongStreams(b, s, chunks)
+		})
+	}
+}

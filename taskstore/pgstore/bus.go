@@ -6,9 +6,10 @@
 // NOTIFY is delivered to every listening session of the database, after
 // the notifying transaction commits, in commit order; it is not kept for
 // a session that is not listening. When the listening connection drops,
-// the bus connects again and wakes every watcher, since notifications may
-// have been missed meanwhile; the followers' fallback poll covers the
-// rest.
+// the bus connects again and wakes every watcher but those of request
+// keys (eventbus.RequestKey), since notifications may have been missed
+// meanwhile; the followers' fallback poll covers the rest. A watcher so
+// woken reads the store: the wake-up says nothing by itself.
 
 package pgstore
 

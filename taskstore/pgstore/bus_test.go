@@ -117,7 +117,8 @@ func TestFollowAcrossReplicas(t *testing.T) {
 
 // TestReconnect kills the listening session of a follower's bus: the bus
 // connects again and wakes its watchers, so an event appended meanwhile
-// still arrives without waiting for the hour's poll.
+// still arrives without waiting for the hour's poll; the watcher of a
+// request key is not woken by that, only by a request.
 func TestReconnect(t *testing.T) {
 	rs := openReplicas(t, 2)
 	writer, reader := rs[0], rs[1]
@@ -127,6 +128,12 @@ func TestReconnect(t *testing.T) {
 	}
 	f := follow(t, reader, "y", 0)
 	expect(t, f, 1, "before the kill")
+	// Watchers of a key nobody notifies: the reconnection wakes that of a
+	// log, never that of a request.
+	idle, stopIdle := reader.bus.Watch("idle")
+	defer stopIdle()
+	req, stopReq := reader.bus.Watch(eventbus.RequestKey("cancel:y"))
+	defer stopReq()
 	// Both buses listen; kill every listening session, then append
 	// and notify while they are down.
 	var killed int
@@ -145,6 +152,22 @@ func TestReconnect(t *testing.T) {
 	}
 	if !reader.bus.Listening() {
 		t.Fatal("the bus did not listen again")
+	}
+	select {
+	case <-idle:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reconnection did not wake a watcher")
+	}
+	select {
+	case <-req:
+		t.Fatal("the reconnection woke the watcher of a request key")
+	default: // woken in the same pass as idle's, had it been
+	}
+	writer.bus.Notify(context.Background(), eventbus.RequestKey("cancel:y"), 0)
+	select {
+	case <-req:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a request was not delivered after the reconnection")
 	}
 	if err := writer.store.Append(t.Context(), sc, "y", statusEvent("y", 3, a2a.TaskState_TASK_STATE_WORKING)); err != nil {
 		t.Fatal(err)

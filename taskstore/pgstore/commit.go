@@ -13,23 +13,15 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"parley.dev/parley/taskstore"
 )
 
 // maxGroup bounds the writes in one transaction.
 const maxGroup = 128
-
-// groupTimeout bounds one group's round trip. A write that joined a group
-// waits for its outcome whatever its caller's context says (see do), so
-// that a database that stopped answering fails the group's writes, with
-// an outcome unknown, instead of holding them, and Close, forever.
-const groupTimeout = time.Minute
 
 // scopeLocks is the first key of the transaction-level advisory locks a
 // group takes on its writes' scopes (the second is the scope's hash).
@@ -71,8 +63,14 @@ type write struct {
 // touches); a group forms while the one before it is in flight, so its
 // size follows the load, and a write that finds nothing in flight goes at
 // once.
+//
+// A group's round trip is bounded by the store's timeout (type pool):
+// a write that joined a group waits for its outcome whatever its caller's
+// context says (see do), so that a database that stopped answering fails
+// the group's writes, with an outcome unknown, instead of holding them,
+// and Close, forever.
 type committer struct {
-	pool *pgxpool.Pool
+	pool *pool
 
 	mu      sync.Mutex
 	pending []*write
@@ -83,8 +81,8 @@ type committer struct {
 	rollbacks atomic.Int64 // groups rolled back by a failed statement (tests)
 }
 
-func newCommitter(pool *pgxpool.Pool) *committer {
-	c := &committer{pool: pool, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+func newCommitter(p *pool) *committer {
+	c := &committer{pool: p, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -179,9 +177,7 @@ func (c *committer) send(group []*write) error {
 	for _, w := range group {
 		w.queue(b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
-	defer cancel()
-	br := c.pool.SendBatch(ctx, b)
+	br := c.pool.SendBatch(context.Background(), b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
 		return err

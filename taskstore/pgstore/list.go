@@ -39,7 +39,7 @@ var sqlPagePieces = `SELECT task_id, ` + dialect.HistoryColumns() + ` FROM task_
 // they agree with each other.
 func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
 	var res taskstore.ListResult
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := s.pool.inTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
 		res, err = listIn(ctx, tx, sc, q)
 		return err

@@ -64,6 +64,13 @@
 // Replica.Orphans finds the active tasks of a replica whose lease lapsed.
 // SharedKey keeps secrets the replicas share (the ListTasks cursor key).
 //
+// Every call is bounded by Options.Timeout: each statement, batch and
+// transaction has a context deadline of it, new connections a connect
+// timeout, PostgreSQL a statement_timeout, and the sockets TCP keepalive
+// and (on Linux) TCP_USER_TIMEOUT; so a database cut off without a reset
+// (a partition that drops packets) fails calls with an error matching
+// taskstore.ErrUnavailable within the timeout instead of holding them.
+//
 // Push secrets are sealed as in package sqlitestore (Options.PushKeys,
 // package taskstore/seal), with the same additional data, so sealed
 // values are interchangeable between the two stores.
@@ -89,7 +96,7 @@ import (
 // it is safe for concurrent use by any number of goroutines and
 // processes (the outbox through ClaimPush, see above).
 type Store struct {
-	pool   *pgxpool.Pool
+	pool   *pool           // with Options.Timeout on every call
 	commit *committer      // the group commit of small writes
 	sealer sqlstore.Sealer // seals push secrets; without keys stores them as given
 	lock   *pgx.Conn       // holds the Exclusive lock; nil without it
@@ -118,6 +125,15 @@ type Options struct {
 	// claiming them). `parley serve` runs as a replica instead (Join). If
 	// that connection is lost, so is the lock.
 	Exclusive bool
+	// Timeout bounds every call of the store: each statement, batch and
+	// transaction, and the making of a connection (connect_timeout); it is
+	// also PostgreSQL's statement_timeout and how long a silent connection
+	// lives (TCP keepalive, and TCP_USER_TIMEOUT on Linux). Zero means
+	// DefaultTimeout. A URL's own connect_timeout or statement_timeout
+	// wins. A call past it fails with an error matching
+	// taskstore.ErrUnavailable. Open's migrations are bounded by Open's
+	// context only.
+	Timeout time.Duration
 }
 
 // ErrInUse is returned (wrapped) by Open with Options.Exclusive when
@@ -138,11 +154,18 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	configure(cfg, timeout)
+	pgxPool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	s := &Store{pool: pool, sealer: sqlstore.Sealer{D: dialect, Keys: opts.PushKeys}, commit: newCommitter(pool)}
+	p := &pool{Pool: pgxPool, timeout: timeout}
+	s := &Store{pool: p, sealer: sqlstore.Sealer{D: dialect, Keys: opts.PushKeys}, commit: newCommitter(p)}
+	ctx = context.WithValue(ctx, noDeadline{}, true)
 	if opts.Exclusive {
 		if err := s.lockExclusive(ctx, cfg.ConnConfig); err != nil {
 			s.Close()
@@ -161,8 +184,10 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 }
 
 // Pool returns the store's connection pool, for uses beside the store
-// (such as LISTEN/NOTIFY on the same database).
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+// (such as LISTEN/NOTIFY on the same database). Its connections have
+// Options.Timeout's connect timeout, statement_timeout and socket
+// settings, but calls on it have only the deadlines of their contexts.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool.Pool }
 
 // Close closes the pool's connections, waiting for those in use. It may
 // be called more than once.
@@ -202,7 +227,7 @@ func (s *Store) lockExclusive(ctx context.Context, cc *pgx.ConnConfig) error {
 
 // inTx runs fn in a transaction, committing when it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return s.pool.inTx(ctx, pgx.TxOptions{}, fn)
 }
 
 // execGrouped runs a statement writing in the scope in the next group

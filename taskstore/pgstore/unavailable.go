@@ -35,6 +35,7 @@ var transientCodes = map[string]bool{
 	"53200": true, // out_of_memory
 	"53300": true, // too_many_connections
 	"55P03": true, // lock_not_available
+	"57014": true, // query_canceled: statement_timeout (Options.Timeout) passed
 	"57P01": true, // admin_shutdown: the server is shutting down
 	"57P02": true, // crash_shutdown: another server process crashed
 	"57P03": true, // cannot_connect_now: the server is starting up or in recovery

@@ -113,8 +113,9 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 // runBatch is an AppendBatch inside the writer's transaction. A batch of
 // status updates and artifact chunks (what the server pipelines) moves
 // the task's header once, to its last event and its last status, then
-// writes each event's rows, and logs the events in one row; any other
-// batch is its Appends one after the other.
+// writes each event's rows (a row per artifact for its chunks, joined by
+// layout.EncodeRun), and logs the events in one row; any other batch is
+// its Appends one after the other.
 func (s *Store) runBatch(w *wtx, ops []*appendOp) error {
 	for _, op := range ops {
 		if op.Event == nil || op.Task != nil || op.Msg != nil {

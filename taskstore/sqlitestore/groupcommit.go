@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"runtime"
+	"time"
 
 	"parley.dev/parley/taskstore/internal/sqlstore"
 )
@@ -81,20 +82,30 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 	return unavailable(<-op.err)
 }
 
-// runWriter is the writer goroutine.
+// runWriter is the writer goroutine. Between group commits it keeps the
+// write-ahead log short (walKeeper).
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	batch := make([]*writeOp, 0, maxBatch)
+	idle := time.NewTimer(walIdle)
+	defer idle.Stop()
 	for {
 		select {
 		case op := <-s.ops:
 			batch = append(batch[:0], op)
+		case <-idle.C:
+			if s.checkpointDirty() {
+				idle.Reset(walIdle) // try again
+			}
+			continue
 		case <-s.closing:
 			return
 		}
 		batch = s.gather(batch)
 		s.commitBatch(batch, false)
 		clear(batch)
+		s.keepWAL()
+		idle.Reset(walIdle)
 	}
 }
 

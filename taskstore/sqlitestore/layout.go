@@ -19,6 +19,10 @@ import (
 //   - task_events is the event log: a row holds the events of one write
 //     (layout.JoinEvents).
 //
+// The three are rowid tables, each with a unique index of its key (schema
+// version 9), the payload last: a seek reads no payload but the ones it
+// finds.
+//
 // A task made finished (layout.EncodeCreate) is stored whole: its history
 // and artifacts are in data, and it has rows of its own only for events
 // that come after, which follow them.
@@ -26,6 +30,14 @@ import (
 // Every payload is protobuf binary (proto.Marshal). Reading a task folds
 // its rows back into one a2a.Task (layout.FoldArtifacts follows the
 // rule of taskstore.Apply).
+
+// historyByN and chunksByN are the tables of a task's history and artifact
+// rows, read by their index by n (schema version 9): in n order, which
+// layout.Pieces needs.
+const (
+	historyByN = `task_history INDEXED BY task_history_by_n`
+	chunksByN  = `task_artifacts INDEXED BY task_artifacts_by_n`
+)
 
 // writeParts inserts the rows of a task's history and artifacts, numbered
 // from 0, inside a write. The task must have none yet.

@@ -43,8 +43,8 @@ func (s *Store) prepareList(p *preparer) {
 	// The history and artifacts of a whole page at once, in one
 	// statement, its task ids given as a JSON array.
 	const page = ` WHERE task_id IN (SELECT value FROM json_each(?1))`
-	s.pagePieces = p.reader(`SELECT task_id, ` + dialect.HistoryColumns() + ` FROM task_history` + page +
-		` UNION ALL SELECT task_id, ` + dialect.ChunkColumns() + ` FROM task_artifacts` + page)
+	s.pagePieces = p.reader(`SELECT task_id, ` + dialect.HistoryColumns() + ` FROM ` + historyByN + page +
+		` UNION ALL SELECT task_id, ` + dialect.ChunkColumns() + ` FROM ` + chunksByN + page)
 }
 
 // ListTasks returns one page of the scope's tasks. The page and the total

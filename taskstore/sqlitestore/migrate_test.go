@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,24 +215,57 @@ func rawExec(t *testing.T, path string, stmts ...string) {
 // store.
 func rawVersion(t *testing.T, path string) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var v int
-	if err := db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&v); err != nil {
+	if err := rawQuery(t, path, "PRAGMA user_version").Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-// backToV7 returns the statements that make a version 8 file what
+// rawQuery runs a query of one row on the file at path, outside any
+// store; the connection closes with the test.
+func rawQuery(t *testing.T, path, q string) *sql.Row {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db.QueryRowContext(t.Context(), q)
+}
+
+// backToV8 returns the statements that make a version 9 file what
+// version 8 had: the tables of a task's pieces as WITHOUT ROWID tables, as
+// migration 3 made them (and migration 7 added first_seq, after the
+// response), with their rows.
+func backToV8() []string {
+	var v8 []string
+	for _, q := range migrations[3] {
+		name, kind := createdName(q)
+		if kind != "TABLE" {
+			continue
+		}
+		cols := map[string]string{"task_history": "task_id, n, message",
+			"task_artifacts": "task_id, n, artifact_id, append, chunk", "task_events": "task_id, seq, created_ms, response"}[name]
+		if cols == "" {
+			continue
+		}
+		v8 = append(v8, `ALTER TABLE `+name+` RENAME TO `+name+`_v9`, q)
+		if name == "task_events" {
+			v8 = append(v8, migrations[7][0])
+			cols += ", first_seq"
+		}
+		v8 = append(v8, `INSERT INTO `+name+` (`+cols+`) SELECT `+cols+` FROM `+name+`_v9`, `DROP TABLE `+name+`_v9`)
+	}
+	return append(v8, `CREATE INDEX task_artifacts_by_id ON task_artifacts (task_id, artifact_id, n)`)
+}
+
+// backToV7 returns the statements that make a version 9 file what
 // version 7 had, when its event log holds one event per row, as every row
 // of version 7 did: no first_seq, and the index by context and state as
 // migration 0 made it.
 func backToV7() []string {
-	v7 := []string{`ALTER TABLE task_events DROP COLUMN first_seq`}
+	v7 := append(backToV8(), `ALTER TABLE task_events DROP COLUMN first_seq`)
 	for _, q := range migrations[0] {
 		if name, _ := createdName(q); name == "tasks_by_context_state" {
 			v7 = append(v7, q)
@@ -240,7 +274,7 @@ func backToV7() []string {
 	return v7
 }
 
-// backToV6 returns the statements that make a version 8 file what version
+// backToV6 returns the statements that make a version 9 file what version
 // 6 had: the triggers as migrations 0 and 3 made them, the counters they
 // kept, the events' time index and no pruning marks.
 func backToV6() []string {
@@ -351,6 +385,150 @@ func TestUpgradeToV8(t *testing.T) {
 	}
 	if err := s.reader.QueryRowContext(ctx, `SELECT count(*), count(first_seq) FROM task_events`).Scan(&rows, &multi); err != nil || rows != 1 || multi != 0 {
 		t.Fatalf("after pruning, %d log rows, %d of several events (%v); want 1, 0", rows, multi, err)
+	}
+}
+
+// rowidTables reads which of the tables of a task's pieces are rowid
+// tables (not WITHOUT ROWID), and the columns of each, in order.
+func rowidTables(t *testing.T, s *Store) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, name := range []string{"task_history", "task_artifacts", "task_events"} {
+		var q string
+		if err := s.reader.QueryRowContext(t.Context(), `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&q); err != nil {
+			t.Fatalf("the schema of %s: %v", name, err)
+		}
+		if strings.Contains(strings.ToUpper(q), "WITHOUT ROWID") {
+			continue
+		}
+		out[name] = queryStrings(t, s.reader, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, name)
+	}
+	return out
+}
+
+// queryStrings returns the one text column of every row of a query.
+func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wantRowidTables: every table of a task's pieces is a rowid table whose
+// payload is its last column (schema version 9), so that a seek never
+// reads a payload.
+func wantRowidTables(t *testing.T, s *Store) {
+	t.Helper()
+	got := rowidTables(t, s)
+	for name, last := range map[string]string{"task_history": "message", "task_artifacts": "chunk", "task_events": "response"} {
+		if cols := got[name]; len(cols) == 0 || cols[len(cols)-1] != last {
+			t.Errorf("%s: columns %v of a rowid table, want one whose last column is %s", name, cols, last)
+		}
+	}
+}
+
+// TestUpgradeToV9: a version 8 file, whose tables of a task's pieces are
+// WITHOUT ROWID, gets them as rowid tables with every row: the tasks and
+// their logs read as before, a large message included, and the tables
+// work on (appends, a replaced artifact, pruning, deletion by cascade).
+func TestUpgradeToV9(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v8.db")
+	s := openKeyed(t, path, nil)
+	wantRowidTables(t, s)
+	tk := newTask("task-v8", a2a.TaskState_TASK_STATE_WORKING, 1)
+	evs := []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}}
+	for seq := uint64(2); seq <= 5; seq++ {
+		evs = append(evs, taskstore.Event{Seq: seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{
+			ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskId: tk.Id, ContextId: tk.ContextId, Append: seq > 2,
+				Artifact: a2a.TextArtifact("a", fmt.Sprint("chunk ", seq))}}}})
+	}
+	if err := s.CreateTaskBatch(ctx, scope, tk, evs[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendBatch(ctx, scope, tk.Id, evs[2:]); err != nil {
+		t.Fatal(err)
+	}
+	long := a2a.AgentMessage(strings.Repeat("long ", 40000)) // overflow pages
+	long.MessageId = "m-long"
+	if err := s.Append(ctx, scope, tk.Id, taskstore.Event{Seq: 6, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{
+		StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: tk.Id, ContextId: tk.ContextId,
+			Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_INPUT_REQUIRED, Message: long}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.GetTask(ctx, scope, tk.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged, err := s.Events(ctx, scope, tk.Id, 0, 0)
+	if err != nil || len(logged) != 6 {
+		t.Fatalf("Events: %d, %v", len(logged), err)
+	}
+	s.Close()
+	rawExec(t, path, backToV8()...)
+	var withoutRowid int
+	if err := rawQuery(t, path, `SELECT count(*) FROM sqlite_master WHERE type = 'table'
+		AND name IN ('task_history', 'task_artifacts', 'task_events') AND sql LIKE '%WITHOUT ROWID%'`).Scan(&withoutRowid); err != nil || withoutRowid != 3 {
+		t.Fatalf("%d WITHOUT ROWID tables in the version 8 file (%v), want 3", withoutRowid, err)
+	}
+	s = reopenAt(t, s, path, 8)
+	defer s.Close()
+	wantRowidTables(t, s)
+	s.cache.clear()
+	if got, err := s.GetTask(ctx, scope, tk.Id); err != nil || !proto.Equal(got, before) {
+		t.Fatalf("GetTask after the upgrade: %v, %v", got, err)
+	}
+	if got, err := s.Events(ctx, scope, tk.Id, 0, 0); err != nil || len(got) != len(logged) {
+		t.Fatalf("Events after the upgrade: %d, %v", len(got), err)
+	} else {
+		for i := range got {
+			if got[i].Seq != logged[i].Seq || !proto.Equal(got[i].Response, logged[i].Response) {
+				t.Fatalf("event %d after the upgrade: %v, want %v", i, got[i], logged[i])
+			}
+		}
+	}
+	// The tables work on: a replaced artifact, a follow-up, the end.
+	more := []taskstore.Event{
+		{Seq: 7, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskId: tk.Id, ContextId: tk.ContextId, Artifact: a2a.TextArtifact("a", "replaced")}}}},
+		{Seq: 8, Response: statusEvent(tk.Id, a2a.TaskState_TASK_STATE_COMPLETED)},
+	}
+	want := proto.Clone(before).(*a2a.Task)
+	for _, ev := range more {
+		if err := s.Append(ctx, scope, tk.Id, ev); err != nil {
+			t.Fatal(err)
+		}
+		taskstore.Apply(want, ev.Response)
+	}
+	want.Generation = taskstore.Generation(8)
+	if got, err := s.GetTask(ctx, scope, tk.Id); err != nil || !proto.Equal(got, want) {
+		t.Fatalf("GetTask after more events: %v, %v; want %v", got, err, want)
+	}
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 7 {
+		t.Fatalf("PruneEvents = %d, %v; want 7", n, err)
+	}
+	if n, err := s.DeleteFinished(ctx, epoch.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished = %d, %v; want 1", n, err)
+	}
+	for _, table := range []string{"task_history", "task_artifacts", "task_events"} {
+		var n int
+		if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s: %d rows left after the task went (%v), want none", table, n, err)
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -246,6 +246,47 @@ var migrations = [][]string{
 		`ALTER TABLE task_events ADD COLUMN first_seq INTEGER`,
 		`DROP INDEX tasks_by_context_state`,
 	},
+	// Version 9: the tables of a task's pieces hold their rows in rowid
+	// b-trees, found by a unique index of their key, instead of WITHOUT
+	// ROWID b-trees, whose rows are their own keys: a seek there compares
+	// its key with whole rows, and one row of 8 MB (a long message) was
+	// read whole by every seek that passed it, every caller's GetTask
+	// slowed (issue 48). Now an index holds the key alone, the payload is
+	// the last column of its row, after every column a statement reads
+	// without it, and a row is read only when it is one asked for. The
+	// statements that read a task's rows in order name the index by n
+	// (INDEXED BY), which the planner could otherwise pass over for
+	// task_artifacts_by_id. The rows are copied as they are.
+	8: append(append(append(
+		rebuilt("task_history", `task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			n       INTEGER NOT NULL,
+			message BLOB NOT NULL`, "task_id, n, message"),
+		rebuilt("task_artifacts", `task_id     TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			n           INTEGER NOT NULL,
+			artifact_id TEXT NOT NULL,
+			append      INTEGER NOT NULL,
+			chunk       BLOB NOT NULL`, "task_id, n, artifact_id, append, chunk")...),
+		rebuilt("task_events", `task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+			seq        INTEGER NOT NULL,
+			created_ms INTEGER NOT NULL,
+			first_seq  INTEGER,
+			response   BLOB NOT NULL`, "task_id, seq, created_ms, first_seq, response")...),
+		`CREATE UNIQUE INDEX task_history_by_n ON task_history (task_id, n)`,
+		`CREATE UNIQUE INDEX task_artifacts_by_n ON task_artifacts (task_id, n)`,
+		`CREATE INDEX task_artifacts_by_id ON task_artifacts (task_id, artifact_id, n)`,
+		`CREATE UNIQUE INDEX task_events_by_seq ON task_events (task_id, seq)`),
+}
+
+// rebuilt returns the statements that make the table name anew, as a
+// rowid table with the columns given (their definitions and their names),
+// and copy its rows.
+func rebuilt(name, columns, names string) []string {
+	return []string{
+		`CREATE TABLE ` + name + `_new (` + columns + `)`,
+		`INSERT INTO ` + name + `_new (` + names + `) SELECT ` + names + ` FROM ` + name,
+		`DROP TABLE ` + name,
+		`ALTER TABLE ` + name + `_new RENAME TO ` + name,
+	}
 }
 
 // counterKeys returns, for the row named ref in a trigger, the kind,

@@ -92,8 +92,7 @@ func (s *Store) ResealPushConfigs(ctx context.Context) (int, error) {
 	}
 	done, err := s.sealer.ResealAll(next, write)
 	if done > 0 {
-		var busy, logPages, moved int
-		if cerr := s.writer.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &moved); cerr != nil && err == nil {
+		if _, cerr := s.checkpoint(ctx); cerr != nil && err == nil {
 			return done, wrap("reseal push configs: checkpoint", cerr)
 		}
 	}

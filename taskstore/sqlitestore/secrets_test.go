@@ -138,19 +138,7 @@ func rawValues(t *testing.T, path string) [][]byte {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var tables []string
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	rows.Close()
+	tables := queryStrings(t, db, `SELECT name FROM sqlite_master WHERE type = 'table'`)
 	var out [][]byte
 	for _, table := range tables {
 		rows, err := db.Query(`SELECT * FROM "` + table + `"`)

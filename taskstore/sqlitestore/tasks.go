@@ -21,8 +21,8 @@ func (s *Store) prepareTasks(p *preparer) {
 	// A task whole, in one statement (see sqlstore.ReadTask): no read
 	// transaction to open, and one query however the task is split.
 	s.getTask = p.reader(`SELECT ` + dialect.HeaderColumns() + ` FROM tasks WHERE id = ?1 AND tenant = ?2 AND owner = ?3
-		UNION ALL SELECT ` + dialect.HistoryColumns() + ` FROM task_history WHERE task_id = ?1
-		UNION ALL SELECT ` + dialect.ChunkColumns() + ` FROM task_artifacts WHERE task_id = ?1`)
+		UNION ALL SELECT ` + dialect.HistoryColumns() + ` FROM ` + historyByN + ` WHERE task_id = ?1
+		UNION ALL SELECT ` + dialect.ChunkColumns() + ` FROM ` + chunksByN + ` WHERE task_id = ?1`)
 	s.lastSeq = p.reader(dialect.LastSeqSQL())
 	s.listActive = p.reader(sqlstore.ListActiveSQL())
 	s.deleteFinished = p.writer(`DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks

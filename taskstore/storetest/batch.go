@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -19,6 +20,7 @@ var batchChecks = []check[TaskStore]{
 	{"AppendBatch", testAppendBatch},
 	{"AppendBatchAllOrNone", testAppendBatchAllOrNone},
 	{"AppendBatchReplaces", testAppendBatchReplaces},
+	{"AppendBatchJoins", testAppendBatchJoins},
 	{"CreateTaskBatch", testCreateTaskBatch},
 	{"CreateTaskBatchAllOrNone", testCreateTaskBatchAllOrNone},
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
@@ -114,6 +116,51 @@ func testAppendBatchReplaces(t *testing.T, s TaskStore) {
 		}
 		wantEqual(t, fmt.Sprintf("task after batch %d", i+1), mustGet(t, s, scopeA, "repl"), want)
 	}
+}
+
+// testAppendBatchJoins: a stream's run of chunks (which the SQL stores
+// write as one chunk per artifact) ends as the Appends one after the other
+// would leave it, whatever names, descriptions and metadata its chunks
+// carry and however the chunks of new artifacts interleave, over stored
+// artifacts and in later runs; and the events are not changed.
+func testAppendBatchJoins(t *testing.T, s TaskStore) {
+	b := batcher(t, s)
+	want, _ := logTask(t, s, "join")
+	appendAll(t, s, "join", want, 2, chunk("join", "old", false, "stored"))
+	named := func(id string, appendTo bool, body, name, desc string, meta bool) *a2a.StreamResponse {
+		ev := chunk("join", id, appendTo, body)
+		a := ev.GetArtifactUpdate().Artifact
+		a.Name, a.Description = name, desc
+		if meta {
+			a.Metadata = &structpb.Struct{Fields: map[string]*structpb.Value{"k": structpb.NewStringValue(body)}}
+		}
+		return ev
+	}
+	for i, batch := range [][]*a2a.StreamResponse{
+		{named("x", false, "x1", "ex", "", true), named("old", true, "+1", "", "d", true), named("y", true, "y1", "", "", false),
+			named("x", true, "x2", "", "second", true), statusEvent("join", working), named("x", true, "x3", "ex3", "", false),
+			named("old", true, "+2", "o", "", false), named("y", true, "y2", "why", "", true)},
+		{named("y", true, "y3", "", "", false), named("x", true, "x4", "", "", false), named("z", true, "z1", "zed", "", true),
+			named("y", true, "y4", "", "d4", false), named("x", false, "x5", "", "", false), named("x", true, "x6", "", "", false)},
+	} {
+		first := uint64(len(mustEvents(t, s, "join", 0, 0)) + 1)
+		sent := make([]*a2a.StreamResponse, len(batch))
+		for j, ev := range batch {
+			sent[j] = proto.Clone(ev).(*a2a.StreamResponse)
+		}
+		if err := b.AppendBatch(t.Context(), scopeA, "join", numbered(first, batch...)); err != nil {
+			t.Fatalf("AppendBatch %d: %v", i+1, err)
+		}
+		for j, ev := range batch {
+			if !proto.Equal(ev, sent[j]) {
+				t.Fatalf("AppendBatch %d changed its event %d: %v, was %v", i+1, j, ev, sent[j])
+			}
+			taskstore.Apply(want, sent[j])
+		}
+		wantEqual(t, fmt.Sprintf("task after run %d", i+1), mustGet(t, s, scopeA, "join"), want)
+	}
+	appendAll(t, s, "join", want, uint64(len(mustEvents(t, s, "join", 0, 0))+1), named("z", true, "z2", "", "", false))
+	wantEqual(t, "task after an Append", mustGet(t, s, scopeA, "join"), want)
 }
 
 // testCreateTaskBatch: a task created with the events after its first

@@ -210,3 +210,76 @@ func BenchStreamChunks(b *testing.B, s taskstore.Tasks) {
 		}
 	})
 }
+
+// LongStreamBatch is the most events BenchLongStreams writes at once: the
+// server's bound on the events an agent may queue ahead of the store.
+const LongStreamBatch = 256
+
+// BenchLongStreams measures the store writes of streams of the given
+// number of chunks (64 bytes of text each, appended to one artifact), 8 at
+// once, written as the server writes a stream whose agent emits without
+// pausing: the task made with its first LongStreamBatch events
+// (CreateTaskBatch), the others in batches of as many (AppendBatch), the
+// last with COMPLETED, and the finished task read back whole (GetTask,
+// whose artifact must hold every chunk). A stream shorter than a batch is
+// one CreateTaskBatch of a finished task. One operation is one
+// chunk: its cost must not grow with the stream's length (200, 2,000 or
+// 10,000 chunks; give -benchtime at least 8× the chunks, so that every
+// goroutine finishes a stream).
+func BenchLongStreams(b *testing.B, s Batcher, chunks int) {
+	body := strings.Repeat("x", 64)
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	defer ReportCPU(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		var id string
+		var tk *a2a.Task
+		var evs []taskstore.Event
+		seq, n := uint64(0), 0
+		flush := func(last bool) error {
+			if last {
+				seq++
+				evs = append(evs, statusAt(id, seq, completed, time.Now()))
+			}
+			var err error
+			if tk != nil {
+				err, tk = s.CreateTaskBatch(ctx, scopeA, tk, evs), nil
+			} else {
+				err = s.AppendBatch(ctx, scopeA, id, evs)
+			}
+			evs = evs[:0]
+			if err != nil || !last {
+				return err
+			}
+			got, err := s.GetTask(ctx, scopeA, id)
+			if err != nil {
+				return err
+			}
+			if parts := len(got.GetArtifacts()[0].GetParts()); parts != chunks {
+				return fmt.Errorf("task %s read back with %d parts, want %d", id, parts, chunks)
+			}
+			return nil
+		}
+		for pb.Next() {
+			if n == 0 {
+				id = fmt.Sprintf("long-%09d", benchTasks.Add(1))
+				tk = &a2a.Task{Id: id, ContextId: "c", Status: &a2a.TaskStatus{State: working, Timestamp: timestamppb.Now()}}
+				seq = 1
+				evs = append(evs[:0], taskstore.Event{Seq: seq, Response: snapshotEvent(tk)})
+			}
+			seq++
+			evs = append(evs, taskstore.Event{Seq: seq, Response: chunk(id, "a", n > 0, body)})
+			n++
+			if n == chunks || len(evs) == LongStreamBatch {
+				if err := flush(n == chunks); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+			if n == chunks {
+				n = 0
+			}
+		}
+	})
+}

@@ -37,7 +37,8 @@ type Options struct {
 	Middleware []a2a.Middleware
 	// Logger receives internal error causes (default slog.Default()).
 	Logger *slog.Logger
-	// MaxRecvBytes limits a request message (0: connect-go's default).
+	// MaxRecvBytes limits a request message, as sent or once inflated
+	// (0: grpcbind.DefaultMaxRecvBytes; see grpcbind.ReadLimit).
 	MaxRecvBytes int
 }
 
@@ -59,16 +60,13 @@ func NewHandler(svc a2a.Service, opts *Options) *Handler {
 		o.Logger = slog.Default()
 	}
 	h := &Handler{inv: a2a.Chain(a2a.NewInvoker(svc), o.Middleware...), card: o.Card, log: o.Logger, mux: http.NewServeMux()}
-	var copts []connect.HandlerOption
-	if o.MaxRecvBytes > 0 {
-		copts = append(copts, connect.WithReadMaxBytes(o.MaxRecvBytes))
-	}
+	copts := []connect.HandlerOption{grpcbind.ReadLimit(o.MaxRecvBytes)}
 	p := func(name string) string { return "/" + ServiceName + "/" + name }
 	h.mux.Handle(p("SendMessage"), connect.NewUnaryHandler(p("SendMessage"), h.sendMessage, copts...))
-	h.mux.Handle(p("SendStreamingMessage"), connect.NewServerStreamHandler(p("SendStreamingMessage"), h.sendStreaming, copts...))
+	h.mux.Handle(p("SendStreamingMessage"), grpcbind.GatedStream(connect.NewServerStreamHandler(p("SendStreamingMessage"), h.sendStreaming, copts...)))
 	h.mux.Handle(p("GetTask"), connect.NewUnaryHandler(p("GetTask"), h.getTask, copts...))
 	h.mux.Handle(p("CancelTask"), connect.NewUnaryHandler(p("CancelTask"), h.cancelTask, copts...))
-	h.mux.Handle(p("TaskSubscription"), connect.NewServerStreamHandler(p("TaskSubscription"), h.subscribe, copts...))
+	h.mux.Handle(p("TaskSubscription"), grpcbind.GatedStream(connect.NewServerStreamHandler(p("TaskSubscription"), h.subscribe, copts...)))
 	h.mux.Handle(p("CreateTaskPushNotificationConfig"), connect.NewUnaryHandler(p("CreateTaskPushNotificationConfig"), h.createConfig, copts...))
 	h.mux.Handle(p("GetTaskPushNotificationConfig"), connect.NewUnaryHandler(p("GetTaskPushNotificationConfig"), h.getConfig, copts...))
 	h.mux.Handle(p("ListTaskPushNotificationConfig"), connect.NewUnaryHandler(p("ListTaskPushNotificationConfig"), h.listConfigs, copts...))
@@ -96,10 +94,14 @@ func begin(ctx context.Context, md http.Header) (context.Context, error) {
 	return a2a.WithCallInfo(ctx, fresh), nil
 }
 
-// fail turns an error into the gRPC status a client reads.
-func (h *Handler) fail(op string, err error) error {
-	e := a2a.AsError(err)
-	httpx.LogError(h.log, op, e)
+// fail turns an error into the gRPC status a client reads, as the v1.0
+// binding does: a call ended by its context (httpx.Ended) is answered with
+// the end of the context, anything else with its A2A error.
+func (h *Handler) fail(ctx context.Context, op string, err error) error {
+	e, ended := httpx.ServerError(ctx, h.log, op, err)
+	if ended {
+		return grpcbind.EndedStatus(ctx)
+	}
 	return grpcbind.Status(e)
 }
 
@@ -107,11 +109,11 @@ func (h *Handler) fail(op string, err error) error {
 func (h *Handler) call(ctx context.Context, md http.Header, name string, req protoMessage) (protoMessage, error) {
 	ctx, err := begin(ctx, md)
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	resp, err := h.inv.Call(ctx, a2a.MethodByName(name), req)
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	return resp, nil
 }

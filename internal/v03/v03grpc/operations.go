@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/grpcbind"
 	"parley.dev/parley/internal/v03"
 	"parley.dev/parley/internal/v03/v03pb"
 )
@@ -72,7 +73,7 @@ func (h *Handler) sendRequest(m *v03pb.SendMessageRequest) (*a2a.SendMessageRequ
 func (h *Handler) sendMessage(ctx context.Context, req *connect.Request[v03pb.SendMessageRequest]) (*connect.Response[v03pb.SendMessageResponse], error) {
 	sr, err := h.sendRequest(req.Msg)
 	if err != nil {
-		return nil, h.fail(a2a.MethodSendMessage, err)
+		return nil, h.fail(ctx, a2a.MethodSendMessage, err)
 	}
 	resp, err := h.call(ctx, req.Header(), a2a.MethodSendMessage, sr)
 	if err != nil {
@@ -80,7 +81,7 @@ func (h *Handler) sendMessage(ctx context.Context, req *connect.Request[v03pb.Se
 	}
 	out := &v03pb.SendMessageResponse{}
 	if err := fromCodec(v03.PSendResultFromV1(resp.(*a2a.SendMessageResponse)), out); err != nil {
-		return nil, h.fail(a2a.MethodSendMessage, err)
+		return nil, h.fail(ctx, a2a.MethodSendMessage, err)
 	}
 	return connect.NewResponse(out), nil
 }
@@ -93,11 +94,13 @@ var v03Key = map[bool]string{false: "v0.3 grpc", true: "v0.3 grpc subscribe"}
 func (h *Handler) stream(ctx context.Context, md map[string][]string, name string, req proto.Message, subscribe bool, out *connect.ServerStream[v03pb.StreamResponse]) error {
 	ctx, err := begin(ctx, md)
 	if err != nil {
-		return h.fail(name, err)
+		return h.fail(ctx, name, err)
 	}
+	gate := grpcbind.FlushGateFrom(ctx)
+	defer gate.Hold(false) // connect-go's last flush, after the status, goes out
 	for ev, err := range h.inv.Stream(ctx, a2a.MethodByName(name), req) {
 		if err != nil {
-			return h.fail(name, err)
+			return h.fail(ctx, name, err)
 		}
 		// An event several streams carry is translated once for all of
 		// them (a2a.EventCache); connect-go only reads the message.
@@ -106,8 +109,9 @@ func (h *Handler) stream(ctx context.Context, md map[string][]string, name strin
 			return msg, fromCodec(v03.PEventFromV1(ev.Response, subscribe), msg)
 		})
 		if err != nil {
-			return h.fail(name, err)
+			return h.fail(ctx, name, err)
 		}
+		gate.Hold(ev.More) // the next event is at hand: one write for both
 		if err := out.Send(v.(*v03pb.StreamResponse)); err != nil {
 			return err
 		}
@@ -118,7 +122,7 @@ func (h *Handler) stream(ctx context.Context, md map[string][]string, name strin
 func (h *Handler) sendStreaming(ctx context.Context, req *connect.Request[v03pb.SendMessageRequest], out *connect.ServerStream[v03pb.StreamResponse]) error {
 	sr, err := h.sendRequest(req.Msg)
 	if err != nil {
-		return h.fail(a2a.MethodSendStreamingMessage, err)
+		return h.fail(ctx, a2a.MethodSendStreamingMessage, err)
 	}
 	return h.stream(ctx, req.Header(), a2a.MethodSendStreamingMessage, sr, false, out)
 }
@@ -126,7 +130,7 @@ func (h *Handler) sendStreaming(ctx context.Context, req *connect.Request[v03pb.
 func (h *Handler) subscribe(ctx context.Context, req *connect.Request[v03pb.TaskSubscriptionRequest], out *connect.ServerStream[v03pb.StreamResponse]) error {
 	id, err := taskOf(req.Msg.GetName())
 	if err != nil {
-		return h.fail(a2a.MethodSubscribeToTask, err)
+		return h.fail(ctx, a2a.MethodSubscribeToTask, err)
 	}
 	return h.stream(ctx, req.Header(), a2a.MethodSubscribeToTask, &a2a.SubscribeToTaskRequest{Id: id}, true, out)
 }
@@ -139,7 +143,7 @@ func (h *Handler) task(ctx context.Context, md map[string][]string, name string,
 	}
 	out := &v03pb.Task{}
 	if err := fromCodec(v03.PTaskFromV1(resp.(*a2a.Task)), out); err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	return connect.NewResponse(out), nil
 }
@@ -147,7 +151,7 @@ func (h *Handler) task(ctx context.Context, md map[string][]string, name string,
 func (h *Handler) getTask(ctx context.Context, req *connect.Request[v03pb.GetTaskRequest]) (*connect.Response[v03pb.Task], error) {
 	id, err := taskOf(req.Msg.GetName())
 	if err != nil {
-		return nil, h.fail(a2a.MethodGetTask, err)
+		return nil, h.fail(ctx, a2a.MethodGetTask, err)
 	}
 	g := &a2a.GetTaskRequest{Id: id}
 	if n := req.Msg.GetHistoryLength(); n != 0 { // the proto's int32: 0 is "unset"
@@ -159,7 +163,7 @@ func (h *Handler) getTask(ctx context.Context, req *connect.Request[v03pb.GetTas
 func (h *Handler) cancelTask(ctx context.Context, req *connect.Request[v03pb.CancelTaskRequest]) (*connect.Response[v03pb.Task], error) {
 	id, err := taskOf(req.Msg.GetName())
 	if err != nil {
-		return nil, h.fail(a2a.MethodCancelTask, err)
+		return nil, h.fail(ctx, a2a.MethodCancelTask, err)
 	}
 	return h.task(ctx, req.Header(), a2a.MethodCancelTask, &a2a.CancelTaskRequest{Id: id})
 }
@@ -172,7 +176,7 @@ func (h *Handler) config(ctx context.Context, md map[string][]string, name strin
 	}
 	out := &v03pb.TaskPushNotificationConfig{}
 	if err := fromCodec(v03.PPushConfigFromV1(resp.(*a2a.TaskPushNotificationConfig)), out); err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	return connect.NewResponse(out), nil
 }
@@ -181,17 +185,17 @@ func (h *Handler) createConfig(ctx context.Context, req *connect.Request[v03pb.C
 	const name = a2a.MethodCreateTaskPushNotificationConfig
 	id, err := taskOf(req.Msg.GetParent())
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	var c v03.PTaskPushConfig
 	if req.Msg.GetConfig() != nil {
 		if err := toCodec(req.Msg.GetConfig(), &c); err != nil {
-			return nil, h.fail(name, err)
+			return nil, h.fail(ctx, name, err)
 		}
 	}
 	cfg, err := v03.PCreatePushToV1(id, &v03.PCreatePushRequest{ConfigID: req.Msg.GetConfigId(), Config: &c})
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	return h.config(ctx, req.Header(), name, cfg)
 }
@@ -199,7 +203,7 @@ func (h *Handler) createConfig(ctx context.Context, req *connect.Request[v03pb.C
 func (h *Handler) getConfig(ctx context.Context, req *connect.Request[v03pb.GetTaskPushNotificationConfigRequest]) (*connect.Response[v03pb.TaskPushNotificationConfig], error) {
 	id, cfg, err := configOf(req.Msg.GetName())
 	if err != nil {
-		return nil, h.fail(a2a.MethodGetTaskPushNotificationConfig, err)
+		return nil, h.fail(ctx, a2a.MethodGetTaskPushNotificationConfig, err)
 	}
 	return h.config(ctx, req.Header(), a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskId: id, Id: cfg})
 }
@@ -208,7 +212,7 @@ func (h *Handler) listConfigs(ctx context.Context, req *connect.Request[v03pb.Li
 	const name = a2a.MethodListTaskPushNotificationConfigs
 	id, err := taskOf(req.Msg.GetParent())
 	if err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	resp, err := h.call(ctx, req.Header(), name, &a2a.ListTaskPushNotificationConfigsRequest{TaskId: id})
 	if err != nil {
@@ -220,7 +224,7 @@ func (h *Handler) listConfigs(ctx context.Context, req *connect.Request[v03pb.Li
 	}
 	out := &v03pb.ListTaskPushNotificationConfigResponse{}
 	if err := fromCodec(list, out); err != nil {
-		return nil, h.fail(name, err)
+		return nil, h.fail(ctx, name, err)
 	}
 	return connect.NewResponse(out), nil
 }
@@ -228,7 +232,7 @@ func (h *Handler) listConfigs(ctx context.Context, req *connect.Request[v03pb.Li
 func (h *Handler) deleteConfig(ctx context.Context, req *connect.Request[v03pb.DeleteTaskPushNotificationConfigRequest]) (*connect.Response[emptypb.Empty], error) {
 	id, cfg, err := configOf(req.Msg.GetName())
 	if err != nil {
-		return nil, h.fail(a2a.MethodDeleteTaskPushNotificationConfig, err)
+		return nil, h.fail(ctx, a2a.MethodDeleteTaskPushNotificationConfig, err)
 	}
 	if _, err := h.call(ctx, req.Header(), a2a.MethodDeleteTaskPushNotificationConfig, &a2a.DeleteTaskPushNotificationConfigRequest{TaskId: id, Id: cfg}); err != nil {
 		return nil, err
@@ -245,12 +249,12 @@ func (h *Handler) getAgentCard(ctx context.Context, req *connect.Request[v03pb.G
 	}
 	var m map[string]any
 	if err := json.Unmarshal(v03.CardJSON(card), &m); err != nil {
-		return nil, h.fail(a2a.MethodGetExtendedAgentCard, a2a.Internal(err))
+		return nil, h.fail(ctx, a2a.MethodGetExtendedAgentCard, a2a.Internal(err))
 	}
 	delete(m, "security") // v0.3 JSON's shape; the proto's Security differs
 	out := &v03pb.AgentCard{}
 	if err := fromCodec(m, out); err != nil {
-		return nil, h.fail(a2a.MethodGetExtendedAgentCard, err)
+		return nil, h.fail(ctx, a2a.MethodGetExtendedAgentCard, err)
 	}
 	return connect.NewResponse(out), nil
 }

@@ -55,7 +55,7 @@ func (t *Transport) url(rpc string) string { return t.base + "/" + ServiceName +
 
 // unary calls one rpc with the transport's metadata.
 func unaryCall[Req, Resp any](ctx context.Context, t *Transport, rpc string, in *Req) (*Resp, error) {
-	c := connect.NewClient[Req, Resp](t.hc, t.url(rpc), connect.WithGRPC())
+	c := connect.NewClient[Req, Resp](t.hc, t.url(rpc), connect.WithGRPC(), grpcbind.ClientReadLimit(grpcbind.MaxResponseBytes))
 	req := connect.NewRequest(in)
 	t.md.Apply(ctx, req.Header())
 	resp, err := c.CallUnary(ctx, req)
@@ -238,7 +238,7 @@ func (t *Transport) Stream(ctx context.Context, m *a2a.Method, req proto.Message
 }
 
 func serverStream[Req any](ctx context.Context, t *Transport, rpc string, in *Req) (*connect.ServerStreamForClient[v03pb.StreamResponse], error) {
-	c := connect.NewClient[Req, v03pb.StreamResponse](t.hc, t.url(rpc), connect.WithGRPC())
+	c := connect.NewClient[Req, v03pb.StreamResponse](t.hc, t.url(rpc), connect.WithGRPC(), grpcbind.ClientReadLimit(grpcbind.MaxResponseBytes))
 	req := connect.NewRequest(in)
 	t.md.Apply(ctx, req.Header())
 	st, err := c.CallServerStream(ctx, req)

@@ -54,15 +54,14 @@ func (h *JSONRPC) ServeRPC(w http.ResponseWriter, r *http.Request, ci *a2a.CallI
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		enc := &rpcStream{h: h, ci: ci, id: id, op: method, subscribe: method == v03.MethodResubscribe,
+		enc := &rpcStream{ctx: ctx, h: h, ci: ci, id: id, op: method, subscribe: method == v03.MethodResubscribe,
 			sse: strings.Contains(r.Header.Get("Accept"), httpx.ContentTypeSSE)}
 		h.opts.Stream(ctx, w, r, h.inv, m, req, enc)
 		return
 	}
 	resp, err := call(ctx, h.inv, method, m, req)
 	if err != nil {
-		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, method, e)
+		e, _ := httpx.ServerError(ctx, h.opts.Logger, method, err)
 		writeRPCError(w, ci, id, e)
 		return
 	}
@@ -118,6 +117,7 @@ func writeRPCError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, 
 // rpcStream renders a v0.3 JSON-RPC stream: each event a JSON-RPC response
 // whose result is a v0.3 object with its kind, status updates with final.
 type rpcStream struct {
+	ctx       context.Context // the call's
 	h         *JSONRPC
 	ci        *a2a.CallInfo
 	id        json.RawMessage
@@ -127,8 +127,7 @@ type rpcStream struct {
 }
 
 func (e *rpcStream) Refuse(w http.ResponseWriter, err error) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
 		writeRPCError(w, e.ci, e.id, ae)
 		return
@@ -180,7 +179,6 @@ func (e *rpcStream) appendShared(b []byte, ev a2a.StreamEvent) ([]byte, error) {
 var rpcKey = map[bool]string{false: "v0.3 jsonrpc", true: "v0.3 jsonrpc subscribe"}
 
 func (e *rpcStream) Fail(err error) (string, []byte) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	return "", appendRPCError(e.id, ae)
 }

@@ -1,6 +1,7 @@
 package v03http
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -137,13 +138,12 @@ func (h *REST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
 	if m.Streaming {
-		h.opts.Stream(ctx, w, r, h.inv, m, req, &restStream{h: h, ci: ci, op: rt.op, subscribe: rt.op == v03.MethodResubscribe})
+		h.opts.Stream(ctx, w, r, h.inv, m, req, &restStream{ctx: ctx, h: h, ci: ci, op: rt.op, subscribe: rt.op == v03.MethodResubscribe})
 		return
 	}
 	resp, err := h.inv.Call(ctx, m, req)
 	if err != nil {
-		e := a2a.AsError(err)
-		httpx.LogError(h.opts.Logger, rt.op, e)
+		e, _ := httpx.ServerError(ctx, h.opts.Logger, rt.op, err)
 		writeRESTError(w, ci, e)
 		return
 	}
@@ -280,6 +280,7 @@ func writeRESTErrorStatus(w http.ResponseWriter, ci *a2a.CallInfo, e *a2a.Error,
 // StreamResponse; an error after the start an "error" event holding the
 // error object.
 type restStream struct {
+	ctx       context.Context // the call's
 	h         *REST
 	ci        *a2a.CallInfo
 	op        string
@@ -287,8 +288,7 @@ type restStream struct {
 }
 
 func (e *restStream) Refuse(w http.ResponseWriter, err error) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	writeRESTError(w, e.ci, ae)
 }
 
@@ -308,8 +308,7 @@ func (e *restStream) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error) {
 var restKey = map[bool]string{false: "v0.3 rest", true: "v0.3 rest subscribe"}
 
 func (e *restStream) Fail(err error) (string, []byte) {
-	ae := a2a.AsError(err)
-	httpx.LogError(e.h.opts.Logger, e.op, ae)
+	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
 	b, _ := json.Marshal(v03.ErrorFromV1(ae))
 	return "error", b
 }

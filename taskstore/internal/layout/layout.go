@@ -1,7 +1,8 @@
 // Package layout encodes a task into the pieces the SQL stores keep
 // (sqlitestore, pgstore) and folds them back: the header row, one row per
-// history message and one per artifact update ("chunk"), so that an event
-// costs a few small writes whatever the size of the task. Every payload is
+// history message and one per artifact update ("chunk"; one per artifact
+// for the updates of a pipelined run, EncodeRun), so that an event costs a
+// few small writes whatever the size of the task. Every payload is
 // protobuf binary.
 package layout
 
@@ -138,6 +139,9 @@ type Append struct {
 	Chunk  *EncodedChunk // an artifact update
 	Task   *Header       // a Task event, which replaces everything: its header
 	Parts  Parts         // and its history and chunks
+	// Joined is an artifact update without a Chunk of its own: an earlier
+	// event of its run carries it, joined (EncodeRun).
+	Joined bool
 }
 
 // ErrNoArtifact refuses an artifact update without an artifact, which no
@@ -146,6 +150,14 @@ var ErrNoArtifact = errors.New("artifact update without an artifact")
 
 // EncodeAppend encodes what an Append of ev writes.
 func EncodeAppend(ev taskstore.Event) (Append, error) {
+	u := ev.Response.GetArtifactUpdate()
+	return encodeAppend(ev, u.GetArtifact(), u.GetAppend())
+}
+
+// encodeAppend is EncodeAppend with the chunk an artifact update writes:
+// the artifact, and whether it is appended; a nil artifact when another
+// event of its run carries it (Joined).
+func encodeAppend(ev taskstore.Event, chunk *a2a.Artifact, appendTo bool) (Append, error) {
 	var a Append
 	var err error
 	if ev.Message != nil {
@@ -174,14 +186,18 @@ func EncodeAppend(ev taskstore.Event) (Append, error) {
 		}
 	case *a2a.StreamResponse_ArtifactUpdate:
 		u := p.ArtifactUpdate
-		if u.GetArtifact() == nil {
+		switch {
+		case u.GetArtifact() == nil:
 			return a, ErrNoArtifact
+		case chunk == nil:
+			a.Joined = true
+			return a, nil
 		}
-		b, err := Marshal(u.GetArtifact())
+		b, err := Marshal(chunk)
 		if err != nil {
 			return a, err
 		}
-		a.Chunk = &EncodedChunk{ID: u.GetArtifact().GetArtifactId(), AppendTo: u.GetAppend(), Data: b}
+		a.Chunk = &EncodedChunk{ID: chunk.GetArtifactId(), AppendTo: appendTo, Data: b}
 	case *a2a.StreamResponse_Task:
 		h, err := EncodeHeader(p.Task)
 		if err != nil {

@@ -28,7 +28,8 @@ func (d *Dialect) EncodeOp(sc taskstore.Scope, id string, ev taskstore.Event) (*
 }
 
 // EncodeBatch checks that the events of an AppendBatch follow each other
-// and encodes them; no events are no ops.
+// and encodes them, the chunks of a run joined (layout.EncodeRun); no
+// events are no ops.
 func (d *Dialect) EncodeBatch(sc taskstore.Scope, id string, evs []taskstore.Event) ([]*Op, error) {
 	if len(evs) == 0 {
 		return nil, nil
@@ -36,13 +37,13 @@ func (d *Dialect) EncodeBatch(sc taskstore.Scope, id string, evs []taskstore.Eve
 	if err := taskstore.CheckBatch(evs[0].Seq, evs); err != nil {
 		return nil, err
 	}
+	as, err := layout.EncodeRun(evs)
+	if err != nil {
+		return nil, d.Err(err)
+	}
 	ops := make([]*Op, len(evs))
 	for i, ev := range evs {
-		op, err := d.EncodeOp(sc, id, ev)
-		if err != nil {
-			return nil, err
-		}
-		ops[i] = op
+		ops[i] = &Op{Append: as[i], Scope: sc, ID: id, Seq: ev.Seq, Push: ev.Push}
 	}
 	return ops, nil
 }

@@ -140,12 +140,50 @@ func subscribe(t *testing.T, ctx context.Context, c *client.Client) {
 	}
 }
 
-// wait: WaitForCompletion follows a task to COMPLETED.
+// wait: WaitForCompletion returns a task that is running, finished or
+// interrupted, and one answered by a follow-up, in the state it ends in.
+// The SDK's server refuses SubscribeToTask with TaskNotFoundError ("no
+// active execution") for any task it is not executing right now, finished
+// or interrupted; the client must read such a task with GetTask.
 func wait(t *testing.T, ctx context.Context, c *client.Client) {
-	task := testkit.SendTask(t, ctx, c, "slow 300", &a2a.SendMessageConfiguration{ReturnImmediately: true})
-	got, err := c.WaitForCompletion(ctx, task.Id)
-	if err != nil || got.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
-		t.Fatalf("WaitForCompletion = %v, %v", got, err)
+	for _, tc := range []struct {
+		name     string
+		start    func(t *testing.T) *a2a.Task // the task to wait for
+		state    a2a.TaskState
+		question string // the status message wanted ("" for none)
+	}{
+		{"running", func(t *testing.T) *a2a.Task {
+			return testkit.SendTask(t, ctx, c, "slow 300", &a2a.SendMessageConfiguration{ReturnImmediately: true})
+		}, a2a.TaskState_TASK_STATE_COMPLETED, ""},
+		{"finished", func(t *testing.T) *a2a.Task {
+			return testkit.SendTask(t, ctx, c, "hello", nil)
+		}, a2a.TaskState_TASK_STATE_COMPLETED, ""},
+		{"interrupted", func(t *testing.T) *a2a.Task {
+			return testkit.SendTask(t, ctx, c, "ask", nil)
+		}, a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "which one?"},
+		{"answered", func(t *testing.T) *a2a.Task {
+			asked := testkit.SendTask(t, ctx, c, "ask", nil)
+			if st := asked.GetStatus().GetState(); st != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+				t.Fatalf("SendMessage(ask) = %v, want INPUT_REQUIRED", st)
+			}
+			resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.FollowUp(asked, "this one"),
+				Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}})
+			if err != nil || resp.GetTask().GetId() != asked.Id {
+				t.Fatalf("follow-up = %v, %v; want the task", resp, err)
+			}
+			return asked
+		}, a2a.TaskState_TASK_STATE_COMPLETED, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			task := tc.start(t)
+			got, err := c.WaitForCompletion(ctx, task.Id)
+			if err != nil || got.GetId() != task.Id || got.GetStatus().GetState() != tc.state {
+				t.Fatalf("WaitForCompletion = %v, %v; want the task in %v", got, err, tc.state)
+			}
+			if q := a2a.FirstText(got.GetStatus().GetMessage()); q != tc.question {
+				t.Errorf("status message %q, want %q", q, tc.question)
+			}
+		})
 	}
 }
 
@@ -182,6 +220,15 @@ func mappedErrors(t *testing.T, ctx context.Context, c *client.Client) {
 	}
 	if _, err := testkit.Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: "no-such-task"})); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("SubscribeToTask(unknown) = %v, want TaskNotFound", err)
+	}
+	// Known deviation of the SDK's server (spec §3.1.6: a terminal task is
+	// UnsupportedOperationError, an interrupted one can be subscribed to):
+	// it subscribes only to a task it is executing at the moment, and
+	// answers TaskNotFoundError ("no active execution") for any other.
+	// WaitForCompletion reads such a task with GetTask (see wait).
+	done := testkit.SendTask(t, ctx, c, "hello", nil)
+	if _, err := testkit.Collect(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: done.Id})); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("SubscribeToTask(completed) = %v; the known TaskNotFound is gone: update this test and docs/interoperability.md", err)
 	}
 	_, err := c.GetExtendedAgentCard(ctx, nil)
 	if c.Interface().GetProtocolBinding() == a2a.BindingJSONRPC {

@@ -5,13 +5,17 @@
 // loopback included.
 //
 // It runs in a process of its own because Parley's a2a package and the
-// SDK's a2apb package both register the protobuf package lf.a2a.v1, and one
-// process cannot hold both. It prints "READY http://127.0.0.1:PORT" once
+// SDK's a2apb package both register the protobuf package lf.a2a.v1: one
+// process holds both only with Go protobuf's conflict policy set
+// (cmd/together), which the other tests do not depend on. It prints "READY http://127.0.0.1:PORT" once
 // it serves, and stops when its standard input closes.
 //
 // -protocol-versions lists the A2A versions served, as `parley serve
 // --protocol-versions` does: "1.1,1.0,0.3" turns on the 1.1 preview, whose
 // card lists a 1.1 interface after each v1.0 one.
+//
+// -token turns bearer authentication on with that one token: every
+// operation needs it, and the card declares the bearer scheme (spec §4.5).
 package main
 
 import (
@@ -44,6 +48,7 @@ func main() {
 
 func run() error {
 	versions := flag.String("protocol-versions", "", "the A2A versions served, comma-separated (default: the server's defaults, 1.0 and 0.3)")
+	token := flag.String("token", "", "a bearer token every operation then needs (default: no authentication)")
 	flag.Parse()
 	var served []string
 	if *versions != "" {
@@ -74,11 +79,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	core, err := server.New(&server.Options{ProtocolVersions: served, Card: card, Agent: agents.Conformance(), Store: store, Push: sender, Logger: logger})
+	var tokens map[string]string
+	if *token != "" {
+		tokens = map[string]string{*token: "sdk-client"}
+	}
+	core, err := server.New(&server.Options{ProtocolVersions: served, Card: card, Agent: agents.Conformance(), Store: store, Push: sender, Logger: logger,
+		RequireAuth: tokens != nil})
 	if err != nil {
 		return err
 	}
-	h, err := a2ahttp.New(core, &a2ahttp.Options{Card: card, Logger: logger})
+	h, err := a2ahttp.New(core, &a2ahttp.Options{Card: card, Logger: logger, Tokens: tokens})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@
 //	reply      a direct message "ahoy"
 //	stream N   a task: WORKING, N artifact chunks "chunk i", COMPLETED
 //	slow MS    a task: WORKING, MS milliseconds (ends when canceled), the echo
+//	ask        a task: WORKING, then INPUT_REQUIRED; a follow-up completes it
 //	anything   a task: WORKING, an artifact echoing the text, COMPLETED
 //
 // It runs in a process of its own (see cmd/parleypeer for why), prints
@@ -115,6 +116,9 @@ func (agent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[
 			return
 		}
 		switch n, err := strconv.Atoi(arg); {
+		case word == "ask" && ec.StoredTask == nil:
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which one?"))), nil)
+			return
 		case word == "stream" && err == nil:
 			var id a2a.ArtifactID
 			for i := range n {

@@ -1,0 +1,97 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
+)
+
+func TestWALBudget(t *testing.T) {
+	for _, c := range []struct {
+		total, want int64
+	}{
+		{0, walCheckpointPages},  // the volume's size is not known
+		{-1, walCheckpointPages}, // nor here
+		{16 << 20, 512},          // 2 MiB of 4 KiB pages on a 16 MiB volume
+		{1 << 20, minWALPages},   // a tiny volume still gets the floor
+		{8 * walCheckpointPages * pageSize, walCheckpointPages},
+		{1 << 40, walCheckpointPages}, // a large volume keeps SQLite's checkpoint cost low
+	} {
+		if got := walBudget(c.total, pageSize); got != c.want {
+			t.Errorf("walBudget(%d) = %d pages, want %d", c.total, got, c.want)
+		}
+	}
+}
+
+// TestWALPragmas: the writer connection checkpoints at the budget of the
+// volume it lives on and truncates the log back to it.
+func TestWALPragmas(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	total, _, _ := volumeSpace(filepath.Dir(s.wal.path))
+	want := walBudget(total, pageSize)
+	for pragma, w := range map[string]int64{"wal_autocheckpoint": want, "journal_size_limit": want * pageSize} {
+		var got int64
+		if err := s.writer.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != w {
+			t.Errorf("PRAGMA %s = %d, want %d", pragma, got, w)
+		}
+	}
+}
+
+// TestWALCheckpoint: the keeper asks for a checkpoint when free space is
+// short or the log outgrew twice its budget, and a checkpoint leaves the
+// log empty with every write still read back.
+func TestWALCheckpoint(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := context.Background()
+	for i := range 50 {
+		if err := s.CreateTask(ctx, scope, newTask(fmt.Sprintf("task-%03d", i), a2a.TaskState_TASK_STATE_WORKING, i), taskstore.Event{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(s.wal.path)
+	if err != nil || fi.Size() == 0 {
+		t.Fatalf("the WAL after 50 writes: %v %v", fi, err)
+	}
+
+	_, free, ok := volumeSpace(filepath.Dir(s.wal.path))
+	if !ok || free < 4*fi.Size() {
+		t.Skipf("the temporary directory's volume has %d bytes free (known: %v)", free, ok)
+	}
+	for _, c := range []struct {
+		name   string
+		budget int64
+		want   bool
+	}{
+		{"the log within its budget, free space plenty", fi.Size(), false},
+		{"the log past twice its budget", fi.Size()/2 - 1, true},
+		{"free space below twice the budget", free, true},
+	} {
+		k := walKeeper{path: s.wal.path, dir: s.wal.dir, budget: c.budget}
+		if got := k.needed(time.Now()); got != c.want {
+			t.Errorf("%s: needed = %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	if done, err := s.checkpoint(ctx); !done || err != nil {
+		t.Fatalf("checkpoint: done %v, %v", done, err)
+	}
+	if fi, err := os.Stat(s.wal.path); err != nil || fi.Size() != 0 {
+		t.Fatalf("the WAL after a checkpoint: %d bytes, %v; want 0", fi.Size(), err)
+	}
+	for i := range 50 {
+		if _, err := s.GetTask(ctx, scope, fmt.Sprintf("task-%03d", i)); err != nil {
+			t.Fatalf("task %d after a checkpoint: %v", i, err)
+		}
+	}
+}

@@ -99,8 +99,9 @@ const (
 // without it, where their value is shared, they read as its default: JSONParseError and InvalidRequestError
 // as InvalidParamsError on HTTP+JSON and gRPC, RequestTooLargeError as
 // InvalidRequestError on JSON-RPC. MethodNotFoundError shares HTTP 404
-// with TaskNotFoundError; the HTTP+JSON body's status name (UNIMPLEMENTED,
-// the gRPC column) tells it apart.
+// with TaskNotFoundError: Parley sends it with its reason, and from
+// servers that send none, the body's status name UNIMPLEMENTED (the gRPC
+// column) tells it apart.
 //
 // HTTP 503 and gRPC UNAVAILABLE are UnavailableError's, but alone they
 // mean no row: a proxy, a load balancer or the gRPC library sends them
@@ -416,7 +417,8 @@ const DomainParley = "parley.dev"
 // carries the error on the wire: for an A2A error its reason in DomainA2A
 // (spec §10.6, §11.6); for another error its table reason in DomainParley
 // when it is a rate limit or UnavailableError (whose JSON-RPC codes are
-// InternalError's) or has metadata. ok is false when the error has no
+// InternalError's), MethodNotFoundError (whose HTTP 404 is
+// TaskNotFoundError's) or has metadata. ok is false when the error has no
 // ErrorInfo: the other errors are known by their code and status alone, as
 // when the gRPC library or an HTTP server in front answers them (see
 // codeTable for what each then stands for).
@@ -425,7 +427,7 @@ func (e *Error) Info() (reason, domain string, ok bool) {
 	switch {
 	case e.Code.IsA2A():
 		return row.reason, DomainA2A, true
-	case e.Code == CodeRateLimited || e.Code == CodeUnavailable || len(e.Metadata) > 0:
+	case e.Code == CodeRateLimited || e.Code == CodeUnavailable || e.Code == CodeMethodNotFound || len(e.Metadata) > 0:
 		return row.reason, DomainParley, true
 	}
 	return "", "", false

@@ -96,8 +96,9 @@ func TestErrorTableInverse(t *testing.T) {
 }
 
 // TestErrorInfo: A2A errors carry their reason in the A2A domain; the
-// others an ErrorInfo in Parley's only for a rate limit, UnavailableError
-// or metadata.
+// others an ErrorInfo in Parley's only for a rate limit, UnavailableError,
+// MethodNotFoundError (which shares HTTP 404 with TaskNotFoundError) or
+// metadata.
 func TestErrorInfo(t *testing.T) {
 	for _, r := range codeTable {
 		reason, domain, ok := (&Error{Code: r.code}).Info()
@@ -106,7 +107,7 @@ func TestErrorInfo(t *testing.T) {
 			if !ok || reason != r.reason || domain != DomainA2A {
 				t.Errorf("%s: ErrorInfo %q %q %v, want %q in %s", r.name, reason, domain, ok, r.reason, DomainA2A)
 			}
-		case r.code == CodeRateLimited || r.code == CodeUnavailable:
+		case r.code == CodeRateLimited || r.code == CodeUnavailable || r.code == CodeMethodNotFound:
 			if !ok || reason != r.reason || domain != DomainParley {
 				t.Errorf("%s: ErrorInfo %q %q %v", r.name, reason, domain, ok)
 			}

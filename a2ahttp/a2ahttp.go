@@ -63,7 +63,8 @@ type Options struct {
 	// and says that a token is needed: when it declares no security
 	// schemes and no security requirements, the card served gets
 	// BearerScheme under BearerSchemeName and a requirement naming it
-	// (spec §4.5), as it does for a TokenSet among Authenticators.
+	// (spec §4.5), as it does for a TokenSet among Authenticators. New
+	// refuses an empty token or principal name.
 	Tokens map[string]string
 	// Authenticators find the caller of a request that no outer middleware
 	// authenticated, asked in order: the first that names a principal
@@ -249,6 +250,9 @@ func New(svc a2a.Service, opts *Options) (*Handler, error) {
 		}
 	}
 	if len(h.opts.Tokens) > 0 {
+		if err := checkTokens(h.opts.Tokens); err != nil {
+			return nil, err
+		}
 		h.auth = append(h.auth, BearerTokens(h.opts.Tokens))
 	}
 	h.auth = append(h.auth, h.opts.Authenticators...)

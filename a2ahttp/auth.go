@@ -3,10 +3,12 @@ package a2ahttp
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/httpx"
 )
 
 // Authenticator finds who sent a request from its headers (it must not
@@ -42,6 +44,9 @@ func BearerTokens(tokens map[string]string) Authenticator {
 			return "", nil
 		}
 		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			return "", ErrTokenRefused // a scheme without a token matches nothing
+		}
 		name := ""
 		for t, n := range tokens {
 			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
@@ -53,6 +58,20 @@ func BearerTokens(tokens map[string]string) Authenticator {
 		}
 		return name, nil
 	})
+}
+
+// checkTokens refuses a token map that would let a caller in without a
+// secret, or as nobody: an empty token, or an empty principal.
+func checkTokens(tokens map[string]string) error {
+	for tok, name := range tokens {
+		if strings.TrimSpace(tok) == "" {
+			return fmt.Errorf("a2ahttp: Options.Tokens: principal %q has an empty bearer token", name)
+		}
+		if name == "" {
+			return errors.New("a2ahttp: Options.Tokens: a bearer token has an empty principal name")
+		}
+	}
+	return nil
 }
 
 // authRequired reports whether a request without a principal is refused
@@ -79,7 +98,7 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 	for _, a := range h.auth {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			return r, a2a.NewError(a2a.CodeUnauthenticated, "%v", err)
+			return r, refused(r, err)
 		}
 		if p != "" {
 			ci.Principal = p
@@ -90,4 +109,16 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 		return r, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: no credentials were sent")
 	}
 	return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
+}
+
+// refused is the error for credentials an authenticator refused. When they
+// were a bearer token, its challenge says error="invalid_token" (RFC 6750
+// §3.1; httpx.SetResponseHeaders writes it), which tells a client to get
+// another token rather than to add one.
+func refused(r *http.Request, err error) *a2a.Error {
+	e := a2a.NewError(a2a.CodeUnauthenticated, "%v", err)
+	if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Bearer") {
+		e = e.WithMeta(httpx.MetaBearerError, "invalid_token")
+	}
+	return e
 }

@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/client"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 
@@ -36,7 +37,12 @@ func ExampleOptions_tokens() {
 		fmt.Println(err)
 		return
 	}
-	card, _ := agents.Card("echo", ifaces)
+	card := &a2a.AgentCard{Name: "Who am I", Description: "Tells callers who they are.", Version: "1.0.0",
+		SupportedInterfaces: ifaces,
+		Capabilities:        &a2a.AgentCapabilities{Streaming: proto.Bool(true)},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "whoami", Name: "whoami", Description: "Tells callers who they are.", Tags: []string{"whoami"}}},
+	}
 	srv, err := server.New(&server.Options{Card: card, Agent: whoami})
 	if err != nil {
 		fmt.Println(err)

@@ -10,7 +10,6 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 
@@ -28,10 +27,14 @@ func Example() {
 
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
-	card, _ := agents.Card("echo", []*a2a.AgentInterface{
-		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
-		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
-	})
+	card := &a2a.AgentCard{Name: "Shouter", Description: "Repeats what it hears, louder.", Version: "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+			{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+		},
+		Capabilities: &a2a.AgentCapabilities{}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "shout", Name: "Shout", Description: "Upper-cases the text.", Tags: []string{"text"}}},
+	}
 	srv, err := server.New(&server.Options{Card: card, Agent: shout})
 	if err != nil {
 		panic(err)

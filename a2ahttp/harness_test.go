@@ -277,14 +277,19 @@ func (e *env) reencode(v any) []byte {
 }
 
 // fromWire is the result error of a decoded error, which must decode and
-// whose ErrorInfo, if any, must be in the A2A domain.
+// whose ErrorInfo, if any, must be in the A2A domain for an A2A error and
+// in Parley's for another (a2a.Error.Info).
 func (e *env) fromWire(w *testkit.WireError, err error) *wireErr {
 	e.t.Helper()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if w.ErrorInfo && w.Domain != a2a.DomainA2A {
-		e.t.Fatalf("ErrorInfo domain %q, want %q: %v", w.Domain, a2a.DomainA2A, w)
+	domain := a2a.DomainParley
+	if w.Code.IsA2A() {
+		domain = a2a.DomainA2A
+	}
+	if w.ErrorInfo && w.Domain != domain {
+		e.t.Fatalf("ErrorInfo domain %q, want %q: %v", w.Domain, domain, w)
 	}
 	return &wireErr{code: w.Code, message: w.Message, reason: w.Reason, meta: w.Metadata, fields: w.Fields}
 }

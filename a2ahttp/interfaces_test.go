@@ -10,7 +10,6 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/internal/agents"
 )
 
 func TestInterfaces(t *testing.T) {
@@ -62,10 +61,7 @@ func ExampleInterfaces() {
 	if err != nil {
 		panic(err)
 	}
-	card, err := agents.Card("echo", ifaces)
-	if err != nil {
-		panic(err)
-	}
+	card := &a2a.AgentCard{Name: "Shouter", SupportedInterfaces: ifaces} // and the rest of the card
 	for _, i := range card.GetSupportedInterfaces() {
 		fmt.Println(i.GetProtocolBinding(), i.GetUrl())
 	}

@@ -386,3 +386,27 @@ func mapKeys(m map[string]bool) []string {
 	}
 	return ks
 }
+
+// TestPipelineChallenges: a 401 carries the Bearer challenge on every
+// protocol (gRPC's in its response headers too); for a refused token it
+// says error="invalid_token", for a request without credentials it names
+// no error (RFC 6750 §3.1).
+func TestPipelineChallenges(t *testing.T) {
+	h, base := matrixServer(t, Options{Tokens: map[string]string{"tok": "alice"}})
+	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+		for _, c := range []struct{ auth, want string }{
+			{"", `Bearer realm="a2a"`},
+			{"Bearer wrong", `Bearer realm="a2a", error="invalid_token"`},
+			{"bearer wrong", `Bearer realm="a2a", error="invalid_token"`},
+		} {
+			r := startUpload(t, base, p, c.auth, 100, 100).answer(answerWait)
+			if got := outcome(r); got != "401 Unauthorized" && got != "grpc 16" {
+				t.Errorf("Authorization %q: %s, want 401 / UNAUTHENTICATED", c.auth, got)
+				continue
+			}
+			if got := r.Header.Get("WWW-Authenticate"); got != c.want {
+				t.Errorf("Authorization %q: WWW-Authenticate %q, want %q", c.auth, got, c.want)
+			}
+		}
+	})
+}

@@ -188,6 +188,7 @@ func Serve(ctx context.Context, cfg *ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	s.log.Info("serving", "url", s.URL(), "addr", s.Addr().String()) // Start itself prints nothing: its caller may
 	select {
 	case err := <-s.failed:
 		s.Close()

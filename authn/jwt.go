@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,8 @@ type JWTOptions struct {
 	// JWKSRefresh is how often the key set is fetched again (default
 	// 5 minutes; a shorter Cache-Control max-age on the
 	// key set wins), so that a key the issuer removed stops verifying.
+	// NewJWT refuses a value below MinRefresh, which no fetch could
+	// honour.
 	JWKSRefresh time.Duration
 	// Now returns the time (default time.Now).
 	Now func() time.Time
@@ -80,6 +83,9 @@ func NewJWT(opts JWTOptions) (*JWT, error) {
 	}
 	if opts.Issuer == "" && opts.JWKSURL == "" {
 		return nil, errors.New("authn: a JWT issuer or key set URL is required")
+	}
+	if least := cmp.Or(opts.MinRefresh, jwks.DefaultMinRefresh); opts.JWKSRefresh != 0 && opts.JWKSRefresh < least {
+		return nil, fmt.Errorf("authn: JWKSRefresh %v is below MinRefresh %v: key sets are fetched at most once per MinRefresh", opts.JWKSRefresh, least)
 	}
 	if opts.PrincipalClaim == "" {
 		opts.PrincipalClaim = "sub"

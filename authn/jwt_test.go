@@ -20,6 +20,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"parley.dev/parley/authn"
+	"parley.dev/parley/internal/testkit"
 )
 
 const audience = "https://agent.example"
@@ -162,6 +163,8 @@ func TestJWTOptionsChecked(t *testing.T) {
 		{Issuer: "https://i.example"},
 		{Audience: "a"},
 		{Issuer: "https://i.example", Audience: "a", Algorithms: []jose.SignatureAlgorithm{jose.HS256}},
+		{Issuer: "https://i.example", Audience: "a", JWKSRefresh: 2 * time.Second},                          // below the default MinRefresh, 30 s
+		{Issuer: "https://i.example", Audience: "a", JWKSRefresh: time.Minute, MinRefresh: 2 * time.Minute}, // below its own
 	} {
 		if _, err := authn.NewJWT(o); err == nil {
 			t.Errorf("NewJWT(%+v) accepted", o)
@@ -170,7 +173,7 @@ func TestJWTOptionsChecked(t *testing.T) {
 }
 
 func TestJWTIssuerDown(t *testing.T) {
-	j, err := authn.NewJWT(authn.JWTOptions{Issuer: "http://127.0.0.1:1", Audience: audience})
+	j, err := authn.NewJWT(authn.JWTOptions{Issuer: "http://" + testkit.FreeAddr(t), Audience: audience}) // nothing listens there
 	if err != nil {
 		t.Fatal(err)
 	}

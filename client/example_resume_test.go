@@ -12,7 +12,7 @@ import (
 // kept (a process that restarted, say). Within one loop the Client does
 // this by itself when a connection breaks (Options.Resumes).
 func ExampleClient_SubscribeToTask_resume() {
-	base, stop := serveConformance()
+	base, stop := serveDemo()
 	defer stop()
 	ctx := context.Background()
 	card, err := client.Resolve(ctx, base, nil)

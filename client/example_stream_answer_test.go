@@ -6,10 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/client"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 
@@ -50,7 +51,12 @@ func ExampleClient_SendStreamingMessage_answer() {
 	if err != nil {
 		panic(err)
 	}
-	card, _ := agents.Card("echo", ifaces)
+	card := &a2a.AgentCard{Name: "Forecaster", Description: "Forecasts the weather.", Version: "1.0.0",
+		SupportedInterfaces: ifaces,
+		Capabilities:        &a2a.AgentCapabilities{Streaming: proto.Bool(true)},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "forecast", Name: "forecast", Description: "Forecasts the weather.", Tags: []string{"forecast"}}},
+	}
 	srv, err := server.New(&server.Options{Card: card, Agent: forecaster})
 	if err != nil {
 		panic(err)

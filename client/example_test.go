@@ -4,48 +4,67 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
+	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/client"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 
-// serveConformance runs Parley's conformance agent in process, on the
-// three bindings, and returns its base URL and a function that stops it.
-func serveConformance() (string, func()) {
-	hs := httptest.NewUnstartedServer(nil)
-	base := "http://" + hs.Listener.Addr().String()
-	card, _ := agents.Card("conformance", []*a2a.AgentInterface{
-		{Url: base + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
-		{Url: base, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
-		{Url: hs.Listener.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion},
-	})
-	srv, err := server.New(&server.Options{Card: card, Agent: agents.Conformance()})
+// demo is the agent the examples call: "stream N" streams N chunks of
+// the artifact "stream" ("stream N every MS": MS milliseconds apart),
+// "input-required" asks for more input (and the follow-up completes the
+// task with its text), anything else is echoed.
+var demo = server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+	text := a2a.FirstText(req.Message)
+	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+		return err
+	}
+	var n, ms int
+	if fmt.Sscanf(text, "stream %d every %d", &n, &ms); n > 1 {
+		for i := range n {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			chunk := a2a.TextArtifact("stream", fmt.Sprintf("chunk %d", i))
+			var err error
+			switch i {
+			case 0:
+				err = em.StartArtifact(chunk)
+			case n - 1:
+				err = em.FinishArtifact(chunk)
+			default:
+				err = em.AppendArtifact(chunk)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	}
+	if text == "input-required" && req.Task == nil {
+		return em.StatusText(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "go ahead?")
+	}
+	if err := em.Artifact(a2a.TextArtifact("echo", text)); err != nil {
+		return err
+	}
+	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+})
+
+// serveDemo serves demo in process on every binding (gRPC on the same
+// port) and returns its base URL and a function that stops it.
+func serveDemo() (string, func()) {
+	srv, err := a2ahttp.Start(&a2ahttp.ServeConfig{Addr: "127.0.0.1:0", Agent: demo,
+		Name: "demo agent", Description: "Streams, asks, echoes.", Version: "1.0.0",
+		Skills: []*a2a.AgentSkill{{Id: "demo", Name: "Demo", Description: "Streams, asks, echoes.", Tags: []string{"demo"}}}})
 	if err != nil {
 		panic(err)
 	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card})
-	if err != nil {
-		panic(err)
-	}
-	hs.Config.Handler = h
-	hs.Config.Protocols = new(http.Protocols)
-	hs.Config.Protocols.SetHTTP1(true)
-	hs.Config.Protocols.SetUnencryptedHTTP2(true) // gRPC on the same port
-	hs.Start()
-	return base, func() {
-		hs.Close()
-		srv.Close(context.Background())
-	}
+	return srv.URL(), func() { srv.Close() }
 }
 
 // Resolve an agent's card, then send it a message.
 func Example() {
-	base, stop := serveConformance()
+	base, stop := serveDemo()
 	defer stop()
 	ctx := context.Background()
 
@@ -71,7 +90,7 @@ func Example() {
 	_, err = c.GetTask(ctx, &a2a.GetTaskRequest{Id: "no-such-task"})
 	fmt.Println(errors.Is(err, a2a.ErrTaskNotFound))
 	// Output:
-	// talking to Parley conformance agent over JSONRPC
+	// talking to demo agent over JSONRPC
 	// TASK_STATE_COMPLETED
 	// hello
 	// true
@@ -79,7 +98,7 @@ func Example() {
 
 // Stream a task's progress; the loop ends when the task is done.
 func ExampleClient_SendStreamingMessage() {
-	base, stop := serveConformance()
+	base, stop := serveDemo()
 	defer stop()
 	ctx := context.Background()
 
@@ -119,7 +138,7 @@ func ExampleClient_SendStreamingMessage() {
 // target (host:port), called over cleartext HTTP/2 unless the HTTP
 // client's transport has a TLS configuration.
 func ExampleGRPC() {
-	base, stop := serveConformance()
+	base, stop := serveDemo()
 	defer stop()
 	ctx := context.Background()
 
@@ -153,7 +172,7 @@ func ExampleGRPC() {
 // WaitForCompletion knows this Client sent the follow-up, and waits for
 // the agent's answer to it rather than returning the old question.
 func ExampleClient_WaitForCompletion() {
-	base, stop := serveConformance()
+	base, stop := serveDemo()
 	defer stop()
 	ctx := context.Background()
 
@@ -197,7 +216,7 @@ func ExampleClient_WaitForCompletion() {
 // Share one CardCache between resolutions: a card is fetched again only
 // when its max-age has passed, and then revalidated with its ETag.
 func ExampleCardCache() {
-	base, stop := serveConformance()
+	base, stop := serveDemo()
 	defer stop()
 	ctx := context.Background()
 
@@ -210,7 +229,7 @@ func ExampleCardCache() {
 		fmt.Println(card.GetName())
 	}
 	// Output:
-	// Parley conformance agent
-	// Parley conformance agent
-	// Parley conformance agent
+	// demo agent
+	// demo agent
+	// demo agent
 }

@@ -14,7 +14,6 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/client"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"
@@ -85,8 +84,12 @@ func Example_delivery() {
 		fmt.Println(err)
 		return
 	}
-	card, _ := agents.Card("echo", ifaces)
-	card.Capabilities.PushNotifications = proto.Bool(true) // backed by Options.Push
+	card := &a2a.AgentCard{Name: "Approver", Description: "Approves requests.", Version: "1.0.0",
+		SupportedInterfaces: ifaces,
+		Capabilities:        &a2a.AgentCapabilities{Streaming: proto.Bool(true), PushNotifications: proto.Bool(true) /* backed by Options.Push */},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "approve", Name: "approve", Description: "Approves requests.", Tags: []string{"approve"}}},
+	}
 	srv, err := server.New(&server.Options{Card: card, Agent: approver, Store: store, Push: sender})
 	if err != nil {
 		fmt.Println(err)

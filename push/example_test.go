@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/push"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"
@@ -45,11 +44,22 @@ func Example() {
 	sender, _ := push.New(store, &push.Options{Guard: guard, Logger: slog.New(slog.DiscardHandler)})
 	defer sender.Close(context.Background())
 
-	card, _ := agents.Card("echo", []*a2a.AgentInterface{
-		{Url: "http://127.0.0.1:8080/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+	card := &a2a.AgentCard{Name: "Greeter", Description: "Greets.", Version: "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{{Url: "http://127.0.0.1:8080/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion}},
+		Capabilities:        &a2a.AgentCapabilities{PushNotifications: proto.Bool(true)}, // served: Options.Push is the sender
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "greet", Name: "Greet", Description: "Greets.", Tags: []string{"greet"}}},
+	}
+	greeter := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.StateWorking, nil); err != nil {
+			return err
+		}
+		if err := em.Artifact(a2a.TextArtifact("greeting", "hello to you too")); err != nil {
+			return err
+		}
+		return em.Status(a2a.StateCompleted, nil)
 	})
-	card.Capabilities.PushNotifications = proto.Bool(true) // served: Options.Push is the sender
-	srv, _ := server.New(&server.Options{Card: card, Agent: agents.Echo(), Store: store, Push: sender})
+	srv, _ := server.New(&server.Options{Card: card, Agent: greeter, Store: store, Push: sender})
 	defer srv.Close(context.Background())
 
 	ctx := a2a.WithCallInfo(context.Background(), &a2a.CallInfo{Version: a2a.ProtocolVersion})
@@ -70,6 +80,6 @@ func Example() {
 	// Output:
 	// task TASK_STATE_SUBMITTED
 	// status TASK_STATE_WORKING
-	// artifact echo
+	// artifact greeting
 	// status TASK_STATE_COMPLETED
 }

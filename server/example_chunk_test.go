@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 
@@ -28,8 +29,10 @@ func ExampleEmitter_StartArtifact() {
 		}
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 	})
-	card, _ := agents.Card("echo", []*a2a.AgentInterface{{
-		Url: "http://localhost:8080/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion}})
+	card := &a2a.AgentCard{Name: "Planner", Description: "Writes a plan in three steps.", Version: "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{{Url: "http://localhost:8080/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion}},
+		Capabilities:        &a2a.AgentCapabilities{Streaming: proto.Bool(true)}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "plan", Name: "Plan", Description: "Writes a plan.", Tags: []string{"plan"}}}}
 	srv, err := server.New(&server.Options{Card: card, Agent: plan})
 	if err != nil {
 		fmt.Println(err)

@@ -10,7 +10,6 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/client"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 )
 
@@ -56,8 +55,10 @@ func Example_interactive() {
 		fmt.Println(err)
 		return
 	}
-	card, _ := agents.Card("echo", ifaces)
-	card.Name, card.Description = "Cleaner", "Deletes build files once the user agrees."
+	card := &a2a.AgentCard{Name: "Cleaner", Description: "Deletes build files once the user agrees.", Version: "1.0.0",
+		SupportedInterfaces: ifaces, Capabilities: &a2a.AgentCapabilities{},
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "clean", Name: "Clean", Description: "Deletes build files.", Tags: []string{"files"}}}}
 	srv, err := server.New(&server.Options{Card: card, Agent: cleaner})
 	if err != nil {
 		fmt.Println(err)

@@ -7,7 +7,6 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
-	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"
 	"parley.dev/parley/telemetry"
@@ -25,10 +24,15 @@ func Example() {
 	}
 	defer tel.Shutdown(ctx)
 
-	card, _ := agents.Card("echo", []*a2a.AgentInterface{
-		{Url: "http://127.0.0.1:8080", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+	card := &a2a.AgentCard{Name: "Greeter", Description: "Greets.", Version: "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{{Url: "http://127.0.0.1:8080", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion}},
+		Capabilities:        &a2a.AgentCapabilities{},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []*a2a.AgentSkill{{Id: "greet", Name: "Greet", Description: "Greets.", Tags: []string{"greet"}}},
+	}
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		return em.Reply(a2a.AgentMessage("hello to you too"))
 	})
-	agent, _ := agents.ByName("echo")
 	store := tel.Store(memstore.New())
 	srv, err := server.New(&server.Options{Card: card, Agent: agent, Store: store, ExecutionContext: tel.ExecutionContext})
 	if err != nil {

@@ -138,13 +138,13 @@ func (f *pushFamily) deleteConfig(ctx context.Context, r *rec) {
 	case d1.failed() || d2.failed():
 		r.skip("could not complete the requests")
 	case !d1.ok():
-		r.fail("the delete failed: %s", describeError(d1.err))
+		r.fail("the delete failed: %s", d1.why())
 	case d2.ok():
 		r.same().pass("both deletes succeeded")
 	case d2.err.is(a2a.CodeTaskNotFound):
 		r.differs("Parley answers the second delete with success").pass("the second delete answered %s: the effect (no configuration) is the same", describeError(d2.err))
 	default:
-		r.fail("the second delete answered %s", describeError(d2.err))
+		r.fail("the second delete answered %s", d2.why())
 	}
 }
 

@@ -24,7 +24,9 @@ var grpcSteps = []step[*bindingRun]{
 }
 
 // grpcProtocol grades the framing of the ListTasks answer of the media
-// type checks.
+// type checks. An error answer correctly framed (UNAUTHENTICATED, say, when
+// no credentials were given) passes: the framing is what is graded here,
+// the error by the checks of its own.
 func (b *bindingRun) grpcProtocol(_ context.Context, r *rec) {
 	res := b.listRes
 	if !r.gradable(res) {
@@ -40,14 +42,16 @@ func (b *bindingRun) grpcProtocol(_ context.Context, r *rec) {
 		r.fail("no grpc-status")
 	case res.broken != "":
 		r.fail("%s", res.broken)
-	case !res.ok():
-		r.fail("ListTasks failed: %s", res.outcome())
 	default:
 		tls := "cleartext HTTP/2 (h2c)"
 		if strings.HasPrefix(b.t.url, "https://") {
 			tls = "HTTP/2 over TLS"
 		}
-		r.pass("%s, %s, grpc-status %d in the %s", tls, ex.Header.Get("Content-Type"), ex.GRPC.Code, ex.GRPC.Where)
+		answer := ""
+		if res.err != nil {
+			answer = " (an error: " + describeError(res.err) + ")"
+		}
+		r.pass("%s, %s, grpc-status %d in the %s%s", tls, ex.Header.Get("Content-Type"), ex.GRPC.Code, ex.GRPC.Where, answer)
 	}
 }
 

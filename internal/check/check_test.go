@@ -365,3 +365,46 @@ func TestRunGRPCOverTLS(t *testing.T) {
 		t.Fatalf("op.send-blocking: %+v", r)
 	}
 }
+
+// TestRunGradesFramingOfAnError: a ListTasks answered UNAUTHENTICATED (a
+// server that wants other credentials for it), correctly framed, passes
+// grpc.protocol, which grades the framing; the error is graded by others.
+func TestRunGradesFramingOfAnError(t *testing.T) {
+	t.Parallel()
+	refuseList := func(next a2a.Invoker) a2a.Invoker {
+		return a2a.InvokerFuncs{Next: next,
+			CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+				if m.Name == a2a.MethodListTasks {
+					return nil, a2a.NewError(a2a.CodeUnauthenticated, "not for you")
+				}
+				return next.Call(ctx, m, req)
+			},
+		}
+	}
+	base := startParleyWith(t, map[string]string{"tok-a": "alice"}, nil, []a2a.Middleware{refuseList})
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", Bindings: []string{"GRPC"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Find("grpc.protocol")
+	if len(r) != 1 || r[0].Verdict != check.Pass || !strings.Contains(r[0].Finding, "grpc-status 16") || !strings.Contains(r[0].Finding, "UNAUTHENTICATED") {
+		t.Fatalf("grpc.protocol of an UNAUTHENTICATED answer: %+v", r)
+	}
+}
+
+// TestRunExplainsABrokenDelete: a DeleteTaskPushNotificationConfig answer
+// that cannot be read fails push.delete, saying so (not "no error").
+func TestRunExplainsABrokenDelete(t *testing.T) {
+	t.Parallel()
+	// A message frame that announces 9 bytes and ends there.
+	isDelete := func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/DeleteTaskPushNotificationConfig") }
+	base := startParley(t, nil, rewrite(isDelete, func(http.Header, []byte) []byte { return []byte{0, 0, 0, 0, 9} }))
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Bindings: []string{"GRPC"}, WebhookAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Find("push.delete")
+	if len(r) != 1 || r[0].Verdict != check.Fail || !strings.Contains(r[0].Finding, "unreadable response") || strings.Contains(r[0].Finding, "no error") {
+		t.Fatalf("push.delete of an unreadable answer: %+v", r)
+	}
+}

@@ -128,6 +128,20 @@ func (r *result) outcome() string {
 	return "success"
 }
 
+// why says what a call that did not succeed got: the error as received,
+// or why the response could not be read.
+func (r *result) why() string {
+	switch {
+	case r.ex.Err != nil:
+		return "transport failure: " + r.ex.Err.Error()
+	case r.err != nil:
+		return describeError(r.err)
+	case r.broken != "":
+		return "an unreadable response: " + r.broken
+	}
+	return "success"
+}
+
 // firstEventError treats an error sent as the first event of a stream as
 // the call's error, as a server may refuse a stream that way.
 func (r *result) firstEventError() {

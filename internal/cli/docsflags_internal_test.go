@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"parley.dev/parley/taskstore/pgstore"
+	"parley.dev/parley/taskstore/sqlitestore"
 )
 
 // helpCommands is every command and subcommand whose help lists flags.
@@ -66,13 +70,8 @@ func TestDocsFlagsExist(t *testing.T) {
 		}
 	}
 
-	pages, err := filepath.Glob("../../docs/*.md")
-	if err != nil || len(pages) == 0 {
-		t.Fatalf("no docs/*.md pages (%v)", err)
-	}
-	pages = append(pages, "../../README.md")
 	used := make(map[string]bool)
-	for _, page := range pages {
+	for _, page := range docPages(t) {
 		text, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
@@ -102,5 +101,67 @@ func TestDocsFlagsExist(t *testing.T) {
 	}
 	if len(known) < 100 {
 		t.Errorf("the helps list %d flags in all; the parse of the help is wrong", len(known))
+	}
+}
+
+// docPages are README.md and the pages of docs/, as paths from here.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no docs/*.md pages (%v)", err)
+	}
+	return append(pages, "../../README.md")
+}
+
+// fence is a code fence line: up to three spaces or a list's indentation,
+// then three or more backticks or tildes, then the info string.
+var fence = regexp.MustCompile("^\\s*(`{3,}|~{3,})(.*)$")
+
+// TestDocsFencesClosed: every code block of README.md and docs/ is
+// closed (CommonMark: a fence of the same character, at least as long,
+// with no info string), and before the next one opens: a fence with an
+// info string ("```sh") inside a block is a block that was not closed,
+// which turns the prose after it into code.
+func TestDocsFencesClosed(t *testing.T) {
+	for _, page := range docPages(t) {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, openLine := "", 0
+		for i, line := range strings.Split(string(text), "\n") {
+			m := fence.FindStringSubmatch(line)
+			switch {
+			case m == nil:
+			case open == "":
+				open, openLine = m[1], i+1
+			case m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(m[2]) == "":
+				open = ""
+			case m[1][0] == open[0] && strings.TrimSpace(m[2]) != "":
+				t.Errorf("%s:%d: a code block opens inside the one opened at line %d, which is not closed", strings.TrimPrefix(page, "../../"), i+1, openLine)
+				openLine = i + 1
+			}
+		}
+		if open != "" {
+			t.Errorf("%s:%d: the code block opened here is never closed", strings.TrimPrefix(page, "../../"), openLine)
+		}
+	}
+}
+
+// TestDocsSchemaVersions: docs/operations.md says the schema version each
+// SQL store is at now.
+func TestDocsSchemaVersions(t *testing.T) {
+	text, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("(`PRAGMA user_version`, now %d)", sqlitestore.SchemaVersion),
+		fmt.Sprintf("the table `parley_schema` (now %d)", pgstore.SchemaVersion),
+	} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("docs/operations.md does not say %q", want)
+		}
 	}
 }

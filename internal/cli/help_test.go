@@ -47,7 +47,7 @@ func TestHelpStyle(t *testing.T) {
 	out, _, _ := runInProcess("serve", "-h")
 	contains(t, "serve -h", out, "--log-level LEVEL", "debug, info, warn or error", "burst of --task-rate",
 		"a full AgentCard, as JSON", "--push-allow-private")
-	// task list says what its ARTIFACTS column shows without --include-artifacts.
+	// task list says that its ARTIFACTS column comes with --include-artifacts.
 	out, _, _ = runInProcess("help", "task", "list")
 	contains(t, "help task list", out, "--include-artifacts")
 

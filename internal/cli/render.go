@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -129,23 +128,28 @@ func (o *output) printMessage(m *a2a.Message) {
 }
 
 // printTaskList shows a page of tasks as a table. The ARTIFACTS column
-// counts each task's artifacts when they were asked for
-// (withArtifacts: --include-artifacts); otherwise the server left them out
-// and the column shows "-", not a misleading 0.
+// counts each task's artifacts when they were asked for (withArtifacts:
+// --include-artifacts); otherwise the server left them out, and so does
+// the table (a column of "-" or a misleading 0 would say nothing), with a
+// note after the count saying how to get them.
 func (o *output) printTaskList(l *a2a.ListTasksResponse, withArtifacts bool) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tCONTEXT\tUPDATED\tARTIFACTS")
+	header := "ID\tSTATE\tCONTEXT\tUPDATED"
+	if withArtifacts {
+		header += "\tARTIFACTS"
+	}
+	fmt.Fprintln(tw, header)
 	for _, t := range l.GetTasks() {
 		up := "-"
 		if ts := t.GetStatus().GetTimestamp(); ts != nil {
 			up = ts.AsTime().UTC().Format(time.RFC3339)
 		}
-		arts := "-"
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", t.GetId(), stateName(t.GetStatus().GetState()), orDash(t.GetContextId()), up)
 		if withArtifacts {
-			arts = strconv.Itoa(len(t.GetArtifacts()))
+			fmt.Fprintf(tw, "\t%d", len(t.GetArtifacts()))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.GetId(), stateName(t.GetStatus().GetState()), orDash(t.GetContextId()), up, arts)
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	out := b.String()
@@ -161,6 +165,9 @@ func (o *output) printTaskList(l *a2a.ListTasksResponse, withArtifacts bool) {
 	}
 	o.printf("%s", out)
 	o.printf("%d of %d task(s)", len(l.GetTasks()), l.GetTotalSize())
+	if !withArtifacts && len(l.GetTasks()) > 0 {
+		o.printf(" (artifacts left out: --include-artifacts counts them)")
+	}
 	if l.GetNextPageToken() != "" {
 		o.printf("; next page: --page-token %s", l.GetNextPageToken())
 	}

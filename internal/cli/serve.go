@@ -32,17 +32,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printNewPushKey(stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	obs, log, err := startObservability(ctx, cfg.metricsAddr, cfg.guard, log)
+	obs, log, err := startObservability(ctx, cfg.metricsAddr, log)
 	if err != nil {
 		return err
 	}
 	defer obs.close() // last: after the servers and the push sender stopped
 	cfg.obs = obs
+	// Every file and value the flags name is read and checked before
+	// anything listens: a mistake is reported as itself, never hidden
+	// behind an address in use (parseServeFlags checked the rest).
 	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy
 		return err
 	}
 	certs, err := cfg.loadCerts(log)
 	if err != nil {
+		return err
+	}
+	extended, err := cfg.readExtendedCard()
+	if err != nil {
+		return err
+	}
+	if err := cfg.store.check(cfg.storeSpec, log); err != nil { // opened once the listeners are ours
 		return err
 	}
 
@@ -61,8 +71,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if gln != nil {
 		defer gln.Close()
 	}
-	extended, err := cfg.readExtendedCard()
-	if err != nil {
+	if err := obs.serveMetrics(cfg.metricsAddr, cfg.guard); err != nil {
 		return err
 	}
 
@@ -204,6 +213,9 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := cfg.secrets.proxyToken(cfg.backend.proxyFlags); err != nil {
+		return nil, err
+	}
+	if err := cfg.push.check(); err != nil {
 		return nil, err
 	}
 	if cfg.agent, err = agents.ByName(cfg.agentName); err != nil {

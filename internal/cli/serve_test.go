@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
@@ -107,22 +107,50 @@ func TestServePrintsWhereTheCardIs(t *testing.T) {
 	}
 }
 
+// TestServeUsageErrors: every mistake in the configuration of `parley
+// serve` (a flag, the store, a file it names) is reported as itself, with
+// its exit status, before the server listens: the tests run with the
+// default --addr held (TestMain), as a server left running holds it.
 func TestServeUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"serve", "--agent", "nope"},
-		{"serve", "--store", "mysql://x"},
-		{"serve", "--store", "postgres://%zz"},
-		{"serve", "--lease", "10ms"},
-		{"serve", "--store-timeout", "0s"},
-		{"serve", "--auth-token", "no-equals-sign"},
-		{"serve", "extra-arg"},
-		{"frobnicate"},
+	t.Parallel()
+	if defaultAddrHolder == "" {
+		t.Fatalf("%s is not held: this test cannot show that the configuration is checked before listening", a2ahttp.DefaultAddr)
+	}
+	dir := t.TempDir()
+	badKeys := filepath.Join(dir, "keys")
+	badCard := filepath.Join(dir, "card.json")
+	for file, text := range map[string]string{badKeys: "not a key\n", badCard: "{"} {
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--agent", "nope"}, 2, "nope"},
+		{[]string{"serve", "--store", "mysql://x"}, 2, "want memory, sqlite:PATH or postgres://URL"},
+		{[]string{"serve", "--store", "postgres://%zz"}, 2, "not a PostgreSQL URL"},
+		{[]string{"serve", "--store", "sqlite:"}, 2, "needs a path"},
+		{[]string{"serve", "--store", "sqlite:" + filepath.Join(missing, "x.db")}, 2, "the directory " + missing + " does not exist"},
+		{[]string{"serve", "--lease", "10ms"}, 2, "--lease"},
+		{[]string{"serve", "--store-timeout", "0s"}, 2, "--store-timeout"},
+		{[]string{"serve", "--push-host-rate", "0"}, 2, "--push-host-rate"},
+		{[]string{"serve", "--auth-token", "no-equals-sign"}, 2, "--auth-token"},
+		{[]string{"serve", "--push-allow-host", "10.0.0.0/99"}, 2, "10.0.0.0/99"},
+		{[]string{"serve", "--push-key-file", badKeys}, 2, "--push-key-file " + badKeys},
+		{[]string{"serve", "--push-key-file", filepath.Join(missing, "keys")}, 1, "--push-key-file"},
+		{[]string{"serve", "--auth-token", "a=b", "--extended-card", badCard}, 1, "--extended-card " + badCard},
+		{[]string{"serve", "--auth-token", "a=b", "--extended-card", filepath.Join(missing, "card.json")}, 1, filepath.Join(missing, "card.json")},
+		{[]string{"serve", "--tls-cert", filepath.Join(missing, "c.pem"), "--tls-key", filepath.Join(missing, "k.pem")}, 1, filepath.Join(missing, "c.pem")},
+		{[]string{"serve", "extra-arg"}, 2, "extra-arg"},
+		{[]string{"frobnicate"}, 2, "frobnicate"},
 	} {
-		cmd := exec.Command(testkit.ParleyBinary(t), args...)
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			t.Errorf("%v: exit %v, want 2\n%s", args, err, out)
+		_, errs, code := parley(t, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Contains(errs, "already in use") {
+			t.Errorf("parley %s: exit %d, want %d and an error naming %q\n%s", strings.Join(tc.args, " "), code, tc.code, tc.want, errs)
 		}
 	}
 }

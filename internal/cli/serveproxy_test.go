@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"parley.dev/parley/internal/cli"
+	"parley.dev/parley/internal/testkit"
 )
 
 // TestServeProxy: `parley serve --proxy` in front of another `parley
@@ -88,8 +89,9 @@ func TestServeProxyUsage(t *testing.T) {
 		}
 	}
 	// An upstream that cannot be reached stops the server at start.
-	_, errs, code := runInProcess("serve", "--store", "memory", "--addr", "127.0.0.1:0", "--proxy", "http://127.0.0.1:1")
-	if code != cli.ExitError || !strings.Contains(errs, "--proxy http://127.0.0.1:1") {
+	down := "http://" + testkit.FreeAddr(t) // nothing listens there any more
+	_, errs, code := runInProcess("serve", "--store", "memory", "--addr", "127.0.0.1:0", "--proxy", down)
+	if code != cli.ExitError || !strings.Contains(errs, "--proxy "+down) {
 		t.Errorf("unreachable upstream: exit %d, stderr %q", code, errs)
 	}
 }

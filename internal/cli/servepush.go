@@ -21,6 +21,7 @@ type pushFlags struct {
 	maxFailures  *int
 	hostRate     *float64
 	hostBurst    *int
+	guard        *push.Guard  // made by check
 	opts         push.Options // more sender options (the telemetry observer)
 }
 
@@ -38,6 +39,21 @@ func addPushFlags(fs *flag.FlagSet) *pushFlags {
 	return p
 }
 
+// check makes the SSRF guard of --push-allow-private and
+// --push-allow-host, refusing a malformed host or prefix, and refuses a
+// --push-host-rate that would send nothing.
+func (p *pushFlags) check() error {
+	g, err := push.NewGuard(&push.GuardOptions{AllowPrivate: *p.allowPrivate, AllowHosts: p.allowHosts})
+	if err != nil {
+		return usageError{err}
+	}
+	if *p.hostRate == 0 {
+		return usageError{errors.New("--push-host-rate 0 would send nothing: give a positive rate, or a negative one for no bound")}
+	}
+	p.guard = g
+	return nil
+}
+
 // start starts the sender when delivery is on; pusher is nil when it is
 // off, and the card then declares pushNotifications false
 // (a2ahttp.ServeConfig.Push). stop closes the sender; call it after the
@@ -47,16 +63,9 @@ func (p *pushFlags) start(store taskstore.Store, log *slog.Logger) (pusher serve
 		log.Info("push notifications are off: the card does not declare them and the config operations answer PushNotificationNotSupportedError")
 		return nil, func() {}, nil
 	}
-	g, err := push.NewGuard(&push.GuardOptions{AllowPrivate: *p.allowPrivate, AllowHosts: p.allowHosts})
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
 	opts := p.opts
-	opts.Logger, opts.Guard, opts.Timeout, opts.MaxFailures = log, g, *p.timeout, *p.maxFailures
+	opts.Logger, opts.Guard, opts.Timeout, opts.MaxFailures = log, p.guard, *p.timeout, *p.maxFailures
 	opts.HostRate, opts.HostBurst = *p.hostRate, *p.hostBurst
-	if opts.HostRate == 0 {
-		return nil, nil, usageError{errors.New("--push-host-rate 0 would send nothing: give a positive rate, or a negative one for no bound")}
-	}
 	s, err := push.New(store, &opts)
 	if err != nil {
 		return nil, nil, err

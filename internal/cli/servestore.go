@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/memstore"
 	"parley.dev/parley/taskstore/pgstore"
@@ -53,6 +54,14 @@ type storeFlags struct {
 	timeout     *time.Duration
 	maxMessages *int
 	getenv      func(string) string // os.Getenv; tests replace it
+	checked     *checkedStore       // set by check
+}
+
+// checkedStore is a --store value checked, with the push keys read.
+type checkedStore struct {
+	spec string
+	keys *seal.Keys
+	from string // where the keys came from
 }
 
 // addStoreFlags defines the store secret flags on fs.
@@ -120,10 +129,10 @@ func (f *storeFlags) pushKeys(log *slog.Logger) (keys *seal.Keys, from string, e
 // stored in plain text. A database holding credentials the keys cannot
 // decrypt is refused, with a message saying how to give the keys.
 func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
-	keys, from, err := f.pushKeys(log)
-	if err != nil {
+	if err := f.check(spec, log); err != nil {
 		return nil, err
 	}
+	keys, from := f.checked.keys, f.checked.from
 	if spec == "memory" {
 		if keys != nil {
 			log.Warn("push: the push keys are not used: the memory store keeps nothing at rest", "from", from)
@@ -136,25 +145,50 @@ func (f *storeFlags) open(ctx context.Context, spec string, pushOn bool, log *sl
 	if *f.maxMessages != memstore.DefaultMaxMessages {
 		log.Warn("--max-messages applies to the memory store only: this store keeps message records until --idempotency-window removes them", "store", storeLabel(spec))
 	}
+	if isPostgres(spec) {
+		return openPostgres(ctx, spec, &pgstore.Options{PushKeys: keys, Timeout: *f.timeout}, from, pushOn, log)
+	}
+	return openSQLite(ctx, strings.TrimPrefix(spec, "sqlite:"), keys, from, pushOn, log)
+}
+
+// check checks a --store value (its kind; a SQLite file's directory; a
+// PostgreSQL URL's syntax) and reads the push keys, opening nothing:
+// `parley serve` calls it before it listens, so that a mistake in either
+// is reported as itself, never hidden behind the address being in use.
+// open calls it too; a second call for the same value does nothing.
+func (f *storeFlags) check(spec string, log *slog.Logger) error {
+	if f.checked != nil && f.checked.spec == spec {
+		return nil
+	}
 	switch {
+	case spec == "memory":
 	case strings.HasPrefix(spec, "sqlite:"):
 		path := strings.TrimPrefix(spec, "sqlite:")
 		if path == "" {
-			return nil, usageError{errors.New("--store sqlite:PATH needs a path")}
+			return usageError{errors.New("--store sqlite:PATH needs a path")}
 		}
-		return openSQLite(ctx, path, keys, from, pushOn, log)
+		if err := checkDir(path); err != nil {
+			return err
+		}
 	case isPostgres(spec):
-		return openPostgres(ctx, spec, &pgstore.Options{PushKeys: keys, Timeout: *f.timeout}, from, pushOn, log)
+		if _, err := pgx.ParseConfig(spec); err != nil {
+			// pgx's parse errors leave the password out.
+			return usageError{fmt.Errorf("--store: not a PostgreSQL URL: %v", err)}
+		}
+	default:
+		return usageError{fmt.Errorf("--store %q: want memory, sqlite:PATH or postgres://URL", storeLabel(spec))}
 	}
-	return nil, usageError{fmt.Errorf("--store %q: want memory, sqlite:PATH or postgres://URL", storeLabel(spec))}
+	keys, from, err := f.pushKeys(log)
+	if err != nil {
+		return err
+	}
+	f.checked = &checkedStore{spec: spec, keys: keys, from: from}
+	return nil
 }
 
 // openSQLite opens the SQLite store at path with the push keys (nil for
 // none) and brings every stored configuration under the first key.
 func openSQLite(ctx context.Context, path string, keys *seal.Keys, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
-	if err := checkDir(path); err != nil {
-		return nil, err
-	}
 	s, err := sqlitestore.OpenWith(path, &sqlitestore.Options{PushKeys: keys})
 	if errors.Is(err, sqlitestore.ErrNoPushKey) || errors.Is(err, seal.ErrUnknownKey) {
 		return nil, fmt.Errorf("%w\n(give the key the credentials were encrypted with, after any new key, with --push-key-file FILE or %s)", err, pushKeyEnv)

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/pgstore"
 	"parley.dev/parley/taskstore/seal"
@@ -34,12 +33,9 @@ func storeLabel(spec string) string {
 
 // openPostgres opens the PostgreSQL store at the URL (migrating its
 // schema) with opts (the push keys, nil for none, and the timeout of its
-// calls) and brings every stored configuration under the first key.
+// calls) and brings every stored configuration under the first key. The
+// URL's syntax was checked by storeFlags.check.
 func openPostgres(ctx context.Context, spec string, opts *pgstore.Options, from string, pushOn bool, log *slog.Logger) (taskstore.Store, error) {
-	if _, err := pgx.ParseConfig(spec); err != nil {
-		// pgx's parse errors leave the password out.
-		return nil, usageError{fmt.Errorf("--store: not a PostgreSQL URL: %v", err)}
-	}
 	// Not Exclusive: any number of servers share the database as
 	// replicas (servecluster.go, docs/replicas.md).
 	s, err := pgstore.Open(ctx, spec, opts)

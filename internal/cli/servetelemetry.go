@@ -26,12 +26,11 @@ type observability struct {
 	log      *slog.Logger
 }
 
-// startObservability configures telemetry from the environment and, with
-// --metrics-addr, listens there for Prometheus scrapes and the probes. It
+// startObservability configures telemetry from the environment (the
+// Prometheus exporter with --metrics-addr, served by serveMetrics). It
 // returns the logger to use from now on: with tracing on, its records
-// carry trace_id and span_id. The metrics listener is bounded by the
-// connection flags of guard, as the others are.
-func startObservability(ctx context.Context, metricsAddr string, guard *guardFlags, log *slog.Logger) (*observability, *slog.Logger, error) {
+// carry trace_id and span_id.
+func startObservability(ctx context.Context, metricsAddr string, log *slog.Logger) (*observability, *slog.Logger, error) {
 	tel, err := telemetry.New(ctx, &telemetry.Options{
 		Prometheus: metricsAddr != "", ServiceVersion: readBuildInfo().version, Logger: log,
 	})
@@ -46,30 +45,37 @@ func startObservability(ctx context.Context, metricsAddr string, guard *guardFla
 	if metricsAddr == "" && tel.PrometheusHandler() != nil {
 		log.Warn("OTEL_METRICS_EXPORTER names prometheus, but nothing serves the scrape endpoint: give --metrics-addr HOST:PORT")
 	}
-	if metricsAddr != "" {
-		ln, err := listen("--metrics-addr", metricsAddr)
-		if err != nil {
-			tel.Shutdown(ctx)
-			return nil, nil, err
-		}
-		ln = guard.listener(ln, true, log)
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", tel.PrometheusHandler())
-		mux.Handle(health.LivePath, o.health)
-		mux.Handle(health.ReadyPath, o.health)
-		o.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-		go func() {
-			if err := o.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("metrics listener stopped", "err", err)
-			}
-		}()
-		log.Info("serving metrics and health probes", "addr", ln.Addr().String(), "metrics", "/metrics")
-	}
 	if tel.Tracing() {
 		log.Info("tracing on: spans are exported over OTLP (OTEL_* environment)")
 	}
 	return o, log, nil
+}
+
+// serveMetrics listens on --metrics-addr (when given) for Prometheus
+// scrapes and the probes, bounded by the connection flags of guard, as
+// the other listeners are; close stops it.
+func (o *observability) serveMetrics(metricsAddr string, guard *guardFlags) error {
+	if metricsAddr == "" {
+		return nil
+	}
+	ln, err := listen("--metrics-addr", metricsAddr)
+	if err != nil {
+		return err
+	}
+	ln = guard.listener(ln, true, o.log)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.tel.PrometheusHandler())
+	mux.Handle(health.LivePath, o.health)
+	mux.Handle(health.ReadyPath, o.health)
+	o.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(o.log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := o.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	o.log.Info("serving metrics and health probes", "addr", ln.Addr().String(), "metrics", "/metrics")
+	return nil
 }
 
 // store makes the task store the readiness check (the store itself: its

@@ -124,11 +124,14 @@ func (p *streamPrinter) line(s string) {
 
 // artifact shows an artifact chunk, already added to p.arts by event:
 // a whole artifact at its last chunk on a terminal, the chunk's text as it
-// comes when piped.
+// comes when piped. Either way the text of appended chunks is joined
+// with nothing added (a2a.ArtifactText): an agent streaming a model's
+// output sends tokens that carry their own spaces, and pieces of words
+// ("Hel", "lo") that a separator would break.
 func (p *streamPrinter) artifact(au *a2a.TaskArtifactUpdateEvent) {
 	a := au.GetArtifact()
 	id := a.GetArtifactId()
-	text := partsText(a.GetParts())
+	text := artifactBody(a) // the chunk's parts, joined as the terminal joins the whole artifact's
 	last := au.GetLastChunk()
 
 	if p.o.tty {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"parley.dev/parley/a2a"
@@ -18,5 +19,26 @@ func TestArtifactBody(t *testing.T) {
 	}
 	if got := artifactBody(nil); got != "" {
 		t.Errorf("artifactBody(nil) = %q, want empty", got)
+	}
+}
+
+// TestPipedStreamJoinsChunks: piped, the text of appended chunks is written
+// as it comes, joined with nothing added, and a chunk of several parts is
+// written as artifactBody writes a whole artifact, so the piped text and
+// the terminal's reassembled artifact read the same.
+func TestPipedStreamJoinsChunks(t *testing.T) {
+	var out strings.Builder
+	p := newStreamPrinter(&output{w: &out, errw: &out})
+	chunk := func(appended, last bool, parts ...*a2a.Part) {
+		p.event(a2a.StreamEvent{Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
+			TaskId: "t", ContextId: "c", Append: appended, LastChunk: last, Artifact: a2a.NewArtifact("a", parts...)}}}})
+	}
+	chunk(false, false, a2a.TextPart("Hel"))
+	chunk(true, false, a2a.TextPart("lo"), a2a.TextPart(", wor"))
+	chunk(true, true, a2a.TextPart("ld"))
+	p.done()
+	whole := artifactBody(a2a.NewArtifact("a", a2a.TextPart("Hel"), a2a.TextPart("lo"), a2a.TextPart(", wor"), a2a.TextPart("ld")))
+	if got, want := out.String(), "artifact a: "+whole+"\n"; got != want || whole != "Hello, world" {
+		t.Errorf("piped stream = %q, want %q (the whole artifact %q)", got, want, whole)
 	}
 }

@@ -19,8 +19,8 @@ const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
                          of an agent that serves A2A 1.1)
   task list URL          list tasks, newest first (--context, --status,
                          --page-size, --page-token, --history,
-                         --include-artifacts, --since); its ARTIFACTS
-                         column shows - unless --include-artifacts
+                         --include-artifacts, --since); the ARTIFACTS
+                         column comes with --include-artifacts
   task cancel URL ID     cancel a task
   task subscribe URL ID  stream a task's events until it ends or needs
                          input or authorization
@@ -131,7 +131,7 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
 		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
-		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts (without it the server leaves them out and the ARTIFACTS column shows -)")
+		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts, counted in an ARTIFACTS column (without it the server leaves them out, and so does the table)")
 		fs.StringVar(&f.since, "since", "", "only tasks whose status changed at or after `TIME` (RFC 3339, or a duration such as 1h: that long ago)")
 	}
 	return f

@@ -208,10 +208,11 @@ func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, e *a2a.Erro
 	h.errw.Write(w, r, Status(e))
 }
 
-// unimplemented answers a request for an unknown service or method with the
-// gRPC status UNIMPLEMENTED (not a bare HTTP 404).
+// unimplemented answers a request for an unknown service or method with
+// MethodNotFoundError: the gRPC status UNIMPLEMENTED (not a bare HTTP 404),
+// with its ErrorInfo as on the other bindings.
 func (h *Handler) unimplemented(w http.ResponseWriter, r *http.Request) {
-	h.errw.Write(w, r, connect.NewError(connect.CodeUnimplemented, errors.New("unknown method "+r.URL.Path)))
+	h.errw.Write(w, r, Status(a2a.NewError(a2a.CodeMethodNotFound, "unknown method %s", r.URL.Path)))
 }
 
 // procedure is the gRPC path of an operation.

@@ -173,6 +173,24 @@ func JSONRPCStatus(e *a2a.Error) int {
 	return http.StatusOK
 }
 
+// MetaBearerError is the metadata key of an UnauthenticatedError that
+// refused a bearer token: its value, "invalid_token", is the error code of
+// the Bearer challenge (RFC 6750 §3.1), and it reaches the client in the
+// ErrorInfo too.
+const MetaBearerError = "bearerError"
+
+// challenge is the WWW-Authenticate value of an UnauthenticatedError: the
+// Bearer challenge, with the error code of a refused token (RFC 6750
+// §3.1); a request without credentials gets none (RFC 6750 §3.1: it
+// SHOULD NOT).
+func challenge(err *a2a.Error) string {
+	switch code := err.Metadata[MetaBearerError]; code {
+	case "invalid_token", "invalid_request", "insufficient_scope": // RFC 6750 §3.1's codes, and nothing else
+		return `Bearer realm="a2a", error="` + code + `"`
+	}
+	return `Bearer realm="a2a"`
+}
+
 // SetResponseHeaders echoes activated extensions (as the A2A extensions guide
 // recommends) and, for an authentication error, the challenge (spec §3.3.2);
 // for a rate limit or an unavailable server, Retry-After (in seconds: the
@@ -182,7 +200,7 @@ func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 		h.Set(HeaderExtensions, strings.Join(ci.Activated, ", "))
 	}
 	if err != nil && err.Code == a2a.CodeUnauthenticated {
-		h.Set("WWW-Authenticate", `Bearer realm="a2a"`)
+		h.Set("WWW-Authenticate", challenge(err))
 	}
 	if err != nil && (err.Code == a2a.CodeRateLimited || err.Code == a2a.CodeUnavailable) {
 		if d, ok := err.RetryAfter(); ok {

@@ -17,14 +17,16 @@ import (
 
 // AppendError renders {"error":{"code","status","message","details"}}
 // (spec §11.6): code the HTTP status, status the name of the error's gRPC
-// code (a2a.Code.GRPCStatus), which tells apart errors that share an HTTP
-// status (MethodNotFoundError's 404 is TaskNotFoundError's). status 0
-// means the error's own HTTP status.
-func AppendError(b []byte, e *a2a.Error, status int) []byte {
+// code (a2a.Code.GRPCStatus). status 0 means the error's own HTTP status,
+// name "" its own status name; only a request for no operation is
+// answered otherwise (routeError).
+func AppendError(b []byte, e *a2a.Error, status int, name string) []byte {
 	if status == 0 {
 		status = e.Code.HTTPStatus()
 	}
-	_, name := e.Code.GRPCStatus()
+	if name == "" {
+		_, name = e.Code.GRPCStatus()
+	}
 	b = append(b, `{"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, `,"status":"`...)

@@ -9,6 +9,7 @@ package rest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -50,21 +51,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	segs := splitPath(strings.TrimPrefix(r.URL.EscapedPath(), "/"), buf[:])
 	rt, vars, tenant, allowed := h.match(r.Method, segs)
 	if rt == nil {
-		if len(allowed) > 0 {
-			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "method %s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
-			return
-		}
-		writeError(w, ci, ct, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+		routeError(w, r, ci, ct, allowed)
 		return
 	}
 	req := rt.m.NewRequest()
 	if err := h.decode(w, r, rt, req); err != nil {
-		writeError(w, ci, ct, a2a.AsError(err), 0)
+		writeError(w, ci, ct, a2a.AsError(err))
 		return
 	}
 	if err := rt.bindPath(req, &vars, tenant); err != nil {
-		writeError(w, ci, ct, err, 0)
+		writeError(w, ci, ct, err)
 		return
 	}
 	ctx := a2a.WithCallInfo(r.Context(), ci)
@@ -75,14 +71,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := h.inv.Call(ctx, rt.m, req)
 	if err != nil {
 		e, _ := httpx.ServerError(ctx, h.opts.Logger, rt.m.Name, err)
-		writeError(w, ci, ct, e, 0)
+		writeError(w, ci, ct, e)
 		return
 	}
 	bp := httpx.Body()
 	b, err := a2a.AppendJSON(*bp, resp)
 	defer httpx.PutBody(bp, b)
 	if err != nil {
-		writeError(w, ci, ct, a2a.Internal(err), 0)
+		writeError(w, ci, ct, a2a.Internal(err))
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, nil)
@@ -166,7 +162,7 @@ type streamEncoder struct {
 
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
-	writeError(w, e.ci, e.ct, ae, 0)
+	writeError(w, e.ci, e.ct, ae)
 }
 
 func (e *streamEncoder) Start(h http.Header) { httpx.SetResponseHeaders(h, e.ci, nil) }
@@ -177,7 +173,7 @@ func (e *streamEncoder) AppendEvent(b []byte, ev a2a.StreamEvent) ([]byte, error
 
 func (e *streamEncoder) Fail(err error) (string, []byte) {
 	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
-	return "error", AppendError(nil, ae, 0)
+	return "error", AppendError(nil, ae, 0, "")
 }
 
 // WriteError answers r, refused before the handler ran (by authentication
@@ -185,18 +181,42 @@ func (e *streamEncoder) Fail(err error) (string, []byte) {
 // google.rpc.Status body whose media type follows r's Accept header as the
 // handler's responses do (see responseType).
 func WriteError(w http.ResponseWriter, r *http.Request, e *a2a.Error) {
-	writeError(w, nil, responseType(r), e, 0)
+	writeError(w, nil, responseType(r), e)
 }
 
-// writeError writes an error response: the HTTP status of the error (or
-// the given one) and a google.rpc.Status body (spec §11.6) of media type
-// ct.
-func writeError(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Error, status int) {
+// writeError writes an error response: the HTTP status of the error and
+// a google.rpc.Status body (spec §11.6) of media type ct.
+func writeError(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Error) {
+	writeErrorAs(w, ci, ct, e, 0, "")
+}
+
+// writeErrorAs is writeError with the HTTP status and the body's status
+// name given (0 and "": the error's own).
+func writeErrorAs(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Error, status int, name string) {
 	if status == 0 {
 		status = e.Code.HTTPStatus()
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, e)
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
-	w.Write(AppendError(nil, e, status))
+	w.Write(AppendError(nil, e, status, name))
+}
+
+// routeError answers a request that names no operation with
+// MethodNotFoundError, in the pairs of HTTP status and status name of
+// Google's error model, which this binding's errors follow (spec §11.6):
+// a path no operation has is 404 NOT_FOUND; an operation's path under
+// another verb is 405 with an Allow header (RFC 9110 §15.5.6) and
+// UNIMPLEMENTED, the error's own status name (the model pairs no code
+// with 405). The error's ErrorInfo reason, METHOD_NOT_FOUND, tells either
+// from TaskNotFoundError, which shares 404 (a2a.Error.Info).
+func routeError(w http.ResponseWriter, r *http.Request, ci *a2a.CallInfo, ct string, allowed []string) {
+	e := a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at %s %s", r.Method, r.URL.Path)
+	if len(allowed) == 0 {
+		writeErrorAs(w, ci, ct, e, http.StatusNotFound, "NOT_FOUND")
+		return
+	}
+	e.Message = fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path)
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	writeErrorAs(w, ci, ct, e, http.StatusMethodNotAllowed, "")
 }

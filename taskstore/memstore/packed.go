@@ -3,6 +3,7 @@ package memstore
 import (
 	"fmt"
 	"slices"
+	"weak"
 
 	"google.golang.org/protobuf/proto"
 
@@ -132,6 +133,7 @@ func (e *entry) live() (*a2a.Task, error) {
 		}
 		e.task, e.packed = t, nil
 		e.decoded.Store(nil) // of the packed task this write changes
+		e.large = weak.Pointer[a2a.Task]{}
 	}
 	return e.task, nil
 }
@@ -174,7 +176,10 @@ func (s *Store) readTask(e *entry) (*a2a.Task, error) {
 	if d := e.decoded.Load(); d != nil && e.task == nil {
 		return d, nil
 	}
-	if e.task != nil || len(e.packed) > cachedTaskBytes || !e.readOnce.Swap(true) {
+	if e.task == nil && len(e.packed) > cachedTaskBytes {
+		return s.readLarge(e)
+	}
+	if e.task != nil || !e.readOnce.Swap(true) {
 		return e.copyTask()
 	}
 	t, err := unpackTask(e.packed)
@@ -190,6 +195,27 @@ func (s *Store) readTask(e *entry) (*a2a.Task, error) {
 	s.readNext = (s.readNext + 1) % len(s.readRing)
 	e.decoded.Store(t)
 	s.readMu.Unlock()
+	return t, nil
+}
+
+// readLarge returns the decoded tree of a large packed task for GetTask:
+// the one an answer still holds, if any, else a new one, decoded once for
+// the readers that arrive together. So many calls reading one large task
+// at once (say, clients that do not take their answers) hold one tree of
+// it, not one each, and the store keeps none once the answers are gone.
+// Callers hold s.mu.
+func (s *Store) readLarge(e *entry) (*a2a.Task, error) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if t := e.large.Value(); t != nil {
+		return t, nil
+	}
+	t, err := unpackTask(e.packed)
+	if err != nil {
+		return nil, err
+	}
+	t.Generation = taskstore.Generation(e.seq)
+	e.large = weak.Make(t)
 	return t, nil
 }
 

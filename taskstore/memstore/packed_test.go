@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -203,5 +205,53 @@ func TestReadAgainCached(t *testing.T) {
 	}
 	if n != cachedTasks {
 		t.Fatalf("%d decoded trees kept, want %d", n, cachedTasks)
+	}
+}
+
+// TestLargeReadShared: the readers of a large finished task that arrive
+// while an answer still holds its tree share that tree (one decoding, not
+// one per call); a write neither changes it nor is hidden by it, and the
+// store keeps no tree once no answer holds it.
+func TestLargeReadShared(t *testing.T) {
+	s := New()
+	sc := taskstore.Scope{Owner: "o"}
+	big := strings.Repeat("x", 4*cachedTaskBytes)
+	tk := &a2a.Task{Id: "big", ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED},
+		Artifacts: []*a2a.Artifact{a2a.TextArtifact("a", big)}}
+	if err := s.CreateTaskBatch(t.Context(), sc, tk, []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e := s.tasks["big"]
+	if len(e.packed) <= cachedTaskBytes {
+		t.Fatalf("the task packs to %d bytes, not above %d", len(e.packed), cachedTaskBytes)
+	}
+	first, err := s.GetTask(t.Context(), sc, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := s.GetTask(t.Context(), sc, "big")
+	if first != second {
+		t.Fatal("a second read while the first answer holds the tree decoded another")
+	}
+	held := proto.Clone(first).(*a2a.Task)
+	if err := s.Append(t.Context(), sc, "big", taskstore.Event{Message: &a2a.Message{MessageId: "m2", Role: a2a.Role_ROLE_USER, Parts: []*a2a.Part{{Content: &a2a.Part_Text{Text: "more"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(first, held) {
+		t.Fatal("a write changed the tree a read returned")
+	}
+	after, _ := s.GetTask(t.Context(), sc, "big")
+	if after == first || len(after.History) != 1 {
+		t.Fatalf("a read after a write got the old tree (history %d)", len(after.History))
+	}
+	runtime.KeepAlive(first)
+	first, second, after = nil, nil, nil
+	runtime.GC()
+	runtime.GC()
+	s.readMu.Lock()
+	kept := e.large.Value()
+	s.readMu.Unlock()
+	if kept != nil {
+		t.Error("the store keeps the tree of a large task no answer holds")
 	}
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -89,38 +90,92 @@ func TestGetTaskCacheFollowsWrites(t *testing.T) {
 	}
 }
 
+// cached returns the task the cache hands out for k without a read, or
+// nil (ending the read get began).
+func cached(c *taskCache, k cacheKey) *a2a.Task {
+	t, rd, own := c.get(k)
+	if own {
+		c.done(k, rd, nil)
+	}
+	return t
+}
+
 // A read that began before a write must not cache what it read once the
-// write is acknowledged (taskCache.put after drop).
+// write is acknowledged (taskCache.done after drop).
 func TestTaskCacheRefusesReadsOlderThanADrop(t *testing.T) {
 	c := newTaskCache()
 	k := cacheKey{taskstore.Scope{Owner: "o"}, "t"}
-	_, gen := c.get(k)
+	_, rd, _ := c.get(k)
 	c.drop(k) // a write of the task committed meanwhile
-	c.put(k, &a2a.Task{Id: "t"}, gen)
-	if got, _ := c.get(k); got != nil {
+	c.done(k, rd, &a2a.Task{Id: "t"})
+	if got := cached(c, k); got != nil {
 		t.Fatal("a read older than the write was cached")
 	}
-	_, gen = c.get(k)
-	c.put(k, &a2a.Task{Id: "t"}, gen)
-	if got, _ := c.get(k); got == nil {
+	_, rd, _ = c.get(k)
+	c.done(k, rd, &a2a.Task{Id: "t"})
+	if got := cached(c, k); got == nil {
 		t.Fatal("a read newer than the write was not cached")
 	}
-	_, gen = c.get(k)
+	c.drop(k)
+	_, rd, _ = c.get(k)
 	c.clear()
-	c.put(k, &a2a.Task{Id: "t"}, gen)
-	if got, _ := c.get(k); got != nil {
+	c.done(k, rd, &a2a.Task{Id: "t"})
+	if got := cached(c, k); got != nil {
 		t.Fatal("a read older than a clear was cached")
 	}
 }
 
-// A task larger than cachedTaskBytes is read from the store each time.
-func TestTaskCacheSkipsLargeTasks(t *testing.T) {
+// A task larger than cachedTaskBytes is kept only while an answer holds
+// it: shared then, read from the store again once nothing holds it.
+func TestTaskCacheLargeTasksWhileHeld(t *testing.T) {
 	c := newTaskCache()
 	k := cacheKey{taskstore.Scope{Owner: "o"}, "big"}
 	big := &a2a.Task{Id: "big", Artifacts: []*a2a.Artifact{a2a.TextArtifact("a", string(make([]byte, cachedTaskBytes)))}}
-	_, gen := c.get(k)
-	c.put(k, big, gen)
-	if got, _ := c.get(k); got != nil {
-		t.Fatal("a task over the size bound was cached")
+	_, rd, _ := c.get(k)
+	c.done(k, rd, big)
+	if got := cached(c, k); got != big {
+		t.Fatal("a large task an answer holds was not shared")
+	}
+	if len(c.tasks) != 0 {
+		t.Fatal("a task over the size bound was kept")
+	}
+	runtime.KeepAlive(big)
+	big = nil
+	runtime.GC()
+	runtime.GC()
+	if got := cached(c, k); got != nil {
+		t.Fatal("a large task nothing holds was kept")
+	}
+}
+
+// Calls that ask for a task while another reads it wait for that read and
+// share its task; one that comes after a write (a drop) reads anew; one
+// whose read failed reads itself.
+func TestTaskCacheSharesReadsInProgress(t *testing.T) {
+	c := newTaskCache()
+	k := cacheKey{taskstore.Scope{Owner: "o"}, "t"}
+	_, first, own := c.get(k)
+	if !own {
+		t.Fatal("the first call was not given the read")
+	}
+	_, joined, own := c.get(k)
+	if own || joined != first {
+		t.Fatal("a second call did not wait for the read in progress")
+	}
+	c.drop(k)
+	_, after, own := c.get(k)
+	if !own || after == first {
+		t.Fatal("a call after a write joined a read from before it")
+	}
+	tk := &a2a.Task{Id: "t"}
+	c.done(k, first, tk)
+	<-joined.done
+	if joined.t != tk {
+		t.Fatal("the waiting call did not get the read's task")
+	}
+	c.done(k, after, nil)
+	<-after.done
+	if after.t != nil {
+		t.Fatal("a failed read handed out a task")
 	}
 }

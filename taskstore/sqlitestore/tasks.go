@@ -98,20 +98,39 @@ func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uin
 // the tasks GetTask read last (taskCache).
 func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
 	k := cacheKey{sc, id}
-	t, gen := s.cache.get(k)
+	t, rd, own := s.cache.get(k)
 	if t != nil {
 		return t, nil
 	}
-	rows, err := s.getTask.QueryContext(ctx, id, sc.Tenant, sc.Owner)
+	if !own {
+		// Another call reads it: its answer, or a read of our own if
+		// that one failed (its context may have been the one to end).
+		select {
+		case <-rd.done:
+			if rd.t != nil {
+				return rd.t, nil
+			}
+		case <-ctx.Done():
+			return nil, wrap("get task", ctx.Err())
+		}
+		return s.readTask(ctx, k)
+	}
+	t, err := s.readTask(ctx, k)
+	s.cache.done(k, rd, t)
+	return t, err
+}
+
+// readTask reads the task from the store.
+func (s *Store) readTask(ctx context.Context, k cacheKey) (*a2a.Task, error) {
+	rows, err := s.getTask.QueryContext(ctx, k.id, k.scope.Tenant, k.scope.Owner)
 	if err != nil {
 		return nil, wrap("get task", err)
 	}
-	t, err = sqlstore.ReadTask[sql.RawBytes](dialect, rows)
+	t, err := sqlstore.ReadTask[sql.RawBytes](dialect, rows)
 	rows.Close()
 	if err != nil {
 		return nil, dialect.Refused("get task", err)
 	}
-	s.cache.put(k, t, gen)
 	return t, nil
 }
 

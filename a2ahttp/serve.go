@@ -216,45 +216,20 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("a2ahttp: ServeConfig.Agent is required")
 	}
-	versions := server.DefaultProtocolVersions()
-	if len(cfg.ProtocolVersions) > 0 {
-		versions = slices.Clone(cfg.ProtocolVersions)
-	}
-	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
-		c := *cfg // the card and the handler read DisableV03
-		c.DisableV03, cfg = true, &c
-	}
-	if cfg.DisableV03 {
-		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
-	}
+	cfg, versions := cfg.servedVersions()
 	tlsConf, err := cfg.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
-	var opened []net.Listener
+	ln, gln, opened, err := cfg.listen()
+	if err != nil {
+		return nil, err
+	}
 	fail := func(err error) (*Server, error) {
 		for _, ln := range opened {
 			ln.Close()
 		}
 		return nil, err
-	}
-	ln := cfg.Listener
-	if ln == nil {
-		addr := cfg.Addr
-		if addr == "" {
-			addr = DefaultAddr
-		}
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			return nil, fmt.Errorf("a2ahttp: %w", err)
-		}
-		opened = append(opened, ln)
-	}
-	gln := cfg.GRPCListener
-	if gln == nil && cfg.GRPCAddr != "" {
-		if gln, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
-			return fail(fmt.Errorf("a2ahttp: %w", err))
-		}
-		opened = append(opened, gln)
 	}
 	base := publicBase(cfg.PublicURL, ln.Addr(), tlsConf != nil)
 	target, err := grpcTarget(base, cfg.PublicURL != "", gln)
@@ -274,6 +249,70 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	if s.timeout == 0 {
 		s.timeout = DefaultShutdownTimeout
 	}
+	if card, err = s.startCore(cfg, card, versions); err != nil {
+		return fail(err)
+	}
+	keepAlive := cfg.KeepAlive
+	if keepAlive == 0 {
+		keepAlive = defaultKeepAlive
+	}
+	if err := s.startHandler(cfg, card, keepAlive, gln != nil); err != nil {
+		return fail(err)
+	}
+	s.serveListeners(cfg, ln, gln, keepAlive, tlsConf)
+	return s, nil
+}
+
+// servedVersions returns the protocol versions to serve, and the
+// configuration to serve them with: one with DisableV03 set when the
+// versions leave v0.3 out, as the card and the handler read DisableV03.
+func (cfg *ServeConfig) servedVersions() (*ServeConfig, []string) {
+	versions := server.DefaultProtocolVersions()
+	if len(cfg.ProtocolVersions) > 0 {
+		versions = slices.Clone(cfg.ProtocolVersions)
+	}
+	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
+		c := *cfg // the card and the handler read DisableV03
+		c.DisableV03, cfg = true, &c
+	}
+	if cfg.DisableV03 {
+		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
+	}
+	return cfg, versions
+}
+
+// listen returns the main listener and the gRPC-only one (nil for none),
+// each the configured one or opened at its address; opened lists those it
+// opened, which the caller closes if it fails later.
+func (cfg *ServeConfig) listen() (ln, gln net.Listener, opened []net.Listener, err error) {
+	ln = cfg.Listener
+	if ln == nil {
+		addr := cfg.Addr
+		if addr == "" {
+			addr = DefaultAddr
+		}
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, nil, nil, fmt.Errorf("a2ahttp: %w", err)
+		}
+		opened = append(opened, ln)
+	}
+	gln = cfg.GRPCListener
+	if gln == nil && cfg.GRPCAddr != "" {
+		if gln, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
+			for _, l := range opened {
+				l.Close()
+			}
+			return nil, nil, nil, fmt.Errorf("a2ahttp: %w", err)
+		}
+		opened = append(opened, gln)
+	}
+	return ln, gln, opened, nil
+}
+
+// startCore makes the server core over the configured store (a memory
+// store of s's own when none is), and returns the card it serves (which
+// ServeConfig.ServerOptions may have changed).
+func (s *Server) startCore(cfg *ServeConfig, card *a2a.AgentCard, versions []string) (*a2a.AgentCard, error) {
 	store := cfg.Store
 	if store == nil {
 		store = memstore.New()
@@ -282,28 +321,32 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	sopts := &server.Options{
 		Card: card, ExtendedCard: cfg.ExtendedCard, Agent: cfg.Agent, Store: store, ProtocolVersions: versions,
 		RequireAuth: (len(cfg.Tokens) > 0 || len(cfg.Authenticators) > 0) && !cfg.AllowAnonymous,
-		Logger:      log, Push: cfg.Push,
+		Logger:      s.log, Push: cfg.Push,
 	}
 	if cfg.ServerOptions != nil {
 		cfg.ServerOptions(sopts)
 	}
+	var err error
 	if s.core, err = server.New(sopts); err != nil {
 		s.closeStore()
-		return fail(err)
+		return nil, err
 	}
-	keepAlive := cfg.KeepAlive
-	if keepAlive == 0 {
-		keepAlive = defaultKeepAlive
-	}
+	return sopts.Card, nil
+}
+
+// startHandler makes the HTTP handler over s's core; on failure it closes
+// the core and what s owns.
+func (s *Server) startHandler(cfg *ServeConfig, card *a2a.AgentCard, keepAlive time.Duration, grpcListener bool) error {
 	hopts := &Options{
-		Card: sopts.Card, Tokens: cfg.Tokens, Authenticators: cfg.Authenticators, AllowAnonymous: cfg.AllowAnonymous,
-		CardSigner: cfg.CardSigner, DisableV03: cfg.DisableV03, KeepAlive: keepAlive, Logger: log, Parking: NewParking(0),
+		Card: card, Tokens: cfg.Tokens, Authenticators: cfg.Authenticators, AllowAnonymous: cfg.AllowAnonymous,
+		CardSigner: cfg.CardSigner, DisableV03: cfg.DisableV03, KeepAlive: keepAlive, Logger: s.log, Parking: NewParking(0),
 	}
 	if cfg.HandlerOptions != nil {
 		cfg.HandlerOptions(hopts)
 	}
 	s.parking = hopts.Parking
-	if s.handler, err = New(s.core, hopts); err == nil && gln != nil && s.handler.GRPC() == nil {
+	var err error
+	if s.handler, err = New(s.core, hopts); err == nil && grpcListener && s.handler.GRPC() == nil {
 		err = errors.New("a2ahttp: a gRPC listener is configured but the gRPC binding is off")
 	}
 	if err != nil {
@@ -312,9 +355,14 @@ func Start(cfg *ServeConfig) (*Server, error) {
 		if s.parking != nil {
 			s.parking.Close()
 		}
-		return fail(err)
+		return err
 	}
+	return nil
+}
 
+// serveListeners serves s's handler on ln and, when gln is not nil, its
+// gRPC binding alone on gln, each through the configured HTTP middleware.
+func (s *Server) serveListeners(cfg *ServeConfig, ln, gln net.Listener, keepAlive time.Duration, tlsConf *tls.Config) {
 	var main, grpcOnly http.Handler = s.handler, nil
 	if gln != nil {
 		grpcOnly = s.handler.GRPC()
@@ -327,11 +375,10 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	}
 	reqCtx, cancel := context.WithCancel(context.Background())
 	s.cancelReqs = cancel
-	s.serve(cfg.newHTTPServer(reqCtx, main, keepAlive, tlsConf, log), ln)
+	s.serve(cfg.newHTTPServer(reqCtx, main, keepAlive, tlsConf, s.log), ln)
 	if gln != nil {
-		s.serve(cfg.newHTTPServer(reqCtx, grpcOnly, keepAlive, tlsConf, log), gln)
+		s.serve(cfg.newHTTPServer(reqCtx, grpcOnly, keepAlive, tlsConf, s.log), gln)
 	}
-	return s, nil
 }
 
 // tlsConfig returns the TLS configuration to serve with, nil for none.

@@ -69,12 +69,6 @@ func callAttrs(m *a2a.Method, binding, version, outcome, reason string) attribut
 	return attribute.NewSet(kv...)
 }
 
-// record records the duration of a call served in version with this
-// outcome.
-func (c *callDurations) record(ctx context.Context, d time.Duration, m *a2a.Method, binding, version, outcome, reason string) {
-	c.hist.Record(ctx, d.Seconds(), c.of(m, binding, version, outcome, reason)...)
-}
-
 // of returns the record options of a call's series.
 func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason string) []metric.RecordOption {
 	if outcome == outcomeOK && version == c.version {
@@ -90,25 +84,24 @@ func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason stri
 	return o.([]metric.RecordOption)
 }
 
+// record records the duration of a call served in version with this
+// outcome.
+func (c *callDurations) record(ctx context.Context, d time.Duration, m *a2a.Method, binding, version, outcome, reason string) {
+	c.hist.Record(ctx, d.Seconds(), c.of(m, binding, version, outcome, reason)...)
+}
+
 // calls returns the request duration series of one side and binding.
 func (ins *instruments) calls(server bool, binding string) *callDurations {
 	ins.callsMu.Lock()
 	defer ins.callsMu.Unlock()
-	side, hist := &ins.clientCalls, ins.clientDuration
+	side, hist, version := ins.clientCalls, ins.clientDuration, "" // a client's calls carry no served version
 	if server {
-		side, hist = &ins.serverCalls, ins.serverDuration
+		side, hist, version = ins.serverCalls, ins.serverDuration, a2a.ProtocolVersion
 	}
-	if *side == nil {
-		*side = make(map[string]*callDurations)
-	}
-	c := (*side)[binding]
+	c := side[binding]
 	if c == nil {
-		version := "" // a client's calls carry no served version
-		if server {
-			version = a2a.ProtocolVersion
-		}
 		c = newCallDurations(hist, binding, version)
-		(*side)[binding] = c
+		side[binding] = c
 	}
 	return c
 }

@@ -74,7 +74,9 @@ func newInstruments(m metric.Meter) *instruments {
 			"Duration of A2A calls made by the client library, by method, binding and outcome."),
 		storeDuration: durationHistogram(m, "parley.store.operation.duration",
 			"Duration of task store calls, by operation and outcome."),
-		storeOpts: make([][2][]metric.RecordOption, len(storeOps)),
+		storeOpts:   make([][2][]metric.RecordOption, len(storeOps)),
+		serverCalls: make(map[string]*callDurations),
+		clientCalls: make(map[string]*callDurations),
 	}
 	for _, op := range storeOps {
 		for outcome := range op.attrs {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/v03"
+	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
 )
@@ -258,6 +260,24 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	}
 	s.serveListeners(cfg, ln, gln, keepAlive, tlsConf)
 	return s, nil
+}
+
+// servedVersions returns the protocol versions to serve, and the
+// configuration to serve them with: one with DisableV03 set when the
+// versions leave v0.3 out, as the card and the handler read DisableV03.
+func (cfg *ServeConfig) servedVersions() (*ServeConfig, []string) {
+	versions := server.DefaultProtocolVersions()
+	if len(cfg.ProtocolVersions) > 0 {
+		versions = slices.Clone(cfg.ProtocolVersions)
+	}
+	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
+		c := *cfg // the card and the handler read DisableV03
+		c.DisableV03, cfg = true, &c
+	}
+	if cfg.DisableV03 {
+		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
+	}
+	return cfg, versions
 }
 
 // tlsConfig returns the TLS configuration to serve with, nil for none.

@@ -1,6 +1,7 @@
 package a2ahttp
 
-// The steps of Start, in the order it takes them.
+// The steps of Start once it knows its versions and TLS configuration:
+// listening, the core, the handler, serving.
 
 import (
 	"context"
@@ -9,32 +10,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore/memstore"
 )
-
-// servedVersions returns the protocol versions to serve, and the
-// configuration to serve them with: one with DisableV03 set when the
-// versions leave v0.3 out, as the card and the handler read DisableV03.
-func (cfg *ServeConfig) servedVersions() (*ServeConfig, []string) {
-	versions := server.DefaultProtocolVersions()
-	if len(cfg.ProtocolVersions) > 0 {
-		versions = slices.Clone(cfg.ProtocolVersions)
-	}
-	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
-		c := *cfg // the card and the handler read DisableV03
-		c.DisableV03, cfg = true, &c
-	}
-	if cfg.DisableV03 {
-		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
-	}
-	return cfg, versions
-}
 
 // listen returns the main listener and the gRPC-only one (nil for none),
 // each the configured one or opened at its address; opened lists those it

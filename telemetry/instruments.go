@@ -50,13 +50,12 @@ var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.
 // executions).
 type instruments struct {
 	meter          metric.Meter
-	streamsOpen    metric.Int64UpDownCounter  // parley.server.streams.open
-	appended       atomic.Int64               // parley.store.events.appended
-	executions     liveSet                    // parley.server.executions.active
-	serverDuration metric.Float64Histogram    // parley.server.request.duration
-	clientDuration metric.Float64Histogram    // parley.client.request.duration
-	storeDuration  metric.Float64Histogram    // parley.store.operation.duration
-	storeOpts      [][2][]metric.RecordOption // its attributes, by storeOp and outcome
+	streamsOpen    metric.Int64UpDownCounter // parley.server.streams.open
+	appended       atomic.Int64              // parley.store.events.appended
+	executions     liveSet                   // parley.server.executions.active
+	serverDuration metric.Float64Histogram   // parley.server.request.duration
+	clientDuration metric.Float64Histogram   // parley.client.request.duration
+	storeDuration  metric.Float64Histogram   // parley.store.operation.duration
 
 	callsMu     sync.Mutex
 	serverCalls map[string]*callDurations // parley.server.request.duration, by binding
@@ -74,14 +73,8 @@ func newInstruments(m metric.Meter) *instruments {
 			"Duration of A2A calls made by the client library, by method, binding and outcome."),
 		storeDuration: durationHistogram(m, "parley.store.operation.duration",
 			"Duration of task store calls, by operation and outcome."),
-		storeOpts:   make([][2][]metric.RecordOption, len(storeOps)),
 		serverCalls: make(map[string]*callDurations),
 		clientCalls: make(map[string]*callDurations),
-	}
-	for _, op := range storeOps {
-		for outcome := range op.attrs {
-			ins.storeOpts[op.index][outcome] = recordOpts(op.attrs[outcome])
-		}
 	}
 	must(m.Int64ObservableUpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),
 		metric.WithDescription("Agent executions running now, detached ones included."),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"parley.dev/parley/a2a"
@@ -41,25 +42,19 @@ type store struct {
 }
 
 // storeOp is one store operation and what observing it needs, made once:
-// the span event's name, and the metric attributes of each outcome (ok,
-// error) with its index in instruments.store.
+// the span event's name, and the options of a duration's Record for each
+// outcome (ok, error), which carry its metric attributes.
 type storeOp struct {
-	index int
-	event string           // "store." + the operation
-	attrs [2]attribute.Set // ok, error
+	event string                   // "store." + the operation
+	opts  [2][]metric.RecordOption // ok, error
 }
-
-// storeOps are the operations observed, by index.
-var storeOps []*storeOp
 
 // newStoreOp makes the storeOp of the store method called name.
 func newStoreOp(name string) *storeOp {
-	set := func(outcome string) attribute.Set {
-		return attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome))
+	opts := func(outcome string) []metric.RecordOption {
+		return recordOpts(attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome)))
 	}
-	op := &storeOp{index: len(storeOps), event: "store." + name, attrs: [2]attribute.Set{set(outcomeOK), set(outcomeError)}}
-	storeOps = append(storeOps, op)
-	return op
+	return &storeOp{event: "store." + name, opts: [2][]metric.RecordOption{opts(outcomeOK), opts(outcomeError)}}
 }
 
 // The operations observed.
@@ -119,7 +114,7 @@ func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, er
 		if failed {
 			outcome = 1
 		}
-		s.t.ins.storeDuration.Record(ctx, d.Seconds(), s.t.ins.storeOpts[call.index][outcome]...)
+		s.t.ins.storeDuration.Record(ctx, d.Seconds(), call.opts[outcome]...)
 	}
 	if !s.t.tracing {
 		return err

@@ -43,11 +43,8 @@ const (
 var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
 // instruments are the metrics Parley records, each named in a comment
-// below: the SDK's instruments, synchronous for the durations and the open
-// streams, asynchronous (read when the metrics are collected) for the
-// events appended and the active executions, which Parley counts in its
-// own memory (an atomic addition per event; see liveSet for the
-// executions).
+// below; the events appended and the active executions are counted in
+// Parley's memory and read when the metrics are collected.
 type instruments struct {
 	meter          metric.Meter
 	streamsOpen    metric.Int64UpDownCounter // parley.server.streams.open

@@ -24,7 +24,6 @@ import (
 	"parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
 	"parley.dev/parley/taskstore"
-	"parley.dev/parley/taskstore/memstore"
 )
 
 // DefaultAddr is the address Start listens on when ServeConfig gives
@@ -217,45 +216,20 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("a2ahttp: ServeConfig.Agent is required")
 	}
-	versions := server.DefaultProtocolVersions()
-	if len(cfg.ProtocolVersions) > 0 {
-		versions = slices.Clone(cfg.ProtocolVersions)
-	}
-	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
-		c := *cfg // the card and the handler read DisableV03
-		c.DisableV03, cfg = true, &c
-	}
-	if cfg.DisableV03 {
-		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
-	}
+	cfg, versions := cfg.servedVersions()
 	tlsConf, err := cfg.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
-	var opened []net.Listener
+	ln, gln, opened, err := cfg.listen()
+	if err != nil {
+		return nil, err
+	}
 	fail := func(err error) (*Server, error) {
 		for _, ln := range opened {
 			ln.Close()
 		}
 		return nil, err
-	}
-	ln := cfg.Listener
-	if ln == nil {
-		addr := cfg.Addr
-		if addr == "" {
-			addr = DefaultAddr
-		}
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			return nil, fmt.Errorf("a2ahttp: %w", err)
-		}
-		opened = append(opened, ln)
-	}
-	gln := cfg.GRPCListener
-	if gln == nil && cfg.GRPCAddr != "" {
-		if gln, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
-			return fail(fmt.Errorf("a2ahttp: %w", err))
-		}
-		opened = append(opened, gln)
 	}
 	base := publicBase(cfg.PublicURL, ln.Addr(), tlsConf != nil)
 	target, err := grpcTarget(base, cfg.PublicURL != "", gln)
@@ -275,64 +249,36 @@ func Start(cfg *ServeConfig) (*Server, error) {
 	if s.timeout == 0 {
 		s.timeout = DefaultShutdownTimeout
 	}
-	store := cfg.Store
-	if store == nil {
-		store = memstore.New()
-		s.store = store
-	}
-	sopts := &server.Options{
-		Card: card, ExtendedCard: cfg.ExtendedCard, Agent: cfg.Agent, Store: store, ProtocolVersions: versions,
-		RequireAuth: (len(cfg.Tokens) > 0 || len(cfg.Authenticators) > 0) && !cfg.AllowAnonymous,
-		Logger:      log, Push: cfg.Push,
-	}
-	if cfg.ServerOptions != nil {
-		cfg.ServerOptions(sopts)
-	}
-	if s.core, err = server.New(sopts); err != nil {
-		s.closeStore()
+	if card, err = s.startCore(cfg, card, versions); err != nil {
 		return fail(err)
 	}
 	keepAlive := cfg.KeepAlive
 	if keepAlive == 0 {
 		keepAlive = defaultKeepAlive
 	}
-	hopts := &Options{
-		Card: sopts.Card, Tokens: cfg.Tokens, Authenticators: cfg.Authenticators, AllowAnonymous: cfg.AllowAnonymous,
-		CardSigner: cfg.CardSigner, DisableV03: cfg.DisableV03, KeepAlive: keepAlive, Logger: log, Parking: NewParking(0),
-	}
-	if cfg.HandlerOptions != nil {
-		cfg.HandlerOptions(hopts)
-	}
-	s.parking = hopts.Parking
-	if s.handler, err = New(s.core, hopts); err == nil && gln != nil && s.handler.GRPC() == nil {
-		err = errors.New("a2ahttp: a gRPC listener is configured but the gRPC binding is off")
-	}
-	if err != nil {
-		s.core.Close(context.Background())
-		s.closeStore()
-		if s.parking != nil {
-			s.parking.Close()
-		}
+	if err := s.startHandler(cfg, card, keepAlive, gln != nil); err != nil {
 		return fail(err)
 	}
-
-	var main, grpcOnly http.Handler = s.handler, nil
-	if gln != nil {
-		grpcOnly = s.handler.GRPC()
-	}
-	if mw := cfg.HTTPMiddleware; mw != nil {
-		main = mw(main, false)
-		if grpcOnly != nil {
-			grpcOnly = mw(grpcOnly, true)
-		}
-	}
-	reqCtx, cancel := context.WithCancel(context.Background())
-	s.cancelReqs = cancel
-	s.serve(cfg.newHTTPServer(reqCtx, main, keepAlive, tlsConf, log), ln)
-	if gln != nil {
-		s.serve(cfg.newHTTPServer(reqCtx, grpcOnly, keepAlive, tlsConf, log), gln)
-	}
+	s.serveListeners(cfg, ln, gln, keepAlive, tlsConf)
 	return s, nil
+}
+
+// servedVersions returns the protocol versions to serve, and the
+// configuration to serve them with: one with DisableV03 set when the
+// versions leave v0.3 out, as the card and the handler read DisableV03.
+func (cfg *ServeConfig) servedVersions() (*ServeConfig, []string) {
+	versions := server.DefaultProtocolVersions()
+	if len(cfg.ProtocolVersions) > 0 {
+		versions = slices.Clone(cfg.ProtocolVersions)
+	}
+	if !slices.Contains(versions, version.V03) && !cfg.DisableV03 {
+		c := *cfg // the card and the handler read DisableV03
+		c.DisableV03, cfg = true, &c
+	}
+	if cfg.DisableV03 {
+		versions = slices.DeleteFunc(versions, func(v string) bool { return v == version.V03 })
+	}
+	return cfg, versions
 }
 
 // tlsConfig returns the TLS configuration to serve with, nil for none.

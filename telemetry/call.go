@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -27,20 +29,11 @@ func (c *summary) request(req proto.Message) {
 	switch r := req.(type) {
 	case *a2a.SendMessageRequest:
 		c.ids(r.GetMessage().GetTaskId(), r.GetMessage().GetContextId())
-	case *a2a.GetTaskRequest:
-		c.ids(r.GetId(), "")
-	case *a2a.CancelTaskRequest:
-		c.ids(r.GetId(), "")
-	case *a2a.SubscribeToTaskRequest:
-		c.ids(r.GetId(), "")
-	case *a2a.TaskPushNotificationConfig:
-		c.ids(r.GetTaskId(), "")
-	case *a2a.GetTaskPushNotificationConfigRequest:
-		c.ids(r.GetTaskId(), "")
-	case *a2a.ListTaskPushNotificationConfigsRequest:
-		c.ids(r.GetTaskId(), "")
-	case *a2a.DeleteTaskPushNotificationConfigRequest:
-		c.ids(r.GetTaskId(), "")
+	case *a2a.GetTaskRequest, *a2a.CancelTaskRequest, *a2a.SubscribeToTaskRequest:
+		c.ids(r.(interface{ GetId() string }).GetId(), "")
+	case *a2a.TaskPushNotificationConfig, *a2a.GetTaskPushNotificationConfigRequest,
+		*a2a.ListTaskPushNotificationConfigsRequest, *a2a.DeleteTaskPushNotificationConfigRequest:
+		c.ids(r.(interface{ GetTaskId() string }).GetTaskId(), "")
 	case *a2a.ListTasksRequest:
 		c.ids("", r.GetContextId())
 	}
@@ -152,6 +145,19 @@ func serverFault(err error) bool {
 	return e.Code == a2a.CodeInternal || e.Code == a2a.CodeInvalidAgentResponse
 }
 
+// opSpan is the span of one server operation as the contexts of the
+// operation and its execution carry it: the SDK's span, started through
+// the tracer, with the tally of the store calls made for the operation
+// beside it (see store.done). Every call of the trace.Span interface goes
+// to the SDK's span as it is, so what an agent does to the span through
+// trace.SpanFromContext behaves as the SDK specifies; Parley sets its own
+// attributes, the tally's among them, when the operation ends (endSpan).
+type opSpan struct {
+	trace.Span
+	calls atomic.Int64 // store calls made for the operation
+	nanos atomic.Int64 // their time
+}
+
 // attrBufs recycles the attribute slices endSpan hands to the SDK's
 // spans: the SDK copies them, and one allocated per span (it escapes
 // through the Span interface) was a good part of a span's garbage.
@@ -173,7 +179,7 @@ func endSpan(span trace.Span, r *result, err error, server bool) {
 	buf := attrBufs.Get().(*[maxSpanAttrs]attribute.KeyValue)
 	kv := r.attributes(buf[:0])
 	if op, ok := span.(*opSpan); ok {
-		kv = tally(kv, op.calls.Load(), op.nanos.Load())
+		kv = append(kv, keyStoreCalls.Int64(op.calls.Load()), keyStoreDuration.Float64(ms(time.Duration(op.nanos.Load()))))
 	}
 	span.SetAttributes(kv...)
 	clear(kv) // let the strings go

@@ -2,11 +2,9 @@ package telemetry
 
 import (
 	"context"
-	"iter"
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
-	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
@@ -40,7 +38,7 @@ func (t *Telemetry) ClientTransports(fs ...client.TransportFactory) []client.Tra
 			if err != nil {
 				return nil, err
 			}
-			return &clientTransport{Transport: tr, observed: t.observed(tr, iface.GetProtocolBinding(), false)}, nil
+			return clientTransport{t.observed(tr, iface.GetProtocolBinding(), false), tr}, nil
 		}}
 	}
 	return out
@@ -60,18 +58,9 @@ func (t *Telemetry) inject(before func(context.Context, http.Header)) func(conte
 // clientTransport is an observed transport: calls go through the
 // observed invoker, Close to the transport.
 type clientTransport struct {
-	transport.Transport
 	*observed
+	tr transport.Transport
 }
 
-var _ transport.Transport = (*clientTransport)(nil)
-
-// Call implements a2a.Invoker.
-func (c *clientTransport) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-	return c.observed.Call(ctx, m, req)
-}
-
-// Stream implements a2a.Invoker.
-func (c *clientTransport) Stream(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
-	return c.observed.Stream(ctx, m, req)
-}
+// Close implements transport.Transport.
+func (c clientTransport) Close() error { return c.tr.Close() }

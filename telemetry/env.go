@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,11 +62,7 @@ func exporters(name string, getenv func(string) string, known ...string) (map[st
 		if v == "" {
 			continue
 		}
-		ok := false
-		for _, k := range known {
-			ok = ok || v == k
-		}
-		if !ok {
+		if !slices.Contains(known, v) {
 			return nil, fmt.Errorf("%s=%q: Parley knows %s", name, v, strings.Join(known, ", "))
 		}
 		set[v] = true

@@ -50,17 +50,13 @@ func (t *Telemetry) ExecutionContext(ctx, caller context.Context, req *server.Re
 // CANCELED status) and CreateTaskPushNotificationConfig (the first
 // snapshot).
 func (t *Telemetry) noteTaskWrite(ctx context.Context, m *a2a.Method, req proto.Message) {
-	var id string
-	switch r := req.(type) {
-	case *a2a.CancelTaskRequest:
-		id = r.GetId()
-	case *a2a.TaskPushNotificationConfig:
-		id = r.GetTaskId()
-	default:
+	if m.Name != a2a.MethodCancelTask && m.Name != a2a.MethodCreateTaskPushNotificationConfig {
 		return
 	}
-	if sc := trace.SpanFromContext(ctx).SpanContext(); sc.IsValid() && id != "" {
-		t.tasks.put(id, sc)
+	var c summary // the task the request names
+	c.request(req)
+	if sc := trace.SpanFromContext(ctx).SpanContext(); sc.IsValid() && c.taskID != "" {
+		t.tasks.put(c.taskID, sc)
 	}
 }
 

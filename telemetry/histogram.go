@@ -11,15 +11,10 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// The duration histograms are the metric SDK's own explicit-bucket
-// histograms (Float64Histogram, with the boundaries of durationBuckets):
-// parley.server.request.duration and parley.client.request.duration, by
-// method, binding, protocol version, outcome and reason, and
-// parley.store.operation.duration, by operation and outcome. Their
-// attribute sets are made once (a set per series, handed to Record with
-// metric.WithAttributeSet), not on every measurement.
-
-// durationHistogram makes one of the duration histograms.
+// durationHistogram makes one of the duration histograms: the metric SDK's
+// own explicit-bucket histogram, with the boundaries of durationBuckets.
+// Their attribute sets are made once per series (callDurations, storeOp),
+// not on every measurement.
 func durationHistogram(m metric.Meter, name, desc string) metric.Float64Histogram {
 	return must(m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
 		metric.WithExplicitBucketBoundaries(durationBuckets[:]...)))
@@ -30,12 +25,14 @@ func durationHistogram(m metric.Meter, name, desc string) metric.Float64Histogra
 // binding: a series per method for the successful calls in the side's
 // usual version, made up front, and one per method, version, outcome and
 // reason for the others, made on first use (versions are those served,
-// reasons the A2A error codes: closed sets).
+// reasons the A2A error codes: closed sets). Beside them, the attributes
+// of a stream open on a server, by method.
 type callDurations struct {
 	hist    metric.Float64Histogram
 	version string // the version of the series made up front ("" on the client side)
 	ok      map[*a2a.Method][]metric.RecordOption
 	other   sync.Map // seriesKey → []metric.RecordOption
+	open    map[*a2a.Method][]metric.AddOption
 }
 
 // seriesKey keys the series made on first use.
@@ -45,9 +42,11 @@ type seriesKey struct {
 }
 
 func newCallDurations(hist metric.Float64Histogram, binding, version string) *callDurations {
-	c := &callDurations{hist: hist, version: version, ok: make(map[*a2a.Method][]metric.RecordOption)}
+	c := &callDurations{hist: hist, version: version, ok: make(map[*a2a.Method][]metric.RecordOption),
+		open: make(map[*a2a.Method][]metric.AddOption)}
 	for m := range a2a.Methods() {
 		c.ok[m] = recordOpts(callAttrs(m, binding, version, outcomeOK, ""))
+		c.open[m] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding)))}
 	}
 	return c
 }
@@ -69,12 +68,6 @@ func callAttrs(m *a2a.Method, binding, version, outcome, reason string) attribut
 	return attribute.NewSet(kv...)
 }
 
-// record records the duration of a call served in version with this
-// outcome.
-func (c *callDurations) record(ctx context.Context, d time.Duration, m *a2a.Method, binding, version, outcome, reason string) {
-	c.hist.Record(ctx, d.Seconds(), c.of(m, binding, version, outcome, reason)...)
-}
-
 // of returns the record options of a call's series.
 func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason string) []metric.RecordOption {
 	if outcome == outcomeOK && version == c.version {
@@ -90,25 +83,24 @@ func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason stri
 	return o.([]metric.RecordOption)
 }
 
+// record records the duration of a call served in version with this
+// outcome.
+func (c *callDurations) record(ctx context.Context, d time.Duration, m *a2a.Method, binding, version, outcome, reason string) {
+	c.hist.Record(ctx, d.Seconds(), c.of(m, binding, version, outcome, reason)...)
+}
+
 // calls returns the request duration series of one side and binding.
 func (ins *instruments) calls(server bool, binding string) *callDurations {
 	ins.callsMu.Lock()
 	defer ins.callsMu.Unlock()
-	side, hist := &ins.clientCalls, ins.clientDuration
+	side, hist, version := ins.clientCalls, ins.clientDuration, "" // a client's calls carry no served version
 	if server {
-		side, hist = &ins.serverCalls, ins.serverDuration
+		side, hist, version = ins.serverCalls, ins.serverDuration, a2a.ProtocolVersion
 	}
-	if *side == nil {
-		*side = make(map[string]*callDurations)
-	}
-	c := (*side)[binding]
+	c := side[binding]
 	if c == nil {
-		version := "" // a client's calls carry no served version
-		if server {
-			version = a2a.ProtocolVersion
-		}
 		c = newCallDurations(hist, binding, version)
-		(*side)[binding] = c
+		side[binding] = c
 	}
 	return c
 }

@@ -27,7 +27,7 @@ func TestDurationHistograms(t *testing.T) {
 	server.record(ctx, time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
 	server.record(ctx, time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
 	ins.calls(false, a2a.BindingGRPC).record(ctx, 10*time.Minute, m, a2a.BindingGRPC, "", outcomeOK, "")
-	ins.storeDuration.Record(ctx, 0.0005, ins.storeOpts[opAppend.index][0]...)
+	ins.storeDuration.Record(ctx, 0.0005, opAppend.opts[0]...)
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {

@@ -43,20 +43,16 @@ const (
 var durationBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
 // instruments are the metrics Parley records, each named in a comment
-// below: the SDK's instruments, synchronous for the durations and the open
-// streams, asynchronous (read when the metrics are collected) for the
-// events appended and the active executions, which Parley counts in its
-// own memory (an atomic addition per event; see liveSet for the
-// executions).
+// below; the events appended and the active executions are counted in
+// Parley's memory and read when the metrics are collected.
 type instruments struct {
 	meter          metric.Meter
-	streamsOpen    metric.Int64UpDownCounter  // parley.server.streams.open
-	appended       atomic.Int64               // parley.store.events.appended
-	executions     liveSet                    // parley.server.executions.active
-	serverDuration metric.Float64Histogram    // parley.server.request.duration
-	clientDuration metric.Float64Histogram    // parley.client.request.duration
-	storeDuration  metric.Float64Histogram    // parley.store.operation.duration
-	storeOpts      [][2][]metric.RecordOption // its attributes, by storeOp and outcome
+	streamsOpen    metric.Int64UpDownCounter // parley.server.streams.open
+	appended       atomic.Int64              // parley.store.events.appended
+	executions     liveSet                   // parley.server.executions.active
+	serverDuration metric.Float64Histogram   // parley.server.request.duration
+	clientDuration metric.Float64Histogram   // parley.client.request.duration
+	storeDuration  metric.Float64Histogram   // parley.store.operation.duration
 
 	callsMu     sync.Mutex
 	serverCalls map[string]*callDurations // parley.server.request.duration, by binding
@@ -74,12 +70,8 @@ func newInstruments(m metric.Meter) *instruments {
 			"Duration of A2A calls made by the client library, by method, binding and outcome."),
 		storeDuration: durationHistogram(m, "parley.store.operation.duration",
 			"Duration of task store calls, by operation and outcome."),
-		storeOpts: make([][2][]metric.RecordOption, len(storeOps)),
-	}
-	for _, op := range storeOps {
-		for outcome := range op.attrs {
-			ins.storeOpts[op.index][outcome] = recordOpts(op.attrs[outcome])
-		}
+		serverCalls: make(map[string]*callDurations),
+		clientCalls: make(map[string]*callDurations),
 	}
 	must(m.Int64ObservableUpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),
 		metric.WithDescription("Agent executions running now, detached ones included."),

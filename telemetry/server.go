@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
@@ -48,9 +46,8 @@ type observed struct {
 	next     a2a.Invoker
 	binding  string
 	server   bool
-	startOpt []trace.SpanStartOption            // the span kind
-	calls    *callDurations                     // the request durations (when metering)
-	open     map[*a2a.Method][]metric.AddOption // the attributes of an open stream (servers)
+	startOpt []trace.SpanStartOption // the span kind
+	calls    *callDurations          // the request durations and open streams' attributes (when metering)
 }
 
 // observed returns next observed, for a server or a client.
@@ -61,10 +58,6 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 	}
 	if t.metering {
 		o.calls = t.ins.calls(server, binding)
-		o.open = make(map[*a2a.Method][]metric.AddOption)
-		for m := range a2a.Methods() {
-			o.open[m] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(keyMethod.String(m.Name), keyBinding.String(binding)))}
-		}
 	}
 	return o
 }
@@ -112,7 +105,7 @@ func (s *observed) Stream(ctx context.Context, m *a2a.Method, req proto.Message)
 		begin := now()
 		ctx, span := s.start(ctx, m, req)
 		if s.t.metering && s.server {
-			open := s.open[m]
+			open := s.calls.open[m]
 			s.t.ins.streamsOpen.Add(ctx, 1, open...)
 			defer s.t.ins.streamsOpen.Add(context.Background(), -1, open...)
 		}

@@ -12,6 +12,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -165,6 +166,41 @@ func TestSamplerFromEnv(t *testing.T) {
 	for _, c := range [][2]string{{"jaeger_remote", ""}, {"traceidratio", "1.5"}, {"parentbased_traceidratio", "half"}, {"traceidratio", "-1"}} {
 		if _, err := samplerFromEnv(env("OTEL_TRACES_SAMPLER", c[0], "OTEL_TRACES_SAMPLER_ARG", c[1])); err == nil {
 			t.Errorf("%s %s: no error", c[0], c[1])
+		}
+	}
+}
+
+// The operations that queue push notifications outside an execution
+// (CancelTask, CreateTaskPushNotificationConfig) leave their trace for the
+// task's webhooks; no other operation does, whatever task it names.
+func TestTaskWritesLeaveTheirTrace(t *testing.T) {
+	tel, _ := tracingOnly(t, env())
+	core := a2a.InvokerFuncs{CallFunc: func(context.Context, *a2a.Method, proto.Message) (proto.Message, error) {
+		return &a2a.Task{}, nil
+	}}
+	observed := tel.ServerMiddleware(a2a.BindingJSONRPC)(core)
+	for m := range a2a.Methods() {
+		if m.Streaming {
+			continue
+		}
+		task := "task-of-" + m.Name
+		req := m.NewRequest()
+		// Every member that names a task names this one.
+		for _, field := range []string{"id", "task_id"} {
+			if fd := req.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(field)); fd != nil && fd.Kind() == protoreflect.StringKind {
+				req.ProtoReflect().Set(fd, protoreflect.ValueOfString(task))
+			}
+		}
+		if msg, ok := req.(*a2a.SendMessageRequest); ok {
+			msg.Message = &a2a.Message{TaskId: task}
+		}
+		if _, err := observed.Call(context.Background(), m, req); err != nil {
+			t.Fatal(err)
+		}
+		_, remembered := tel.tasks.get(task)
+		want := m.Name == a2a.MethodCancelTask || m.Name == a2a.MethodCreateTaskPushNotificationConfig
+		if remembered != want {
+			t.Errorf("%s: the task's trace remembered %v, want %v", m.Name, remembered, want)
 		}
 	}
 }

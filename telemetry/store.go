@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"parley.dev/parley/a2a"
@@ -41,25 +42,19 @@ type store struct {
 }
 
 // storeOp is one store operation and what observing it needs, made once:
-// the span event's name, and the metric attributes of each outcome (ok,
-// error) with its index in instruments.store.
+// the span event's name, and the options of a duration's Record for each
+// outcome (ok, error), which carry its metric attributes.
 type storeOp struct {
-	index int
-	event string           // "store." + the operation
-	attrs [2]attribute.Set // ok, error
+	event string                   // "store." + the operation
+	opts  [2][]metric.RecordOption // ok, error
 }
-
-// storeOps are the operations observed, by index.
-var storeOps []*storeOp
 
 // newStoreOp makes the storeOp of the store method called name.
 func newStoreOp(name string) *storeOp {
-	set := func(outcome string) attribute.Set {
-		return attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome))
+	opts := func(outcome string) []metric.RecordOption {
+		return recordOpts(attribute.NewSet(keyStoreOp.String(name), keyOutcome.String(outcome)))
 	}
-	op := &storeOp{index: len(storeOps), event: "store." + name, attrs: [2]attribute.Set{set(outcomeOK), set(outcomeError)}}
-	storeOps = append(storeOps, op)
-	return op
+	return &storeOp{event: "store." + name, opts: [2][]metric.RecordOption{opts(outcomeOK), opts(outcomeError)}}
 }
 
 // The operations observed.
@@ -109,8 +104,9 @@ const slowStoreCall = 100 * time.Microsecond
 // answers, not failures.
 //
 // The event is stamped when it is added, that is when the call
-// returned; its start is the stamp less parley.store.duration_ms.
-func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, err error) {
+// returned; its start is the stamp less parley.store.duration_ms. It
+// returns err.
+func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, err error) error {
 	d := now() - begin
 	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
 	if s.t.metering {
@@ -118,10 +114,10 @@ func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, er
 		if failed {
 			outcome = 1
 		}
-		s.t.ins.storeDuration.Record(ctx, d.Seconds(), s.t.ins.storeOpts[call.index][outcome]...)
+		s.t.ins.storeDuration.Record(ctx, d.Seconds(), call.opts[outcome]...)
 	}
 	if !s.t.tracing {
-		return
+		return err
 	}
 	span := trace.SpanFromContext(ctx)
 	if op, ok := span.(*opSpan); ok {
@@ -129,13 +125,14 @@ func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, er
 		op.nanos.Add(int64(d))
 	}
 	if (!failed && d < slowStoreCall) || !span.IsRecording() {
-		return
+		return err
 	}
 	kv := []attribute.KeyValue{keyStoreDuration.Float64(ms(d))}
 	if failed {
 		kv = append(kv, keyStoreError.String(err.Error()))
 	}
 	span.AddEvent(call.event, trace.WithAttributes(kv...))
+	return err
 }
 
 // ms is d in milliseconds, to the microsecond.
@@ -151,30 +148,22 @@ func (s *store) appended(ev taskstore.Event, err error) error {
 
 func (s *store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
 	begin := now()
-	err := s.Store.CreateTask(ctx, sc, t, ev)
-	s.done(ctx, opCreateTask, begin, err)
-	return s.appended(ev, err)
+	return s.appended(ev, s.done(ctx, opCreateTask, begin, s.Store.CreateTask(ctx, sc, t, ev)))
 }
 
 func (s *store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
 	begin := now()
-	err := s.Store.Append(ctx, sc, id, ev)
-	s.done(ctx, opAppend, begin, err)
-	return s.appended(ev, err)
+	return s.appended(ev, s.done(ctx, opAppend, begin, s.Store.Append(ctx, sc, id, ev)))
 }
 
 func (s *store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
 	begin := now()
-	err := s.Store.CreateTaskBatch(ctx, sc, t, evs)
-	s.done(ctx, opCreateTaskBatch, begin, err)
-	return s.appendedBatch(evs, err)
+	return s.appendedBatch(evs, s.done(ctx, opCreateTaskBatch, begin, s.Store.CreateTaskBatch(ctx, sc, t, evs)))
 }
 
 func (s *store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
 	begin := now()
-	err := s.Store.AppendBatch(ctx, sc, id, evs)
-	s.done(ctx, opAppendBatch, begin, err)
-	return s.appendedBatch(evs, err)
+	return s.appendedBatch(evs, s.done(ctx, opAppendBatch, begin, s.Store.AppendBatch(ctx, sc, id, evs)))
 }
 
 // appendedBatch counts the events of a batch that was stored.
@@ -188,134 +177,110 @@ func (s *store) appendedBatch(evs []taskstore.Event, err error) error {
 func (s *store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
 	begin := now()
 	v, err := s.Store.Events(ctx, sc, id, after, limit)
-	s.done(ctx, opEvents, begin, err)
-	return v, err
+	return v, s.done(ctx, opEvents, begin, err)
 }
 
 func (s *store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	begin := now()
 	v, err := s.Store.PruneEvents(ctx, before)
-	s.done(ctx, opPruneEvents, begin, err)
-	return v, err
+	return v, s.done(ctx, opPruneEvents, begin, err)
 }
 
 func (s *store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
 	begin := now()
 	v, err := s.Store.GetTask(ctx, sc, id)
-	s.done(ctx, opGetTask, begin, err)
-	return v, err
+	return v, s.done(ctx, opGetTask, begin, err)
 }
 
 func (s *store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
 	begin := now()
 	v, err := s.Store.LastSeq(ctx, sc, id)
-	s.done(ctx, opLastSeq, begin, err)
-	return v, err
+	return v, s.done(ctx, opLastSeq, begin, err)
 }
 
 func (s *store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
 	begin := now()
 	v, err := s.Store.ListTasks(ctx, sc, q)
-	s.done(ctx, opListTasks, begin, err)
-	return v, err
+	return v, s.done(ctx, opListTasks, begin, err)
 }
 
 func (s *store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
 	begin := now()
 	v, err := s.Store.ListActive(ctx)
-	s.done(ctx, opListActive, begin, err)
-	return v, err
+	return v, s.done(ctx, opListActive, begin, err)
 }
 
 func (s *store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
 	begin := now()
 	v, err := s.Store.DeleteFinished(ctx, before)
-	s.done(ctx, opDeleteFinished, begin, err)
-	return v, err
+	return v, s.done(ctx, opDeleteFinished, begin, err)
 }
 
 func (s *store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) error {
 	begin := now()
-	err := s.Store.PutPushConfig(ctx, sc, c, ev)
-	s.done(ctx, opPutPushConfig, begin, err)
-	return err
+	return s.done(ctx, opPutPushConfig, begin, s.Store.PutPushConfig(ctx, sc, c, ev))
 }
 
 func (s *store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
 	begin := now()
 	v, err := s.Store.GetPushConfig(ctx, sc, taskID, id)
-	s.done(ctx, opGetPushConfig, begin, err)
-	return v, err
+	return v, s.done(ctx, opGetPushConfig, begin, err)
 }
 
 func (s *store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
 	begin := now()
 	v, err := s.Store.ListPushConfigs(ctx, sc, taskID)
-	s.done(ctx, opListPushConfigs, begin, err)
-	return v, err
+	return v, s.done(ctx, opListPushConfigs, begin, err)
 }
 
 func (s *store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) error {
 	begin := now()
-	err := s.Store.DeletePushConfig(ctx, sc, taskID, id)
-	s.done(ctx, opDeletePushConfig, begin, err)
-	return err
+	return s.done(ctx, opDeletePushConfig, begin, s.Store.DeletePushConfig(ctx, sc, taskID, id))
 }
 
 func (s *store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
 	begin := now()
 	v, err := s.Store.PushTargets(ctx, taskID)
-	s.done(ctx, opPushTargets, begin, err)
-	return v, err
+	return v, s.done(ctx, opPushTargets, begin, err)
 }
 
 func (s *store) PendingPush(ctx context.Context, pt taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
 	begin := now()
 	v, err := s.Store.PendingPush(ctx, pt, limit)
-	s.done(ctx, opPendingPush, begin, err)
-	return v, err
+	return v, s.done(ctx, opPendingPush, begin, err)
 }
 
 func (s *store) DeletePush(ctx context.Context, ids ...int64) error {
 	begin := now()
-	err := s.Store.DeletePush(ctx, ids...)
-	s.done(ctx, opDeletePush, begin, err)
-	return err
+	return s.done(ctx, opDeletePush, begin, s.Store.DeletePush(ctx, ids...))
 }
 
 func (s *store) SuspendPush(ctx context.Context, pt taskstore.PushTarget, reason string) error {
 	begin := now()
-	err := s.Store.SuspendPush(ctx, pt, reason)
-	s.done(ctx, opSuspendPush, begin, err)
-	return err
+	return s.done(ctx, opSuspendPush, begin, s.Store.SuspendPush(ctx, pt, reason))
 }
 
 func (s *store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
 	begin := now()
 	v, err := s.Store.PutMessage(ctx, sc, r)
-	s.done(ctx, opPutMessage, begin, err)
-	return v, err
+	return v, s.done(ctx, opPutMessage, begin, err)
 }
 
 func (s *store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
 	begin := now()
 	v, err := s.Store.GetMessage(ctx, sc, messageID)
-	s.done(ctx, opGetMessage, begin, err)
-	return v, err
+	return v, s.done(ctx, opGetMessage, begin, err)
 }
 
 func (s *store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
 	begin := now()
-	err := s.Store.SetMessageReply(ctx, sc, messageID, reply)
-	s.done(ctx, opSetMessageReply, begin, err)
-	return err
+	return s.done(ctx, opSetMessageReply, begin, s.Store.SetMessageReply(ctx, sc, messageID, reply))
 }
 
 func (s *store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
 	begin := now()
 	v, err := s.Store.DeleteMessagesBefore(ctx, before)
-	s.done(ctx, opDeleteMessagesBefore, begin, err)
-	return v, err
+	return v, s.done(ctx, opDeleteMessagesBefore, begin, err)
 }
 
 // outboxDepther is the optional store method behind the outbox depth

@@ -265,11 +265,7 @@ func (t *Telemetry) Flush(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	var errs []error
-	for _, f := range t.flushes {
-		errs = append(errs, f(ctx))
-	}
-	return errors.Join(errs...)
+	return callAll(ctx, t.flushes)
 }
 
 // Shutdown flushes and stops the providers; the hooks record nothing
@@ -278,8 +274,13 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	return callAll(ctx, t.stops)
+}
+
+// callAll calls each of fs and joins their errors.
+func callAll(ctx context.Context, fs []func(context.Context) error) error {
 	var errs []error
-	for _, f := range t.stops {
+	for _, f := range fs {
 		errs = append(errs, f(ctx))
 	}
 	return errors.Join(errs...)

@@ -2,14 +2,14 @@ package godocrefs_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"parley.dev/parley/internal/testenv"
 )
 
 // repoRef matches what names a file of the repository (or the project's
@@ -19,13 +19,11 @@ import (
 // matched with that tail and then dropped by matches.
 var repoRef = regexp.MustCompile(`(?:^|[^\w/.-])(?:docs/|proto/|\.ci/)[\w./#-]*|[\w-]+\.go\b(?:\.\w)?|[\w-]+\.(?:proto|md)\b|\bDESIGN\b`)
 
-// skipDirs are not scanned: internal/ (no user reads it), the nested module
-// internal/interop/gosdk, and generated code (a2aconnect; *.pb.go and any file marked
-// generated are skipped file by file).
+// skipDirs are not scanned: internal/ (no user reads it) and generated
+// code (a2aconnect); testenv.GoSources passes over other modules, test
+// data and files marked generated.
 var skipDirs = map[string]bool{
 	"internal":            true,
-	"testdata":            true,
-	"node_modules":        true,
 	"internal/a2aconnect": true,
 }
 
@@ -38,40 +36,10 @@ func TestNoRepositoryFilesInComments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found at %s: %v", root, err)
-	}
 	fset := token.NewFileSet()
 	var found int
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "." {
-				return nil
-			}
-			if strings.HasPrefix(d.Name(), ".") || skipDirs[rel] || skipDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir // another module
-			}
-			return nil
-		}
-		name := d.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".pb.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if ast.IsGenerated(f) {
-			return nil
-		}
+	skip := func(rel string) bool { return skipDirs[rel] || skipDirs[path.Base(rel)] }
+	err = testenv.GoSources(root, fset, skip, func(rel string, f *ast.File) error {
 		for _, g := range f.Comments {
 			for _, c := range g.List {
 				if strings.HasPrefix(c.Text, "//go:") {

@@ -2,8 +2,9 @@
 // own packages: building a command with the go tool (GoBuild), child
 // processes stopped when the test ends (StartProcess), skipping a test
 // whose prerequisite is missing, or failing it in CI (SkipOrFailInCI),
-// a buffer for output written and read at once (SyncBuffer), and gzip
-// data that inflates far beyond its size (GzipBomb). Tests
+// a buffer for output written and read at once (SyncBuffer), gzip
+// data that inflates far beyond its size (GzipBomb), and the module's Go
+// sources, parsed, for the tests of the tree itself (GoSources). Tests
 // that must not link Parley's a2a package (the Go SDK interop tests: the
 // SDK's protos share their names with Parley's, so a test binary with
 // both panics at init) use them directly; testkit builds on them.

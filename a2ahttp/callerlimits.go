@@ -29,7 +29,7 @@ import (
 
 // The defaults of what one caller may have in flight (Options.MaxCalls,
 // MaxStreams, AnswerBudget), chosen for a server of 2 cores and 1 GiB
-// (docs/security.md, "Every bound"): a call in flight costs a goroutine
+// (decision on per-caller bounds, "Bounded by default"): a call in flight costs a goroutine
 // and its buffers, some 20 KiB when small, an open stream about as much,
 // and the budget bounds what large answers not taken hold.
 const (

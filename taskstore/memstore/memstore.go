@@ -57,7 +57,7 @@ type Store struct {
 	tasks    map[string]*entry
 	scopes   map[taskstore.Scope]*scopeIndex
 	messages map[taskstore.Scope]*scopeRecords
-	records  []*record // every message record, in the order recorded (messages.go)
+	records  []*record // every message record, in the order recorded (Store.PutMessage)
 
 	// The push outbox: queued notifications per configuration, oldest
 	// first, and the suspended configurations with their reasons.
@@ -83,7 +83,7 @@ type Store struct {
 	// removed since (deadFinished counts those). deadLogged estimates
 	// the entries of logged whose task was removed.
 	max          int
-	maxRecords   int // the bound on message records, 0 for none (messages.go)
+	maxRecords   int // the bound on message records (Options.MaxMessages), 0 for none
 	finished     []*entry
 	deadFinished int
 	deadLogged   int

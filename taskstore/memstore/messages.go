@@ -25,7 +25,7 @@ import (
 // outlive their evicted tasks (TaskEvicted). The bound is not MaxTasks
 // itself: those records must outlive their tasks.
 //
-// A record is kept small (docs/operations.md gives its size): the reply
+// A record is kept small (some 360 bytes with a direct reply): the reply
 // encoded (a decoded Message is some ten objects), the time in
 // milliseconds, and the message id copied: the request decoder makes
 // short strings in shared blocks (a2a's JSON arena), and the id as given

@@ -21,7 +21,7 @@ import (
 // copy, which is what it would have cloned.
 
 // pack encodes the entry's task and logged events when the task is
-// terminal (logpack.go for the events). An encoding error leaves the task,
+// terminal (packEvents for the events). An encoding error leaves the task,
 // or its events, as they are. Callers hold s.mu for writing and have
 // reindexed the entry.
 func (s *Store) pack(e *entry) {

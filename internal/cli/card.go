@@ -13,12 +13,18 @@ import (
 
 // cardCmd runs `parley card URL`: fetch, validate and print an agent card.
 func cardCmd(ctx context.Context, e *env, args []string) error {
-	fs, c := e.newFlags(`card URL [flags]
+	if len(args) > 0 && args[0] == "get" { // `card get`, A2A CLI SPEC §10.1
+		e.name, args = "card get", args[1:]
+	}
+	fs, c := e.newFlags(`card get -a AGENT [flags]
+       card URL [flags]   (the older spelling)
 
-Fetches the agent card from URL (a base URL: its /.well-known/agent-card.json;
-or the URL of a .json card), checks that it is an A2A v1.0 card with every
-REQUIRED member, and prints it. --json prints the card as served (its JSON
-compacted to one line). With --verify-key or --verify-jwks the card's
+Reads the agent card of AGENT (--agent-card: a base URL, whose
+/.well-known/agent-card.json is fetched; a bare host, the same at its
+https origin (http for localhost); the URL of a .json card; or a card
+file, file://PATH or a path), checks that it is an A2A v1.0 card with
+every REQUIRED member, and prints it. -o json prints the card as served
+(its JSON compacted to one line). With --verify-key or --verify-jwks the card's
 signature (spec §8.4) must verify, over the card document as received, with
 a key given there (a jku named by the card is not followed), else the
 command exits 1 saying why.`, true)

@@ -64,11 +64,25 @@ func (t *cliTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set("A2A-Version", t.c.version)
 		}
 	}
+	if t.c.apiKey != "" || t.c.debugw != nil {
+		r = r.Clone(r.Context())
+		t.c.addAPIKey(r)
+	}
 	base := t.base
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 		base = t.h2
 	}
+	if t.c.debugw != nil {
+		t.c.logRequest(r)
+	}
 	resp, err := base.RoundTrip(r)
+	if t.c.debugw != nil {
+		if err != nil {
+			fmt.Fprintf(t.c.debugw, "<-- %s: %v\n", t.c.redactURL(r.URL), err)
+		} else {
+			t.c.logResponse(resp)
+		}
+	}
 	if err == nil && t.capture != nil && strings.HasSuffix(r.URL.Path, ".json") {
 		resp.Body = t.capture.wrap(resp.Body)
 	}
@@ -110,8 +124,13 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// resolve fetches the agent card at url.
+// resolve reads the agent card the reference url names: a card file, or
+// the card at a URL or a bare host's origin (agentURL).
 func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) (*a2a.AgentCard, error) {
+	if path := cardFile(url); path != "" {
+		return c.readCardFile(path, capture)
+	}
+	url = agentURL(url)
 	if err := checkAgentURL(url); err != nil {
 		return nil, err
 	}
@@ -132,12 +151,17 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
-	grpcOverTLS(card, url)
+	grpcOverTLS(card, agentURL(url))
+	c.preferred(card)
+	if err := c.placeAPIKey(card); err != nil {
+		return nil, err
+	}
 	return client.New(card, &client.Options{
-		HTTPClient:  c.httpClient(nil),
-		BearerToken: c.token,
-		Header:      c.header(),
-		Transports:  ts,
+		HTTPClient:   c.httpClient(nil),
+		BearerToken:  c.token,
+		Header:       c.header(),
+		Transports:   ts,
+		PollInterval: c.pollInterval,
 	})
 }
 

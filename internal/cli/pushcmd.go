@@ -24,7 +24,11 @@ const pushSynopsis = `push SUBCOMMAND URL TASK_ID [CONFIG_ID] [flags]
 // notification configurations of a task.
 func pushCmd(ctx context.Context, e *env, args []string) error {
 	sub, args := splitSubcommand(args)
-	e.name = strings.TrimSpace("push " + sub)
+	if e.name == "task" {
+		e.name = strings.TrimSpace("task push-config " + sub)
+	} else {
+		e.name = strings.TrimSpace("push " + sub)
+	}
 	fs, c := e.newFlags(pushSynopsis, true)
 	f := addPushCmdFlags(fs, sub)
 	pos, err := e.parse(fs, args)

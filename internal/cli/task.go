@@ -12,29 +12,38 @@ import (
 	"parley.dev/parley/client"
 )
 
-const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
+const taskSynopsis = `task SUBCOMMAND -a AGENT [ID] [flags]
+       task SUBCOMMAND URL [ID] [flags]   (the older spelling)
 
-  task get URL ID        print a task (--history N: with its last N messages;
-                         --wait-change: once it next changes, a long poll
-                         of an agent that serves A2A 1.1)
-  task list URL          list tasks, newest first (--context, --status,
-                         --page-size, --page-token, --history,
-                         --include-artifacts, --since); its ARTIFACTS
-                         column shows - unless --include-artifacts
-  task cancel URL ID     cancel a task
-  task subscribe URL ID  stream a task's events until it ends or needs
-                         input or authorization
-  task wait URL ID       wait until a task is finished or needs input
-                         (streams when the agent can, else polls), then
-                         print it
+  task get -a AGENT ID        print a task (--history N: with its last N
+                              messages; --wait: once it is finished or
+                              needs input; --wait-change: once it next
+                              changes, a long poll of an A2A 1.1 agent)
+  task list -a AGENT          list tasks, newest first (--context-id,
+                              --status, --page-size, --page-token,
+                              --history, --include-artifacts, --since);
+                              its ARTIFACTS column shows - unless
+                              --include-artifacts
+  task cancel -a AGENT ID     cancel a task
+  task subscribe -a AGENT ID  stream a task's events until it ends or
+                              needs input or authorization
+  task push-config create|get|list|delete -a AGENT TASK_ID [CONFIG_ID]
+                              the task's push notification configurations
+                              (parley push -h)
+  task wait URL ID            the older spelling of task get --wait
 
-subscribe and wait exit 5 when the task ended FAILED, REJECTED or
-CANCELED, 6 when it needs input or authorization (the task waits for a
-follow-up: parley send URL --task ID); get exits 0 whatever the state.`
+Exit status 0 whenever the task is shown, whatever its state (subscribe
+and get --wait name a state other than COMPLETED in a warning on stderr);
+1 an error the agent returned, 2 bad usage, 3 the agent could not be
+reached, 4 authentication missing or refused, 5 --timeout expired.`
 
 // taskCmd runs `parley task get|list|cancel|subscribe|wait`.
 func taskCmd(ctx context.Context, e *env, args []string) error {
 	sub, args := splitSubcommand(args)
+	if sub == "push-config" { // A2A CLI SPEC §7.1's name for `parley push`
+		e.name = "task"
+		return pushCmd(ctx, e, args)
+	}
 	e.name = strings.TrimSpace("task " + sub)
 	fs, c := e.newFlags(taskSynopsis, true)
 	f := addTaskFlags(fs, sub)
@@ -56,6 +65,9 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	if sub == "get" && f.wait {
+		sub = "wait" // task get --wait: the wait of `task wait`
+	}
 	timeout := defaultTimeout
 	if sub == "subscribe" || sub == "wait" || f.waitChange {
 		timeout = 0
@@ -107,6 +119,7 @@ func checkTaskArgs(sub string, pos []string) error {
 // --history, --wait-change for `task get`, and those of `task list`.
 type taskFlags struct {
 	history       int
+	wait          bool
 	waitChange    bool
 	contextID     string
 	status        string
@@ -122,12 +135,16 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 	f := &taskFlags{}
 	fs.IntVar(&f.history, "history", -1, "at most `N` history messages per task (historyLength; -1: the server's default)")
 	if sub == "get" {
+		fs.BoolVar(&f.wait, "wait", false, "wait until the task is finished or needs input or authorization (streams when the agent can, "+
+			"else polls every --poll-interval), then print it; no time limit unless --timeout")
+		fs.BoolVar(&f.wait, "watch", false, "the same as --wait")
 		fs.BoolVar(&f.waitChange, "wait-change", false, "read the task's generation, then wait until the task changes and print it then: "+
 			"a long poll (A2A 1.1's currentGeneration; the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3); "+
 			"no time limit unless --timeout")
 	}
 	if sub == "list" {
-		fs.StringVar(&f.contextID, "context", "", "only tasks of the context `ID`")
+		fs.StringVar(&f.contextID, "context-id", "", "only tasks of the context `ID`")
+		fs.StringVar(&f.contextID, "context", "", "the same as --context-id")
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
 		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
@@ -247,8 +264,9 @@ func (e *env) taskCancel(ctx context.Context, cl *client.Client, id string) erro
 	return nil
 }
 
-// taskWait runs `task wait`, with a live line while it waits, and exits
-// with the code of the state the task reached (stateExit). It reads
+// taskWait runs `task get --wait` (and `task wait`), with a live line
+// while it waits, and names a state other than COMPLETED in a warning
+// (outcome); it exits 0 whatever the state. It reads
 // the task first: a task already finished or waiting for input is shown
 // as it is, without subscribing, since an agent may refuse to subscribe to
 // a terminal task in ways (spec §3.1.6 names UnsupportedOperationError;
@@ -282,7 +300,8 @@ func (e *env) taskWait(ctx context.Context, cl *client.Client, url, id string) e
 		e.out.printTask(t, false)
 		e.nextSteps(url, t)
 	}
-	return stateResult(t.GetStatus().GetState())
+	e.outcome(url, id, t.GetStatus().GetState())
+	return nil
 }
 
 // parseState reads a task state: "completed", "input-required",

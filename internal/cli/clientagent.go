@@ -34,17 +34,18 @@ func isHTTPURL(s string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-// cardFile is the card file a reference names (file://PATH, or the path
-// of an existing file), or "".
+// cardFile is the card file a reference names (file://PATH, the path of
+// an existing file, or what can only be a path: absolute, relative with a
+// dot, or a .json name), or "".
 func cardFile(ref string) string {
 	if p, ok := strings.CutPrefix(ref, "file://"); ok {
 		return p
 	}
-	if isHTTPURL(ref) {
+	if isHTTPURL(ref) || strings.Contains(ref, "://") {
 		return ""
 	}
-	if fi, err := os.Stat(ref); err == nil && fi.Mode().IsRegular() {
-		return ref
+	if fileExists(ref) || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") || strings.HasSuffix(ref, ".json") {
+		return ref // a path, even of no file: reported as no card there
 	}
 	return ""
 }
@@ -196,7 +197,7 @@ func (c *common) logRequest(r *http.Request) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "--> %s %s\n", r.Method, c.redactURL(r.URL))
 	redact(&b, r.Header, c.secretHeaders())
-	if r.Body != nil && r.GetBody != nil {
+	if r.Body != nil && r.GetBody != nil && isText(r.Header) { // a gRPC body streams: not read here
 		if body, err := r.GetBody(); err == nil {
 			data, _ := io.ReadAll(io.LimitReader(body, debugBody))
 			body.Close()
@@ -238,12 +239,18 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
+// isText reports whether a message with header h has a JSON or text body.
+func isText(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	return strings.Contains(ct, "json") || strings.HasPrefix(ct, "text/")
+}
+
 // writeBody writes a body for --debug: text as it is, binary as a size.
 func writeBody(w io.Writer, h http.Header, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	if strings.Contains(h.Get("Content-Type"), "json") || strings.HasPrefix(h.Get("Content-Type"), "text/") {
+	if isText(h) {
 		fmt.Fprintf(w, "%s\n", bytes.TrimSpace(data))
 		return
 	}

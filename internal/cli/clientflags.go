@@ -100,7 +100,9 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 	}
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify the agent's TLS certificate (development only: a warning says so)")
 	fs.BoolVar(&c.debug, "debug", false, "print each HTTP exchange with the agent on stderr (credentials redacted)")
-	fs.BoolVar(&c.verbose, "verbose", false, "show more: a task's history and every part")
+	if e.name != "check" { // check has a --verbose of its own
+		fs.BoolVar(&c.verbose, "verbose", false, "show more: a task's history and every part")
+	}
 	fs.DurationVar(&c.pollInterval, "poll-interval", client.DefaultPollInterval, "while waiting without a stream, first wait `DURATION` between reads of the task (backing off to 5s)")
 	fs.StringVar(&c.configFile, "config", "", "read A2ACLI_ options from this .env `FILE` instead of a local .env")
 	fs.StringVar(&c.caCert, "ca-cert", "", "also trust the CA certificates in this PEM `FILE` for https agents (besides the system's)")

@@ -294,6 +294,7 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 	p := newStreamPrinter(e.out)
 	var err error
 	paused := false
+	contextID := ""
 	for ev, ierr := range seq {
 		if ierr != nil {
 			err = ierr
@@ -303,6 +304,9 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 			break
 		}
 		p.event(ev)
+		if c := ev.Response.GetTask().GetContextId() + ev.Response.GetStatusUpdate().GetContextId(); c != "" {
+			contextID = c
+		}
 		var st a2a.TaskState
 		switch r := ev.Response; {
 		case r.GetTask() != nil:
@@ -323,6 +327,9 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 	p.mu.Lock()
 	id, st := p.taskID, p.state
 	p.mu.Unlock()
+	if id != "" && !e.out.json && !interrupted(ctx) {
+		e.out.printIDs(id, contextID, st) // the stream's last lines restate them (SPEC §11.2)
+	}
 	if interrupted(ctx) {
 		return e.interruptedTask(url, id, st)
 	}

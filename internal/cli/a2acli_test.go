@@ -313,6 +313,20 @@ func TestConfigPrecedence(t *testing.T) {
 	if _, code := run([]string{"A2ACLI_TIMEOUT=soon"}, "send", "hello"); code != 2 {
 		t.Errorf("a bad variable: exit %d, want 2", code)
 	}
+	// config show: each value and where it came from; a credential hidden.
+	out, code := run([]string{"A2ACLI_OUTPUT=text", "A2ACLI_BEARER=s3cret"}, "config", "show", "--transport", "rest")
+	for _, want := range []string{
+		"agent-card: " + url + " (A2ACLI_AGENT_CARD in " + filepath.Join(dir, ".env") + ")\n",
+		"output: text ($A2ACLI_OUTPUT)\n", "transport: rest (flag)\n", "bearer: [REDACTED] ($A2ACLI_BEARER)\n",
+		"poll-interval: 500ms (default)\n",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("config show: exit %d, no %q:\n%s", code, want, out)
+		}
+	}
+	if strings.Contains(out, "s3cret") || strings.Contains(out, "stream:") || strings.Contains(out, "text:") {
+		t.Errorf("config show shows a secret, --stream or a message's part:\n%s", out)
+	}
 }
 
 // TestTaskPushConfig: task push-config create, get, list and delete.
@@ -393,4 +407,35 @@ func TestComplianceReport(t *testing.T) {
 			t.Errorf("%s is marked passed without a test as evidence", id)
 		}
 	}
+}
+
+// TestCapabilities: a command checks the card's capabilities before a
+// call that needs one (A2A CLI SPEC §13.3): against a card without
+// streaming, send --stream waits without a stream (and -o json still
+// prints JSON Lines: one line) and task subscribe polls; against one
+// without push notifications, task push-config fails with the protocol's
+// PushNotificationNotSupportedError, without a call.
+func TestCapabilities(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+	out, _ := mustRun(t, 0, "card", "get", "-a", url, "-o", "json")
+	card := jsonOf(t, out)
+	card["capabilities"] = map[string]any{}
+	b, _ := json.Marshal(card)
+	file := filepath.Join(t.TempDir(), "plain.json")
+	os.WriteFile(file, b, 0o600)
+
+	out, errs := mustRun(t, 0, "send", "-a", file, "stream 3", "--stream", "-o", "json")
+	contains(t, "stderr", errs, "declares no streaming")
+	if strings.Count(strings.TrimSpace(out), "\n") != 0 || field(jsonOf(t, out), "task", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Errorf("send --stream without streaming: %s", out)
+	}
+	out, _ = mustRun(t, 0, "send", "-a", url, "slow 500", "--async", "-o", "json")
+	id := field(jsonOf(t, out), "task", "id").(string)
+	out, errs = mustRun(t, 0, "task", "subscribe", "-a", file, id, "--poll-interval", "50ms")
+	contains(t, "task subscribe without streaming", errs, "declares no streaming")
+	contains(t, "task subscribe without streaming", out, "State: TASK_STATE_COMPLETED")
+	out, _ = mustRun(t, 1, "task", "push-config", "list", "-a", file, id, "-o", "json")
+	contains(t, "push-config without push", out, `"code":"PushNotificationNotSupportedError"`)
 }

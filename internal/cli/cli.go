@@ -41,7 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = apikeyCmd(args[1:], stdout, stderr)
 	case "inspect":
 		err = inspectCmd(ctx, args[1:], stdout, stderr)
-	case "card", "send", "task", "push", "check": // the client commands print their own errors
+	case "card", "send", "task", "push", "check", "config": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "version", "--version", "-version", "-v":
 		return versionCmd(args[1:], stdout, stderr)
@@ -101,6 +101,7 @@ usage:
   parley send -a AGENT TEXT   send a message (--stream, --async, --task-id, --context-id, --file, --data)
   parley task get|list|cancel|subscribe|push-config -a AGENT [ID]   work with tasks
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs (= task push-config)
+  parley config show      the client options' effective values and where each comes from
   parley check URL        grade an A2A server against the spec (and B1-B14)
   parley inspect [URL]    a local web page to inspect an agent (card, messages, tasks, traffic, push)
   parley load URL... [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick

@@ -22,12 +22,14 @@ import (
 const envPrefix = "A2ACLI_"
 
 // noEnv are the flags no variable sets: --stream is explicit only (SPEC
-// §11.3), -h is an action, and aliases (Parley's older spellings) have no
-// variable of their own: their canonical flag's does.
+// §11.3); -h is an action; aliases (Parley's older spellings) have no
+// variable of their own, their canonical flag's does; and what belongs to
+// one message (its parts and ids) is never a setting.
 var noEnv = map[string]bool{
 	"stream": true, "h": true, "help": true, "o": true, "a": true, "json": true,
 	"token": true, "token-file": true, "binding": true, "header": true, "task": true, "context": true,
 	"config": true, "watch": true,
+	"text": true, "file": true, "data": true, "media-type": true, "message-id": true, "if-generation": true,
 }
 
 // envName is the variable of the flag name: --agent-card → A2ACLI_AGENT_CARD.
@@ -117,10 +119,14 @@ func (s *source) load(path string, named bool) error {
 
 // applyConfig sets each flag of fs not given on the command line from its
 // variable: the environment's, else the files' (getenv reads the
-// environment). A bad value is a usage error naming where it came from.
-func applyConfig(fs *flag.FlagSet, src *source, getenv func(string) string) error {
+// environment), and records in from where each flag's value came from. A
+// bad value is a usage error naming where it came from.
+func applyConfig(fs *flag.FlagSet, src *source, getenv func(string) string, from map[string]string) error {
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		given[f.Name] = true
+		from[f.Name] = "flag"
+	})
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if err != nil || given[f.Name] || noEnv[f.Name] {
@@ -142,6 +148,7 @@ func applyConfig(fs *flag.FlagSet, src *source, getenv func(string) string) erro
 		if serr := fs.Set(f.Name, v); serr != nil {
 			err = usageError{fmt.Errorf("%s=%q: %v", where, v, serr)}
 		}
+		from[f.Name] = where
 	})
 	return err
 }

@@ -47,6 +47,9 @@ type common struct {
 	// apiKeyAt is where --api-key goes (set when the card is read).
 	apiKeyAt apiKeyPlace
 	debugw   io.Writer
+	// from says where each option set came from: "flag", "$A2ACLI_…" or
+	// "A2ACLI_… in FILE" (config show).
+	from map[string]string
 }
 
 // newFlags returns a flag set for a client command with the common flags.
@@ -55,8 +58,8 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 	fs := flag.NewFlagSet("parley "+e.name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	c := &common{warn: func(msg string) { fmt.Fprintf(e.stderr, "parley %s: warning: %s\n", e.name, msg) }}
-	fs.StringVar(&c.agentCard, "agent-card", "", "the agent: its origin (https://host, or a bare host), its card's URL, or a card `FILE` (file://… or a path); "+
-		"instead of the URL argument")
+	fs.StringVar(&c.agentCard, "agent-card", "", "the `AGENT`: its URL (its /.well-known/agent-card.json is read), a bare host (https; http for localhost), "+
+		"its card's URL, or a card file (file://PATH or a path); instead of the URL argument")
 	fs.StringVar(&c.agentCard, "a", "", "short for --agent-card")
 	output := func(v string) error {
 		switch v {
@@ -71,7 +74,7 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 	fs.BoolVar(&c.json, "json", false, "the same as -o json")
 	fs.StringVar(&c.token, "bearer", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN (visible to local users in ps and in shell history: "+
 		"prefer $A2ACLI_BEARER or --token-file)")
-	fs.StringVar(&c.token, "token", "", "the same as --bearer")
+	fs.StringVar(&c.token, "token", "", "the same as --bearer `TOKEN`")
 	fs.StringVar(&c.tokenFile, "token-file", "", "send the bearer token in `FILE` (default: $A2ACLI_BEARER, then $"+clientTokenEnv+")")
 	fs.StringVar(&c.apiKey, "api-key", "", "API `KEY`, sent where the card's apiKey security scheme says (header, query or cookie; "+
 		"visible in ps: prefer $A2ACLI_API_KEY)")
@@ -94,7 +97,7 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 		}
 		return nil
 	})
-	fs.StringVar(&c.binding, "binding", "", "use only this binding: jsonrpc, rest or grpc")
+	fs.StringVar(&c.binding, "binding", "", "use only this `BINDING`: jsonrpc, rest or grpc")
 	if withVersion {
 		fs.StringVar(&c.version, "a2a-version", a2a.ProtocolVersion, "A2A-Version header to send (\"\" sends none)")
 	}
@@ -162,7 +165,8 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if err := applyConfig(fs, src, os.Getenv); err != nil {
+	e.c.from = map[string]string{}
+	if err := applyConfig(fs, src, os.Getenv, e.c.from); err != nil {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) {

@@ -15,7 +15,7 @@ var helpCommands = [][]string{
 	{"serve"}, {"webhook"}, {"load"}, {"inspect"}, {"card"}, {"send"}, {"check"}, {"version"},
 	{"task", "get"}, {"task", "list"}, {"task", "cancel"}, {"task", "subscribe"}, {"task", "wait"},
 	{"push", "create"}, {"push", "get"}, {"push", "list"}, {"push", "delete"},
-	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"},
+	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"}, {"config", "show"}, {"card", "get"},
 }
 
 // docsForeignFlags are the flags the docs show on commands other than

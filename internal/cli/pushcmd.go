@@ -48,6 +48,9 @@ func pushCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
+	if !cl.Card().GetCapabilities().GetPushNotifications() { // A2A CLI SPEC §13.3; the agent's answer, spec §3.1.7
+		return a2a.NewError(a2a.CodePushNotificationNotSupported, "the agent's card declares no push notifications (capabilities.pushNotifications)")
+	}
 	taskID := pos[1]
 	switch sub {
 	case "create":

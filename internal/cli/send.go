@@ -80,6 +80,9 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
+	if f.stream && !e.streams(cl) {
+		f.stream = false // one answer, which -o json prints as a one-line stream
+	}
 	if f.stream {
 		err := e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0], msg.GetTaskId() != "")
 		return withGenerationHint(err, pos[0], msg.GetTaskId())
@@ -94,7 +97,7 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	} else if m := resp.GetMessage(); m != nil {
 		e.out.printMessage(m)
 	} else {
-		e.out.printTask(t, f.history >= 0)
+		e.out.printTask(t, f.history >= 0 || c.verbose)
 		e.nextSteps(pos[0], t)
 	}
 	if err != nil || f.async || t == nil {
@@ -127,9 +130,9 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 	fs.BoolVar(&f.wait, "wait", false, "wait until the task is finished or needs input (the default; overrides $A2ACLI_ASYNC)")
 	fs.BoolVar(&f.wait, "watch", false, "the same as --wait")
 	fs.StringVar(&f.taskID, "task-id", "", "continue the task with this `ID` (the server finds its context)")
-	fs.StringVar(&f.taskID, "task", "", "the same as --task-id")
+	fs.StringVar(&f.taskID, "task", "", "the same as --task-id `ID`")
 	fs.StringVar(&f.contextID, "context-id", "", "start a task within the context with this `ID`")
-	fs.StringVar(&f.contextID, "context", "", "the same as --context-id")
+	fs.StringVar(&f.contextID, "context", "", "the same as --context-id `ID`")
 	fs.Func("metadata", "the request's metadata: a JSON `OBJECT` such as '{\"k\":\"v\"}'", func(v string) error {
 		m := &structpb.Struct{}
 		if err := m.UnmarshalJSON([]byte(v)); err != nil {
@@ -164,7 +167,7 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 	fs.StringVar(&f.pushURL, "push-url", "", "have the agent POST the task's updates to the webhook at `URL` (push notifications)")
 	fs.StringVar(&f.pushToken, "push-token", "", "with --push-url: a `TOKEN` the agent sends with every notification, for the webhook to check")
 	fs.StringVar(&f.pushTokenFile, "push-token-file", "", "like --push-token, with the token read from `FILE`")
-	fs.Func("if-generation", "with --task: send only if the task is still at generation `N` (A2A 1.1's ifGenerationMatch; "+
+	fs.Func("if-generation", "with --task-id: send only if the task is still at generation `N` (A2A 1.1's ifGenerationMatch; "+
 		"the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3)", func(v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
@@ -259,6 +262,18 @@ func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
 		req.Configuration = cfg
 	}
 	return req
+}
+
+// streams reports whether the agent's card declares streaming (spec
+// §4.4.3), which a streaming call needs (A2A CLI SPEC §13.3); when it does
+// not, it says so on stderr: the command does without (a blocking call,
+// or polling).
+func (e *env) streams(cl *client.Client) bool {
+	if cl.Card().GetCapabilities().GetStreaming() {
+		return true
+	}
+	fmt.Fprintf(e.stderr, "parley %s: warning: the agent's card declares no streaming: waiting for the answer without a stream\n", e.name)
+	return false
 }
 
 // nextSteps tells a person how to go on with a task.

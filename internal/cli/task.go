@@ -86,6 +86,9 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	case "cancel":
 		return e.taskCancel(ctx, cl, pos[1])
 	case "subscribe":
+		if !e.streams(cl) {
+			return e.taskWait(ctx, cl, url, pos[1]) // polls
+		}
 		return e.showStream(ctx, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url, false)
 	default: // "wait"
 		return e.taskWait(ctx, cl, url, pos[1])
@@ -144,7 +147,7 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 	}
 	if sub == "list" {
 		fs.StringVar(&f.contextID, "context-id", "", "only tasks of the context `ID`")
-		fs.StringVar(&f.contextID, "context", "", "the same as --context-id")
+		fs.StringVar(&f.contextID, "context", "", "the same as --context-id `ID`")
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
 		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
@@ -212,7 +215,7 @@ func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl
 	if e.c.json {
 		return e.out.jsonLine(t)
 	}
-	e.out.printTask(t, hl != nil)
+	e.out.printTask(t, hl != nil || e.c.verbose)
 	e.nextSteps(url, t)
 	return nil
 }

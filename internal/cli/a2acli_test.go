@@ -394,7 +394,9 @@ func TestComplianceReport(t *testing.T) {
 			continue
 		}
 		tests := 0
-		for _, w := range strings.FieldsFunc(evidence, func(r rune) bool { return !(r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') }) {
+		for _, w := range strings.FieldsFunc(evidence, func(r rune) bool {
+			return !(r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z')
+		}) {
 			if !strings.HasPrefix(w, "Test") {
 				continue
 			}

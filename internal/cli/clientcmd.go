@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"

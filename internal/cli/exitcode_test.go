@@ -132,14 +132,14 @@ func TestCommandExitCodes(t *testing.T) {
 	})
 
 	t.Run("failures", func(t *testing.T) {
-		mustRun(t, 2, "send")                                                  // usage
-		mustRun(t, 2, "task", "wait", url)                                     // usage: no id
-		mustRun(t, 3, "send", "http://"+testkit.FreeAddr(t), "hello")          // unreachable
-		mustRun(t, 3, "task", "wait", "http://"+testkit.FreeAddr(t), "x")      // unreachable
-		mustRun(t, 1, "task", "get", url, "no-such-task")                      // an error answer
-		mustRun(t, 1, "task", "wait", url, "no-such-task")                     // an error answer
-		mustRun(t, 1, "send", url, "--task", "no-such-task", "hi", "--stream") // an error answer
-		mustRun(t, 5, "send", url, "slow 60000", "--timeout", "300ms")         // --timeout expired
+		mustRun(t, 2, "send")                                                   // usage
+		mustRun(t, 2, "task", "wait", url)                                      // usage: no id
+		mustRun(t, 3, "send", "http://"+testkit.FreeAddr(t), "hello")           // unreachable
+		mustRun(t, 3, "task", "wait", "http://"+testkit.FreeAddr(t), "x")       // unreachable
+		mustRun(t, 1, "task", "get", url, "no-such-task")                       // an error answer
+		mustRun(t, 1, "task", "wait", url, "no-such-task")                      // an error answer
+		mustRun(t, 1, "send", url, "--task", "no-such-task", "hi", "--stream")  // an error answer
+		mustRun(t, 5, "send", url, "slow 60000", "--timeout", "300ms")          // --timeout expired
 		mustRun(t, 5, "task", "get", "-a", url, "--wait", "--timeout", "300ms", // --timeout expired while waiting
 			field(jsonOf(t, must(mustRun(t, 0, "send", url, "slow 60000", "--async", "-o", "json"))), "task", "id").(string))
 	})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -440,4 +441,80 @@ func TestCapabilities(t *testing.T) {
 	contains(t, "task subscribe without streaming", out, "State: TASK_STATE_COMPLETED")
 	out, _ = mustRun(t, 1, "task", "push-config", "list", "-a", file, id, "-o", "json")
 	contains(t, "push-config without push", out, `"code":"PushNotificationNotSupportedError"`)
+}
+
+// TestTaskDownload: task download writes a task's artifacts to files:
+// bytes under the part's file name, data as JSON, text as text; a URL part
+// is named, not fetched; an existing file is never overwritten.
+func TestTaskDownload(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+	dir := t.TempDir()
+	task := func(text string) string {
+		out, _ := mustRun(t, 0, "send", "-a", url, text, "-o", "json")
+		return field(jsonOf(t, out), "task", "id").(string)
+	}
+	for _, c := range []struct {
+		text, file, content string
+	}{
+		{"tck-artifact-file", "output.txt", "tck"},
+		{"tck-artifact-data", "data.json", `"count": 42`},
+		{"hello", "", "hello"},
+	} {
+		id := task(c.text)
+		sub := filepath.Join(dir, c.text)
+		os.Mkdir(sub, 0o700)
+		out, _ := mustRun(t, 0, "task", "download", "-a", url, id, "--dir", sub)
+		contains(t, "task download", out, "File: "+filepath.Join(sub, c.file), "Task ID: "+id)
+		files, _ := filepath.Glob(filepath.Join(sub, "*"))
+		if len(files) != 1 {
+			t.Fatalf("%s: files %v", c.text, files)
+		}
+		b, _ := os.ReadFile(files[0])
+		if !strings.Contains(string(b), c.content) {
+			t.Errorf("%s: %s holds %q, want %q", c.text, files[0], b, c.content)
+		}
+		_, errs := mustRun(t, 1, "task", "download", "-a", url, id, "--dir", sub)
+		contains(t, "again", errs, "exists")
+	}
+	out, _ := mustRun(t, 0, "task", "download", "-a", url, task("tck-artifact-file-url"), "--dir", dir)
+	contains(t, "a URL part", out, "Reference: https://example.com/output.txt (not fetched)")
+}
+
+// TestCompletion: parley completion bash prints a script bash runs, which
+// completes the commands, subcommands and each command's flags; zsh's is
+// the same through bashcompinit; fish's names the flags per command.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	script, _ := mustRun(t, 0, "completion", "bash")
+	for _, c := range []struct {
+		words, want string
+	}{
+		{"parley se", "send serve"},
+		{"parley task ", "cancel download get list push-config subscribe"},
+		{"parley task push-config ", "create delete get list"},
+		{"parley send --tra", "--transport"},
+		{"parley task get -a URL --wa", "--wait --wait-change --watch"},
+	} {
+		words := strings.Fields(c.words)
+		if strings.HasSuffix(c.words, " ") {
+			words = append(words, "")
+		}
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = "'" + w + "'"
+		}
+		cmd := exec.Command("bash", "--norc", "-c", script+"\nCOMP_WORDS=("+strings.Join(quoted, " ")+"); COMP_CWORD="+
+			strconv.Itoa(len(words)-1)+"; _parley; echo \"${COMPREPLY[*]}\"")
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != c.want {
+			t.Errorf("%q completes to %q (%v), want %q", c.words, out, err, c.want)
+		}
+	}
+	out, _ := mustRun(t, 0, "completion", "zsh")
+	contains(t, "zsh", out, "bashcompinit", "complete -o default -F _parley parley")
+	out, _ = mustRun(t, 0, "completion", "fish")
+	contains(t, "fish", out, "complete -c parley -n '__fish_seen_subcommand_from send' -l task-id\n")
+	mustRun(t, 2, "completion", "tcsh")
 }

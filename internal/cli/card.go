@@ -29,6 +29,7 @@ signature (spec §8.4) must verify, over the card document as received, with
 a key given there (a jku named by the card is not followed), else the
 command exits 1 saying why.`, true)
 	vf := addVerifyFlags(fs)
+	fs.Bool("validate", false, "check the card against A2A v1.0's AgentCard (always done: a card that fails exits 1, A2ACLI_ERR_CARD_INVALID, naming what is wrong)")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err

@@ -43,6 +43,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = inspectCmd(ctx, args[1:], stdout, stderr)
 	case "card", "send", "task", "push", "check", "config": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
+	case "completion":
+		err = completionCmd(args[1:], stdout)
+	case "conformance": // the A2A CLI specification's name for check
+		return clientCommand(ctx, "check", args[1:], stdout, stderr)
 	case "version", "--version", "-version", "-v":
 		return versionCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -102,11 +106,12 @@ usage:
   parley task get|list|cancel|subscribe|push-config -a AGENT [ID]   work with tasks
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs (= task push-config)
   parley config show      the client options' effective values and where each comes from
-  parley check URL        grade an A2A server against the spec (and B1-B14)
+  parley check URL        grade an A2A server against the spec (and B1-B14); also: parley conformance URL
   parley inspect [URL]    a local web page to inspect an agent (card, messages, tasks, traffic, push)
   parley load URL... [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
   parley key new|jwks     make a card signing key (--alg ES256|EdDSA|RS256), print its public JWKS
   parley apikey new NAME  make an API key for --api-keys (printed once) and its file line
+  parley completion bash|zsh|fish  a completion script for the shell
   parley version          the version, commit and Go version of this build (also --version, -v)
   parley help COMMAND     a command's help (the same as parley COMMAND -h)
 

@@ -67,6 +67,10 @@ var helps = map[string]helpText{
 		"parley push create http://127.0.0.1:8080 TASK_ID --url http://127.0.0.1:9000/hook --token-value t0ken",
 		"parley push list http://127.0.0.1:8080 TASK_ID",
 	}},
+	"completion": {"print a completion script for bash, zsh or fish", []string{
+		"parley completion bash > ~/.parley-completion && . ~/.parley-completion",
+		"parley completion fish > ~/.config/fish/completions/parley.fish",
+	}},
 	"config": {"show the client options' effective values and where each comes from", []string{
 		"parley config show",
 		"A2ACLI_OUTPUT=json parley config show --config agent.env -o json",

@@ -25,6 +25,11 @@ const taskSynopsis = `task SUBCOMMAND -a AGENT [ID] [flags]
                               its ARTIFACTS column shows - unless
                               --include-artifacts
   task cancel -a AGENT ID     cancel a task
+  task download -a AGENT ID   write the task's artifacts to files in --dir:
+                              text and bytes as they are (a file part by
+                              its name), data as JSON; a part that refers
+                              to a URL is named, not fetched; no file is
+                              overwritten
   task subscribe -a AGENT ID  stream a task's events until it ends or
                               needs input or authorization
   task push-config create|get|list|delete -a AGENT TASK_ID [CONFIG_ID]
@@ -85,6 +90,8 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 		return e.taskList(ctx, cl, list)
 	case "cancel":
 		return e.taskCancel(ctx, cl, pos[1])
+	case "download":
+		return e.taskDownload(ctx, cl, url, pos[1], f.dir)
 	case "subscribe":
 		if !e.streams(cl) {
 			return e.taskWait(ctx, cl, url, pos[1]) // polls
@@ -108,20 +115,21 @@ func splitSubcommand(args []string) (sub string, rest []string) {
 // arguments of `parley task`.
 func checkTaskArgs(sub string, pos []string) error {
 	switch sub {
-	case "get", "cancel", "subscribe", "wait":
+	case "get", "cancel", "subscribe", "wait", "download":
 		return wantArgs(pos, 2, 2, "the agent URL", "the task ID")
 	case "list":
 		return wantArgs(pos, 1, 1, "the agent URL")
 	case "":
-		return usageError{fmt.Errorf("missing subcommand: get, list, cancel, subscribe or wait")}
+		return usageError{fmt.Errorf("missing subcommand: get, list, cancel, subscribe, download or push-config")}
 	}
-	return usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe or wait", sub)}
+	return usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe, download or push-config", sub)}
 }
 
 // taskFlags are the flags of `parley task` besides the common ones:
 // --history, --wait-change for `task get`, and those of `task list`.
 type taskFlags struct {
 	history       int
+	dir           string
 	wait          bool
 	waitChange    bool
 	contextID     string
@@ -144,6 +152,9 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 		fs.BoolVar(&f.waitChange, "wait-change", false, "read the task's generation, then wait until the task changes and print it then: "+
 			"a long poll (A2A 1.1's currentGeneration; the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3); "+
 			"no time limit unless --timeout")
+	}
+	if sub == "download" {
+		fs.StringVar(&f.dir, "dir", ".", "write the files in `DIR`, which must exist")
 	}
 	if sub == "list" {
 		fs.StringVar(&f.contextID, "context-id", "", "only tasks of the context `ID`")

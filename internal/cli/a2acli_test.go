@@ -42,6 +42,25 @@ func TestCardGetReferences(t *testing.T) {
 		t.Errorf("send -a FILE: %s", out)
 	}
 	mustRun(t, 3, "card", "get", "-a", filepath.Join(t.TempDir(), "none.json"))
+
+	// An agent that serves only A2A 0.3 is used only when --a2a-version
+	// names 0.3 (A2A CLI SPEC §13.2): the card's v0.3 interfaces, alone.
+	out, _ = mustRun(t, 0, "card", "get", "-a", url, "-o", "json")
+	card := jsonOf(t, out)
+	var old []any
+	for _, in := range card["supportedInterfaces"].([]any) {
+		if field(in, "protocolVersion") == "0.3" {
+			old = append(old, in)
+		}
+	}
+	card["supportedInterfaces"] = old
+	b, _ := json.Marshal(card)
+	legacy := filepath.Join(t.TempDir(), "legacy.json")
+	os.WriteFile(legacy, b, 0o600)
+	out, _ = mustRun(t, 1, "send", "-a", legacy, "hello", "-o", "json")
+	contains(t, "a 0.3 agent", out, `"code":"VersionNotSupportedError"`, "--a2a-version 0.3")
+	out, _ = mustRun(t, 0, "send", "-a", legacy, "hello", "--a2a-version", "0.3")
+	contains(t, "a 0.3 agent, asked for", out, "State: TASK_STATE_COMPLETED")
 }
 
 // TestJSONShapes: -o json prints one protocol object per command (A2A CLI
@@ -160,6 +179,10 @@ func TestSendContinuation(t *testing.T) {
 	if next := jsonOf(t, out); field(next, "task", "contextId") != ctx || field(next, "task", "id") == id {
 		t.Errorf("--context-id: %v", next)
 	}
+	// A task id and a context id that do not go together: the agent's
+	// error, not a new task.
+	_, errs = mustRun(t, 1, "send", "-a", url, "--task-id", id, "--context-id", "another-context", "more")
+	contains(t, "a mismatched --context-id", errs, "Error")
 	out, _ = mustRun(t, 0, "send", "-a", url, "--task-id", id, "the missing piece", "-o", "json")
 	if cont := jsonOf(t, out); field(cont, "task", "id") != id || field(cont, "task", "status", "state") != "TASK_STATE_COMPLETED" {
 		t.Errorf("--task-id: %v", cont)
@@ -251,14 +274,28 @@ func TestTransportsAndDebug(t *testing.T) {
 	contains(t, "--insecure", errs, "WARNING: --insecure")
 }
 
-// TestCredentials: --bearer and $A2ACLI_BEARER authenticate; an agent that
-// wants credentials and gets none exits 4 with A2ACLI_ERR_CREDENTIALS_MISSING,
-// one that refuses them 4 with A2ACLI_ERR_AUTH_FAILED.
+// TestCredentials: --bearer, --api-key (placed where the card's apiKey
+// scheme says) and their variables authenticate; an agent that wants
+// credentials and gets none exits 4 with A2ACLI_ERR_CREDENTIALS_MISSING,
+// one that refuses them 4 with A2ACLI_ERR_AUTH_FAILED; --debug never shows
+// the key.
 func TestCredentials(t *testing.T) {
 	t.Parallel()
-	p := serve(t, "--agent", "conformance", "--store", "memory", "--auth-token", "alice=s3cret")
+	keyOut, _ := mustRun(t, 0, "apikey", "new", "bob")
+	key := strings.Split(strings.TrimSpace(keyOut), "\n")
+	keys := filepath.Join(t.TempDir(), "api-keys")
+	os.WriteFile(keys, []byte(key[1]+"\n"), 0o600)
+	p := serve(t, "--agent", "conformance", "--store", "memory", "--auth-token", "alice=s3cret", "--api-keys", keys)
 	url := "http://" + p.addr
 	mustRun(t, 0, "send", "-a", url, "hello", "--bearer", "s3cret")
+	_, errs := mustRun(t, 0, "send", "-a", url, "hello", "--api-key", key[0], "--debug")
+	if strings.Contains(errs, key[0]) || !strings.Contains(errs, ": [REDACTED]") {
+		t.Errorf("--debug shows the API key, or no redaction:\n%s", errs)
+	}
+	if out, errs, code := parleyWithEnv(t, []string{"A2ACLI_API_KEY=" + key[0]}, "send", "-a", url, "hello"); code != 0 {
+		t.Errorf("$A2ACLI_API_KEY: exit %d\n%s%s", code, out, errs)
+	}
+	mustRun(t, 4, "send", "-a", url, "hello", "--api-key", "pk_wrong")
 	if out, errs, code := parleyWithEnv(t, []string{"A2ACLI_BEARER=s3cret"}, "send", "-a", url, "hello"); code != 0 {
 		t.Errorf("$A2ACLI_BEARER: exit %d\n%s%s", code, out, errs)
 	}
@@ -313,6 +350,14 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 	if _, code := run([]string{"A2ACLI_TIMEOUT=soon"}, "send", "hello"); code != 2 {
 		t.Errorf("a bad variable: exit %d, want 2", code)
+	}
+	// A credential in a file others may read: used, with a warning.
+	loose := filepath.Join(dir, "loose.env")
+	os.WriteFile(loose, []byte("A2ACLI_AGENT_CARD="+url+"\nA2ACLI_BEARER=x\n"), 0o644)
+	cmd := exec.Command(testkit.ParleyBinary(t), "send", "hello", "--config", loose)
+	cmd.Dir, cmd.Env = sub, append(os.Environ(), "HOME="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "A2ACLI_BEARER in "+loose+": mode 0644") {
+		t.Errorf("a world-readable credential file: %v\n%s", err, b)
 	}
 	// config show: each value and where it came from; a credential hidden.
 	out, code := run([]string{"A2ACLI_OUTPUT=text", "A2ACLI_BEARER=s3cret"}, "config", "show", "--transport", "rest")
@@ -456,16 +501,18 @@ func TestTaskDownload(t *testing.T) {
 		return field(jsonOf(t, out), "task", "id").(string)
 	}
 	for _, c := range []struct {
-		text, file, content string
+		text, file, content, shown string // shown: by task get, in text
 	}{
-		{"tck-artifact-file", "output.txt", "tck"},
-		{"tck-artifact-data", "data.json", `"count": 42`},
-		{"hello", "", "hello"},
+		{"tck-artifact-file", "output.txt", "tck", "[file output.txt, text/plain, 3 bytes]"},
+		{"tck-artifact-data", "data.json", `"count": 42`, `{"count":42,"key":"value"}`},
+		{"hello", "", "hello", "hello"},
 	} {
 		id := task(c.text)
+		out, _ := mustRun(t, 0, "task", "get", "-a", url, id)
+		contains(t, "task get", out, c.shown)
 		sub := filepath.Join(dir, c.text)
 		os.Mkdir(sub, 0o700)
-		out, _ := mustRun(t, 0, "task", "download", "-a", url, id, "--dir", sub)
+		out, _ = mustRun(t, 0, "task", "download", "-a", url, id, "--dir", sub)
 		contains(t, "task download", out, "File: "+filepath.Join(sub, c.file), "Task ID: "+id)
 		files, _ := filepath.Glob(filepath.Join(sub, "*"))
 		if len(files) != 1 {

@@ -101,6 +101,28 @@ func (c *common) preferred(card *a2a.AgentCard) {
 	slices.SortStableFunc(card.SupportedInterfaces, func(a, b *a2a.AgentInterface) int { return rank(a) - rank(b) })
 }
 
+// checkVersions refuses, clearly, an agent that serves only versions
+// before 1.0 when --a2a-version did not ask for one by name: a legacy
+// version is an opt-in, never a silent fallback (A2A CLI SPEC §13.2).
+func (c *common) checkVersions(card *a2a.AgentCard) error {
+	if c.versionSet && strings.HasPrefix(c.version, "0.") {
+		return nil
+	}
+	var old []string
+	for _, in := range card.GetSupportedInterfaces() {
+		v := in.GetProtocolVersion()
+		if !strings.HasPrefix(v, "0.") {
+			return nil
+		}
+		old = appendNew(old, v)
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	return a2a.NewError(a2a.CodeVersionNotSupported, "the agent serves A2A %s only, a version before 1.0: give --a2a-version %s to talk to it",
+		strings.Join(old, ", "), old[0])
+}
+
 // apiKeyPlace is where --api-key goes: the location and name of the
 // card's apiKey security scheme (spec §4.5.2).
 type apiKeyPlace struct{ in, name string }

@@ -117,6 +117,20 @@ func (s *source) load(path string, named bool) error {
 	return sc.Err()
 }
 
+// warnLoose warns of each file holding a credential that other users may
+// read (A2A CLI SPEC §8.3 wants secrets in files of mode 0600).
+func (s *source) warnLoose(warn func(string)) {
+	seen := map[string]bool{}
+	for _, name := range []string{envName("bearer"), envName("api-key")} {
+		if path := s.from[name]; path != "" && !seen[path] {
+			seen[path] = true
+			if w := looseWarning(name+" in", path); w != "" {
+				warn(w)
+			}
+		}
+	}
+}
+
 // applyConfig sets each flag of fs not given on the command line from its
 // variable: the environment's, else the files' (getenv reads the
 // environment), and records in from where each flag's value came from. A

@@ -163,6 +163,7 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	src.warnLoose(e.c.warn)
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	e.c.from = map[string]string{}
@@ -255,7 +256,12 @@ func (c *common) transports() ([]client.TransportFactory, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := client.AllTransports() // JSON-RPC, HTTP+JSON, gRPC; JSON-RPC and HTTP+JSON at v0.3
+	// The v1.x bindings; the legacy v0.3 ones only when --a2a-version asks
+	// for 0.3 by name, never as a silent fallback (A2A CLI SPEC §13.2).
+	all := client.DefaultTransports()
+	if c.versionSet && strings.HasPrefix(c.version, "0.") {
+		all = client.V03Transports()
+	}
 	if b == "" {
 		return all, nil
 	}

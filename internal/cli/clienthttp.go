@@ -153,6 +153,9 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 	}
 	grpcOverTLS(card, agentURL(url))
 	c.preferred(card)
+	if err := c.checkVersions(card); err != nil {
+		return nil, err
+	}
 	if err := c.placeAPIKey(card); err != nil {
 		return nil, err
 	}

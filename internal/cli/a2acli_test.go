@@ -103,18 +103,32 @@ func TestJSONShapes(t *testing.T) {
 		t.Errorf("task cancel: not the bare Task: %v", got)
 	}
 
-	out, _ := mustRun(t, 0, "send", "-a", url, "stream 5", "--stream", "-o", "json")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var last map[string]any
-	for _, l := range lines {
-		last = nil
-		if err := json.Unmarshal([]byte(l), &last); err != nil {
-			t.Fatalf("not JSON Lines: %q: %v", l, err)
+	jsonl := func(args ...string) {
+		t.Helper()
+		out, _ := mustRun(t, 0, args...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		var last map[string]any
+		for _, l := range lines {
+			last = nil
+			if err := json.Unmarshal([]byte(l), &last); err != nil {
+				t.Fatalf("not JSON Lines: %q: %v", l, err)
+			}
+		}
+		if len(lines) < 2 || field(last, "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" || field(last, "statusUpdate", "taskId") == nil {
+			t.Errorf("%s: the stream's last line does not carry the final state:\n%s", strings.Join(args, " "), out)
 		}
 	}
-	if len(lines) < 3 || field(last, "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" || field(last, "statusUpdate", "taskId") == nil {
-		t.Errorf("the stream's last line does not carry the final state:\n%s", out)
+	jsonl("send", "-a", url, "stream 5", "--stream", "-o", "json")
+	// task subscribe: the terminal Task, or with --stream the events.
+	next := func() string {
+		out, _ := mustRun(t, 0, "send", "-a", url, "slow 400", "--async", "-o", "json")
+		return field(jsonOf(t, out), "task", "id").(string)
 	}
+	id = next()
+	if got := one("task", "subscribe", "-a", url, id, "-o", "json"); got["id"] != id || field(got, "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Errorf("task subscribe -o json: not the terminal Task: %v", got)
+	}
+	jsonl("task", "subscribe", "-a", url, next(), "--stream", "-o", "json")
 }
 
 // TestTextIdentifiers: in text mode every command that touches a task

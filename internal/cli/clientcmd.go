@@ -115,7 +115,7 @@ func (e *env) classify(err error) failure {
 	case errors.As(err, &se), errors.As(err, &te):
 		return failure{code: errUnreachable, exit: ExitTransport}
 	case errors.As(err, &ae) && ae.Code == a2a.CodeUnauthenticated:
-		return e.authFailure(ae.Code.JSONRPC())
+		return e.authFailure(ae.Code.HTTPStatus())
 	case errors.As(err, &ae) && specNamed(ae.Code):
 		return failure{code: ae.Code.Name(), exit: ExitError, a2aCode: ae.Code.JSONRPC(), hint: debugHint}
 	case errors.As(err, &ae):
@@ -157,6 +157,8 @@ const debugHint = "run it again with --debug to see the exchange"
 
 // authFailure is the failure of a call the agent refused for want of
 // credentials: missing when the command sent none, refused when it did.
+// A2A names no error for it (the binding's own status says it, spec
+// §7.4), so its a2aCode is the HTTP status, 401 or 403.
 func (e *env) authFailure(a2aCode int) failure {
 	if e.c == nil || !e.c.hasCredentials() {
 		return failure{code: errCredentialsMissing, exit: ExitAuth, a2aCode: a2aCode, hint: "give a credential: --bearer TOKEN (or $A2ACLI_BEARER), or --api-key KEY"}

@@ -170,6 +170,9 @@ func TestClassify(t *testing.T) {
 		if f.code != c.code || f.exit != c.exit {
 			t.Errorf("classify(%v) = %s, exit %d; want %s, exit %d", c.err, f.code, f.exit, c.code, c.exit)
 		}
+		if c.exit == ExitAuth && f.a2aCode != 401 && f.a2aCode != 403 {
+			t.Errorf("classify(%v): a2aCode %d, want the HTTP status", c.err, f.a2aCode)
+		}
 	}
 	// Every A2A error the agent can return: its own name (or a PARLEY_
 	// code for the three only Parley's table names), exit 1, its number.

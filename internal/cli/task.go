@@ -93,6 +93,11 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	case "download":
 		return e.taskDownload(ctx, cl, url, pos[1], f.dir)
 	case "subscribe":
+		if c.json && !f.stream {
+			// -o json without --stream: the one terminal Task (A2A CLI
+			// SPEC Appendix B), as task get --wait prints it.
+			return e.taskWait(ctx, cl, url, pos[1])
+		}
 		if !e.streams(cl) {
 			return e.taskWait(ctx, cl, url, pos[1]) // polls
 		}
@@ -130,6 +135,7 @@ func checkTaskArgs(sub string, pos []string) error {
 type taskFlags struct {
 	history       int
 	dir           string
+	stream        bool
 	wait          bool
 	waitChange    bool
 	contextID     string
@@ -152,6 +158,10 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 		fs.BoolVar(&f.waitChange, "wait-change", false, "read the task's generation, then wait until the task changes and print it then: "+
 			"a long poll (A2A 1.1's currentGeneration; the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3); "+
 			"no time limit unless --timeout")
+	}
+	if sub == "subscribe" {
+		fs.BoolVar(&f.stream, "stream", false, "with -o json: one StreamResponse per line as the events arrive (JSON Lines), "+
+			"instead of the one Task it ends with")
 	}
 	if sub == "download" {
 		fs.StringVar(&f.dir, "dir", ".", "write the files in `DIR`, which must exist")

@@ -431,12 +431,25 @@ func reportRows(t *testing.T) map[string][2]string {
 }
 
 // TestComplianceReport: docs/a2a-cli-compliance.md has a row for each of
-// the 66 requirements of the A2A CLI specification's three tiers, and a
-// row it marks passed names its evidence: tests that exist in the module.
+// the 66 requirements of the A2A CLI specification's three tiers, the
+// YAML form beside it the same statuses, and a row it marks passed names
+// its evidence: tests that exist in the module.
 func TestComplianceReport(t *testing.T) {
 	rows := reportRows(t)
 	if len(rows) != 66 {
 		t.Errorf("the report has %d requirement rows, want 66 (39 + 15 + 12)", len(rows))
+	}
+	yaml, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), "docs", "a2a-cli-compliance.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := map[string]string{"✅ Pass": "pass", "◐ Partial": "partial", "❌ Fail": "fail", "⊘ Not measured": "not_measured", "— N/A": "na"}
+	for id, r := range rows {
+		w, ok := word[r[0]]
+		_, block, found := strings.Cut(string(yaml), "\n  "+id+":\n")
+		if !ok || !found || !strings.Contains(block[:strings.Index(block+"\n  A2ACLI_", "\n  A2ACLI_")], "\n    status: "+w+"\n") {
+			t.Errorf("%s: status %q in the report, not the same in the YAML form", id, r[0])
+		}
 	}
 	root := testkit.ModuleRoot(t)
 	var src strings.Builder

@@ -94,6 +94,12 @@ func TestJSONShapes(t *testing.T) {
 	if got := one("task", "list", "-a", url, "-o", "json"); got["tasks"] == nil {
 		t.Errorf("task list: not a ListTasksResponse: %v", got)
 	}
+	for _, alias := range []string{"--return-immediately", "--no-wait"} {
+		if got := one("send", "-a", url, "slow 60000", alias, "-o", "json"); field(got, "task", "id") == nil ||
+			field(got, "task", "status", "state") == "TASK_STATE_COMPLETED" {
+			t.Errorf("send %s: %v", alias, got)
+		}
+	}
 	async := one("send", "-a", url, "slow 60000", "--async", "-o", "json")
 	slow, _ := field(async, "task", "id").(string)
 	if slow == "" || field(async, "task", "contextId") == nil {
@@ -208,7 +214,7 @@ func TestSendContinuation(t *testing.T) {
 	}
 	before := count()
 	_, errs = mustRun(t, 1, "send", "-a", url, "--task-id", "no-such-task", "hi")
-	contains(t, "stderr", errs, "TaskNotFoundError")
+	contains(t, "stderr", errs, "TaskNotFoundError", "--debug")
 	out, _ = mustRun(t, 1, "send", "-a", url, "--task-id", "no-such-task", "hi", "-o", "json")
 	contains(t, "envelope", out, "--debug")
 	if after := count(); after != before {

@@ -53,9 +53,6 @@ func clientCommand(ctx context.Context, name string, args []string, stdout, stde
 // went wrong (parley check with a MUST failure).
 var errReported = errors.New("reported")
 
-// exitCode maps a command's error to its exit status.
-func exitCode(err error) int { return (&env{}).classify(err).exit }
-
 // failure is how a client command reports an error (A2A CLI SPEC §11.4,
 // Appendix B, Appendix D): its code, exit status, the A2A error's number
 // and advice.
@@ -231,6 +228,9 @@ func (e *env) reportError(err error, f failure) {
 	}
 	if msg != "" {
 		fmt.Fprintf(e.stderr, "parley %s: %s\n", e.name, msg)
+	}
+	if f.hint == debugHint && e.c != nil && !e.c.debug {
+		fmt.Fprintf(e.stderr, "  %s\n", debugHint) // the agent's error: where to see the exchange (SPEC §8.1)
 	}
 	if e.c != nil && e.c.json {
 		fmt.Fprintln(e.stdout, errorJSON(err, f))

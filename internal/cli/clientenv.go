@@ -170,6 +170,6 @@ func applyConfig(fs *flag.FlagSet, src *source, getenv func(string) string, from
 // aliasOf maps a canonical flag to the other spellings that set the same
 // thing: given any on the command line, no variable applies.
 var aliasOf = map[string][]string{
-	"agent-card": {"a"}, "output": {"o", "json"}, "bearer": {"token", "token-file"}, "task-id": {"task"},
+	"async": {"return-immediately", "no-wait"}, "agent-card": {"a"}, "output": {"o", "json"}, "bearer": {"token", "token-file"}, "task-id": {"task"},
 	"context-id": {"context"}, "transport": {"binding"}, "wait": {"watch"},
 }

@@ -129,10 +129,10 @@ func TestParseInterspersed(t *testing.T) {
 	if !c.json || !*stream || *task != "t-1" || c.header().Get("X-A") != "1" || !c.versionSet || c.version != "" {
 		t.Errorf("flags: json %v stream %v task %q header %v version %v %q", c.json, *stream, *task, c.header(), c.versionSet, c.version)
 	}
-	if _, err := e.parse(fs, []string{"--nope"}); exitCode(err) != ExitUsage {
-		t.Errorf("unknown flag: %v (exit %d)", err, exitCode(err))
+	if _, err := e.parse(fs, []string{"--nope"}); (&env{}).classify(err).exit != ExitUsage {
+		t.Errorf("unknown flag: %v (exit %d)", err, (&env{}).classify(err).exit)
 	}
-	if _, err := e.parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) || exitCode(err) != ExitOK {
+	if _, err := e.parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) || (&env{}).classify(err).exit != ExitOK {
 		t.Errorf("-h: %v", err)
 	}
 }

@@ -127,6 +127,8 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 	f := &sendFlags{}
 	fs.BoolVar(&f.stream, "stream", false, "stream the events as they arrive (SendStreamingMessage)")
 	fs.BoolVar(&f.async, "async", false, "return as soon as the task exists (returnImmediately)")
+	fs.BoolVar(&f.async, "return-immediately", false, "the same as --async")
+	fs.BoolVar(&f.async, "no-wait", false, "the same as --async")
 	fs.BoolVar(&f.wait, "wait", false, "wait until the task is finished or needs input (the default; overrides $A2ACLI_ASYNC)")
 	fs.BoolVar(&f.wait, "watch", false, "the same as --wait")
 	fs.StringVar(&f.taskID, "task-id", "", "continue the task with this `ID` (the server finds its context)")

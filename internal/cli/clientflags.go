@@ -76,37 +76,37 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 		"prefer $A2ACLI_BEARER or --token-file)")
 	fs.StringVar(&c.token, "token", "", "the same as --bearer `TOKEN`")
 	fs.StringVar(&c.tokenFile, "token-file", "", "send the bearer token in `FILE` (default: $A2ACLI_BEARER, then $"+clientTokenEnv+")")
-	fs.StringVar(&c.apiKey, "api-key", "", "API `KEY`, sent where the card's apiKey security scheme says (header, query or cookie; "+
-		"visible in ps: prefer $A2ACLI_API_KEY)")
-	fs.Func("svc-param", "A2A service parameter `K:V`, sent as a request header (gRPC metadata); repeatable", func(v string) error {
-		k, _, ok := strings.Cut(v, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want K:V")
-		}
-		c.svcParams = append(c.svcParams, v)
-		return nil
-	})
 	fs.Var(&c.headers, "header", "extra request header `K=V` (repeatable; --svc-param K:V is the same)")
-	fs.Func("transport", "preferred `BINDING`: jsonrpc, rest (HTTP+JSON) or grpc; repeatable, most preferred first "+
-		"(default: the card's order); a binding the card lacks is skipped", func(v string) error {
-		for _, b := range strings.Split(v, ",") {
-			if _, err := bindingOf(b); err != nil || strings.TrimSpace(b) == "" {
-				return fmt.Errorf("want jsonrpc, rest or grpc")
-			}
-			c.prefer = append(c.prefer, strings.TrimSpace(b))
-		}
-		return nil
-	})
 	fs.StringVar(&c.binding, "binding", "", "use only this `BINDING`: jsonrpc, rest or grpc")
 	if withVersion {
 		fs.StringVar(&c.version, "a2a-version", a2a.ProtocolVersion, "A2A-Version header to send (\"\" sends none)")
 	}
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify the agent's TLS certificate (development only: a warning says so)")
-	fs.BoolVar(&c.debug, "debug", false, "print each HTTP exchange with the agent on stderr (credentials redacted)")
-	if e.name != "check" { // check has a --verbose of its own
+	if e.name != "check" { // check makes its own calls, and has a --verbose of its own
+		fs.BoolVar(&c.debug, "debug", false, "print each HTTP exchange with the agent on stderr (credentials redacted)")
 		fs.BoolVar(&c.verbose, "verbose", false, "show more: a task's history and every part")
+		fs.DurationVar(&c.pollInterval, "poll-interval", client.DefaultPollInterval, "while waiting without a stream, first wait `DURATION` between reads of the task (backing off to 5s)")
+		fs.StringVar(&c.apiKey, "api-key", "", "API `KEY`, sent where the card's apiKey security scheme says (header, query or cookie; "+
+			"visible in ps: prefer $A2ACLI_API_KEY)")
+		fs.Func("svc-param", "A2A service parameter `K:V`, sent as a request header (gRPC metadata); repeatable", func(v string) error {
+			k, _, ok := strings.Cut(v, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return fmt.Errorf("want K:V")
+			}
+			c.svcParams = append(c.svcParams, v)
+			return nil
+		})
+		fs.Func("transport", "preferred `BINDING`: jsonrpc, rest (HTTP+JSON) or grpc; repeatable, most preferred first "+
+			"(default: the card's order); a binding the card lacks is skipped", func(v string) error {
+			for _, b := range strings.Split(v, ",") {
+				if _, err := bindingOf(b); err != nil || strings.TrimSpace(b) == "" {
+					return fmt.Errorf("want jsonrpc, rest or grpc")
+				}
+				c.prefer = append(c.prefer, strings.TrimSpace(b))
+			}
+			return nil
+		})
 	}
-	fs.DurationVar(&c.pollInterval, "poll-interval", client.DefaultPollInterval, "while waiting without a stream, first wait `DURATION` between reads of the task (backing off to 5s)")
 	fs.StringVar(&c.configFile, "config", "", "read A2ACLI_ options from this .env `FILE` instead of a local .env")
 	fs.StringVar(&c.caCert, "ca-cert", "", "also trust the CA certificates in this PEM `FILE` for https agents (besides the system's)")
 	fs.StringVar(&c.clientCert, "client-cert", "", "present the TLS client certificate in this PEM `FILE` (mutual TLS; with --client-key)")

@@ -368,6 +368,16 @@ func TestConfigPrecedence(t *testing.T) {
 	if _, code := run([]string{"A2ACLI_AGENT_CARD=http://" + testkit.FreeAddr(t)}, "send", url, "hello"); code != 0 {
 		t.Errorf("send URL with $A2ACLI_AGENT_CARD: exit %d", code)
 	}
+	// A configured --async gives way to --stream and to --wait given as flags.
+	if out, code := run([]string{"A2ACLI_ASYNC=true", "A2ACLI_OUTPUT=text"}, "send", "slow 60000", "--timeout", "20s"); code != 0 ||
+		!strings.Contains(out, "State: TASK_STATE_SUBMITTED") && !strings.Contains(out, "State: TASK_STATE_WORKING") {
+		t.Errorf("$A2ACLI_ASYNC: exit %d:\n%s", code, out)
+	}
+	for _, flag := range []string{"--stream", "--wait"} {
+		if out, code := run([]string{"A2ACLI_ASYNC=true", "A2ACLI_OUTPUT=text"}, "send", "slow 300", flag); code != 0 || !strings.Contains(out, "State: TASK_STATE_COMPLETED") {
+			t.Errorf("%s over $A2ACLI_ASYNC: exit %d:\n%s", flag, code, out)
+		}
+	}
 	if _, code := run([]string{"A2ACLI_TIMEOUT=soon"}, "send", "hello"); code != 2 {
 		t.Errorf("a bad variable: exit %d, want 2", code)
 	}

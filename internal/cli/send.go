@@ -59,6 +59,9 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs(pos, 1, 2, "the agent URL"); err != nil {
 		return err
 	}
+	if f.stream && c.from["async"] != "flag" {
+		f.async = false // an explicit --stream wins over a configured --async
+	}
 	if err := f.check(); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ const taskSynopsis = `task SUBCOMMAND -a AGENT [ID] [flags]
   task list -a AGENT          list tasks, newest first (--context-id,
                               --status, --page-size, --page-token,
                               --history, --include-artifacts, --since);
-                              its ARTIFACTS column shows - unless
+                              the ARTIFACTS column comes with
                               --include-artifacts
   task cancel -a AGENT ID     cancel a task
   task download -a AGENT ID   write the task's artifacts to files in --dir:
@@ -172,7 +172,7 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
 		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
-		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts (without it the server leaves them out and the ARTIFACTS column shows -)")
+		fs.BoolVar(&f.withArtifacts, "include-artifacts", false, "include the tasks' artifacts, counted in an ARTIFACTS column (without it the server leaves them out, and so does the table)")
 		fs.StringVar(&f.since, "since", "", "only tasks whose status changed at or after `TIME` (RFC 3339, or a duration such as 1h: that long ago)")
 	}
 	return f

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
 
@@ -607,4 +609,43 @@ func TestCompletion(t *testing.T) {
 	out, _ = mustRun(t, 0, "completion", "fish")
 	contains(t, "fish", out, "complete -c parley -n '__fish_seen_subcommand_from send' -l task-id\n")
 	mustRun(t, 2, "completion", "tcsh")
+}
+
+// TestExtendedCardAndDemoServer: parley demo-server serves the
+// conformance agent; card get --extended reads the authenticated extended
+// card with a credential a public scheme takes, and refuses without one
+// or against a card that declares none.
+func TestExtendedCardAndDemoServer(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	out, _ := mustRun(t, 0, "card", "get", "-a", "http://"+p.addr, "-o", "json")
+	card := jsonOf(t, out)
+	card["name"] = "The extended card"
+	b, _ := json.Marshal(card)
+	ext := filepath.Join(t.TempDir(), "extended.json")
+	os.WriteFile(ext, b, 0o600)
+	mustRun(t, 1, "card", "get", "-a", "http://"+p.addr, "--extended", "-o", "json") // the card declares none
+	card["capabilities"] = map[string]any{"extendedAgentCard": true} // and no security scheme
+	b, _ = json.Marshal(card)
+	noScheme := filepath.Join(t.TempDir(), "no-scheme.json")
+	os.WriteFile(noScheme, b, 0o600)
+	_, errs := mustRun(t, 2, "card", "get", "-a", noScheme, "--extended", "--bearer", "tok")
+	contains(t, "a bearer no scheme takes", errs, "declares no security scheme that takes a bearer token")
+
+	addr := testkit.FreeAddr(t)
+	cmd := exec.Command(testkit.ParleyBinary(t), "demo-server", "--addr", addr, "--auth-token", "alice=tok", "--extended-card", ext)
+	demo := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley demo-server", KillAtCleanup: true})
+	if _, err := demo.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
+		t.Fatalf("parley demo-server did not start: %v\n%s", err, demo.Stderr())
+	}
+	url := "http://" + addr
+	out, _ = mustRun(t, 0, "card", "get", "-a", url, "--extended", "--bearer", "tok", "-o", "json")
+	if jsonOf(t, out)["name"] != "The extended card" {
+		t.Errorf("card get --extended: %s", out)
+	}
+	out, _ = mustRun(t, 0, "card", "get", "-a", url, "--extended", "--bearer", "tok")
+	contains(t, "card get --extended", out, "The extended card")
+	mustRun(t, 4, "card", "get", "-a", url, "--extended")
+	out, _ = mustRun(t, 0, "send", "-a", url, "hello", "--bearer", "tok")
+	contains(t, "send to the demo server", out, "State: TASK_STATE_COMPLETED")
 }

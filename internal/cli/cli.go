@@ -31,6 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], stdout, stderr)
+	case "demo-server": // the A2A CLI specification's demo agent: the conformance agent, in memory
+		err = serve(ctx, append([]string{"--agent", "conformance", "--store", "memory"}, args[1:]...), stdout, stderr)
 	case "webhook":
 		err = webhook(ctx, args[1:], stdout, stderr)
 	case "load":
@@ -101,6 +103,7 @@ parley: an Agent2Agent (A2A) protocol v1.0 server and toolkit
 usage:
   parley serve [flags]    serve an agent over JSON-RPC, HTTP+JSON and gRPC
   parley webhook [flags]  receive and print push notifications (for developers)
+  parley demo-server      serve the conformance agent in memory, to try the client commands on (= serve --agent conformance --store memory)
   parley card get -a AGENT    fetch, validate and print an agent card (also: parley card URL)
   parley send -a AGENT TEXT   send a message (--stream, --async, --task-id, --context-id, --file, --data)
   parley task get|list|cancel|subscribe|push-config -a AGENT [ID]   work with tasks

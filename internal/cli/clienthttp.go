@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 )
@@ -147,6 +149,12 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
+	return c.clientFor(card, url)
+}
+
+// clientFor returns a client for card, the card of the agent at url.
+func (c *common) clientFor(card *a2a.AgentCard, url string) (*client.Client, error) {
+	card = proto.Clone(card).(*a2a.AgentCard)
 	ts, err := c.transports()
 	if err != nil {
 		return nil, err

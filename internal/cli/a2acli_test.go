@@ -625,7 +625,7 @@ func TestExtendedCardAndDemoServer(t *testing.T) {
 	ext := filepath.Join(t.TempDir(), "extended.json")
 	os.WriteFile(ext, b, 0o600)
 	mustRun(t, 1, "card", "get", "-a", "http://"+p.addr, "--extended", "-o", "json") // the card declares none
-	card["capabilities"] = map[string]any{"extendedAgentCard": true} // and no security scheme
+	card["capabilities"] = map[string]any{"extendedAgentCard": true}                 // and no security scheme
 	b, _ = json.Marshal(card)
 	noScheme := filepath.Join(t.TempDir(), "no-scheme.json")
 	os.WriteFile(noScheme, b, 0o600)

@@ -291,8 +291,10 @@ func TestTransportsAndDebug(t *testing.T) {
 			t.Errorf("--debug shows a credential:\n%s", errs)
 		}
 	}
+	_, errs := mustRun(t, 0, "send", "-a", url, "hello", "--debug", "--extension", "https://ext.example/a", "--extension", "https://ext.example/b")
+	contains(t, "--extension", errs, "A2a-Extensions: https://ext.example/a, https://ext.example/b")
 	mustRun(t, 2, "send", "-a", url, "hello", "--transport", "carrier-pigeon")
-	_, errs := mustRun(t, 0, "send", "-a", url, "hello", "--insecure")
+	_, errs = mustRun(t, 0, "send", "-a", url, "hello", "--insecure")
 	contains(t, "--insecure", errs, "WARNING: --insecure")
 }
 

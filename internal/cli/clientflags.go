@@ -39,6 +39,7 @@ type common struct {
 	apiKey       string        // --api-key, placed as the card's apiKey scheme says
 	svcParams    multiFlag     // --svc-param K:V: service parameters (headers)
 	prefer       multiFlag     // --transport: bindings, most preferred first
+	extensions   multiFlag     // --extension: URIs declared in A2A-Extensions
 	insecure     bool          // --insecure: no TLS verification (warned)
 	debug        bool          // --debug: the exchange on stderr, credentials redacted
 	verbose      bool          // --verbose: history and every part
@@ -96,6 +97,8 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 			c.svcParams = append(c.svcParams, v)
 			return nil
 		})
+		fs.Var(&c.extensions, "extension", "declare support for the extension `URI` on every call (A2A-Extensions; repeatable): "+
+			"an agent that requires one answers ExtensionSupportRequiredError without it")
 		fs.Func("transport", "preferred `BINDING`: jsonrpc, rest (HTTP+JSON) or grpc; repeatable, most preferred first "+
 			"(default: the card's order); a binding the card lacks is skipped", func(v string) error {
 			for _, b := range strings.Split(v, ",") {

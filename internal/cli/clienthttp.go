@@ -173,6 +173,7 @@ func (c *common) clientFor(card *a2a.AgentCard, url string) (*client.Client, err
 		Header:       c.header(),
 		Transports:   ts,
 		PollInterval: c.pollInterval,
+		Extensions:   c.extensions,
 	})
 }
 

@@ -154,8 +154,9 @@ const debugHint = "run it again with --debug to see the exchange"
 
 // authFailure is the failure of a call the agent refused for want of
 // credentials: missing when the command sent none, refused when it did.
-// A2A names no error for it (the binding's own status says it, spec
-// §7.4), so its a2aCode is the HTTP status, 401 or 403.
+// A2A names no error for it (the binding's own status says it: HTTP 401,
+// gRPC UNAUTHENTICATED, spec §3.3.2), so its a2aCode is the HTTP status,
+// 401 or 403.
 func (e *env) authFailure(a2aCode int) failure {
 	if e.c == nil || !e.c.hasCredentials() {
 		return failure{code: errCredentialsMissing, exit: ExitAuth, a2aCode: a2aCode, hint: "give a credential: --bearer TOKEN (or $A2ACLI_BEARER), or --api-key KEY"}

@@ -209,6 +209,13 @@ func resolve(ctx context.Context, u string, o ResolveOptions) (*a2a.AgentCard, [
 	return proto.Clone(card).(*a2a.AgentCard), body, nil
 }
 
+// ParseCard decodes and checks an agent card document read from name (a
+// file, say) with the checks Resolve makes: a *CardError when it cannot
+// be used. warn (may be nil) hears of the deviations it tolerates.
+func ParseCard(name string, body []byte, warn func(string)) (*a2a.AgentCard, error) {
+	return parseCard(name, "", body, warn)
+}
+
 // parseCard decodes and checks a card body. warn (may be nil) hears of the
 // deviations it tolerates.
 func parseCard(cardURL, contentType string, body []byte, warn func(string)) (*a2a.AgentCard, error) {

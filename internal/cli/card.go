@@ -13,16 +13,25 @@ import (
 
 // cardCmd runs `parley card URL`: fetch, validate and print an agent card.
 func cardCmd(ctx context.Context, e *env, args []string) error {
-	fs, c := e.newFlags(`card URL [flags]
+	if len(args) > 0 && args[0] == "get" { // `card get`, A2A CLI SPEC §10.1
+		e.name, args = "card get", args[1:]
+	}
+	fs, c := e.newFlags(`card get -a AGENT [flags]
+       card URL [flags]   (the older spelling)
 
-Fetches the agent card from URL (a base URL: its /.well-known/agent-card.json;
-or the URL of a .json card), checks that it is an A2A v1.0 card with every
-REQUIRED member, and prints it. --json prints the card as served (its JSON
-compacted to one line). With --verify-key or --verify-jwks the card's
+Reads the agent card of AGENT (--agent-card: a base URL, whose
+/.well-known/agent-card.json is fetched; a bare host, the same at its
+https origin (http for localhost); the URL of a .json card; or a card
+file, file://PATH or a path), checks that it is an A2A v1.0 card with
+every REQUIRED member, and prints it. -o json prints the card as served
+(its JSON compacted to one line). With --verify-key or --verify-jwks the card's
 signature (spec §8.4) must verify, over the card document as received, with
 a key given there (a jku named by the card is not followed), else the
 command exits 1 saying why.`, true)
 	vf := addVerifyFlags(fs)
+	extended := fs.Bool("extended", false, "read the agent's authenticated extended card (GetExtendedAgentCard) with the credential given, "+
+		"which one of the public card's security schemes must take")
+	fs.Bool("validate", false, "check the card against A2A v1.0's AgentCard (always done: a card that fails exits 1, A2ACLI_ERR_CARD_INVALID, naming what is wrong)")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -42,6 +51,9 @@ command exits 1 saying why.`, true)
 	if err != nil {
 		return err
 	}
+	if *extended {
+		return e.extendedCard(ctx, card, pos[0])
+	}
 	if c.json {
 		raw = bytes.TrimSpace(raw)
 		var compact bytes.Buffer
@@ -54,6 +66,47 @@ command exits 1 saying why.`, true)
 	e.out.printCard(card)
 	e.out.printSignature(card, kid)
 	return nil
+}
+
+// extendedCard prints the agent's authenticated extended card (spec
+// §3.1.11), read only when the public card says there is one and with a
+// credential one of its security schemes takes (A2A CLI SPEC §10.1,
+// §12.4).
+func (e *env) extendedCard(ctx context.Context, public *a2a.AgentCard, url string) error {
+	c := e.c
+	if !public.GetCapabilities().GetExtendedAgentCard() {
+		return a2a.NewError(a2a.CodeExtendedAgentCardNotConfigured, "the agent's card declares no extended card (capabilities.extendedAgentCard)")
+	}
+	if c.token != "" && !takesBearer(public) {
+		return usageError{fmt.Errorf("--extended: the public card declares no security scheme that takes a bearer token, so --bearer is not sent to it")}
+	}
+	cl, err := c.clientFor(public, url)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	card, err := cl.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return e.out.jsonLine(card)
+	}
+	e.out.printCard(card)
+	return nil
+}
+
+// takesBearer reports whether one of the card's security schemes takes a
+// bearer token: HTTP bearer, OAuth 2.0 or OpenID Connect (spec §4.5).
+func takesBearer(card *a2a.AgentCard) bool {
+	for _, s := range card.GetSecuritySchemes() {
+		switch {
+		case strings.EqualFold(s.GetHttpAuthSecurityScheme().GetScheme(), "bearer"),
+			s.GetOauth2SecurityScheme() != nil, s.GetOpenIdConnectSecurityScheme() != nil:
+			return true
+		}
+	}
+	return false
 }
 
 // printCard shows a card for people.

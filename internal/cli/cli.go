@@ -31,6 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], stdout, stderr)
+	case "demo-server": // the A2A CLI specification's demo agent: the conformance agent, in memory
+		err = serve(ctx, append([]string{"--agent", "conformance", "--store", "memory"}, args[1:]...), stdout, stderr)
 	case "webhook":
 		err = webhook(ctx, args[1:], stdout, stderr)
 	case "load":
@@ -41,9 +43,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = apikeyCmd(args[1:], stdout, stderr)
 	case "inspect":
 		err = inspectCmd(ctx, args[1:], stdout, stderr)
-	case "card", "send", "task", "push", "check": // the client commands print their own errors
+	case "card", "send", "task", "push", "check", "config": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
-	case "version", "--version", "-version":
+	case "completion":
+		err = completionCmd(args[1:], stdout)
+	case "conformance": // the A2A CLI specification's name for check
+		return clientCommand(ctx, "check", args[1:], stdout, stderr)
+	case "version", "--version", "-version", "-v":
 		return versionCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[0] == "help" {
@@ -97,30 +103,35 @@ parley: an Agent2Agent (A2A) protocol v1.0 server and toolkit
 usage:
   parley serve [flags]    serve an agent over JSON-RPC, HTTP+JSON and gRPC
   parley webhook [flags]  receive and print push notifications (for developers)
-  parley card URL         fetch, validate and print an agent card
-  parley send URL TEXT    send a message (--stream, --async, --task, --file, --data)
-  parley task get|list|cancel|subscribe|wait URL [ID]    work with tasks
-  parley push create|get|list|delete URL TASK_ID [ID]    push notification configs
-  parley check URL        grade an A2A server against the spec (and B1-B14)
+  parley demo-server      serve the conformance agent in memory, to try the client commands on (= serve --agent conformance --store memory)
+  parley card get -a AGENT    fetch, validate and print an agent card (also: parley card URL)
+  parley send -a AGENT TEXT   send a message (--stream, --async, --task-id, --context-id, --file, --data)
+  parley task get|list|cancel|subscribe|push-config -a AGENT [ID]   work with tasks
+  parley push create|get|list|delete URL TASK_ID [ID]    push notification configs (= task push-config)
+  parley config show      the client options' effective values and where each comes from
+  parley check URL        grade an A2A server against the spec (and B1-B14); also: parley conformance URL
   parley inspect [URL]    a local web page to inspect an agent (card, messages, tasks, traffic, push)
   parley load URL... [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick
   parley key new|jwks     make a card signing key (--alg ES256|EdDSA|RS256), print its public JWKS
   parley apikey new NAME  make an API key for --api-keys (printed once) and its file line
-  parley version          the version, commit and Go version of this build (also --version)
+  parley completion bash|zsh|fish  a completion script for the shell
+  parley version          the version, commit and Go version of this build (also --version, -v)
   parley help COMMAND     a command's help (the same as parley COMMAND -h)
 
-The client commands take --binding jsonrpc|rest|grpc, --token, --header K=V, --a2a-version,
---json and --timeout, before or after their arguments. Their exit status:
-  0    success: the task COMPLETED, or the agent replied with a message
-  1    other failure (check: a MUST failed)
+The client commands (card, send, task, push) follow the A2A CLI specification (docs/a2a-cli-compliance.md).
+AGENT (-a, --agent-card) is the agent's URL, a bare host, its card's URL or a card file; the older
+spelling puts the URL first instead. They take -o text|json (--json), --bearer, --api-key,
+--svc-param K:V, --transport (repeatable), --a2a-version, --timeout, --poll-interval, --insecure,
+--debug and --verbose, before or after their arguments, each also from $A2ACLI_<FLAG> or a .env file
+(--config FILE). Their exit status says whether the command did its job:
+  0    success, whatever state the task is in (FAILED, INPUT_REQUIRED, ...: a warning on stderr)
+  1    other failure: an error the agent returned (check: a MUST failed)
   2    bad usage
-  3    the agent could not be reached, or the connection broke
-  4    the agent answered with an error
-  5    the task ended FAILED, REJECTED or CANCELED
-  6    the task stopped INPUT_REQUIRED or AUTH_REQUIRED (the command returns; the task waits)
+  3    the agent or its card could not be reached, or the connection broke
+  4    authentication missing or refused
+  5    --timeout expired
   130  interrupted by Ctrl-C (a task being followed goes on at the agent)
-5 and 6 come from send (blocking or --stream), task wait and task subscribe;
-send --async exits 0 once the agent has the task, task get 0 whatever its state.
+With -o json a failure prints {"error":{"code","message","hint","a2aCode"}} on stdout.
 
 Run 'parley help COMMAND' or 'parley COMMAND -h' for a command's flags and examples.
 `, "\n"))

@@ -121,7 +121,7 @@ func TestCardBadInput(t *testing.T) {
 		w.Write([]byte("<!DOCTYPE HTML>\n<html>\n<head><title>Error\n response</title></head><body><h1>Not here</h1>" + strings.Repeat("<p>filler</p>", 50) + "</body></html>"))
 	}))
 	defer page.Close()
-	_, errs = mustRun(t, 1, "card", page.URL)
+	_, errs = mustRun(t, 3, "card", page.URL)
 	contains(t, "stderr", errs, `an HTML page titled "Error response"`, "is it an A2A agent's base URL?")
 	if strings.Contains(errs, "<") || strings.Count(errs, "\n") > 1 {
 		t.Errorf("the page leaks into the message: %q", errs)
@@ -175,7 +175,7 @@ func TestCardBadInput(t *testing.T) {
 	contains(t, "stderr", errs, "0.3")
 	_, errs = mustRun(t, 1, "card", srv.URL+"/broken")
 	contains(t, "stderr", errs, "not a JSON object")
-	_, errs = mustRun(t, 1, "card", srv.URL+"/nothing-here")
+	_, errs = mustRun(t, 3, "card", srv.URL+"/nothing-here") // no card at the reference
 	contains(t, "stderr", errs, "404")
 	// --json reports the error as JSON too.
 	out, _ = mustRun(t, 1, "card", "--json", srv.URL+"/missing")
@@ -265,7 +265,7 @@ func sendAsyncThenWait(t *testing.T, url string) {
 // sendContinueTask checks that send continues a task (--task) and a
 // context (--context), and that a finished task takes no more messages.
 func sendContinueTask(t *testing.T, url string) {
-	out, _ := mustRun(t, 6, "send", url, "input-required", "--json")
+	out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
 	m := jsonOf(t, out)
 	id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
 	out, _ = mustRun(t, 0, "send", url, "--task", id, "the missing piece")
@@ -275,8 +275,8 @@ func sendContinueTask(t *testing.T, url string) {
 	if got := field(jsonOf(t, out), "task", "contextId"); got != ctxID {
 		t.Fatalf("--context: task in context %v, want %s", got, ctxID)
 	}
-	// The finished task takes no more messages: an A2A error, exit 4.
-	_, errs := mustRun(t, 4, "send", url, "--task", id, "too late")
+	// The finished task takes no more messages: an A2A error, exit 1.
+	_, errs := mustRun(t, 1, "send", url, "--task", id, "too late")
 	contains(t, "stderr", errs, "UnsupportedOperationError")
 }
 
@@ -296,7 +296,7 @@ func sendFileAndDataParts(t *testing.T, url string) {
 	}
 	// The conformance agent takes text/plain only: a data part
 	// (application/json) is refused with an A2A error.
-	_, errs := mustRun(t, 4, "send", url, "--data", `{"n":1}`)
+	_, errs := mustRun(t, 1, "send", url, "--data", `{"n":1}`)
 	contains(t, "stderr", errs, "ContentTypeNotSupportedError", "application/json")
 	_, errs = mustRun(t, 2, "send", url, "--data", "{not json")
 	contains(t, "stderr", errs, "--data")
@@ -304,12 +304,12 @@ func sendFileAndDataParts(t *testing.T, url string) {
 	contains(t, "stderr", errs, "--file")
 }
 
-// sendTimeout checks that send gives up after --timeout, with exit 3.
+// sendTimeout checks that send gives up after --timeout, with exit 5.
 func sendTimeout(t *testing.T, url string) {
 	// A task that works longer than --timeout, waited for and streamed.
-	_, errs := mustRun(t, 3, "send", url, "slow 10000", "--timeout", "1s")
+	_, errs := mustRun(t, 5, "send", url, "slow 10000", "--timeout", "1s")
 	contains(t, "stderr", errs, "timed out after 1s")
-	out, errs := mustRun(t, 3, "send", url, "slow 10000", "--stream", "--timeout", "1s")
+	out, errs := mustRun(t, 5, "send", url, "slow 10000", "--stream", "--timeout", "1s")
 	contains(t, "stdout", out, "status WORKING")
 	contains(t, "stderr", errs, "timed out after 1s")
 }
@@ -317,10 +317,10 @@ func sendTimeout(t *testing.T, url string) {
 // sendVersion checks that --a2a-version "" sends no A2A-Version, which
 // Parley refuses.
 func sendVersion(t *testing.T, url string) {
-	// No A2A-Version means 0.3, which Parley refuses: exit 4.
-	out, errs := mustRun(t, 4, "send", url, "hello", "--a2a-version", "", "--json")
+	// No A2A-Version means 0.3, which Parley refuses: exit 1.
+	out, errs := mustRun(t, 1, "send", url, "hello", "--a2a-version", "", "--json")
 	contains(t, "stderr", errs, "VersionNotSupportedError")
-	if field(jsonOf(t, out), "error", "name") != "VersionNotSupportedError" {
+	if field(jsonOf(t, out), "error", "code") != "VersionNotSupportedError" {
 		t.Fatalf("json error %s", out)
 	}
 }
@@ -341,11 +341,11 @@ func TestTaskCommands(t *testing.T) {
 		t.Fatalf("task get --json: %s", out)
 	}
 
-	// Unknown task: an A2A error, exit 4, on every binding.
+	// Unknown task: an A2A error, exit 1, on every binding.
 	for _, b := range []string{"jsonrpc", "rest", "grpc"} {
-		out, errs := mustRun(t, 4, "task", "get", url, "no-such-task", "--binding", b, "--json")
+		out, errs := mustRun(t, 1, "task", "get", url, "no-such-task", "--binding", b, "--json")
 		contains(t, "stderr", errs, "TaskNotFoundError")
-		if field(jsonOf(t, out), "error", "code") != -32001.0 {
+		if field(jsonOf(t, out), "error", "a2aCode") != -32001.0 {
 			t.Fatalf("json error %s", out)
 		}
 	}
@@ -383,7 +383,7 @@ func TestTaskCommands(t *testing.T) {
 	running := field(jsonOf(t, out), "task", "id").(string)
 	out, _ = mustRun(t, 0, "task", "cancel", url, running)
 	contains(t, "task cancel", out, running, "CANCELED")
-	_, errs := mustRun(t, 4, "task", "cancel", url, id)
+	_, errs := mustRun(t, 1, "task", "cancel", url, id)
 	contains(t, "stderr", errs, "TaskNotCancelableError")
 
 	// Subscribe to a running task until it ends.
@@ -392,7 +392,7 @@ func TestTaskCommands(t *testing.T) {
 	out, _ = mustRun(t, 0, "task", "subscribe", url, sub)
 	contains(t, "task subscribe", out, "task "+sub, "artifact echo: slow 400", "status COMPLETED")
 	// A finished task cannot be subscribed to.
-	_, errs = mustRun(t, 4, "task", "subscribe", url, sub)
+	_, errs = mustRun(t, 1, "task", "subscribe", url, sub)
 	contains(t, "stderr", errs, "UnsupportedOperationError")
 }
 
@@ -400,7 +400,7 @@ func TestPushCommands(t *testing.T) {
 	t.Parallel()
 	p := serve(t, "--agent", "conformance", "--store", "memory")
 	url := "http://" + p.addr
-	out, _ := mustRun(t, 6, "send", url, "input-required", "--json")
+	out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
 	id := field(jsonOf(t, out), "task", "id").(string)
 
 	out, _ = mustRun(t, 0, "push", "create", url, id, "--url", "https://hooks.invalid/a2a", "--token-value", "tok",
@@ -416,9 +416,9 @@ func TestPushCommands(t *testing.T) {
 	contains(t, "push list", out, cid, "1 configuration(s)")
 	out, _ = mustRun(t, 0, "push", "delete", url, id, cid)
 	contains(t, "push delete", out, "deleted push config "+cid)
-	_, errs := mustRun(t, 4, "push", "get", url, id, cid)
+	_, errs := mustRun(t, 1, "push", "get", url, id, cid)
 	contains(t, "stderr", errs, "TaskNotFoundError")
-	_, errs = mustRun(t, 4, "push", "list", url, "no-such-task")
+	_, errs = mustRun(t, 1, "push", "list", url, "no-such-task")
 	contains(t, "stderr", errs, "TaskNotFoundError")
 	_, errs = mustRun(t, 2, "push", "create", url, id)
 	contains(t, "stderr", errs, "--url")
@@ -452,10 +452,10 @@ func TestClientUsageErrors(t *testing.T) {
 	}
 	// -h is not an error.
 	out, _ := mustRun(t, 0, "send", "-h")
-	contains(t, "send -h", out, "usage: parley send URL", "--stream")
+	contains(t, "send -h", out, "usage: parley send -a AGENT", "send URL [TEXT]", "--stream")
 	out, _ = mustRun(t, 0, "help")
-	contains(t, "help", out, "parley check URL", "3    the agent could not be reached", "4    the agent answered with an error",
-		"5    the task ended FAILED, REJECTED or CANCELED", "6    the task stopped INPUT_REQUIRED or AUTH_REQUIRED")
+	contains(t, "help", out, "parley check URL", "3    the agent or its card could not be reached", "4    authentication missing or refused",
+		"5    --timeout expired", "0    success, whatever state the task is in")
 }
 
 // TestClientGRPCBinding runs the client commands over gRPC (--binding
@@ -501,7 +501,7 @@ func TestClientGRPCBinding(t *testing.T) {
 	contains(t, "task subscribe", out, "task "+sub, "status COMPLETED")
 
 	// push create, get, list, delete.
-	out, _ = run(6, "send", url, "input-required", "--json")
+	out, _ = run(0, "send", url, "input-required", "--json")
 	parked := field(jsonOf(t, out), "task", "id").(string)
 	out, _ = run(0, "push", "create", url, parked, "--url", "https://hooks.invalid/a2a", "--auth-scheme", "Bearer", "--auth-credentials", "s", "--json")
 	cid, _ := jsonOf(t, out)["id"].(string)
@@ -514,16 +514,16 @@ func TestClientGRPCBinding(t *testing.T) {
 	contains(t, "push list", out, "1 configuration(s)")
 	run(0, "push", "delete", url, parked, cid)
 
-	// Errors the server sends over gRPC: exit 4, named as on the other
+	// Errors the server sends over gRPC: exit 1, named as on the other
 	// bindings.
-	out, errs := run(4, "task", "get", url, "no-such-task", "--json")
+	out, errs := run(1, "task", "get", url, "no-such-task", "--json")
 	contains(t, "stderr", errs, "TaskNotFoundError")
-	if field(jsonOf(t, out), "error", "code") != -32001.0 {
+	if field(jsonOf(t, out), "error", "a2aCode") != -32001.0 {
 		t.Fatalf("json error %s", out)
 	}
-	_, errs = run(4, "task", "cancel", url, id)
+	_, errs = run(1, "task", "cancel", url, id)
 	contains(t, "stderr", errs, "TaskNotCancelableError")
-	_, errs = run(4, "send", url, "hello", "--a2a-version", "")
+	_, errs = run(1, "send", url, "hello", "--a2a-version", "")
 	contains(t, "stderr", errs, "VersionNotSupportedError")
 	_, errs = mustRun(t, 4, "task", "get", url, id, "--binding", "grpc") // no token
 	contains(t, "stderr", errs, "UnauthenticatedError")
@@ -598,7 +598,7 @@ func TestSendDataPartWire(t *testing.T) {
 	defer srv.Close()
 	img := filepath.Join(t.TempDir(), "dot.png")
 	os.WriteFile(img, []byte{0x89, 'P', 'N', 'G'}, 0o600)
-	out, _ := mustRun(t, 0, "send", srv.URL, "--data", `{"n":1,"tags":["a"]}`, "--file", img, "--message-id", "m-fixed")
+	out, _ := mustRun(t, 0, "send", srv.URL, "--file", img, "--data", `{"n":1,"tags":["a"]}`, "--message-id", "m-fixed")
 	contains(t, "send", out, "agent: noted")
 	var req map[string]any
 	if err := json.Unmarshal(<-got, &req); err != nil {

@@ -33,6 +33,24 @@ type common struct {
 	// warn prints a warning about what the command tolerates (a card
 	// without skills) on the command's stderr.
 	warn func(msg string)
+
+	// The options of the A2A CLI specification (SPEC §7.2).
+	agentCard    string        // -a, --agent-card: origin, card URL or card file
+	apiKey       string        // --api-key, placed as the card's apiKey scheme says
+	svcParams    multiFlag     // --svc-param K:V: service parameters (headers)
+	prefer       multiFlag     // --transport: bindings, most preferred first
+	extensions   multiFlag     // --extension: URIs declared in A2A-Extensions
+	insecure     bool          // --insecure: no TLS verification (warned)
+	debug        bool          // --debug: the exchange on stderr, credentials redacted
+	verbose      bool          // --verbose: history and every part
+	pollInterval time.Duration // --poll-interval
+	configFile   string        // --config: the .env file read instead of the local one
+	// apiKeyAt is where --api-key goes (set when the card is read).
+	apiKeyAt apiKeyPlace
+	debugw   io.Writer
+	// from says where each option set came from: "flag", "$A2ACLI_…" or
+	// "A2ACLI_… in FILE" (config show).
+	from map[string]string
 }
 
 // newFlags returns a flag set for a client command with the common flags.
@@ -41,14 +59,58 @@ func (e *env) newFlags(usage string, withVersion bool) (*flag.FlagSet, *common) 
 	fs := flag.NewFlagSet("parley "+e.name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	c := &common{warn: func(msg string) { fmt.Fprintf(e.stderr, "parley %s: warning: %s\n", e.name, msg) }}
-	fs.StringVar(&c.binding, "binding", "", "use this binding: jsonrpc, rest or grpc (default: the card's order)")
-	fs.StringVar(&c.token, "token", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN (visible to local users in ps: prefer --token-file or $"+clientTokenEnv+")")
-	fs.StringVar(&c.tokenFile, "token-file", "", "send the bearer token in `FILE` (default: $"+clientTokenEnv+")")
-	fs.Var(&c.headers, "header", "extra request header `K=V` (repeatable)")
+	fs.StringVar(&c.agentCard, "agent-card", "", "the `AGENT`: its URL (its /.well-known/agent-card.json is read), a bare host (https; http for localhost), "+
+		"its card's URL, or a card file (file://PATH or a path); instead of the URL argument")
+	fs.StringVar(&c.agentCard, "a", "", "short for --agent-card")
+	output := func(v string) error {
+		switch v {
+		case "text", "json":
+			c.json = v == "json"
+			return nil
+		}
+		return fmt.Errorf("want text or json")
+	}
+	fs.Func("output", "output `FORMAT`: text (Label: value lines) or json (the protocol's own objects; JSON Lines with --stream) (default text)", output)
+	fs.Func("o", "short for --output", output)
+	fs.BoolVar(&c.json, "json", false, "the same as -o json")
+	fs.StringVar(&c.token, "bearer", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN (visible to local users in ps and in shell history: "+
+		"prefer $A2ACLI_BEARER or --token-file)")
+	fs.StringVar(&c.token, "token", "", "the same as --bearer `TOKEN`")
+	fs.StringVar(&c.tokenFile, "token-file", "", "send the bearer token in `FILE` (default: $A2ACLI_BEARER, then $"+clientTokenEnv+")")
+	fs.Var(&c.headers, "header", "extra request header `K=V` (repeatable; --svc-param K:V is the same)")
+	fs.StringVar(&c.binding, "binding", "", "use only this `BINDING`: jsonrpc, rest or grpc")
 	if withVersion {
 		fs.StringVar(&c.version, "a2a-version", a2a.ProtocolVersion, "A2A-Version header to send (\"\" sends none)")
 	}
-	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON document per line")
+	fs.BoolVar(&c.insecure, "insecure", false, "do not verify the agent's TLS certificate (development only: a warning says so)")
+	if e.name != "check" { // check makes its own calls, and has a --verbose of its own
+		fs.BoolVar(&c.debug, "debug", false, "print each HTTP exchange with the agent on stderr (credentials redacted)")
+		fs.BoolVar(&c.verbose, "verbose", false, "show more: a task's history and every part")
+		fs.DurationVar(&c.pollInterval, "poll-interval", client.DefaultPollInterval, "while waiting without a stream, first wait `DURATION` between reads of the task (backing off to 5s)")
+		fs.StringVar(&c.apiKey, "api-key", "", "API `KEY`, sent where the card's apiKey security scheme says (header, query or cookie; "+
+			"visible in ps: prefer $A2ACLI_API_KEY)")
+		fs.Func("svc-param", "A2A service parameter `K:V`, sent as a request header (gRPC metadata); repeatable", func(v string) error {
+			k, _, ok := strings.Cut(v, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return fmt.Errorf("want K:V")
+			}
+			c.svcParams = append(c.svcParams, v)
+			return nil
+		})
+		fs.Var(&c.extensions, "extension", "declare support for the extension `URI` on every call (A2A-Extensions; repeatable): "+
+			"an agent that requires one answers ExtensionSupportRequiredError without it")
+		fs.Func("transport", "preferred `BINDING`: jsonrpc, rest (HTTP+JSON) or grpc; repeatable, most preferred first "+
+			"(default: the card's order); a binding the card lacks is skipped", func(v string) error {
+			for _, b := range strings.Split(v, ",") {
+				if _, err := bindingOf(b); err != nil || strings.TrimSpace(b) == "" {
+					return fmt.Errorf("want jsonrpc, rest or grpc")
+				}
+				c.prefer = append(c.prefer, strings.TrimSpace(b))
+			}
+			return nil
+		})
+	}
+	fs.StringVar(&c.configFile, "config", "", "read A2ACLI_ options from this .env `FILE` instead of a local .env")
 	fs.StringVar(&c.caCert, "ca-cert", "", "also trust the CA certificates in this PEM `FILE` for https agents (besides the system's)")
 	fs.StringVar(&c.clientCert, "client-cert", "", "present the TLS client certificate in this PEM `FILE` (mutual TLS; with --client-key)")
 	fs.StringVar(&c.clientKey, "client-key", "", "the private key of --client-cert, in this PEM `FILE`")
@@ -100,11 +162,27 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		return nil, usageError{fmt.Errorf("%v (run 'parley %s -h' for the flags)", dashes(err.Error()), e.name)}
 	}
+	src, err := configSources(e.c.configFile)
+	if err != nil {
+		return nil, err
+	}
+	src.warnLoose(e.c.warn)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	e.c.from = map[string]string{}
+	if err := applyConfig(fs, src, os.Getenv, e.c.from); err != nil {
+		return nil, err
+	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "a2a-version" {
 			e.c.versionSet = true
 		}
 	})
+	pos = e.c.withAgent(pos, given["a"] || given["agent-card"])
+	for _, kv := range e.c.svcParams {
+		k, v, _ := strings.Cut(kv, ":")
+		e.c.headers = append(e.c.headers, k+"="+v)
+	}
 	for _, h := range e.c.headers {
 		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
 			return nil, usageError{fmt.Errorf("--header %q: want K=V", h)}
@@ -118,6 +196,12 @@ func (e *env) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	if err := e.c.loadTLS(); err != nil {
 		return nil, err
+	}
+	if e.c.insecure {
+		fmt.Fprintf(e.stderr, "parley %s: WARNING: --insecure: the agent's TLS certificate is not verified; anyone on the path can read and change the exchange, credentials included\n", e.name)
+	}
+	if e.c.debug {
+		e.c.debugw = e.stderr
 	}
 	e.out = newOutput(e.stdout, e.stderr, e.c.json)
 	return pos, nil
@@ -175,7 +259,12 @@ func (c *common) transports() ([]client.TransportFactory, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := client.AllTransports() // JSON-RPC, HTTP+JSON, gRPC; JSON-RPC and HTTP+JSON at v0.3
+	// The v1.x bindings; the legacy v0.3 ones only when --a2a-version asks
+	// for 0.3 by name, never as a silent fallback (A2A CLI SPEC §13.2).
+	all := client.DefaultTransports()
+	if c.versionSet && strings.HasPrefix(c.version, "0.") {
+		all = client.V03Transports()
+	}
 	if b == "" {
 		return all, nil
 	}
@@ -208,3 +297,6 @@ func andList(items []string) string {
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
+
+// hasCredentials reports whether the command sends a credential.
+func (c *common) hasCredentials() bool { return c.token != "" || c.apiKey != "" }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 )
@@ -64,11 +66,25 @@ func (t *cliTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set("A2A-Version", t.c.version)
 		}
 	}
+	if t.c.apiKey != "" || t.c.debugw != nil {
+		r = r.Clone(r.Context())
+		t.c.addAPIKey(r)
+	}
 	base := t.base
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 		base = t.h2
 	}
+	if t.c.debugw != nil {
+		t.c.logRequest(r)
+	}
 	resp, err := base.RoundTrip(r)
+	if t.c.debugw != nil {
+		if err != nil {
+			fmt.Fprintf(t.c.debugw, "<-- %s: %v\n", t.c.redactURL(r.URL), err)
+		} else {
+			t.c.logResponse(resp)
+		}
+	}
 	if err == nil && t.capture != nil && strings.HasSuffix(r.URL.Path, ".json") {
 		resp.Body = t.capture.wrap(resp.Body)
 	}
@@ -110,8 +126,13 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// resolve fetches the agent card at url.
+// resolve reads the agent card the reference url names: a card file, or
+// the card at a URL or a bare host's origin (agentURL).
 func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) (*a2a.AgentCard, error) {
+	if path := cardFile(url); path != "" {
+		return c.readCardFile(path, capture)
+	}
+	url = agentURL(url)
 	if err := checkAgentURL(url); err != nil {
 		return nil, err
 	}
@@ -128,16 +149,31 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
+	return c.clientFor(card, url)
+}
+
+// clientFor returns a client for card, the card of the agent at url.
+func (c *common) clientFor(card *a2a.AgentCard, url string) (*client.Client, error) {
+	card = proto.Clone(card).(*a2a.AgentCard)
 	ts, err := c.transports()
 	if err != nil {
 		return nil, err
 	}
-	grpcOverTLS(card, url)
+	grpcOverTLS(card, agentURL(url))
+	c.preferred(card)
+	if err := c.checkVersions(card); err != nil {
+		return nil, err
+	}
+	if err := c.placeAPIKey(card); err != nil {
+		return nil, err
+	}
 	return client.New(card, &client.Options{
-		HTTPClient:  c.httpClient(nil),
-		BearerToken: c.token,
-		Header:      c.header(),
-		Transports:  ts,
+		HTTPClient:   c.httpClient(nil),
+		BearerToken:  c.token,
+		Header:       c.header(),
+		Transports:   ts,
+		PollInterval: c.pollInterval,
+		Extensions:   c.extensions,
 	})
 }
 

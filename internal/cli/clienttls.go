@@ -27,10 +27,10 @@ func (c *common) loadTLS() error {
 	if (c.clientCert == "") != (c.clientKey == "") {
 		return usageError{errors.New("--client-cert and --client-key go together: give both, or neither")}
 	}
-	if c.caCert == "" && c.clientCert == "" {
+	if c.caCert == "" && c.clientCert == "" && !c.insecure {
 		return nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.insecure}
 	if c.caCert != "" {
 		pem, err := os.ReadFile(c.caCert)
 		if err != nil {

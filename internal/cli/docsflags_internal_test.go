@@ -17,9 +17,9 @@ import (
 // TestDocsFlagsExist fails when a command of helps is missing here.
 var helpCommands = [][]string{
 	{"serve"}, {"webhook"}, {"load"}, {"inspect"}, {"card"}, {"send"}, {"check"}, {"version"},
-	{"task", "get"}, {"task", "list"}, {"task", "cancel"}, {"task", "subscribe"}, {"task", "wait"},
+	{"task", "get"}, {"task", "list"}, {"task", "cancel"}, {"task", "subscribe"}, {"task", "wait"}, {"task", "download"},
 	{"push", "create"}, {"push", "get"}, {"push", "list"}, {"push", "delete"},
-	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"},
+	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"}, {"config", "show"}, {"completion"}, {"card", "get"},
 }
 
 // docsForeignFlags are the flags the docs show on commands other than

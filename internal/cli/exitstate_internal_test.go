@@ -8,29 +8,26 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// TestStateExit: the one mapping from the state a command leaves a task
-// in to its exit code.
-func TestStateExit(t *testing.T) {
-	for st, want := range map[a2a.TaskState]int{
-		a2a.TaskState_TASK_STATE_UNSPECIFIED:    ExitOK, // a direct reply: no task
-		a2a.TaskState_TASK_STATE_SUBMITTED:      ExitOK,
-		a2a.TaskState_TASK_STATE_WORKING:        ExitOK,
-		a2a.TaskState_TASK_STATE_COMPLETED:      ExitOK,
-		a2a.TaskState_TASK_STATE_FAILED:         ExitTaskFailed,
-		a2a.TaskState_TASK_STATE_REJECTED:       ExitTaskFailed,
-		a2a.TaskState_TASK_STATE_CANCELED:       ExitTaskFailed,
-		a2a.TaskState_TASK_STATE_INPUT_REQUIRED: ExitTaskPaused,
-		a2a.TaskState_TASK_STATE_AUTH_REQUIRED:  ExitTaskPaused,
+// TestOutcome: a command that leaves a task in a state other than
+// COMPLETED names it in a warning on stderr, and nothing else; the exit
+// status does not depend on it (A2A CLI SPEC §6.6).
+func TestOutcome(t *testing.T) {
+	for st, want := range map[a2a.TaskState]string{
+		a2a.TaskState_TASK_STATE_UNSPECIFIED:    "", // a direct reply: no task
+		a2a.TaskState_TASK_STATE_SUBMITTED:      "",
+		a2a.TaskState_TASK_STATE_WORKING:        "",
+		a2a.TaskState_TASK_STATE_COMPLETED:      "",
+		a2a.TaskState_TASK_STATE_FAILED:         "warning: task t-1 ended FAILED",
+		a2a.TaskState_TASK_STATE_REJECTED:       "warning: task t-1 ended REJECTED",
+		a2a.TaskState_TASK_STATE_CANCELED:       "warning: task t-1 ended CANCELED",
+		a2a.TaskState_TASK_STATE_INPUT_REQUIRED: "warning: task t-1 stopped INPUT_REQUIRED; reply with: parley send -a http://h --task-id t-1 TEXT",
+		a2a.TaskState_TASK_STATE_AUTH_REQUIRED:  "warning: task t-1 stopped AUTH_REQUIRED",
 	} {
-		if got := stateExit(st); got != want {
-			t.Errorf("stateExit(%v) = %d, want %d", st, got, want)
-		}
-		err := stateResult(st)
-		if got := exitCode(err); got != want {
-			t.Errorf("exitCode(stateResult(%v)) = %d, want %d", st, got, want)
-		}
-		if (err == nil) != (want == ExitOK) {
-			t.Errorf("stateResult(%v) = %v", st, err)
+		var out, errs bytes.Buffer
+		e := &env{name: "send", stdout: &out, stderr: &errs}
+		e.outcome("http://h", "t-1", st)
+		if out.Len() != 0 || (want == "") != (errs.Len() == 0) || !strings.Contains(errs.String(), want) {
+			t.Errorf("outcome(%v): stdout %q, stderr %q; want a warning with %q", st, out.String(), errs.String(), want)
 		}
 	}
 }

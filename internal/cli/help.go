@@ -37,9 +37,10 @@ var helps = map[string]helpText{
 		"parley load --ceiling 127.0.0.1:9100",
 	}},
 	"card": {"fetch, validate and print an agent card", []string{
+		"parley card get -a http://127.0.0.1:8080",
+		"parley card get -a http://127.0.0.1:8080 -o json",
+		"parley card get -a https://agent.example.com --verify-key card-jwks.json",
 		"parley card http://127.0.0.1:8080",
-		"parley card http://127.0.0.1:8080 --json",
-		"parley card https://agent.example.com --verify-key card-jwks.json",
 	}},
 	"key": {"make a key that signs agent cards, or print a key's public JWKS", []string{
 		"parley key new --alg ES256 --out card.key",
@@ -49,20 +50,30 @@ var helps = map[string]helpText{
 		"parley apikey new alice",
 	}},
 	"send": {"send a message to an agent and print its answer", []string{
-		`parley send http://127.0.0.1:8080 "hello"`,
-		`parley send http://127.0.0.1:8080 "stream 5" --stream`,
-		`parley send http://127.0.0.1:8080 "slow 5000" --async`,
-		`parley send http://127.0.0.1:8080 --task TASK_ID "more input"`,
+		`parley send -a http://127.0.0.1:8080 "hello"`,
+		`parley send -a http://127.0.0.1:8080 "stream 5" --stream -o json`,
+		`parley send -a http://127.0.0.1:8080 "slow 5000" --async`,
+		`parley send -a http://127.0.0.1:8080 --task-id TASK_ID "more input"`,
+		`A2ACLI_AGENT_CARD=http://127.0.0.1:8080 parley send "hello"`,
 	}},
 	"task": {"get, list, cancel, follow or wait for tasks", []string{
-		"parley task list http://127.0.0.1:8080 --status working",
-		"parley task wait http://127.0.0.1:8080 TASK_ID",
-		"parley task subscribe http://127.0.0.1:8080 TASK_ID",
-		"parley task cancel http://127.0.0.1:8080 TASK_ID",
+		"parley task list -a http://127.0.0.1:8080 --status working",
+		"parley task get -a http://127.0.0.1:8080 --wait TASK_ID",
+		"parley task subscribe -a http://127.0.0.1:8080 TASK_ID",
+		"parley task cancel -a http://127.0.0.1:8080 TASK_ID -o json",
+		"parley task push-config list -a http://127.0.0.1:8080 TASK_ID",
 	}},
 	"push": {"manage the push notification configs of a task", []string{
 		"parley push create http://127.0.0.1:8080 TASK_ID --url http://127.0.0.1:9000/hook --token-value t0ken",
 		"parley push list http://127.0.0.1:8080 TASK_ID",
+	}},
+	"completion": {"print a completion script for bash, zsh or fish", []string{
+		"parley completion bash > ~/.parley-completion && . ~/.parley-completion",
+		"parley completion fish > ~/.config/fish/completions/parley.fish",
+	}},
+	"config": {"show the client options' effective values and where each comes from", []string{
+		"parley config show",
+		"A2ACLI_OUTPUT=json parley config show --config agent.env -o json",
 	}},
 	"check": {"grade an A2A server against the specification (and B1-B14)", []string{
 		"parley check http://127.0.0.1:8080 --brief",
@@ -106,9 +117,17 @@ func writeHelp(w io.Writer, name, synopsis, flagsTitle string, fs *flag.FlagSet)
 // writeFlags lists the flags of fs in name order, each written with two
 // dashes (the form the help and the messages use; Go's flag package
 // accepts one or two), its value's name, its usage and any default.
+// A one-letter flag is shown beside its long form (shortOf), not alone.
 func writeFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) { writeFlag(w, f) })
+	fs.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) > 1 {
+			writeFlag(w, f)
+		}
+	})
 }
+
+// shortOf is the one-letter spelling of a long flag.
+var shortOf = map[string]string{"agent-card": "a", "output": "o"}
 
 // writeFlag writes one flag as writeFlags lists it: "--name VALUE" on a
 // line, then its usage and any default, indented.
@@ -117,6 +136,12 @@ func writeFlag(w io.Writer, f *flag.Flag) {
 	line := "  --" + f.Name
 	if value != "" {
 		line += " " + value
+	}
+	if s := shortOf[f.Name]; s != "" {
+		line += ", -" + s
+		if value != "" {
+			line += " " + value
+		}
 	}
 	fmt.Fprintln(w, line)
 	if def := defaultOf(f); def != "" {

@@ -87,7 +87,7 @@ func TestHelpStyle(t *testing.T) {
 // version, the commit (or "unknown") and the Go version of the binary.
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	for _, arg := range []string{"version", "--version"} {
+	for _, arg := range []string{"version", "--version", "-v"} {
 		out, _ := mustRun(t, 0, arg)
 		if !regexp.MustCompile(`^parley \S+ commit \S+.* go1\.\d+\S* \w+/\w+\n$`).MatchString(out) {
 			t.Errorf("parley %s = %q, want parley VERSION commit COMMIT … goX.Y OS/ARCH", arg, out)

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -127,35 +129,91 @@ func TestParseInterspersed(t *testing.T) {
 	if !c.json || !*stream || *task != "t-1" || c.header().Get("X-A") != "1" || !c.versionSet || c.version != "" {
 		t.Errorf("flags: json %v stream %v task %q header %v version %v %q", c.json, *stream, *task, c.header(), c.versionSet, c.version)
 	}
-	if _, err := e.parse(fs, []string{"--nope"}); exitCode(err) != ExitUsage {
-		t.Errorf("unknown flag: %v (exit %d)", err, exitCode(err))
+	if _, err := e.parse(fs, []string{"--nope"}); (&env{}).classify(err).exit != ExitUsage {
+		t.Errorf("unknown flag: %v (exit %d)", err, (&env{}).classify(err).exit)
 	}
-	if _, err := e.parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) || exitCode(err) != ExitOK {
+	if _, err := e.parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) || (&env{}).classify(err).exit != ExitOK {
 		t.Errorf("-h: %v", err)
 	}
 }
 
-func TestExitCodes(t *testing.T) {
+// TestClassify: the one mapping from a command's error to its code and
+// exit status (A2A CLI SPEC §11.4, §11.6, Appendix D), over every kind of
+// error and every A2A error code.
+func TestClassify(t *testing.T) {
+	withToken := &env{c: &common{token: "t"}}
 	for _, c := range []struct {
+		e    *env
 		err  error
-		want int
+		code string
+		exit int
 	}{
-		{nil, ExitOK},
-		{usageError{errors.New("x")}, ExitUsage},
-		{a2a.NewError(a2a.CodeTaskNotFound, "gone"), ExitA2A},
-		{&client.TransportError{Op: "GetTask", Phase: client.PhaseConnect, Err: errors.New("refused")}, ExitTransport},
-		{&client.StreamEndedError{TaskID: "t"}, ExitTransport},
-		{&client.CardError{URL: "u"}, ExitError},
-		{&client.TransportError{Op: "GetTask", Phase: client.PhaseResponse, GRPCStatus: "UNAVAILABLE"}, ExitTransport},
-		{errors.New("something else"), ExitError},
-		{codeError{errReported, ExitError}, ExitError},
+		{&env{}, nil, "", ExitOK},
+		{&env{}, flag.ErrHelp, "", ExitOK},
+		{&env{}, usageError{errors.New("x")}, errUsage, ExitUsage},
+		{&env{}, &client.TransportError{Op: "GetTask", Phase: client.PhaseConnect, Err: errors.New("refused")}, errUnreachable, ExitTransport},
+		{&env{}, &client.TransportError{Op: "GetTask", Phase: client.PhaseResponse, GRPCStatus: "UNAVAILABLE"}, errUnreachable, ExitTransport},
+		{&env{}, &client.StreamEndedError{TaskID: "t"}, errUnreachable, ExitTransport},
+		{&env{}, &client.CardError{URL: "u", StatusCode: 404}, errCardNotFound, ExitTransport},
+		{&env{}, &client.CardError{URL: "u"}, errCardInvalid, ExitError},
+		{&env{}, &client.CardError{URL: "u", StatusCode: 401}, errCredentialsMissing, ExitAuth},
+		{withToken, &client.CardError{URL: "u", StatusCode: 403}, errAuthFailed, ExitAuth},
+		{&env{}, fmt.Errorf("GetTask: %w", context.DeadlineExceeded), errTimeout, ExitTimeout},
+		{&env{}, &client.TransportError{Op: "GetTask", Phase: client.PhaseConnect, Err: context.DeadlineExceeded}, errTimeout, ExitTimeout},
+		{&env{}, errors.New("something else"), errInternal, ExitError},
+		{&env{}, codeError{errReported, ExitError}, errInternal, ExitError},
+		{&env{}, codeError{&client.TransportError{Op: "x", Phase: client.PhaseConnect}, ExitTransport}, errUnreachable, ExitTransport},
+		{&env{}, a2a.NewError(a2a.CodeUnauthenticated, "who?"), errCredentialsMissing, ExitAuth},
+		{withToken, a2a.NewError(a2a.CodeUnauthenticated, "no"), errAuthFailed, ExitAuth},
 	} {
-		if got := exitCode(c.err); got != c.want {
-			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
+		f := c.e.classify(c.err)
+		if f.code != c.code || f.exit != c.exit {
+			t.Errorf("classify(%v) = %s, exit %d; want %s, exit %d", c.err, f.code, f.exit, c.code, c.exit)
+		}
+		if c.exit == ExitAuth && f.a2aCode != 401 && f.a2aCode != 403 {
+			t.Errorf("classify(%v): a2aCode %d, want the HTTP status", c.err, f.a2aCode)
 		}
 	}
-	if got := errorJSON(a2a.NewError(a2a.CodeTaskNotFound, "task %q not found", "x"), ExitA2A); got !=
-		`{"error":{"kind":"a2a","code":-32001,"name":"TaskNotFoundError","reason":"TASK_NOT_FOUND","message":"task \"x\" not found","exitCode":4}}` {
+	// Every A2A error the agent can return: its own name (or a PARLEY_
+	// code for the three only Parley's table names), exit 1, its number.
+	codes := map[a2a.Code]string{
+		a2a.CodeTaskNotFound: "TaskNotFoundError", a2a.CodeTaskNotCancelable: "TaskNotCancelableError",
+		a2a.CodePushNotificationNotSupported: "PushNotificationNotSupportedError", a2a.CodeUnsupportedOperation: "UnsupportedOperationError",
+		a2a.CodeContentTypeNotSupported: "ContentTypeNotSupportedError", a2a.CodeInvalidAgentResponse: "InvalidAgentResponseError",
+		a2a.CodeExtendedAgentCardNotConfigured: "ExtendedAgentCardNotConfiguredError", a2a.CodeExtensionSupportRequired: "ExtensionSupportRequiredError",
+		a2a.CodeVersionNotSupported: "VersionNotSupportedError", a2a.CodeTaskGenerationMismatch: "TaskGenerationMismatchError",
+		a2a.CodeParseError: "JSONParseError", a2a.CodeInvalidRequest: "InvalidRequestError", a2a.CodeMethodNotFound: "MethodNotFoundError",
+		a2a.CodeInvalidParams: "InvalidParamsError", a2a.CodeInternal: "InternalError",
+		a2a.CodeRequestTooLarge: "PARLEY_REQUEST_TOO_LARGE", a2a.CodeRateLimited: "PARLEY_RATE_LIMITED", a2a.CodeUnavailable: "PARLEY_UNAVAILABLE",
+	}
+	for c, want := range codes {
+		f := (&env{}).classify(fmt.Errorf("call: %w", a2a.NewError(c, "m")))
+		if f.code != want || f.exit != ExitError || f.a2aCode != c.JSONRPC() {
+			t.Errorf("classify(%s) = %+v, want %s, exit 1, a2aCode %d", c.Name(), f, want, c.JSONRPC())
+		}
+	}
+	// Every code the table knows is in the map above (CodeForReason finds
+	// a code by its reason).
+	for _, r := range []string{"TASK_NOT_FOUND", "TASK_NOT_CANCELABLE", "PUSH_NOTIFICATION_NOT_SUPPORTED", "UNSUPPORTED_OPERATION",
+		"CONTENT_TYPE_NOT_SUPPORTED", "INVALID_AGENT_RESPONSE", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "EXTENSION_SUPPORT_REQUIRED",
+		"VERSION_NOT_SUPPORTED", "TASK_GENERATION_MISMATCH", "JSON_PARSE", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS",
+		"INTERNAL", "UNAUTHENTICATED", "REQUEST_TOO_LARGE", "RATE_LIMITED", "UNAVAILABLE"} {
+		c, ok := a2a.CodeForReason(r)
+		if _, in := codes[c]; !ok || (!in && c != a2a.CodeUnauthenticated) {
+			t.Errorf("code %s (%v) is not covered", r, ok)
+		}
+	}
+}
+
+// TestErrorJSON: the error envelope of A2A CLI SPEC Appendix B.
+func TestErrorJSON(t *testing.T) {
+	err := a2a.NewError(a2a.CodeTaskNotFound, "task %q not found", "x")
+	if got := errorJSON(err, (&env{}).classify(err)); got !=
+		`{"error":{"code":"TaskNotFoundError","message":"task \"x\" not found","hint":"`+debugHint+`","a2aCode":-32001}}` {
+		t.Errorf("errorJSON = %s", got)
+	}
+	boom := errors.New("boom")
+	if got := errorJSON(boom, (&env{}).classify(boom)); got != `{"error":{"code":"A2ACLI_ERR_INTERNAL","message":"boom","hint":null,"a2aCode":null}}` {
 		t.Errorf("errorJSON = %s", got)
 	}
 }

@@ -24,7 +24,11 @@ const pushSynopsis = `push SUBCOMMAND URL TASK_ID [CONFIG_ID] [flags]
 // notification configurations of a task.
 func pushCmd(ctx context.Context, e *env, args []string) error {
 	sub, args := splitSubcommand(args)
-	e.name = strings.TrimSpace("push " + sub)
+	if e.name == "task" {
+		e.name = strings.TrimSpace("task push-config " + sub)
+	} else {
+		e.name = strings.TrimSpace("push " + sub)
+	}
 	fs, c := e.newFlags(pushSynopsis, true)
 	f := addPushCmdFlags(fs, sub)
 	pos, err := e.parse(fs, args)
@@ -44,6 +48,9 @@ func pushCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
+	if !cl.Card().GetCapabilities().GetPushNotifications() { // A2A CLI SPEC §13.3; the agent's answer, spec §3.1.7
+		return a2a.NewError(a2a.CodePushNotificationNotSupported, "the agent's card declares no push notifications (capabilities.pushNotifications)")
+	}
 	taskID := pos[1]
 	switch sub {
 	case "create":

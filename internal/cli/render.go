@@ -106,6 +106,15 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 		fmt.Fprintf(&b, "  %s  %d message(s)\n", o.dim("history"), n)
 	}
 	o.printf("%s", b.String())
+	o.printIDs(t.GetId(), t.GetContextId(), t.GetStatus().GetState())
+}
+
+// printIDs restates, last, what a caller needs to go on with a task: one
+// "Label: value" line each for its id, its context id and its state (the
+// TaskState wire name), the same labels every time (A2A CLI SPEC §8.2,
+// §11.2).
+func (o *output) printIDs(id, contextID string, st a2a.TaskState) {
+	o.printf("Task ID: %s\nContext ID: %s\nState: %s\n", id, contextID, st)
 }
 
 // roleName is the short name of a message's role.

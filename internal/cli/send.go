@@ -22,19 +22,26 @@ import (
 	"parley.dev/parley/internal/version"
 )
 
-const sendSynopsis = `send URL [TEXT] [flags]
+const sendSynopsis = `send -a AGENT [TEXT] [flags]
+       send URL [TEXT] [flags]   (the older spelling)
 
-Sends a message to the agent at URL and prints the answer: the task (its
-state, status message and artifacts) or the agent's direct reply. TEXT is
-the message's text part ("-" reads it from standard input); --file and
---data add more parts. By default the call waits until the task is
-finished or needs input; --async returns at once, --stream shows the events
-as they arrive (and stops when the task needs input or authorization).
+Sends a message to the agent (--agent-card: its URL, a bare host or a card
+file) and prints the answer: the task (its id, context id, state, status
+message and artifacts) or the agent's direct reply. TEXT is the message's
+first text part ("-" reads it from standard input); --text, --file and
+--data add more parts, in the order given, each optionally followed by
+--media-type. By default the call waits until the task is finished or
+needs input; --async returns at once with the task's ids, --stream shows
+the events as they arrive (and stops when the task needs input or
+authorization). --task-id continues a task (one waiting for input, say);
+--context-id starts a task within a context.
 
-Exit status: 0 the task completed, or the agent replied with a message;
-5 the task ended FAILED, REJECTED or CANCELED; 6 it needs input or
-authorization (the task waits: parley send URL --task ID "..."). With
---async, 0 once the agent has the task, whatever its state.
+Exit status 0 whenever the agent's answer is shown, whatever state the
+task is in: a task that ended FAILED, REJECTED or CANCELED, or waits
+INPUT_REQUIRED or AUTH_REQUIRED, is named in a warning on stderr (with the
+command that replies). 1 an error the agent returned, 2 bad usage, 3 the
+agent could not be reached, 4 authentication missing or refused, 5
+--timeout expired.
 
 --if-generation N sends the follow-up only if the task is still at
 generation N (A2A 1.1's ifGenerationMatch; the agent must serve 1.1, and
@@ -51,6 +58,9 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if err := wantArgs(pos, 1, 2, "the agent URL"); err != nil {
 		return err
+	}
+	if f.stream && c.from["async"] != "flag" {
+		f.async = false // an explicit --stream wins over a configured --async
 	}
 	if err := f.check(); err != nil {
 		return err
@@ -73,6 +83,9 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
+	if f.stream && !e.streams(cl) {
+		f.stream = false // one answer, which -o json prints as a one-line stream
+	}
 	if f.stream {
 		err := e.showStream(ctx, cl.SendStreamingMessage(ctx, req), pos[0], msg.GetTaskId() != "")
 		return withGenerationHint(err, pos[0], msg.GetTaskId())
@@ -87,21 +100,24 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	} else if m := resp.GetMessage(); m != nil {
 		e.out.printMessage(m)
 	} else {
-		e.out.printTask(t, f.history >= 0)
+		e.out.printTask(t, f.history >= 0 || c.verbose)
 		e.nextSteps(pos[0], t)
 	}
-	if err != nil || f.async {
-		return err // --async: exit 0 once the agent has the task, whatever its state
+	if err != nil || f.async || t == nil {
+		return err // --async: the task as the agent has it; a direct reply: no task
 	}
-	return stateResult(t.GetStatus().GetState()) // a direct reply has no task: 0
+	e.outcome(pos[0], t.GetId(), t.GetStatus().GetState())
+	return nil
 }
 
 // sendFlags are the flags of `parley send` besides the common ones.
 type sendFlags struct {
-	stream, async                bool
+	stream, async, wait          bool
 	taskID, contextID, messageID string
 	history                      int
-	files, data, accept          multiFlag
+	parts                        []partFlag // --text, --file, --data, in order
+	metadata                     *structpb.Struct
+	accept                       multiFlag
 	// --push-url, --push-token, --push-token-file: a push notification
 	// configuration sent with the message.
 	pushURL, pushToken, pushTokenFile string
@@ -114,17 +130,49 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 	f := &sendFlags{}
 	fs.BoolVar(&f.stream, "stream", false, "stream the events as they arrive (SendStreamingMessage)")
 	fs.BoolVar(&f.async, "async", false, "return as soon as the task exists (returnImmediately)")
-	fs.StringVar(&f.taskID, "task", "", "continue the task with this `ID`")
-	fs.StringVar(&f.contextID, "context", "", "send within the conversation (context) with this `ID`")
+	fs.BoolVar(&f.async, "return-immediately", false, "the same as --async")
+	fs.BoolVar(&f.async, "no-wait", false, "the same as --async")
+	fs.BoolVar(&f.wait, "wait", false, "wait until the task is finished or needs input (the default; overrides $A2ACLI_ASYNC)")
+	fs.BoolVar(&f.wait, "watch", false, "the same as --wait")
+	fs.StringVar(&f.taskID, "task-id", "", "continue the task with this `ID` (the server finds its context)")
+	fs.StringVar(&f.taskID, "task", "", "the same as --task-id `ID`")
+	fs.StringVar(&f.contextID, "context-id", "", "start a task within the context with this `ID`")
+	fs.StringVar(&f.contextID, "context", "", "the same as --context-id `ID`")
+	fs.Func("metadata", "the request's metadata: a JSON `OBJECT` such as '{\"k\":\"v\"}'", func(v string) error {
+		m := &structpb.Struct{}
+		if err := m.UnmarshalJSON([]byte(v)); err != nil {
+			return fmt.Errorf("want a JSON object: %v", err)
+		}
+		f.metadata = m
+		return nil
+	})
+	fs.Func("text", "add a text part holding `TEXT` (repeatable; parts keep their order)", func(v string) error {
+		f.parts = append(f.parts, partFlag{kind: "text", value: v})
+		return nil
+	})
+	fs.Func("media-type", "the media `TYPE` of the part flag (--text, --file, --data) just before it", func(v string) error {
+		if len(f.parts) == 0 {
+			return errors.New("give it after the --text, --file or --data it applies to")
+		}
+		f.parts[len(f.parts)-1].mediaType = v
+		return nil
+	})
 	fs.StringVar(&f.messageID, "message-id", "", "the message's `ID` (default: a new one; reuse one to resend a message)")
 	fs.IntVar(&f.history, "history", -1, "at most `N` history messages in the returned task (historyLength; -1: the server's default)")
-	fs.Var(&f.files, "file", "attach the file at `PATH` as a part: its bytes, a media type guessed from its extension, its name (repeatable)")
-	fs.Var(&f.data, "data", "attach a data part holding the `JSON` value (repeatable)")
+	fs.Func("file", "attach the file at `PATH` as a part: its bytes, its name, a media type guessed from its extension unless --media-type follows; "+
+		"an http(s) URL is sent as a reference (repeatable)", func(v string) error {
+		f.parts = append(f.parts, partFlag{kind: "file", value: v})
+		return nil
+	})
+	fs.Func("data", "attach a data part: a `JSON` value, a JSON file's path, or - to read JSON from standard input (repeatable)", func(v string) error {
+		f.parts = append(f.parts, partFlag{kind: "data", value: v})
+		return nil
+	})
 	fs.Var(&f.accept, "accept", "a media `TYPE` the client accepts in answers (acceptedOutputModes; repeatable)")
 	fs.StringVar(&f.pushURL, "push-url", "", "have the agent POST the task's updates to the webhook at `URL` (push notifications)")
 	fs.StringVar(&f.pushToken, "push-token", "", "with --push-url: a `TOKEN` the agent sends with every notification, for the webhook to check")
 	fs.StringVar(&f.pushTokenFile, "push-token-file", "", "like --push-token, with the token read from `FILE`")
-	fs.Func("if-generation", "with --task: send only if the task is still at generation `N` (A2A 1.1's ifGenerationMatch; "+
+	fs.Func("if-generation", "with --task-id: send only if the task is still at generation `N` (A2A 1.1's ifGenerationMatch; "+
 		"the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3)", func(v string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
@@ -138,6 +186,9 @@ func addSendFlags(fs *flag.FlagSet) *sendFlags {
 
 // check reports flags that contradict each other or are out of range.
 func (f *sendFlags) check() error {
+	if f.wait {
+		f.async = false // --wait overrides a configured --async
+	}
 	if f.stream && f.async {
 		return usageError{errors.New("--stream and --async cannot be combined")}
 	}
@@ -185,15 +236,8 @@ func (f *sendFlags) message(text []string) (*a2a.Message, error) {
 		}
 		msg.Parts = append(msg.Parts, p)
 	}
-	for _, path := range f.files {
-		p, err := filePart(path)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		msg.Parts = append(msg.Parts, p)
-	}
-	for _, d := range f.data {
-		p, err := dataPart(d)
+	for _, pf := range f.parts {
+		p, err := pf.part()
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +252,7 @@ func (f *sendFlags) message(text []string) (*a2a.Message, error) {
 // request wraps msg in a request, with a configuration when a flag asks
 // for one.
 func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
-	req := &a2a.SendMessageRequest{Message: msg}
+	req := &a2a.SendMessageRequest{Message: msg, Metadata: f.metadata}
 	cfg := &a2a.SendMessageConfiguration{ReturnImmediately: f.async, AcceptedOutputModes: f.accept}
 	if f.history >= 0 {
 		h := int32(f.history)
@@ -223,6 +267,18 @@ func (f *sendFlags) request(msg *a2a.Message) *a2a.SendMessageRequest {
 		req.Configuration = cfg
 	}
 	return req
+}
+
+// streams reports whether the agent's card declares streaming (spec
+// §4.4.3), which a streaming call needs (A2A CLI SPEC §13.3); when it does
+// not, it says so on stderr: the command does without (a blocking call,
+// or polling).
+func (e *env) streams(cl *client.Client) bool {
+	if cl.Card().GetCapabilities().GetStreaming() {
+		return true
+	}
+	fmt.Fprintf(e.stderr, "parley %s: warning: the agent's card declares no streaming: waiting for the answer without a stream\n", e.name)
+	return false
 }
 
 // nextSteps tells a person how to go on with a task.
@@ -249,8 +305,8 @@ func (e *env) nextStepsFor(url, id string, st a2a.TaskState) {
 // to through AUTH_REQUIRED; so does a subscription, which ends only at a
 // terminal state, spec §3.1.6), so the command stops reading itself. When
 // snapshot is true (a follow-up message on a task), the stream's first
-// Task is the state the follow-up answers, not a new stop. The error
-// carries the exit code of the last state seen (stateExit).
+// Task is the state the follow-up answers, not a new stop. A state other
+// than COMPLETED is named in a warning (outcome).
 //
 // When the user interrupts it (ctx canceled by Ctrl-C), it says that the
 // task goes on and how to follow or cancel it, and the command exits 130.
@@ -258,6 +314,7 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 	p := newStreamPrinter(e.out)
 	var err error
 	paused := false
+	contextID := ""
 	for ev, ierr := range seq {
 		if ierr != nil {
 			err = ierr
@@ -267,6 +324,9 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 			break
 		}
 		p.event(ev)
+		if c := ev.Response.GetTask().GetContextId() + ev.Response.GetStatusUpdate().GetContextId(); c != "" {
+			contextID = c
+		}
 		var st a2a.TaskState
 		switch r := ev.Response; {
 		case r.GetTask() != nil:
@@ -287,12 +347,16 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 	p.mu.Lock()
 	id, st := p.taskID, p.state
 	p.mu.Unlock()
+	if id != "" && !e.out.json && !interrupted(ctx) {
+		e.out.printIDs(id, contextID, st) // the stream's last lines restate them (SPEC §11.2)
+	}
 	if interrupted(ctx) {
 		return e.interruptedTask(url, id, st)
 	}
 	if paused {
 		e.nextStepsFor(url, id, st)
-		return stateResult(st)
+		e.outcome(url, id, st)
+		return nil
 	}
 	var se *client.StreamEndedError
 	if errors.As(err, &se) {
@@ -309,7 +373,8 @@ func (e *env) showStream(ctx context.Context, seq iter.Seq2[a2a.StreamEvent, err
 	if err != nil {
 		return err
 	}
-	return stateResult(st) // a direct reply leaves no state: 0
+	e.outcome(url, id, st) // a direct reply leaves no state
+	return nil
 }
 
 // interrupted tells whether the user interrupted the command: ctx, the
@@ -352,8 +417,49 @@ func textPart(text string) (*a2a.Part, error) {
 	return a2a.TextPart(text), nil
 }
 
-// dataPart is the data part of a --data value, which must be JSON.
+// partFlag is a part flag of `parley send` (--text, --file, --data) and
+// the --media-type that follows it.
+type partFlag struct{ kind, value, mediaType string }
+
+// part is the message part the flag asks for.
+func (pf partFlag) part() (*a2a.Part, error) {
+	var p *a2a.Part
+	var err error
+	switch pf.kind {
+	case "text":
+		p = a2a.TextPart(pf.value)
+	case "file":
+		if p, err = filePart(pf.value); err != nil {
+			return nil, usageError{err}
+		}
+	default:
+		if p, err = dataPart(pf.value); err != nil {
+			return nil, err
+		}
+	}
+	if pf.mediaType != "" {
+		p.MediaType = pf.mediaType
+	}
+	return p, nil
+}
+
+// dataPart is the data part of a --data value: JSON, "-" for JSON on
+// standard input, or the path of a JSON file. A value that parses as JSON
+// is taken as it is (a file named like a JSON value needs ./ before it).
 func dataPart(s string) (*a2a.Part, error) {
+	if s == "-" || (!json.Valid([]byte(s)) && fileExists(s)) {
+		var b []byte
+		var err error
+		if s == "-" {
+			b, err = io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
+		} else {
+			b, err = os.ReadFile(s)
+		}
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--data %s: %v", s, err)}
+		}
+		s = string(b)
+	}
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
 		return nil, usageError{fmt.Errorf("--data %q: not JSON: %v", abridgeArg(s), err)}
@@ -365,8 +471,22 @@ func dataPart(s string) (*a2a.Part, error) {
 	return &a2a.Part{Content: &a2a.Part_Data{Data: val}, MediaType: "application/json"}, nil
 }
 
-// filePart reads a file into a raw part.
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// filePart reads a file into a raw part; an http(s) URL becomes a part
+// referring to it, which the agent fetches (A2A CLI SPEC §10.2).
 func filePart(path string) (*a2a.Part, error) {
+	if isHTTPURL(path) {
+		mt := mime.TypeByExtension(strings.ToLower(filepath.Ext(path)))
+		if base, _, err := mime.ParseMediaType(mt); err == nil {
+			mt = base
+		}
+		return &a2a.Part{Content: &a2a.Part_Url{Url: path}, MediaType: mt, Filename: filepath.Base(path)}, nil
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--file: %w", err)

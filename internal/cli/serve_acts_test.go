@@ -15,6 +15,6 @@ func TestServeACTSAgent(t *testing.T) {
 	contains(t, "send tck-artifact-text", out, "COMPLETED", "artifact text", "Generated text content")
 	out, _ = mustRun(t, 0, "send", url, "tck-message-response please")
 	contains(t, "send tck-message-response", out, "agent: Direct message response")
-	out, _ = mustRun(t, 5, "send", url, "stream 5")
+	out, _ = mustRun(t, 0, "send", url, "stream 5")
 	contains(t, "send stream 5", out, "REJECTED", "only the ACTS behaviour contract")
 }

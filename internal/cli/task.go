@@ -12,29 +12,43 @@ import (
 	"parley.dev/parley/client"
 )
 
-const taskSynopsis = `task SUBCOMMAND URL [ID] [flags]
+const taskSynopsis = `task SUBCOMMAND -a AGENT [ID] [flags]
+       task SUBCOMMAND URL [ID] [flags]   (the older spelling)
 
-  task get URL ID        print a task (--history N: with its last N messages;
-                         --wait-change: once it next changes, a long poll
-                         of an agent that serves A2A 1.1)
-  task list URL          list tasks, newest first (--context, --status,
-                         --page-size, --page-token, --history,
-                         --include-artifacts, --since); the ARTIFACTS
-                         column comes with --include-artifacts
-  task cancel URL ID     cancel a task
-  task subscribe URL ID  stream a task's events until it ends or needs
-                         input or authorization
-  task wait URL ID       wait until a task is finished or needs input
-                         (streams when the agent can, else polls), then
-                         print it
+  task get -a AGENT ID        print a task (--history N: with its last N
+                              messages; --wait: once it is finished or
+                              needs input; --wait-change: once it next
+                              changes, a long poll of an A2A 1.1 agent)
+  task list -a AGENT          list tasks, newest first (--context-id,
+                              --status, --page-size, --page-token,
+                              --history, --include-artifacts, --since);
+                              the ARTIFACTS column comes with
+                              --include-artifacts
+  task cancel -a AGENT ID     cancel a task
+  task download -a AGENT ID   write the task's artifacts to files in --dir:
+                              text and bytes as they are (a file part by
+                              its name), data as JSON; a part that refers
+                              to a URL is named, not fetched; no file is
+                              overwritten
+  task subscribe -a AGENT ID  stream a task's events until it ends or
+                              needs input or authorization
+  task push-config create|get|list|delete -a AGENT TASK_ID [CONFIG_ID]
+                              the task's push notification configurations
+                              (parley push -h)
+  task wait URL ID            the older spelling of task get --wait
 
-subscribe and wait exit 5 when the task ended FAILED, REJECTED or
-CANCELED, 6 when it needs input or authorization (the task waits for a
-follow-up: parley send URL --task ID); get exits 0 whatever the state.`
+Exit status 0 whenever the task is shown, whatever its state (subscribe
+and get --wait name a state other than COMPLETED in a warning on stderr);
+1 an error the agent returned, 2 bad usage, 3 the agent could not be
+reached, 4 authentication missing or refused, 5 --timeout expired.`
 
 // taskCmd runs `parley task get|list|cancel|subscribe|wait`.
 func taskCmd(ctx context.Context, e *env, args []string) error {
 	sub, args := splitSubcommand(args)
+	if sub == "push-config" { // A2A CLI SPEC §7.1's name for `parley push`
+		e.name = "task"
+		return pushCmd(ctx, e, args)
+	}
 	e.name = strings.TrimSpace("task " + sub)
 	fs, c := e.newFlags(taskSynopsis, true)
 	f := addTaskFlags(fs, sub)
@@ -56,6 +70,9 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	if sub == "get" && f.wait {
+		sub = "wait" // task get --wait: the wait of `task wait`
+	}
 	timeout := defaultTimeout
 	if sub == "subscribe" || sub == "wait" || f.waitChange {
 		timeout = 0
@@ -73,7 +90,17 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 		return e.taskList(ctx, cl, list)
 	case "cancel":
 		return e.taskCancel(ctx, cl, pos[1])
+	case "download":
+		return e.taskDownload(ctx, cl, url, pos[1], f.dir)
 	case "subscribe":
+		if c.json && !f.stream {
+			// -o json without --stream: the one terminal Task (A2A CLI
+			// SPEC Appendix B), as task get --wait prints it.
+			return e.taskWait(ctx, cl, url, pos[1])
+		}
+		if !e.streams(cl) {
+			return e.taskWait(ctx, cl, url, pos[1]) // polls
+		}
 		return e.showStream(ctx, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: pos[1]}), url, false)
 	default: // "wait"
 		return e.taskWait(ctx, cl, url, pos[1])
@@ -93,20 +120,23 @@ func splitSubcommand(args []string) (sub string, rest []string) {
 // arguments of `parley task`.
 func checkTaskArgs(sub string, pos []string) error {
 	switch sub {
-	case "get", "cancel", "subscribe", "wait":
+	case "get", "cancel", "subscribe", "wait", "download":
 		return wantArgs(pos, 2, 2, "the agent URL", "the task ID")
 	case "list":
 		return wantArgs(pos, 1, 1, "the agent URL")
 	case "":
-		return usageError{fmt.Errorf("missing subcommand: get, list, cancel, subscribe or wait")}
+		return usageError{fmt.Errorf("missing subcommand: get, list, cancel, subscribe, download or push-config")}
 	}
-	return usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe or wait", sub)}
+	return usageError{fmt.Errorf("unknown subcommand %q: want get, list, cancel, subscribe, download or push-config", sub)}
 }
 
 // taskFlags are the flags of `parley task` besides the common ones:
 // --history, --wait-change for `task get`, and those of `task list`.
 type taskFlags struct {
 	history       int
+	dir           string
+	stream        bool
+	wait          bool
 	waitChange    bool
 	contextID     string
 	status        string
@@ -122,12 +152,23 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 	f := &taskFlags{}
 	fs.IntVar(&f.history, "history", -1, "at most `N` history messages per task (historyLength; -1: the server's default)")
 	if sub == "get" {
+		fs.BoolVar(&f.wait, "wait", false, "wait until the task is finished or needs input or authorization (streams when the agent can, "+
+			"else polls every --poll-interval), then print it; no time limit unless --timeout")
+		fs.BoolVar(&f.wait, "watch", false, "the same as --wait")
 		fs.BoolVar(&f.waitChange, "wait-change", false, "read the task's generation, then wait until the task changes and print it then: "+
 			"a long poll (A2A 1.1's currentGeneration; the agent must serve 1.1, e.g. parley serve --protocol-versions 1.1,1.0,0.3); "+
 			"no time limit unless --timeout")
 	}
+	if sub == "subscribe" {
+		fs.BoolVar(&f.stream, "stream", false, "with -o json: one StreamResponse per line as the events arrive (JSON Lines), "+
+			"instead of the one Task it ends with")
+	}
+	if sub == "download" {
+		fs.StringVar(&f.dir, "dir", ".", "write the files in `DIR`, which must exist")
+	}
 	if sub == "list" {
-		fs.StringVar(&f.contextID, "context", "", "only tasks of the context `ID`")
+		fs.StringVar(&f.contextID, "context-id", "", "only tasks of the context `ID`")
+		fs.StringVar(&f.contextID, "context", "", "the same as --context-id `ID`")
 		fs.StringVar(&f.status, "status", "", "only tasks in `STATE` (e.g. completed, working, input-required)")
 		fs.IntVar(&f.pageSize, "page-size", 0, "at most `N` tasks (1..100; default: the server's, 50)")
 		fs.StringVar(&f.pageToken, "page-token", "", "the page after this `TOKEN` (from the previous page)")
@@ -195,7 +236,7 @@ func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl
 	if e.c.json {
 		return e.out.jsonLine(t)
 	}
-	e.out.printTask(t, hl != nil)
+	e.out.printTask(t, hl != nil || e.c.verbose)
 	e.nextSteps(url, t)
 	return nil
 }
@@ -247,8 +288,9 @@ func (e *env) taskCancel(ctx context.Context, cl *client.Client, id string) erro
 	return nil
 }
 
-// taskWait runs `task wait`, with a live line while it waits, and exits
-// with the code of the state the task reached (stateExit). It reads
+// taskWait runs `task get --wait` (and `task wait`), with a live line
+// while it waits, and names a state other than COMPLETED in a warning
+// (outcome); it exits 0 whatever the state. It reads
 // the task first: a task already finished or waiting for input is shown
 // as it is, without subscribing, since an agent may refuse to subscribe to
 // a terminal task in ways (spec §3.1.6 names UnsupportedOperationError;
@@ -282,7 +324,8 @@ func (e *env) taskWait(ctx context.Context, cl *client.Client, url, id string) e
 		e.out.printTask(t, false)
 		e.nextSteps(url, t)
 	}
-	return stateResult(t.GetStatus().GetState())
+	e.outcome(url, id, t.GetStatus().GetState())
+	return nil
 }
 
 // parseState reads a task state: "completed", "input-required",

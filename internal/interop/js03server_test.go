@@ -18,8 +18,9 @@ import (
 // TestJSServer03Interop drives Parley's Go client against a v0.3-only
 // agent built with the JS SDK 0.3.14 server (internal/interop/js/server03.mjs) over
 // v0.3 JSON-RPC and HTTP+JSON: the same Go API and typed errors as against
-// a v1.0 agent. parley card says the agent serves 0.3 only, and parley
-// check says it is a v0.3-only agent.
+// a v1.0 agent. parley card says the agent serves 0.3 only, parley check
+// says it is a v0.3-only agent, and parley send talks to it when asked for
+// 0.3 by name.
 func TestJSServer03Interop(t *testing.T) {
 	dir := jsDir(t)
 	node := testkit.RequireNode(t, dir, "express")
@@ -60,7 +61,7 @@ func TestJSServer03Interop(t *testing.T) {
 	if !strings.Contains(string(out), "v0.3-only agent") {
 		t.Errorf("parley check does not recognise a v0.3-only agent:\n%s", out)
 	}
-	out, err = exec.CommandContext(ctx, bin, "send", base, "hello from parley send").CombinedOutput()
+	out, err = exec.CommandContext(ctx, bin, "send", base, "hello from parley send", "--a2a-version", "0.3").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "COMPLETED") || !strings.Contains(string(out), "hello from parley send") {
 		t.Errorf("parley send to a v0.3 agent: %v\n%s", err, out)
 	}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+)
+
+const configSynopsis = `config show [-a AGENT] [flags]
+
+Prints each option of the client commands with the value a command run
+here would use, and where it comes from (A2A CLI SPEC §8.3): "flag",
+"$A2ACLI_…" (the environment), "A2ACLI_… in FILE" (a .env file:
+~/.config/a2a-cli/.env, then the nearest .env from the working directory
+up, or --config FILE instead), or "default". Credentials show as
+[REDACTED]. It reads; it changes nothing: set the variables, or edit or
+remove the files, to change the settings.`
+
+// configCmd runs `parley config show`.
+func configCmd(ctx context.Context, e *env, args []string) error {
+	sub, args := splitSubcommand(args)
+	e.name = strings.TrimSpace("config " + sub)
+	fs, c := e.newFlags(configSynopsis, true)
+	addSendFlags(fs) // the variables set send's options too
+	if sub != "show" {
+		return usageError{fmt.Errorf("want config show")}
+	}
+	pos, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(pos, 0, 1); err != nil {
+		return err
+	}
+	type setting struct {
+		Value  string `json:"value"`
+		Source string `json:"source"`
+	}
+	settings := map[string]setting{}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !configurable(f.Name) {
+			return
+		}
+		src := c.from[f.Name]
+		if src == "" {
+			src = "default"
+		}
+		settings[f.Name] = setting{c.shown(f), src}
+		names = append(names, f.Name)
+	})
+	if c.json {
+		b, err := json.Marshal(settings)
+		if err != nil {
+			return err
+		}
+		e.out.printf("%s\n", b)
+		return nil
+	}
+	for _, n := range names {
+		s := settings[n]
+		e.out.printf("%s: %s (%s)\n", n, s.Value, s.Source)
+	}
+	return nil
+}
+
+// configurable reports whether an option may come from a variable: a
+// long flag, not an alias, not one noEnv excludes.
+func configurable(name string) bool {
+	if len(name) == 1 || noEnv[name] {
+		return false
+	}
+	for _, aliases := range aliasOf {
+		for _, a := range aliases {
+			if a == name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hiddenOptions are the options config show never prints.
+var hiddenOptions = map[string]bool{"bearer": true, "api-key": true, "svc-param": true, "push-token": true}
+
+// shown is the value of f as config show prints it.
+func (c *common) shown(f *flag.Flag) string {
+	v := f.Value.String()
+	switch f.Name {
+	case "output":
+		v = "text"
+		if c.json {
+			v = "json"
+		}
+	case "transport":
+		v = strings.Join(c.prefer, ",")
+	case "svc-param":
+		v = strings.Join(c.svcParams, ",")
+	}
+	if hiddenOptions[f.Name] && v != "" {
+		return redacted
+	}
+	return v
+}

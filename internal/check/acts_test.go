@@ -151,7 +151,7 @@ func TestACTSPlantedViolation(t *testing.T) {
 // contradicts the specification (docs/acts.md): reported failed wherever
 // they run.
 var contradictions = []string{"CARD-DISC-002", "REST-PD-001", "CLIENT-AUTH-001", "CLIENT-CAP-001", "CORE-CTX-001",
-	"VER-NEG-002", "SEC-AUTH-006", "CORE-ERR-008"}
+	"VER-NEG-002", "SEC-AUTH-006", "CORE-ERR-008", "DM-FMT-003", "DM-ART-003", "DM-ART-004"}
 
 // TestOfficialACTSSuite runs the official ACTS suite, read from the folder
 // PARLEY_ACTS_SUITE names (the A2A repository's tests/acts; it is not part

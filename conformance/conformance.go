@@ -24,12 +24,22 @@
 // message prefixes of ACTS (§11.2 of the A2A Conformance Test
 // Specification), which the test agents of other SDKs, Parley's
 // `parley serve --agent acts` and any agent a library user writes to it
-// speak. The contract is detected (WithContract declares it). Against an
-// agent speaking neither, those checks (Report.Results with a Skip whose
-// detail says so) are skipped, and these run: the agent card, the
-// bindings' envelopes, errors, versions, media types, extensions,
-// capabilities, unknown tasks, ListTasks, the extended card, and the
-// comparison of the bindings. Task scoping
+// speak. The contract is detected (WithContract declares it); with ACTS's
+// every behaviour check runs but B11.append-unknown, which its contract
+// cannot ask for. Against an agent speaking neither, the behaviour checks
+// (65 per binding) are skipped, each saying so, and these 48 run, on the
+// bindings they concern: the card (card.*: served, v1, decode, required,
+// interfaces, caching-headers, conditional, content-type), authentication
+// (auth.anonymous, auth.challenge), errors on unknown tasks and configs
+// (errors.*), versions (B7.*), required extensions
+// (extensions.required), capabilities not declared (capabilities.*),
+// media types (B8.success-type, B8.error-type, B8.request-json), the
+// JSON-RPC envelope (envelope.*), the extended card (B13.*), the
+// ListTasks shape and bounds (B5.list-shape, B5.artifacts-omitted,
+// B5.sorted, B5.page-size-zero, B5.page-size-over, B5.bad-token), the
+// HTTP+JSON subscribe verbs (B1.subscribe-verbs), gRPC's own
+// (grpc.protocol, grpc.unknown-method, grpc.invalid-params) and the
+// comparison of the bindings (equivalence.bindings). Task scoping
 // between principals (spec §13.1) needs two bearer tokens: WithToken and
 // WithSecondToken.
 //

@@ -1,12 +1,15 @@
 package conformance_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/conformance"
 	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/parleytest"
+	"parley.dev/parley/server"
 )
 
 // TestACTSAgent grades, with Test, an agent served by the test kit that
@@ -52,5 +55,44 @@ func TestACTSAgent(t *testing.T) {
 	}
 	if _, err := conformance.Run(t.Context(), srv.URL, conformance.WithContract("klingon")); err == nil {
 		t.Error("an unknown contract was accepted")
+	}
+}
+
+// TestACTSAgentMisbehaving: the behaviour checks driven through ACTS's
+// prefixes can fail. An agent that completes a tck-multi-turn task at once
+// (instead of asking for input) and streams tck-stream-chunked in one
+// chunk fails the checks of an interrupted task and of chunk order.
+func TestACTSAgentMisbehaving(t *testing.T) {
+	acts := agents.ACTS()
+	bad := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		switch text := a2a.FirstText(req.Message); {
+		case strings.HasPrefix(text, "tck-multi-turn"):
+			return em.StatusText(a2a.TaskState_TASK_STATE_COMPLETED, "done at once")
+		case strings.HasPrefix(text, "tck-stream-chunked"):
+			if err := em.Artifact(a2a.TextArtifact("chunked", "all of it")); err != nil {
+				return err
+			}
+			return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+		}
+		return acts.Execute(ctx, req, em)
+	})
+	srv := parleytest.NewServer(t, bad, parleytest.WithBindings(a2a.BindingJSONRPC))
+	rep, err := conformance.Run(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for _, r := range rep.Results() {
+		if r.Status == conformance.Fail {
+			failed[r.ID] = true
+		}
+	}
+	for _, id := range []string{"op.send-input-required", "stream.order"} {
+		if !failed[id] {
+			t.Errorf("%s did not fail (failed: %v)", id, failed)
+		}
+	}
+	if rep.Contract() != conformance.ContractACTS {
+		t.Errorf("contract %q, want acts", rep.Contract())
 	}
 }

@@ -294,6 +294,8 @@ class ConformanceExecutor {
         if (await this.#wait(taskId, 2000)) return;
         bus('result', [textPart('Long-running work done')]);
         return say(TaskState.TASK_STATE_COMPLETED, 'Long-running work done');
+      default: // tck-message-response on a task that exists: the task ends
+        return say(TaskState.TASK_STATE_COMPLETED, 'Direct message response');
     }
   }
 

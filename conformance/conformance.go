@@ -24,7 +24,8 @@
 // message prefixes of ACTS (§11.2 of the A2A Conformance Test
 // Specification), which the test agents of other SDKs, Parley's
 // `parley serve --agent acts` and any agent a library user writes to it
-// speak. The contract is detected (WithContract declares it); with ACTS's
+// speak. The contract is detected by probe messages (WithContract declares
+// it); with ACTS's
 // every behaviour check runs but B11.append-unknown, which its contract
 // cannot ask for. Against an agent speaking neither, the behaviour checks
 // (65 per binding) are skipped, each saying so, and these 48 run, on the

@@ -42,8 +42,7 @@ func TestACTSAgent(t *testing.T) {
 		t.Error("no behaviour check in the report")
 	}
 
-	// Declared rather than detected: the same contract; declared none,
-	// every behaviour check is skipped, saying so.
+	// Declared none: every behaviour check is skipped, saying so.
 	rep, err = conformance.Run(t.Context(), srv.URL, append(opts, conformance.WithContract(conformance.ContractNone))...)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +60,8 @@ func TestACTSAgent(t *testing.T) {
 // TestACTSAgentMisbehaving: the behaviour checks driven through ACTS's
 // prefixes can fail. An agent that completes a tck-multi-turn task at once
 // (instead of asking for input) and streams tck-stream-chunked in one
-// chunk fails the checks of an interrupted task and of chunk order.
+// chunk fails the checks of an interrupted task and of chunk order, once
+// its contract is declared.
 func TestACTSAgentMisbehaving(t *testing.T) {
 	acts := agents.ACTS()
 	bad := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
@@ -77,7 +77,8 @@ func TestACTSAgentMisbehaving(t *testing.T) {
 		return acts.Execute(ctx, req, em)
 	})
 	srv := parleytest.NewServer(t, bad, parleytest.WithBindings(a2a.BindingJSONRPC))
-	rep, err := conformance.Run(t.Context(), srv.URL)
+	// Declared: the probe of tck-multi-turn would not recognise it.
+	rep, err := conformance.Run(t.Context(), srv.URL, conformance.WithContract(conformance.ContractACTS))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +95,28 @@ func TestACTSAgentMisbehaving(t *testing.T) {
 	}
 	if rep.Contract() != conformance.ContractACTS {
 		t.Errorf("contract %q, want acts", rep.Contract())
+	}
+}
+
+// TestReplyingAgentNoContract: an agent that answers every message with a
+// Message (as ACTS's tck-message-response asks, and as the README's
+// shouting agent does) is not taken for an ACTS agent: the behaviour
+// checks are skipped, saying why, rather than failed.
+func TestReplyingAgentNoContract(t *testing.T) {
+	reply := server.AgentFunc(func(_ context.Context, req *server.Request, em *server.Emitter) error {
+		return em.Reply(a2a.AgentMessage(strings.ToUpper(a2a.FirstText(req.Message))))
+	})
+	srv := parleytest.NewServer(t, reply, parleytest.WithBindings(a2a.BindingJSONRPC))
+	rep, err := conformance.Run(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Contract() != "" || rep.ConformanceAgent() {
+		t.Fatalf("contract %q for an agent that replies to everything", rep.Contract())
+	}
+	for _, r := range rep.Results() {
+		if strings.HasPrefix(r.ID, "op.") && (r.Status != conformance.Skip || !strings.Contains(r.Detail, "no behaviour contract detected")) {
+			t.Errorf("%s %s: %s", r.ID, r.Status, r.Detail)
+		}
 	}
 }

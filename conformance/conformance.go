@@ -18,9 +18,29 @@
 // reason).
 //
 // Checks that need an agent behaving in a known way (tasks that wait for
-// input, streams of a known shape, push notifications) run only against
-// Parley's conformance agent (`parley serve --agent conformance`) and are
-// skipped otherwise; the others work against any agent. Task scoping
+// input, streams of a known shape, cancelable work, push notifications)
+// drive it through a behaviour contract: the words of Parley's
+// conformance agent (`parley serve --agent conformance`), or the tck-*
+// message prefixes of ACTS (§11.2 of the A2A Conformance Test
+// Specification), which the test agents of other SDKs, Parley's
+// `parley serve --agent acts` and any agent a library user writes to it
+// speak. The contract is detected by probe messages (WithContract declares
+// it); with ACTS's
+// every behaviour check runs but B11.append-unknown, which its contract
+// cannot ask for. Against an agent speaking neither, the behaviour checks
+// (65 per binding) are skipped, each saying so, and these 48 run, on the
+// bindings they concern: the card (card.*: served, v1, decode, required,
+// interfaces, caching-headers, conditional, content-type), authentication
+// (auth.anonymous, auth.challenge), errors on unknown tasks and configs
+// (errors.*), versions (B7.*), required extensions
+// (extensions.required), capabilities not declared (capabilities.*),
+// media types (B8.success-type, B8.error-type, B8.request-json), the
+// JSON-RPC envelope (envelope.*), the extended card (B13.*), the
+// ListTasks shape and bounds (B5.list-shape, B5.artifacts-omitted,
+// B5.sorted, B5.page-size-zero, B5.page-size-over, B5.bad-token), the
+// HTTP+JSON subscribe verbs (B1.subscribe-verbs), gRPC's own
+// (grpc.protocol, grpc.unknown-method, grpc.invalid-params) and the
+// comparison of the bindings (equivalence.bindings). Task scoping
 // between principals (spec §13.1) needs two bearer tokens: WithToken and
 // WithSecondToken.
 //
@@ -90,6 +110,28 @@ func WithBindings(bindings ...string) Option {
 // client that follows redirects for the card only.
 func WithHTTPClient(hc *http.Client) Option {
 	return optionFunc(func(o *check.Options) { o.HTTPClient = hc })
+}
+
+// The behaviour contracts an agent may speak (WithContract).
+const (
+	// ContractConformance: the words of Parley's conformance agent
+	// ("input-required", "stream 3", …).
+	ContractConformance = check.ContractConformance
+	// ContractACTS: the tck-* message prefixes of ACTS's behaviour
+	// contract (the A2A Conformance Test Specification, §11.2), which the
+	// test agents of other SDKs speak.
+	ContractACTS = check.ContractACTS
+	// ContractNone: neither; the behaviour checks are skipped.
+	ContractNone = check.ContractNone
+)
+
+// WithContract declares the behaviour contract the agent speaks, which the
+// checks needing a known behaviour (tasks that wait for input, streams of
+// a known shape, cancelable work, push notifications) drive it through.
+// Without it the contract is detected: by the card, then by a probe
+// message of each contract.
+func WithContract(contract string) Option {
+	return optionFunc(func(o *check.Options) { o.Contract = contract })
 }
 
 // WithWebhookAddr listens on addr (HOST:PORT, reachable from the agent)

@@ -68,9 +68,14 @@ func (r *Report) Agent() string { return r.rep.Agent }
 // CardURL is where the agent card was fetched (spec §8.2).
 func (r *Report) CardURL() string { return r.rep.CardURL }
 
-// ConformanceAgent reports whether the agent was recognised as Parley's
-// conformance agent, so that the checks needing it ran.
+// ConformanceAgent reports whether the agent speaks a behaviour contract
+// (Parley's conformance agent's words, or ACTS's tck-* prefixes: see
+// Contract), so that the checks needing a known behaviour ran.
 func (r *Report) ConformanceAgent() bool { return r.rep.Conformance }
+
+// Contract is the behaviour contract the agent was driven through
+// (ContractConformance or ContractACTS), or "" when it spoke none.
+func (r *Report) Contract() string { return r.rep.Contract }
 
 // Results are the checks in the order they completed: the agent card's,
 // then each interface's, binding by binding, then those comparing the

@@ -26,6 +26,15 @@ import (
 // the reason, a WARN is logged (the subtest passes), and PASS and N/A
 // results pass, logging what was seen. When nothing can be graded (the agent cannot be reached,
 // the URL is not usable), Test fails t at once.
+//
+// The checks of known behaviours run when the agent speaks a behaviour
+// contract: Parley's conformance agent's words, or ACTS's tck-* prefixes
+// (an agent written to ACTS §11.2 gets them all but B11.append-unknown).
+// Against an agent speaking neither they are skipped, and the 48 checks the
+// package documentation lists run: the card, authentication, errors,
+// versions, media types, the JSON-RPC envelope, extensions, capabilities,
+// the extended card, the ListTasks shape, gRPC's own and the comparison of
+// the bindings.
 func Test(t *testing.T, url string, opts ...Option) {
 	t.Helper()
 	rep, err := Run(t.Context(), url, opts...)

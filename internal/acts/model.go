@@ -3,8 +3,10 @@ package acts
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -106,9 +108,57 @@ type RawRequest struct {
 
 // Expect asserts a response (ACTS §6.1): its HTTP status and its body
 // (the A2A object of §4.2, or a raw step's body).
+//
+// The draft's grammar puts the body's assertions under body, but its own
+// examples (§5.2) and most of its suite write them beside status
+// (expect: {task: …}): members other than status and body are read as
+// members of body. The suite also writes status: error with an error
+// member for an operation that must fail (see Expect.WantsError).
 type Expect struct {
 	Status any `yaml:"status"`
 	Body   any `yaml:"body"`
+}
+
+// UnmarshalYAML reads an expect block, members beside status and body
+// joining body.
+func (e *Expect) UnmarshalYAML(n *yaml.Node) error {
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	e.Status, e.Body = m["status"], m["body"]
+	delete(m, "status")
+	delete(m, "body")
+	if len(m) == 0 {
+		return nil
+	}
+	if e.Body == nil {
+		e.Body = m
+		return nil
+	}
+	body, ok := e.Body.(map[string]any)
+	if !ok {
+		return fmt.Errorf("expect: members beside body (%s) need body to be a map", strings.Join(slices.Sorted(maps.Keys(m)), ", "))
+	}
+	for k, v := range m {
+		if _, dup := body[k]; dup {
+			return fmt.Errorf("expect: %s is both in body and beside it", k)
+		}
+		body[k] = v
+	}
+	return nil
+}
+
+// WantsError reports whether the block expects the operation to fail: its
+// status is the word error, or its body asserts an error member (an
+// abstract operation's result has none; its error has).
+func (e *Expect) WantsError() bool {
+	if s, ok := e.Status.(string); ok && s == "error" {
+		return true
+	}
+	b, ok := e.Body.(map[string]any)
+	_, has := b["error"]
+	return ok && has
 }
 
 // ExpectStream asserts a stream's events (ACTS §7).

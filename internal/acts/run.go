@@ -562,8 +562,11 @@ func (b *bindingRun) grade(sc *scope, st *Step, o *Outcome, root any) *Failure {
 	if st.ExpectError != nil {
 		return b.gradeError(sc, st.ExpectError, o)
 	}
-	if o.Err != nil && st.Raw == nil {
+	if st.Raw == nil && st.Expect != nil && st.Expect.WantsError() {
 		// (A raw step's expect applies to the response as it is.)
+		return gradeExpectedError(sc, st.Expect, o)
+	}
+	if o.Err != nil && st.Raw == nil {
 		return &Failure{Message: "expected success, got " + o.Err.Name() + ": " + o.Err.Message, Expected: "success", Actual: o.Err.Name()}
 	}
 	if st.Expect != nil {
@@ -590,6 +593,33 @@ func (b *bindingRun) grade(sc *scope, st *Step, o *Outcome, root any) *Failure {
 		return gradeStream(sc, st.ExpectStream, o)
 	}
 	return nil
+}
+
+// gradeExpectedError applies an expect block that expects an abstract
+// operation to fail (Expect.WantsError): its body is matched against
+// {error: {error_type, code, message, details}}, the error's view, and a
+// status other than the word error against the HTTP status.
+func gradeExpectedError(sc *scope, e *Expect, o *Outcome) *Failure {
+	if o.Err == nil {
+		return &Failure{Message: "expected an error, got success", Expected: "an error", Actual: "success"}
+	}
+	if s, word := e.Status.(string); e.Status != nil && !(word && s == "error") {
+		want, err := sc.expand(norm(e.Status))
+		if err != nil {
+			return &Failure{Message: err.Error()}
+		}
+		if f := match("status", want, float64(o.Status), true); f != nil {
+			return f
+		}
+	}
+	if e.Body == nil {
+		return nil
+	}
+	want, err := sc.expand(norm(e.Body))
+	if err != nil {
+		return &Failure{Message: err.Error()}
+	}
+	return match("", want, map[string]any{"error": errorView(o.Err)}, true)
 }
 
 // gradeError applies expect_error (ACTS §6.2). The error type is matched

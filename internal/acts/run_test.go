@@ -17,6 +17,7 @@ type fakeDriver struct {
 	card    map[string]any
 	events  []map[string]any // every stream's events
 	calls   int
+	fail    string // a method whose calls fail with TaskNotFoundError
 }
 
 func (f *fakeDriver) Binding() string { return f.binding }
@@ -25,6 +26,9 @@ func (f *fakeDriver) Card(context.Context) *Outcome {
 }
 func (f *fakeDriver) Call(_ context.Context, method string, req map[string]any, _ CallOptions) *Outcome {
 	f.calls++
+	if method == f.fail {
+		return &Outcome{Status: 404, Err: &WireError{Wire: "HTTP 404", Message: "no such task", Details: []any{"d"}}}
+	}
 	b, _ := json.Marshal(req)
 	var echo any
 	_ = json.Unmarshal(b, &echo)
@@ -226,4 +230,46 @@ func FuzzParse(f *testing.F) {
 		defer cancel()
 		Run(ctx, d, Options{Drivers: []Driver{&fakeDriver{binding: GRPC, events: []map[string]any{status("TASK_STATE_WORKING")}}}})
 	})
+}
+
+// TestExpectBlockShapes: an expect block's members beside status and body
+// are body's (the draft's suite writes them so), and one whose status is
+// the word error, or whose body asserts an error member, expects the
+// operation to fail: it passes on an error and fails on success, and its
+// error member is matched against the error.
+func TestExpectBlockShapes(t *testing.T) {
+	doc := `
+acts_version: "1.0"
+spec_version: "1.0"
+suites:
+  - id: s
+    name: s
+    tests:
+      - {id: beside-pass, name: n, level: must, steps: [{id: a, operation: get_task, params: {id: x}, expect: {status: 200, method: GetTask}}]}
+      - {id: beside-fail, name: n, level: must, steps: [{id: a, operation: get_task, params: {id: x}, expect: {method: CancelTask}}]}
+      - {id: merged-fail, name: n, level: must, steps: [{id: a, operation: get_task, params: {id: x}, expect: {body: {method: GetTask}, calls: 7}}]}
+      - {id: err-pass, name: n, level: must, steps: [{id: a, operation: cancel_task, params: {id: x}, expect: {status: error, error: {exists: true}}}]}
+      - {id: err-word-pass, name: n, level: must, steps: [{id: a, operation: cancel_task, params: {id: x}, expect: {status: error}}]}
+      - {id: err-member-pass, name: n, level: must, steps: [{id: a, operation: cancel_task, params: {id: x}, expect: {status: 404, error: {message: {contains: "no such"}}}}]}
+      - {id: err-member-fail, name: n, level: must, steps: [{id: a, operation: cancel_task, params: {id: x}, expect: {error: {message: {contains: "other"}}}}]}
+      - {id: err-status-fail, name: n, level: must, steps: [{id: a, operation: cancel_task, params: {id: x}, expect: {status: 409, error: {exists: true}}}]}
+      - {id: err-on-success, name: n, level: must, steps: [{id: a, operation: get_task, params: {id: x}, expect: {status: error, error: {exists: true}}}]}
+      - {id: success-on-err, name: n, level: must, steps: [{id: a, operation: cancel_task, params: {id: x}, expect: {status: 200}}]}
+`
+	got := runDoc(t, doc, &fakeDriver{binding: JSONRPC, fail: "CancelTask"}, Options{})
+	for id, tr := range got {
+		want := Pass
+		if strings.HasSuffix(id, "-fail") || strings.HasPrefix(id, "err-on") || strings.HasPrefix(id, "success-on") {
+			want = Fail
+		}
+		if tr.Result != want {
+			t.Errorf("%s: %s %+v, want %s", id, tr.Result, tr.Failure, want)
+		}
+	}
+	if len(got) != 10 {
+		t.Errorf("%d results, want 10", len(got))
+	}
+	if _, err := Parse([]byte(strings.Replace(doc, "expect: {body: {method: GetTask}, calls: 7}", "expect: {body: {method: GetTask}, method: GetTask}", 1))); err == nil {
+		t.Error("a member both in body and beside it was accepted")
+	}
 }

@@ -47,7 +47,7 @@ func (b *bindingRun) send(ctx context.Context, m *a2a.Message, cfg *a2a.SendMess
 // sendTask sends text and returns the task, or ends r as skipped (a
 // setting-up failure) and returns nil.
 func (b *bindingRun) sendTask(ctx context.Context, r *rec, text string, cfg *a2a.SendMessageConfiguration) *a2a.Task {
-	res, resp := b.send(ctx, a2a.UserMessage(text), cfg, callOpts{})
+	res, resp := b.send(ctx, b.msg(text), cfg, callOpts{})
 	if resp.GetTask() == nil {
 		r.saw(res)
 		if !r.incomplete(res) {

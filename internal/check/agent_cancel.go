@@ -26,7 +26,7 @@ var cancelSteps = []step[*cancelFamily]{
 // returnImmediately sends 3 s of work with returnImmediately.
 func (f *cancelFamily) returnImmediately(ctx context.Context, r *rec) {
 	start := time.Now()
-	res, resp := f.send(ctx, a2a.UserMessage("slow 3000"), &a2a.SendMessageConfiguration{ReturnImmediately: true}, callOpts{})
+	res, resp := f.send(ctx, f.msg("slow 3000"), &a2a.SendMessageConfiguration{ReturnImmediately: true}, callOpts{})
 	took := time.Since(start)
 	if !r.gradable(res) {
 		return

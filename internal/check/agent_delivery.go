@@ -60,7 +60,7 @@ func (f *deliveryFamily) delivery(ctx context.Context, r *rec) {
 	hookURL := "http://" + f.hook.ln.Addr().String() + f.path
 	cfg := &a2a.SendMessageConfiguration{ReturnImmediately: true, TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{
 		Url: hookURL, Token: f.token, Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: f.secret}}}
-	res, resp := f.send(ctx, a2a.UserMessage("slow 300"), cfg, callOpts{})
+	res, resp := f.send(ctx, f.msg("slow 300"), cfg, callOpts{})
 	f.task = resp.GetTask()
 	switch {
 	case !r.gradable(res):

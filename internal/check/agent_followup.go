@@ -30,7 +30,7 @@ func (f *followUpFamily) inferContext(ctx context.Context, r *rec) {
 	if f.parked == nil {
 		return
 	}
-	f.followUp = a2a.UserMessage("follow-up")
+	f.followUp = f.msg("follow-up")
 	f.followUp.TaskId = f.parked.GetId()
 	res, resp := f.send(ctx, f.followUp, nil, callOpts{})
 	if !r.gradable(res) {
@@ -87,7 +87,7 @@ func (f *followUpFamily) mismatch(ctx context.Context, r *rec) {
 		return
 	}
 	defer f.cancel(ctx, parked.GetId())
-	m := a2a.UserMessage("follow-up")
+	m := f.msg("follow-up")
 	m.TaskId, m.ContextId = parked.GetId(), "parley-check-other-context"
 	res, _ := f.send(ctx, m, nil, callOpts{})
 	r.saw(res)
@@ -114,7 +114,7 @@ func (f *followUpFamily) mismatchTerminal(ctx context.Context, r *rec) {
 	if !r.needs(f.completed != nil, "no completed task") {
 		return
 	}
-	m := a2a.UserMessage("again")
+	m := f.msg("again")
 	m.TaskId, m.ContextId = f.completed.GetId(), "parley-check-other-context"
 	res, _ := f.send(ctx, m, nil, callOpts{})
 	switch {

@@ -33,7 +33,7 @@ var historySteps = []step[*historyFamily]{
 // one ends r as skipped.
 func (f *historyFamily) setUp(ctx context.Context, r *rec) {
 	if parked := f.sendTask(ctx, r, "input-required", nil); parked != nil {
-		m := a2a.UserMessage("more")
+		m := f.msg("more")
 		m.TaskId = parked.GetId()
 		f.send(ctx, m, nil, callOpts{})
 		f.id = parked.GetId()
@@ -126,7 +126,7 @@ func (f *historyFamily) sendZero(ctx context.Context, r *rec) {
 	if !f.ready(r) {
 		return
 	}
-	res, resp := f.send(ctx, a2a.UserMessage("hello"), &a2a.SendMessageConfiguration{HistoryLength: new(int32(0))}, callOpts{})
+	res, resp := f.send(ctx, f.msg("hello"), &a2a.SendMessageConfiguration{HistoryLength: new(int32(0))}, callOpts{})
 	switch {
 	case !r.gradable(res):
 	case resp.GetTask() == nil:

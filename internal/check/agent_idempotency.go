@@ -25,7 +25,11 @@ var idempotencySteps = []step[*idempotencyFamily]{
 // appendUnknown has the agent send a chunk with append true for an
 // artifact ("never-sent") it never sent.
 func (f *idempotencyFamily) appendUnknown(ctx context.Context, r *rec) {
-	res, resp := f.send(ctx, a2a.UserMessage("append-unknown"), nil, callOpts{})
+	if _, ok := f.s.say("append-unknown"); !ok {
+		r.skip("the agent's behaviour contract (%s) has no way to ask for an append to an artifact never sent", f.s.rep.Contract)
+		return
+	}
+	res, resp := f.send(ctx, f.msg("append-unknown"), nil, callOpts{})
 	if !r.gradable(res) {
 		return
 	}
@@ -44,7 +48,7 @@ func (f *idempotencyFamily) appendUnknown(ctx context.Context, r *rec) {
 }
 
 func (f *idempotencyFamily) resendSame(ctx context.Context, r *rec) {
-	f.resent = a2a.UserMessage("hello")
+	f.resent = f.msg("hello")
 	res1, resp1 := f.send(ctx, f.resent, nil, callOpts{})
 	res2, resp2 := f.send(ctx, f.resent, nil, callOpts{})
 	r.Sent = "the same request twice: " + describeRequest(res1.ex)
@@ -66,7 +70,7 @@ func (f *idempotencyFamily) resendSame(ctx context.Context, r *rec) {
 // resendDifferent sends other content under the messageId of
 // B14.resend-same.
 func (f *idempotencyFamily) resendDifferent(ctx context.Context, r *rec) {
-	m := a2a.UserMessage("something else")
+	m := f.msg("something else")
 	m.MessageId = f.resent.GetMessageId()
 	res, resp := f.send(ctx, m, nil, callOpts{})
 	switch {

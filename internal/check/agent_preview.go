@@ -71,7 +71,7 @@ func (f *previewFamily) get11(ctx context.Context, id string, cur *int64) (*resu
 
 // followUp continues the parked task in 1.1 with ifGenerationMatch want.
 func (f *previewFamily) followUp(ctx context.Context, want int64) (*result, *a2a.SendMessageResponse) {
-	m := a2a.UserMessage("follow-up")
+	m := f.msg("follow-up")
 	m.TaskId = f.parked.GetId()
 	return f.send(ctx, m, &a2a.SendMessageConfiguration{IfGenerationMatch: &want}, f.v11)
 }
@@ -79,7 +79,7 @@ func (f *previewFamily) followUp(ctx context.Context, want int64) (*result, *a2a
 // generationTask parks a task in 1.1: the answer and GetTask carry the
 // same generation, at least 1.
 func (f *previewFamily) generationTask(ctx context.Context, r *rec) {
-	res, resp := f.send(ctx, a2a.UserMessage("input-required"), nil, f.v11)
+	res, resp := f.send(ctx, f.msg("input-required"), nil, f.v11)
 	if !r.succeeded(res, "SendMessage in 1.1") {
 		return
 	}
@@ -233,7 +233,7 @@ func (f *previewFamily) generationStream(ctx context.Context, r *rec) {
 		r.na("the card does not declare streaming")
 		return
 	}
-	res := f.t.stream(ctx, a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream 3")}, f.v11,
+	res := f.t.stream(ctx, a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: f.msg("stream 3")}, f.v11,
 		streamCtl{settle: settledTerminal, after: 2 * time.Second})
 	if !r.succeeded(res, "SendStreamingMessage in 1.1") {
 		return

@@ -112,7 +112,7 @@ func (f *scopeFamily) sendOther(ctx context.Context, r *rec) {
 	if !f.ready(r) {
 		return
 	}
-	m := a2a.UserMessage("follow-up")
+	m := f.msg("follow-up")
 	m.TaskId = f.parked.GetId()
 	res, _ := f.send(ctx, m, nil, f.other)
 	f.notFound(r, res, nil)

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +60,7 @@ func (a *agentRun) streamChecks(ctx context.Context) {
 
 // sendStream streams a message with the text.
 func (f *streamFamily) sendStream(ctx context.Context, text string, ctl streamCtl) *result {
-	return f.t.stream(ctx, a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: a2a.UserMessage(text)}, callOpts{}, ctl)
+	return f.t.stream(ctx, a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: f.msg(text)}, callOpts{}, ctl)
 }
 
 func (f *streamFamily) streamType(_ context.Context, r *rec) {
@@ -131,25 +132,44 @@ func (f *streamFamily) eventFields(_ context.Context, r *rec) {
 	}
 }
 
-// order reassembles the chunks of the artifact "stream".
+// order reassembles the chunks of the artifact "stream" (the conformance
+// agent's three chunks); for an ACTS agent (tck-stream-chunked, whose
+// artifact and text the contract does not name), those of the first
+// artifact streamed: two chunks or more, each after the first appended,
+// the last one marked.
 func (f *streamFamily) order(_ context.Context, r *rec) {
 	r.saw(f.res)
 	if !f.ok {
 		r.skip("no stream")
 		return
 	}
+	id := "stream"
 	var text strings.Builder
 	var flags []string
+	var chunks []*a2a.TaskArtifactUpdateEvent
 	for _, ev := range f.evs {
-		if au := ev.Resp.GetArtifactUpdate(); au != nil && au.GetArtifact().GetArtifactId() == "stream" {
+		au := ev.Resp.GetArtifactUpdate()
+		if au != nil && f.acts() && len(chunks) == 0 {
+			id = au.GetArtifact().GetArtifactId()
+		}
+		if au != nil && au.GetArtifact().GetArtifactId() == id {
 			text.WriteString(a2a.JoinText(au.GetArtifact().GetParts()))
 			flags = append(flags, fmt.Sprintf("append=%v lastChunk=%v", au.GetAppend(), au.GetLastChunk()))
+			chunks = append(chunks, au)
 		}
 	}
-	if text.String() == "chunk 0chunk 1chunk 2" {
+	switch {
+	case !f.acts() && text.String() == "chunk 0chunk 1chunk 2":
 		r.pass("reassembled %q (%s)", text.String(), strings.Join(flags, "; "))
-	} else {
+	case !f.acts():
 		r.fail("reassembled %q, want \"chunk 0chunk 1chunk 2\"", text.String())
+	case len(chunks) < 2:
+		r.fail("%d chunk(s) of artifact %q; tck-stream-chunked asks for an artifact across several events", len(chunks), id)
+	case chunks[0].GetAppend() || slices.ContainsFunc(chunks[1:], func(c *a2a.TaskArtifactUpdateEvent) bool { return !c.GetAppend() }) ||
+		!chunks[len(chunks)-1].GetLastChunk():
+		r.fail("artifact %q in chunks %s: want append from the second chunk and lastChunk on the last", id, strings.Join(flags, "; "))
+	default:
+		r.pass("artifact %q reassembled %q (%s)", id, text.String(), strings.Join(flags, "; "))
 	}
 }
 

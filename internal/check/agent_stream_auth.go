@@ -25,7 +25,7 @@ func (f *streamFamily) authOpen(ctx context.Context, r *rec) {
 		taskID string
 		done   = make(chan struct{})
 	)
-	res := f.t.stream(ctx, a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: a2a.UserMessage("auth-required")}, callOpts{},
+	res := f.t.stream(ctx, a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: f.msg("auth-required")}, callOpts{},
 		streamCtl{settle: settledTerminal, after: 2 * time.Second, max: 6 * time.Second, stop: func(evs []*event) bool {
 			last := evs[len(evs)-1]
 			if last.state() == a2a.TaskState_TASK_STATE_AUTH_REQUIRED {

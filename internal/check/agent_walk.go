@@ -31,7 +31,7 @@ var walkSteps = []step[*walkFamily]{
 
 // sendInContext completes one more task in the context and returns its id.
 func (f *walkFamily) sendInContext(ctx context.Context) string {
-	m := a2a.UserMessage("hello")
+	m := f.msg("hello")
 	m.ContextId = f.contextID
 	_, resp := f.send(ctx, m, nil, callOpts{})
 	return resp.GetTask().GetId()

@@ -43,7 +43,7 @@ func (b *bindingRun) run(ctx context.Context) {
 		b.agentChecks(ctx)
 	} else {
 		for _, c := range agentCatalogue {
-			b.check(c).skip("needs Parley's conformance agent (parley serve --agent conformance): %s", b.s.rep.Detected)
+			b.check(c).skip("needs an agent speaking a behaviour contract (Parley's conformance agent, or ACTS's tck-* prefixes): %s", b.s.rep.Detected)
 		}
 	}
 	b.listChecks(ctx) // after the agent checks, so that there are tasks to list

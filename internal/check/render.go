@@ -155,9 +155,9 @@ func (r *Report) writeShort(t *textWriter) {
 	}
 	switch {
 	case r.Conformance:
-		agent += " · conformance agent: yes, every check runs"
+		agent += " · behaviour contract: " + r.Contract + ", every check runs"
 	case r.Detected != "":
-		agent += " · conformance agent: " + oneLine(r.Detected, whyWidth)
+		agent += " · behaviour contract: " + oneLine(r.Detected, whyWidth)
 	}
 	head = append(head, "  agent: "+agent)
 	for i, in := range r.Bindings {
@@ -307,9 +307,9 @@ func (r *Report) writeHeader(t *textWriter) {
 		t.p("  agent:   %s\n", r.Agent)
 	}
 	if r.Conformance {
-		t.p("  conformance agent: yes (%s): every check runs\n", r.Detected)
+		t.p("  behaviour contract: %s (%s): every check runs\n", r.Contract, r.Detected)
 	} else if r.Detected != "" {
-		t.p("  conformance agent: %s\n", r.Detected)
+		t.p("  behaviour contract: %s\n", r.Detected)
 	}
 	for _, in := range r.Bindings {
 		state := "checked"

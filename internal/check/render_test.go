@@ -82,7 +82,7 @@ func TestShortFoldsSkips(t *testing.T) {
 			t.Errorf("reason %q listed twice", m[3])
 		}
 		seen[m[3]] = true
-		if strings.HasPrefix(m[3], "needs Parley's conformance agent") {
+		if strings.HasPrefix(m[3], "needs an agent speaking a behaviour contract") {
 			conformanceLines++
 			if n < 10*countChecked(rep) {
 				t.Errorf("%d checks need the conformance agent, want those of every binding folded together", n)

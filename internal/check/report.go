@@ -10,10 +10,13 @@ type Report struct {
 	CardURL string `json:"cardUrl"`
 	// Agent is the card's name.
 	Agent string `json:"agent,omitempty"`
-	// Conformance reports whether the target serves Parley's conformance
-	// agent, so that the checks needing it ran.
-	Conformance bool `json:"conformanceAgent"`
-	// Detected says how the conformance agent was recognised, or why not.
+	// Conformance reports whether the target's agent speaks a behaviour
+	// contract the checks drive (Parley's conformance agent's words, or
+	// ACTS's tck-* prefixes), so that the behaviour checks ran; Contract
+	// says which (ContractConformance or ContractACTS).
+	Conformance bool   `json:"conformanceAgent"`
+	Contract    string `json:"contract,omitempty"`
+	// Detected says how the contract was recognised, or why none was.
 	Detected string `json:"detected,omitempty"`
 	// Bindings are the card's interfaces and whether each was checked.
 	Bindings []Interface `json:"interfaces"`

@@ -36,6 +36,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// Progress, when set, receives one line per check as it completes.
 	Progress func(r Result)
+	// Contract declares the behaviour contract the agent speaks:
+	// ContractConformance, ContractACTS or ContractNone; empty detects it
+	// (detect.go).
+	Contract string
 	// Vars are ACTS variables the runner provides (RunACTS only).
 	Vars map[string]string
 }
@@ -46,6 +50,10 @@ type Options struct {
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.URL == "" {
 		return nil, errors.New("check: no URL")
+	}
+	var known bool
+	if opts.Contract, known = parseContract(opts.Contract); !known {
+		return nil, fmt.Errorf("check: unknown contract %q (conformance, acts or none)", opts.Contract)
 	}
 	cardURL, err := client.CardURL(opts.URL)
 	if err != nil {

@@ -35,7 +35,7 @@ func TestCheckOutputModes(t *testing.T) {
 		t.Errorf("the default report ends with %q, want the verdict line:\n%s", last, short)
 	}
 	// Nothing failed: what is left to say is why checks were skipped.
-	contains(t, "default report", short, "conformance agent: yes",
+	contains(t, "default report", short, "behaviour contract: conformance",
 		"SKIP 18 checks: the card declares no authentication", "SKIP 15 checks: no --webhook-addr given")
 	for _, l := range sl {
 		if strings.HasPrefix(l, "PASS ") || strings.HasPrefix(l, "N/A ") || strings.Contains(l, "sent:") {

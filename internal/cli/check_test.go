@@ -157,7 +157,7 @@ func TestCheckParleyText(t *testing.T) {
 	t.Parallel()
 	p := serve(t, "--agent", "conformance", "--store", "memory")
 	out, _ := mustRun(t, 0, "check", "http://"+p.addr, "--verbose")
-	contains(t, "check --verbose", out, "conformance agent: yes (card name)", "== JSONRPC ==", "== HTTP+JSON ==", "== across bindings ==",
+	contains(t, "check --verbose", out, "behaviour contract: conformance (card name)", "== JSONRPC ==", "== HTTP+JSON ==", "== across bindings ==",
 		"summary: 0 MUST failed, 0 SHOULD not met", "skipped: the card declares no authentication",
 		"== GRPC ==", "spec:     SPEC SILENT §3.1.2", "interface GRPC      127.0.0.1:")
 	short, _ := mustRun(t, 0, "check", "http://"+p.addr)

@@ -49,6 +49,7 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	token2 := fs.String("token2", "", "a second principal's bearer `TOKEN`, for the task scoping checks (B12)")
 	token2File := fs.String("token2-file", "", "like --token2, with the token read from `FILE`")
 	webhookAddr := fs.String("webhook-addr", "", "listen on `HOST:PORT` for push notifications during the push delivery checks (B3)")
+	contract := fs.String("contract", "", "the behaviour contract the agent speaks, which the behaviour checks drive it through: conformance (Parley's conformance agent), acts (ACTS's tck-* prefixes) or none (default: detected)")
 	verbose := fs.Bool("verbose", false, "show every check with what was sent, what came back and the requirement")
 	brief := fs.Bool("brief", false, "print only the verdict line (the verdict and the counts)")
 	actsPath := fs.String("acts", "", "run the ACTS tests at `PATH` (a .acts.yaml file, or a folder with suite.acts.yaml) instead of the checks")
@@ -73,6 +74,7 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	opts := []conformance.Option{
 		conformance.WithToken(c.token), conformance.WithSecondToken(*token2), conformance.WithWebhookAddr(*webhookAddr),
+		conformance.WithContract(*contract),
 		// With --ca-cert or a client certificate; nil (the default) without.
 		conformance.WithHTTPClient(c.checkHTTPClient()),
 	}

@@ -12,7 +12,11 @@
 // then prints one line "READY http://127.0.0.1:PORT" on stdout. It stops
 // on SIGINT or SIGTERM.
 //
-// Behaviour, keyed on the first text part of the message (trimmed):
+// Behaviour, keyed on the first text part of the message (trimmed): the
+// fourteen tck-* prefixes of ACTS's behaviour contract (ACTS §11.2), as
+// Parley's acts agent carries them out, so that the official ACTS suite
+// can grade the SDK's server (internal/interop/jsacts_test.go); and Parley's
+// conformance agent's words:
 //   message          a direct Message reply "pong", no task
 //   input-required   parks in INPUT_REQUIRED; a follow-up on the task
 //                    completes it with an artifact echoing the follow-up
@@ -132,7 +136,7 @@ class ConformanceExecutor {
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
-          artifact: { artifactId, name: '', description: '', parts: [textPart(chunk)], metadata: undefined, extensions: [] },
+          artifact: { artifactId, name: '', description: '', parts: Array.isArray(chunk) ? chunk : [textPart(chunk)], metadata: undefined, extensions: [] },
           append,
           lastChunk,
           metadata: undefined,
@@ -147,9 +151,22 @@ class ConformanceExecutor {
     // Every execution starts with the task (the SDK requires it, follow-ups
     // included) or with the one Message of a direct reply.
     const word = text.split(/\s+/, 1)[0];
-    if (!ctx.task && word === 'message' && !msg.messageId.startsWith('test-resubscribe-message-id')) {
-      bus.publish(AgentEvent.message(agentMessage('pong', '', contextId)));
+    const tck = tckBehaviour(text, ctx.task);
+    if (!ctx.task && (tck === 'tck-message-response' || (word === 'message' && !msg.messageId.startsWith('test-resubscribe-message-id')))) {
+      const reply = tck ? 'Direct message response' : 'pong';
+      bus.publish(AgentEvent.message(agentMessage(reply, '', contextId)));
       return;
+    }
+    if (tck) {
+      bus.publish(AgentEvent.task(ctx.task ?? {
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+        artifacts: [],
+        history: [msg],
+        metadata: undefined,
+      }));
+      return this.#tck(tck, text, taskId, contextId, status, artifact);
     }
     if (ctx.task) {
       bus.publish(AgentEvent.task(ctx.task));
@@ -212,17 +229,79 @@ class ConformanceExecutor {
     echo(text);
   }
 
-  async #slow(taskId, status, artifact, text, ms) {
-    status(TaskState.TASK_STATE_WORKING);
+  // #wait waits ms milliseconds (for ever when ms is Infinity), or until
+  // the task is canceled; it says whether it was.
+  async #wait(taskId, ms) {
     const canceled = await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms);
+      const timer = ms === Infinity ? undefined : setTimeout(() => resolve(false), ms);
       this.#waits.set(taskId, () => {
         clearTimeout(timer);
         resolve(true);
       });
     });
     this.#waits.delete(taskId);
-    if (canceled) return; // cancelTask already published CANCELED
+    return canceled;
+  }
+
+  // #tck carries out one behaviour of the ACTS contract (the task already
+  // published), as Parley's acts agent does (internal/agents/acts.go).
+  async #tck(name, text, taskId, contextId, status, artifact) {
+    const say = (state, t) => status(state, agentMessage(t, taskId, contextId));
+    const part = (p) => ({ metadata: undefined, filename: '', mediaType: '', ...p });
+    const complete = (artifactId, parts) => {
+      bus(artifactId, parts);
+      status(TaskState.TASK_STATE_COMPLETED);
+    };
+    const bus = (artifactId, parts) => artifact(artifactId, parts, false, false);
+    switch (name) {
+      case 'tck-complete-task':
+        return say(TaskState.TASK_STATE_COMPLETED, 'Hello from TCK');
+      case 'tck-input-required':
+        return say(TaskState.TASK_STATE_INPUT_REQUIRED, 'Input required');
+      case 'tck-auth-required':
+        return say(TaskState.TASK_STATE_AUTH_REQUIRED, 'Authorization required');
+      case 'tck-reject-task':
+        return say(TaskState.TASK_STATE_REJECTED, 'rejected');
+      case 'tck-task-failure':
+        return say(TaskState.TASK_STATE_FAILED, 'The task failed, as tck-task-failure asks');
+      case 'tck-artifact-text':
+        return complete('text', [textPart('Generated text content')]);
+      case 'tck-artifact-file':
+        return complete('file', [part({ content: { $case: 'raw', value: new TextEncoder().encode('tck') }, filename: 'output.txt', mediaType: 'text/plain' })]);
+      case 'tck-artifact-file-url':
+        return complete('file-url', [part({ content: { $case: 'url', value: 'https://example.com/output.txt' }, filename: 'output.txt', mediaType: 'text/plain' })]);
+      case 'tck-artifact-data':
+        return complete('data', [part({ content: { $case: 'data', value: { key: 'value', count: 42 } } })]);
+      case 'tck-stream-basic':
+        status(TaskState.TASK_STATE_WORKING);
+        return complete('stream', [textPart('Streamed content')]);
+      case 'tck-stream-chunked':
+        status(TaskState.TASK_STATE_WORKING);
+        artifact('chunked', [textPart('chunk-1 ')], false, false);
+        artifact('chunked', [textPart('chunk-2')], true, true);
+        return status(TaskState.TASK_STATE_COMPLETED);
+      case 'tck-multi-turn':
+        if (text !== '' && !text.startsWith('tck-') && text.split(/\s+/, 1)[0].toLowerCase() === 'done') {
+          return say(TaskState.TASK_STATE_COMPLETED, 'Conversation complete');
+        }
+        return status(TaskState.TASK_STATE_INPUT_REQUIRED);
+      case 'tck-cancel':
+        status(TaskState.TASK_STATE_WORKING);
+        await this.#wait(taskId, Infinity);
+        return; // cancelTask published CANCELED
+      case 'tck-long-running':
+        status(TaskState.TASK_STATE_WORKING);
+        if (await this.#wait(taskId, 2000)) return;
+        bus('result', [textPart('Long-running work done')]);
+        return say(TaskState.TASK_STATE_COMPLETED, 'Long-running work done');
+      default: // tck-message-response on a task that exists: the task ends
+        return say(TaskState.TASK_STATE_COMPLETED, 'Direct message response');
+    }
+  }
+
+  async #slow(taskId, status, artifact, text, ms) {
+    status(TaskState.TASK_STATE_WORKING);
+    if (await this.#wait(taskId, ms)) return; // cancelTask already published CANCELED
     artifact('echo', text, false, false);
     status(TaskState.TASK_STATE_COMPLETED);
   }
@@ -243,6 +322,25 @@ class ConformanceExecutor {
       }),
     );
   }
+}
+
+// The behaviours of the ACTS contract (ACTS §11.2, and tck-auth-required,
+// which its suite uses), longest first so that a prefix of another never
+// wins.
+const tckPrefixes = [
+  'tck-complete-task', 'tck-input-required', 'tck-auth-required', 'tck-reject-task', 'tck-message-response',
+  'tck-artifact-text', 'tck-artifact-file', 'tck-artifact-file-url', 'tck-artifact-data', 'tck-long-running',
+  'tck-multi-turn', 'tck-cancel', 'tck-stream-basic', 'tck-stream-chunked', 'tck-task-failure',
+].sort((a, b) => b.length - a.length);
+
+// tckBehaviour is the ACTS behaviour a message asks for: the prefix its
+// text starts with, or on a follow-up the one the task's first user
+// message named; undefined when neither names one.
+function tckBehaviour(text, task) {
+  const of = (t) => tckPrefixes.find((p) => t.startsWith(p));
+  if (of(text)) return of(text);
+  const first = task?.history?.find((m) => m.role === Role.ROLE_USER);
+  return first ? of(firstText(first).trim()) : undefined;
 }
 
 function firstText(msg) {

@@ -123,60 +123,15 @@ func matchOps(path string, ops map[string]any, got any, present bool) *Failure {
 	return nil
 }
 
+// matchOp applies one operator of an assertion object (ACTS §5.4). The
+// presence and combining operators judge an absent member themselves; the
+// others fail on one.
 func matchOp(path, op string, arg, got any, present bool) *Failure {
 	switch op {
-	case "exists":
-		if truth(arg) != present {
-			return fail(path, "exists: "+scalarText(arg), presence(truth(arg)), got, present)
-		}
-		return nil
-	case "absent":
-		if truth(arg) == present {
-			return fail(path, "absent: "+scalarText(arg), presence(!truth(arg)), got, present)
-		}
-		return nil
-	case "not":
-		if match(path, arg, got, present) == nil {
-			return fail(path, "the negated assertion passed", "not "+brief(arg), got, present)
-		}
-		return nil
-	case "all_of":
-		for _, a := range list(arg) {
-			if f := match(path, a, got, present); f != nil {
-				return f
-			}
-		}
-		return nil
-	case "any_of":
-		var first *Failure
-		for _, a := range list(arg) {
-			f := match(path, a, got, present)
-			if f == nil {
-				return nil
-			}
-			if first == nil {
-				first = f
-			}
-		}
-		msg := "no alternative of any_of passed"
-		if first != nil {
-			msg += " (first: " + first.Error() + ")"
-		}
-		return fail(path, msg, "any of "+brief(arg), got, present)
-	case "one_of":
-		for _, a := range list(arg) {
-			switch a.(type) {
-			case map[string]any, []any:
-				if match(path, a, got, present) == nil {
-					return nil
-				}
-			default:
-				if present && equal(a, got) {
-					return nil
-				}
-			}
-		}
-		return fail(path, "not one of the listed values", "one of "+brief(arg), got, present)
+	case "exists", "absent":
+		return matchPresence(path, op, arg, got, present)
+	case "not", "all_of", "any_of", "one_of":
+		return matchCombined(path, op, arg, got, present)
 	}
 	if !present {
 		return fail(path, op+": the member is absent", op+" "+brief(arg), nil, false)
@@ -187,69 +142,167 @@ func matchOp(path, op string, arg, got any, present bool) *Failure {
 			return fail(path, "wrong type", scalarText(arg), t, true)
 		}
 	case "contains", "starts_with", "ends_with", "matches":
-		s, ok := got.(string)
-		want := scalarText(arg)
-		if !ok {
-			if l, isList := got.([]any); isList && op == "contains" {
-				if slices.ContainsFunc(l, func(e any) bool { return equal(arg, e) }) {
-					return nil
-				}
-				return fail(path, "the array does not contain the value", "contains "+want, got, true)
-			}
-			return fail(path, op+" needs a string", op+" "+want, got, true)
-		}
-		var pass bool
-		switch op {
-		case "contains":
-			pass = strings.Contains(s, want)
-		case "starts_with":
-			pass = strings.HasPrefix(s, want)
-		case "ends_with":
-			pass = strings.HasSuffix(s, want)
-		case "matches":
-			re, err := regexp.Compile(want)
-			if err != nil {
-				return fail(path, "matches: bad regular expression: "+err.Error(), want, got, true)
-			}
-			pass = re.MatchString(s)
-		}
-		if !pass {
-			return fail(path, op+" failed", op+" "+strconv.Quote(want), got, true)
-		}
+		return matchText(path, op, arg, got)
 	case "gte", "lte", "gt", "lt":
-		n, ok := number(got)
-		w, wok := number(arg)
-		if !ok || !wok {
-			return fail(path, op+" needs numbers", op+" "+scalarText(arg), got, true)
-		}
-		pass := map[string]bool{"gte": n >= w, "lte": n <= w, "gt": n > w, "lt": n < w}[op]
-		if !pass {
-			return fail(path, op+" failed", op+" "+scalarText(arg), got, true)
-		}
+		return matchNumber(path, op, arg, got)
 	case "items":
-		l, ok := got.([]any)
-		if !ok {
-			return fail(path, "items needs an array", "array", got, true)
+		return matchItems(path, arg, got)
+	case "count", "count_gte", "count_lte":
+		return matchCount(path, op, arg, got)
+	}
+	return nil
+}
+
+// matchPresence applies exists and absent: absent: x is exists: !x.
+func matchPresence(path, op string, arg, got any, present bool) *Failure {
+	want := truth(arg)
+	if op == "absent" {
+		want = !want
+	}
+	if want != present {
+		return fail(path, op+": "+scalarText(arg), presence(want), got, present)
+	}
+	return nil
+}
+
+// matchCombined applies the operators over other assertions: not, all_of,
+// any_of and one_of.
+func matchCombined(path, op string, arg, got any, present bool) *Failure {
+	switch op {
+	case "not":
+		if match(path, arg, got, present) == nil {
+			return fail(path, "the negated assertion passed", "not "+brief(arg), got, present)
 		}
-		if _, isList := arg.([]any); isList {
-			return match(path, arg, got, true)
-		}
-		for i, e := range l {
-			if f := match(fmt.Sprintf("%s[%d]", path, i), arg, e, true); f != nil {
+	case "all_of":
+		for _, a := range list(arg) {
+			if f := match(path, a, got, present); f != nil {
 				return f
 			}
 		}
-	case "count", "count_gte", "count_lte":
-		l, ok := got.([]any)
-		w, wok := number(arg)
-		if !ok || !wok {
-			return fail(path, op+" needs an array", op+" "+scalarText(arg), got, true)
+	case "any_of":
+		return matchAnyOf(path, arg, got, present)
+	case "one_of":
+		return matchOneOf(path, arg, got, present)
+	}
+	return nil
+}
+
+// matchAnyOf passes when one alternative passes, and reports the first
+// alternative's failure when none does.
+func matchAnyOf(path string, arg, got any, present bool) *Failure {
+	var first *Failure
+	for _, a := range list(arg) {
+		f := match(path, a, got, present)
+		if f == nil {
+			return nil
 		}
-		n := float64(len(l))
-		pass := map[string]bool{"count": n == w, "count_gte": n >= w, "count_lte": n <= w}[op]
-		if !pass {
-			return fail(path, op+" failed", op+" "+scalarText(arg), fmt.Sprintf("%d elements", len(l)), true)
+		if first == nil {
+			first = f
 		}
+	}
+	msg := "no alternative of any_of passed"
+	if first != nil {
+		msg += " (first: " + first.Error() + ")"
+	}
+	return fail(path, msg, "any of "+brief(arg), got, present)
+}
+
+// matchOneOf passes when the value equals one of the listed scalars or
+// matches one of the listed assertions.
+func matchOneOf(path string, arg, got any, present bool) *Failure {
+	for _, a := range list(arg) {
+		switch a.(type) {
+		case map[string]any, []any:
+			if match(path, a, got, present) == nil {
+				return nil
+			}
+		default:
+			if present && equal(a, got) {
+				return nil
+			}
+		}
+	}
+	return fail(path, "not one of the listed values", "one of "+brief(arg), got, present)
+}
+
+// matchText applies the string operators: contains (also of an array's
+// element), starts_with, ends_with and matches (a regular expression).
+func matchText(path, op string, arg, got any) *Failure {
+	s, ok := got.(string)
+	want := scalarText(arg)
+	if !ok {
+		if l, isList := got.([]any); isList && op == "contains" {
+			if slices.ContainsFunc(l, func(e any) bool { return equal(arg, e) }) {
+				return nil
+			}
+			return fail(path, "the array does not contain the value", "contains "+want, got, true)
+		}
+		return fail(path, op+" needs a string", op+" "+want, got, true)
+	}
+	var pass bool
+	switch op {
+	case "contains":
+		pass = strings.Contains(s, want)
+	case "starts_with":
+		pass = strings.HasPrefix(s, want)
+	case "ends_with":
+		pass = strings.HasSuffix(s, want)
+	case "matches":
+		re, err := regexp.Compile(want)
+		if err != nil {
+			return fail(path, "matches: bad regular expression: "+err.Error(), want, got, true)
+		}
+		pass = re.MatchString(s)
+	}
+	if !pass {
+		return fail(path, op+" failed", op+" "+strconv.Quote(want), got, true)
+	}
+	return nil
+}
+
+// matchNumber applies the comparisons gte, lte, gt and lt.
+func matchNumber(path, op string, arg, got any) *Failure {
+	n, ok := number(got)
+	w, wok := number(arg)
+	if !ok || !wok {
+		return fail(path, op+" needs numbers", op+" "+scalarText(arg), got, true)
+	}
+	pass := map[string]bool{"gte": n >= w, "lte": n <= w, "gt": n > w, "lt": n < w}[op]
+	if !pass {
+		return fail(path, op+" failed", op+" "+scalarText(arg), got, true)
+	}
+	return nil
+}
+
+// matchItems applies items: a list matches the array as a whole, any
+// other assertion each of its elements.
+func matchItems(path string, arg, got any) *Failure {
+	l, ok := got.([]any)
+	if !ok {
+		return fail(path, "items needs an array", "array", got, true)
+	}
+	if _, isList := arg.([]any); isList {
+		return match(path, arg, got, true)
+	}
+	for i, e := range l {
+		if f := match(fmt.Sprintf("%s[%d]", path, i), arg, e, true); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// matchCount applies count, count_gte and count_lte to an array's length.
+func matchCount(path, op string, arg, got any) *Failure {
+	l, ok := got.([]any)
+	w, wok := number(arg)
+	if !ok || !wok {
+		return fail(path, op+" needs an array", op+" "+scalarText(arg), got, true)
+	}
+	n := float64(len(l))
+	pass := map[string]bool{"count": n == w, "count_gte": n >= w, "count_lte": n <= w}[op]
+	if !pass {
+		return fail(path, op+" failed", op+" "+scalarText(arg), fmt.Sprintf("%d elements", len(l)), true)
 	}
 	return nil
 }

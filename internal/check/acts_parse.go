@@ -55,27 +55,14 @@ func parseWithClient(binding, method string, payload []byte) (any, error) {
 		envelope, result = true, top["result"]
 	}
 	if method == "" {
-		hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
-			return canned(http.StatusOK, "application/json", result, nil)
-		})}
-		card, err := client.Resolve(ctx, "http://acts.invalid", &client.ResolveOptions{HTTPClient: hc})
-		if err != nil {
-			return nil, err
-		}
-		return protoJSON(card)
+		return parseCard(ctx, result)
 	}
 	m := a2a.MethodByName(method)
 	if m == nil {
 		return nil, fmt.Errorf("unknown operation %s", method)
 	}
 	if m.Streaming {
-		// A stream's payload is one StreamResponse; the transports read
-		// each event with a2a.Unmarshal.
-		sr := &a2a.StreamResponse{}
-		if err := a2a.Unmarshal(result, sr); err != nil {
-			return nil, err
-		}
-		return protoJSON(sr)
+		return parseEvent(result)
 	}
 	wireErr, isErr := envelopeError(top)
 	var (
@@ -84,70 +71,114 @@ func parseWithClient(binding, method string, payload []byte) (any, error) {
 	)
 	switch binding {
 	case a2a.BindingJSONRPC:
-		env := payload
-		if !envelope {
-			env = []byte(`{"jsonrpc":"2.0","id":1,"result":` + string(payload) + `}`)
-		}
-		hc := &http.Client{Transport: cannedTransport(func(r *http.Request) *http.Response {
-			var req struct {
-				ID json.RawMessage `json:"id"`
-			}
-			b, _ := io.ReadAll(r.Body)
-			_ = json.Unmarshal(b, &req)
-			var e map[string]json.RawMessage
-			out := env
-			if json.Unmarshal(env, &e) == nil && req.ID != nil {
-				e["id"] = req.ID // the client checks the id it sent
-				out, _ = json.Marshal(e)
-			}
-			return canned(http.StatusOK, "application/json", out, nil)
-		})}
-		tr, err = jsonrpc.NewTransport("http://acts.invalid/", transport.Config{HTTPClient: hc})
+		tr, err = cannedJSONRPC(payload, envelope)
 	case a2a.BindingGRPC:
-		if isErr {
-			n, _ := wireErr.Code.GRPCStatus()
-			hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
-				r := canned(http.StatusOK, "application/grpc", nil, nil)
-				r.Header.Set("Grpc-Status", strconv.Itoa(n))
-				r.Header.Set("Grpc-Message", wireErr.Message)
-				return r
-			})}
-			tr, err = grpcbind.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
-			break
-		}
-		msg := m.NewResponse()
-		if err := a2a.Unmarshal(result, msg); err != nil {
-			return nil, err
-		}
-		bin, err := proto.Marshal(msg)
-		if err != nil {
-			return nil, err
-		}
-		hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
-			return canned(http.StatusOK, "application/grpc", frameGRPC(bin), http.Header{"Grpc-Status": {"0"}})
-		})}
-		tr, err = grpcbind.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
-		if err != nil {
-			return nil, err
-		}
+		tr, err = cannedGRPC(m, result, wireErr)
 	default:
-		hc := &http.Client{Transport: cannedTransport(func(r *http.Request) *http.Response {
-			if isErr {
-				// The error as the HTTP+JSON binding sends it (spec §11.6).
-				rec := httptest.NewRecorder()
-				rest.WriteError(rec, r, wireErr)
-				resp := rec.Result()
-				resp.Request = r
-				return resp
-			}
-			return canned(http.StatusOK, "application/a2a+json", result, nil)
-		})}
-		tr, err = rest.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
+		tr, err = cannedREST(result, wireErr)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
+	return callCanned(ctx, tr, m, isErr)
+}
+
+// parseCard reads a public card payload as the client resolves one.
+func parseCard(ctx context.Context, result []byte) (any, error) {
+	hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
+		return canned(http.StatusOK, "application/json", result, nil)
+	})}
+	card, err := client.Resolve(ctx, "http://acts.invalid", &client.ResolveOptions{HTTPClient: hc})
+	if err != nil {
+		return nil, err
+	}
+	return protoJSON(card)
+}
+
+// parseEvent reads a stream's payload, one StreamResponse, as the
+// transports read each event: with a2a.Unmarshal.
+func parseEvent(result []byte) (any, error) {
+	sr := &a2a.StreamResponse{}
+	if err := a2a.Unmarshal(result, sr); err != nil {
+		return nil, err
+	}
+	return protoJSON(sr)
+}
+
+// cannedJSONRPC is a JSON-RPC client transport whose server answers with
+// payload, wrapped in an envelope when it is a bare result, under the id
+// of the request.
+func cannedJSONRPC(payload []byte, envelope bool) (transport.Transport, error) {
+	env := payload
+	if !envelope {
+		env = []byte(`{"jsonrpc":"2.0","id":1,"result":` + string(payload) + `}`)
+	}
+	hc := &http.Client{Transport: cannedTransport(func(r *http.Request) *http.Response {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &req)
+		var e map[string]json.RawMessage
+		out := env
+		if json.Unmarshal(env, &e) == nil && req.ID != nil {
+			e["id"] = req.ID // the client checks the id it sent
+			out, _ = json.Marshal(e)
+		}
+		return canned(http.StatusOK, "application/json", out, nil)
+	})}
+	return jsonrpc.NewTransport("http://acts.invalid/", transport.Config{HTTPClient: hc})
+}
+
+// cannedGRPC is a gRPC client transport whose server answers with wireErr
+// as a gRPC status when it is set, else with result, a response of m, in
+// its binary form.
+func cannedGRPC(m *a2a.Method, result []byte, wireErr *a2a.Error) (transport.Transport, error) {
+	if wireErr != nil {
+		n, _ := wireErr.Code.GRPCStatus()
+		hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
+			r := canned(http.StatusOK, "application/grpc", nil, nil)
+			r.Header.Set("Grpc-Status", strconv.Itoa(n))
+			r.Header.Set("Grpc-Message", wireErr.Message)
+			return r
+		})}
+		return grpcbind.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
+	}
+	msg := m.NewResponse()
+	if err := a2a.Unmarshal(result, msg); err != nil {
+		return nil, err
+	}
+	bin, err := proto.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
+		return canned(http.StatusOK, "application/grpc", frameGRPC(bin), http.Header{"Grpc-Status": {"0"}})
+	})}
+	return grpcbind.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
+}
+
+// cannedREST is an HTTP+JSON client transport whose server answers with
+// wireErr when it is set, else with result.
+func cannedREST(result []byte, wireErr *a2a.Error) (transport.Transport, error) {
+	hc := &http.Client{Transport: cannedTransport(func(r *http.Request) *http.Response {
+		if wireErr != nil {
+			// The error as the HTTP+JSON binding sends it (spec §11.6).
+			rec := httptest.NewRecorder()
+			rest.WriteError(rec, r, wireErr)
+			resp := rec.Result()
+			resp.Request = r
+			return resp
+		}
+		return canned(http.StatusOK, "application/a2a+json", result, nil)
+	})}
+	return rest.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
+}
+
+// callCanned calls m through tr and returns what the client read, in the
+// JSON model; isErr: the payload is an error.
+func callCanned(ctx context.Context, tr transport.Transport, m *a2a.Method, isErr bool) (any, error) {
 	req := m.NewRequest()
 	_ = a2a.Unmarshal([]byte(`{"id":"acts","taskId":"acts"}`), req)
 	resp, err := tr.Call(ctx, m, req)

@@ -16,9 +16,12 @@ package server
 // What the specification leaves to the server, decided here:
 //   - The hold ends at Options.LongPollTimeout (default 30 s) with the
 //     task unchanged, a normal answer; negative turns holds off.
-//   - The owner check comes first: GetTask reads the task in the
-//     caller's scope before any hold, so another principal's task or a
-//     missing one is TaskNotFoundError at once.
+//   - The owner check comes first: GetTask reads the task's last
+//     sequence number in the caller's scope before any hold, so another
+//     principal's task or a missing one is TaskNotFoundError at once.
+//   - A hold keeps the task's generation, not the task: neither the
+//     GetTask nor its hold reads the task until it is answered, so many
+//     holds on large tasks cost what they hold, not what they point at.
 //   - A hold counts as an open stream of its caller for the HTTP
 //     handler's per-caller limit (a2ahttp.Options.MaxStreams): over it
 //     the call is refused as a stream would be (streamctx.Slot).
@@ -39,12 +42,15 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// hold serves a long-poll GetTask: t is the task as read in the caller's
-// scope, whose generation is at or below req.currentGeneration. It
-// returns the task once its generation is above it, or as it is at the
-// timeout, the drain or the stop.
-func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTaskRequest, t *a2a.Task) (*a2a.Task, error) {
+// hold serves a long-poll GetTask of a task found in the caller's scope at
+// or below req.currentGeneration. It returns the task once its generation
+// is above it, or as it is at the timeout, the drain or the stop.
+func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if s.opts.LongPollTimeout < 0 || s.draining.Load() || s.base.Err() != nil {
+		t, err := s.store.GetTask(ctx, scope, req.Id)
+		if err != nil {
+			return nil, storeErr(err, req.Id)
+		}
 		return s.answer(ctx, t, req.HistoryLength, t.GetGeneration(), true), nil
 	}
 	release, err := streamctx.TakeSlot(ctx)
@@ -57,7 +63,7 @@ func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTa
 	defer s.release(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.load(ctx); err != nil {
+	if err := r.position(ctx); err != nil {
 		return nil, err // removed meanwhile (Options.Retention)
 	}
 	ch := r.wait()
@@ -89,4 +95,21 @@ func (s *Server) hold(ctx context.Context, scope taskstore.Scope, req *a2a.GetTa
 		return nil, err // removed meanwhile (Options.Retention)
 	}
 	return s.answerRun(ctx, r, req.HistoryLength), nil
+}
+
+// position makes r.seq the task's last sequence number, for a hold: the
+// run's own when it has the task, else the store's, read without the task
+// (a hold keeps no copy of it, and a large task is not decoded for it).
+// With Options.Cluster the run loads the task, which following the log
+// needs. Callers hold r.mu.
+func (r *run) position(ctx context.Context) error {
+	if r.loaded || r.s.opts.Cluster != nil {
+		return r.load(ctx)
+	}
+	seq, err := r.s.store.LastSeq(ctx, r.scope, r.id)
+	if err != nil {
+		return storeErr(err, r.id)
+	}
+	r.seq = seq
+	return nil
 }

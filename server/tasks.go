@@ -24,12 +24,20 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 	if err := validate(req, s.limits.id(nil, "", "id", req.Id), historyCheck("historyLength", req.HistoryLength)); err != nil {
 		return nil, err
 	}
+	if req.CurrentGeneration != nil {
+		// A long poll (A2A 1.1): the task's generation first, read in the
+		// caller's scope without the task, which a hold does not need.
+		seq, err := s.store.LastSeq(ctx, c.scope, req.Id)
+		if err != nil {
+			return nil, storeErr(err, req.Id)
+		}
+		if taskstore.Generation(seq) <= req.GetCurrentGeneration() {
+			return s.hold(ctx, c.scope, req)
+		}
+	}
 	t, err := s.store.GetTask(ctx, c.scope, req.Id)
 	if err != nil {
 		return nil, storeErr(err, req.Id)
-	}
-	if req.CurrentGeneration != nil && t.GetGeneration() <= req.GetCurrentGeneration() {
-		return s.hold(ctx, c.scope, req, t)
 	}
 	return s.answer(ctx, t, req.HistoryLength, t.GetGeneration(), true), nil
 }

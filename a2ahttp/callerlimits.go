@@ -167,6 +167,7 @@ type caller struct {
 type call struct {
 	c       *caller
 	charged int64
+	left    bool // leave gave it back: nothing more is charged to it
 }
 
 // admit counts one more call of key's caller and returns it, or the
@@ -195,8 +196,27 @@ func (cs *callers) leave(cl *call) {
 	defer cs.mu.Unlock()
 	c := cl.c
 	c.calls--
+	cl.left = true
 	cs.give(c, cl.charged)
 	cs.forget(c)
+}
+
+// chargeCall charges a unary answer of n bytes to its call, given back
+// when the call leaves; a call that has left already (its HTTP/2 stream
+// was reset while the core made the answer) is charged nothing, since
+// nothing would give it back. It reports false when the budget has no
+// room.
+func (cs *callers) chargeCall(cl *call, n int64) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cl.left {
+		return true
+	}
+	if !cs.chargeLocked(cl.c, n) {
+		return false
+	}
+	cl.charged += n
+	return true
 }
 
 // forget drops a caller with nothing in flight. Callers hold mu.
@@ -235,6 +255,11 @@ func (cs *callers) closeStream(c *caller) {
 func (cs *callers) charge(c *caller, n int64) bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	return cs.chargeLocked(c, n)
+}
+
+// chargeLocked is charge with cs.mu held.
+func (cs *callers) chargeLocked(c *caller, n int64) bool {
 	if cs.budget > 0 && c.answering > 0 && c.answering+n > cs.budget {
 		c.over = true
 		return false
@@ -320,13 +345,8 @@ func (cs *callers) middleware(next a2a.Invoker) a2a.Invoker {
 			})
 		}
 		resp, err := next.Call(ctx, m, req)
-		if n := cs.answerSize(resp); n > 0 && err == nil {
-			if !cs.charge(cl.c, n) {
-				return nil, cs.budgetRefusal()
-			}
-			cs.mu.Lock()
-			cl.charged += n
-			cs.mu.Unlock()
+		if n := cs.answerSize(resp); n > 0 && err == nil && !cs.chargeCall(cl, n) {
+			return nil, cs.budgetRefusal()
 		}
 		return resp, err
 	}, StreamFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) iter.Seq2[a2a.StreamEvent, error] {
@@ -404,7 +424,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, principal string
 		return r, nil, false
 	}
 	ctx := context.WithValue(r.Context(), callKey{}, cl)
-	if r.ProtoMajor >= 2 {
+	if r.ProtoMajor == 2 {
 		context.AfterFunc(ctx, func() { h.callers.leave(cl) })
 	} else {
 		release = cl

@@ -44,15 +44,6 @@ func norm(v any) any {
 	return v
 }
 
-// decodeJSON reads a JSON document into the JSON model.
-func decodeJSON(b []byte) (any, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
 // ── Paths (ACTS §5.2): a.b[0].c, with [*] wildcards ──────────────────
 
 // pathSeg is one segment of a dot path: a member name, an index, or a

@@ -17,6 +17,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/grpcbind"
+	"parley.dev/parley/internal/httpx"
 	"parley.dev/parley/internal/jsonrpc"
 	"parley.dev/parley/internal/rest"
 	"parley.dev/parley/internal/transport"
@@ -201,17 +202,14 @@ func envelopeError(top map[string]json.RawMessage) (*a2a.Error, bool) {
 		return nil, false
 	}
 	var o struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(raw, &o) != nil {
 		return nil, false
 	}
-	c, known := a2a.CodeForJSONRPC(o.Code)
-	if !known {
-		c = a2a.CodeInternal
-	}
-	return &a2a.Error{Code: c, Message: o.Message}, true
+	return httpx.RPCError(o.Code, o.Message, o.Data, 0), true
 }
 
 func protoJSON(m proto.Message) (any, error) {

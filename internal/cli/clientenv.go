@@ -167,6 +167,20 @@ func applyConfig(fs *flag.FlagSet, src *source, getenv func(string) string, from
 	return err
 }
 
+// givenAsFlag reports whether the command line set the canonical flag name,
+// under that name or an alias of it.
+func (c *common) givenAsFlag(name string) bool {
+	if c.from[name] == "flag" {
+		return true
+	}
+	for _, a := range aliasOf[name] {
+		if c.from[a] == "flag" {
+			return true
+		}
+	}
+	return false
+}
+
 // aliasOf maps a canonical flag to the other spellings that set the same
 // thing: given any on the command line, no variable applies.
 var aliasOf = map[string][]string{

@@ -59,7 +59,7 @@ func sendCmd(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs(pos, 1, 2, "the agent URL"); err != nil {
 		return err
 	}
-	if f.stream && c.from["async"] != "flag" {
+	if f.stream && !c.givenAsFlag("async") {
 		f.async = false // an explicit --stream wins over a configured --async
 	}
 	if err := f.check(); err != nil {

@@ -132,12 +132,5 @@ func lastPart(s string) string {
 
 // pause waits d; false when ctx ended first.
 func pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return sleep(d, ctx.Done())
 }

@@ -391,23 +391,9 @@ func (cs *callers) budgetRefusal() error {
 }
 
 // newCallers returns the counts of Options' MaxCalls, MaxStreams and
-// AnswerBudget (0: the defaults; negative: no bound).
+// AnswerBudget as setGuardDefaults resolved them (0: no bound).
 func newCallers(maxCalls, maxStreams int, budget int64) *callers {
-	bound := func(v, def int64) int64 {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
-	return &callers{
-		maxCalls:   int(bound(int64(maxCalls), DefaultMaxCalls)),
-		maxStreams: int(bound(int64(maxStreams), DefaultMaxStreams)),
-		budget:     bound(budget, DefaultAnswerBudget),
-		m:          map[callerID]*caller{},
-	}
+	return &callers{maxCalls: maxCalls, maxStreams: maxStreams, budget: budget, m: map[callerID]*caller{}}
 }
 
 // admit counts r among its caller's calls and puts the call on r's

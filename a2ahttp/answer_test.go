@@ -95,8 +95,9 @@ func (l smallListener) Accept() (net.Conn, error) {
 
 // wireServer serves bigAgent with every protocol on over wire, and
 // returns the handler, the interfaces to reach it (a gRPC one with its
-// scheme) and the http.Transport of a client.
-func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.AgentInterface, *http.Transport) {
+// scheme) and the http.Transport of a client. configure, if any, sets
+// the http.Server up before it starts.
+func wireServer(t *testing.T, wire string, opts Options, configure ...func(*http.Server)) (*Handler, []*a2a.AgentInterface, *http.Transport) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,6 +118,9 @@ func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.Agent
 	hs.Listener = smallListener{ln}
 	hs.Config.Protocols = new(http.Protocols)
 	hs.Config.Protocols.SetHTTP1(true)
+	for _, f := range configure {
+		f(hs.Config)
+	}
 	var tr *http.Transport
 	window := &http.HTTP2Config{MaxReceiveBufferPerStream: 64 << 10, MaxReceiveBufferPerConnection: 64 << 10}
 	switch wire {
@@ -370,39 +374,104 @@ func TestCallerBoundsCountAnswersNotTaken(t *testing.T) {
 	}
 }
 
-// TestParkedStreamMeetsWriteTimeout: a SubscribeToTask stream parked off
-// net/http (HTTP/1.1, silent for a while) whose client stops reading is
-// cut at the handler's write deadline, on its bare connection, on every
-// protocol that parks.
-func TestParkedStreamMeetsWriteTimeout(t *testing.T) {
-	parking := NewParking(0)
-	defer parking.Close()
-	h, ifaces, base := wireServer(t, "HTTP/1.1", Options{WriteTimeout: 200 * time.Millisecond, Parking: parking, KeepAlive: -1})
-	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
-		if p.binding == a2a.BindingGRPC {
-			t.Skip("gRPC needs HTTP/2, where nothing parks")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		req := textMessage("late 300")
-		req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
-		resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		awaitReleased(t, h, "SendMessage")
-		stuck := &stuckReader{next: base, release: make(chan struct{})}
-		tr := protocolTransport(t, p, ifaces, stuck)
-		parked := false
-		go func() {
-			sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
-			for range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+// TestParkedStreamWriteDeadline: a SubscribeToTask stream parked off
+// net/http (HTTP/1.1, silent for a while) whose client stops reading meets
+// the one write deadline every answer meets, on every protocol that parks:
+// the handler's (Options.WriteTimeout), or the http.Server's WriteTimeout
+// when that applies instead; with neither, none: the stream waits for its
+// reader past what was once Parking's own 30 s deadline, and reaches it
+// whole.
+func TestParkedStreamWriteDeadline(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		opts     Options
+		serverTO time.Duration
+		cut      bool
+	}{
+		{"Options.WriteTimeout", Options{WriteTimeout: 200 * time.Millisecond}, 0, true},
+		{"http.Server.WriteTimeout", Options{WriteTimeout: -1}, 200 * time.Millisecond, true},
+		{"none", Options{WriteTimeout: -1}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.cut && testing.Short() {
+				t.Skip("waits 32 s for a deadline that must not come")
 			}
-		}()
+			t.Parallel()
+			parking := NewParking(0)
+			c.opts.Parking, c.opts.KeepAlive = parking, -1
+			h, ifaces, base := wireServer(t, "HTTP/1.1", c.opts, func(s *http.Server) { s.WriteTimeout = c.serverTO })
+			t.Cleanup(parking.Close) // after the subtests, which may run in parallel; before the server's Close
+			forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+				if p.binding == a2a.BindingGRPC {
+					t.Skip("gRPC needs HTTP/2, where nothing parks")
+				}
+				if !c.cut {
+					t.Parallel() // each waits on its own stream
+				}
+				parkedStreamMeets(t, h, parking, p, ifaces, base, c.cut)
+			})
+		})
+	}
+}
+
+// parkedStreamMeets subscribes, with a client that reads nothing until
+// released, to a task that sends a bigAnswers artifact once the stream
+// has parked, and checks that the stream is cut (cut) or, 32 s later,
+// still open, then read whole.
+func parkedStreamMeets(t *testing.T, h *Handler, parking *Parking, p *protocol, ifaces []*a2a.AgentInterface, base *http.Transport, cut bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := textMessage("late 300")
+	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut {
+		awaitReleased(t, h, "SendMessage")
+	}
+	stuck := &stuckReader{next: base.Clone(), release: make(chan struct{})}
+	tr := protocolTransport(t, p, ifaces, stuck)
+	type outcome struct {
+		artifact int
+		state    a2a.TaskState
+		err      error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+		for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+			if err != nil {
+				o.err = err
+				break
+			}
+			if a := ev.Response.GetArtifactUpdate(); a != nil {
+				o.artifact += len(a2a.JoinText(a.GetArtifact().GetParts()))
+			}
+			if s := ev.Response.GetStatusUpdate(); s != nil {
+				o.state = s.GetStatus().GetState()
+			}
+		}
+		done <- o
+	}()
+	parked := false
+	if cut {
 		await(t, 10*time.Second, "the stream did not park, or was not cut once parked", func() bool {
 			parked = parked || parking.Streams() > 0
 			return parked && h.inFlight() == 0 // the parked stream cut, its slot given back
 		})
 		close(stuck.release)
-	})
+		return // the client resumes the stream it lost, which is not under test
+	}
+	await(t, 10*time.Second, "the stream did not park", func() bool { return parking.Streams() > 0 })
+	select {
+	case <-time.After(32 * time.Second):
+	case o := <-done:
+		t.Fatalf("the stream ended before its client read: %+v", o)
+	}
+	close(stuck.release)
+	if o := <-done; o.err != nil || o.artifact != bigAnswers || o.state != a2a.TaskState_TASK_STATE_COMPLETED {
+		t.Errorf("the stream, read 32 s late: %d of %d artifact bytes, last state %v, error %v", o.artifact, bigAnswers, o.state, o.err)
+	}
 }

@@ -32,7 +32,11 @@ import (
 //
 // What net/http still sends once the handler has returned is bounded too:
 // on HTTP/2 the writer flushes the answer's last bytes itself, watched,
-// before it lets go; on HTTP/1.1 the connection gets one deadline for the
+// before it lets go (so net/http no longer counts a small answer's length:
+// the bindings declare every unary answer's Content-Length themselves,
+// httpx.WriteAnswer; the stream then ends in an empty DATA frame of its
+// own, the price of a deadline on the last write, since a deadline set on
+// the stream instead may reach net/http after the stream closed); on HTTP/1.1 the connection gets one deadline for the
 // rest (the next request on it lifts it). A stream parked off net/http
 // (Parking) writes on the bare connection Hijack hands over, which sets the
 // same deadline per write (it costs little there); Parking sets none of

@@ -2,10 +2,12 @@ package a2ahttp
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -474,4 +476,69 @@ func parkedStreamMeets(t *testing.T, h *Handler, parking *Parking, p *protocol, 
 	if o := <-done; o.err != nil || o.artifact != bigAnswers || o.state != a2a.TaskState_TASK_STATE_COMPLETED {
 		t.Errorf("the stream, read 32 s late: %d of %d artifact bytes, last state %v, error %v", o.artifact, bigAnswers, o.state, o.err)
 	}
+}
+
+// TestUnaryAnswerLength: a unary answer says its length (Content-Length),
+// on both HTTP bindings, over every wire, small or large, success or
+// error: the writer's watch over an HTTP/2 answer's last bytes (which
+// flushes them before the handler returns, so that net/http no longer
+// counts them) does not take the length away.
+func TestUnaryAnswerLength(t *testing.T) {
+	send := func(text string) string {
+		return `{"message":{"messageId":"m-` + text + `-` + strconv.FormatInt(time.Now().UnixNano(), 36) +
+			`","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}}`
+	}
+	for _, wire := range wires {
+		t.Run(wire, func(t *testing.T) {
+			_, ifaces, tr := wireServer(t, wire, Options{})
+			hc := &http.Client{Transport: tr}
+			rpc, rest := ifaces[0].Url, ifaces[1].Url
+			for _, c := range []struct {
+				name, url, body string
+				status          int
+			}{
+				{"JSON-RPC small", rpc, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + send("idle 0") + `}`, 200},
+				{"JSON-RPC large", rpc, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + send("big") + `}`, 200},
+				{"JSON-RPC error", rpc, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}`, 200},
+				{"HTTP+JSON small", rest + "/message:send", send("idle 0"), 200},
+				{"HTTP+JSON large", rest + "/message:send", send("big"), 200},
+				{"HTTP+JSON error", rest + "/tasks/nope", "", 404},
+			} {
+				method := http.MethodPost
+				if c.body == "" {
+					method = http.MethodGet
+				}
+				req, err := http.NewRequest(method, c.url, strings.NewReader(c.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("A2A-Version", "1.0")
+				if c.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				resp, err := hc.Do(req)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != c.status {
+					t.Fatalf("%s: %s %v %.200s", c.name, resp.Status, err, b)
+				}
+				if wantMajor := 1 + btoi(wire != "HTTP/1.1"); resp.ProtoMajor != wantMajor {
+					t.Fatalf("%s: answered over %s, want HTTP/%d", c.name, resp.Proto, wantMajor)
+				}
+				if resp.ContentLength != int64(len(b)) { // -1 when the answer said no length
+					t.Errorf("%s over %s: Content-Length %d, body %d bytes", c.name, resp.Proto, resp.ContentLength, len(b))
+				}
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

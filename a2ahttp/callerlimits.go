@@ -241,23 +241,6 @@ func (cs *callers) give(c *caller, n int64) {
 	}
 }
 
-// bigAnswer is the size from which an answer or an event is charged to
-// its caller's answer budget: smaller ones cost less than the goroutine
-// that makes them, which MaxCalls bounds.
-const bigAnswer = 64 << 10
-
-// answerSize is what an answer or event of size n is charged: n from
-// bigAnswer on, else nothing (with no budget, nothing at all).
-func (cs *callers) answerSize(m proto.Message) int64 {
-	if cs.budget <= 0 || m == nil {
-		return 0
-	}
-	if n := proto.Size(m); n >= bigAnswer {
-		return int64(n)
-	}
-	return 0
-}
-
 // limited is the refusal of a call over one of its caller's bounds:
 // RateLimited, with Retry-After (1 s: what is in flight ends within the
 // write deadline, or when the caller takes its answers).

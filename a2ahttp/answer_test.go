@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -541,4 +542,42 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestParkingCloseEndsStuckStream: with no write deadline, a parked
+// stream whose client stopped reading does not hold the server's shutdown:
+// Parking.Close closes its connection once its grace has passed.
+func TestParkingCloseEndsStuckStream(t *testing.T) {
+	parking := NewParking(0)
+	h, ifaces, base := wireServer(t, "HTTP/1.1", Options{WriteTimeout: -1, Parking: parking, KeepAlive: -1})
+	p := &h.protocols[slices.IndexFunc(h.protocols, func(p protocol) bool { return p.binding == a2a.BindingHTTPJSON })]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := textMessage("late 300")
+	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := &stuckReader{next: base.Clone(), release: make(chan struct{})}
+	defer close(stuck.release)
+	go func() {
+		sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+		for range protocolTransport(t, p, ifaces, stuck).Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+		}
+	}()
+	await(t, 10*time.Second, "the stream did not park", func() bool { return parking.Streams() > 0 })
+	time.Sleep(time.Second) // the agent's artifact is being written, and not taken
+	closed := make(chan struct{})
+	start := time.Now()
+	go func() {
+		parking.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Logf("Close returned in %v", time.Since(start))
+	case <-time.After(10 * time.Second):
+		t.Fatal("Parking.Close waits for a stream whose client stopped reading")
+	}
 }

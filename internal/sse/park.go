@@ -78,7 +78,10 @@ func NewParking(after time.Duration) *Parking {
 
 // Close ends every stream served through p, parked or not, as if each
 // request's context had ended, and waits until they have written their end.
-// Streams that arrive later are served without parking.
+// A parked stream still writing closeGrace later (a client that stopped
+// reading, on a connection without a write deadline) has its connection
+// closed, which ends the write. Streams that arrive later are served
+// without parking.
 func (p *Parking) Close() {
 	p.mu.Lock()
 	p.closed = true
@@ -86,8 +89,31 @@ func (p *Parking) Close() {
 		l.stop()
 	}
 	p.mu.Unlock()
-	p.wg.Wait()
+	ended := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(ended)
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-ended:
+		return
+	case <-t.C:
+	}
+	p.mu.Lock()
+	for l := range p.streams {
+		if pc := l.conn.Load(); pc != nil {
+			pc.nc.Close()
+		}
+	}
+	p.mu.Unlock()
+	<-ended
 }
+
+// closeGrace is how long Close lets the streams it ended write their end
+// before it closes the connections of the parked ones still writing.
+const closeGrace = time.Second
 
 // Streams returns how many streams p serves now, parked or not: a server
 // that drains waits for it to reach zero before Close ends the rest.

@@ -126,13 +126,14 @@ type Options struct {
 	// as MaxCalls refuses.
 	MaxStreams int
 	// WriteTimeout is the time a client has to take each write of an
-	// answer: a unary answer whole, or one stream event (default
-	// DefaultWriteTimeout; negative: no bound). A client that does not
-	// loses the stream (HTTP/2) or the connection (HTTP/1.1), and what the
-	// answer held is released. An idle stream is not cut: the deadline
-	// runs only while a write waits. When the http.Server sets its own
-	// WriteTimeout, which bounds each response whole (streams included),
-	// that applies instead.
+	// answer: a unary answer whole, or one stream event, parked streams
+	// (Parking) included (default DefaultWriteTimeout; negative: no bound,
+	// anywhere). A client that does not loses the stream (HTTP/2) or the
+	// connection (HTTP/1.1), and what the answer held is released. An idle
+	// stream is not cut: the deadline runs only while a write waits. When
+	// the http.Server sets its own WriteTimeout, which bounds each response
+	// whole (streams included), that applies instead, and to each write of
+	// a parked stream.
 	WriteTimeout time.Duration
 	// AnswerBudget is the memory each caller's answers (and stream
 	// events) of 64 KiB or more may hold while they are being written,

@@ -227,7 +227,7 @@ func testCalls(t *testing.T, c *client.Client) {
 		t.Errorf("square: structured content %v, want square 49", last)
 	}
 	wantState(t, send(t, c, a2a.UserMessage("fail")), a2a.TaskState_TASK_STATE_FAILED, "it failed on purpose")
-	wantState(t, send(t, c, a2a.UserMessage("nope {}")), a2a.TaskState_TASK_STATE_REJECTED, "crash, echo, fail, image")
+	wantState(t, send(t, c, a2a.UserMessage("nope {}")), a2a.TaskState_TASK_STATE_REJECTED, "crash, echo, env, fail")
 	wantState(t, send(t, c, dataMessage(t, map[string]any{"tool": "nope"})), a2a.TaskState_TASK_STATE_REJECTED, `no tool is named "nope"`)
 	wantState(t, send(t, c, a2a.UserMessage(`echo {"text": `)), a2a.TaskState_TASK_STATE_REJECTED, "not one JSON object")
 }

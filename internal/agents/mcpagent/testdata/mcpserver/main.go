@@ -1,7 +1,7 @@
 // Command mcpserver is an MCP server made with the official MCP Go SDK,
 // for the tests of `parley serve --mcp`: its tools cover each row of the
 // mapping (text, image and resources, structured content, isError,
-// progress, elicitation, a slow call that can be canceled, a crash).
+// progress, elicitation, a slow call that can be canceled, a crash, its environment).
 // It speaks MCP over stdio, or with -http ADDR over streamable HTTP at
 // /mcp (printing its URL on the first line of standard output).
 package main
@@ -41,6 +41,10 @@ type stepsIn struct {
 }
 
 type none struct{}
+
+type nameIn struct {
+	Name string `json:"name"`
+}
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
@@ -110,6 +114,10 @@ func newServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "canceled", Description: "How many slow calls were canceled."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			return text(fmt.Sprint(canceled.Load())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "The value of an environment variable of the server."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
+			return text(in.Name + "=" + os.Getenv(in.Name)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits with status 3, writing to stderr."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {

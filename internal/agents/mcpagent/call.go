@@ -53,10 +53,11 @@ func newCall(a *Agent, task string, cn *conn, inv invocation, token string) *cal
 
 // run makes the call.
 func (c *call) run() {
-	p := &mcp.CallToolParams{Name: c.inv.tool, Arguments: c.inv.args}
-	if p.Arguments == nil {
-		p.Arguments = map[string]any{}
+	args := c.inv.args
+	if args == nil {
+		args = map[string]any{} // "arguments": {}, never null, which servers refuse
 	}
+	p := &mcp.CallToolParams{Name: c.inv.tool, Arguments: args}
 	p.SetProgressToken(c.token)
 	c.res, c.err = c.cn.sess.CallTool(c.ctx, p)
 	close(c.done)

@@ -13,7 +13,7 @@ var (
 	outputModes = []string{"text/plain", "application/json", "application/octet-stream"}
 )
 
-// Card returns the agent's card, listing interfaces (spec §4.4.1): the
+// Card returns the agent's card, listing interfaces (spec §4.4.1, its skills §4.4.5): the
 // MCP server's name, title and version, its instructions as the
 // description, and one skill per tool (id = the tool's name; name = its
 // title; description = its description, then its input schema as JSON).

@@ -9,8 +9,7 @@
 // runs, its progress notifications are WORKING status updates, an A2A
 // cancel becomes notifications/cancelled, and an elicitation request
 // makes the task INPUT_REQUIRED until a follow-up message answers it
-// (spec §3.1.1 and §4.1.3: the interrupted states; docs/mcp.md has the
-// whole mapping).
+// (spec §4.1.3: an interrupted state; a cancel is §3.1.5).
 package mcpagent
 
 import (
@@ -178,7 +177,7 @@ func (a *Agent) progress(_ context.Context, req *mcp.ProgressNotificationClientR
 // request carries nothing that names its call (MCP 2025-11-25), so it
 // goes to the only call in flight on its session that is not waiting for
 // an answer already; when there are several, or none, it is answered
-// "cancel" and logged (docs/mcp.md, limits).
+// "cancel" and logged.
 func (a *Agent) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	var sole *call
 	n := 0

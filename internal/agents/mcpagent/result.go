@@ -10,7 +10,7 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// partsOf maps a tool's result to A2A parts, in order (docs/mcp.md):
+// partsOf maps a tool's result to A2A parts, in order:
 // text content as text parts; images and audio as file parts with their
 // bytes and media type; an embedded resource as a file part (its bytes,
 // or its text as bytes) named by its URI; a resource link as a file part

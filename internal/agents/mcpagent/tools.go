@@ -55,8 +55,7 @@ type refusal string
 
 func (r refusal) Error() string { return string(r) }
 
-// invocationOf reads the tool call a message asks for (docs/mcp.md, "An
-// MCP server as an A2A agent"):
+// invocationOf reads the tool call a message asks for:
 //
 //   - a first part that is data {"tool": NAME, "arguments": {…}} calls
 //     NAME; without "tool", and when the server has one tool, the data's

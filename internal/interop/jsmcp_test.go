@@ -1,0 +1,61 @@
+package interop_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"parley.dev/parley/internal/agents/mcpagent"
+	"parley.dev/parley/internal/agents/mcpagent/mcptest"
+	"parley.dev/parley/internal/testenv"
+	"parley.dev/parley/internal/testkit"
+)
+
+// TestMCPAgentBeforeTSServer serves the tools of an MCP server made with
+// the official TypeScript MCP SDK (js/mcp_server.mjs, a real peer) as an
+// A2A agent, the server run as a child over stdio and reached over
+// streamable HTTP: Parley's client, on each binding, calls its tools
+// (text, image, resource, structured content, isError), follows its
+// progress, answers its elicitation and cancels its calls.
+func TestMCPAgentBeforeTSServer(t *testing.T) {
+	dir := jsDir(t)
+	node := testkit.RequireNode(t, dir, "@modelcontextprotocol/sdk")
+	for name, opts := range map[string]func(t *testing.T) mcpagent.Options{
+		"stdio": func(t *testing.T) mcpagent.Options {
+			return mcpagent.Options{Command: []string{node, dir + "/mcp_server.mjs"}}
+		},
+		"http": func(t *testing.T) mcpagent.Options {
+			return mcpagent.Options{URL: startTSMCPServer(t, node, dir)}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := mcptest.Start(t, opts(t))
+			if f.Srv.Card.GetName() != "TypeScript test MCP server" || len(f.Srv.Card.GetSkills()) != 8 {
+				t.Fatalf("card %v: want the TypeScript server's name and its 8 tools", f.Srv.Card)
+			}
+			for b, c := range f.Clients {
+				t.Run("calls/"+b, func(t *testing.T) { mcptest.Calls(t, c) })
+				t.Run("elicitation/"+b, func(t *testing.T) { mcptest.Elicitation(t, c) })
+			}
+			t.Run("results", func(t *testing.T) { mcptest.Results(t, f.Clients["rest"]) })
+			t.Run("progress", func(t *testing.T) { mcptest.Progress(t, f.Clients["jsonrpc"]) })
+			t.Run("cancel", func(t *testing.T) { mcptest.Cancel(t, f.Clients["grpc"]) })
+		})
+	}
+}
+
+// startTSMCPServer runs js/mcp_server.mjs over streamable HTTP on a free
+// port and returns its endpoint.
+func startTSMCPServer(t *testing.T, node, dir string) string {
+	return testkit.OnFreeAddr(t, "node mcp_server.mjs", func(addr string) (string, error) {
+		cmd := exec.Command(node, "mcp_server.mjs", addr[strings.LastIndex(addr, ":")+1:])
+		cmd.Dir = dir
+		p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "node mcp_server.mjs"})
+		u, err := p.WaitReady(20 * time.Second)
+		if err != nil {
+			p.Stop()
+		}
+		return u, err
+	})
+}

@@ -96,10 +96,11 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	a.sup = &supervisor{o: o, client: client, log: o.Logger}
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
-	if err := a.sup.start(ctx); err != nil {
+	first, err := a.sup.start(ctx)
+	if err != nil {
 		return nil, err
 	}
-	a.first = a.sup.cur
+	a.first = first
 	return a, nil
 }
 

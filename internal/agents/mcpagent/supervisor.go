@@ -67,19 +67,20 @@ const (
 )
 
 // start connects once (an error here is the server's start failing) and
-// then supervises the session in the background.
-func (s *supervisor) start(ctx context.Context) error {
+// then supervises the session in the background. It returns the first
+// session.
+func (s *supervisor) start(ctx context.Context) (*conn, error) {
 	s.stop, s.close = context.WithCancel(context.Background())
 	s.up, s.done = make(chan struct{}), make(chan struct{})
 	c, err := s.connect(ctx)
 	if err != nil {
 		s.close()
 		close(s.done)
-		return err
+		return nil, err
 	}
 	s.set(c)
 	go s.loop(c)
-	return nil
+	return c, nil
 }
 
 // loop waits for each session to end and starts the next one.

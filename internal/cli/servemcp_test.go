@@ -4,16 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"parley.dev/parley/internal/agents/mcpagent/mcptest"
 	"parley.dev/parley/internal/cli"
-	"parley.dev/parley/internal/testenv"
-	"parley.dev/parley/internal/testkit"
 )
-
-// mcpServerProgram builds the test MCP server (made with the official MCP
-// Go SDK) of the mcpagent tests.
-func mcpServerProgram(t *testing.T) string {
-	return testenv.GoBuild(t, testkit.ModuleRoot(t), "./internal/agents/mcpagent/testdata/mcpserver")
-}
 
 // TestServeMCP: `parley serve --mcp CMD` serves the child's tools on the
 // wire, passes only the allow-listed variables and those of --mcp-env,
@@ -22,7 +15,7 @@ func mcpServerProgram(t *testing.T) string {
 func TestServeMCP(t *testing.T) {
 	t.Setenv("MCPTEST_PASSED", "passed-value")
 	t.Setenv("MCPTEST_SECRET", "secret-value")
-	p := serve(t, "--store", "memory", "--mcp", mcpServerProgram(t), "--mcp-env", "MCPTEST_PASSED")
+	p := serve(t, "--store", "memory", "--mcp", mcptest.GoServer(t), "--mcp-env", "MCPTEST_PASSED")
 	card := p.getJSON(t, "/.well-known/agent-card.json")
 	if field(card, "name") != "Parley's test MCP server" {
 		t.Fatalf("card %v, want the MCP server's name", card)

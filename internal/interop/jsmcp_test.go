@@ -34,13 +34,7 @@ func TestMCPAgentBeforeTSServer(t *testing.T) {
 			if f.Srv.Card.GetName() != "TypeScript test MCP server" || len(f.Srv.Card.GetSkills()) != 8 {
 				t.Fatalf("card %v: want the TypeScript server's name and its 8 tools", f.Srv.Card)
 			}
-			for b, c := range f.Clients {
-				t.Run("calls/"+b, func(t *testing.T) { mcptest.Calls(t, c) })
-				t.Run("elicitation/"+b, func(t *testing.T) { mcptest.Elicitation(t, c) })
-			}
-			t.Run("results", func(t *testing.T) { mcptest.Results(t, f.Clients["rest"]) })
-			t.Run("progress", func(t *testing.T) { mcptest.Progress(t, f.Clients["jsonrpc"]) })
-			t.Run("cancel", func(t *testing.T) { mcptest.Cancel(t, f.Clients["grpc"]) })
+			f.All(t)
 		})
 	}
 }

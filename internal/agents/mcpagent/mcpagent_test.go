@@ -14,19 +14,12 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents/mcpagent"
 	"parley.dev/parley/internal/agents/mcpagent/mcptest"
-	"parley.dev/parley/internal/testenv"
-	"parley.dev/parley/internal/testkit"
 )
-
-// serverProgram builds testdata/mcpserver once.
-func serverProgram(t *testing.T) string {
-	return testenv.GoBuild(t, testkit.ModuleRoot(t), "./internal/agents/mcpagent/testdata/mcpserver")
-}
 
 // startHTTPServer runs the test MCP server over streamable HTTP and
 // returns its endpoint.
 func startHTTPServer(t *testing.T) string {
-	cmd := exec.Command(serverProgram(t), "-http", "127.0.0.1:0")
+	cmd := exec.Command(mcptest.GoServer(t), "-http", "127.0.0.1:0")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +39,7 @@ func startHTTPServer(t *testing.T) string {
 func transports() map[string]func(t *testing.T) mcpagent.Options {
 	return map[string]func(t *testing.T) mcpagent.Options{
 		"stdio": func(t *testing.T) mcpagent.Options {
-			return mcpagent.Options{Command: []string{serverProgram(t)}}
+			return mcpagent.Options{Command: []string{mcptest.GoServer(t)}}
 		},
 		"http": func(t *testing.T) mcpagent.Options {
 			return mcpagent.Options{URL: startHTTPServer(t)}
@@ -62,13 +55,7 @@ func TestMCPAgent(t *testing.T) {
 			t.Parallel()
 			f := mcptest.Start(t, opts(t))
 			t.Run("card", func(t *testing.T) { testCard(t, f) })
-			for b, c := range f.Clients {
-				t.Run("calls/"+b, func(t *testing.T) { mcptest.Calls(t, c) })
-				t.Run("elicitation/"+b, func(t *testing.T) { mcptest.Elicitation(t, c) })
-			}
-			t.Run("results", func(t *testing.T) { mcptest.Results(t, f.Clients["rest"]) })
-			t.Run("progress", func(t *testing.T) { mcptest.Progress(t, f.Clients["jsonrpc"]) })
-			t.Run("cancel", func(t *testing.T) { mcptest.Cancel(t, f.Clients["grpc"]) })
+			f.All(t)
 		})
 	}
 }
@@ -103,7 +90,7 @@ func testCard(t *testing.T, f *mcptest.Fixture) {
 // logs its standard error, and is started again.
 func TestMCPAgentChildDies(t *testing.T) {
 	t.Parallel()
-	f := mcptest.Start(t, mcpagent.Options{Command: []string{serverProgram(t)}})
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}})
 	c := f.Clients["jsonrpc"]
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage("crash")), a2a.TaskState_TASK_STATE_FAILED, "exit status 3")
 	if !strings.Contains(f.Log.String(), "crashing on purpose") {

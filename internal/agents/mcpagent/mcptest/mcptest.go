@@ -11,7 +11,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,30 +21,18 @@ import (
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/client"
 	"parley.dev/parley/internal/agents/mcpagent"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )
 
 const guard = 30 * time.Second
 
-// SyncBuffer is a log destination tests read while the agent writes.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String is what was written so far.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// GoServer builds the MCP server made with the official MCP Go SDK for
+// these tests (the mcpagent package's testdata/mcpserver: the tools above,
+// and env and crash) and returns the program's path.
+func GoServer(t *testing.T) string {
+	return testenv.GoBuild(t, testkit.ModuleRoot(t), "./internal/agents/mcpagent/testdata/mcpserver")
 }
 
 // Fixture is a Parley server in front of the test MCP server, and a
@@ -54,14 +41,14 @@ type Fixture struct {
 	Agent   *mcpagent.Agent
 	Srv     *testkit.Server
 	Clients map[string]*client.Client
-	Log     *SyncBuffer
+	Log     *testenv.SyncBuffer
 }
 
 // Start serves the MCP server of o on every binding; it is stopped when
 // the test ends.
 func Start(t *testing.T, o mcpagent.Options) *Fixture {
 	t.Helper()
-	f := &Fixture{Log: &SyncBuffer{}, Clients: map[string]*client.Client{}}
+	f := &Fixture{Log: &testenv.SyncBuffer{}, Clients: map[string]*client.Client{}}
 	o.Logger = slog.New(slog.NewTextHandler(f.Log, nil))
 	o.StopGrace = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
@@ -89,6 +76,18 @@ func Start(t *testing.T, o mcpagent.Options) *Fixture {
 		f.Clients[name] = c
 	}
 	return f
+}
+
+// All runs every scenario: the calls and the elicitation on each
+// binding, the rest on one each.
+func (f *Fixture) All(t *testing.T) {
+	for b, c := range f.Clients {
+		t.Run("calls/"+b, func(t *testing.T) { Calls(t, c) })
+		t.Run("elicitation/"+b, func(t *testing.T) { Elicitation(t, c) })
+	}
+	t.Run("results", func(t *testing.T) { Results(t, f.Clients["rest"]) })
+	t.Run("progress", func(t *testing.T) { Progress(t, f.Clients["jsonrpc"]) })
+	t.Run("cancel", func(t *testing.T) { Cancel(t, f.Clients["grpc"]) })
 }
 
 // Send sends m and returns the task it made.

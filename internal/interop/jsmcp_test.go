@@ -1,6 +1,7 @@
 package interop_test
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,10 +18,11 @@ import (
 // A2A agent, the server run as a child over stdio and reached over
 // streamable HTTP: Parley's client, on each binding, calls its tools
 // (text, image, resource, structured content, isError), follows its
-// progress, answers its elicitation and cancels its calls.
+// progress, answers its elicitation and cancels its calls; and the
+// official A2A JS SDK client (js/mcp_a2a_check.mjs) calls the same agent.
 func TestMCPAgentBeforeTSServer(t *testing.T) {
 	dir := jsDir(t)
-	node := testkit.RequireNode(t, dir, "@modelcontextprotocol/sdk")
+	node := testkit.RequireNode(t, dir, "@modelcontextprotocol/sdk", "@a2a-js/sdk")
 	for name, opts := range map[string]func(t *testing.T) mcpagent.Options{
 		"stdio": func(t *testing.T) mcpagent.Options {
 			return mcpagent.Options{Command: []string{node, dir + "/mcp_server.mjs"}}
@@ -35,6 +37,17 @@ func TestMCPAgentBeforeTSServer(t *testing.T) {
 				t.Fatalf("card %v: want the TypeScript server's name and its 8 tools", f.Srv.Card)
 			}
 			f.All(t)
+			for _, binding := range []string{"JSONRPC", "HTTP+JSON"} {
+				t.Run("a2a-js-client/"+binding, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+					defer cancel()
+					cmd := exec.CommandContext(ctx, node, "mcp_a2a_check.mjs", f.Srv.URL, binding)
+					cmd.Dir = dir
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("node mcp_a2a_check.mjs %s %s failed (%v):\n%s", f.Srv.URL, binding, err, out)
+					}
+				})
+			}
 		})
 	}
 }

@@ -92,9 +92,18 @@ func (c *call) notify(p *mcp.ProgressNotificationParams) {
 // ask puts the tool's question to the task, and waits for the answer of
 // the follow-up message (or the call's end).
 func (c *call) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	select { // an answer to an earlier question that was withdrawn
+	case <-c.answers:
+	default:
+	}
 	c.mu.Lock()
 	c.asking = p
 	c.mu.Unlock()
+	defer func() { // answered, or withdrawn (the server canceled its request)
+		c.mu.Lock()
+		c.asking = nil
+		c.mu.Unlock()
+	}()
 	c.asks <- p // room for one: a call asks one question at a time
 	select {
 	case r := <-c.answers:
@@ -141,10 +150,7 @@ func (c *call) reply(ctx context.Context, m *a2a.Message, em *server.Emitter) er
 		if err != nil {
 			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, err.Error())))
 		}
-		c.mu.Lock()
-		c.asking = nil
-		c.mu.Unlock()
-		c.answers <- r
+		c.answers <- r // room for one; ask takes it, or is gone already
 	}
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 		return closedOK(err)

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"parley.dev/parley/internal/agents/mcpagent/mcptest"
 	"parley.dev/parley/internal/cli"
@@ -43,8 +44,8 @@ func TestServeMCP(t *testing.T) {
 	if field(m, "task", "status", "state") != "TASK_STATE_FAILED" {
 		t.Fatalf("crash: %v, want FAILED", m)
 	}
-	if !strings.Contains(p.Stderr(), "crashing on purpose") {
-		t.Errorf("the child's stderr is not in the log:\n%s", p.Stderr())
+	if err := p.WaitUntil(func() bool { return strings.Contains(p.Stderr(), "crashing on purpose") }, 5*time.Second); err != nil {
+		t.Errorf("the child's stderr is not in the log: %v\n%s", err, p.Stderr())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents/mcpagent"
@@ -93,8 +94,10 @@ func TestMCPAgentChildDies(t *testing.T) {
 	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}})
 	c := f.Clients["jsonrpc"]
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage("crash")), a2a.TaskState_TASK_STATE_FAILED, "exit status 3")
-	if !strings.Contains(f.Log.String(), "crashing on purpose") {
-		t.Errorf("the child's stderr is not in the log:\n%s", f.Log.String())
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(f.Log.String(), "crashing on purpose"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) { // the log line is read from a pipe, apart from the exit
+			t.Fatalf("the child's stderr is not in the log:\n%s", f.Log.String())
+		}
 	}
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "again"}`)), a2a.TaskState_TASK_STATE_COMPLETED, "")
 }

@@ -15,6 +15,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents/mcpagent"
 	"parley.dev/parley/internal/agents/mcpagent/mcptest"
+	"parley.dev/parley/internal/testkit"
 )
 
 // startHTTPServer runs the test MCP server over streamable HTTP and
@@ -100,4 +101,44 @@ func TestMCPAgentChildDies(t *testing.T) {
 		}
 	}
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "again"}`)), a2a.TaskState_TASK_STATE_COMPLETED, "")
+}
+
+// TestMCPAgentHTTPServerRestarts: over streamable HTTP, a call to a server
+// that is gone fails naming why; once the server is back (its sessions
+// forgotten), a new session is opened and calls work again.
+func TestMCPAgentHTTPServerRestarts(t *testing.T) {
+	t.Parallel()
+	addr := testkit.FreeAddr(t)
+	run := func() *exec.Cmd {
+		cmd := exec.Command(mcptest.GoServer(t), "-http", addr)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // its URL: it listens
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	srv := run()
+	f := mcptest.Start(t, mcpagent.Options{URL: "http://" + addr + "/mcp"})
+	c := f.Clients["rest"]
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "1"}`)), a2a.TaskState_TASK_STATE_COMPLETED, "")
+	_ = srv.Process.Kill()
+	_ = srv.Wait()
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "2"}`)), a2a.TaskState_TASK_STATE_FAILED, "connection refused")
+	srv = run()
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		task := mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "3"}`))
+		if task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_COMPLETED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new session: %v\n%s", task.GetStatus(), f.Log.String())
+		}
+	}
 }

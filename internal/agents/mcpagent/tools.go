@@ -80,7 +80,7 @@ func (ts *toolSet) invocationOf(m *a2a.Message) (invocation, error) {
 	if text == "" {
 		return invocation{}, ts.refuse("the message has neither text nor a data part first")
 	}
-	name, rest, _ := strings.Cut(text, " ")
+	name, rest := text, ""
 	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
 		name, rest = text[:i], strings.TrimSpace(text[i:])
 	}

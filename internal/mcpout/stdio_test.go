@@ -1,0 +1,144 @@
+package mcpout_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"parley.dev/parley/internal/testkit"
+)
+
+// TestStdioBinary: the built `parley mcp URL`, started as MCP hosts start
+// local servers, by the Go SDK's command transport: it lists and calls
+// the tools, asks through elicitation, and exits when its standard input
+// closes.
+func TestStdioBinary(t *testing.T) {
+	t.Parallel()
+	srv := agentServer(t, true, nil)
+	bin := testkit.ParleyBinary(t)
+	var stderr syncBuffer
+	cmd := exec.Command(bin, "mcp", srv.URL)
+	cmd.Stderr = &stderr
+	e := &elicitor{answers: []*mcp.ElicitResult{accept("green")}}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: e.handle}).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to parley mcp: %v\n%s", err, stderr.String())
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "test" {
+		t.Fatalf("tools/list = %v, %v", tools, err)
+	}
+	r := call(t, cs, "test", map[string]any{"message": "input-required"})
+	if structured(t, r)["state"] != "TASK_STATE_COMPLETED" || !strings.Contains(texts(r), "green") {
+		t.Errorf("input-required through elicitation: %v %q", r.StructuredContent, texts(r))
+	}
+	start := time.Now()
+	if err := cs.Close(); err != nil { // closes stdin, then waits for the process
+		t.Errorf("closing the session: %v", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("parley mcp took %v to exit after stdin closed (the SDK's wait before SIGTERM is 5s)", d)
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
+		t.Errorf("parley mcp ended %v, want exit 0\n%s", cmd.ProcessState, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "serving the A2A agent over stdio") {
+		t.Errorf("stderr %q, want the log there", stderr.String())
+	}
+}
+
+// TestStdioOnlyMCPOnStdout: every line parley mcp writes on stdout is a
+// JSON-RPC message, a failing call's too, and it exits 0 once stdin
+// closes (raw MCP 2025-06-18, without an SDK in between).
+func TestStdioOnlyMCPOnStdout(t *testing.T) {
+	t.Parallel()
+	srv := agentServer(t, true, nil)
+	cmd := exec.Command(testkit.ParleyBinary(t), "mcp", srv.URL, "--debug")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		initialize,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test","arguments":{"message":"fail"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nosuch","arguments":{"message":"x"}}}`,
+	}
+	io.WriteString(stdin, strings.Join(lines, "\n")+"\n")
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(stdout.String(), "\n") < 4 && time.Now().Before(deadline) { // the answers to 1 to 4
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("parley mcp: %v after stdin closed, want exit 0\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("parley mcp still running 10s after stdin closed")
+	}
+	ids := map[float64]string{}
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+	for sc.Scan() {
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      float64         `json:"id"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.JSONRPC != "2.0" {
+			t.Errorf("stdout line %q is not a JSON-RPC message", sc.Text())
+			continue
+		}
+		ids[m.ID] = string(m.Result) + string(m.Error)
+	}
+	if !strings.Contains(ids[3], `"isError":true`) || !strings.Contains(ids[3], "TASK_STATE_FAILED") {
+		t.Errorf("the failing call answered %s, want isError and TASK_STATE_FAILED", ids[3])
+	}
+	if !strings.Contains(ids[4], "nosuch") {
+		t.Errorf("the call of an unknown tool answered %s, want an error naming it", ids[4])
+	}
+	if !strings.Contains(stderr.String(), "--> POST") {
+		t.Errorf("--debug wrote no exchange on stderr:\n%s", stderr.String())
+	}
+}
+
+// syncBuffer is a buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -151,4 +151,3 @@ func TestSameOrigin(t *testing.T) {
 		t.Errorf("LoopbackAddr(0.0.0.0:7071) = %s", got)
 	}
 }
-

@@ -3,10 +3,10 @@ package mcpout
 import (
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"parley.dev/parley/internal/httpx"
 )
 
 // Path is where the streamable HTTP transport is served.
@@ -29,42 +29,18 @@ func (b *Bridge) Handler() http.Handler {
 	return mux
 }
 
-// originGuard refuses a request with a foreign Origin: one that is not
-// the origin the request was sent to (scheme, host and port of the Host
-// header). A request without Origin (not from a browser) passes.
+// originGuard refuses a request with a foreign Origin: one that does not
+// name the host the request was sent to (httpx.SameOrigin, the rule
+// a2ahttp's guard applies too). A request without Origin (not from a
+// browser) passes.
 func originGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
+		if o := r.Header.Get("Origin"); o != "" && !httpx.SameOrigin(o, r.Host) {
 			http.Error(w, "Forbidden: the Origin "+o+" may not call this MCP server", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// sameOrigin reports whether origin (an Origin header) is r's own origin.
-// "null" (an opaque origin) never is.
-func sameOrigin(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(hostPort(u.Host, u.Scheme), hostPort(r.Host, scheme))
-}
-
-// hostPort is host with its port, the scheme's default when it has none.
-func hostPort(host, scheme string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
-	}
-	if strings.EqualFold(scheme, "https") {
-		return net.JoinHostPort(strings.Trim(host, "[]"), "443")
-	}
-	return net.JoinHostPort(strings.Trim(host, "[]"), "80")
 }
 
 // LoopbackAddr is addr with the host 127.0.0.1 when it names none

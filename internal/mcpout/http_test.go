@@ -59,7 +59,7 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Errorf("tools/call over streamable HTTP = %v %q", r.StructuredContent, texts(r))
 	}
 
-	for _, origin := range []string{"http://evil.example", "null", strings.Replace(hs.URL, "http://", "https://", 1)} {
+	for _, origin := range []string{"http://evil.example", "null", "http://127.0.0.1:1", "http://localhost" + strings.TrimPrefix(hs.URL, "http://127.0.0.1")} {
 		if resp := post(t, endpoint, initialize, map[string]string{"Origin": origin}); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("POST with Origin %s: %s, want 403", origin, resp.Status)
 		}

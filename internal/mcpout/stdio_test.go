@@ -14,7 +14,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/parleytest"
 )
 
 // TestStdioBinary: the built `parley mcp URL`, started as MCP hosts start
@@ -81,12 +83,14 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test","arguments":{"message":"fail"}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nosuch","arguments":{"message":"x"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test","arguments":{"message":"slow 30000"}}}`,
 	}
 	io.WriteString(stdin, strings.Join(lines, "\n")+"\n")
 	deadline := time.Now().Add(20 * time.Second)
 	for strings.Count(stdout.String(), "\n") < 4 && time.Now().Before(deadline) { // the answers to 1 to 4
 		time.Sleep(20 * time.Millisecond)
 	}
+	working := waitWorking(t, srv) // the call still in flight when stdin closes
 	stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -120,6 +124,11 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	if !strings.Contains(ids[4], "nosuch") {
 		t.Errorf("the call of an unknown tool answered %s, want an error naming it", ids[4])
 	}
+	// The client went away: its call in flight ended, and the A2A task
+	// with it, before the process exited.
+	if task, err := srv.Client().GetTask(t.Context(), &a2a.GetTaskRequest{Id: working}); err != nil || task.GetStatus().GetState() != a2a.TaskState_TASK_STATE_CANCELED {
+		t.Errorf("the task of the call in flight when stdin closed: %v, %v; want CANCELED", task.GetStatus().GetState(), err)
+	}
 	if !strings.Contains(stderr.String(), "--> POST") {
 		t.Errorf("--debug wrote no exchange on stderr:\n%s", stderr.String())
 	}
@@ -141,4 +150,20 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// waitWorking waits for a task of srv's agent in state WORKING and returns
+// its id.
+func waitWorking(t *testing.T, srv *parleytest.Server) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := srv.Client().ListTasks(t.Context(), &a2a.ListTasksRequest{Status: a2a.TaskState_TASK_STATE_WORKING})
+		if err == nil && len(res.GetTasks()) == 1 {
+			return res.GetTasks()[0].GetId()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no task WORKING")
+	return ""
 }

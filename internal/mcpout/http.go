@@ -3,6 +3,7 @@ package mcpout
 import (
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -11,6 +12,11 @@ import (
 
 // Path is where the streamable HTTP transport is served.
 const Path = "/mcp"
+
+// SessionIdle is how long a streamable HTTP session may go without a
+// request before it is closed (a call in progress counts as a request),
+// so that the sessions of clients that left without DELETE do not pile up.
+const SessionIdle = 30 * time.Minute
 
 // Handler serves the bridge over MCP's streamable HTTP transport at Path
 // (MCP 2025-06-18 and later, "Streamable HTTP"). The SDK's handler keeps
@@ -23,7 +29,7 @@ const Path = "/mcp"
 // only unsafe methods, and a browser's GET opens the SSE stream).
 func (b *Bridge) Handler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.Server() },
-		&mcp.StreamableHTTPOptions{Logger: b.sdkLog()})
+		&mcp.StreamableHTTPOptions{Logger: b.sdkLog(), SessionTimeout: SessionIdle})
 	mux := http.NewServeMux()
 	mux.Handle(Path, originGuard(h))
 	return mux

@@ -2,19 +2,18 @@ package mcpout_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/parleytest"
 )
@@ -27,7 +26,7 @@ func TestStdioBinary(t *testing.T) {
 	t.Parallel()
 	srv := agentServer(t, true, nil)
 	bin := testkit.ParleyBinary(t)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd := exec.Command(bin, "mcp", srv.URL)
 	cmd.Stderr = &stderr
 	e := &elicitor{answers: []*mcp.ElicitResult{accept("green")}}
@@ -72,7 +71,7 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -132,24 +131,6 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	if !strings.Contains(stderr.String(), "--> POST") {
 		t.Errorf("--debug wrote no exchange on stderr:\n%s", stderr.String())
 	}
-}
-
-// syncBuffer is a buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // waitWorking waits for a task of srv's agent in state WORKING and returns

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/parleytest"
@@ -147,4 +149,47 @@ func waitWorking(t *testing.T, srv *parleytest.Server) string {
 	}
 	t.Fatal("no task WORKING")
 	return ""
+}
+
+// TestStdioAuth: parley mcp reaches an agent that requires a bearer token
+// with the client's usual credentials (here $A2ACLI_BEARER, as an MCP
+// host's configuration gives it), the task belonging to that principal;
+// without one, the call is a tool error saying the agent refused it.
+func TestStdioAuth(t *testing.T) {
+	t.Parallel()
+	srv := parleytest.NewServer(t, agents.Conformance(), parleytest.WithTokens(map[string]string{"s3cret": "alice"}))
+	bin := testkit.ParleyBinary(t)
+	for _, tc := range []struct {
+		name, env string
+		ok        bool
+	}{{"token", "A2ACLI_BEARER=s3cret", true}, {"none", "A2ACLI_BEARER=", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin, "mcp", srv.URL)
+			cmd.Env = append(os.Environ(), tc.env)
+			cmd.Dir = t.TempDir() // no .env file of the tree's
+			var stderr testenv.SyncBuffer
+			cmd.Stderr = &stderr
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatalf("connecting: %v\n%s", err, stderr.String())
+			}
+			defer cs.Close()
+			r := call(t, cs, "test", map[string]any{"message": "hello", "contextId": "ctx-auth"})
+			st := structured(t, r)
+			if !tc.ok {
+				if !r.IsError || !strings.Contains(texts(r), "The A2A agent") {
+					t.Errorf("without a token: isError %v %q; want a tool error from the agent", r.IsError, texts(r))
+				}
+				return
+			}
+			if r.IsError || st["state"] != "TASK_STATE_COMPLETED" || st["contextId"] != "ctx-auth" {
+				t.Fatalf("with a token: %v %q", st, texts(r))
+			}
+			task, err := srv.ClientAs("alice").GetTask(t.Context(), &a2a.GetTaskRequest{Id: st["taskId"].(string)})
+			if err != nil || task.GetContextId() != "ctx-auth" {
+				t.Errorf("alice's task %v: %v, %v", st["taskId"], task, err)
+			}
+		})
+	}
 }

@@ -1,8 +1,7 @@
 // Package mcpout serves an A2A agent as an MCP server: one MCP tool per
 // skill of the agent's card, each call an A2A message to the agent, with
-// the task's semantics carried across (the mapping is docs/mcp.md's
-// table). It is the A2A side of `parley mcp`; the MCP side is the official
-// MCP Go SDK, used as it is.
+// the task's semantics carried across. It is the A2A side of `parley mcp`;
+// the MCP side is the official MCP Go SDK, used as it is.
 //
 // A tools/call sends the message (spec §3.1.1, SendMessage; §3.1.2,
 // SendStreamingMessage when the card declares streaming, so that the task

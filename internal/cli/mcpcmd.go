@@ -63,7 +63,7 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *addr != "" {
-		return e.serveMCPHTTP(ctx, b, mcpout.LoopbackAddr(*addr), log)
+		return e.serveMCPHTTP(ctx, b, mcpout.LoopbackAddr(*addr))
 	}
 	log.Info("parley mcp: serving the A2A agent over stdio", "agent", pos[0], "tools", len(b.Tools()))
 	err = b.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{e.stdout}})
@@ -75,14 +75,17 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 
 // serveMCPHTTP serves the bridge over streamable HTTP at addr until ctx
 // ends.
-func (e *env) serveMCPHTTP(ctx context.Context, b *mcpout.Bridge, addr string, log *slog.Logger) error {
+func (e *env) serveMCPHTTP(ctx context.Context, b *mcpout.Bridge, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	if ip := tcpIP(ln.Addr()); ip == nil || !ip.IsLoopback() {
+		fmt.Fprintf(e.stderr, "parley mcp: warning: %s is not a loopback address: whoever reaches it calls the agent with this command's credentials "+
+			"(the MCP endpoint asks for none)\n", ln.Addr())
+	}
 	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "parley mcp: serving MCP (streamable HTTP) at http://%s%s\n", ln.Addr(), mcpout.Path)
-	log.Info("parley mcp: serving the A2A agent over streamable HTTP", "addr", ln.Addr().String(), "tools", len(b.Tools()))
+	fmt.Fprintf(e.stderr, "parley mcp: serving the agent's %d tools over MCP streamable HTTP at http://%s%s\n", len(b.Tools()), ln.Addr(), mcpout.Path)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -94,6 +97,14 @@ func (e *env) serveMCPHTTP(ctx context.Context, b *mcpout.Bridge, addr string, l
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close() // open SSE streams do not end by themselves
+	}
+	return nil
+}
+
+// tcpIP is the IP address of a listener's address (nil for another kind).
+func tcpIP(a net.Addr) net.IP {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP
 	}
 	return nil
 }

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/internal/mcpout"
 	"parley.dev/parley/parleytest"
+	"parley.dev/parley/server"
 )
 
 // agentServer runs the conformance agent on loopback, its card streaming
@@ -418,4 +420,46 @@ func waitTask(t *testing.T, srv *parleytest.Server, st a2a.TaskState) string {
 	}
 	t.Fatalf("no task in state %v", st)
 	return ""
+}
+
+// TestMediaOverTheWire: an agent's image, audio and binary file parts
+// reach the MCP client as image, audio and blob resource blocks, and a
+// status message with a data part precedes the artifacts.
+func TestMediaOverTheWire(t *testing.T) {
+	t.Parallel()
+	data, _ := structpb.NewStruct(map[string]any{"score": 0.5})
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Artifact(a2a.NewArtifact("media",
+			&a2a.Part{Content: &a2a.Part_Raw{Raw: []byte("\x89PNG")}, MediaType: "image/png", Filename: "a.png"},
+			&a2a.Part{Content: &a2a.Part_Raw{Raw: []byte("RIFF")}, MediaType: "audio/wav"},
+			&a2a.Part{Content: &a2a.Part_Raw{Raw: []byte{0, 1, 2}}, MediaType: "application/pdf", Filename: "r.pdf"})); err != nil {
+			return err
+		}
+		msg := &a2a.Message{MessageId: a2a.NewID(), Role: a2a.Role_ROLE_AGENT, Parts: []*a2a.Part{
+			a2a.TextPart("done"), {Content: &a2a.Part_Data{Data: structpb.NewStructValue(data)}}}}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, msg)
+	})
+	for _, streaming := range []bool{true, false} {
+		srv := parleytest.NewServer(t, agent, parleytest.WithCard(func(c *a2a.AgentCard) { c.Capabilities.Streaming = &streaming }))
+		r := call(t, connect(t, srv, nil), "test", map[string]any{"message": "media"})
+		if len(r.Content) != 5 {
+			t.Fatalf("streaming %v: %d content blocks, want 5: %#v", streaming, len(r.Content), r.Content)
+		}
+		if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "done" {
+			t.Errorf("block 0 = %#v, want the status message's text", r.Content[0])
+		}
+		if tc, ok := r.Content[1].(*mcp.TextContent); !ok || tc.Text != `{"score":0.5}` {
+			t.Errorf("block 1 = %#v, want the data part as JSON", r.Content[1])
+		}
+		if ic, ok := r.Content[2].(*mcp.ImageContent); !ok || ic.MIMEType != "image/png" || string(ic.Data) != "\x89PNG" {
+			t.Errorf("block 2 = %#v, want the PNG image", r.Content[2])
+		}
+		if ac, ok := r.Content[3].(*mcp.AudioContent); !ok || ac.MIMEType != "audio/wav" || string(ac.Data) != "RIFF" {
+			t.Errorf("block 3 = %#v, want the WAV audio", r.Content[3])
+		}
+		if er, ok := r.Content[4].(*mcp.EmbeddedResource); !ok || er.Resource.MIMEType != "application/pdf" || len(er.Resource.Blob) != 3 ||
+			!strings.HasSuffix(er.Resource.URI, "/r.pdf") {
+			t.Errorf("block 4 = %#v, want the PDF as a blob resource", r.Content[4])
+		}
+	}
 }

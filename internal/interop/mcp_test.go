@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
@@ -84,15 +83,7 @@ func checkCancelled(t *testing.T, agent, text string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	card, err := client.Resolve(ctx, agent, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(card, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := parleyClient(t, ctx, agent)
 	var states []string
 	for ctx.Err() == nil {
 		res, err := cl.ListTasks(ctx, &a2a.ListTasksRequest{HistoryLength: testkit.Ptr[int32](1), PageSize: testkit.Ptr[int32](100)})

@@ -387,39 +387,13 @@ func TestCancel(t *testing.T) {
 			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test", Arguments: map[string]any{"message": "slow 20000"}})
 			errc <- err
 		}()
-		id := waitTask(t, srv, a2a.TaskState_TASK_STATE_WORKING)
+		id := waitWorking(t, srv)
 		cancel()
 		if err := <-errc; err == nil {
 			t.Errorf("streaming %v: the cancelled call returned no error", streaming)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			task, err := srv.Client().GetTask(t.Context(), &a2a.GetTaskRequest{Id: id})
-			if err == nil && task.GetStatus().GetState() == a2a.TaskState_TASK_STATE_CANCELED {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("streaming %v: task %s is %v after the call was cancelled, want CANCELED (%v)", streaming, id, task.GetStatus().GetState(), err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitState(t, srv, id, a2a.TaskState_TASK_STATE_CANCELED)
 	}
-}
-
-// waitTask waits for the agent's only task to be in state st and returns
-// its id.
-func waitTask(t *testing.T, srv *parleytest.Server, st a2a.TaskState) string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		res, err := srv.Client().ListTasks(t.Context(), &a2a.ListTasksRequest{})
-		if err == nil && len(res.GetTasks()) == 1 && res.GetTasks()[0].GetStatus().GetState() == st {
-			return res.GetTasks()[0].GetId()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no task in state %v", st)
-	return ""
 }
 
 // TestMediaOverTheWire: an agent's image, audio and binary file parts

@@ -226,7 +226,8 @@ const cancelTimeout = 10 * time.Second
 
 // cancelled cancels the A2A task of a call the MCP client cancelled
 // (notifications/cancelled ends the call's context) and returns the
-// context's error: the SDK sends no result for a cancelled request.
+// context's error, which the SDK sends as the call's answer (it answers
+// every request; the client discards the answer to one it cancelled).
 func (b *Bridge) cancelled(ctx context.Context, taskID string) error {
 	if taskID != "" {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)

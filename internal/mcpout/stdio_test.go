@@ -63,8 +63,9 @@ func TestStdioBinary(t *testing.T) {
 }
 
 // TestStdioOnlyMCPOnStdout: every line parley mcp writes on stdout is a
-// JSON-RPC message, a failing call's too, and it exits 0 once stdin
-// closes (raw MCP 2025-06-18, without an SDK in between).
+// JSON-RPC message, a failing call's too; notifications/cancelled cancels
+// the call's task; and it exits 0 once stdin closes, the task of a call
+// still in flight canceled (raw MCP 2025-06-18, without an SDK in between).
 func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	t.Parallel()
 	srv := agentServer(t, true, nil)
@@ -91,6 +92,12 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	for strings.Count(stdout.String(), "\n") < 4 && time.Now().Before(deadline) { // the answers to 1 to 4
 		time.Sleep(20 * time.Millisecond)
 	}
+	// notifications/cancelled: the task is canceled; the SDK still answers
+	// the call (an error), which MCP asks it not to do (docs: limits).
+	cancelled := waitWorking(t, srv)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}`+"\n")
+	waitState(t, srv, cancelled, a2a.TaskState_TASK_STATE_CANCELED)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"test","arguments":{"message":"slow 30000"}}}`+"\n")
 	working := waitWorking(t, srv) // the call still in flight when stdin closes
 	stdin.Close()
 	done := make(chan error, 1)
@@ -122,6 +129,9 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	if !strings.Contains(ids[3], `"isError":true`) || !strings.Contains(ids[3], "TASK_STATE_FAILED") {
 		t.Errorf("the failing call answered %s, want isError and TASK_STATE_FAILED", ids[3])
 	}
+	if !strings.Contains(ids[5], "context canceled") {
+		t.Errorf("the cancelled call answered %q, want the SDK's error", ids[5])
+	}
 	if !strings.Contains(ids[4], "nosuch") {
 		t.Errorf("the call of an unknown tool answered %s, want an error naming it", ids[4])
 	}
@@ -132,6 +142,22 @@ func TestStdioOnlyMCPOnStdout(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "--> POST") {
 		t.Errorf("--debug wrote no exchange on stderr:\n%s", stderr.String())
+	}
+}
+
+// waitState waits for srv's task id to be in state st.
+func waitState(t *testing.T, srv *parleytest.Server, id string, st a2a.TaskState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task, err := srv.Client().GetTask(t.Context(), &a2a.GetTaskRequest{Id: id})
+		if err == nil && task.GetStatus().GetState() == st {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %v (%v), want %v", id, task.GetStatus().GetState(), err, st)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -232,3 +232,24 @@ func StateList(states []a2a.TaskState) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Migrate brings a schema at version up to target: for each version v
+// below target, it runs the statements of migrations[v] with exec, then
+// convert[v+1], where there is one (a conversion of rows the statements
+// alone cannot make). A failure names the version it was migrating to.
+// The store runs it in one transaction, which it commits.
+func Migrate(version, target int, migrations [][]string, exec func(stmt string) error, convert map[int]func() error) error {
+	for v := version; v < target; v++ {
+		for _, stmt := range migrations[v] {
+			if err := exec(stmt); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+		if c := convert[v+1]; c != nil {
+			if err := c(); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+	}
+	return nil
+}

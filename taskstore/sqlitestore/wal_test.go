@@ -148,3 +148,28 @@ func TestWALShortPaced(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// BenchmarkCreateShortSpace: task writes while the volume's free space is
+// short (the keeper's budget set to the free space), the case where every
+// commit used to run a TRUNCATE checkpoint.
+func BenchmarkCreateShortSpace(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "tasks.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	_, free, ok := volumeSpace(filepath.Dir(s.wal.path))
+	if !ok {
+		b.Skip("the volume's free space is not known here")
+	}
+	ctx := context.Background()
+	if err := s.write(ctx, func(*wtx) error { s.wal.budget = free; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.CreateTask(ctx, scope, newTask(fmt.Sprintf("b-%09d", i), a2a.TaskState_TASK_STATE_WORKING, i), taskstore.Event{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

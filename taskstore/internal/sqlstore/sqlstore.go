@@ -69,9 +69,22 @@ type Dialect struct {
 	// NoRows is the driver's error for a query of one row that found
 	// none.
 	NoRows error
-	// Unavailable marks a failure that passes with
-	// taskstore.ErrUnavailable and returns any other error as it is.
-	Unavailable func(error) error
+	// Transient reports whether err is a failure that passes (a full
+	// disk, a lost connection, a lock timeout), which Unavailable marks.
+	Transient func(error) bool
+}
+
+// Unavailable marks err with taskstore.ErrUnavailable when it is a
+// failure that passes (Transient), so that the server answers it with
+// UnavailableError rather than an internal error; other errors are
+// returned as they are. Every error a store's method returns goes through
+// it: Wrap calls it, and so do the stores' group commits for their
+// outcomes (a COMMIT that found the disk full, say).
+func (d *Dialect) Unavailable(err error) error {
+	if d.Transient(err) {
+		return taskstore.Unavailable(err)
+	}
+	return err
 }
 
 // Param returns the placeholder of the nth argument, from 1.

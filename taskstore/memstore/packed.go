@@ -132,9 +132,11 @@ func (s *Store) live(e *entry) (*a2a.Task, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(e.packed) > cachedTaskBytes {
+			s.large.Forget(weak.Make(e)) // the tree readLarge shares
+		}
 		e.task, e.packed = t, nil
 		e.decoded.Store(nil) // of the packed task this write changes
-		s.large.Forget(weak.Make(e))
 	}
 	return e.task, nil
 }

@@ -84,6 +84,14 @@ func WithSecondToken(token string) Option {
 	return optionFunc(func(o *check.Options) { o.Token2 = token })
 }
 
+// WithInsufficientToken gives a bearer token the agent accepts but that
+// lacks the rights to send a message and to read the extended card (spec
+// §3.3.2: the agent must answer an authorization error; §13.3). RunACTS
+// provides it as ACTS's insufficientAuthToken.
+func WithInsufficientToken(token string) Option {
+	return optionFunc(func(o *check.Options) { o.InsufficientToken = token })
+}
+
 // WithHeader adds a header to every request. It may be given more than
 // once, for several headers or several values of one.
 func WithHeader(key, value string) Option {

@@ -52,14 +52,11 @@ const (
 	// Parley uses -32000, the first server-defined code outside the band
 	// -32001..-32099 that §7.1 reserves for A2A.
 	CodeUnauthenticated Code = -32000
-	// CodePermissionDenied is an authenticated caller whose credential
-	// lacks the right an operation needs (a2a.Right; spec §3.3.2:
-	// "Servers MUST return an authorization error when the authenticated
-	// client lacks required permissions", HTTP 403 Forbidden, gRPC
-	// PERMISSION_DENIED). The spec assigns it no JSON-RPC code ("JSON-RPC
-	// custom error"); Parley uses -31403, the official Go SDK's
-	// (a2a-go v2, its ErrUnauthorized), outside the band -32768..-32000
-	// that JSON-RPC 2.0 reserves, so that the two read each other's.
+	// CodePermissionDenied is a caller whose credential lacks the right
+	// an operation needs (Right; spec §3.3.2: an authorization error, HTTP
+	// 403, gRPC PERMISSION_DENIED, no JSON-RPC code). Parley uses -31403,
+	// the official Go SDK's (a2a-go v2 ErrUnauthorized), outside the band
+	// -32768..-32000 JSON-RPC 2.0 reserves, so the two read each other's.
 	CodePermissionDenied Code = -31403
 	// CodeRequestTooLarge is a request body over the server's limit. On
 	// JSON-RPC it is reported as an invalid request (-32600).

@@ -56,7 +56,8 @@ const (
 	// an operation needs (Right; spec §3.3.2: an authorization error, HTTP
 	// 403, gRPC PERMISSION_DENIED, no JSON-RPC code). Parley uses -31403,
 	// the official Go SDK's (a2a-go v2 ErrUnauthorized), outside the band
-	// -32768..-32000 JSON-RPC 2.0 reserves, so the two read each other's.
+	// -32768..-32000 JSON-RPC 2.0 reserves, so the two read each other's
+// (in HTTP 200 on JSON-RPC, as the Go SDK sends and reads it).
 	CodePermissionDenied Code = -31403
 	// CodeRequestTooLarge is a request body over the server's limit. On
 	// JSON-RPC it is reported as an invalid request (-32600).
@@ -116,8 +117,7 @@ const (
 // them; UnavailableError is the default of none of its values.
 //
 // HTTP statuses of JSON-RPC: JSON-RPC over HTTP answers errors in HTTP 200,
-// except UnauthenticatedError (401, with its challenge),
-// PermissionDeniedError (403), RateLimitedError
+// except UnauthenticatedError (401, with its challenge), RateLimitedError
 // (429) and UnavailableError (503): their HTTP column is the status of
 // the JSON-RPC response too, so that HTTP clients, proxies and load
 // balancers see them (package internal/httpx, JSONRPCStatus).

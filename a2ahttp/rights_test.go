@@ -141,8 +141,8 @@ func TestRightsInlinePush(t *testing.T) {
 }
 
 // TestRightsWire: what a refused call looks like on the wire. JSON-RPC:
-// HTTP 403 and the error -31403 with an ErrorInfo whose metadata names the
-// right (a stream refused the same way); HTTP+JSON: 403 and a
+// HTTP 200 and the error -31403 with an ErrorInfo whose metadata names
+// the right (a stream refused in its one SSE event); HTTP+JSON: 403 and a
 // google.rpc.Status PERMISSION_DENIED; gRPC: PERMISSION_DENIED; A2A v0.3
 // (JSON-RPC and HTTP+JSON): the same codes and statuses.
 func TestRightsWire(t *testing.T) {
@@ -164,6 +164,14 @@ func TestRightsWire(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		raw, _ := io.ReadAll(resp.Body)
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			// A refused stream: one SSE event holding the error response.
+			data, ok := strings.CutPrefix(strings.TrimSpace(string(raw)), "data:")
+			if !ok || strings.Count(string(raw), "data:") != 1 {
+				t.Fatalf("POST %s: a refused stream %q, want one event", path, raw)
+			}
+			raw = []byte(data)
+		}
 		var doc map[string]any
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			t.Fatalf("POST %s: %d %q is not JSON", path, resp.StatusCode, raw)
@@ -176,8 +184,8 @@ func TestRightsWire(t *testing.T) {
 	rpcRefusal := func(name string, status int, doc map[string]any) {
 		t.Helper()
 		e, _ := doc["error"].(map[string]any)
-		if status != 403 || e["code"] != float64(-31403) {
-			t.Fatalf("%s: %d %v, want 403 and the JSON-RPC error -31403", name, status, doc)
+		if status != 200 || e["code"] != float64(-31403) {
+			t.Fatalf("%s: %d %v, want 200 and the JSON-RPC error -31403", name, status, doc)
 		}
 		if !strings.Contains(fmt.Sprint(e["message"]), "tasks:write") || !strings.Contains(fmt.Sprint(e["data"]), "PERMISSION_DENIED") {
 			t.Errorf("%s: error %v does not name the right and the reason", name, e)

@@ -156,8 +156,7 @@ const MetaRetryAfter = a2a.MetaRetryAfter
 
 // JSONRPCStatus is the HTTP status of a JSON-RPC error response: 200, as
 // JSON-RPC over HTTP carries errors in the body, except 401 for an
-// authentication error (so that HTTP clients see the challenge), 403 for
-// a credential without the right to call (spec §3.3.2's HTTP example), 429 for
+// authentication error (so that HTTP clients see the challenge), 429 for
 // a rate limit and 503 for a server unavailable for a while (so that
 // proxies, load balancers and HTTP clients see that a retry may succeed;
 // docs/decisions.md#where-the-spec-is-silent), on v1.0 and v0.3 alike. The
@@ -166,8 +165,6 @@ func JSONRPCStatus(e *a2a.Error) int {
 	switch e.Code {
 	case a2a.CodeUnauthenticated:
 		return http.StatusUnauthorized
-	case a2a.CodePermissionDenied:
-		return http.StatusForbidden
 	case a2a.CodeRateLimited:
 		return http.StatusTooManyRequests
 	case a2a.CodeUnavailable:

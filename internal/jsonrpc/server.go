@@ -161,12 +161,11 @@ type streamEncoder struct {
 // refusal looks like, so both are read by Parley's Transport; a client
 // that asked for text/event-stream gets an SSE response whose one event
 // is the JSON-RPC error response (the official Go SDK reads nothing
-// else), any other the plain JSON-RPC error body. An authentication or
-// authorization error keeps its 401 and challenge, or its 403, whatever
-// the request accepts.
+// else), any other the plain JSON-RPC error body. An authentication error
+// keeps its 401 and challenge whatever the request accepts.
 func (e *streamEncoder) Refuse(w http.ResponseWriter, err error) {
 	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
-	if !e.sse || ae.Code == a2a.CodeUnauthenticated || ae.Code == a2a.CodePermissionDenied {
+	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
 		writeError(w, e.ci, e.id, ae, 0)
 		return
 	}

@@ -128,7 +128,7 @@ type rpcStream struct {
 
 func (e *rpcStream) Refuse(w http.ResponseWriter, err error) {
 	ae, _ := httpx.ServerError(e.ctx, e.h.opts.Logger, e.op, err)
-	if !e.sse || ae.Code == a2a.CodeUnauthenticated || ae.Code == a2a.CodePermissionDenied {
+	if !e.sse || ae.Code == a2a.CodeUnauthenticated {
 		writeRPCError(w, e.ci, e.id, ae)
 		return
 	}

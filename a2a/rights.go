@@ -106,17 +106,16 @@ func RightsOf(scopes []string) Rights {
 	return out
 }
 
-// MetaRight is the Error metadata key of the right a PermissionDeniedError
-// says the caller lacks (spec §3.3.2: servers "SHOULD indicate what
-// permission or scope is missing").
-const MetaRight = "right"
-
 // Authorize checks that the call's caller holds the right r (spec §3.3.2):
-// nil when it does, a PermissionDeniedError naming the right otherwise. A
-// context without a CallInfo (the Go API in process) holds every right.
+// nil when it does, a PermissionDeniedError otherwise, whose message names
+// the right (§3.3.2: servers "SHOULD indicate what permission or scope is
+// missing"). It carries no metadata, so no ErrorInfo: its code alone says
+// what it is on every binding, which is how the official Go SDK's client
+// reads it too. A CallInfo of nil (the Go API in process) holds every
+// right.
 func Authorize(ci *CallInfo, r Right) error {
 	if ci == nil || ci.Rights.Has(r) {
 		return nil
 	}
-	return NewError(CodePermissionDenied, "permission denied: this credential lacks the right %q", r).WithMeta(MetaRight, string(r))
+	return NewError(CodePermissionDenied, "permission denied: this credential lacks the right %q", r)
 }

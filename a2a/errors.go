@@ -57,7 +57,7 @@ const (
 	// 403, gRPC PERMISSION_DENIED, no JSON-RPC code). Parley uses -31403,
 	// the official Go SDK's (a2a-go v2 ErrUnauthorized), outside the band
 	// -32768..-32000 JSON-RPC 2.0 reserves, so the two read each other's
-// (in HTTP 200 on JSON-RPC, as the Go SDK sends and reads it).
+	// (in HTTP 200 on JSON-RPC, as the Go SDK sends and reads it).
 	CodePermissionDenied Code = -31403
 	// CodeRequestTooLarge is a request body over the server's limit. On
 	// JSON-RPC it is reported as an invalid request (-32600).

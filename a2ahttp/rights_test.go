@@ -210,8 +210,8 @@ func TestRightsWire(t *testing.T) {
 	st, doc = post("/message:send", "1.0", "", fmt.Sprintf(`{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"hi"}]}}`, a2a.NewID()), "no-tasks:write")
 	restRefusal("HTTP+JSON SendMessage", st, doc)
 	st, doc = post("/v1/message:send", "", "", fmt.Sprintf(`{"message":{"messageId":%q,"role":"ROLE_USER","content":[{"text":"hi"}]}}`, a2a.NewID()), "no-tasks:write")
-	if st != 403 {
-		t.Errorf("v0.3 HTTP+JSON message:send: %d %v, want 403", st, doc)
+	if st != 403 || doc["code"] != float64(-31403) {
+		t.Errorf("v0.3 HTTP+JSON message:send: %d %v, want 403 and code -31403 in v0.3's error shape", st, doc)
 	}
 
 	req, _ := http.NewRequest("GET", s.URL+"/extendedAgentCard", nil)

@@ -114,9 +114,11 @@ func (f *authFamily) challenge(_ context.Context, r *rec) {
 
 // permission sends a message with the credential that lacks the right to
 // (Options.InsufficientToken): an authorization error passes, told apart
-// from an authentication one (the credential is valid). On JSON-RPC,
-// whose code for it the spec does not assign, HTTP 403 with any error
-// object passes too.
+// from an authentication one (the credential is valid). The spec names
+// no error for it, only its statuses (§3.3.2): HTTP 403 or gRPC
+// PERMISSION_DENIED with any error passes, and on JSON-RPC, whose code
+// for it the spec does not assign, an error Parley's table reads as
+// PermissionDeniedError (-31403, the official Go SDK's).
 func (f *authFamily) permission(ctx context.Context, r *rec) {
 	b := f.b
 	tok := b.s.opts.InsufficientToken
@@ -131,8 +133,10 @@ func (f *authFamily) permission(ctx context.Context, r *rec) {
 	switch {
 	case res.err.is(a2a.CodePermissionDenied):
 		r.pass("refused: %s", describeError(res.err))
-	case res.err != nil && b.t.binding == a2a.BindingJSONRPC && res.ex.Status == http.StatusForbidden:
+	case res.err != nil && res.ex.Status == http.StatusForbidden:
 		r.pass("refused with HTTP 403: %s", describeError(res.err))
+	case res.err != nil && res.err.GRPCCode == grpcPermissionDenied:
+		r.pass("refused with PERMISSION_DENIED: %s", describeError(res.err))
 	case res.ok():
 		r.fail("the message was served: the credential's rights were not enforced")
 	case res.err.is(a2a.CodeUnauthenticated):
@@ -141,6 +145,9 @@ func (f *authFamily) permission(ctx context.Context, r *rec) {
 		r.fail("got %s instead of an authorization error", describeError(res.err))
 	}
 }
+
+// grpcPermissionDenied is the google.rpc.Code PERMISSION_DENIED.
+const grpcPermissionDenied = 7
 
 // certificateRequired reports whether a call failed because the server
 // wants a TLS client certificate the call did not present: the handshake

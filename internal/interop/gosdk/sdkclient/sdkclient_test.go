@@ -468,13 +468,10 @@ func TestSDKClientAuthCard(t *testing.T) {
 		t.Errorf("card securitySchemes = %#v, want bearer: HTTP Bearer", card.SecuritySchemes)
 	}
 
-	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("session", "bearer", token)
-	withSession := a2aclient.AttachSessionID(ctx, "session")
+	withSession, sendToken := withBearer(ctx, token)
 	for _, b := range sdkBindings {
 		t.Run(string(b.name), func(t *testing.T) {
-			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option,
-				a2aclient.WithCallInterceptors(&a2aclient.AuthInterceptor{Service: creds}))
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option, sendToken)
 			if err != nil {
 				t.Fatalf("NewFromCard(%s) = %v", b.name, err)
 			}
@@ -530,13 +527,10 @@ func TestSDKClientPermissionDenied(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Resolve = %v", err)
 	}
-	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("session", "bearer", "reader")
-	withSession := a2aclient.AttachSessionID(ctx, "session")
+	withSession, sendToken := withBearer(ctx, "reader")
 	for _, b := range sdkBindings {
 		t.Run(string(b.name), func(t *testing.T) {
-			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option,
-				a2aclient.WithCallInterceptors(&a2aclient.AuthInterceptor{Service: creds}))
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option, sendToken)
 			if err != nil {
 				t.Fatalf("NewFromCard(%s) = %v", b.name, err)
 			}
@@ -555,4 +549,13 @@ func TestSDKClientPermissionDenied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withBearer returns a context of a session whose bearer token is token,
+// and the client option whose AuthInterceptor sends it on calls made
+// with that context.
+func withBearer(ctx context.Context, token string) (context.Context, a2aclient.FactoryOption) {
+	creds := a2aclient.NewInMemoryCredentialsStore()
+	creds.Set("session", "bearer", a2aclient.AuthCredential(token))
+	return a2aclient.AttachSessionID(ctx, "session"), a2aclient.WithCallInterceptors(&a2aclient.AuthInterceptor{Service: creds})
 }

@@ -13,7 +13,7 @@ import (
 // Code identifies an error kind. It is a closed set: the ten A2A errors
 // (spec §3.3.2; the tenth, TaskGenerationMismatchError, is the A2A 1.1
 // preview's, see CodeTaskGenerationMismatch), the standard JSON-RPC errors the spec references (§9.5), and
-// the kinds Parley needs beside them (authentication, oversized requests,
+// the kinds Parley needs beside them (authentication, authorization, oversized requests,
 // rate limits, a service unavailable for a while). Its numeric value is the
 // JSON-RPC error code, except for CodeRequestTooLarge, CodeRateLimited and
 // CodeUnavailable (see there).
@@ -52,6 +52,13 @@ const (
 	// Parley uses -32000, the first server-defined code outside the band
 	// -32001..-32099 that §7.1 reserves for A2A.
 	CodeUnauthenticated Code = -32000
+	// CodePermissionDenied is a caller whose credential lacks the right
+	// an operation needs (Right; spec §3.3.2: an authorization error, HTTP
+	// 403, gRPC PERMISSION_DENIED, no JSON-RPC code). Parley uses -31403,
+	// the official Go SDK's (a2a-go v2 ErrUnauthorized), outside the band
+	// -32768..-32000 JSON-RPC 2.0 reserves, so the two read each other's
+	// (in HTTP 200 on JSON-RPC, as the Go SDK sends and reads it).
+	CodePermissionDenied Code = -31403
 	// CodeRequestTooLarge is a request body over the server's limit. On
 	// JSON-RPC it is reported as an invalid request (-32600).
 	CodeRequestTooLarge Code = -32600 - 1000
@@ -143,6 +150,7 @@ const (
 	grpcFailedPrecondition = 9
 	grpcAborted            = 10
 	grpcUnimplemented      = 12
+	grpcPermissionDenied   = 7
 	grpcInternal           = 13
 	grpcUnavailable        = 14
 	grpcUnauthenticated    = 16
@@ -169,6 +177,7 @@ var codeTable = [...]codeInfo{
 	{CodeInvalidParams, "InvalidParamsError", "INVALID_PARAMS", "invalid parameters", -32602, 400, grpcInvalidArgument, onAll},
 	{CodeInternal, "InternalError", "INTERNAL", "internal error", -32603, 500, grpcInternal, onAll},
 	{CodeUnauthenticated, "UnauthenticatedError", "UNAUTHENTICATED", "authentication required", -32000, 401, grpcUnauthenticated, onAll},
+	{CodePermissionDenied, "PermissionDeniedError", "PERMISSION_DENIED", "permission denied", -31403, 403, grpcPermissionDenied, onAll},
 	// On gRPC an oversized request is often refused by the gRPC library
 	// before Parley sees it, without an ErrorInfo: RESOURCE_EXHAUSTED alone
 	// means RequestTooLarge.
@@ -180,15 +189,16 @@ var codeTable = [...]codeInfo{
 
 // Values peers send that no row has, read as one row's (never sent by
 // Parley, so outside the table's round trip): the official Go SDK's
-// authentication reason UNAUTHORIZED; HTTP 403, 405, 422 and 501; and the
-// gRPC codes PERMISSION_DENIED, OUT_OF_RANGE, UNKNOWN, ALREADY_EXISTS and
-// DATA_LOSS. (ABORTED and HTTP 409 are TaskGenerationMismatchError's.) Any other 4xx status is InvalidRequest, any other
+// reason UNAUTHORIZED (its permission denied) and its JSON-RPC code
+// -31401 (UNAUTHENTICATED); HTTP 405, 422 and 501; and the gRPC codes
+// OUT_OF_RANGE, UNKNOWN, ALREADY_EXISTS and DATA_LOSS. (ABORTED and HTTP 409 are TaskGenerationMismatchError's.) Any other 4xx status is InvalidRequest, any other
 // 5xx InternalError, except the transport conditions (transportHTTP,
 // transportGRPC), which are no A2A error at all.
 var (
-	aliasReasons = map[string]Code{"UNAUTHORIZED": CodeUnauthenticated}
-	aliasHTTP    = map[int]Code{403: CodeUnauthenticated, 405: CodeMethodNotFound, 422: CodeInvalidParams, 501: CodeUnsupportedOperation}
-	aliasGRPC    = map[int]Code{7: CodeUnauthenticated, 11: CodeInvalidParams, 2: CodeInternal, 6: CodeInternal, 15: CodeInternal}
+	aliasReasons = map[string]Code{"UNAUTHORIZED": CodePermissionDenied}
+	aliasRPC     = map[int]Code{-31401: CodeUnauthenticated}
+	aliasHTTP    = map[int]Code{405: CodeMethodNotFound, 422: CodeInvalidParams, 501: CodeUnsupportedOperation}
+	aliasGRPC    = map[int]Code{11: CodeInvalidParams, 2: CodeInternal, 6: CodeInternal, 15: CodeInternal}
 )
 
 // The statuses that say the server (or a proxy) could not answer rather
@@ -283,8 +293,8 @@ func (c Code) JSONRPC() int { return lookup(c).rpc }
 func (c Code) IsA2A() bool { return c <= CodeTaskNotFound && c >= CodeTaskGenerationMismatch }
 
 // CodeForReason maps an ErrorInfo reason, spelled exactly, back to its code,
-// for clients: a reason of the table, or UNAUTHORIZED (an authentication
-// error of the official Go SDK).
+// for clients: a reason of the table, or UNAUTHORIZED (the permission
+// denied of the official Go SDK).
 func CodeForReason(reason string) (Code, bool) {
 	if reason == "" {
 		return 0, false
@@ -364,6 +374,10 @@ func CodeFromWire(w Wire) (Code, bool) {
 // alias is the row a foreign value of kind k stands for, if any.
 func alias(k wire, v int) []Code {
 	switch k {
+	case onRPC:
+		if c, ok := aliasRPC[v]; ok {
+			return []Code{c}
+		}
 	case onHTTP:
 		if c, ok := aliasHTTP[v]; ok {
 			return []Code{c}
@@ -485,6 +499,7 @@ const (
 	ErrInvalidParams                  = sentinel(CodeInvalidParams)
 	ErrInternal                       = sentinel(CodeInternal)
 	ErrUnauthenticated                = sentinel(CodeUnauthenticated)
+	ErrPermissionDenied               = sentinel(CodePermissionDenied)
 	ErrRequestTooLarge                = sentinel(CodeRequestTooLarge)
 	ErrRateLimited                    = sentinel(CodeRateLimited)
 	ErrUnavailable                    = sentinel(CodeUnavailable)

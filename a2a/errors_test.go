@@ -202,6 +202,7 @@ var sentinels = map[Code]error{
 	CodeInvalidParams:                  ErrInvalidParams,
 	CodeInternal:                       ErrInternal,
 	CodeUnauthenticated:                ErrUnauthenticated,
+	CodePermissionDenied:               ErrPermissionDenied,
 	CodeRequestTooLarge:                ErrRequestTooLarge,
 	CodeRateLimited:                    ErrRateLimited,
 	CodeUnavailable:                    ErrUnavailable,

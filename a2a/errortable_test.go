@@ -129,7 +129,7 @@ func TestForeignValues(t *testing.T) {
 		code Code
 		ok   bool
 	}{
-		{Wire{HTTP: 403}, CodeUnauthenticated, true},
+		{Wire{HTTP: 403}, CodePermissionDenied, true},
 		{Wire{HTTP: 405}, CodeMethodNotFound, true},
 		{Wire{HTTP: 409}, CodeTaskGenerationMismatch, true},
 		{Wire{HTTP: 410}, CodeInvalidRequest, true},
@@ -144,12 +144,14 @@ func TestForeignValues(t *testing.T) {
 		{Wire{JSONRPC: -32603}, CodeInternal, true},
 		{Wire{HTTP: 404, GRPC: grpcUnimplemented}, CodeMethodNotFound, true},
 		{Wire{HTTP: 429, JSONRPC: -32603}, CodeRateLimited, true},
-		{Wire{GRPC: 7}, CodeUnauthenticated, true},
+		{Wire{GRPC: 7}, CodePermissionDenied, true},
 		{Wire{GRPC: 2}, CodeInternal, true},
 		{Wire{GRPC: 14}, 0, false},
 		{Wire{GRPC: 4, HTTP: 400}, 0, false},
-		{Wire{JSONRPC: -31401}, 0, false},
-		{Wire{Reason: "UNAUTHORIZED", JSONRPC: -31403}, CodeUnauthenticated, true},
+		{Wire{JSONRPC: -31401}, CodeUnauthenticated, true}, // the official Go SDK's
+		{Wire{JSONRPC: -31402}, 0, false},
+		{Wire{Reason: "UNAUTHORIZED", JSONRPC: -31403}, CodePermissionDenied, true},
+		{Wire{Reason: "UNAUTHORIZED"}, CodePermissionDenied, true},
 		{Wire{}, 0, false},
 	} {
 		got, ok := CodeFromWire(c.w)

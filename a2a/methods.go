@@ -35,6 +35,10 @@ type Method struct {
 	// client resends with the same messageId (decision B14: a resend
 	// returns the original result and does not run the agent again).
 	RetrySafe bool
+	// Right is the right a caller needs to call the operation (spec
+	// §3.3.2, §13.1): the core refuses a caller whose credential lacks it
+	// with PermissionDeniedError before it reads anything (Authorize).
+	Right Right
 	// NewRequest returns an empty request message of the operation.
 	NewRequest func() proto.Message
 	// NewResponse returns an empty response message of a unary operation
@@ -106,26 +110,37 @@ var methods []Method
 func init() {
 	methods = []Method{
 		{Name: MethodSendMessage, HTTPMethod: "POST", Path: "/message:send", HasBody: true, RetrySafe: true,
+			Right:      RightTasksWrite,
 			NewRequest: newMsg[SendMessageRequest](), NewResponse: newMsg[SendMessageResponse](), call: unary(Service.SendMessage)},
 		{Name: MethodSendStreamingMessage, HTTPMethod: "POST", Path: "/message:stream", HasBody: true, Streaming: true, RetrySafe: true,
+			Right:      RightTasksWrite,
 			NewRequest: newMsg[SendMessageRequest](), stream: streaming(Service.SendStreamingMessage)},
 		{Name: MethodGetTask, HTTPMethod: "GET", Path: "/tasks/{id}", RetrySafe: true,
+			Right:      RightTasksRead,
 			NewRequest: newMsg[GetTaskRequest](), NewResponse: newMsg[Task](), call: unary(Service.GetTask)},
 		{Name: MethodListTasks, HTTPMethod: "GET", Path: "/tasks", RetrySafe: true,
+			Right:      RightTasksRead,
 			NewRequest: newMsg[ListTasksRequest](), NewResponse: newMsg[ListTasksResponse](), call: unary(Service.ListTasks)},
 		{Name: MethodCancelTask, HTTPMethod: "POST", Path: "/tasks/{id}:cancel", HasBody: true, RetrySafe: true,
+			Right:      RightTasksWrite,
 			NewRequest: newMsg[CancelTaskRequest](), NewResponse: newMsg[Task](), call: unary(Service.CancelTask)},
 		{Name: MethodSubscribeToTask, HTTPMethod: "GET", AltHTTPMethod: "POST", Path: "/tasks/{id}:subscribe", Streaming: true, RetrySafe: true,
+			Right:      RightTasksRead,
 			NewRequest: newMsg[SubscribeToTaskRequest](), stream: streaming(Service.SubscribeToTask)},
 		{Name: MethodCreateTaskPushNotificationConfig, HTTPMethod: "POST", Path: "/tasks/{taskId}/pushNotificationConfigs", HasBody: true,
+			Right:      RightPush,
 			NewRequest: newMsg[TaskPushNotificationConfig](), NewResponse: newMsg[TaskPushNotificationConfig](), call: unary(Service.CreateTaskPushNotificationConfig)},
 		{Name: MethodGetTaskPushNotificationConfig, HTTPMethod: "GET", Path: "/tasks/{taskId}/pushNotificationConfigs/{id}", RetrySafe: true,
+			Right:      RightPush,
 			NewRequest: newMsg[GetTaskPushNotificationConfigRequest](), NewResponse: newMsg[TaskPushNotificationConfig](), call: unary(Service.GetTaskPushNotificationConfig)},
 		{Name: MethodListTaskPushNotificationConfigs, HTTPMethod: "GET", Path: "/tasks/{taskId}/pushNotificationConfigs", RetrySafe: true,
+			Right:      RightPush,
 			NewRequest: newMsg[ListTaskPushNotificationConfigsRequest](), NewResponse: newMsg[ListTaskPushNotificationConfigsResponse](), call: unary(Service.ListTaskPushNotificationConfigs)},
 		{Name: MethodDeleteTaskPushNotificationConfig, HTTPMethod: "DELETE", Path: "/tasks/{taskId}/pushNotificationConfigs/{id}", RetrySafe: true,
+			Right:      RightPush,
 			NewRequest: newMsg[DeleteTaskPushNotificationConfigRequest](), NewResponse: newMsg[emptypb.Empty](), call: unary(deleteConfig)},
 		{Name: MethodGetExtendedAgentCard, HTTPMethod: "GET", Path: "/extendedAgentCard", RetrySafe: true,
+			Right:      RightExtendedCard,
 			NewRequest: newMsg[GetExtendedAgentCardRequest](), NewResponse: newMsg[AgentCard](), call: unary(Service.GetExtendedAgentCard)},
 	}
 	for i := range methods {

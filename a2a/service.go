@@ -65,6 +65,10 @@ type CallInfo struct {
 	Extensions []string
 	// Principal is the authenticated caller's name, "" when anonymous.
 	Principal string
+	// Rights are what the caller's credential allows (spec §3.3.2); nil,
+	// a credential that declares none, allows everything. The core checks
+	// them (Authorize) before anything else an operation does.
+	Rights Rights
 	// LastEventID is the resume position as received, unparsed: the SSE
 	// Last-Event-ID header on the HTTP bindings, the last-event-id
 	// metadata on gRPC ("" if absent). Only SubscribeToTask reads it; the
@@ -103,6 +107,18 @@ func WithPrincipal(ctx context.Context, principal string) context.Context {
 		*ci = *old
 	}
 	ci.Principal = principal
+	return WithCallInfo(ctx, ci)
+}
+
+// WithRights returns a context whose CallInfo gives the caller rights (see
+// CallInfo.Rights), for a middleware that authenticates requests its own
+// way, beside WithPrincipal.
+func WithRights(ctx context.Context, rights Rights) context.Context {
+	ci := &CallInfo{}
+	if old := CallInfoFrom(ctx); old != nil {
+		*ci = *old
+	}
+	ci.Rights = rights
 	return WithCallInfo(ctx, ci)
 }
 

@@ -23,6 +23,18 @@ type Authenticator interface {
 	Authenticate(r *http.Request) (principal string, err error)
 }
 
+// RightsAuthenticator is an Authenticator whose credentials may carry
+// rights (a2a.Rights): the handler asks it through AuthenticateRights and
+// gives the call the rights it returns, which the core checks against the
+// right each operation needs (a2a.Method.Right; spec §3.3.2). The
+// authenticators of package authn, and TokenSet, are ones.
+type RightsAuthenticator interface {
+	Authenticator
+	// AuthenticateRights is Authenticate with the rights of the
+	// credentials: nil when they declare none (every right).
+	AuthenticateRights(r *http.Request) (principal string, rights a2a.Rights, err error)
+}
+
 // AuthenticatorFunc adapts a function to an Authenticator.
 type AuthenticatorFunc func(r *http.Request) (string, error)
 
@@ -39,25 +51,33 @@ var ErrTokenRefused = errors.New("the bearer token was refused")
 // (ErrTokenRefused).
 func BearerTokens(tokens map[string]string) Authenticator {
 	return AuthenticatorFunc(func(r *http.Request) (string, error) {
-		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return "", nil
-		}
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			return "", ErrTokenRefused // a scheme without a token matches nothing
-		}
-		name := ""
-		for t, n := range tokens {
-			if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-				name = n
-			}
-		}
-		if name == "" {
-			return "", ErrTokenRefused
-		}
-		return name, nil
+		_, name, err := matchToken(tokens, r)
+		return name, err
 	})
+}
+
+// matchToken finds the request's bearer token among tokens (token to
+// principal), comparing with every one in constant time, and returns it
+// with its principal: "" for both when the request has no bearer token,
+// ErrTokenRefused for an unknown one.
+func matchToken(tokens map[string]string, r *http.Request) (token, name string, err error) {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", "", nil
+	}
+	tok = strings.TrimSpace(tok)
+	if tok == "" {
+		return "", "", ErrTokenRefused // a scheme without a token matches nothing
+	}
+	for t, n := range tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			token, name = t, n
+		}
+	}
+	if name == "" {
+		return "", "", ErrTokenRefused
+	}
+	return token, name, nil
 }
 
 // checkTokens refuses a token map that would let a caller in without a
@@ -89,19 +109,19 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 	ci := &a2a.CallInfo{Decoded: true} // every protocol decodes and encodes each call for itself
 	ctx := r.Context()
 	if outer := a2a.CallInfoFrom(ctx); outer != nil && outer.Principal != "" {
-		ci.Principal = outer.Principal
+		ci.Principal, ci.Rights = outer.Principal, outer.Rights
 		return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
 	}
 	if len(r.Header.Values("Authorization")) > 1 {
 		return r, a2a.NewError(a2a.CodeUnauthenticated, "more than one Authorization header")
 	}
 	for _, a := range h.auth {
-		p, err := a.Authenticate(r)
+		p, rights, err := authenticateWith(a, r)
 		if err != nil {
 			return r, refused(r, err)
 		}
 		if p != "" {
-			ci.Principal = p
+			ci.Principal, ci.Rights = p, rights
 			break
 		}
 	}
@@ -109,6 +129,16 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 		return r, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: no credentials were sent")
 	}
 	return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
+}
+
+// authenticateWith asks a, through AuthenticateRights when it is a
+// RightsAuthenticator (otherwise its principal has every right).
+func authenticateWith(a Authenticator, r *http.Request) (string, a2a.Rights, error) {
+	if ra, ok := a.(RightsAuthenticator); ok {
+		return ra.AuthenticateRights(r)
+	}
+	p, err := a.Authenticate(r)
+	return p, nil, err
 }
 
 // refused is the error for credentials an authenticator refused. When they

@@ -12,8 +12,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
+
+	"parley.dev/parley/a2a"
 )
 
 // APIKeyHeader is the request header that carries an API key.
@@ -32,7 +35,9 @@ var ErrAPIKeyRefused = errors.New("the API key was refused")
 // APIKeys authenticates the X-API-Key header against a file of names and
 // key hashes. The file holds no key: one line per key, "NAME sha256:HEX"
 // (the SHA-256 of the key; keys are 256 random bits, so a fast hash is
-// enough), with blank lines and "#" comments allowed. Revoke a key by
+// enough), with blank lines and "#" comments allowed. A third field gives
+// the key rights, "NAME sha256:HEX tasks:read,card:extended"
+// (a2a.ParseRights); a key without one has every right. Revoke a key by
 // removing its line and calling Reload (`parley serve` reloads on SIGHUP).
 type APIKeys struct {
 	file string
@@ -40,8 +45,9 @@ type APIKeys struct {
 }
 
 type apiKey struct {
-	name string
-	hash [sha256.Size]byte
+	name   string
+	hash   [sha256.Size]byte
+	rights a2a.Rights // nil: every right
 }
 
 // LoadAPIKeys reads the key file.
@@ -83,8 +89,8 @@ func parseAPIKeys(b []byte) ([]apiKey, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 2 || !strings.HasPrefix(f[1], "sha256:") {
-			return nil, fmt.Errorf("line %d: want NAME sha256:HEX", n)
+		if len(f) < 2 || len(f) > 3 || !strings.HasPrefix(f[1], "sha256:") {
+			return nil, fmt.Errorf("line %d: want NAME sha256:HEX [RIGHT,...]", n)
 		}
 		h, err := hex.DecodeString(strings.TrimPrefix(f[1], "sha256:"))
 		if err != nil || len(h) != sha256.Size {
@@ -92,6 +98,11 @@ func parseAPIKeys(b []byte) ([]apiKey, error) {
 		}
 		k := apiKey{name: f[0]}
 		copy(k.hash[:], h)
+		if len(f) == 3 {
+			if k.rights, err = a2a.ParseRights(f[2]); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n, err)
+			}
+		}
 		keys = append(keys, k)
 	}
 	return keys, sc.Err()
@@ -101,26 +112,34 @@ func parseAPIKeys(b []byte) ([]apiKey, error) {
 // compared, in constant time, so the time taken does not tell which key
 // came close.
 func (a *APIKeys) Authenticate(r *http.Request) (string, error) {
+	p, _, err := a.AuthenticateRights(r)
+	return p, err
+}
+
+// AuthenticateRights implements a2ahttp.RightsAuthenticator: Authenticate,
+// with the key's rights (nil when its line gives none).
+func (a *APIKeys) AuthenticateRights(r *http.Request) (string, a2a.Rights, error) {
 	vals := r.Header.Values(APIKeyHeader)
 	switch {
 	case len(vals) == 0:
-		return "", nil
+		return "", nil, nil
 	case len(vals) > 1:
-		return "", errors.New("more than one " + APIKeyHeader + " header")
+		return "", nil, errors.New("more than one " + APIKeyHeader + " header")
 	case len(vals[0]) > maxAPIKeyBytes:
-		return "", ErrAPIKeyRefused
+		return "", nil, ErrAPIKeyRefused
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(vals[0])))
-	name := ""
-	for _, k := range *a.keys.Load() {
-		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
-			name = k.name
+	var found *apiKey
+	keys := *a.keys.Load()
+	for i := range keys {
+		if subtle.ConstantTimeCompare(sum[:], keys[i].hash[:]) == 1 {
+			found = &keys[i]
 		}
 	}
-	if name == "" {
-		return "", ErrAPIKeyRefused
+	if found == nil {
+		return "", nil, ErrAPIKeyRefused
 	}
-	return name, nil
+	return found.name, slices.Clone(found.rights), nil
 }
 
 // NewAPIKey makes a key for name and returns it with the line to add to

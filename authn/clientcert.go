@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
+
+	"parley.dev/parley/a2a"
 )
 
 // ClientCert authenticates a request by the TLS client certificate its
@@ -14,18 +17,30 @@ import (
 // principal is the certificate's first subject alternative name, URI (a
 // SPIFFE ID, say), then DNS name, then email address, else its subject
 // common name. A connection without a verified certificate names nobody.
-type ClientCert struct{}
+type ClientCert struct {
+	// Rights are the rights of the principals certificates name, by
+	// principal; a principal not in it has every right. A certificate
+	// says nothing of rights itself, so they are the operator's to give.
+	Rights map[string]a2a.Rights
+}
 
 // Authenticate implements a2ahttp.Authenticator.
-func (ClientCert) Authenticate(r *http.Request) (string, error) {
+func (c ClientCert) Authenticate(r *http.Request) (string, error) {
+	p, _, err := c.AuthenticateRights(r)
+	return p, err
+}
+
+// AuthenticateRights implements a2ahttp.RightsAuthenticator: Authenticate,
+// with the principal's Rights.
+func (c ClientCert) AuthenticateRights(r *http.Request) (string, a2a.Rights, error) {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	p := CertPrincipal(r.TLS.VerifiedChains[0][0])
 	if p == "" {
-		return "", errors.New("the client certificate names no one (no subject alternative name or common name)")
+		return "", nil, errors.New("the client certificate names no one (no subject alternative name or common name)")
 	}
-	return p, nil
+	return p, slices.Clone(c.Rights[p]), nil
 }
 
 // CertPrincipal is the principal a certificate names (see ClientCert).

@@ -9,4 +9,11 @@
 //
 // Principals of every method share one name space: a JWT whose subject is
 // "alice" and an API key named "alice" are the same caller.
+//
+// Each is also an a2ahttp.RightsAuthenticator: a credential may carry
+// rights (a2a.Rights; spec §3.3.2), which narrow the operations its caller
+// may call — a JWT by a claim (JWTOptions.RightsClaim), an API key by a
+// third field of its line, a client certificate by its principal
+// (ClientCert.Rights). A credential that declares no rights has every
+// right, as before rights existed.
 package authn

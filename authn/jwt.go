@@ -13,6 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/jwks"
 )
 
@@ -43,6 +44,14 @@ type JWTOptions struct {
 	// PrincipalClaim names the string claim that becomes the principal
 	// (default "sub").
 	PrincipalClaim string
+	// RightsClaim names the claim whose values are the token's rights
+	// (a2a.Right names; others, such as "openid", are ignored): a string
+	// of values separated by spaces (OAuth 2.0 "scope", RFC 8693 §4.2) or
+	// an array of strings ("scp"). Empty (the default): tokens declare no
+	// rights and hold every right. Set, it makes rights part of every
+	// token: one without the claim, or whose values name no right, may
+	// call nothing (spec §3.3.2).
+	RightsClaim string
 	// Algorithms are the accepted "alg" values (default JWTAlgorithms);
 	// only asymmetric algorithms are allowed.
 	Algorithms []jose.SignatureAlgorithm
@@ -114,33 +123,47 @@ func NewJWT(opts JWTOptions) (*JWT, error) {
 
 // Authenticate implements a2ahttp.Authenticator.
 func (j *JWT) Authenticate(r *http.Request) (string, error) {
+	p, _, err := j.AuthenticateRights(r)
+	return p, err
+}
+
+// AuthenticateRights implements a2ahttp.RightsAuthenticator: the
+// principal, and the rights of JWTOptions.RightsClaim.
+func (j *JWT) AuthenticateRights(r *http.Request) (string, a2a.Rights, error) {
 	tok, ok := BearerToken(r.Header.Get("Authorization"))
 	if !ok || !LooksLikeJWT(tok) {
-		return "", nil
+		return "", nil, nil
 	}
-	return j.Verify(r.Context(), tok)
+	return j.VerifyRights(r.Context(), tok)
 }
 
 // Verify checks a token and returns its principal. Its errors are meant
 // for the client: they never hold the token.
 func (j *JWT) Verify(ctx context.Context, tok string) (string, error) {
+	p, _, err := j.VerifyRights(ctx, tok)
+	return p, err
+}
+
+// VerifyRights is Verify, with the token's rights (see
+// JWTOptions.RightsClaim; nil when it is not set).
+func (j *JWT) VerifyRights(ctx context.Context, tok string) (string, a2a.Rights, error) {
 	if len(tok) > j.opts.MaxTokenBytes {
-		return "", fmt.Errorf("the bearer token is larger than %d bytes", j.opts.MaxTokenBytes)
+		return "", nil, fmt.Errorf("the bearer token is larger than %d bytes", j.opts.MaxTokenBytes)
 	}
 	t, err := jwt.ParseSigned(tok, j.opts.Algorithms)
 	if err != nil {
-		return "", refused("not a JWT signed with an accepted algorithm")
+		return "", nil, refused("not a JWT signed with an accepted algorithm")
 	}
 	if len(t.Headers) != 1 {
-		return "", refused("not a JWT with one signature")
+		return "", nil, refused("not a JWT with one signature")
 	}
 	h := t.Headers[0]
 	keys, err := j.keys.Keys(ctx, h.KeyID)
 	if err != nil {
 		if errors.Is(err, jwks.ErrUnknownKey) {
-			return "", refused("signed by an unknown key")
+			return "", nil, refused("signed by an unknown key")
 		}
-		return "", refused("the issuer's keys are unavailable")
+		return "", nil, refused("the issuer's keys are unavailable")
 	}
 	var claims jwt.Claims
 	extra := map[string]any{}
@@ -155,9 +178,34 @@ func (j *JWT) Verify(ctx context.Context, tok string) (string, error) {
 		}
 	}
 	if !verified {
-		return "", refused("the signature does not verify")
+		return "", nil, refused("the signature does not verify")
 	}
-	return j.principal(&claims, extra)
+	p, err := j.principal(&claims, extra)
+	if err != nil {
+		return "", nil, err
+	}
+	return p, j.rights(extra), nil
+}
+
+// rights reads the rights of a verified token's claims (see
+// JWTOptions.RightsClaim): nil without a RightsClaim; otherwise the known
+// rights among the claim's values, never nil.
+func (j *JWT) rights(extra map[string]any) a2a.Rights {
+	if j.opts.RightsClaim == "" {
+		return nil
+	}
+	var scopes []string
+	switch v := extra[j.opts.RightsClaim].(type) {
+	case string:
+		scopes = strings.Fields(v)
+	case []any:
+		for _, s := range v {
+			if s, ok := s.(string); ok {
+				scopes = append(scopes, strings.Fields(s)...)
+			}
+		}
+	}
+	return a2a.RightsOf(scopes)
 }
 
 // principal checks the verified claims and returns the principal.

@@ -218,7 +218,7 @@ func TestGRPCStatusMapping(t *testing.T) {
 		{"FAILED_PRECONDITION", connect.NewError(connect.CodeFailedPrecondition, nil), a2a.CodeUnsupportedOperation, nil},
 		{"UNIMPLEMENTED", connect.NewError(connect.CodeUnimplemented, nil), a2a.CodeMethodNotFound, nil},
 		{"UNAUTHENTICATED", connect.NewError(connect.CodeUnauthenticated, nil), a2a.CodeUnauthenticated, nil},
-		{"PERMISSION_DENIED", connect.NewError(connect.CodePermissionDenied, nil), a2a.CodeUnauthenticated, nil},
+		{"PERMISSION_DENIED", connect.NewError(connect.CodePermissionDenied, nil), a2a.CodePermissionDenied, nil},
 		{"RESOURCE_EXHAUSTED", connect.NewError(connect.CodeResourceExhausted, nil), a2a.CodeRequestTooLarge, nil},
 		{"UNKNOWN", connect.NewError(connect.CodeUnknown, nil), a2a.CodeInternal, func(t *testing.T, e *a2a.Error) {
 			if e.Metadata["grpcStatus"] != "UNKNOWN" {
@@ -249,7 +249,8 @@ func TestGRPCStatusMapping(t *testing.T) {
 }
 
 // TestGRPCNotGRPC: answers that are not gRPC are transport failures (a
-// proxy's 503 is temporary), or authentication errors for 401 and 403.
+// proxy's 503 is temporary), or an authentication error for 401 and an
+// authorization error for 403.
 func TestGRPCNotGRPC(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -262,6 +263,7 @@ func TestGRPCNotGRPC(t *testing.T) {
 			return errors.As(err, &te) && te.StatusCode == 503 && te.Temporary() && te.Phase == client.PhaseResponse
 		}},
 		{401, "text/plain", func(err error) bool { return errors.Is(err, a2a.ErrUnauthenticated) }},
+		{403, "text/plain", func(err error) bool { return errors.Is(err, a2a.ErrPermissionDenied) }},
 		{200, "text/html", func(err error) bool {
 			var te *client.TransportError
 			return errors.As(err, &te) && te.Phase == client.PhaseResponse && !te.Temporary()

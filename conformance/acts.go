@@ -11,11 +11,10 @@ import (
 	"parley.dev/parley/internal/check"
 )
 
-// WithACTSVariable gives an ACTS variable the runner provides (ACTS §8),
-// such as insufficientAuthToken (a valid token the agent must refuse for
-// lack of rights). It overrides a document's variable of the same name;
-// webhookUrl and otherUserTaskId are provided without it when
-// WithWebhookAddr and WithSecondToken are given.
+// WithACTSVariable gives an ACTS variable the runner provides (ACTS §8).
+// It overrides a document's variable of the same name; webhookUrl,
+// otherUserTaskId and insufficientAuthToken are provided without it when
+// WithWebhookAddr, WithSecondToken and WithInsufficientToken are given.
 func WithACTSVariable(name, value string) Option {
 	return optionFunc(func(o *check.Options) {
 		if o.Vars == nil {

@@ -28,10 +28,11 @@
 // it); with ACTS's
 // every behaviour check runs but B11.append-unknown, which its contract
 // cannot ask for. Against an agent speaking neither, the behaviour checks
-// (65 per binding) are skipped, each saying so, and these 48 run, on the
+// (65 per binding) are skipped, each saying so, and these 49 run, on the
 // bindings they concern: the card (card.*: served, v1, decode, required,
 // interfaces, caching-headers, conditional, content-type), authentication
-// (auth.anonymous, auth.challenge), errors on unknown tasks and configs
+// (auth.anonymous, auth.challenge, and auth.permission with
+// WithInsufficientToken), errors on unknown tasks and configs
 // (errors.*), versions (B7.*), required extensions
 // (extensions.required), capabilities not declared (capabilities.*),
 // media types (B8.success-type, B8.error-type, B8.request-json), the
@@ -82,6 +83,14 @@ func WithToken(token string) Option {
 // (spec §13.1) run; without it they are skipped.
 func WithSecondToken(token string) Option {
 	return optionFunc(func(o *check.Options) { o.Token2 = token })
+}
+
+// WithInsufficientToken gives a bearer token the agent accepts but that
+// lacks the rights to send a message and to read the extended card (spec
+// §3.3.2: the agent must answer an authorization error; §13.3). RunACTS
+// provides it as ACTS's insufficientAuthToken.
+func WithInsufficientToken(token string) Option {
+	return optionFunc(func(o *check.Options) { o.InsufficientToken = token })
 }
 
 // WithHeader adds a header to every request. It may be given more than

@@ -30,7 +30,7 @@ import (
 // The checks of known behaviours run when the agent speaks a behaviour
 // contract: Parley's conformance agent's words, or ACTS's tck-* prefixes
 // (an agent written to ACTS §11.2 gets them all but B11.append-unknown).
-// Against an agent speaking neither they are skipped, and the 48 checks the
+// Against an agent speaking neither they are skipped, and the 49 checks the
 // package documentation lists run: the card, authentication, errors,
 // versions, media types, the JSON-RPC envelope, extensions, capabilities,
 // the extended card, the ListTasks shape, gRPC's own and the comparison of

@@ -124,7 +124,11 @@ func (s *Server) accept(ctx context.Context, req *a2a.SendMessageRequest, stream
 // those of every operation, the streaming capability, the request's fields
 // and the inline push URL.
 func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, stream bool) (call, error) {
-	c, err := s.begin(ctx, req.GetTenant())
+	op := a2a.MethodSendMessage
+	if stream {
+		op = a2a.MethodSendStreamingMessage
+	}
+	c, err := s.begin(ctx, op, req.GetTenant())
 	if err != nil {
 		return call{}, err
 	}
@@ -136,6 +140,11 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 		return call{}, err
 	}
 	if p := req.GetConfiguration().GetTaskPushNotificationConfig(); p != nil {
+		// A push configuration given with the message is set as
+		// CreateTaskPushNotificationConfig sets one, and needs its right.
+		if err := a2a.Authorize(c.info, a2a.MethodByName(a2a.MethodCreateTaskPushNotificationConfig).Right); err != nil {
+			return call{}, err
+		}
 		if err := s.checkPushURL(ctx, "configuration.taskPushNotificationConfig.url", p.GetUrl()); err != nil {
 			return call{}, err
 		}

@@ -19,14 +19,19 @@ type call struct {
 	scope taskstore.Scope
 }
 
-// begin runs the checks common to every operation, in this order:
-// authentication, protocol version (decision B7), required
-// extensions, the length of the tenant (Limits.MaxIDBytes). It returns the
-// caller's scope for the tenant.
-func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
+// begin runs the checks common to every operation op (an a2a.Method
+// constant), in this order: authentication, the caller's right to call op
+// (its a2a.Method.Right; spec §3.3.2), protocol version (decision B7),
+// required extensions, the length of the tenant (Limits.MaxIDBytes). It
+// returns the caller's scope for the tenant. Nothing is read from the
+// store before it returns.
+func (s *Server) begin(ctx context.Context, op, tenant string) (call, error) {
 	ci := a2a.CallInfoFrom(ctx)
 	if s.opts.RequireAuth && (ci == nil || ci.Principal == "") {
 		return call{}, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: send a bearer token in the Authorization header")
+	}
+	if err := a2a.Authorize(ci, a2a.MethodByName(op).Right); err != nil {
+		return call{}, err
 	}
 	v, err := s.callVersion(ci)
 	if err != nil {
@@ -46,8 +51,8 @@ func (s *Server) begin(ctx context.Context, tenant string) (call, error) {
 }
 
 // beginPush is begin plus the push capability gate (spec §3.3.4).
-func (s *Server) beginPush(ctx context.Context, tenant string) (call, error) {
-	c, err := s.begin(ctx, tenant)
+func (s *Server) beginPush(ctx context.Context, op, tenant string) (call, error) {
+	c, err := s.begin(ctx, op, tenant)
 	if err == nil && !s.pushEnabled() {
 		err = a2a.NewError(a2a.CodePushNotificationNotSupported, "this agent does not support push notifications")
 	}

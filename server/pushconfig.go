@@ -22,7 +22,7 @@ import (
 // notification is a snapshot of the task (see putPushConfig). A task holds
 // at most Limits.MaxPushConfigs configurations.
 func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	c, err := s.beginPush(ctx, req.GetTenant())
+	c, err := s.beginPush(ctx, a2a.MethodCreateTaskPushNotificationConfig, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.
 // GetTaskPushNotificationConfig implements a2a.Service (spec §3.1.8); a
 // missing configuration is TaskNotFoundError.
 func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
-	c, err := s.beginPush(ctx, req.GetTenant())
+	c, err := s.beginPush(ctx, a2a.MethodGetTaskPushNotificationConfig, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Get
 // is an opaque token from the previous page, signed and bound to the caller
 // and the task; nextPageToken is "" on the last page.
 func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	c, err := s.beginPush(ctx, req.GetTenant())
+	c, err := s.beginPush(ctx, a2a.MethodListTaskPushNotificationConfigs, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (r *run) roomForPushConfig(ctx context.Context, id, field string) error {
 // idempotent for a config already gone, TaskNotFoundError for an unknown
 // task.
 func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
-	c, err := s.beginPush(ctx, req.GetTenant())
+	c, err := s.beginPush(ctx, a2a.MethodDeleteTaskPushNotificationConfig, req.GetTenant())
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // (A2A 1.1) at or above the task's generation it is a long poll, held
 // until the task changes (see hold; spec §3.2.7).
 func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	c, err := s.begin(ctx, req.GetTenant())
+	c, err := s.begin(ctx, a2a.MethodGetTask, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ const (
 // ListTasks implements a2a.Service (spec §3.1.4; decision B5): the
 // caller's tasks only, newest status first, with an opaque signed cursor.
 func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	c, err := s.begin(ctx, req.GetTenant())
+	c, err := s.begin(ctx, a2a.MethodListTasks, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (s *Server) listQuery(req *a2a.ListTasksRequest, filter []byte) (taskstore.
 // CANCELED task returns it unchanged (idempotent, §3.3.1); other terminal
 // states are TaskNotCancelableError.
 func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	c, err := s.begin(ctx, req.GetTenant())
+	c, err := s.begin(ctx, a2a.MethodCancelTask, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 // event was the one named gives an empty stream.
 func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.StreamEvent, error] {
 	return s.viewStream(ctx, func(yield func(a2a.StreamEvent, error) bool) {
-		c, err := s.begin(ctx, req.GetTenant())
+		c, err := s.begin(ctx, a2a.MethodSubscribeToTask, req.GetTenant())
 		if err == nil && !s.streaming() {
 			err = a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
 		}
@@ -248,7 +248,7 @@ func (s *Server) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 // B13: only for an authenticated caller, and only when the card declares
 // and the server is given one).
 func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	c, err := s.begin(ctx, req.GetTenant())
+	c, err := s.begin(ctx, a2a.MethodGetExtendedAgentCard, req.GetTenant())
 	if err != nil {
 		return nil, err
 	}

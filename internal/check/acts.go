@@ -29,7 +29,8 @@ import (
 // runner-provided variables (ACTS §8) are vars, completed with what the
 // options allow: webhookUrl, a receiver on opts.WebhookAddr (the
 // webhook_endpoint requirement); otherUserTaskId, a task created by the
-// second principal (opts.Token2). opts.Progress is not used.
+// second principal (opts.Token2); insufficientAuthToken,
+// opts.InsufficientToken. opts.Progress is not used.
 func RunACTS(ctx context.Context, opts Options, doc *acts.Document, vars map[string]string) ([]*acts.Report, error) {
 	ds, card, err := ACTSDrivers(ctx, opts)
 	if err != nil {
@@ -46,6 +47,9 @@ func RunACTS(ctx context.Context, opts Options, doc *acts.Document, vars map[str
 		}
 		defer wh.close()
 		all["webhookUrl"] = "http://" + wh.ln.Addr().String() + "/acts"
+	}
+	if opts.InsufficientToken != "" && all["insufficientAuthToken"] == "" {
+		all["insufficientAuthToken"] = opts.InsufficientToken
 	}
 	if opts.Token2 != "" && all["otherUserTaskId"] == "" {
 		d := ds[0].(*actsDriver)

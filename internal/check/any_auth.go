@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net/http"
 	"strings"
 
 	"parley.dev/parley/a2a"
@@ -26,6 +27,10 @@ var authSteps = []step[*authFamily]{
 	{Result{ID: "auth.challenge", Title: "the refusal carries an authentication challenge", Level: "SHOULD", Section: "§3.3.2, §7.4",
 		Requires: "Servers SHOULD include authentication challenge information in the error response (WWW-Authenticate)"},
 		(*authFamily).challenge},
+	{Result{ID: "auth.permission", Operation: a2a.MethodSendMessage, Title: "a credential without the right to send is refused with an authorization error",
+		Level: "MUST", Section: "§3.3.2",
+		Requires: "Servers MUST return an authorization error when the authenticated client lacks required permissions (HTTP 403 Forbidden, gRPC PERMISSION_DENIED)"},
+		(*authFamily).permission},
 }
 
 // authChecks grades authentication when the card declares it. It returns
@@ -33,9 +38,9 @@ var authSteps = []step[*authFamily]{
 // given).
 func (b *bindingRun) authChecks(ctx context.Context) bool {
 	if !requiresAuth(b.s.card) {
-		b.check(authSteps[0].desc).na("the card declares no security requirements")
-		b.check(Result{ID: "auth.challenge", Title: "the refusal carries an authentication challenge", Level: "SHOULD", Section: "§3.3.2, §7.4",
-			Requires: "Servers SHOULD include authentication challenge information in the error response"}).na("the card declares no security requirements")
+		for _, s := range authSteps {
+			b.check(s.desc).na("the card declares no security requirements")
+		}
 		return true
 	}
 	runSteps(ctx, b, &authFamily{b: b}, authSteps)
@@ -106,6 +111,43 @@ func (f *authFamily) challenge(_ context.Context, r *rec) {
 		r.warn("no WWW-Authenticate header")
 	}
 }
+
+// permission sends a message with the credential that lacks the right to
+// (Options.InsufficientToken): an authorization error passes, told apart
+// from an authentication one (the credential is valid). The spec names
+// no error for it, only its statuses (§3.3.2): HTTP 403 or gRPC
+// PERMISSION_DENIED with any error passes, and on JSON-RPC, whose code
+// for it the spec does not assign, an error Parley's table reads as
+// PermissionDeniedError (-31403, the official Go SDK's).
+func (f *authFamily) permission(ctx context.Context, r *rec) {
+	b := f.b
+	tok := b.s.opts.InsufficientToken
+	if tok == "" {
+		r.skip("no --insufficient-token (a credential the agent accepts without the right to send) given")
+		return
+	}
+	res := b.t.call(ctx, a2a.MethodSendMessage, &a2a.SendMessageRequest{Message: b.msg("hello")}, callOpts{token: &tok})
+	if !r.gradable(res) {
+		return
+	}
+	switch {
+	case res.err.is(a2a.CodePermissionDenied):
+		r.pass("refused: %s", describeError(res.err))
+	case res.err != nil && res.ex.Status == http.StatusForbidden:
+		r.pass("refused with HTTP 403: %s", describeError(res.err))
+	case res.err != nil && res.err.GRPCCode == grpcPermissionDenied:
+		r.pass("refused with PERMISSION_DENIED: %s", describeError(res.err))
+	case res.ok():
+		r.fail("the message was served: the credential's rights were not enforced")
+	case res.err.is(a2a.CodeUnauthenticated):
+		r.fail("refused as unauthenticated (%s): a valid credential without the right wants an authorization error (403, PERMISSION_DENIED)", describeError(res.err))
+	default:
+		r.fail("got %s instead of an authorization error", describeError(res.err))
+	}
+}
+
+// grpcPermissionDenied is the google.rpc.Code PERMISSION_DENIED.
+const grpcPermissionDenied = 7
 
 // certificateRequired reports whether a call failed because the server
 // wants a TLS client certificate the call did not present: the handshake

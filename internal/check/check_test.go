@@ -60,7 +60,15 @@ func startParleyWith(t *testing.T, tokens map[string]string, wrap func(http.Hand
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Tokens: tokens, Middleware: mw})
+	// The tokens, with "tok-c" (when given) holding tasks:read alone: the
+	// credential without the right to send of auth.permission.
+	var auth []a2ahttp.Authenticator
+	if len(tokens) > 0 {
+		set := a2ahttp.NewTokenSet(nil)
+		set.ReplaceWithRights(tokens, map[string]a2a.Rights{"tok-c": {a2a.RightTasksRead}})
+		auth = append(auth, set)
+	}
+	h, err := a2ahttp.New(srv, &a2ahttp.Options{Card: card, Authenticators: auth, Middleware: mw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +103,9 @@ func notPassing(rep *check.Report, verdicts ...check.Verdict) []string {
 // no check fails or is unmet; only push delivery is skipped (no sender).
 func TestRunParley(t *testing.T) {
 	t.Parallel()
-	base := startParley(t, map[string]string{"tok-a": "alice", "tok-b": "bob"}, nil)
+	base := startParley(t, map[string]string{"tok-a": "alice", "tok-b": "bob", "tok-c": "carol"}, nil)
 	var progress int
-	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", Token2: "tok-b", WebhookAddr: "127.0.0.1:0",
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", Token2: "tok-b", InsufficientToken: "tok-c", WebhookAddr: "127.0.0.1:0",
 		Progress: func(check.Result) { progress++ }})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +129,7 @@ func TestRunParley(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"grpc.protocol", "grpc.unknown-method", "errors.unknown-task.subscribe", "B12.subscribe", "B2.fanout",
-		"B2.stream-auth-open", "B13.anonymous", "B7.version-missing", "push.delete", "auth.challenge"} {
+		"B2.stream-auth-open", "B13.anonymous", "B7.version-missing", "push.delete", "auth.challenge", "auth.permission"} {
 		found := false
 		for _, r := range rep.Find(id) {
 			if r.Binding == a2a.BindingGRPC {
@@ -240,6 +248,30 @@ func TestRunCatchesCrossPrincipalCancel(t *testing.T) {
 	for _, r := range rep.Find("B12.get") {
 		if r.Parley != "same" {
 			t.Errorf("%s B12.get passed without the note that Parley does the same: %+v", r.Binding, r)
+		}
+	}
+}
+
+// TestRunCatchesUnenforcedRights: auth.permission fails, alone, when the
+// token said to lack the right to send is served (an agent without
+// rights), and when it is refused as unauthenticated (not a valid
+// credential), each binding saying which.
+func TestRunCatchesUnenforcedRights(t *testing.T) {
+	t.Parallel()
+	base := startParley(t, map[string]string{"tok-a": "alice", "tok-b": "bob"}, nil)
+	for tok, finding := range map[string]string{"tok-b": "the message was served", "not-a-token": "refused as unauthenticated"} {
+		rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", InsufficientToken: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"GRPC auth.permission FAIL", "HTTP+JSON auth.permission FAIL", "JSONRPC auth.permission FAIL"}
+		if got := notPassing(rep, check.Fail, check.Warn); !slices.Equal(got, want) {
+			t.Fatalf("insufficient token %s: got %v, want %v", tok, got, want)
+		}
+		for _, r := range rep.Find("auth.permission") {
+			if !strings.Contains(r.Finding, finding) {
+				t.Errorf("%s auth.permission with %s: %s, want %q", r.Binding, tok, r.Finding, finding)
+			}
 		}
 	}
 }

@@ -23,6 +23,10 @@ type Options struct {
 	// Token2 is a second principal's token, for the task scoping checks
 	// (B12); without it they are skipped.
 	Token2 string
+	// InsufficientToken is a token the agent accepts but that lacks the
+	// rights to send a message and to read the extended card (spec
+	// §3.3.2, §13.3): ACTS's runner-provided insufficientAuthToken.
+	InsufficientToken string
 	// Header holds extra headers for every request.
 	Header http.Header
 	// WebhookAddr, when set, is a local HOST:PORT where Run listens for

@@ -31,12 +31,12 @@ var echoBehaviours = []string{"tck-complete-task", "tck-artifact-text", "tck-str
 // TestOfficialACTSSuite runs the official ACTS suite, read from the folder
 // PARLEY_ACTS_SUITE names (the A2A repository's tests/acts at
 // conformance-spec dbcabfba; it is not part of this repository), with
-// `parley check --acts` against `parley serve` with two tokens, an
+// `parley check --acts` against `parley serve` with two tokens of every
+// right, a third with tasks:read alone (insufficientAuthToken), an
 // extended card and private webhooks allowed, as docs/acts.md says:
 //   - the conformance agent: every test passes, or fails as a listed
 //     contradiction of the specification, or is skipped by a binding
-//     filter or a listed precondition; the only runner errors are the
-//     variable insufficientAuthToken Parley cannot provide;
+//     filter or a listed precondition; no runner error;
 //   - the acts agent (only the tck-* contract): the same verdicts;
 //   - the echo agent (no contract): every test of a behaviour it lacks
 //     fails, and nothing else becomes a runner error.
@@ -57,9 +57,9 @@ func TestOfficialACTSSuite(t *testing.T) {
 	}
 	run := func(agent string) map[[2]string]*acts.TestResult {
 		p := serve(t, "--agent", agent, "--store", "memory", "--auth-token", "alice=tok-a", "--auth-token", "bob=tok-b",
-			"--push-allow-private", "--capabilities", "extended-card")
+			"--auth-token", "carol=tok-c:tasks:read", "--push-allow-private", "--capabilities", "extended-card")
 		out, _ := mustRun(t, 1, "check", "http://"+p.addr, "--token", "tok-a", "--token2", "tok-b",
-			"--webhook-addr", "127.0.0.1:0", "--acts", dir, "--json")
+			"--insufficient-token", "tok-c", "--webhook-addr", "127.0.0.1:0", "--acts", dir, "--json")
 		var reps []acts.Report
 		if err := json.Unmarshal([]byte(out), &reps); err != nil || len(reps) != 3 {
 			t.Fatalf("%s: %d reports, %v", agent, len(reps), err)
@@ -70,7 +70,7 @@ func TestOfficialACTSSuite(t *testing.T) {
 			for _, s := range rep.Suites {
 				for _, r := range s.Tests {
 					got[[2]string{rep.Transport, r.ID}] = r
-					if r.Result == acts.Error && !strings.Contains(r.Failure.Message, "insufficientAuthToken") {
+					if r.Result == acts.Error {
 						t.Errorf("%s %s %s: runner error %v", agent, rep.Transport, r.ID, r.Failure)
 					}
 				}

@@ -95,7 +95,8 @@ func (r *checkReport) dump(t *testing.T) {
 }
 
 // TestCheckParley grades Parley serving the conformance agent, with two
-// principals, an extended card and push delivery to loopback allowed, so
+// principals, a token without the right to send, an extended card and
+// push delivery to loopback allowed, so
 // that every check runs: none may fail, be unmet or be skipped.
 func TestCheckParley(t *testing.T) {
 	t.Parallel()
@@ -103,8 +104,8 @@ func TestCheckParley(t *testing.T) {
 	os.WriteFile(ext, []byte(`{"name":"Parley extended","description":"more","supportedInterfaces":[{"url":"http://x/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
 		"version":"2","capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}]}`), 0o600)
 	p := serve(t, "--agent", "conformance", "--store", "memory", "--auth-token", "alice=tok-a", "--auth-token", "bob=tok-b",
-		"--extended-card", ext, "--push-allow-private")
-	rep := runCheck(t, 0, "http://"+p.addr, "--token", "tok-a", "--token2", "tok-b", "--webhook-addr", "127.0.0.1:0")
+		"--auth-token", "carol=tok-c:tasks:read", "--extended-card", ext, "--push-allow-private")
+	rep := runCheck(t, 0, "http://"+p.addr, "--token", "tok-a", "--token2", "tok-b", "--insufficient-token", "tok-c", "--webhook-addr", "127.0.0.1:0")
 	if !rep.Conformance {
 		t.Fatal("the conformance agent was not detected")
 	}

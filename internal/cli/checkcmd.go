@@ -48,6 +48,8 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	fs, c := e.newFlags(checkSynopsis, false)
 	token2 := fs.String("token2", "", "a second principal's bearer `TOKEN`, for the task scoping checks (B12)")
 	token2File := fs.String("token2-file", "", "like --token2, with the token read from `FILE`")
+	insufficient := fs.String("insufficient-token", "", "a bearer `TOKEN` the agent accepts but that lacks the rights to send messages and to read the extended card (ACTS's insufficientAuthToken; parley serve: --auth-token NAME=TOKEN:tasks:read)")
+	insufficientFile := fs.String("insufficient-token-file", "", "like --insufficient-token, with the token read from `FILE`")
 	webhookAddr := fs.String("webhook-addr", "", "listen on `HOST:PORT` for push notifications during the push delivery checks (B3)")
 	contract := fs.String("contract", "", "the behaviour contract the agent speaks, which the behaviour checks drive it through: conformance (Parley's conformance agent), acts (ACTS's tck-* prefixes) or none (default: detected)")
 	verbose := fs.Bool("verbose", false, "show every check with what was sent, what came back and the requirement")
@@ -72,8 +74,12 @@ func checkCmd(ctx context.Context, e *env, args []string) error {
 	if *token2, err = valueOrFile("token2", *token2, *token2File, c.warn); err != nil {
 		return err
 	}
+	if *insufficient, err = valueOrFile("insufficient-token", *insufficient, *insufficientFile, c.warn); err != nil {
+		return err
+	}
 	opts := []conformance.Option{
 		conformance.WithToken(c.token), conformance.WithSecondToken(*token2), conformance.WithWebhookAddr(*webhookAddr),
+		conformance.WithInsufficientToken(*insufficient),
 		conformance.WithContract(*contract),
 		// With --ca-cert or a client certificate; nil (the default) without.
 		conformance.WithHTTPClient(c.checkHTTPClient()),

@@ -113,6 +113,11 @@ func (e *env) classify(err error) failure {
 		return failure{code: errUnreachable, exit: ExitTransport}
 	case errors.As(err, &ae) && ae.Code == a2a.CodeUnauthenticated:
 		return e.authFailure(ae.Code.HTTPStatus())
+	case errors.As(err, &ae) && ae.Code == a2a.CodePermissionDenied:
+		// The credential was accepted, but not for this call: refused all
+		// the same (A2A CLI SPEC Appendix D), with the right it lacks.
+		return failure{code: errAuthFailed, exit: ExitAuth, a2aCode: ae.Code.HTTPStatus(),
+			hint: "the agent accepted the credential but it lacks the right to do this (" + ae.WireMessage() + "): use a credential with that right"}
 	case errors.As(err, &ae) && specNamed(ae.Code):
 		return failure{code: ae.Code.Name(), exit: ExitError, a2aCode: ae.Code.JSONRPC(), hint: debugHint}
 	case errors.As(err, &ae):

@@ -165,6 +165,7 @@ func TestClassify(t *testing.T) {
 		{&env{}, codeError{&client.TransportError{Op: "x", Phase: client.PhaseConnect}, ExitTransport}, errUnreachable, ExitTransport},
 		{&env{}, a2a.NewError(a2a.CodeUnauthenticated, "who?"), errCredentialsMissing, ExitAuth},
 		{withToken, a2a.NewError(a2a.CodeUnauthenticated, "no"), errAuthFailed, ExitAuth},
+		{withToken, a2a.NewError(a2a.CodePermissionDenied, "lacks tasks:write"), errAuthFailed, ExitAuth},
 	} {
 		f := c.e.classify(c.err)
 		if f.code != c.code || f.exit != c.exit {
@@ -173,6 +174,9 @@ func TestClassify(t *testing.T) {
 		if c.exit == ExitAuth && f.a2aCode != 401 && f.a2aCode != 403 {
 			t.Errorf("classify(%v): a2aCode %d, want the HTTP status", c.err, f.a2aCode)
 		}
+	}
+	if f := withToken.classify(a2a.NewError(a2a.CodePermissionDenied, "lacks the right %q", "tasks:write")); f.a2aCode != 403 || !strings.Contains(f.hint, "tasks:write") {
+		t.Errorf("classify(PermissionDeniedError) = %+v, want a2aCode 403 and a hint naming the right", f)
 	}
 	// Every A2A error the agent can return: its own name (or a PARLEY_
 	// code for the three only Parley's table names), exit 1, its number.
@@ -197,9 +201,9 @@ func TestClassify(t *testing.T) {
 	for _, r := range []string{"TASK_NOT_FOUND", "TASK_NOT_CANCELABLE", "PUSH_NOTIFICATION_NOT_SUPPORTED", "UNSUPPORTED_OPERATION",
 		"CONTENT_TYPE_NOT_SUPPORTED", "INVALID_AGENT_RESPONSE", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "EXTENSION_SUPPORT_REQUIRED",
 		"VERSION_NOT_SUPPORTED", "TASK_GENERATION_MISMATCH", "JSON_PARSE", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS",
-		"INTERNAL", "UNAUTHENTICATED", "REQUEST_TOO_LARGE", "RATE_LIMITED", "UNAVAILABLE"} {
+		"INTERNAL", "UNAUTHENTICATED", "PERMISSION_DENIED", "REQUEST_TOO_LARGE", "RATE_LIMITED", "UNAVAILABLE"} {
 		c, ok := a2a.CodeForReason(r)
-		if _, in := codes[c]; !ok || (!in && c != a2a.CodeUnauthenticated) {
+		if _, in := codes[c]; !ok || (!in && c != a2a.CodeUnauthenticated && c != a2a.CodePermissionDenied) {
 			t.Errorf("code %s (%v) is not covered", r, ok)
 		}
 	}

@@ -193,7 +193,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	cfg.guard = addGuardFlags(fs)
 	fs.Var(&cfg.versions, "protocol-versions", "A2A protocol `VERSIONS` served, comma-separated: 1.0 and 0.3 (v0.3 beside v1.0 on the same port); add 1.1 for the preview of A2A 1.1 (off by default)")
 	var tokens multiFlag
-	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN` (repeatable; visible to local users in ps: prefer --auth-token-file)")
+	fs.Var(&tokens, "auth-token", "enable bearer authentication with principal `NAME=TOKEN`, or NAME=TOKEN:RIGHTS for a token with only those rights (comma-separated: tasks:read, tasks:write, push, card:extended, *; repeatable; visible to local users in ps: prefer --auth-token-file)")
 	cfg.secrets = addSecretFlags(fs)
 	cfg.push = addPushFlags(fs)
 	cfg.store = addStoreFlags(fs)

@@ -39,7 +39,8 @@ var flagGroups = map[string][]flagGroup{
 		}},
 		{"authentication and identity", []string{
 			"auth-token", "auth-token-file", "allow-anonymous", "api-keys", "jwt-issuer", "jwt-jwks-url",
-			"jwt-audience", "jwt-principal-claim", "jwks-refresh", "tls-client-ca", "tls-client-auth",
+			"jwt-audience", "jwt-principal-claim", "jwt-rights-claim", "jwks-refresh", "tls-client-ca", "tls-client-auth",
+			"tls-client-rights",
 			"sign-card-key", "sign-card-kid", "sign-card-jku",
 		}},
 		{"push notifications", []string{

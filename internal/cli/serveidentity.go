@@ -24,6 +24,8 @@ import (
 // and the key that signs the card.
 type identityFlags struct {
 	jwtIssuer, jwtJWKS, jwtAudience, jwtClaim string
+	jwtRightsClaim                            string
+	clientRights                              multiFlag
 	jwksRefresh                               time.Duration
 	apiKeys                                   string
 	clientCA, clientAuth                      string
@@ -40,6 +42,8 @@ func addIdentityFlags(fs *flag.FlagSet) *identityFlags {
 	fs.StringVar(&f.jwtJWKS, "jwt-jwks-url", "", "accept JWT bearer tokens signed by the keys at this JWKS `URL` (instead of discovery)")
 	fs.StringVar(&f.jwtAudience, "jwt-audience", "", "the `AUD` a JWT must name in \"aud\" (required with --jwt-issuer or --jwt-jwks-url)")
 	fs.StringVar(&f.jwtClaim, "jwt-principal-claim", "sub", "the JWT `CLAIM` whose value is the caller's name")
+	fs.StringVar(&f.jwtRightsClaim, "jwt-rights-claim", "", "read each JWT's rights from this `CLAIM` (\"scope\": values separated by spaces; \"scp\": a list): tasks:read, tasks:write, push, card:extended, *; other values are ignored, and a token without the claim may call nothing (default: none, every JWT has every right)")
+	fs.Var(&f.clientRights, "tls-client-rights", "give the client certificates naming principal `NAME=RIGHTS` only those rights (comma-separated, as --auth-token's; repeatable; others have every right)")
 	fs.DurationVar(&f.jwksRefresh, "jwks-refresh", jwks.DefaultRefreshInterval, "fetch the JWT issuer's key set again this often (at least 30s; a shorter Cache-Control max-age from the key set wins), so that keys it removed stop verifying")
 	fs.StringVar(&f.apiKeys, "api-keys", "", "accept X-API-Key keys listed (as NAME sha256:HEX lines) in `FILE`; 'parley apikey new NAME' makes one; SIGHUP reloads")
 	fs.StringVar(&f.clientCA, "tls-client-ca", "", "accept TLS client certificates issued by the CAs in this PEM `FILE` (needs --tls-cert); the caller is the certificate's SAN or CN")
@@ -61,10 +65,12 @@ type identity struct {
 	apiKeys    *authn.APIKeys
 	clientCAs  *x509.CertPool
 	clientAuth tls.ClientAuthType
-	rate       float64
-	burst      int
-	signer     *cardsign.Signer
-	flags      *identityFlags
+	// clientRights are the rights of --tls-client-rights, by principal.
+	clientRights map[string]a2a.Rights
+	rate         float64
+	burst        int
+	signer       *cardsign.Signer
+	flags        *identityFlags
 }
 
 // load checks the flags and reads their files. tlsCert tells whether the
@@ -77,7 +83,7 @@ func (f *identityFlags) load(tlsCert bool) (*identity, error) {
 			return nil, usageError{fmt.Errorf("--jwks-refresh %v: must be at least %v (key sets are fetched at most once per %v)", f.jwksRefresh, jwks.DefaultMinRefresh, jwks.DefaultMinRefresh)}
 		}
 		if id.jwt, err = authn.NewJWT(authn.JWTOptions{Issuer: f.jwtIssuer, JWKSURL: f.jwtJWKS, Audience: f.jwtAudience, PrincipalClaim: f.jwtClaim,
-			JWKSRefresh: f.jwksRefresh}); err != nil {
+			RightsClaim: f.jwtRightsClaim, JWKSRefresh: f.jwksRefresh}); err != nil {
 			return nil, usageError{fmt.Errorf("--jwt-issuer/--jwt-jwks-url/--jwt-audience: %v", strings.TrimPrefix(err.Error(), "authn: "))}
 		}
 	}
@@ -96,6 +102,15 @@ func (f *identityFlags) load(tlsCert bool) (*identity, error) {
 		if id.clientAuth, err = authn.ClientAuthMode(f.clientAuth); err != nil {
 			return nil, usageError{fmt.Errorf("--tls-client-auth: %v", err)}
 		}
+	}
+	if id.clientRights, err = parsePrincipalRights(f.clientRights); err != nil {
+		return nil, usageError{fmt.Errorf("--tls-client-rights: %v", err)}
+	}
+	if len(id.clientRights) > 0 && f.clientCA == "" {
+		return nil, usageError{errors.New("--tls-client-rights needs --tls-client-ca")}
+	}
+	if f.jwtRightsClaim != "" && id.jwt == nil {
+		return nil, usageError{errors.New("--jwt-rights-claim needs --jwt-issuer or --jwt-jwks-url")}
 	}
 	if id.rate, err = parseRate(f.rateLimit); err != nil {
 		return nil, usageError{fmt.Errorf("--rate-limit %q: %v", f.rateLimit, err)}
@@ -119,6 +134,23 @@ func loadSigner(file, kid, jku string) (*cardsign.Signer, error) {
 		return nil, err
 	}
 	return cardsign.NewSigner(key, alg, &cardsign.SignerOptions{KeyID: kid, JKU: jku})
+}
+
+// parsePrincipalRights reads NAME=RIGHTS entries (a2a.ParseRights).
+func parsePrincipalRights(entries []string) (map[string]a2a.Rights, error) {
+	out := map[string]a2a.Rights{}
+	for _, v := range entries {
+		name, spec, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want NAME=RIGHTS", v)
+		}
+		r, err := a2a.ParseRights(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", v, err)
+		}
+		out[name] = r
+	}
+	return out, nil
 }
 
 // parseRate reads "N/s", "N/m", "N/h" or "N" (per second).
@@ -163,7 +195,7 @@ func (id *identity) apply(o *a2ahttp.Options) {
 		o.Authenticators = append(o.Authenticators, id.apiKeys)
 	}
 	if id.clientCAs != nil {
-		o.Authenticators = append(o.Authenticators, authn.ClientCert{})
+		o.Authenticators = append(o.Authenticators, authn.ClientCert{Rights: id.clientRights})
 	}
 	o.RateLimit, o.RateBurst = id.rate, id.burst
 	// The flags' 0 is no limit; the options' is the default.

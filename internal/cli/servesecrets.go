@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 )
 
@@ -30,15 +32,16 @@ type secretFlags struct {
 	proxyTokenFile string
 	getenv         func(string) string // os.Getenv; tests replace it
 
-	argv     []string          // the --auth-token values
-	warnings []string          // told once a logger exists
-	set      *a2ahttp.TokenSet // the bearer tokens in force, swapped on SIGHUP
+	argv     []string              // the --auth-token values
+	warnings []string              // told once a logger exists
+	set      *a2ahttp.TokenSet     // the bearer tokens in force, swapped on SIGHUP
+	rights   map[string]a2a.Rights // token → its rights, for the tokens given some, as loaded at start
 }
 
 // addSecretFlags registers the secret file flags on fs.
 func addSecretFlags(fs *flag.FlagSet) *secretFlags {
 	f := &secretFlags{getenv: os.Getenv}
-	fs.Var(&f.tokenFiles, "auth-token-file", "enable bearer authentication with the principals in `FILE`, one NAME=TOKEN a line (# comments; repeatable; "+
+	fs.Var(&f.tokenFiles, "auth-token-file", "enable bearer authentication with the principals in `FILE`, one NAME=TOKEN[:RIGHTS] a line (# comments; repeatable; "+
 		"added to --auth-token and $"+authTokensEnv+"); SIGHUP re-reads it")
 	fs.StringVar(&f.proxyTokenFile, "proxy-token-file", "", "like --proxy-token, with the token read from `FILE` (default: $"+proxyTokenEnv+")")
 	return f
@@ -49,70 +52,87 @@ func addSecretFlags(fs *flag.FlagSet) *secretFlags {
 // argv for reloads. Errors are usage errors.
 func (f *secretFlags) tokens(argv []string) (map[string]string, error) {
 	f.argv = argv
-	m, warnings, err := f.collect()
+	m, rights, warnings, err := f.collect()
 	if err != nil {
 		return nil, usageError{err}
 	}
+	f.rights = rights
 	f.warnings = append(f.warnings, warnings...)
 	return m, nil
 }
 
-// collect reads every source of bearer tokens afresh. A token given to
-// two principals is an error; a principal may have several tokens (to
-// rotate one without a gap). No error quotes a token.
-func (f *secretFlags) collect() (map[string]string, []string, error) {
-	m := map[string]string{}
-	add := func(where, name, tok string) error {
+// collect reads every source of bearer tokens afresh: token → principal,
+// and token → rights for the tokens given some. A token given to two
+// principals is an error; a principal may have several tokens (to rotate
+// one without a gap, or to hand out one with fewer rights). No error
+// quotes a token.
+func (f *secretFlags) collect() (map[string]string, map[string]a2a.Rights, []string, error) {
+	m, rights := map[string]string{}, map[string]a2a.Rights{}
+	add := func(where, v string) error {
+		name, tok, r, err := parseTokenEntry(v)
+		if err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
 		if prev, ok := m[tok]; ok && prev != name {
 			return fmt.Errorf("%s: principals %q and %q are given the same token", where, prev, name)
 		}
 		m[tok] = name
+		if r != nil {
+			rights[tok] = r
+		}
 		return nil
 	}
 	for _, v := range f.argv {
-		name, tok, ok := strings.Cut(v, "=")
-		if !ok || name == "" || tok == "" {
-			return nil, nil, fmt.Errorf("--auth-token %q: want NAME=TOKEN", v)
-		}
-		if err := add("--auth-token", name, tok); err != nil {
-			return nil, nil, err
+		if err := add("--auth-token", v); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	for i, v := range strings.Fields(f.getenv(authTokensEnv)) {
-		name, tok, ok := strings.Cut(v, "=")
-		if !ok || name == "" || tok == "" {
-			return nil, nil, fmt.Errorf("%s: entry %d: want NAME=TOKEN entries separated by spaces", authTokensEnv, i+1)
-		}
-		if err := add(authTokensEnv, name, tok); err != nil {
-			return nil, nil, err
+		if err := add(fmt.Sprintf("%s: entry %d", authTokensEnv, i+1), v); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	var warnings []string
 	for _, file := range f.tokenFiles {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--auth-token-file: %w", err)
+			return nil, nil, nil, fmt.Errorf("--auth-token-file: %w", err)
 		}
 		for n, line := range strings.Split(string(b), "\n") {
 			line = strings.TrimSpace(line)
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			where := fmt.Sprintf("--auth-token-file %s:%d", file, n+1)
-			name, tok, ok := strings.Cut(line, "=")
-			name, tok = strings.TrimSpace(name), strings.TrimSpace(tok)
-			if !ok || name == "" || tok == "" || strings.ContainsAny(tok, " \t") {
-				return nil, nil, fmt.Errorf("%s: want NAME=TOKEN (the token without spaces)", where)
-			}
-			if err := add(where, name, tok); err != nil {
-				return nil, nil, err
+			name, tok, _ := strings.Cut(line, "=")
+			if err := add(fmt.Sprintf("--auth-token-file %s:%d", file, n+1), strings.TrimSpace(name)+"="+strings.TrimSpace(tok)); err != nil {
+				return nil, nil, nil, err
 			}
 		}
 		if w := looseWarning("--auth-token-file", file); w != "" {
 			warnings = append(warnings, w)
 		}
 	}
-	return m, warnings, nil
+	return m, rights, warnings, nil
+}
+
+// parseTokenEntry reads one bearer token entry, NAME=TOKEN or
+// NAME=TOKEN:RIGHTS (RIGHTS: a2a.ParseRights, such as
+// tasks:read,card:extended). The token ends at the first colon: a bearer
+// token has none (RFC 6750 §2.1, b64token), nor white space. Without
+// RIGHTS the token has every right (nil rights). No error quotes the
+// token.
+func parseTokenEntry(v string) (name, tok string, rights a2a.Rights, err error) {
+	name, tok, ok := strings.Cut(v, "=")
+	tok, spec, hasRights := strings.Cut(tok, ":")
+	if !ok || name == "" || tok == "" || strings.ContainsAny(tok, " \t") {
+		return "", "", nil, errors.New("want NAME=TOKEN or NAME=TOKEN:RIGHTS (the token without spaces or colons)")
+	}
+	if hasRights {
+		if rights, err = a2a.ParseRights(spec); err != nil {
+			return "", "", nil, fmt.Errorf("principal %q: %v", name, err)
+		}
+	}
+	return name, tok, rights, nil
 }
 
 // proxyToken settles the token sent to the --proxy agent: --proxy-token,
@@ -143,7 +163,8 @@ func (cfg *serveConfig) applyTokens(o *a2ahttp.Options) {
 	if !cfg.staticTokens() {
 		return
 	}
-	cfg.secrets.set = a2ahttp.NewTokenSet(cfg.principals)
+	cfg.secrets.set = a2ahttp.NewTokenSet(nil)
+	cfg.secrets.set.ReplaceWithRights(cfg.principals, cfg.secrets.rights)
 	at := 0
 	if cfg.id.jwt != nil {
 		at = 1
@@ -160,7 +181,7 @@ func (f *secretFlags) reloadOnSIGHUP(log *slog.Logger) (stop func()) {
 		return func() {}
 	}
 	return onSIGHUP(func() {
-		m, warnings, err := f.collect()
+		m, rights, warnings, err := f.collect()
 		if err != nil {
 			log.Error("bearer tokens not reloaded; the previous ones stay in use", "err", err)
 			return
@@ -168,7 +189,7 @@ func (f *secretFlags) reloadOnSIGHUP(log *slog.Logger) (stop func()) {
 		for _, w := range warnings {
 			log.Warn(w)
 		}
-		f.set.Replace(m)
+		f.set.ReplaceWithRights(m, rights)
 		log.Info("bearer tokens reloaded", "files", strings.Join(f.tokenFiles, ","), "tokens", len(m))
 	})
 }

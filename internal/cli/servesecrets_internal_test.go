@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"parley.dev/parley/a2a"
 )
 
 // newSecretFlags parses args with the secret flags alone, the
@@ -60,6 +63,8 @@ func TestSecretSources(t *testing.T) {
 		{"shared token", "alice=SECRET-LEAK\nbob=SECRET-LEAK\n", "", `principals "alice" and "bob"`},
 		{"shared with the environment", "alice=SECRET-LEAK\n", "bob=SECRET-LEAK", `principals "bob" and "alice"`},
 		{"bad environment", "", "SECRET-LEAK", authTokensEnv + ": entry 1"},
+		{"unknown right", "alice=SECRET-LEAK:tasks:admin\n", "", `:1: principal "alice": unknown right "tasks:admin"`},
+		{"no rights after the colon", "alice=SECRET-LEAK:\n", "", `:1: principal "alice": no rights`},
 	} {
 		file := write("bad", tc.text)
 		_, err := newSecretFlags(t, map[string]string{authTokensEnv: tc.env}, "--auth-token-file", file).tokens(nil)
@@ -92,6 +97,33 @@ func TestSecretSources(t *testing.T) {
 		if _, isUsage := err.(usageError); tc.usage != isUsage || (!tc.usage && p.token != tc.want) {
 			t.Errorf("%s: token %q, err %v; want %q (usage error %v)", tc.name, p.token, err, tc.want, tc.usage)
 		}
+	}
+}
+
+// TestTokenRights: NAME=TOKEN:RIGHTS gives a token rights, from every
+// source; a token without them has every right (none recorded).
+func TestTokenRights(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(file, []byte("dash = DASH-TOKEN:tasks:read,card:extended\nbob=BOB\n"), 0o600)
+	f := newSecretFlags(t, map[string]string{authTokensEnv: "bot=BOT:tasks:write,push"}, "--auth-token-file", file)
+	m, err := f.tokens([]string{"carol=C:tasks:read", "alice=A:*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]a2a.Rights{
+		"DASH-TOKEN": {a2a.RightTasksRead, a2a.RightExtendedCard}, "BOT": {a2a.RightTasksWrite, a2a.RightPush},
+		"C": {a2a.RightTasksRead}, "A": {a2a.RightAll},
+	}
+	if m["DASH-TOKEN"] != "dash" || m["C"] != "carol" || m["BOB"] != "bob" || len(f.rights) != len(want) {
+		t.Fatalf("tokens %v, rights %v", m, f.rights)
+	}
+	for tok, r := range want {
+		if !slices.Equal(f.rights[tok], r) {
+			t.Errorf("rights of %s = %v, want %v", m[tok], f.rights[tok], r)
+		}
+	}
+	if _, ok := f.rights["BOB"]; ok {
+		t.Error("a token without rights got some")
 	}
 }
 

@@ -33,8 +33,8 @@ import (
 // reason (domain a2a-protocol.org) names the A2A error, else the gRPC
 // code does (NOT_FOUND: TaskNotFoundError, INVALID_ARGUMENT:
 // InvalidParamsError, FAILED_PRECONDITION: UnsupportedOperationError,
-// UNIMPLEMENTED: MethodNotFoundError, UNAUTHENTICATED and
-// PERMISSION_DENIED: an authentication error, RESOURCE_EXHAUSTED: the
+// UNIMPLEMENTED: MethodNotFoundError, UNAUTHENTICATED: an authentication
+// error, PERMISSION_DENIED: PermissionDeniedError, RESOURCE_EXHAUSTED: the
 // request was too large, INTERNAL and the rest: InternalError); ErrorInfo
 // metadata and google.rpc.BadRequest field violations are kept.
 // UNAVAILABLE, DEADLINE_EXCEEDED and CANCELED from the server, a failed
@@ -292,7 +292,8 @@ func (t *Transport) failure(ctx context.Context, op string, st *callState, start
 		// Not a gRPC answer: a proxy's error page, or an HTTP server that
 		// does not serve gRPC.
 		if status == http.StatusUnauthorized || status == http.StatusForbidden {
-			return &a2a.Error{Code: a2a.CodeUnauthenticated, Message: http.StatusText(status)}
+			code, _ := a2a.CodeFromWire(a2a.Wire{HTTP: status}) // UnauthenticatedError, PermissionDeniedError
+			return &a2a.Error{Code: code, Message: http.StatusText(status)}
 		}
 		return &transport.Error{Op: op, URL: t.target, Phase: transport.PhaseResponse, StatusCode: status, Err: err}
 	case started:

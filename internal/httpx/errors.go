@@ -53,7 +53,8 @@ func HTTPError(status int, header http.Header, body []byte) *a2a.Error {
 	if !ok {
 		switch status {
 		case http.StatusUnauthorized, http.StatusForbidden:
-			e := &a2a.Error{Code: a2a.CodeUnauthenticated, Message: http.StatusText(status)}
+			code, _ := a2a.CodeFromWire(a2a.Wire{HTTP: status}) // UnauthenticatedError, PermissionDeniedError
+			e := &a2a.Error{Code: code, Message: http.StatusText(status)}
 			if ch := header.Get("WWW-Authenticate"); ch != "" {
 				e.Message += " (WWW-Authenticate: " + ch + ")"
 			}

@@ -55,7 +55,9 @@ func TestClientReadsReasonFirst(t *testing.T) {
 		want a2a.Code
 	}{
 		{-31401, info("UNAUTHENTICATED"), a2a.CodeUnauthenticated},
-		{-31403, info("UNAUTHORIZED"), a2a.CodeUnauthenticated},
+		{-31403, info("UNAUTHORIZED"), a2a.CodePermissionDenied}, // the official Go SDK's permission denied
+		{-31401, `null`, a2a.CodeUnauthenticated},
+		{-31403, `null`, a2a.CodePermissionDenied},
 		{-32603, info("TASK_NOT_FOUND"), a2a.CodeTaskNotFound},
 		{-32001, info("SOMETHING_ELSE"), a2a.CodeTaskNotFound},
 		{-32001, `null`, a2a.CodeTaskNotFound},

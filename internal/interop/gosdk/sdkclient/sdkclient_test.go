@@ -468,13 +468,10 @@ func TestSDKClientAuthCard(t *testing.T) {
 		t.Errorf("card securitySchemes = %#v, want bearer: HTTP Bearer", card.SecuritySchemes)
 	}
 
-	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("session", "bearer", token)
-	withSession := a2aclient.AttachSessionID(ctx, "session")
+	withSession, sendToken := withBearer(ctx, token)
 	for _, b := range sdkBindings {
 		t.Run(string(b.name), func(t *testing.T) {
-			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option,
-				a2aclient.WithCallInterceptors(&a2aclient.AuthInterceptor{Service: creds}))
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option, sendToken)
 			if err != nil {
 				t.Fatalf("NewFromCard(%s) = %v", b.name, err)
 			}
@@ -510,4 +507,55 @@ func TestSDKClientAuthCard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSDKClientPermissionDenied: a token Parley accepts without the right
+// to send (tasks:read alone) is refused with PermissionDeniedError, which
+// the SDK's client reads as its ErrUnauthorized on JSON-RPC (-31403, its
+// own code, in HTTP 200) and gRPC (PERMISSION_DENIED). Known deviation:
+// its HTTP+JSON client maps an error by an ErrorInfo reason in the A2A
+// domain alone (see sdkErrors), and Parley's, not an A2A error, is in its
+// own domain: an InternalError there.
+func TestSDKClientPermissionDenied(t *testing.T) {
+	peer.RequireSDK(t)
+	base := peer.Start(t, peer.Binary(t, "parley.dev/parley/internal/interop/gosdk/cmd/parleypeer"), "-token", "full", "-reader-token", "reader")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resolver := agentcard.NewResolver(nil)
+	resolver.CardParser = protocard.ParseCard
+	card, err := resolver.Resolve(ctx, base)
+	if err != nil {
+		t.Fatalf("Resolve = %v", err)
+	}
+	withSession, sendToken := withBearer(ctx, "reader")
+	for _, b := range sdkBindings {
+		t.Run(string(b.name), func(t *testing.T) {
+			c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(), b.option, sendToken)
+			if err != nil {
+				t.Fatalf("NewFromCard(%s) = %v", b.name, err)
+			}
+			defer c.Destroy()
+			_, err = c.SendMessage(withSession, &a2a.SendMessageRequest{Message: userMessage("hello")})
+			switch {
+			case b.name == a2a.TransportProtocolHTTPJSON:
+				if !errors.Is(err, a2a.ErrInternalError) || !strings.Contains(err.Error(), "tasks:write") {
+					t.Errorf("REST SendMessage(reader) = %v; the known InternalError is gone: update this test", err)
+				}
+			case !errors.Is(err, a2a.ErrUnauthorized) || !strings.Contains(err.Error(), "tasks:write"):
+				t.Errorf("SendMessage(reader) = %v, want ErrUnauthorized naming tasks:write", err)
+			}
+			if _, err := c.ListTasks(withSession, &a2a.ListTasksRequest{PageSize: 10}); err != nil {
+				t.Errorf("ListTasks(reader) = %v, want the list (tasks:read)", err)
+			}
+		})
+	}
+}
+
+// withBearer returns a context of a session whose bearer token is token,
+// and the client option whose AuthInterceptor sends it on calls made
+// with that context.
+func withBearer(ctx context.Context, token string) (context.Context, a2aclient.FactoryOption) {
+	creds := a2aclient.NewInMemoryCredentialsStore()
+	creds.Set("session", "bearer", a2aclient.AuthCredential(token))
+	return a2aclient.AttachSessionID(ctx, "session"), a2aclient.WithCallInterceptors(&a2aclient.AuthInterceptor{Service: creds})
 }

@@ -16,6 +16,8 @@
 //
 // -token turns bearer authentication on with that one token: every
 // operation needs it, and the card declares the bearer scheme (spec §4.5).
+// -reader-token adds a second token of the same caller with the right
+// tasks:read alone (its other calls are refused: PermissionDeniedError).
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	parley "parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
 	"parley.dev/parley/internal/agents"
 	"parley.dev/parley/push"
@@ -49,6 +52,7 @@ func main() {
 func run() error {
 	versions := flag.String("protocol-versions", "", "the A2A versions served, comma-separated (default: the server's defaults, 1.0 and 0.3)")
 	token := flag.String("token", "", "a bearer token every operation then needs (default: no authentication)")
+	reader := flag.String("reader-token", "", "with -token, a second token of the same caller, with the right tasks:read alone")
 	flag.Parse()
 	var served []string
 	if *versions != "" {
@@ -80,15 +84,24 @@ func run() error {
 		return err
 	}
 	var tokens map[string]string
+	var auth []a2ahttp.Authenticator
 	if *token != "" {
 		tokens = map[string]string{*token: "sdk-client"}
+		set := a2ahttp.NewTokenSet(nil)
+		rights := map[string]parley.Rights{}
+		if *reader != "" {
+			tokens[*reader] = "sdk-client"
+			rights[*reader] = parley.Rights{parley.RightTasksRead}
+		}
+		set.ReplaceWithRights(tokens, rights)
+		auth = append(auth, set)
 	}
 	core, err := server.New(&server.Options{ProtocolVersions: served, Card: card, Agent: agents.Conformance(), Store: store, Push: sender, Logger: logger,
 		RequireAuth: tokens != nil})
 	if err != nil {
 		return err
 	}
-	h, err := a2ahttp.New(core, &a2ahttp.Options{Card: card, Logger: logger, Tokens: tokens})
+	h, err := a2ahttp.New(core, &a2ahttp.Options{Card: card, Logger: logger, Authenticators: auth})
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (e *env) extendedCard(ctx context.Context, public *a2a.AgentCard, url strin
 	if c.token != "" && !takesBearer(public) {
 		return usageError{fmt.Errorf("--extended: the public card declares no security scheme that takes a bearer token, so --bearer is not sent to it")}
 	}
-	cl, err := c.clientFor(public, url)
+	cl, err := c.clientFor(ctx, public, url)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = apikeyCmd(args[1:], stdout, stderr)
 	case "inspect":
 		err = inspectCmd(ctx, args[1:], stdout, stderr)
-	case "card", "send", "task", "push", "check", "config": // the client commands print their own errors
+	case "auth", "card", "send", "task", "push", "check", "config": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "completion":
 		err = completionCmd(args[1:], stdout)

@@ -149,11 +149,15 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
-	return c.clientFor(card, url)
+	return c.clientFor(ctx, card, url)
 }
 
-// clientFor returns a client for card, the card of the agent at url.
-func (c *common) clientFor(card *a2a.AgentCard, url string) (*client.Client, error) {
+// clientFor returns a client for card, the card of the agent at url,
+// with the token of `parley auth login` when no credential was given.
+func (c *common) clientFor(ctx context.Context, card *a2a.AgentCard, url string) (*client.Client, error) {
+	if err := c.useStoredToken(ctx, card); err != nil {
+		return nil, err
+	}
 	card = proto.Clone(card).(*a2a.AgentCard)
 	ts, err := c.transports()
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -49,6 +50,23 @@ type oauthServer struct {
 	authCode, deviceGot bool
 }
 
+// authFlags are the flags of `parley auth login` besides the common ones.
+type authFlags struct {
+	flow, scheme, clientID, secret string
+	scopes                         multiFlag
+}
+
+// addAuthFlags defines the flags of `parley auth login` on fs.
+func addAuthFlags(fs *flag.FlagSet) *authFlags {
+	af := &authFlags{}
+	fs.StringVar(&af.flow, "flow", "", "the OAuth `FLOW`: device, code or client-credentials (default: see above)")
+	fs.StringVar(&af.scheme, "scheme", "", "the card's security scheme `NAME` to use (default: the first, by name, that offers the flow)")
+	fs.StringVar(&af.clientID, "client-id", "", "the OAuth client `ID` registered with the authorization server")
+	fs.StringVar(&af.secret, "client-secret", "", "the client's `SECRET` (confidential clients and client-credentials; prefer $A2ACLI_CLIENT_SECRET)")
+	fs.Var(&af.scopes, "scope", "also ask for this `SCOPE` (repeatable; the flow's scopes, and openid for an OpenID Connect sign-in with --flow code, are always asked for)")
+	return af
+}
+
 // authCmd runs `parley auth login`.
 func authCmd(ctx context.Context, e *env, args []string) error {
 	sub, rest := splitSubcommand(args)
@@ -74,12 +92,8 @@ Without --flow: client-credentials when a secret is given, else device,
 else code, whichever the scheme offers. Tokens are kept in
 ~/.config/a2a-cli/tokens/ (one file per agent, mode 0600); remove the
 file to sign out.`, false)
-	flow := fs.String("flow", "", "the OAuth `FLOW`: device, code or client-credentials (default: see above)")
-	scheme := fs.String("scheme", "", "the card's security scheme `NAME` to use (default: the first, by name, that offers the flow)")
-	clientID := fs.String("client-id", "", "the OAuth client `ID` registered with the authorization server")
-	secret := fs.String("client-secret", "", "the client's `SECRET` (confidential clients and client-credentials; prefer $A2ACLI_CLIENT_SECRET)")
-	var scopes multiFlag
-	fs.Var(&scopes, "scope", "also ask for this `SCOPE` (repeatable; the flow's scopes, and openid for an OpenID Connect sign-in with --flow code, are always asked for)")
+	af := addAuthFlags(fs)
+	flow, scheme, clientID, secret := &af.flow, &af.scheme, &af.clientID, &af.secret
 	pos, err := e.parse(fs, rest)
 	if err != nil {
 		return err
@@ -115,7 +129,7 @@ file to sign out.`, false)
 		return err
 	}
 	st := &storedLogin{Agent: agentKey(card), Scheme: srv.scheme, Flow: f, TokenURL: srv.tokenURL,
-		ClientID: *clientID, Scopes: appendAll(srv.scopes, scopes)}
+		ClientID: *clientID, Scopes: appendAll(srv.scopes, af.scopes)}
 	// An OpenID Connect sign-in through the browser is an authentication
 	// request, which names the openid scope (OpenID Connect Core §3.1.2.1).
 	// The device and client-credentials flows get an access token for the

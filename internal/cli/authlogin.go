@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"

@@ -120,6 +120,15 @@ func TestChatPiped(t *testing.T) {
 		t.Errorf("the follow-up did not answer the INPUT_REQUIRED task: %v\n%s", ids, out)
 	}
 
+	// AUTH_REQUIRED is resolved the same way, in the task (A2A CLI SPEC
+	// §12.3): the line after it goes to the task, which the agent then
+	// finishes.
+	out = run("authorized now\n", "auth-required")
+	ids = regexp.MustCompile(`Task ID: (\S+)\nContext ID: (\S+)\nState: (\S+)`).FindAllStringSubmatch(out, -1)
+	if len(ids) != 2 || ids[0][1] != ids[1][1] || ids[0][3] != "TASK_STATE_AUTH_REQUIRED" || ids[1][3] != "TASK_STATE_COMPLETED" {
+		t.Errorf("the turn after AUTH_REQUIRED did not go to its task: %v\n%s", ids, out)
+	}
+
 	out = run("hello\n/new\nhello\n", "-o", "json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 {

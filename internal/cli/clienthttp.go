@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -136,11 +137,10 @@ func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) 
 	if err := checkAgentURL(url); err != nil {
 		return nil, err
 	}
-	h := c.header()
-	if c.token != "" {
-		h.Set("Authorization", "Bearer "+c.token)
-	}
-	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: h, Warn: c.warn})
+	// No credential goes with the public card (A2A CLI SPEC §12.4): until
+	// the card is read, nothing says which scheme the endpoint accepts. The
+	// API key is placed only once the card is read (placeAPIKey).
+	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: c.header(), Warn: c.warn})
 }
 
 // connect resolves the card at url and returns a client for it.
@@ -171,6 +171,7 @@ func (c *common) clientFor(ctx context.Context, card *a2a.AgentCard, url string)
 	if err := c.placeAPIKey(card); err != nil {
 		return nil, err
 	}
+	c.warnRequiredExtensions(card)
 	return client.New(card, &client.Options{
 		HTTPClient:   c.httpClient(nil),
 		BearerToken:  c.token,
@@ -227,4 +228,18 @@ func checkAgentURL(raw string) error {
 		return usageError{fmt.Errorf("%q is not a URL: want http://HOST:PORT or https://HOST[:PORT]", raw)}
 	}
 	return usageError{fmt.Errorf("%s is not a URL: did you mean http://%s?", raw, strings.TrimPrefix(raw, "//"))}
+}
+
+// warnRequiredExtensions names, on stderr, each extension the card
+// declares required (A2A §4.6) that --extension does not declare: the
+// agent will likely refuse the call (ExtensionSupportRequiredError). The
+// tool implements no extension itself, so it declares one only when told
+// to: --extension URI says the caller handles it (A2A CLI SPEC §13.3).
+func (c *common) warnRequiredExtensions(card *a2a.AgentCard) {
+	for _, x := range card.GetCapabilities().GetExtensions() {
+		if x.GetRequired() && !slices.Contains(c.extensions, x.GetUri()) {
+			c.warn(fmt.Sprintf("the agent requires the extension %s, which this call does not declare: "+
+				"if you handle it, declare it with --extension %s", x.GetUri(), x.GetUri()))
+		}
+	}
 }

@@ -1,6 +1,11 @@
 package cli_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,4 +52,40 @@ func TestNoCredentialToPublicCard(t *testing.T) {
 	if strings.Contains(errs, "tok-a") {
 		t.Errorf("the token shows in the --debug log:\n%s", errs)
 	}
+}
+
+// TestCatalog: a catalog entry, catalog:SOURCE#NAME, is accepted wherever
+// --agent-card takes a reference and resolved to its card first (A2A CLI
+// SPEC §10.1, A2ACLI_CARD_GET_005): an entry naming the agent's URL, an
+// entry holding the whole card, from a catalog file or one served over
+// HTTP; an unknown name is no card (exit 3), naming the entries.
+func TestCatalog(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+	card, _ := mustRun(t, 0, "card", "get", "-a", url, "-o", "json")
+	catalog := `{"agents":[{"name":"conformance","url":"` + url + `"},` + strings.TrimSpace(card) + `]}`
+	file := filepath.Join(t.TempDir(), "agents.json")
+	if err := os.WriteFile(file, []byte(catalog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, catalog)
+	}))
+	defer srv.Close()
+	for _, ref := range []string{"catalog:" + file + "#conformance", "catalog:" + file + "#Parley conformance agent",
+		"catalog:" + srv.URL + "/agents.json#conformance"} {
+		out, _ := mustRun(t, 0, "send", "-a", ref, "hello", "-o", "json")
+		if field(jsonOf(t, out), "task", "status", "state") != "TASK_STATE_COMPLETED" {
+			t.Errorf("send -a %s: %s", ref, out)
+		}
+	}
+	out, _ := mustRun(t, 0, "card", "get", "-a", "catalog:"+file+"#Parley conformance agent", "-o", "json")
+	if field(jsonOf(t, out), "name") != "Parley conformance agent" {
+		t.Errorf("card get from a catalog's whole card: %s", out)
+	}
+	out, _ = mustRun(t, 3, "card", "get", "-a", "catalog:"+file+"#nobody", "-o", "json")
+	contains(t, "an unknown entry", out, `"code":"A2ACLI_ERR_CARD_NOT_FOUND"`, "conformance")
+	mustRun(t, 2, "card", "get", "-a", "catalog:"+file)
 }

@@ -122,7 +122,7 @@ file to sign out.`, false)
 	if err != nil {
 		return err
 	}
-	hc := c.oauthHTTPClient()
+	hc := c.plainHTTPClient()
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	srv, f, err := pickFlow(ctx, hc, card, *scheme, *flow, *secret != "")
 	if err != nil {
@@ -193,10 +193,11 @@ type loginError struct{ error }
 // Unwrap returns the cause.
 func (e *loginError) Unwrap() error { return e.error }
 
-// oauthHTTPClient is the client of the calls to the authorization server:
-// the command's TLS settings, but never --debug's log (its bodies are
-// tokens) nor the agent's credentials and A2A headers.
-func (c *common) oauthHTTPClient() *http.Client {
+// plainHTTPClient is the client of the calls to others than the agent
+// (an authorization server, a catalog): the command's TLS settings, but
+// never --debug's log (an authorization server's bodies are tokens) nor
+// the agent's credentials and A2A headers.
+func (c *common) plainHTTPClient() *http.Client {
 	if t := c.tlsTransport(); t != nil {
 		return &http.Client{Transport: t, Timeout: time.Minute}
 	}

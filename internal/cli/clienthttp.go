@@ -127,9 +127,13 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// resolve reads the agent card the reference url names: a card file, or
-// the card at a URL or a bare host's origin (agentURL).
+// resolve reads the agent card the reference url names: a catalog entry
+// (catalog.go), a card file, or the card at a URL or a bare host's origin
+// (agentURL).
 func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) (*a2a.AgentCard, error) {
+	if strings.HasPrefix(url, catalogPrefix) {
+		return c.resolveCatalog(ctx, url, capture)
+	}
 	if path := cardFile(url); path != "" {
 		return c.readCardFile(path, capture)
 	}

@@ -148,7 +148,7 @@ func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) error 
 	}
 	tok := st.Token
 	if !tok.Valid() {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, c.oauthHTTPClient())
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, c.plainHTTPClient())
 		switch {
 		case tok.RefreshToken != "":
 			tok, err = st.config().TokenSource(ctx, tok).Token()

@@ -89,3 +89,35 @@ func TestCatalog(t *testing.T) {
 	contains(t, "an unknown entry", out, `"code":"A2ACLI_ERR_CARD_NOT_FOUND"`, "conformance")
 	mustRun(t, 2, "card", "get", "-a", "catalog:"+file)
 }
+
+// TestProtectedPublicCard: a card endpoint that answers 401 with a Bearer
+// challenge (RFC 6750; A2A's discovery guide lets an agent protect its
+// card) has declared a scheme that takes --bearer: the card is asked for
+// again with it, once. Without the challenge, or without --bearer, the
+// 401 is an authentication failure (exit 4).
+func TestProtectedPublicCard(t *testing.T) {
+	t.Parallel()
+	var card string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/challenge/.well-known/agent-card.json" && r.Header.Get("Authorization") != "Bearer tok":
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cards"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		case r.URL.Path == "/silent/.well-known/agent-card.json" && r.Header.Get("Authorization") != "Bearer tok":
+			w.WriteHeader(http.StatusUnauthorized)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, card)
+		}
+	}))
+	defer srv.Close()
+	card = `{"name":"guarded","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
+		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
+		"supportedInterfaces":[{"url":"` + srv.URL + `","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`
+	_, errs := mustRun(t, 0, "card", "get", "-a", srv.URL+"/challenge", "--bearer", "tok", "--debug")
+	if n := strings.Count(errs, "Authorization: [REDACTED]"); n != 1 {
+		t.Errorf("the credential went %d times, want once, after the challenge:\n%s", n, errs)
+	}
+	mustRun(t, 4, "card", "get", "-a", srv.URL+"/challenge")
+	mustRun(t, 4, "card", "get", "-a", srv.URL+"/silent", "--bearer", "tok")
+}

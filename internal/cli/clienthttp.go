@@ -54,6 +54,9 @@ type cliTransport struct {
 	h2      http.RoundTripper // gRPC calls
 	c       *common
 	capture *cardCapture
+	// cardAuth: the client of the public card, which answers a Bearer
+	// challenge with --bearer (cardChallenge).
+	cardAuth bool
 }
 
 // RoundTrip sends r with the command's A2A-Version, over HTTP/2 when it
@@ -79,6 +82,9 @@ func (t *cliTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.c.logRequest(r)
 	}
 	resp, err := base.RoundTrip(r)
+	if t.cardAuth && err == nil {
+		resp, err = t.cardChallenge(r, resp)
+	}
 	if t.c.debugw != nil {
 		if err != nil {
 			fmt.Fprintf(t.c.debugw, "<-- %s: %v\n", t.c.redactURL(r.URL), err)
@@ -143,8 +149,12 @@ func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) 
 	}
 	// No credential goes with the public card (A2A CLI SPEC §12.4): until
 	// the card is read, nothing says which scheme the endpoint accepts. The
-	// API key is placed only once the card is read (placeAPIKey).
-	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: c.header(), Warn: c.warn})
+	// API key is placed only once the card is read (placeAPIKey). An
+	// endpoint that protects its card (as A2A's discovery guide allows)
+	// declares its scheme in its 401 challenge: cardChallenge.
+	hc := c.httpClient(capture)
+	hc.Transport.(*cliTransport).cardAuth = true
+	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: hc, Header: c.header(), Warn: c.warn})
 }
 
 // connect resolves the card at url and returns a client for it.
@@ -246,4 +256,27 @@ func (c *common) warnRequiredExtensions(card *a2a.AgentCard) {
 				"if you handle it, declare it with --extension %s", x.GetUri(), x.GetUri()))
 		}
 	}
+}
+
+// cardChallenge answers the card endpoint's 401 challenge for a bearer
+// token (RFC 6750 §3: WWW-Authenticate: Bearer) with --bearer, once: the
+// endpoint has then declared a scheme that takes the credential (A2A CLI
+// SPEC §12.4). Without a challenge, or without --bearer, the 401 stands.
+func (t *cliTransport) cardChallenge(r *http.Request, resp *http.Response) (*http.Response, error) {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(resp.Header.Get("WWW-Authenticate")), " ")
+	if resp.StatusCode != http.StatusUnauthorized || t.c.token == "" || !strings.EqualFold(scheme, "Bearer") ||
+		r.Header.Get("Authorization") != "" || (r.Body != nil && r.GetBody == nil) {
+		return resp, nil
+	}
+	if t.c.debugw != nil {
+		t.c.logResponse(resp)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.c.token)
+	if t.c.debugw != nil {
+		t.c.logRequest(r)
+	}
+	return t.base.RoundTrip(r)
 }

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -104,9 +105,7 @@ func TestPollUnspecified(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/.well-known/agent-card.json":
-			w.Write([]byte(`{"name":"vague","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
-				"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
-				"supportedInterfaces":[{"url":"` + base + `","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`))
+			io.WriteString(w, rawAgentCard("vague", base))
 		case "/tasks/t-1":
 			state := "TASK_STATE_UNSPECIFIED"
 			if polls.Add(1) > 3 {
@@ -128,4 +127,12 @@ func TestPollUnspecified(t *testing.T) {
 	}
 	out, _ = mustRun(t, 5, "task", "get", "-a", base, "--wait", "t-2", "--poll-interval", "20ms", "--timeout", "500ms", "-o", "json")
 	contains(t, "task get --wait on a task that stays unspecified", out, `"code":"A2ACLI_ERR_TIMEOUT"`)
+}
+
+// rawAgentCard is the card of a raw HTTP+JSON agent at base, for tests
+// whose agent is a handler of their own.
+func rawAgentCard(name, base string) string {
+	return `{"name":"` + name + `","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
+		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
+		"supportedInterfaces":[{"url":"` + base + `","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`
 }

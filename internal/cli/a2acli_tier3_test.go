@@ -111,13 +111,35 @@ func TestProtectedPublicCard(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	card = `{"name":"guarded","description":"d","version":"1","capabilities":{},"defaultInputModes":["text/plain"],
-		"defaultOutputModes":["text/plain"],"skills":[{"id":"s","name":"s","description":"d","tags":["t"]}],
-		"supportedInterfaces":[{"url":"` + srv.URL + `","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`
+	card = rawAgentCard("guarded", srv.URL)
 	_, errs := mustRun(t, 0, "card", "get", "-a", srv.URL+"/challenge", "--bearer", "tok", "--debug")
 	if n := strings.Count(errs, "Authorization: [REDACTED]"); n != 1 {
 		t.Errorf("the credential went %d times, want once, after the challenge:\n%s", n, errs)
 	}
 	mustRun(t, 4, "card", "get", "-a", srv.URL+"/challenge")
 	mustRun(t, 4, "card", "get", "-a", srv.URL+"/silent", "--bearer", "tok")
+}
+
+// TestAuthLoginUsage: auth login's mistakes are usage errors (exit 2)
+// that say what to give, before any sign-in: no --client-id, an unknown
+// --flow, client-credentials without a secret, and an agent whose card
+// declares no OAuth 2.0 or OpenID Connect scheme (the conformance agent).
+// The sign-ins themselves are tested against a real OpenID provider in
+// internal/interop/oidc.
+func TestAuthLoginUsage(t *testing.T) {
+	t.Parallel()
+	p := serve(t, "--agent", "conformance", "--store", "memory")
+	url := "http://" + p.addr
+	for args, want := range map[string]string{
+		"":                              "--client-id is required",
+		"--client-id c --flow password": `--flow "password"`,
+		"--client-id c --flow client-credentials": "needs --client-secret",
+		"--client-id c": "declares no OAuth 2.0 or OpenID Connect security scheme",
+		"--client-id c --client-secret s --flow x": `--flow "x"`,
+	} {
+		_, errs := mustRun(t, 2, append([]string{"auth", "login", "-a", url}, strings.Fields(args)...)...)
+		contains(t, "auth login "+args, errs, want)
+	}
+	out, _ := mustRun(t, 0, "auth", "login", "-h")
+	contains(t, "auth login -h", out, "--flow", "--client-id", "--scope", "~/.config/a2a-cli/tokens/")
 }

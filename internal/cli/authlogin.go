@@ -310,13 +310,19 @@ func discover(ctx context.Context, hc *http.Client, name, url string) (*oauthSer
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("security scheme %s: OpenID Connect discovery at %s: HTTP %s", name, url, resp.Status)
 	}
+	return parseDiscovery(name, url, io.LimitReader(resp.Body, 1<<20))
+}
+
+// parseDiscovery reads the endpoints of an OpenID Connect discovery
+// document (Discovery §3) from r, for the scheme name.
+func parseDiscovery(name, url string, r io.Reader) (*oauthServer, error) {
 	var d struct {
 		Authorization string   `json:"authorization_endpoint"`
 		Token         string   `json:"token_endpoint"`
 		Device        string   `json:"device_authorization_endpoint"`
 		Grants        []string `json:"grant_types_supported"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&d); err != nil {
+	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, fmt.Errorf("security scheme %s: OpenID Connect discovery at %s: %v", name, url, err)
 	}
 	// grant_types_supported defaults to authorization_code and implicit

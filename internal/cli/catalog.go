@@ -35,7 +35,6 @@ const catalogPrefix = "catalog:"
 type catalogEntry struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
-	raw  json.RawMessage
 }
 
 // resolveCatalog reads the card that the catalog reference ref names.
@@ -48,38 +47,55 @@ func (c *common) resolveCatalog(ctx context.Context, ref string, capture *cardCa
 	if err != nil {
 		return nil, &client.CardError{URL: source, StatusCode: http.StatusNotFound, Err: fmt.Errorf("the catalog: %w", err)}
 	}
+	e, raw, err := findCatalogEntry(doc, name)
+	if err != nil {
+		return nil, &client.CardError{URL: source + "#" + name, StatusCode: http.StatusNotFound, Err: err}
+	}
+	if raw == nil {
+		if strings.HasPrefix(e.URL, catalogPrefix) {
+			return nil, &client.CardError{URL: source, Err: fmt.Errorf("entry %q names another catalog: one level only", name)}
+		}
+		return c.resolve(ctx, e.URL, capture)
+	}
+	if capture != nil {
+		capture.mu.Lock()
+		capture.buf.Reset()
+		capture.buf.Write(raw)
+		capture.mu.Unlock()
+	}
+	return client.ParseCard(source+"#"+name, raw, c.warn)
+}
+
+// findCatalogEntry finds the agent name (its case ignored) in the catalog
+// document doc: an entry with a reference (raw nil), or a whole card
+// (raw, to be parsed as a card).
+func findCatalogEntry(doc []byte, name string) (e catalogEntry, raw json.RawMessage, err error) {
 	var cat struct {
 		Agents []json.RawMessage `json:"agents"`
 	}
 	if err := json.Unmarshal(doc, &cat); err != nil {
-		return nil, &client.CardError{URL: source, Err: fmt.Errorf("not a catalog ({\"agents\": [...]}): %v", err)}
+		return e, nil, fmt.Errorf("not a catalog ({\"agents\": [...]}): %v", err)
 	}
 	var names []string
-	for _, raw := range cat.Agents {
-		var e catalogEntry
-		if json.Unmarshal(raw, &e) != nil {
+	for _, r := range cat.Agents {
+		var x catalogEntry
+		if json.Unmarshal(r, &x) != nil || x.Name == "" {
 			continue
 		}
-		names = append(names, e.Name)
-		if !strings.EqualFold(e.Name, name) {
+		names = append(names, x.Name)
+		if !strings.EqualFold(x.Name, name) {
 			continue
 		}
-		if e.URL != "" && !strings.Contains(string(raw), `"supportedInterfaces"`) {
-			if strings.HasPrefix(e.URL, catalogPrefix) {
-				return nil, &client.CardError{URL: source, Err: fmt.Errorf("entry %q names another catalog: one level only", name)}
-			}
-			return c.resolve(ctx, e.URL, capture)
+		var probe struct {
+			Interfaces json.RawMessage `json:"supportedInterfaces"`
 		}
-		if capture != nil {
-			capture.mu.Lock()
-			capture.buf.Reset()
-			capture.buf.Write(raw)
-			capture.mu.Unlock()
+		json.Unmarshal(r, &probe)
+		if x.URL != "" && probe.Interfaces == nil {
+			return x, nil, nil
 		}
-		return client.ParseCard(source+"#"+name, raw, c.warn)
+		return x, r, nil
 	}
-	return nil, &client.CardError{URL: source + "#" + name, StatusCode: http.StatusNotFound,
-		Err: fmt.Errorf("no agent %q in the catalog (it lists: %s)", name, strings.Join(names, ", "))}
+	return e, nil, fmt.Errorf("no agent %q in the catalog (it lists: %s)", name, strings.Join(names, ", "))
 }
 
 // readCatalog reads the catalog document at source: an http(s) URL

@@ -93,7 +93,6 @@ else code, whichever the scheme offers. Tokens are kept in
 ~/.config/a2a-cli/tokens/ (one file per agent, mode 0600); remove the
 file to sign out.`, false)
 	af := addAuthFlags(fs)
-	flow, scheme, clientID, secret := &af.flow, &af.scheme, &af.clientID, &af.secret
 	pos, err := e.parse(fs, rest)
 	if err != nil {
 		return err
@@ -101,16 +100,8 @@ file to sign out.`, false)
 	if err := wantArgs(pos, 1, 1, "the agent (-a AGENT)"); err != nil {
 		return err
 	}
-	if *clientID == "" {
-		return usageError{errors.New("--client-id is required: the client registered with the agent's authorization server")}
-	}
-	switch *flow {
-	case "", flowDevice, flowCode, flowClient:
-	default:
-		return usageError{fmt.Errorf("--flow %q: want device, code or client-credentials", *flow)}
-	}
-	if *flow == flowClient && *secret == "" {
-		return usageError{errors.New("--flow client-credentials needs --client-secret (or $A2ACLI_CLIENT_SECRET)")}
+	if err := af.check(); err != nil {
+		return err
 	}
 	timeout := c.timeout
 	if timeout == 0 {
@@ -124,12 +115,12 @@ file to sign out.`, false)
 	}
 	hc := c.plainHTTPClient()
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
-	srv, f, err := pickFlow(ctx, hc, card, *scheme, *flow, *secret != "")
+	srv, f, err := pickFlow(ctx, hc, card, af.scheme, af.flow, af.secret != "")
 	if err != nil {
 		return err
 	}
 	st := &storedLogin{Agent: agentKey(card), Scheme: srv.scheme, Flow: f, TokenURL: srv.tokenURL,
-		ClientID: *clientID, Scopes: appendAll(srv.scopes, af.scopes)}
+		ClientID: af.clientID, Scopes: appendAll(srv.scopes, af.scopes)}
 	// An OpenID Connect sign-in through the browser is an authentication
 	// request, which names the openid scope (OpenID Connect Core §3.1.2.1).
 	// The device and client-credentials flows get an access token for the
@@ -140,7 +131,7 @@ file to sign out.`, false)
 	// The secret is kept (mode 0600) to get the next token: client
 	// credentials have no refresh token, and a confidential client needs it
 	// to refresh.
-	st.ClientSecret, st.RefreshURL = *secret, srv.refreshURL
+	st.ClientSecret, st.RefreshURL = af.secret, srv.refreshURL
 	cfg := st.config()
 	cfg.Endpoint = oauth2.Endpoint{AuthURL: srv.authURL, DeviceAuthURL: srv.deviceURL, TokenURL: srv.tokenURL}
 	var tok *oauth2.Token
@@ -160,18 +151,39 @@ file to sign out.`, false)
 	if err != nil {
 		return err
 	}
-	if c.json {
-		// Not a protocol object: the sign-in's own record, in the Label
-		// names of the text form.
-		b, _ := json.Marshal(map[string]any{"agent": st.Agent, "scheme": st.Scheme, "flow": f, "tokenFile": path, "expiry": tok.Expiry})
-		e.out.printf("%s\n", b)
-		return nil
+	e.printLogin(st, path)
+	return nil
+}
+
+// check reports the flags' mistakes, before any call.
+func (af *authFlags) check() error {
+	if af.clientID == "" {
+		return usageError{errors.New("--client-id is required: the client registered with the agent's authorization server")}
 	}
-	e.out.printf("Agent: %s\nScheme: %s\nFlow: %s\nToken File: %s\n", st.Agent, st.Scheme, f, path)
-	if !tok.Expiry.IsZero() {
-		e.out.printf("Expires: %s\n", tok.Expiry.UTC().Format(time.RFC3339))
+	switch af.flow {
+	case "", flowDevice, flowCode, flowClient:
+	default:
+		return usageError{fmt.Errorf("--flow %q: want device, code or client-credentials", af.flow)}
+	}
+	if af.flow == flowClient && af.secret == "" {
+		return usageError{errors.New("--flow client-credentials needs --client-secret (or $A2ACLI_CLIENT_SECRET)")}
 	}
 	return nil
+}
+
+// printLogin reports a sign-in: which agent, scheme and flow, where the
+// token is kept and when it expires. With -o json it is one object (not a
+// protocol object: the sign-in's own record, with the text form's names).
+func (e *env) printLogin(st *storedLogin, path string) {
+	if e.c.json {
+		b, _ := json.Marshal(map[string]any{"agent": st.Agent, "scheme": st.Scheme, "flow": st.Flow, "tokenFile": path, "expiry": st.Token.Expiry})
+		e.out.printf("%s\n", b)
+		return
+	}
+	e.out.printf("Agent: %s\nScheme: %s\nFlow: %s\nToken File: %s\n", st.Agent, st.Scheme, st.Flow, path)
+	if !st.Token.Expiry.IsZero() {
+		e.out.printf("Expires: %s\n", st.Token.Expiry.UTC().Format(time.RFC3339))
+	}
 }
 
 // loginFailed is a failed sign-in: the authorization server's refusal,

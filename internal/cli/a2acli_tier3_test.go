@@ -97,8 +97,9 @@ func TestCatalog(t *testing.T) {
 // 401 is an authentication failure (exit 4).
 func TestProtectedPublicCard(t *testing.T) {
 	t.Parallel()
-	var card string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(nil)
+	card := rawAgentCard("guarded", "http://"+srv.Listener.Addr().String())
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/challenge/.well-known/agent-card.json" && r.Header.Get("Authorization") != "Bearer tok":
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cards"`)
@@ -109,9 +110,9 @@ func TestProtectedPublicCard(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, card)
 		}
-	}))
+	})
+	srv.Start()
 	defer srv.Close()
-	card = rawAgentCard("guarded", srv.URL)
 	_, errs := mustRun(t, 0, "card", "get", "-a", srv.URL+"/challenge", "--bearer", "tok", "--debug")
 	if n := strings.Count(errs, "Authorization: [REDACTED]"); n != 1 {
 		t.Errorf("the credential went %d times, want once, after the challenge:\n%s", n, errs)

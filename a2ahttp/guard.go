@@ -113,7 +113,7 @@ func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 	}
 	allowed := h.origins[origin] || h.origins["*"]
 	if !allowed {
-		if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		if httpx.SameOrigin(origin, r.Host) {
 			return true // same origin: not a CORS request
 		}
 		http.Error(w, "cross-origin request from "+strconv.Quote(origin)+" refused (see CORSOrigins / --cors-origin)", http.StatusForbidden)

@@ -39,6 +39,7 @@ const (
 func clientCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, *env, []string) error{
 		"auth": authCmd, "card": cardCmd, "chat": chatCmd, "send": sendCmd, "task": taskCmd, "push": pushCmd, "check": checkCmd, "config": configCmd,
+		"mcp": mcpCmd,
 	}
 	e := &env{name: name, stdout: stdout, stderr: stderr}
 	err := cmds[name](ctx, e, args)

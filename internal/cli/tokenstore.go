@@ -171,3 +171,29 @@ func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) error 
 	c.token = tok.AccessToken
 	return nil
 }
+
+// aLogin is a stored login and its file.
+type aLogin struct {
+	login *storedLogin
+	path  string
+}
+
+// storedLogins are the logins kept in the tokens directory, in the
+// order of their files (unreadable files are left out).
+func storedLogins() []aLogin {
+	dir, err := configDir()
+	if err != nil {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "tokens", "*.json"))
+	var out []aLogin
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var st storedLogin
+		if err != nil || json.Unmarshal(b, &st) != nil || st.Token == nil {
+			continue
+		}
+		out = append(out, aLogin{&st, f})
+	}
+	return out
+}

@@ -267,8 +267,14 @@ func TestAuthLoginDeviceOIDC(t *testing.T) {
 			t.Errorf("auth login's output lacks %q:\n%s", want, out)
 		}
 	}
-	tokenFile(t, c.home)
+	path, _ := tokenFile(t, c.home)
 	sendOK(t, c, a)
+	// config show lists the stored login (the persisted data, SPEC §8.3),
+	// never the token.
+	out, _ = c.run(0, "config", "show")
+	if !strings.Contains(out, "auth-login: "+a+"/, device, expires ") || !strings.Contains(out, "("+path+")") {
+		t.Errorf("config show does not list the stored login:\n%s", out)
+	}
 	// Another agent gets no token of this one.
 	other := agent(t, p, "parley-cli")
 	c.run(4, "send", "-a", other, "hello")

@@ -55,6 +55,9 @@ command exits 1 saying why.`, true)
 		return e.extendedCard(ctx, card, pos[0])
 	}
 	if c.json {
+		if kid == "" && len(card.GetSignatures()) > 0 { // the card is the output: the outcome goes to stderr
+			c.warn("signature " + signatureOutcome(card, kid))
+		}
 		raw = bytes.TrimSpace(raw)
 		var compact bytes.Buffer
 		if json.Compact(&compact, raw) == nil {
@@ -80,7 +83,7 @@ func (e *env) extendedCard(ctx context.Context, public *a2a.AgentCard, url strin
 	if c.token != "" && !takesBearer(public) {
 		return usageError{fmt.Errorf("--extended: the public card declares no security scheme that takes a bearer token, so --bearer is not sent to it")}
 	}
-	cl, err := c.clientFor(public, url)
+	cl, err := c.clientFor(ctx, public, url)
 	if err != nil {
 		return err
 	}
@@ -109,24 +112,25 @@ func takesBearer(card *a2a.AgentCard) bool {
 	return false
 }
 
-// printCard shows a card for people.
+// printCard shows a card in the text form (render.go): a field a line,
+// a field repeated for each interface, extension and skill.
 func (o *output) printCard(card *a2a.AgentCard) {
 	var b strings.Builder
-	label := func(s string) string { return o.dim(fmt.Sprintf("%-13s", s)) }
-	fmt.Fprintf(&b, "%s  %s\n", o.bold(card.GetName()), o.dim("version "+card.GetVersion()))
-	fmt.Fprintf(&b, "%s\n", card.GetDescription())
+	o.field(&b, "Name", card.GetName())
+	o.field(&b, "Version", card.GetVersion())
+	if d := card.GetDescription(); strings.Contains(d, "\n") {
+		o.block(&b, "Description", d)
+	} else {
+		o.field(&b, "Description", d)
+	}
 	if p := card.GetProvider(); p != nil {
-		fmt.Fprintf(&b, "%s%s (%s)\n", label("provider"), p.GetOrganization(), p.GetUrl())
+		o.field(&b, "Provider", fmt.Sprintf("%s (%s)", p.GetOrganization(), p.GetUrl()))
 	}
 	if u := card.GetDocumentationUrl(); u != "" {
-		fmt.Fprintf(&b, "%s%s\n", label("docs"), u)
+		o.field(&b, "Documentation", u)
 	}
 	for i, in := range card.GetSupportedInterfaces() {
-		l := ""
-		if i == 0 {
-			l = "interfaces"
-		}
-		note := o.dim("  (not spoken by this build)")
+		note := "  (not spoken by this build)"
 		if spoken(in) {
 			note = ""
 		}
@@ -134,9 +138,9 @@ func (o *output) printCard(card *a2a.AgentCard) {
 		if in.GetTenant() != "" {
 			tenant = " tenant " + in.GetTenant()
 		}
-		fmt.Fprintf(&b, "%s%d. %-9s %s  A2A %s%s%s\n", label(l), i+1, in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolVersion(), tenant, note)
+		o.field(&b, "Interface", fmt.Sprintf("%d. %-9s %s  A2A %s%s%s", i+1, in.GetProtocolBinding(), in.GetUrl(), in.GetProtocolVersion(), tenant, note))
 	}
-	fmt.Fprintf(&b, "%s%s\n", label("A2A versions"), servedVersions(card))
+	o.field(&b, "A2A Versions", servedVersions(card))
 	caps := card.GetCapabilities()
 	var on []string
 	yesNo := func(name string, v bool) {
@@ -150,38 +154,35 @@ func (o *output) printCard(card *a2a.AgentCard) {
 	if len(on) == 0 {
 		on = append(on, "none")
 	}
-	fmt.Fprintf(&b, "%s%s\n", label("capabilities"), strings.Join(on, ", "))
+	o.field(&b, "Capabilities", strings.Join(on, ", "))
 	for _, x := range caps.GetExtensions() {
 		req := ""
 		if x.GetRequired() {
 			req = " (required)"
 		}
-		fmt.Fprintf(&b, "%s%s%s\n", label("extension"), x.GetUri(), req)
+		o.field(&b, "Extension", x.GetUri()+req)
 	}
-	fmt.Fprintf(&b, "%s%s\n", label("input"), strings.Join(card.GetDefaultInputModes(), ", "))
-	fmt.Fprintf(&b, "%s%s\n", label("output"), strings.Join(card.GetDefaultOutputModes(), ", "))
+	o.field(&b, "Input Modes", strings.Join(card.GetDefaultInputModes(), ", "))
+	o.field(&b, "Output Modes", strings.Join(card.GetDefaultOutputModes(), ", "))
 	if len(card.GetSecuritySchemes()) > 0 {
 		var names []string
 		for name, s := range card.GetSecuritySchemes() {
 			names = append(names, name+" ("+schemeKind(s)+")")
 		}
 		sort.Strings(names)
-		fmt.Fprintf(&b, "%s%s\n", label("security"), strings.Join(names, ", "))
-	}
-	if len(card.GetSkills()) > 0 {
-		fmt.Fprintf(&b, "%s\n", o.dim("skills"))
+		o.field(&b, "Security", strings.Join(names, ", "))
 	}
 	for _, s := range card.GetSkills() {
-		fmt.Fprintf(&b, "  %s %s: %s\n", o.bold(s.GetId()), s.GetName(), s.GetDescription())
+		o.field(&b, "Skill", fmt.Sprintf("%s %s: %s", s.GetId(), s.GetName(), strings.ReplaceAll(s.GetDescription(), "\n", " ")))
 		if len(s.GetTags()) > 0 {
-			fmt.Fprintf(&b, "    %s %s\n", o.dim("tags"), strings.Join(s.GetTags(), ", "))
+			o.field(&b, "Skill Tags", strings.Join(s.GetTags(), ", "))
 		}
 		if len(s.GetExamples()) > 0 {
 			q := make([]string, len(s.GetExamples()))
 			for i, x := range s.GetExamples() {
 				q[i] = fmt.Sprintf("%q", x)
 			}
-			fmt.Fprintf(&b, "    %s %s\n", o.dim("examples"), strings.Join(q, ", "))
+			o.field(&b, "Skill Examples", strings.Join(q, ", "))
 		}
 	}
 	o.printf("%s", b.String()) // the signatures: printSignature

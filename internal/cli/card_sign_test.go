@@ -75,17 +75,28 @@ func TestServedCardVerifiesWithItsKey(t *testing.T) {
 		"--sign-card-kid, JWKS": {"http://" + withKID.addr, jwksFile, "card-1"},
 	} {
 		out, _ := mustRun(t, 0, "card", c.base, "--verify-key", c.key)
-		if !strings.Contains(out, "verified with key "+c.kid+"\n") {
+		if !strings.Contains(out, "Signature: verified (key "+c.kid+")\n") {
 			t.Errorf("%s: parley card --verify-key:\n%s", name, out)
 		}
 	}
+
+	// Without a key the signature is reported unverifiable, never verified
+	// (on stderr with -o json, whose stdout is the card); an unsigned card's
+	// is absent, and not a failure (A2A CLI SPEC §10.1).
+	out, _ := mustRun(t, 0, "card", "get", "-a", "http://"+withKID.addr)
+	contains(t, "card get without a key", out, "Signature: unverifiable (", "no key was given")
+	_, errs := mustRun(t, 0, "card", "get", "-a", "http://"+withKID.addr, "-o", "json")
+	contains(t, "card get -o json without a key", errs, "warning: signature unverifiable")
+	unsigned := serve(t, "--store", "memory")
+	out, _ = mustRun(t, 0, "card", "get", "-a", "http://"+unsigned.addr)
+	contains(t, "an unsigned card", out, "Signature: absent\n")
 
 	served, _ := mustRun(t, 0, "card", "http://"+withKID.addr, "--json")
 	if !strings.Contains(served, `"additionalInterfaces"`) || !strings.Contains(served, `"signatures"`) {
 		t.Fatalf("the served card lacks the v0.3 members or the signatures: %s", served)
 	}
 	added := bytes.Replace([]byte(strings.TrimSpace(served)), []byte("{"), []byte(`{"x-added":true,`), 1)
-	_, errs := mustRun(t, 1, "card", serveDoc(t, added), "--verify-key", pub)
+	_, errs = mustRun(t, 1, "card", serveDoc(t, added), "--verify-key", pub)
 	if !strings.Contains(errs, "does not verify") || !strings.Contains(errs, "does not match") {
 		t.Errorf("a member added after signing: %s", errs)
 	}

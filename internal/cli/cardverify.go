@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/cardsign"
@@ -59,15 +60,25 @@ func (v *verifyFlags) verify(ctx context.Context, card []byte) (string, error) {
 	return kid, nil
 }
 
-// printSignature says whether the card is signed and, when it was
-// checked, with which key.
-func (o *output) printSignature(card *a2a.AgentCard, kid string) {
-	n := len(card.GetSignatures())
-	label := o.dim(fmt.Sprintf("%-13s", "signature"))
-	switch {
+// signatureOutcome is what card get reports of the card's signature
+// (A2A CLI SPEC §10.1, A2A §8.4.3): verified with a key given (a signature
+// that does not verify fails the command before this), unverifiable when
+// the card is signed and no key was given (a jku in the signature is not
+// followed: a key the card itself points to proves nothing of the card),
+// or absent (signing is optional, spec §8.4: not a failure).
+func signatureOutcome(card *a2a.AgentCard, kid string) string {
+	switch n := len(card.GetSignatures()); {
 	case kid != "":
-		o.printf("%s%s\n", label, "verified with key "+kid)
+		return "verified (key " + kid + ")"
 	case n > 0:
-		o.printf("%s%d, not checked (--verify-key FILE or --verify-jwks URL checks it)\n", label, n)
+		return fmt.Sprintf("unverifiable (%d signature(s); no key was given: --verify-key FILE or --verify-jwks URL checks it)", n)
 	}
+	return "absent"
+}
+
+// printSignature shows the signature's outcome as a field.
+func (o *output) printSignature(card *a2a.AgentCard, kid string) {
+	var b strings.Builder
+	o.field(&b, "Signature", signatureOutcome(card, kid))
+	o.printf("%s", b.String())
 }

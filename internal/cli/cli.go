@@ -43,7 +43,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = apikeyCmd(args[1:], stdout, stderr)
 	case "inspect":
 		err = inspectCmd(ctx, args[1:], stdout, stderr)
-	case "card", "send", "task", "push", "check", "config", "mcp": // the client commands print their own errors
+	case "auth", "card", "chat", "send", "task", "push", "check", "config", "mcp": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "completion":
 		err = completionCmd(args[1:], stdout)
@@ -107,6 +107,8 @@ usage:
   parley card get -a AGENT    fetch, validate and print an agent card (also: parley card URL)
   parley send -a AGENT TEXT   send a message (--stream, --async, --task-id, --context-id, --file, --data)
   parley task get|list|cancel|subscribe|push-config -a AGENT [ID]   work with tasks
+  parley chat -a AGENT        a conversation: each line a turn, context and task carried over
+  parley auth login -a AGENT  sign in with OAuth (device code, code with PKCE, client credentials): later commands send the token
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs (= task push-config)
   parley config show      the client options' effective values and where each comes from
   parley mcp -a AGENT     serve the agent as an MCP server (stdio; --http ADDR: streamable HTTP)

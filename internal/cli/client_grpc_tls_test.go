@@ -30,7 +30,7 @@ func TestClientGRPCOverTLS(t *testing.T) {
 	}
 	url := "https://" + p.addr
 	out := run(0, "send", url, "stream 2", "--stream", "--binding", "grpc")
-	contains(t, "send --stream over gRPC and TLS", out, "artifact stream: chunk 0chunk 1\n", "status COMPLETED")
+	contains(t, "send --stream over gRPC and TLS", out, "Artifact ID: stream\nArtifact:\n  chunk 0chunk 1\n\n", "State: TASK_STATE_COMPLETED")
 
 	var rep checkReport
 	if err := json.Unmarshal([]byte(run(0, "check", url, "--binding", "grpc", "--json")), &rep); err != nil {

@@ -84,7 +84,7 @@ func TestCardCommand(t *testing.T) {
 	url := "http://" + p.addr
 	out, _ := mustRun(t, 0, "card", url)
 	contains(t, "card", out, "Parley conformance agent", "1. JSONRPC", "2. HTTP+JSON", "3. GRPC",
-		"streaming, push notifications", "examples", `"stream 3"`)
+		"Capabilities: streaming, push notifications", "Skill Examples: ", `"stream 3"`)
 	if strings.Contains(out, "not spoken by this build") {
 		t.Errorf("an interface is marked as not spoken:\n%s", out)
 	}
@@ -170,7 +170,7 @@ func TestCardBadInput(t *testing.T) {
 	contains(t, "stderr", errs, "REQUIRED", "description")
 	// A v0.3 card is read (docs/versions.md); one without a url cannot be.
 	out, _ := mustRun(t, 0, "card", srv.URL+"/old")
-	contains(t, "stdout", out, "A2A versions 0.3 (no v1.0 interface")
+	contains(t, "stdout", out, "A2A Versions: 0.3 (no v1.0 interface")
 	_, errs = mustRun(t, 1, "card", srv.URL+"/old-no-url")
 	contains(t, "stderr", errs, "0.3")
 	_, errs = mustRun(t, 1, "card", srv.URL+"/broken")
@@ -212,7 +212,7 @@ func TestSendCommand(t *testing.T) {
 // every binding.
 func sendBlocking(t *testing.T, url string) {
 	out, _ := mustRun(t, 0, "send", url, "hello")
-	contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
+	contains(t, "send", out, "COMPLETED", "Artifact ID: echo", "Artifact:\n  hello\n\n")
 	// Flags before the URL, every binding.
 	for _, b := range []string{"jsonrpc", "rest", "grpc"} {
 		out, _ = mustRun(t, 0, "send", "--binding", b, "--json", url, "hello "+b)
@@ -228,14 +228,14 @@ func sendBlocking(t *testing.T, url string) {
 // sendMessageReply checks that send prints the agent's direct reply.
 func sendMessageReply(t *testing.T, url string) {
 	out, _ := mustRun(t, 0, "send", url, "message")
-	contains(t, "send", out, "agent: pong")
+	contains(t, "send", out, "Role: agent\n")
 }
 
 // sendStream checks that send --stream shows the events, and with --json
 // writes one per line.
 func sendStream(t *testing.T, url string) {
 	out, _ := mustRun(t, 0, "send", url, "stream 4", "--stream")
-	contains(t, "send --stream", out, "task ", "SUBMITTED", "status WORKING", "artifact stream: chunk 0chunk 1chunk 2chunk 3\n", "status COMPLETED")
+	contains(t, "send --stream", out, "Task ID: ", "TASK_STATE_SUBMITTED", "State: TASK_STATE_WORKING", "Artifact ID: stream\nArtifact:\n  chunk 0chunk 1chunk 2chunk 3\n\n", "State: TASK_STATE_COMPLETED")
 	// --json: one StreamResponse per line.
 	out, _ = mustRun(t, 0, "send", "--stream", "--json", url, "stream 2")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -310,7 +310,7 @@ func sendTimeout(t *testing.T, url string) {
 	_, errs := mustRun(t, 5, "send", url, "slow 10000", "--timeout", "1s")
 	contains(t, "stderr", errs, "timed out after 1s")
 	out, errs := mustRun(t, 5, "send", url, "slow 10000", "--stream", "--timeout", "1s")
-	contains(t, "stdout", out, "status WORKING")
+	contains(t, "stdout", out, "State: TASK_STATE_WORKING")
 	contains(t, "stderr", errs, "timed out after 1s")
 }
 
@@ -335,7 +335,7 @@ func TestTaskCommands(t *testing.T) {
 	id, ctxID := field(m, "task", "id").(string), field(m, "task", "contextId").(string)
 
 	out, _ = mustRun(t, 0, "task", "get", url, id, "--history", "5")
-	contains(t, "task get", out, id, "COMPLETED", "history  1 message(s)", "user  hello")
+	contains(t, "task get", out, id, "COMPLETED", "History Messages: 1", "History:\n  user: hello\n")
 	out, _ = mustRun(t, 0, "task", "get", "--json", url, id)
 	if field(jsonOf(t, out), "id") != id {
 		t.Fatalf("task get --json: %s", out)
@@ -352,8 +352,8 @@ func TestTaskCommands(t *testing.T) {
 
 	mustRun(t, 0, "send", url, "hello again", "--context", ctxID)
 	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID, "--status", "completed", "--page-size", "1", "--include-artifacts")
-	contains(t, "task list", out, "ID", "STATE", "COMPLETED", "1 of 2 task(s); next page: --page-token ")
-	token := out[strings.LastIndex(out, "--page-token ")+len("--page-token "):]
+	contains(t, "task list", out, "Task ID: ", "State: TASK_STATE_COMPLETED", "Tasks Shown: 1\nTotal Size: 2\n", "Next Page Token: ")
+	token := out[strings.LastIndex(out, "Next Page Token: ")+len("Next Page Token: "):]
 	token = strings.TrimSpace(token)
 	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID, "--status", "completed", "--page-size", "1", "--include-artifacts", "--page-token", token, "--json")
 	l := jsonOf(t, out)
@@ -365,17 +365,15 @@ func TestTaskCommands(t *testing.T) {
 		t.Fatalf("--since 1h: %s", out)
 	}
 	mustRun(t, 2, "task", "list", url, "--status", "sleeping")
-	// The ARTIFACTS column counts the artifacts when they were asked for;
-	// without them it is left out, and a note says how to get them.
+	// The artifacts are counted when they were asked for; without them the
+	// count is left out, and a note says how to get them.
 	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID, "--include-artifacts")
-	if !regexp.MustCompile(`(?m)^ID\s.*\sARTIFACTS$`).MatchString(out) || !regexp.MustCompile(`(?m)^\S+\s+COMPLETED\s.*\s\d+$`).MatchString(out) ||
-		strings.Contains(out, "left out") {
-		t.Errorf("task list --include-artifacts: no ARTIFACTS column with a count:\n%s", out)
+	if !regexp.MustCompile(`(?m)^Artifacts: \d+$`).MatchString(out) || strings.Contains(out, "left out") {
+		t.Errorf("task list --include-artifacts: no artifact count:\n%s", out)
 	}
 	out, _ = mustRun(t, 0, "task", "list", url, "--context", ctxID)
-	if strings.Contains(out, "ARTIFACTS") || !regexp.MustCompile(`(?m)^\S+\s+COMPLETED\s+\S+\s+\S+$`).MatchString(out) ||
-		!strings.Contains(out, "(artifacts left out: --include-artifacts counts them)") {
-		t.Errorf("task list without --include-artifacts: want no ARTIFACTS column and a note:\n%s", out)
+	if strings.Contains(out, "Artifacts:") || !strings.Contains(out, "Note: artifacts left out: --include-artifacts counts them") {
+		t.Errorf("task list without --include-artifacts: want no artifact count and a note:\n%s", out)
 	}
 
 	// Cancel a running task; cancelling a completed one is an A2A error.
@@ -390,7 +388,7 @@ func TestTaskCommands(t *testing.T) {
 	out, _ = mustRun(t, 0, "send", url, "slow 400", "--async", "--json")
 	sub := field(jsonOf(t, out), "task", "id").(string)
 	out, _ = mustRun(t, 0, "task", "subscribe", url, sub)
-	contains(t, "task subscribe", out, "task "+sub, "artifact echo: slow 400", "status COMPLETED")
+	contains(t, "task subscribe", out, "Task ID: "+sub, "Artifact ID: echo\nArtifact:\n  slow 400\n\n", "State: TASK_STATE_COMPLETED")
 	// A finished task cannot be subscribed to.
 	_, errs = mustRun(t, 1, "task", "subscribe", url, sub)
 	contains(t, "stderr", errs, "UnsupportedOperationError")
@@ -413,9 +411,9 @@ func TestPushCommands(t *testing.T) {
 	out, _ = mustRun(t, 0, "push", "get", url, id, cid)
 	contains(t, "push get", out, cid, "https://hooks.invalid/a2a", "Bearer (set)")
 	out, _ = mustRun(t, 0, "push", "list", url, id)
-	contains(t, "push list", out, cid, "1 configuration(s)")
+	contains(t, "push list", out, cid, "Configs Shown: 1")
 	out, _ = mustRun(t, 0, "push", "delete", url, id, cid)
-	contains(t, "push delete", out, "deleted push config "+cid)
+	contains(t, "push delete", out, "Deleted Config ID: "+cid)
 	_, errs := mustRun(t, 1, "push", "get", url, id, cid)
 	contains(t, "stderr", errs, "TaskNotFoundError")
 	_, errs = mustRun(t, 1, "push", "list", url, "no-such-task")
@@ -473,12 +471,12 @@ func TestClientGRPCBinding(t *testing.T) {
 
 	// send: blocking, --json, --stream, --async then task wait.
 	out, _ := run(0, "send", url, "hello")
-	contains(t, "send", out, "COMPLETED", "artifact echo", "    hello")
+	contains(t, "send", out, "COMPLETED", "Artifact ID: echo", "Artifact:\n  hello\n\n")
 	out, _ = run(0, "send", url, "hello", "--json")
 	id := field(jsonOf(t, out), "task", "id").(string)
 	ctxID := field(jsonOf(t, out), "task", "contextId").(string)
 	out, _ = run(0, "send", url, "stream 3", "--stream")
-	contains(t, "send --stream", out, "status WORKING", "artifact stream: chunk 0chunk 1chunk 2\n", "status COMPLETED")
+	contains(t, "send --stream", out, "State: TASK_STATE_WORKING", "Artifact ID: stream\nArtifact:\n  chunk 0chunk 1chunk 2\n\n", "State: TASK_STATE_COMPLETED")
 	out, _ = run(0, "send", url, "slow 300", "--async", "--json")
 	slow := field(jsonOf(t, out), "task", "id").(string)
 	out, _ = run(0, "task", "wait", url, slow)
@@ -486,7 +484,7 @@ func TestClientGRPCBinding(t *testing.T) {
 
 	// task get, list, cancel, subscribe.
 	out, _ = run(0, "task", "get", url, id, "--history", "5")
-	contains(t, "task get", out, id, "COMPLETED", "user  hello")
+	contains(t, "task get", out, id, "COMPLETED", "user: hello")
 	out, _ = run(0, "task", "list", url, "--context", ctxID, "--json")
 	if tasks, _ := jsonOf(t, out)["tasks"].([]any); len(tasks) != 1 {
 		t.Fatalf("task list --context: %s", out)
@@ -498,7 +496,7 @@ func TestClientGRPCBinding(t *testing.T) {
 	out, _ = run(0, "send", url, "slow 400", "--async", "--json")
 	sub := field(jsonOf(t, out), "task", "id").(string)
 	out, _ = run(0, "task", "subscribe", url, sub)
-	contains(t, "task subscribe", out, "task "+sub, "status COMPLETED")
+	contains(t, "task subscribe", out, "Task ID: "+sub, "State: TASK_STATE_COMPLETED")
 
 	// push create, get, list, delete.
 	out, _ = run(0, "send", url, "input-required", "--json")
@@ -511,7 +509,7 @@ func TestClientGRPCBinding(t *testing.T) {
 	out, _ = run(0, "push", "get", url, parked, cid)
 	contains(t, "push get", out, cid, "https://hooks.invalid/a2a")
 	out, _ = run(0, "push", "list", url, parked)
-	contains(t, "push list", out, "1 configuration(s)")
+	contains(t, "push list", out, "Configs Shown: 1")
 	run(0, "push", "delete", url, parked, cid)
 
 	// Errors the server sends over gRPC: exit 1, named as on the other
@@ -599,7 +597,7 @@ func TestSendDataPartWire(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "dot.png")
 	os.WriteFile(img, []byte{0x89, 'P', 'N', 'G'}, 0o600)
 	out, _ := mustRun(t, 0, "send", srv.URL, "--file", img, "--data", `{"n":1,"tags":["a"]}`, "--message-id", "m-fixed")
-	contains(t, "send", out, "agent: noted")
+	contains(t, "send", out, "Role: agent\n", "Message:\n  noted\n\n")
 	var req map[string]any
 	if err := json.Unmarshal(<-got, &req); err != nil {
 		t.Fatal(err)
@@ -642,6 +640,6 @@ func TestSendStreamEndsEarly(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	out, errs := mustRun(t, 3, "send", srv.URL, "hello", "--stream")
-	contains(t, "stdout", out, "task t-9  WORKING")
+	contains(t, "stdout", out, "Task ID: t-9\n", "State: TASK_STATE_WORKING\n")
 	contains(t, "stderr", errs, "the stream ended before the task finished (task t-9, last state WORKING)", "parley task subscribe "+srv.URL+" t-9")
 }

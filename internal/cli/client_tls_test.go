@@ -90,7 +90,7 @@ func TestClientTLSFlags(t *testing.T) {
 		contains(t, "send --binding "+b, out, "COMPLETED")
 	}
 	out, _ = run(0, append([]string{"send", url, "stream 2", "--stream", "--binding", "grpc"}, tlsArgs...)...)
-	contains(t, "send --stream over gRPC", out, "status COMPLETED")
+	contains(t, "send --stream over gRPC", out, "State: TASK_STATE_COMPLETED")
 	// check reaches and grades the agent (its verdict on an agent whose
 	// card asks for mutual TLS is check's business: exit 0 or 1, not 3).
 	out, errs, code := parley(t, append([]string{"check", url, "--binding", "jsonrpc", "--json"}, tlsArgs...)...)

@@ -38,7 +38,8 @@ const (
 // envelope on stdout.
 func clientCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, *env, []string) error{
-		"card": cardCmd, "send": sendCmd, "task": taskCmd, "push": pushCmd, "check": checkCmd, "config": configCmd, "mcp": mcpCmd,
+		"auth": authCmd, "card": cardCmd, "chat": chatCmd, "send": sendCmd, "task": taskCmd, "push": pushCmd, "check": checkCmd, "config": configCmd,
+		"mcp": mcpCmd,
 	}
 	e := &env{name: name, stdout: stdout, stderr: stderr}
 	err := cmds[name](ctx, e, args)
@@ -91,6 +92,7 @@ func (e *env) classify(err error) failure {
 		se *client.StreamEndedError
 		ce codeError
 		cd *client.CardError
+		le *loginError
 	)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
@@ -99,6 +101,10 @@ func (e *env) classify(err error) failure {
 		f := e.classify(ce.error)
 		f.exit = ce.code
 		return f
+	case errors.As(err, &le) && errors.Is(err, errLoginExpired):
+		return failure{code: errCredentialsMissing, exit: ExitAuth, hint: "sign in again: parley auth login -a AGENT --client-id ID"}
+	case errors.As(err, &le):
+		return failure{code: errAuthFailed, exit: ExitAuth, hint: "check the client id, secret and flow, and the card's security schemes (parley card get)"}
 	case errors.As(err, &ue):
 		return failure{code: errUsage, exit: ExitUsage, hint: e.helpHint()}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -164,7 +170,7 @@ const debugHint = "run it again with --debug to see the exchange"
 // 401 or 403.
 func (e *env) authFailure(a2aCode int) failure {
 	if e.c == nil || !e.c.hasCredentials() {
-		return failure{code: errCredentialsMissing, exit: ExitAuth, a2aCode: a2aCode, hint: "give a credential: --bearer TOKEN (or $A2ACLI_BEARER), or --api-key KEY"}
+		return failure{code: errCredentialsMissing, exit: ExitAuth, a2aCode: a2aCode, hint: "give a credential: --bearer TOKEN (or $A2ACLI_BEARER) or --api-key KEY, or sign in: parley auth login -a AGENT"}
 	}
 	return failure{code: errAuthFailed, exit: ExitAuth, a2aCode: a2aCode, hint: "the agent refused the credential given: check it, and the card's security schemes (parley card get)"}
 }

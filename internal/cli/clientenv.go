@@ -47,8 +47,8 @@ type source struct {
 // which replaces the local one), the later overriding the earlier.
 func configSources(explicit string) (*source, error) {
 	s := &source{vars: map[string]string{}, from: map[string]string{}}
-	if home, err := os.UserHomeDir(); err == nil {
-		if err := s.load(filepath.Join(home, ".config", "a2a-cli", ".env"), false); err != nil {
+	if dir, err := configDir(); err == nil {
+		if err := s.load(filepath.Join(dir, ".env"), false); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,9 @@ type cliTransport struct {
 	h2      http.RoundTripper // gRPC calls
 	c       *common
 	capture *cardCapture
+	// cardAuth: the client of the public card, which answers a Bearer
+	// challenge with --bearer (cardChallenge).
+	cardAuth bool
 }
 
 // RoundTrip sends r with the command's A2A-Version, over HTTP/2 when it
@@ -78,6 +82,9 @@ func (t *cliTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.c.logRequest(r)
 	}
 	resp, err := base.RoundTrip(r)
+	if t.cardAuth && err == nil {
+		resp, err = t.cardChallenge(r, resp)
+	}
 	if t.c.debugw != nil {
 		if err != nil {
 			fmt.Fprintf(t.c.debugw, "<-- %s: %v\n", t.c.redactURL(r.URL), err)
@@ -126,9 +133,13 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-// resolve reads the agent card the reference url names: a card file, or
-// the card at a URL or a bare host's origin (agentURL).
+// resolve reads the agent card the reference url names: a catalog entry
+// (catalog.go), a card file, or the card at a URL or a bare host's origin
+// (agentURL).
 func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) (*a2a.AgentCard, error) {
+	if strings.HasPrefix(url, catalogPrefix) {
+		return c.resolveCatalog(ctx, url, capture)
+	}
 	if path := cardFile(url); path != "" {
 		return c.readCardFile(path, capture)
 	}
@@ -136,11 +147,14 @@ func (c *common) resolve(ctx context.Context, url string, capture *cardCapture) 
 	if err := checkAgentURL(url); err != nil {
 		return nil, err
 	}
-	h := c.header()
-	if c.token != "" {
-		h.Set("Authorization", "Bearer "+c.token)
-	}
-	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: c.httpClient(capture), Header: h, Warn: c.warn})
+	// No credential goes with the public card (A2A CLI SPEC §12.4): until
+	// the card is read, nothing says which scheme the endpoint accepts. The
+	// API key is placed only once the card is read (placeAPIKey). An
+	// endpoint that protects its card (as A2A's discovery guide allows)
+	// declares its scheme in its 401 challenge: cardChallenge.
+	hc := c.httpClient(capture)
+	hc.Transport.(*cliTransport).cardAuth = true
+	return client.Resolve(ctx, url, &client.ResolveOptions{HTTPClient: hc, Header: c.header(), Warn: c.warn})
 }
 
 // connect resolves the card at url and returns a client for it.
@@ -149,11 +163,15 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 	if err != nil {
 		return nil, err
 	}
-	return c.clientFor(card, url)
+	return c.clientFor(ctx, card, url)
 }
 
-// clientFor returns a client for card, the card of the agent at url.
-func (c *common) clientFor(card *a2a.AgentCard, url string) (*client.Client, error) {
+// clientFor returns a client for card, the card of the agent at url,
+// with the token of `parley auth login` when no credential was given.
+func (c *common) clientFor(ctx context.Context, card *a2a.AgentCard, url string) (*client.Client, error) {
+	if err := c.useStoredToken(ctx, card); err != nil {
+		return nil, err
+	}
 	card = proto.Clone(card).(*a2a.AgentCard)
 	ts, err := c.transports()
 	if err != nil {
@@ -167,6 +185,7 @@ func (c *common) clientFor(card *a2a.AgentCard, url string) (*client.Client, err
 	if err := c.placeAPIKey(card); err != nil {
 		return nil, err
 	}
+	c.warnRequiredExtensions(card)
 	return client.New(card, &client.Options{
 		HTTPClient:   c.httpClient(nil),
 		BearerToken:  c.token,
@@ -223,4 +242,41 @@ func checkAgentURL(raw string) error {
 		return usageError{fmt.Errorf("%q is not a URL: want http://HOST:PORT or https://HOST[:PORT]", raw)}
 	}
 	return usageError{fmt.Errorf("%s is not a URL: did you mean http://%s?", raw, strings.TrimPrefix(raw, "//"))}
+}
+
+// warnRequiredExtensions names, on stderr, each extension the card
+// declares required (A2A §4.6) that --extension does not declare: the
+// agent will likely refuse the call (ExtensionSupportRequiredError). The
+// tool implements no extension itself, so it declares one only when told
+// to: --extension URI says the caller handles it (A2A CLI SPEC §13.3).
+func (c *common) warnRequiredExtensions(card *a2a.AgentCard) {
+	for _, x := range card.GetCapabilities().GetExtensions() {
+		if x.GetRequired() && !slices.Contains(c.extensions, x.GetUri()) {
+			c.warn(fmt.Sprintf("the agent requires the extension %s, which this call does not declare: "+
+				"if you handle it, declare it with --extension %s", x.GetUri(), x.GetUri()))
+		}
+	}
+}
+
+// cardChallenge answers the card endpoint's 401 challenge for a bearer
+// token (RFC 6750 §3: WWW-Authenticate: Bearer) with --bearer, once: the
+// endpoint has then declared a scheme that takes the credential (A2A CLI
+// SPEC §12.4). Without a challenge, or without --bearer, the 401 stands.
+func (t *cliTransport) cardChallenge(r *http.Request, resp *http.Response) (*http.Response, error) {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(resp.Header.Get("WWW-Authenticate")), " ")
+	if resp.StatusCode != http.StatusUnauthorized || t.c.token == "" || !strings.EqualFold(scheme, "Bearer") ||
+		r.Header.Get("Authorization") != "" || (r.Body != nil && r.GetBody == nil) {
+		return resp, nil
+	}
+	if t.c.debugw != nil {
+		t.c.logResponse(resp)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.c.token)
+	if t.c.debugw != nil {
+		t.c.logRequest(r)
+	}
+	return t.base.RoundTrip(r)
 }

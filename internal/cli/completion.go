@@ -13,7 +13,7 @@ import (
 // from the flag sets the commands themselves define, so that the scripts
 // never fall behind.
 func completionWords() (commands []string, flags map[string][]string) {
-	commands = []string{"card", "send", "task", "config", "push", "check", "conformance", "mcp", "completion",
+	commands = []string{"auth", "card", "chat", "send", "task", "config", "push", "check", "conformance", "mcp", "completion",
 		"serve", "webhook", "inspect", "load", "key", "apikey", "version", "help"}
 	flags = map[string][]string{}
 	names := func(fs *flag.FlagSet) []string {
@@ -47,6 +47,11 @@ func completionWords() (commands []string, flags map[string][]string) {
 	flags["card get"] = append(names(fs), "--validate")
 	fs, _ = e.newFlags("", true)
 	flags["config show"] = names(fs)
+	fs, _ = e.newFlags("", false)
+	addAuthFlags(fs)
+	flags["auth login"] = names(fs)
+	fs, _ = e.newFlags("", true)
+	flags["chat"] = names(fs)
 	return commands, flags
 }
 

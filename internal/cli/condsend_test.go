@@ -20,7 +20,7 @@ func TestSendIfGeneration(t *testing.T) {
 		out, _ = mustRun(t, 0, "task", "get", url, id, "--a2a-version", "1.1", "--json", "--binding", b)
 		gen := fmt.Sprint(field(jsonOf(t, out), "generation"))
 		out, _ = mustRun(t, 0, "task", "get", url, id, "--a2a-version", "1.1", "--binding", b)
-		contains(t, "task get in 1.1", out, "generation  "+gen+"\n")
+		contains(t, "task get in 1.1", out, "Generation: "+gen+"\n")
 
 		_, errs := mustRun(t, 1, "send", url, "--task", id, "--if-generation", "1", "--binding", b, "too late")
 		contains(t, "stale send --binding "+b, errs, "TaskGenerationMismatchError", "expected 1 but current generation is "+gen,

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 )
 
 const configSynopsis = `config show [-a AGENT] [flags]
@@ -16,7 +17,9 @@ here would use, and where it comes from (A2A CLI SPEC §8.3): "flag",
 ~/.config/a2a-cli/.env, then the nearest .env from the working directory
 up, or --config FILE instead), or "default". Credentials show as
 [REDACTED]. It reads; it changes nothing: set the variables, or edit or
-remove the files, to change the settings.`
+remove the files, to change the settings. The tokens of parley auth
+login are listed too, as auth-login lines (each agent's flow and expiry,
+and its file; remove the file to sign out).`
 
 // configCmd runs `parley config show`.
 func configCmd(ctx context.Context, e *env, args []string) error {
@@ -51,6 +54,20 @@ func configCmd(ctx context.Context, e *env, args []string) error {
 		settings[f.Name] = setting{c.shown(f), src}
 		names = append(names, f.Name)
 	})
+	// The tokens of parley auth login are persisted too (SPEC §8.3: what
+	// is persisted is shown by config show): each agent's flow and expiry,
+	// its file as the source (never the token itself). In text, one
+	// "auth-login: AGENT, …" line each; in JSON, "auth-login AGENT" keys.
+	var logins []string
+	for _, l := range storedLogins() {
+		exp := "no expiry"
+		if !l.login.Token.Expiry.IsZero() {
+			exp = "expires " + l.login.Token.Expiry.UTC().Format(time.RFC3339)
+		}
+		v := fmt.Sprintf("%s, %s, scheme %s", l.login.Flow, exp, l.login.Scheme)
+		settings["auth-login "+l.login.Agent] = setting{v, l.path}
+		logins = append(logins, fmt.Sprintf("auth-login: %s, %s (%s)\n", l.login.Agent, v, l.path))
+	}
 	if c.json {
 		b, err := json.Marshal(settings)
 		if err != nil {
@@ -63,6 +80,7 @@ func configCmd(ctx context.Context, e *env, args []string) error {
 		s := settings[n]
 		e.out.printf("%s: %s (%s)\n", n, s.Value, s.Source)
 	}
+	e.out.printf("%s", strings.Join(logins, ""))
 	return nil
 }
 

@@ -20,6 +20,7 @@ var helpCommands = [][]string{
 	{"task", "get"}, {"task", "list"}, {"task", "cancel"}, {"task", "subscribe"}, {"task", "wait"}, {"task", "download"},
 	{"push", "create"}, {"push", "get"}, {"push", "list"}, {"push", "delete"},
 	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"}, {"config", "show"}, {"completion"}, {"card", "get"}, {"mcp"},
+	{"auth", "login"}, {"chat"},
 }
 
 // docsForeignFlags are the flags the docs show on commands other than

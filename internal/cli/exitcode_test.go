@@ -37,7 +37,7 @@ func TestCommandExitCodes(t *testing.T) {
 			warning string // on stderr
 		}{
 			{"hello", "COMPLETED", ""},
-			{"message", "agent: pong", ""},
+			{"message", "Role: agent\n", ""},
 			{"fail", "FAILED", "ended FAILED"},
 			{"reject", "REJECTED", "ended REJECTED"},
 			{"input-required", "INPUT_REQUIRED", "stopped INPUT_REQUIRED; reply with: parley send -a " + url + " --task-id "},
@@ -76,7 +76,7 @@ func TestCommandExitCodes(t *testing.T) {
 		out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
 		id := field(jsonOf(t, out), "task", "id").(string)
 		out, _ = mustRun(t, 0, "send", url, "--task", id, "the missing piece", "--stream")
-		contains(t, "follow-up stream", out, "task "+id+"  INPUT_REQUIRED", "status COMPLETED")
+		contains(t, "follow-up stream", out, "Task ID: "+id+"\n", "State: TASK_STATE_INPUT_REQUIRED\n", "State: TASK_STATE_COMPLETED")
 	})
 
 	t.Run("task wait and get", func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestCommandExitCodes(t *testing.T) {
 		out, _ := mustRun(t, 0, "send", url, "input-required", "--json")
 		id := field(jsonOf(t, out), "task", "id").(string)
 		out, _ = mustRun(t, 0, "task", "subscribe", url, id)
-		contains(t, "task subscribe", out, "task "+id+"  INPUT_REQUIRED")
+		contains(t, "task subscribe", out, "Task ID: "+id+"\n", "State: TASK_STATE_INPUT_REQUIRED\n")
 
 		// A task canceled while subscribed: 0, with a warning.
 		out, _ = mustRun(t, 0, "send", url, "slow 60000", "--async", "--json")
@@ -115,7 +115,7 @@ func TestCommandExitCodes(t *testing.T) {
 		cmd := exec.Command(testkit.ParleyBinary(t), "task", "subscribe", url, id)
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")
 		sub := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley task subscribe", KillAtCleanup: true})
-		if _, err := sub.WaitLine(func(l string) bool { return strings.Contains(l, "task "+id) }, 20*time.Second); err != nil {
+		if _, err := sub.WaitLine(func(l string) bool { return strings.Contains(l, "Task ID: "+id) }, 20*time.Second); err != nil {
 			t.Fatalf("task subscribe showed no task: %v\n%s", err, sub.Stderr())
 		}
 		mustRun(t, 0, "task", "cancel", url, id)
@@ -127,7 +127,7 @@ func TestCommandExitCodes(t *testing.T) {
 		if err := sub.Wait(); err != nil {
 			t.Fatalf("task subscribe of a canceled task: %v, want exit status 0\n%s%s", err, sub.Stdout(), sub.Stderr())
 		}
-		contains(t, "task subscribe", sub.Stdout(), "status CANCELED")
+		contains(t, "task subscribe", sub.Stdout(), "State: TASK_STATE_CANCELED")
 		contains(t, "task subscribe", sub.Stderr(), "ended CANCELED")
 	})
 
@@ -231,8 +231,8 @@ func TestSubscribeShowsSnapshotArtifacts(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&all, "chunk %d", i)
 	}
-	contains(t, "task subscribe", out, "task "+id, "\nartifact stream: "+all.String()+"\n", "status COMPLETED")
-	if c := strings.Count(out, "artifact stream"); c != 1 {
+	contains(t, "task subscribe", out, "Task ID: "+id, "\nArtifact ID: stream\nArtifact:\n  "+all.String()+"\n\n", "State: TASK_STATE_COMPLETED")
+	if c := strings.Count(out, "Artifact ID: stream"); c != 1 {
 		t.Errorf("the artifact is shown %d times, want once:\n%s", c, out)
 	}
 	if errs != "" {

@@ -49,8 +49,8 @@ func snapshotEvents() []a2a.StreamEvent {
 }
 
 // TestStreamPrinterSnapshotArtifacts: the artifacts of the Task that
-// starts a stream are shown, piped as text the later chunks continue, on a
-// terminal whole.
+// starts a stream are shown once each: whole at the last chunk that
+// continues one, or at the end of the stream.
 func TestStreamPrinterSnapshotArtifacts(t *testing.T) {
 	var out bytes.Buffer
 	o := &output{w: &out, errw: &out}
@@ -59,10 +59,10 @@ func TestStreamPrinterSnapshotArtifacts(t *testing.T) {
 		p.event(ev)
 	}
 	p.done()
-	want := "task t-1  WORKING  context c-1\n" +
-		"artifact notes: together\n" +
-		"artifact story: Once upon a time.\n" +
-		"status COMPLETED\n"
+	want := "Task ID: t-1\nContext ID: c-1\nState: TASK_STATE_WORKING\n" +
+		"Artifact ID: story\nArtifact:\n  Once upon a time.\n\n" +
+		"State: TASK_STATE_COMPLETED\n" +
+		"Artifact ID: notes\nArtifact:\n  together\n\n"
 	if out.String() != want {
 		t.Fatalf("piped:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -75,7 +75,7 @@ func TestStreamPrinterSnapshotArtifacts(t *testing.T) {
 	}
 	p.done()
 	s := tty.String()
-	for _, want := range []string{"artifact notes\n    together\n", "artifact story\n    Once upon a time.\n"} {
+	for _, want := range []string{"Artifact ID: notes\nArtifact:\n  together\n\n", "Artifact ID: story\nArtifact:\n  Once upon a time.\n\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("terminal output lacks %q:\n%q", want, s)
 		}

@@ -56,6 +56,15 @@ var helps = map[string]helpText{
 		`parley send -a http://127.0.0.1:8080 --task-id TASK_ID "more input"`,
 		`A2ACLI_AGENT_CARD=http://127.0.0.1:8080 parley send "hello"`,
 	}},
+	"chat": {"a conversation with an agent: each line a turn, its context and task carried over", []string{
+		"parley chat -a http://127.0.0.1:8080",
+		`printf 'input-required\nblue\n' | parley chat -a http://127.0.0.1:8080`,
+	}},
+	"auth": {"sign in to an agent with OAuth 2.x, as its card's security schemes say", []string{
+		"parley auth login -a https://agent.example.com --client-id my-cli",
+		"parley auth login -a https://agent.example.com --client-id my-cli --flow code --scope offline_access",
+		"A2ACLI_CLIENT_SECRET=... parley auth login -a https://agent.example.com --client-id svc --flow client-credentials",
+	}},
 	"mcp": {"serve an A2A agent as an MCP server (its skills as tools)", []string{
 		"parley mcp http://127.0.0.1:8080",
 		"parley mcp -a https://agent.example.com --token-file token.txt",

@@ -52,7 +52,7 @@ const (
 
 // paint wraps s in the colour code when colours are on.
 func (o *output) paint(code, s string) string {
-	if !o.color || s == "" {
+	if !o.color || s == "" || code == "" {
 		return s
 	}
 	return code + s + cReset
@@ -65,21 +65,23 @@ func (o *output) bold(s string) string { return o.paint(cBold, s) }
 func (o *output) dim(s string) string { return o.paint(cDim, s) }
 
 // state renders a task state without its prefix, coloured by class.
-func (o *output) state(s a2a.TaskState) string {
-	name := stateName(s)
+func (o *output) state(s a2a.TaskState) string { return o.paint(stateColor(s), stateName(s)) }
+
+// stateColor is the colour of a task state's class.
+func stateColor(s a2a.TaskState) string {
 	switch s {
 	case a2a.TaskState_TASK_STATE_COMPLETED:
-		return o.paint(cBold+cGreen, name)
+		return cBold + cGreen
 	case a2a.TaskState_TASK_STATE_FAILED, a2a.TaskState_TASK_STATE_REJECTED:
-		return o.paint(cBold+cRed, name)
+		return cBold + cRed
 	case a2a.TaskState_TASK_STATE_CANCELED:
-		return o.paint(cYellow, name)
+		return cYellow
 	case a2a.TaskState_TASK_STATE_INPUT_REQUIRED, a2a.TaskState_TASK_STATE_AUTH_REQUIRED:
-		return o.paint(cBold+cMagenta, name)
+		return cBold + cMagenta
 	case a2a.TaskState_TASK_STATE_SUBMITTED, a2a.TaskState_TASK_STATE_WORKING:
-		return o.paint(cBlue, name)
+		return cBlue
 	}
-	return name
+	return ""
 }
 
 // stateName is a task state without its TASK_STATE_ prefix.

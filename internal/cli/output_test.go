@@ -56,8 +56,9 @@ func streamEvents() []a2a.StreamEvent {
 	}
 }
 
-// TestStreamPrinterPiped: plain lines, artifact text written as it comes
-// and reassembled, no colour or terminal codes.
+// TestStreamPrinterPiped: the text floor (A2A CLI SPEC §11.2): Label:
+// value lines, an artifact as a block once reassembled (never interleaved
+// with the status lines between its chunks), no colour or terminal codes.
 func TestStreamPrinterPiped(t *testing.T) {
 	var out bytes.Buffer
 	o := &output{w: &out, errw: &out}
@@ -66,12 +67,11 @@ func TestStreamPrinterPiped(t *testing.T) {
 		p.event(ev)
 	}
 	p.done()
-	want := "task t-1  SUBMITTED  context c-1\n" +
-		"status WORKING\n" +
-		"artifact story: Once upon \n" +
-		"status WORKING\n" +
-		"artifact story: a time.\n" +
-		"status COMPLETED\n"
+	want := "Task ID: t-1\nContext ID: c-1\nState: TASK_STATE_SUBMITTED\n" +
+		"State: TASK_STATE_WORKING\n" +
+		"State: TASK_STATE_WORKING\n" +
+		"Artifact ID: story\nArtifact:\n  Once upon a time.\n\n" +
+		"State: TASK_STATE_COMPLETED\n"
 	if out.String() != want {
 		t.Fatalf("piped stream:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -94,9 +94,9 @@ func TestStreamPrinterTerminal(t *testing.T) {
 	p.done()
 	s := out.String()
 	for _, want := range []string{
-		cBold + cGreen + "COMPLETED" + cReset,
-		cBlue + "WORKING" + cReset,
-		"artifact" + cReset + " story\n    Once upon a time.\n",
+		cBold + cGreen + "TASK_STATE_COMPLETED" + cReset,
+		cBlue + "TASK_STATE_WORKING" + cReset,
+		"Artifact:" + cReset + "\n  Once upon a time.\n\n",
 		"\r\x1b[K", // the live line is erased
 		"events",
 	} {

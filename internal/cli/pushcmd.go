@@ -170,11 +170,10 @@ func (e *env) pushList(ctx context.Context, cl *client.Client, req *a2a.ListTask
 	for _, cfg := range l.GetConfigs() {
 		e.out.printPushConfig(cfg)
 	}
-	e.out.printf("%d configuration(s)", len(l.GetConfigs()))
+	e.out.printf("Configs Shown: %d\n", len(l.GetConfigs()))
 	if l.GetNextPageToken() != "" {
-		e.out.printf("; next page: --page-token %s", l.GetNextPageToken())
+		e.out.printf("Next Page Token: %s\n", l.GetNextPageToken())
 	}
-	e.out.printf("\n")
 	return nil
 }
 
@@ -187,7 +186,7 @@ func (e *env) pushDelete(ctx context.Context, cl *client.Client, taskID, id stri
 		e.out.printf("{\"deleted\":%s,\"taskId\":%s}\n", jsonQuote(id), jsonQuote(taskID))
 		return nil
 	}
-	e.out.printf("deleted push config %s of task %s\n", id, taskID)
+	e.out.printf("Deleted Config ID: %s\nTask ID: %s\n", id, taskID)
 	return nil
 }
 

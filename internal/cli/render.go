@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -73,37 +72,62 @@ func indent(s, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
-// printTask shows a task: id and state, context, status message,
-// artifacts, and the history when showHistory.
+// The text form of a task, a message and a stream's events is the A2A CLI
+// specification's floor (SPEC §11.2): one "Label: value" field per line,
+// the same labels every time, and content that does not fit on a line (a
+// status message, an artifact, the history) as a block: its own "Label:"
+// line, the content, then a blank line. Each line of a block's content is
+// indented by two spaces, so that an empty line inside the content is not
+// taken for the blank line that closes the block. The task's id, context
+// id and state come last (printIDs). On a terminal the labels are dimmed
+// and the state coloured; piped, nothing but the text (no control
+// sequences: output.color is set for terminals only).
+
+// field writes one "Label: value" line.
+func (o *output) field(b *strings.Builder, label, value string) {
+	fmt.Fprintf(b, "%s %s\n", o.dim(label+":"), value)
+}
+
+// block writes a labelled block: the label line, the content indented by
+// two spaces, a blank line.
+func (o *output) block(b *strings.Builder, label, content string) {
+	fmt.Fprintf(b, "%s\n%s\n\n", o.dim(label+":"), indent(content, "  "))
+}
+
+// artifactBlock writes an artifact: its id (and name) as fields, its
+// content as a block.
+func (o *output) artifactBlock(b *strings.Builder, a *a2a.Artifact) {
+	o.field(b, "Artifact ID", a.GetArtifactId())
+	if a.GetName() != "" {
+		o.field(b, "Artifact Name", a.GetName())
+	}
+	o.block(b, "Artifact", artifactBody(a))
+}
+
+// printTask shows a task: the time of its status, its status message,
+// artifacts, and the history (whole when showHistory, else its length),
+// then its ids and state.
 func (o *output) printTask(t *a2a.Task, showHistory bool) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s  %s\n", o.bold("task"), t.GetId(), o.state(t.GetStatus().GetState()))
-	if t.GetContextId() != "" {
-		fmt.Fprintf(&b, "  %s  %s\n", o.dim("context"), t.GetContextId())
-	}
 	if ts := t.GetStatus().GetTimestamp(); ts != nil {
-		fmt.Fprintf(&b, "  %s  %s\n", o.dim("updated"), ts.AsTime().UTC().Format(time.RFC3339))
+		o.field(&b, "Updated", ts.AsTime().UTC().Format(time.RFC3339))
 	}
 	if g := t.GetGeneration(); g != 0 { // an answer in A2A 1.1 (--if-generation takes it)
-		fmt.Fprintf(&b, "  %s  %d\n", o.dim("generation"), g)
+		o.field(&b, "Generation", fmt.Sprint(g))
 	}
 	if m := t.GetStatus().GetMessage(); m != nil && len(m.GetParts()) > 0 {
-		fmt.Fprintf(&b, "  %s  %s\n", o.dim("message"), strings.ReplaceAll(partsText(m.GetParts()), "\n", "\n           "))
+		o.block(&b, "Status Message", partsText(m.GetParts()))
 	}
 	for _, a := range t.GetArtifacts() {
-		name := a.GetArtifactId()
-		if a.GetName() != "" {
-			name += " (" + a.GetName() + ")"
-		}
-		fmt.Fprintf(&b, "  %s %s\n%s\n", o.dim("artifact"), name, indent(artifactBody(a), "    "))
+		o.artifactBlock(&b, a)
 	}
-	if showHistory {
-		fmt.Fprintf(&b, "  %s  %d message(s)\n", o.dim("history"), len(t.GetHistory()))
+	o.field(&b, "History Messages", fmt.Sprint(len(t.GetHistory())))
+	if showHistory && len(t.GetHistory()) > 0 {
+		var h []string
 		for _, m := range t.GetHistory() {
-			fmt.Fprintf(&b, "    %-5s %s\n", roleName(m.GetRole()), strings.ReplaceAll(partsText(m.GetParts()), "\n", "\n          "))
+			h = append(h, roleName(m.GetRole())+": "+strings.ReplaceAll(partsText(m.GetParts()), "\n", "\n  "))
 		}
-	} else if n := len(t.GetHistory()); n > 0 {
-		fmt.Fprintf(&b, "  %s  %d message(s)\n", o.dim("history"), n)
+		o.block(&b, "History", strings.Join(h, "\n"))
 	}
 	o.printf("%s", b.String())
 	o.printIDs(t.GetId(), t.GetContextId(), t.GetStatus().GetState())
@@ -114,7 +138,11 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 // TaskState wire name), the same labels every time (A2A CLI SPEC §8.2,
 // §11.2).
 func (o *output) printIDs(id, contextID string, st a2a.TaskState) {
-	o.printf("Task ID: %s\nContext ID: %s\nState: %s\n", id, contextID, st)
+	var b strings.Builder
+	o.field(&b, "Task ID", id)
+	o.field(&b, "Context ID", contextID)
+	o.field(&b, "State", o.paint(stateColor(st), st.String()))
+	o.printf("%s", b.String())
 }
 
 // roleName is the short name of a message's role.
@@ -128,75 +156,71 @@ func roleName(r a2a.Role) string {
 	return "?"
 }
 
-// printMessage shows a direct reply.
+// printMessage shows a direct reply (or a stream's message event): its
+// role and ids as fields, its parts as a block.
 func (o *output) printMessage(m *a2a.Message) {
-	o.printf("%s %s\n", o.bold(roleName(m.GetRole())+":"), strings.ReplaceAll(partsText(m.GetParts()), "\n", "\n       "))
-	if m.GetContextId() != "" {
-		o.printf("  %s  %s\n", o.dim("context"), m.GetContextId())
-	}
+	var b strings.Builder
+	o.messageBlock(&b, m)
+	o.printf("%s", b.String())
 }
 
-// printTaskList shows a page of tasks as a table. The ARTIFACTS column
-// counts each task's artifacts when they were asked for (withArtifacts:
-// --include-artifacts); otherwise the server left them out, and so does
-// the table (a column of "-" or a misleading 0 would say nothing), with a
-// note after the count saying how to get them.
+// messageBlock writes a message in the text form.
+func (o *output) messageBlock(b *strings.Builder, m *a2a.Message) {
+	o.field(b, "Role", roleName(m.GetRole()))
+	if m.GetMessageId() != "" {
+		o.field(b, "Message ID", m.GetMessageId())
+	}
+	if m.GetContextId() != "" {
+		o.field(b, "Context ID", m.GetContextId())
+	}
+	o.block(b, "Message", partsText(m.GetParts()))
+}
+
+// printTaskList shows a page of tasks, each as its fields (Task ID first,
+// so a reader splits the records there), then the page's counts and the
+// token of the next page. The artifacts are counted when they were asked
+// for (withArtifacts: --include-artifacts); otherwise the server left
+// them out, and so does the list (a misleading 0 would say nothing), with
+// a note saying how to get them.
 func (o *output) printTaskList(l *a2a.ListTasksResponse, withArtifacts bool) {
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	header := "ID\tSTATE\tCONTEXT\tUPDATED"
-	if withArtifacts {
-		header += "\tARTIFACTS"
-	}
-	fmt.Fprintln(tw, header)
 	for _, t := range l.GetTasks() {
-		up := "-"
+		o.field(&b, "Task ID", t.GetId())
+		o.field(&b, "Context ID", t.GetContextId())
+		o.field(&b, "State", o.paint(stateColor(t.GetStatus().GetState()), t.GetStatus().GetState().String()))
 		if ts := t.GetStatus().GetTimestamp(); ts != nil {
-			up = ts.AsTime().UTC().Format(time.RFC3339)
+			o.field(&b, "Updated", ts.AsTime().UTC().Format(time.RFC3339))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", t.GetId(), stateName(t.GetStatus().GetState()), orDash(t.GetContextId()), up)
 		if withArtifacts {
-			fmt.Fprintf(tw, "\t%d", len(t.GetArtifacts()))
+			o.field(&b, "Artifacts", fmt.Sprint(len(t.GetArtifacts())))
 		}
-		fmt.Fprintln(tw)
 	}
-	tw.Flush()
-	out := b.String()
-	if o.color {
-		// Colour the state column after alignment (colour codes would
-		// upset the column widths).
-		for _, t := range l.GetTasks() {
-			st := stateName(t.GetStatus().GetState())
-			out = strings.Replace(out, t.GetId()+"  "+st, t.GetId()+"  "+o.state(t.GetStatus().GetState()), 1)
-		}
-		first, rest, _ := strings.Cut(out, "\n")
-		out = o.dim(first) + "\n" + rest
-	}
-	o.printf("%s", out)
-	o.printf("%d of %d task(s)", len(l.GetTasks()), l.GetTotalSize())
+	o.field(&b, "Tasks Shown", fmt.Sprint(len(l.GetTasks())))
+	o.field(&b, "Total Size", fmt.Sprint(l.GetTotalSize()))
 	if !withArtifacts && len(l.GetTasks()) > 0 {
-		o.printf(" (artifacts left out: --include-artifacts counts them)")
+		o.field(&b, "Note", "artifacts left out: --include-artifacts counts them")
 	}
 	if l.GetNextPageToken() != "" {
-		o.printf("; next page: --page-token %s", l.GetNextPageToken())
+		o.field(&b, "Next Page Token", l.GetNextPageToken())
 	}
-	o.printf("\n")
+	o.printf("%s", b.String())
 }
 
 // printPushConfig shows a push notification configuration.
 func (o *output) printPushConfig(c *a2a.TaskPushNotificationConfig) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s  task %s\n", o.bold("push config"), c.GetId(), c.GetTaskId())
-	fmt.Fprintf(&b, "  %s  %s\n", o.dim("url"), c.GetUrl())
+	o.field(&b, "Config ID", c.GetId())
+	o.field(&b, "Task ID", c.GetTaskId())
+	o.field(&b, "URL", c.GetUrl())
 	if c.GetToken() != "" {
-		fmt.Fprintf(&b, "  %s  %s\n", o.dim("token"), c.GetToken())
+		o.field(&b, "Token", c.GetToken())
 	}
 	if a := c.GetAuthentication(); a != nil {
 		cred := "(none)"
 		if a.GetCredentials() != "" {
 			cred = "(set)"
 		}
-		fmt.Fprintf(&b, "  %s  %s %s\n", o.dim("auth"), a.GetScheme(), cred)
+		o.field(&b, "Authentication", a.GetScheme()+" "+cred)
 	}
 	o.printf("%s", b.String())
 }

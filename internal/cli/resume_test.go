@@ -31,7 +31,7 @@ func TestStreamResumeSeamless(t *testing.T) {
 		t.Run(b, func(t *testing.T) {
 			t.Parallel()
 			out, errs := mustRun(t, 0, "send", "--stream", "--binding", b, url, text)
-			contains(t, "send --stream", out, "artifact stream: "+chunks.String()+"\n", "status COMPLETED")
+			contains(t, "send --stream", out, "Artifact ID: stream\nArtifact:\n  "+chunks.String()+"\n\n", "State: TASK_STATE_COMPLETED")
 			if errs != "" {
 				t.Errorf("send --stream wrote to stderr:\n%s", errs)
 			}
@@ -42,7 +42,7 @@ func TestStreamResumeSeamless(t *testing.T) {
 			out, _ = mustRun(t, 0, "send", "--async", "--json", "--binding", b, url, text)
 			id := field(jsonOf(t, out), "task", "id").(string)
 			out, errs = mustRun(t, 0, "task", "subscribe", "--binding", b, url, id)
-			contains(t, "task subscribe", out, "task "+id, "status COMPLETED")
+			contains(t, "task subscribe", out, "Task ID: "+id, "State: TASK_STATE_COMPLETED")
 			if errs != "" {
 				t.Errorf("task subscribe wrote to stderr:\n%s", errs)
 			}

@@ -77,7 +77,7 @@ func TestServeAPIKeysAndSignedCard(t *testing.T) {
 		t.Errorf("apiKey scheme: %v", schemes["apiKey"])
 	}
 	out, _ := mustRun(t, 0, "card", base, "--verify-key", jwksFile)
-	if !strings.Contains(out, "verified with key card-1") {
+	if !strings.Contains(out, "Signature: verified (key card-1)") {
 		t.Errorf("parley card --verify-key:\n%s", out)
 	}
 	_, errs := mustRun(t, 1, "card", base, "--verify-key", otherFile)

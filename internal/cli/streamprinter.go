@@ -10,29 +10,28 @@ import (
 	"parley.dev/parley/a2a"
 )
 
-// streamPrinter shows the events of a stream as they arrive. On a
-// terminal, status changes and finished artifacts are printed as lines
-// and a live line at the bottom shows the state, the event count, the
-// time and the tail of the artifact being streamed; piped, artifact text
-// is written as its chunks arrive.
+// streamPrinter shows the events of a stream as they arrive, in the text
+// form of render.go (fields and blocks). On a terminal a live line at the
+// bottom also shows the state, the event count, the time and the tail of
+// the artifact being streamed.
 type streamPrinter struct {
 	o     *output
 	start time.Time
 
-	mu      sync.Mutex
-	events  int
-	state   a2a.TaskState
-	taskID  string
-	arts    a2a.ArtifactAssembler // the stream's artifacts, reassembled
-	current string                // piped: the artifact whose text ends the current line
-	midLine bool                  // piped: the current line is unfinished
-	frame   int
+	mu     sync.Mutex
+	events int
+	state  a2a.TaskState
+	taskID string
+	arts   a2a.ArtifactAssembler // the stream's artifacts, reassembled
+	// snapshot: the artifacts of the stream's first Task not shown yet.
+	snapshot map[string]bool
+	frame    int
 }
 
 // newStreamPrinter returns a printer writing to o, with its live line
 // started.
 func newStreamPrinter(o *output) *streamPrinter {
-	p := &streamPrinter{o: o, start: time.Now()}
+	p := &streamPrinter{o: o, start: time.Now(), snapshot: map[string]bool{}}
 	o.startLive(p.liveLine)
 	return p
 }
@@ -80,25 +79,49 @@ func (p *streamPrinter) event(ev a2a.StreamEvent) {
 	p.events++
 	p.arts.Add(ev)
 	p.mu.Unlock()
+	var b strings.Builder
 	switch {
 	case r.GetTask() != nil:
 		t := r.GetTask()
-		p.line(fmt.Sprintf("%s %s  %s  %s %s", o.bold("task"), t.GetId(), o.state(t.GetStatus().GetState()), o.dim("context"), t.GetContextId()))
-		p.snapshotArtifacts(t)
+		o.field(&b, "Task ID", t.GetId())
+		o.field(&b, "Context ID", t.GetContextId())
+		o.field(&b, "State", o.paint(stateColor(t.GetStatus().GetState()), t.GetStatus().GetState().String()))
+		// The artifacts the task had when the stream started (a
+		// subscription, or a follow-up message, joins a task under way:
+		// spec §3.1.6) are shown with the chunks that continue them, or at
+		// the end: whether more chunks follow the snapshot does not say.
+		p.mu.Lock()
+		for _, a := range t.GetArtifacts() {
+			p.snapshot[a.GetArtifactId()] = true
+		}
+		p.mu.Unlock()
 	case r.GetStatusUpdate() != nil:
 		su := r.GetStatusUpdate()
-		s := fmt.Sprintf("%s %s", o.dim("status"), o.state(su.GetStatus().GetState()))
+		o.field(&b, "State", o.paint(stateColor(su.GetStatus().GetState()), su.GetStatus().GetState().String()))
 		if m := su.GetStatus().GetMessage(); m != nil && len(m.GetParts()) > 0 {
-			s += "  " + partsText(m.GetParts())
+			o.block(&b, "Status Message", partsText(m.GetParts()))
 		}
-		p.line(s)
 	case r.GetArtifactUpdate() != nil:
-		p.artifact(r.GetArtifactUpdate())
+		if au := r.GetArtifactUpdate(); au.GetLastChunk() {
+			id := au.GetArtifact().GetArtifactId()
+			p.mu.Lock()
+			delete(p.snapshot, id)
+			p.mu.Unlock()
+			p.finishArtifact(&b, id)
+		}
 	case r.GetMessage() != nil:
-		m := r.GetMessage()
-		p.line(fmt.Sprintf("%s %s", o.bold(roleName(m.GetRole())+":"), partsText(m.GetParts())))
+		o.messageBlock(&b, r.GetMessage())
 	}
+	o.printf("%s", b.String())
 }
+
+// An artifact streamed in chunks is shown whole, as reassembled, when its
+// last chunk comes (or when the stream ends first), in one block: a
+// chunk alone is no text to show (an agent streaming a model's output
+// splits words, "Hel" and "lo"), and a block shown chunk by chunk would be
+// interleaved with the events between them. The terminal's live line
+// shows the artifact's text while it streams. The text of appended chunks
+// is joined with nothing added (a2a.ArtifactText).
 
 // setState records the task's latest state and id.
 func (p *streamPrinter) setState(id string, s a2a.TaskState) {
@@ -110,95 +133,14 @@ func (p *streamPrinter) setState(id string, s a2a.TaskState) {
 	}
 }
 
-// line prints a whole line, ending a piped artifact line first.
-func (p *streamPrinter) line(s string) {
-	p.mu.Lock()
-	mid := p.midLine
-	p.midLine, p.current = false, ""
-	p.mu.Unlock()
-	if mid {
-		p.o.printf("\n")
-	}
-	p.o.printf("%s\n", s)
-}
-
-// artifact shows an artifact chunk, already added to p.arts by event:
-// a whole artifact at its last chunk on a terminal, the chunk's text as it
-// comes when piped. Either way the text of appended chunks is joined
-// with nothing added (a2a.ArtifactText): an agent streaming a model's
-// output sends tokens that carry their own spaces, and pieces of words
-// ("Hel", "lo") that a separator would break.
-func (p *streamPrinter) artifact(au *a2a.TaskArtifactUpdateEvent) {
-	a := au.GetArtifact()
-	id := a.GetArtifactId()
-	text := artifactBody(a) // the chunk's parts, joined as the terminal joins the whole artifact's
-	last := au.GetLastChunk()
-
-	if p.o.tty {
-		if last {
-			p.finishArtifact(id)
-		}
-		return
-	}
-	// Piped: write the text as it comes.
-	p.mu.Lock()
-	switch {
-	case p.current == id && au.GetAppend():
-		p.mu.Unlock()
-		p.o.printf("%s", text)
-	default:
-		mid := p.midLine
-		p.current, p.midLine = id, true
-		p.mu.Unlock()
-		if mid {
-			p.o.printf("\n")
-		}
-		p.o.printf("artifact %s: %s", id, text)
-	}
-	if last {
-		p.mu.Lock()
-		p.current, p.midLine = "", false
-		p.mu.Unlock()
-		p.o.printf("\n")
-	}
-}
-
-// snapshotArtifacts shows the artifacts a Task event holds: those the
-// task had when the stream started (a subscription, or a follow-up
-// message, joins a task under way; spec §3.1.6: the stream begins with the
-// task as it stands). Each is shown as a chunk would be: piped, its text so
-// far, which the chunks that follow continue on the same line; on a
-// terminal, whole at once (the snapshot does not say whether more will
-// come: if chunks follow, the artifact is shown whole again at its last
-// one).
-func (p *streamPrinter) snapshotArtifacts(t *a2a.Task) {
-	for _, a := range t.GetArtifacts() {
-		id := a.GetArtifactId()
-		if p.o.tty {
-			p.finishArtifact(id)
-			continue
-		}
-		p.mu.Lock()
-		mid := p.midLine
-		p.current, p.midLine = id, true
-		p.mu.Unlock()
-		if mid {
-			p.o.printf("\n")
-		}
-		p.o.printf("artifact %s: %s", id, artifactBody(a))
-	}
-}
-
-// finishArtifact prints an artifact as reassembled (terminal).
-func (p *streamPrinter) finishArtifact(id string) {
+// finishArtifact writes the artifact id as reassembled so far.
+func (p *streamPrinter) finishArtifact(b *strings.Builder, id string) {
 	p.mu.Lock()
 	a := p.arts.Artifact(id)
-	body := artifactBody(a)
 	p.mu.Unlock()
-	if a == nil {
-		return
+	if a != nil {
+		p.o.artifactBlock(b, a)
 	}
-	p.o.printf("%s %s\n%s\n", p.o.dim("artifact"), id, indent(body, "    "))
 }
 
 // streaming returns the artifact shown on the live line: the last one
@@ -231,8 +173,8 @@ func artifactBody(a *a2a.Artifact) string {
 	return strings.Join(lines, "\n")
 }
 
-// done ends the stream display: unfinished artifacts are printed as they
-// are.
+// done ends the stream display: unfinished artifacts, and those of the
+// first Task that no chunk continued, are printed as they are.
 func (p *streamPrinter) done() {
 	p.o.stopLiveLine()
 	if p.o.json {
@@ -241,19 +183,14 @@ func (p *streamPrinter) done() {
 	p.mu.Lock()
 	var ids []string
 	for _, a := range p.arts.Artifacts() {
-		if id := a.GetArtifactId(); !p.arts.Done(id) {
+		if id := a.GetArtifactId(); !p.arts.Done(id) || p.snapshot[id] {
 			ids = append(ids, id)
 		}
 	}
-	mid := p.midLine
-	p.midLine = false
 	p.mu.Unlock()
-	if mid {
-		p.o.printf("\n")
+	var b strings.Builder
+	for _, id := range ids {
+		p.finishArtifact(&b, id)
 	}
-	if p.o.tty {
-		for _, id := range ids {
-			p.finishArtifact(id)
-		}
-	}
+	p.o.printf("%s", b.String())
 }

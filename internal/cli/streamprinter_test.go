@@ -22,10 +22,9 @@ func TestArtifactBody(t *testing.T) {
 	}
 }
 
-// TestPipedStreamJoinsChunks: piped, the text of appended chunks is written
-// as it comes, joined with nothing added, and a chunk of several parts is
-// written as artifactBody writes a whole artifact, so the piped text and
-// the terminal's reassembled artifact read the same.
+// TestPipedStreamJoinsChunks: piped, the text of appended chunks is joined
+// with nothing added, as artifactBody joins a whole artifact's parts, and
+// shown once, in one block, at the last chunk.
 func TestPipedStreamJoinsChunks(t *testing.T) {
 	var out strings.Builder
 	p := newStreamPrinter(&output{w: &out, errw: &out})
@@ -38,7 +37,7 @@ func TestPipedStreamJoinsChunks(t *testing.T) {
 	chunk(true, true, a2a.TextPart("ld"))
 	p.done()
 	whole := artifactBody(a2a.NewArtifact("a", a2a.TextPart("Hel"), a2a.TextPart("lo"), a2a.TextPart(", wor"), a2a.TextPart("ld")))
-	if got, want := out.String(), "artifact a: "+whole+"\n"; got != want || whole != "Hello, world" {
+	if got, want := out.String(), "Artifact ID: a\nArtifact:\n  "+whole+"\n\n"; got != want || whole != "Hello, world" {
 		t.Errorf("piped stream = %q, want %q (the whole artifact %q)", got, want, whole)
 	}
 }

@@ -54,7 +54,7 @@ func TestJSServer03Interop(t *testing.T) {
 	}
 	bin := testkit.ParleyBinary(t)
 	out, _ := exec.CommandContext(ctx, bin, "card", base).CombinedOutput()
-	if !strings.Contains(string(out), "A2A versions 0.3 (no v1.0 interface") {
+	if !strings.Contains(string(out), "A2A Versions: 0.3 (no v1.0 interface") {
 		t.Errorf("parley card does not say the agent serves 0.3 only:\n%s", out)
 	}
 	out, _ = exec.CommandContext(ctx, bin, "check", base).CombinedOutput()

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzCatalogEntry: a catalog document is untrusted input: whatever it
+// holds, finding an entry never panics, and an entry found is either a
+// reference or a whole card named as asked.
+func FuzzCatalogEntry(f *testing.F) {
+	f.Add([]byte(`{"agents":[{"name":"a","url":"http://127.0.0.1:1"}]}`), "a")
+	f.Add([]byte(`{"agents":[{"name":"B","supportedInterfaces":[],"url":"x"}]}`), "b")
+	f.Add([]byte(`{"agents":[1,"x",null,{"name":7}]}`), "x")
+	f.Add([]byte(`[]`), "")
+	f.Fuzz(func(t *testing.T, doc []byte, name string) {
+		e, raw, err := findCatalogEntry(doc, name)
+		if err != nil {
+			return
+		}
+		if !strings.EqualFold(e.Name, name) || (raw == nil && e.URL == "") {
+			t.Errorf("entry %+v (card %v) for %q", e, raw != nil, name)
+		}
+	})
+}
+
+// FuzzDiscovery: an OpenID Connect discovery document is untrusted input:
+// reading it never panics, and a document read offers the code and device
+// flows by the endpoints it names.
+func FuzzDiscovery(f *testing.F) {
+	f.Add([]byte(`{"authorization_endpoint":"http://i/auth","token_endpoint":"http://i/token","device_authorization_endpoint":"http://i/device","grant_types_supported":["client_credentials"]}`))
+	f.Add([]byte(`{"grant_types_supported":"client_credentials"}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		s, err := parseDiscovery("oidc", "http://i/.well-known/openid-configuration", bytes.NewReader(doc))
+		if err != nil {
+			return
+		}
+		if s.offers(flowCode) != (s.authURL != "" && s.tokenURL != "") || s.offers(flowDevice) != (s.deviceURL != "" && s.tokenURL != "") {
+			t.Errorf("flows of %+v", s)
+		}
+	})
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/oauth2"
+
+	"parley.dev/parley/a2a"
+)
+
+// The tokens `parley auth login` gets are configuration the user may
+// inspect and remove, never session state (A2A CLI SPEC §8.3): one JSON
+// file per agent under ~/.config/a2a-cli/tokens/, mode 0600 in a 0700
+// directory (secrets are never world-readable, §8.3). The client commands
+// attach the token to their calls to that agent when no credential is
+// given (§12.2), refreshing it first when it has expired.
+
+// storedLogin is one agent's file.
+type storedLogin struct {
+	Agent        string        `json:"agent"` // agentKey of its card
+	Scheme       string        `json:"scheme"`
+	Flow         string        `json:"flow"`
+	TokenURL     string        `json:"tokenUrl"`
+	RefreshURL   string        `json:"refreshUrl,omitempty"`
+	ClientID     string        `json:"clientId"`
+	ClientSecret string        `json:"clientSecret,omitempty"`
+	Scopes       []string      `json:"scopes,omitempty"`
+	Token        *oauth2.Token `json:"token"`
+}
+
+// errLoginExpired: the stored token has expired and cannot be renewed
+// (no refresh token, or the server refused it).
+var errLoginExpired = errors.New("the token of parley auth login has expired and could not be refreshed")
+
+// configDir is the tool's configuration directory, ~/.config/a2a-cli
+// (SPEC §8.3).
+func configDir() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".config", "a2a-cli"), nil
+}
+
+// agentKey is what a stored token belongs to: the URL of the card's first
+// interface, as the agent serves it. Any spelling of --agent-card that
+// reads the same card (origin, card URL, card file) finds the token.
+func agentKey(card *a2a.AgentCard) string {
+	if ins := card.GetSupportedInterfaces(); len(ins) > 0 {
+		return ins[0].GetUrl()
+	}
+	return card.GetName()
+}
+
+// loginPath is the token file of an agent.
+func loginPath(agent string) (string, error) {
+	dir, err := configDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(agent))
+	return filepath.Join(dir, "tokens", hex.EncodeToString(sum[:12])+".json"), nil
+}
+
+// saveLogin writes st to its file (0600, replaced whole) and returns the
+// file's path.
+func saveLogin(st *storedLogin) (string, error) {
+	path, err := loginPath(st.Agent)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".token-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+// loadLogin reads the stored login of agent; nil when there is none.
+func loadLogin(agent string) (*storedLogin, string, error) {
+	path, err := loginPath(agent)
+	if err != nil {
+		return nil, "", nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, path, nil
+	}
+	if err != nil {
+		return nil, path, err
+	}
+	var st storedLogin
+	if err := json.Unmarshal(b, &st); err != nil || st.Token == nil {
+		return nil, path, fmt.Errorf("%s: not a token file of parley auth login (remove it, and sign in again): %v", path, err)
+	}
+	if st.Agent != agent {
+		return nil, path, nil
+	}
+	return &st, path, nil
+}
+
+// config is the OAuth configuration that refreshes st's token.
+func (st *storedLogin) config() *oauth2.Config {
+	tokenURL := st.TokenURL
+	if st.RefreshURL != "" {
+		tokenURL = st.RefreshURL
+	}
+	return &oauth2.Config{ClientID: st.ClientID, ClientSecret: st.ClientSecret, Scopes: st.Scopes, Endpoint: oauth2.Endpoint{TokenURL: tokenURL}}
+}
+
+// useStoredToken makes the token of `parley auth login` the command's
+// bearer credential for card's agent, when no credential was given. An
+// expired token is refreshed (and the new one stored) first.
+func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) error {
+	if c.token != "" || c.apiKey != "" {
+		return nil
+	}
+	st, path, err := loadLogin(agentKey(card))
+	if err != nil || st == nil {
+		return err
+	}
+	tok := st.Token
+	if !tok.Valid() {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, c.plainHTTPClient())
+		switch {
+		case tok.RefreshToken != "":
+			tok, err = st.config().TokenSource(ctx, tok).Token()
+		case st.Flow == flowClient && st.ClientSecret != "":
+			tok, err = st.clientCredentials().Token(ctx)
+		default:
+			return &loginError{errLoginExpired}
+		}
+		if err != nil {
+			return &loginError{fmt.Errorf("%w: %v", errLoginExpired, err)}
+		}
+		if tok.RefreshToken == "" {
+			tok.RefreshToken = st.Token.RefreshToken
+		}
+		st.Token = tok
+		if _, err := saveLogin(st); err != nil {
+			c.warn(fmt.Sprintf("the refreshed token could not be stored in %s: %v", path, err))
+		}
+	}
+	c.token = tok.AccessToken
+	return nil
+}
+
+// aLogin is a stored login and its file.
+type aLogin struct {
+	login *storedLogin
+	path  string
+}
+
+// storedLogins are the logins kept in the tokens directory, in the
+// order of their files (unreadable files are left out).
+func storedLogins() []aLogin {
+	dir, err := configDir()
+	if err != nil {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "tokens", "*.json"))
+	var out []aLogin
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var st storedLogin
+		if err != nil || json.Unmarshal(b, &st) != nil || st.Token == nil {
+			continue
+		}
+		out = append(out, aLogin{&st, f})
+	}
+	return out
+}

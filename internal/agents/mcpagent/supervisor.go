@@ -109,7 +109,10 @@ func (s *supervisor) loop(c *conn) {
 			cancel()
 			if err == nil {
 				c = next
-				s.set(c)
+				if !s.set(c) {
+					_ = c.sess.Close() // started as Close was called: shutdown will not see it
+					return
+				}
 				s.log.Info("the MCP server is up again", "tools", len(c.tools.names))
 				break
 			}
@@ -147,12 +150,20 @@ func (s *supervisor) await(c *conn) {
 	s.mu.Unlock()
 }
 
-// set makes c the live session.
-func (s *supervisor) set(c *conn) {
+// set makes c the live session, unless the supervisor is stopping: then
+// it reports false, and the caller closes c. The check is made under s.mu,
+// which shutdown takes after stopping, so that a session started again
+// while Parley stops is closed either by shutdown (it found it) or by the
+// loop (set refused it), never left running with shutdown waiting on it.
+func (s *supervisor) set(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stop.Err() != nil {
+		return false
+	}
 	s.cur = c
 	close(s.up)
+	return true
 }
 
 // session returns the live session, waiting for one while the server

@@ -176,26 +176,34 @@ func (a *Agent) progress(_ context.Context, req *mcp.ProgressNotificationClientR
 
 // elicit hands an elicitation request to the tool call it belongs to. A
 // request carries nothing that names its call (MCP 2025-11-25), so it
-// goes to the only call in flight on its session that is not waiting for
-// an answer already; when there are several, or none, it is answered
-// "cancel" and logged.
+// goes to the only call in flight on its session; when there are several,
+// to the only one of them not waiting for an answer already. Otherwise
+// (none, or no single one) it is answered "cancel" and logged. A request
+// given to a call that waits for an answer supersedes that question (see
+// call.ask): most often the server withdrew it and asks anew.
 func (a *Agent) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	var sole *call
-	n := 0
+	var only, idle *call
+	n, nIdle := 0, 0
 	a.mu.Lock()
 	for _, c := range a.calls {
-		if c.cn.sess == req.Session && c.running() {
-			sole = c
-			n++
+		if c.cn.sess != req.Session || c.finished() {
+			continue
+		}
+		only, n = c, n+1
+		if c.running() {
+			idle, nIdle = c, nIdle+1
 		}
 	}
 	a.mu.Unlock()
+	if n > 1 && nIdle == 1 {
+		only, n = idle, 1
+	}
 	if n != 1 || req.Params.Mode == "url" {
-		a.log.Warn("an elicitation request answered cancel: it names no call, and there is not exactly one call in flight to give it to (or it asks for a URL)",
+		a.log.Warn("an elicitation request answered cancel: it names no call, and there is no one call in flight to give it to (or it asks for a URL)",
 			"callsInFlight", n, "message", req.Params.Message)
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	}
-	return sole.ask(ctx, req.Params)
+	return only.ask(ctx, req.Params)
 }
 
 // Middleware returns the server middleware (a2ahttp.Options.Middleware)

@@ -101,6 +101,22 @@ func newServer() *mcp.Server {
 			}
 			return text(fmt.Sprintf("hello %v", r.Content["name"])), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "askagain", Description: "Asks for a name, withdraws the question after 100 ms, asks again and greets."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			schema := map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}}
+			first, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			_, err := req.Session.Elicit(first, &mcp.ElicitParams{Message: "What is your name?", RequestedSchema: schema})
+			cancel()
+			if err == nil {
+				return text("the first question was answered"), nil, nil
+			}
+			fmt.Fprintln(os.Stderr, "asking again")
+			r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name, again?", RequestedSchema: schema})
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprintf("hello %v (%s)", r.Content["name"], r.Action)), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits until canceled (or a minute)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			select {

@@ -165,6 +165,13 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 				return closedOK(err)
 			}
 		case q := <-c.asks:
+			// Execute returns with the task INPUT_REQUIRED, and nothing
+			// follows the call until the next message on the task: should
+			// the call end meanwhile (the server died), only that message
+			// can report it. The core gives an agent no emitter outside an
+			// execution, and a detached one (Emitter.Detach) would make
+			// the core refuse the follow-up that answers (docs/mcp.md,
+			// Limits).
 			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")))
 		case <-c.done:
 			c.a.forget(c)

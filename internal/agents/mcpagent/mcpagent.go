@@ -69,7 +69,11 @@ type Agent struct {
 	mu      sync.Mutex
 	calls   map[string]*call // by Parley task id, until their end is reported
 	byToken map[string]*call // by progress token
+	closing bool             // Close began: a call begun now is stopped at once
 }
+
+// errClosing is why the calls still in flight when the agent closes stop.
+var errClosing = errors.New("Parley is stopping")
 
 // New starts the MCP server (or opens its session), lists its tools, and
 // returns the agent; ctx bounds only the start.
@@ -104,8 +108,22 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	return a, nil
 }
 
-// Close stops the MCP server; the calls in flight end FAILED.
+// Close stops the MCP server; the calls in flight end FAILED. The calls
+// are stopped first (notifications/cancelled, and their elicitations
+// withdrawn): closing an MCP session waits for its requests in flight,
+// and a call whose task waits for input (INPUT_REQUIRED) has no
+// execution that shutting the server core down would cancel.
 func (a *Agent) Close() error {
+	a.mu.Lock()
+	a.closing = true
+	calls := make([]*call, 0, len(a.calls))
+	for _, c := range a.calls {
+		calls = append(calls, c)
+	}
+	a.mu.Unlock()
+	for _, c := range calls {
+		c.stop(errClosing)
+	}
 	a.sup.shutdown()
 	return nil
 }
@@ -141,6 +159,9 @@ func (a *Agent) begin(task string, cn *conn, inv invocation) *call {
 	c := newCall(a, task, cn, inv, "parley-"+strconv.FormatUint(a.seq.Add(1), 10))
 	a.mu.Lock()
 	a.calls[task], a.byToken[c.token] = c, c
+	if a.closing {
+		c.stop(errClosing)
+	}
 	a.mu.Unlock()
 	go c.run()
 	return c

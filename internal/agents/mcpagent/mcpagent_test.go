@@ -168,3 +168,21 @@ func TestMCPAgentQuestionWithdrawn(t *testing.T) {
 		t.Errorf("after the answer: %q", got)
 	}
 }
+
+// TestMCPAgentCloseWhileAsking: Close returns, and stops the server, while
+// a task waits for the answer to its tool's question: the call and its
+// elicitation are ended first, so that the MCP session's close, which
+// waits for the requests in flight, does not wait for them forever.
+func TestMCPAgentCloseWhileAsking(t *testing.T) {
+	t.Parallel()
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}})
+	task := mcptest.Send(t, f.Clients["jsonrpc"], a2a.UserMessage("ask"))
+	mcptest.WantState(t, task, a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "What is your name?")
+	closed := make(chan struct{})
+	go func() { _ = f.Agent.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close did not return while a task waited for an answer")
+	}
+}

@@ -132,7 +132,7 @@ func (s *supervisor) await(c *conn) {
 	cause := errors.New("the MCP server closed the session")
 	switch {
 	case s.stop.Err() != nil:
-		cause = errors.New("Parley is stopping")
+		cause = errClosing
 	case closeErr != nil:
 		cause = fmt.Errorf("the MCP server exited: %v", closeErr)
 	case waitErr != nil && !errors.Is(waitErr, mcp.ErrConnectionClosed):

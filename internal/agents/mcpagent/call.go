@@ -231,6 +231,9 @@ func (c *call) report(em *server.Emitter) error {
 // failure says why the call failed: the server's death (with its cause,
 // once the supervisor knows it), or the error the call returned.
 func (c *call) failure() string {
+	if cause := context.Cause(c.ctx); errors.Is(cause, errHung) {
+		return fmt.Sprintf("the MCP server stopped during the call of %s: %v", c.inv.tool, cause)
+	}
 	if errors.Is(c.err, mcp.ErrConnectionClosed) || errors.Is(c.err, io.EOF) {
 		select { // the supervisor reads the exit status just after
 		case <-c.cn.dead:

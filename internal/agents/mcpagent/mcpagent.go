@@ -56,6 +56,13 @@ type Options struct {
 	// StopGrace is how long the child has to exit once its standard input
 	// is closed, and again after SIGTERM, before SIGKILL; default 5 s.
 	StopGrace time.Duration
+	// KeepAlive is how often the server is pinged (MCP ping), each ping
+	// given half the interval; a server that misses keepAliveMisses in a
+	// row is taken for hung: the calls on its session end FAILED, the
+	// session is closed (the child stopped) and the server started again.
+	// Default 30 s; negative: no pings, and a hung server holds its calls
+	// until they are canceled.
+	KeepAlive time.Duration
 }
 
 // Agent is the MCP server's tools as an A2A agent. It implements
@@ -90,6 +97,9 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	if o.StopGrace <= 0 {
 		o.StopGrace = 5 * time.Second
 	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 30 * time.Second
+	}
 	a := &Agent{log: o.Logger, calls: map[string]*call{}, byToken: map[string]*call{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "parley", Title: "Parley", Version: clientVersion}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
@@ -97,7 +107,7 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 		ProgressNotificationHandler: a.progress,
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
-	a.sup = &supervisor{o: o, client: client, log: o.Logger}
+	a.sup = &supervisor{o: o, client: client, log: o.Logger, hung: a.stopCalls}
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	first, err := a.sup.start(ctx)
@@ -152,6 +162,18 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 	}
 	c := a.begin(req.TaskID, cn, inv)
 	return c.follow(ctx, em)
+}
+
+// stopCalls stops the calls on the session cn with cause (the server
+// hung): their tasks, when followed, end FAILED with it.
+func (a *Agent) stopCalls(cn *conn, cause error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.calls {
+		if c.cn == cn {
+			c.stop(cause)
+		}
+	}
 }
 
 // begin starts a tool call for a task.

@@ -186,3 +186,14 @@ func TestMCPAgentCloseWhileAsking(t *testing.T) {
 		t.Fatal("Close did not return while a task waited for an answer")
 	}
 }
+
+// TestMCPAgentServerHangs: a server that stops answering (its process
+// stopped) is taken for hung once it missed the pings: the call in
+// flight ends FAILED saying so, and the server is started again.
+func TestMCPAgentServerHangs(t *testing.T) {
+	t.Parallel()
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}, KeepAlive: 200 * time.Millisecond})
+	c := f.Clients["jsonrpc"]
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage("freeze")), a2a.TaskState_TASK_STATE_FAILED, "stopped answering")
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "again"}`)), a2a.TaskState_TASK_STATE_COMPLETED, "")
+}

@@ -1,7 +1,7 @@
 // Command mcpserver is an MCP server made with the official MCP Go SDK,
 // for the tests of `parley serve --mcp`: its tools cover each row of the
 // mapping (text, image and resources, structured content, isError,
-// progress, elicitation, a slow call that can be canceled, a crash, its environment).
+// progress, elicitation, a slow call that can be canceled, a crash, a hang, its environment).
 // It speaks MCP over stdio, or with -http ADDR over streamable HTTP at
 // /mcp (printing its URL on the first line of standard output).
 package main
@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -135,6 +136,15 @@ func newServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Name + "=" + os.Getenv(in.Name)), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Makes the server's process a program that holds its standard input and output and answers nothing, pings included."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "freezing on purpose")
+			self, err := os.Executable()
+			if err != nil {
+				return nil, nil, err
+			}
+			return nil, nil, syscall.Exec(self, []string{self, "-freeze"}, os.Environ())
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits with status 3, writing to stderr."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			fmt.Fprintln(os.Stderr, "crashing on purpose")
@@ -146,7 +156,12 @@ func newServer() *mcp.Server {
 
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on `ADDR` instead of stdio")
+	freeze := flag.Bool("freeze", false, "answer nothing, until killed (what the freeze tool makes of the server)")
 	flag.Parse()
+	if *freeze {
+		time.Sleep(24 * time.Hour)
+		return
+	}
 	s := newServer()
 	if *addr == "" {
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {

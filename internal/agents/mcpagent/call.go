@@ -161,8 +161,7 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 		select {
 		case p := <-c.progressed:
 			if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, progressMessage(p)); err != nil {
-				c.stop(err)
-				return closedOK(err)
+				return c.abandon(err)
 			}
 		case q := <-c.asks:
 			// Execute returns with the task INPUT_REQUIRED, and nothing
@@ -199,9 +198,19 @@ func (c *call) reply(ctx context.Context, m *a2a.Message, em *server.Emitter) er
 		offer(q.answer, r) // full only when superseded meanwhile; the newer question is shown next
 	}
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-		return closedOK(err)
+		return c.abandon(err)
 	}
 	return c.follow(ctx, em)
+}
+
+// abandon stops and forgets a call whose task took no more events (err:
+// it ended under the call, or could not be stored, and the core ends it
+// FAILED): nobody is left to report the call's end, and the agent keeps
+// no call of a task it cannot change.
+func (c *call) abandon(err error) error {
+	c.stop(err)
+	c.a.forget(c)
+	return closedOK(err)
 }
 
 // report emits the end of the call: the artifact and COMPLETED, or

@@ -437,3 +437,27 @@ func TestMediaOverTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAcceptWithoutAnswer: a multi round-trip retry whose response
+// accepts without the answer (a client that does not check it against the
+// schema) leaves the task waiting and returns the question; it does not
+// send the agent an answer it was not given.
+func TestRetryAcceptWithoutAnswer(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, agentServer(t, true, nil), nil)
+	st := structured(t, call(t, cs, "test", map[string]any{"message": "input-required"}))
+	if st["state"] != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("first call: %v", st)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	state, _ := json.Marshal(map[string]any{"taskId": st["taskId"], "contextId": st["contextId"]})
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test", RequestState: string(state),
+		InputResponses: mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2 := structured(t, r); st2["state"] != "TASK_STATE_INPUT_REQUIRED" || st2["taskId"] != st["taskId"] || strings.Contains(texts(r), "<nil>") {
+		t.Fatalf("an accept without the answer: %v %q; want the task still waiting and its question", st2, texts(r))
+	}
+}

@@ -158,11 +158,13 @@ func (b *Bridge) resumed(ctx context.Context, req *mcp.CallToolRequest) (outcome
 // answer acts on the user's response to the agent's question: accepted,
 // the answer goes to the agent as a follow-up on the task; declined, the
 // task is canceled (the user will not give what it waits for); dismissed
-// (cancel, or no response), the task is left waiting and the call returns
-// the question, as for a client without elicitation.
+// (cancel, or no response, or an accept without the answer, which a
+// client answering a multi round-trip request may send: nothing checks
+// its content against the schema), the task is left waiting and the call
+// returns the question, as for a client without elicitation.
 func (b *Bridge) answer(ctx context.Context, req *mcp.CallToolRequest, taskID, contextID string, er *mcp.ElicitResult) (outcome, error) {
 	switch {
-	case er != nil && er.Action == "accept":
+	case er != nil && er.Action == "accept" && er.Content[answerKey] != nil:
 		text, ok := er.Content[answerKey].(string)
 		if !ok {
 			text = fmt.Sprint(er.Content[answerKey])

@@ -2,11 +2,13 @@ package mcpout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
 )
 
 // exchange sends msg and follows what it starts until the agent replies or
@@ -15,8 +17,9 @@ import (
 // from its first event, and every event is a progress notification when
 // the call carries a progress token. Otherwise it is sent with
 // returnImmediately and the task is followed until it settles
-// (client.WaitForCompletion). When ctx ends (the MCP client cancelled the
-// call) the task is canceled (§3.1.5).
+// (client.WaitForCompletion), as is a streamed task whose stream ended
+// before it settled. When ctx ends (the MCP client cancelled the call) the
+// task is canceled (§3.1.5).
 func (b *Bridge) exchange(ctx context.Context, req *mcp.CallToolRequest, msg *a2a.Message) (outcome, error) {
 	if b.card.GetCapabilities().GetStreaming() {
 		return b.stream(ctx, req, msg)
@@ -33,10 +36,16 @@ func (b *Bridge) exchange(ctx context.Context, req *mcp.CallToolRequest, msg *a2
 	if settled(t.GetStatus().GetState()) && msg.GetTaskId() == "" {
 		return outcome{task: t}, nil
 	}
-	t, err = b.cl.WaitForCompletion(ctx, t.GetId())
+	return b.wait(ctx, t.GetId())
+}
+
+// wait follows a task until it settles (client.WaitForCompletion: by
+// subscription, or by polling GetTask), and cancels it when ctx ends.
+func (b *Bridge) wait(ctx context.Context, taskID string) (outcome, error) {
+	t, err := b.cl.WaitForCompletion(ctx, taskID)
 	if err != nil {
 		if ctx.Err() != nil {
-			return outcome{}, b.cancelled(ctx, resp.GetTask().GetId())
+			return outcome{}, b.cancelled(ctx, taskID)
 		}
 		return outcome{}, err
 	}
@@ -64,6 +73,14 @@ func (b *Bridge) stream(ctx context.Context, req *mcp.CallToolRequest, msg *a2a.
 		if err != nil {
 			if ctx.Err() != nil {
 				return outcome{}, b.cancelled(ctx, taskID)
+			}
+			var ended *client.StreamEndedError
+			if errors.As(err, &ended) && ended.TaskID != "" {
+				// The stream closed (or broke past the client's resumes)
+				// before the task settled; the task goes on: follow it as
+				// the spec's stream rules lead to (§3.1.2, §3.1.6), rather
+				// than answer an error for a task left running.
+				return b.wait(ctx, ended.TaskID)
 			}
 			return outcome{}, err
 		}

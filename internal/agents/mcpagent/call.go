@@ -32,23 +32,28 @@ type call struct {
 	cancel context.CancelCauseFunc
 
 	progressed chan *mcp.ProgressNotificationParams // latest few; dropped when full
-	asks       chan *mcp.ElicitParams               // the question, once per elicitation
-	answers    chan *mcp.ElicitResult
-	done       chan struct{} // closed once res and err are set
+	asks       chan *mcp.ElicitParams               // the question to show, while nobody showed it
+	done       chan struct{}                        // closed once res and err are set
 
 	res *mcp.CallToolResult
 	err error
 
 	mu     sync.Mutex
-	asking *mcp.ElicitParams // the question waiting for its answer
+	asking *question // the question waiting for its answer
+}
+
+// question is one elicitation request of the call, waiting for its answer.
+type question struct {
+	p      *mcp.ElicitParams
+	answer chan *mcp.ElicitResult // room for one: the answer, or "cancel" when superseded
 }
 
 func newCall(a *Agent, task string, cn *conn, inv invocation, token string) *call {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &call{a: a, task: task, token: token, cn: cn, inv: inv, ctx: ctx, cancel: cancel,
 		progressed: make(chan *mcp.ProgressNotificationParams, 16),
-		asks:       make(chan *mcp.ElicitParams, 1), answers: make(chan *mcp.ElicitResult, 1),
-		done: make(chan struct{})}
+		asks:       make(chan *mcp.ElicitParams, 1),
+		done:       make(chan struct{})}
 }
 
 // run makes the call.
@@ -66,13 +71,21 @@ func (c *call) run() {
 // stop cancels the call: the SDK sends notifications/cancelled.
 func (c *call) stop(cause error) { c.cancel(cause) }
 
+// finished reports whether the call has its result.
+func (c *call) finished() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // running reports whether the call is in flight and not waiting for an
 // answer.
 func (c *call) running() bool {
-	select {
-	case <-c.done:
+	if c.finished() {
 		return false
-	default:
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -90,28 +103,53 @@ func (c *call) notify(p *mcp.ProgressNotificationParams) {
 }
 
 // ask puts the tool's question to the task, and waits for the answer of
-// the follow-up message (or the call's end).
+// the follow-up message (or the call's end). A call has one question at
+// a time: a newer request supersedes a question still waiting, which is
+// answered "cancel" (most often the server withdrew it, and its
+// notifications/cancelled is still on its way). A question withdrawn or
+// superseded before anyone showed it is taken back, so that no Execute
+// shows it later in place of the question asked then.
 func (c *call) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	select { // an answer to an earlier question that was withdrawn
-	case <-c.answers:
-	default:
-	}
+	q := &question{p: p, answer: make(chan *mcp.ElicitResult, 1)}
 	c.mu.Lock()
-	c.asking = p
+	if old := c.asking; old != nil {
+		offer(old.answer, &mcp.ElicitResult{Action: "cancel"})
+	}
+	drain(c.asks)
+	c.asking = q
+	c.asks <- p // room for one, emptied above
 	c.mu.Unlock()
-	defer func() { // answered, or withdrawn (the server canceled its request)
+	defer func() { // answered, withdrawn, or superseded
 		c.mu.Lock()
-		c.asking = nil
+		if c.asking == q {
+			c.asking = nil
+			drain(c.asks) // not shown yet: nobody is to see it now
+		}
 		c.mu.Unlock()
 	}()
-	c.asks <- p // room for one: a call asks one question at a time
 	select {
-	case r := <-c.answers:
+	case r := <-q.answer:
 		return r, nil
 	case <-c.ctx.Done():
 		return nil, context.Cause(c.ctx)
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// offer puts r in ch unless ch is full.
+func offer[T any](ch chan T, r T) {
+	select {
+	case ch <- r:
+	default:
+	}
+}
+
+// drain empties ch of the one value it may hold.
+func drain[T any](ch chan T) {
+	select {
+	case <-ch:
+	default:
 	}
 }
 
@@ -123,10 +161,16 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 		select {
 		case p := <-c.progressed:
 			if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, progressMessage(p)); err != nil {
-				c.stop(err)
-				return closedOK(err)
+				return c.abandon(err)
 			}
 		case q := <-c.asks:
+			// Execute returns with the task INPUT_REQUIRED, and nothing
+			// follows the call until the next message on the task: should
+			// the call end meanwhile (the server died), only that message
+			// can report it. The core gives an agent no emitter outside an
+			// execution, and a detached one (Emitter.Detach) would make
+			// the core refuse the follow-up that answers (docs/mcp.md,
+			// Limits).
 			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")))
 		case <-c.done:
 			c.a.forget(c)
@@ -144,18 +188,29 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 func (c *call) reply(ctx context.Context, m *a2a.Message, em *server.Emitter) error {
 	c.mu.Lock()
 	q := c.asking
+	drain(c.asks) // queued while nobody followed: answered now, not to be shown again
 	c.mu.Unlock()
 	if q != nil {
-		r, err := answerOf(q, m)
+		r, err := answerOf(q.p, m)
 		if err != nil {
-			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, err.Error())))
+			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q.p, err.Error())))
 		}
-		c.answers <- r // room for one; ask takes it, or is gone already
+		offer(q.answer, r) // full only when superseded meanwhile; the newer question is shown next
 	}
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-		return closedOK(err)
+		return c.abandon(err)
 	}
 	return c.follow(ctx, em)
+}
+
+// abandon stops and forgets a call whose task took no more events (err:
+// it ended under the call, or could not be stored, and the core ends it
+// FAILED): nobody is left to report the call's end, and the agent keeps
+// no call of a task it cannot change.
+func (c *call) abandon(err error) error {
+	c.stop(err)
+	c.a.forget(c)
+	return closedOK(err)
 }
 
 // report emits the end of the call: the artifact and COMPLETED, or
@@ -185,6 +240,9 @@ func (c *call) report(em *server.Emitter) error {
 // failure says why the call failed: the server's death (with its cause,
 // once the supervisor knows it), or the error the call returned.
 func (c *call) failure() string {
+	if cause := context.Cause(c.ctx); errors.Is(cause, errHung) {
+		return fmt.Sprintf("the MCP server stopped during the call of %s: %v", c.inv.tool, cause)
+	}
 	if errors.Is(c.err, mcp.ErrConnectionClosed) || errors.Is(c.err, io.EOF) {
 		select { // the supervisor reads the exit status just after
 		case <-c.cn.dead:

@@ -56,6 +56,13 @@ type Options struct {
 	// StopGrace is how long the child has to exit once its standard input
 	// is closed, and again after SIGTERM, before SIGKILL; default 5 s.
 	StopGrace time.Duration
+	// KeepAlive is how often the server is pinged (MCP ping), each ping
+	// given half the interval; a server that misses keepAliveMisses in a
+	// row is taken for hung: the calls on its session end FAILED, the
+	// session is closed (the child stopped) and the server started again.
+	// Default 30 s; negative: no pings, and a hung server holds its calls
+	// until they are canceled.
+	KeepAlive time.Duration
 }
 
 // Agent is the MCP server's tools as an A2A agent. It implements
@@ -69,7 +76,11 @@ type Agent struct {
 	mu      sync.Mutex
 	calls   map[string]*call // by Parley task id, until their end is reported
 	byToken map[string]*call // by progress token
+	closing bool             // Close began: a call begun now is stopped at once
 }
+
+// errClosing is why the calls still in flight when the agent closes stop.
+var errClosing = errors.New("Parley is stopping")
 
 // New starts the MCP server (or opens its session), lists its tools, and
 // returns the agent; ctx bounds only the start.
@@ -86,6 +97,9 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	if o.StopGrace <= 0 {
 		o.StopGrace = 5 * time.Second
 	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 30 * time.Second
+	}
 	a := &Agent{log: o.Logger, calls: map[string]*call{}, byToken: map[string]*call{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "parley", Title: "Parley", Version: clientVersion}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
@@ -93,7 +107,7 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 		ProgressNotificationHandler: a.progress,
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
-	a.sup = &supervisor{o: o, client: client, log: o.Logger}
+	a.sup = &supervisor{o: o, client: client, log: o.Logger, hung: a.stopCalls}
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	first, err := a.sup.start(ctx)
@@ -104,8 +118,22 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	return a, nil
 }
 
-// Close stops the MCP server; the calls in flight end FAILED.
+// Close stops the MCP server; the calls in flight end FAILED. The calls
+// are stopped first (notifications/cancelled, and their elicitations
+// withdrawn): closing an MCP session waits for its requests in flight,
+// and a call whose task waits for input (INPUT_REQUIRED) has no
+// execution that shutting the server core down would cancel.
 func (a *Agent) Close() error {
+	a.mu.Lock()
+	a.closing = true
+	calls := make([]*call, 0, len(a.calls))
+	for _, c := range a.calls {
+		calls = append(calls, c)
+	}
+	a.mu.Unlock()
+	for _, c := range calls {
+		c.stop(errClosing)
+	}
 	a.sup.shutdown()
 	return nil
 }
@@ -136,11 +164,26 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 	return c.follow(ctx, em)
 }
 
+// stopCalls stops the calls on the session cn with cause (the server
+// hung): their tasks, when followed, end FAILED with it.
+func (a *Agent) stopCalls(cn *conn, cause error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.calls {
+		if c.cn == cn {
+			c.stop(cause)
+		}
+	}
+}
+
 // begin starts a tool call for a task.
 func (a *Agent) begin(task string, cn *conn, inv invocation) *call {
 	c := newCall(a, task, cn, inv, "parley-"+strconv.FormatUint(a.seq.Add(1), 10))
 	a.mu.Lock()
 	a.calls[task], a.byToken[c.token] = c, c
+	if a.closing {
+		c.stop(errClosing)
+	}
 	a.mu.Unlock()
 	go c.run()
 	return c
@@ -176,26 +219,34 @@ func (a *Agent) progress(_ context.Context, req *mcp.ProgressNotificationClientR
 
 // elicit hands an elicitation request to the tool call it belongs to. A
 // request carries nothing that names its call (MCP 2025-11-25), so it
-// goes to the only call in flight on its session that is not waiting for
-// an answer already; when there are several, or none, it is answered
-// "cancel" and logged.
+// goes to the only call in flight on its session; when there are several,
+// to the only one of them not waiting for an answer already. Otherwise
+// (none, or no single one) it is answered "cancel" and logged. A request
+// given to a call that waits for an answer supersedes that question (see
+// call.ask): most often the server withdrew it and asks anew.
 func (a *Agent) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	var sole *call
-	n := 0
+	var only, idle *call
+	n, nIdle := 0, 0
 	a.mu.Lock()
 	for _, c := range a.calls {
-		if c.cn.sess == req.Session && c.running() {
-			sole = c
-			n++
+		if c.cn.sess != req.Session || c.finished() {
+			continue
+		}
+		only, n = c, n+1
+		if c.running() {
+			idle, nIdle = c, nIdle+1
 		}
 	}
 	a.mu.Unlock()
+	if n > 1 && nIdle == 1 {
+		only, n = idle, 1
+	}
 	if n != 1 || req.Params.Mode == "url" {
-		a.log.Warn("an elicitation request answered cancel: it names no call, and there is not exactly one call in flight to give it to (or it asks for a URL)",
+		a.log.Warn("an elicitation request answered cancel: it names no call, and there is no one call in flight to give it to (or it asks for a URL)",
 			"callsInFlight", n, "message", req.Params.Message)
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	}
-	return sole.ask(ctx, req.Params)
+	return only.ask(ctx, req.Params)
 }
 
 // Middleware returns the server middleware (a2ahttp.Options.Middleware)

@@ -142,3 +142,58 @@ func TestMCPAgentHTTPServerRestarts(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPAgentQuestionWithdrawn: a tool that withdraws its question while
+// the task waits for input (its elicitation request canceled) and asks
+// another takes the follow-up as the answer to the question it asks now,
+// and the task ends with the result, not INPUT_REQUIRED again with the
+// question just answered.
+func TestMCPAgentQuestionWithdrawn(t *testing.T) {
+	t.Parallel()
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}})
+	c := f.Clients["jsonrpc"]
+	task := mcptest.Send(t, c, a2a.UserMessage("askagain"))
+	mcptest.WantState(t, task, a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "What is your name?")
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(f.Log.String(), "asking again"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool did not ask again:\n%s", f.Log.String())
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the second request on its way to Parley after the stderr line
+	m := a2a.UserMessage("Ada")
+	m.TaskId = task.GetId()
+	done := mcptest.Send(t, c, m)
+	mcptest.WantState(t, done, a2a.TaskState_TASK_STATE_COMPLETED, "")
+	if got := a2a.JoinText(mcptest.ResultParts(t, done)); got != "hello Ada (accept)" {
+		t.Errorf("after the answer: %q", got)
+	}
+}
+
+// TestMCPAgentCloseWhileAsking: Close returns, and stops the server, while
+// a task waits for the answer to its tool's question: the call and its
+// elicitation are ended first, so that the MCP session's close, which
+// waits for the requests in flight, does not wait for them forever.
+func TestMCPAgentCloseWhileAsking(t *testing.T) {
+	t.Parallel()
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}})
+	task := mcptest.Send(t, f.Clients["jsonrpc"], a2a.UserMessage("ask"))
+	mcptest.WantState(t, task, a2a.TaskState_TASK_STATE_INPUT_REQUIRED, "What is your name?")
+	closed := make(chan struct{})
+	go func() { _ = f.Agent.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close did not return while a task waited for an answer")
+	}
+}
+
+// TestMCPAgentServerHangs: a server that stops answering (its process
+// stopped) is taken for hung once it missed the pings: the call in
+// flight ends FAILED saying so, and the server is started again.
+func TestMCPAgentServerHangs(t *testing.T) {
+	t.Parallel()
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}, KeepAlive: 200 * time.Millisecond})
+	c := f.Clients["jsonrpc"]
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage("freeze")), a2a.TaskState_TASK_STATE_FAILED, "stopped answering")
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "again"}`)), a2a.TaskState_TASK_STATE_COMPLETED, "")
+}

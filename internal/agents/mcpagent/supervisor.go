@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,6 +30,63 @@ type conn struct {
 	tools *toolSet
 	dead  chan struct{} // closed once the session ended
 	cause error         // why it ended; set before dead is closed
+	hung  error         // set, under supervisor.mu, when keepAlive closed it
+}
+
+// errHung is the cause of the calls stopped, and of the session closed,
+// when the server is taken for hung.
+var errHung = errors.New("the MCP server stopped answering")
+
+// keepAliveMisses is how many pings in a row a server may miss before it
+// is taken for hung (MCP 2025-11-25, ping: "multiple failed pings MAY
+// trigger a connection reset").
+const keepAliveMisses = 3
+
+// keepAlive pings the server of c every Options.KeepAlive until the
+// session ends. When keepAliveMisses pings in a row get no answer, the
+// server is taken for hung: the calls on the session are stopped (closing
+// an MCP session waits for its requests in flight), and the session is
+// closed, which stops the child. A server that does not know ping is not
+// pinged again.
+func (s *supervisor) keepAlive(c *conn) {
+	every := s.o.KeepAlive
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for missed := 0; ; {
+		select {
+		case <-c.dead:
+			return
+		case <-s.stop.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(s.stop, every/2)
+		err := c.sess.Ping(ctx, nil)
+		cancel()
+		var je *jsonrpc.Error
+		switch {
+		case err == nil:
+			missed = 0
+			continue
+		case errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound, s.stop.Err() != nil, c.ended() != nil:
+			return
+		}
+		if missed++; missed < keepAliveMisses {
+			continue
+		}
+		cause := fmt.Errorf("%w: it answered none of %d pings in a row (%v)", errHung, missed, err)
+		s.log.Warn("the MCP server is taken for hung; stopping it", "cause", cause)
+		s.mu.Lock()
+		c.hung = cause
+		s.unset(c) // no new call on it
+		s.mu.Unlock()
+		s.hung(c, cause)
+		_ = c.sess.Close()
+		return
+	}
 }
 
 // ended reports why the session ended, nil while it is up.
@@ -48,6 +106,8 @@ type supervisor struct {
 	o      Options
 	client *mcp.Client
 	log    *slog.Logger
+
+	hung func(*conn, error) // stops the calls on a session taken for hung
 
 	mu    sync.Mutex
 	cur   *conn
@@ -89,6 +149,7 @@ func (s *supervisor) loop(c *conn) {
 	backoff := minBackoff
 	for {
 		began := time.Now()
+		go s.keepAlive(c)
 		s.await(c)
 		if s.stop.Err() != nil {
 			return
@@ -109,7 +170,10 @@ func (s *supervisor) loop(c *conn) {
 			cancel()
 			if err == nil {
 				c = next
-				s.set(c)
+				if !s.set(c) {
+					_ = c.sess.Close() // started as Close was called: shutdown will not see it
+					return
+				}
 				s.log.Info("the MCP server is up again", "tools", len(c.tools.names))
 				break
 			}
@@ -129,7 +193,7 @@ func (s *supervisor) await(c *conn) {
 	cause := errors.New("the MCP server closed the session")
 	switch {
 	case s.stop.Err() != nil:
-		cause = errors.New("Parley is stopping")
+		cause = errClosing
 	case closeErr != nil:
 		cause = fmt.Errorf("the MCP server exited: %v", closeErr)
 	case waitErr != nil && !errors.Is(waitErr, mcp.ErrConnectionClosed):
@@ -138,21 +202,38 @@ func (s *supervisor) await(c *conn) {
 		cause = errors.New("the MCP server exited")
 	}
 	s.mu.Lock()
+	if c.hung != nil {
+		cause = c.hung
+	}
 	c.cause = cause
 	close(c.dead)
+	s.unset(c)
+	s.mu.Unlock()
+}
+
+// unset leaves the agent without a live session when c was it, until the
+// next one is up. Callers hold s.mu.
+func (s *supervisor) unset(c *conn) {
 	if s.cur == c {
 		s.cur = nil
 		s.up = make(chan struct{})
 	}
-	s.mu.Unlock()
 }
 
-// set makes c the live session.
-func (s *supervisor) set(c *conn) {
+// set makes c the live session, unless the supervisor is stopping: then
+// it reports false, and the caller closes c. The check is made under s.mu,
+// which shutdown takes after stopping, so that a session started again
+// while Parley stops is closed either by shutdown (it found it) or by the
+// loop (set refused it), never left running with shutdown waiting on it.
+func (s *supervisor) set(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stop.Err() != nil {
+		return false
+	}
 	s.cur = c
 	close(s.up)
+	return true
 }
 
 // session returns the live session, waiting for one while the server

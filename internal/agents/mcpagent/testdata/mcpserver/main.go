@@ -1,7 +1,7 @@
 // Command mcpserver is an MCP server made with the official MCP Go SDK,
 // for the tests of `parley serve --mcp`: its tools cover each row of the
 // mapping (text, image and resources, structured content, isError,
-// progress, elicitation, a slow call that can be canceled, a crash, its environment).
+// progress, elicitation, a slow call that can be canceled, a crash, a hang, its environment).
 // It speaks MCP over stdio, or with -http ADDR over streamable HTTP at
 // /mcp (printing its URL on the first line of standard output).
 package main
@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,6 +102,22 @@ func newServer() *mcp.Server {
 			}
 			return text(fmt.Sprintf("hello %v", r.Content["name"])), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "askagain", Description: "Asks for a name, withdraws the question after 100 ms, asks again and greets."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			schema := map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}}
+			first, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			_, err := req.Session.Elicit(first, &mcp.ElicitParams{Message: "What is your name?", RequestedSchema: schema})
+			cancel()
+			if err == nil {
+				return text("the first question was answered"), nil, nil
+			}
+			fmt.Fprintln(os.Stderr, "asking again")
+			r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name, again?", RequestedSchema: schema})
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprintf("hello %v (%s)", r.Content["name"], r.Action)), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits until canceled (or a minute)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			select {
@@ -119,6 +136,15 @@ func newServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Name + "=" + os.Getenv(in.Name)), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Makes the server's process a program that holds its standard input and output and answers nothing, pings included."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "freezing on purpose")
+			self, err := os.Executable()
+			if err != nil {
+				return nil, nil, err
+			}
+			return nil, nil, syscall.Exec(self, []string{self, "-freeze"}, os.Environ())
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits with status 3, writing to stderr."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			fmt.Fprintln(os.Stderr, "crashing on purpose")
@@ -130,7 +156,12 @@ func newServer() *mcp.Server {
 
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on `ADDR` instead of stdio")
+	freeze := flag.Bool("freeze", false, "answer nothing, until killed (what the freeze tool makes of the server)")
 	flag.Parse()
+	if *freeze {
+		time.Sleep(24 * time.Hour)
+		return
+	}
 	s := newServer()
 	if *addr == "" {
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {

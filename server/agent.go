@@ -106,6 +106,16 @@ var (
 	ErrShutdown = errors.New("server: shutting down")
 )
 
+// IgnoreClosed is err, or nil when err only says the task is closed to the
+// agent (ErrTaskClosed: canceled or finished under it; ErrExecutionEnded):
+// an agent that relays work from elsewhere has nothing left to report then.
+func IgnoreClosed(err error) error {
+	if errors.Is(err, ErrTaskClosed) || errors.Is(err, ErrExecutionEnded) {
+		return nil
+	}
+	return err
+}
+
 // Emitter is how an agent reports its work. The core validates every event,
 // stores it, and only then sends it to the task's subscribers, in order.
 // Its methods may be called from several goroutines.

@@ -206,7 +206,7 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 		}
 	}
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-		return ignoreClosed(err)
+		return server.IgnoreClosed(err)
 	}
 	input, err := a.input(req)
 	if err != nil {
@@ -258,12 +258,12 @@ func (a *Agent) conclude(runCtx context.Context, p *proc, res result, em *server
 		if tail := p.tail.String(); tail != "" {
 			why += "; its standard error ended with:\n" + tail
 		}
-		return ignoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, why))
+		return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, why))
 	}
 	if res.settled {
 		return nil
 	}
-	return ignoreClosed(em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil))
+	return server.IgnoreClosed(em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil))
 }
 
 // env is the program's environment: the allow-listed variables of the
@@ -335,15 +335,6 @@ func (a *Agent) input(req *server.Request) ([]byte, error) {
 		text += "\n" // line-oriented tools expect their last line ended
 	}
 	return []byte(text), nil
-}
-
-// ignoreClosed drops the errors that only say the task was closed under
-// the agent (canceled, or ended by the program's own final state).
-func ignoreClosed(err error) error {
-	if errors.Is(err, server.ErrTaskClosed) || errors.Is(err, server.ErrExecutionEnded) {
-		return nil
-	}
-	return err
 }
 
 // findProgram checks, before the first message, that the program can be

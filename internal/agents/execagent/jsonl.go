@@ -175,7 +175,7 @@ func (a *Agent) handleLine(em *server.Emitter, n int, b []byte, res *result) str
 		return fmt.Sprintf("line %d of the program's output is not a valid event: %v; the line: %s", n, err, quote(b))
 	}
 	if err := ev.emit(em); err != nil {
-		if ignoreClosed(err) == nil {
+		if server.IgnoreClosed(err) == nil {
 			res.stopped = true
 			return ""
 		}

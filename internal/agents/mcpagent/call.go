@@ -171,7 +171,7 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 			// execution, and a detached one (Emitter.Detach) would make
 			// the core refuse the follow-up that answers (docs/mcp.md,
 			// Limits).
-			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")))
+			return server.IgnoreClosed(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")))
 		case <-c.done:
 			c.a.forget(c)
 			return c.report(em)
@@ -193,7 +193,7 @@ func (c *call) reply(ctx context.Context, m *a2a.Message, em *server.Emitter) er
 	if q != nil {
 		r, err := answerOf(q.p, m)
 		if err != nil {
-			return closedOK(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q.p, err.Error())))
+			return server.IgnoreClosed(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q.p, err.Error())))
 		}
 		offer(q.answer, r) // full only when superseded meanwhile; the newer question is shown next
 	}
@@ -210,31 +210,31 @@ func (c *call) reply(ctx context.Context, m *a2a.Message, em *server.Emitter) er
 func (c *call) abandon(err error) error {
 	c.stop(err)
 	c.a.forget(c)
-	return closedOK(err)
+	return server.IgnoreClosed(err)
 }
 
 // report emits the end of the call: the artifact and COMPLETED, or
 // FAILED with why.
 func (c *call) report(em *server.Emitter) error {
 	if c.err != nil {
-		return closedOK(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, c.failure()))
+		return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, c.failure()))
 	}
 	if c.res.IsError {
-		return closedOK(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, errorText(c.inv.tool, c.res)))
+		return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, errorText(c.inv.tool, c.res)))
 	}
 	parts, err := partsOf(c.res)
 	if err != nil {
-		return closedOK(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, fmt.Sprintf("the result of %s could not be read: %v", c.inv.tool, err)))
+		return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, fmt.Sprintf("the result of %s could not be read: %v", c.inv.tool, err)))
 	}
 	if len(parts) > 0 {
 		if err := em.Artifact(&a2a.Artifact{ArtifactId: ResultArtifactID, Name: c.inv.tool, Parts: parts}); err != nil {
-			if closedOK(err) == nil {
+			if server.IgnoreClosed(err) == nil {
 				return nil
 			}
-			return closedOK(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, fmt.Sprintf("the result of %s was refused: %v", c.inv.tool, err)))
+			return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, fmt.Sprintf("the result of %s was refused: %v", c.inv.tool, err)))
 		}
 	}
-	return closedOK(em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil))
+	return server.IgnoreClosed(em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil))
 }
 
 // failure says why the call failed: the server's death (with its cause,

@@ -151,14 +151,14 @@ func (a *Agent) Execute(ctx context.Context, req *server.Request, em *server.Emi
 	cn, err := a.sup.session(wait)
 	cancel()
 	if err != nil {
-		return closedOK(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, err.Error()))
+		return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_FAILED, err.Error()))
 	}
 	inv, err := cn.tools.invocationOf(req.Message)
 	if err != nil {
-		return closedOK(em.StatusText(a2a.TaskState_TASK_STATE_REJECTED, err.Error()))
+		return server.IgnoreClosed(em.StatusText(a2a.TaskState_TASK_STATE_REJECTED, err.Error()))
 	}
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-		return closedOK(err)
+		return server.IgnoreClosed(err)
 	}
 	c := a.begin(req.TaskID, cn, inv)
 	return c.follow(ctx, em)
@@ -270,15 +270,6 @@ func (a *Agent) Middleware() a2a.Middleware {
 			},
 		}
 	}
-}
-
-// closedOK is err, or nil when err only says the task is closed to the
-// agent (canceled under it).
-func closedOK(err error) error {
-	if errors.Is(err, server.ErrTaskClosed) || errors.Is(err, server.ErrExecutionEnded) {
-		return nil
-	}
-	return err
 }
 
 // jsonMarshal is json.Marshal, named once for the mappings.

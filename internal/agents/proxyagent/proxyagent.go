@@ -222,7 +222,7 @@ func (rl *relay) upstreamTask() string { return rl.a.ids.task(taskOfRequest(rl.r
 // fail ends the task FAILED because of err, and keeps an upstream A2A
 // error for Middleware when nothing was relayed before it.
 func (rl *relay) fail(err error) error {
-	if closed(err) {
+	if server.IgnoreClosed(err) == nil {
 		return nil // canceled or finished under the agent: nothing to report
 	}
 	var why string
@@ -237,13 +237,8 @@ func (rl *relay) fail(err error) error {
 		why = fmt.Sprintf("the upstream agent could not be reached or broke off: %v", err)
 	}
 	rl.a.log.Warn("upstream call failed", "task", rl.req.TaskID, "err", err)
-	if err := rl.em.StatusText(a2a.TaskState_TASK_STATE_FAILED, why); err != nil && !closed(err) {
+	if err := rl.em.StatusText(a2a.TaskState_TASK_STATE_FAILED, why); server.IgnoreClosed(err) != nil {
 		return err
 	}
 	return nil
-}
-
-// closed reports whether err only says the task is closed to the agent.
-func closed(err error) bool {
-	return errors.Is(err, server.ErrTaskClosed) || errors.Is(err, server.ErrExecutionEnded)
 }

@@ -16,7 +16,7 @@ const bigAnswer = 64 << 10
 //
 // proto.Size walks the message, reflectively through its oneofs: some
 // 0.4 µs for a one-line artifact chunk, 8 % of what a 200-chunk stream
-// costs the server (2026-12-07, docs/performance.md). The events a long
+// costs the server (measured 2026-12-07). The events a long
 // stream is made of (artifact chunks, status updates without a message)
 // are first bounded from above by the lengths of their strings
 // (eventBound), and sized only when that bound reaches bigAnswer.

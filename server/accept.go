@@ -353,10 +353,10 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 // history, its inline push configuration, and its idempotency record. It
 // also completes the agent's Request. An inline configuration the task has
 // no room for (Limits.MaxPushConfigs) refuses the follow-up before anything
-// is stored. A conditional follow-up (ifGenerationMatch, checked by
-// checkGeneration) is written with the WORKING status its acceptance is,
-// fenced by sequence number, and recorded after that write won (see
-// acceptConditional). Callers hold r.mu and have loaded the task.
+// is stored. The message is the task's next timeline entry, fenced by
+// sequence number (enterFollowUp); a conditional follow-up
+// (ifGenerationMatch, checked by checkGeneration) is recorded after that
+// write won. Callers hold r.mu and have loaded the task.
 func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig) error {
 	t := r.task
 	if push != nil {
@@ -383,10 +383,10 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = a2a.CloneTask(t)
 	areq.Message = a2a.CloneMessage(msg)
+	if err := r.enterFollowUp(ctx, msg, conditional); err != nil {
+		return err
+	}
 	if conditional {
-		if err := r.acceptConditional(ctx, msg); err != nil {
-			return err
-		}
 		// Accepted: the store took its write. A record already there is
 		// this messageId sent at the same moment to another replica
 		// without the condition; the message runs here all the same.
@@ -394,11 +394,6 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			s.log.WarnContext(ctx, "conditional follow-up accepted, but its messageId could not be recorded for resends",
 				"task", t.Id, "message", msg.MessageId, "err", err)
 		}
-	} else {
-		if err := s.store.Append(ctx, c.scope, t.Id, taskstore.Event{Message: msg}); err != nil {
-			return a2a.Internal(err)
-		}
-		t.History = append(t.History, msg)
 	}
 	if push != nil {
 		push.TaskId = t.Id

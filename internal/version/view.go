@@ -77,7 +77,7 @@ func WithGeneration(resp *a2a.StreamResponse, gen int64) *a2a.StreamResponse {
 		t := p.Task
 		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{
 			Id: t.Id, ContextId: t.ContextId, Status: t.Status, Artifacts: t.Artifacts, History: t.History,
-			Metadata: t.Metadata, Generation: gen}}}
+			Metadata: t.Metadata, Generation: gen, Timeline: t.Timeline}}}
 	}
 	return resp
 }

@@ -95,7 +95,13 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 		if a.GetName() != "" {
 			name += " (" + a.GetName() + ")"
 		}
-		fmt.Fprintf(&b, "  %s %s\n%s\n", o.dim("artifact"), name, indent(artifactBody(a), "    "))
+		fmt.Fprintf(&b, "  %s %s%s\n%s\n", o.dim("artifact"), name, o.dim(artifactSpan(a)), indent(artifactBody(a), "    "))
+	}
+	if tl := t.GetTimeline(); len(tl) > 0 { // an answer in A2A 1.1
+		fmt.Fprintf(&b, "  %s  %d entr%s, by generation\n", o.dim("timeline"), len(tl), map[bool]string{true: "y", false: "ies"}[len(tl) == 1])
+		for _, e := range tl {
+			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(o.timelineEntry(e), "\n", "\n          "))
+		}
 	}
 	if showHistory {
 		fmt.Fprintf(&b, "  %s  %d message(s)\n", o.dim("history"), len(t.GetHistory()))
@@ -107,6 +113,42 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 	}
 	o.printf("%s", b.String())
 	o.printIDs(t.GetId(), t.GetContextId(), t.GetStatus().GetState())
+}
+
+// artifactSpan says where an artifact lies among its task's generations
+// (A2A 1.1, spec §3.2.8): "" when the answer does not say.
+func artifactSpan(a *a2a.Artifact) string {
+	switch s, e := a.GetStartGeneration(), a.GetEndGeneration(); {
+	case s == 0:
+		return ""
+	case e == 0:
+		return fmt.Sprintf("  generation %d…, streaming", s)
+	case e == s:
+		return fmt.Sprintf("  generation %d", s)
+	default:
+		return fmt.Sprintf("  generations %d–%d", s, e)
+	}
+}
+
+// timelineEntry is one line of a task's timeline: its generation, then
+// the client's message or the agent's state and message; an entry of a
+// kind this client does not know is named so and skipped (spec §3.2.8:
+// readers fail open).
+func (o *output) timelineEntry(e *a2a.TimelineEntry) string {
+	g := fmt.Sprintf("%4d", e.GetGeneration())
+	switch {
+	case e.GetMessage() != nil:
+		m := e.GetMessage()
+		return g + "  " + roleName(m.GetRole()) + "  " + partsText(m.GetParts())
+	case e.GetStatus() != nil:
+		st := e.GetStatus()
+		line := g + "  " + o.state(st.GetState())
+		if m := st.GetMessage(); m != nil && len(m.GetParts()) > 0 {
+			line += "  " + partsText(m.GetParts())
+		}
+		return line
+	}
+	return g + "  " + o.dim("(an entry of a kind this parley does not know)")
 }
 
 // printIDs restates, last, what a caller needs to go on with a task: one

@@ -34,7 +34,10 @@ type accepted struct {
 	replay *taskstore.MessageRecord
 	ex     *execution // the execution started for the message (nil for a replay)
 	seq    uint64     // the run's sequence number when the message was accepted
-	remote bool       // a replay of a task no local execution runs (Options.Cluster: another replica may)
+	// entries is the run's count of clients' messages entered
+	// (run.entries) when the message was accepted.
+	entries uint64
+	remote  bool // a replay of a task no local execution runs (Options.Cluster: another replica may)
 }
 
 // resent says that another process recorded the messageId first
@@ -272,7 +275,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	sub := r.subscribeIf(stream)
 	seq := r.seq
 	ex := r.start(ctx, areq)
-	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
+	return &accepted{r: r, sub: sub, ex: ex, seq: seq, entries: r.entries}, nil
 }
 
 // continueTask accepts a message for an existing task (spec §3.4).
@@ -302,7 +305,7 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	sub := r.subscribeIf(stream)
 	seq := r.seq
 	ex := r.start(ctx, areq)
-	return &accepted{r: r, sub: sub, snap: &snap, ex: ex, seq: seq}, nil
+	return &accepted{r: r, sub: sub, snap: &snap, ex: ex, seq: seq, entries: r.entries}, nil
 }
 
 // awaitSettledExecution waits, bounded by ctx, until an execution that
@@ -343,10 +346,16 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 	// on another replica.
 	active := r.s.opts.Cluster != nil && !settled(t.GetStatus().GetState())
 	if r.exec != nil || active {
-		return a2a.NewError(a2a.CodeUnsupportedOperation,
-			"task %q is still working on an earlier message; send more input once it asks for it", t.Id).WithMeta("taskId", t.Id)
+		return busyWith(t.Id)
 	}
 	return nil
+}
+
+// busyWith refuses a follow-up to task id while the task works on an
+// earlier message.
+func busyWith(id string) error {
+	return a2a.NewError(a2a.CodeUnsupportedOperation,
+		"task %q is still working on an earlier message; send more input once it asks for it", id).WithMeta("taskId", id)
 }
 
 // recordFollowUp stores an accepted follow-up: the message in the task's
@@ -441,7 +450,7 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 		}
 	}
 	acc.sub = r.subscribeIf(stream)
-	acc.ex, acc.seq = r.exec, r.seq
+	acc.ex, acc.seq, acc.entries = r.exec, r.seq, r.entries
 	if r.exec == nil && r.task != nil && s.opts.Cluster != nil {
 		acc.remote = true
 		r.follow()

@@ -39,6 +39,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -82,8 +83,12 @@ func (r *run) checkGeneration(ctx context.Context, cfg *a2a.SendMessageConfigura
 // GetTask (§3.2.7 "Event Ordering"). When the store refuses the number
 // (another replica wrote the task since the run last read it), the run
 // reads what was written; a conditional follow-up (expected set) then
-// answers the mismatch, having written nothing, and any other one is
-// checked again (refuseFollowUp) and written after it. Callers hold r.mu.
+// answers the mismatch, having written nothing. Any other one is refused
+// when what was written holds another client's message (a follow-up
+// given to another replica at the same moment won: its agent works on
+// it, as one process refuses a second follow-up while the first's agent
+// works), and is otherwise checked again (refuseFollowUp) and written
+// after it. Callers hold r.mu.
 func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional bool) error {
 	expected := taskstore.Generation(r.seq)
 	for {
@@ -96,11 +101,15 @@ func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional b
 		if !errors.Is(err, taskstore.ErrSeq) {
 			return a2a.Internal(err)
 		}
+		seen := len(r.task.History)
 		if err := r.catchUp(ctx); err != nil {
 			return a2a.Internal(err)
 		}
 		if conditional {
 			return a2a.GenerationMismatch(r.id, expected, taskstore.Generation(r.seq))
+		}
+		if slices.ContainsFunc(r.task.History[min(seen, len(r.task.History)):], func(m *a2a.Message) bool { return m.GetRole() == a2a.Role_ROLE_USER }) {
+			return busyWith(r.id)
 		}
 		if err := r.refuseFollowUp(msg); err != nil {
 			return err
@@ -115,6 +124,7 @@ func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional b
 func (r *run) entered(msg *a2a.Message) {
 	r.task.History = append(r.task.History, msg)
 	r.seq++
+	r.entries++
 	r.s.announce(r.id)
 	r.wake()
 }

@@ -60,8 +60,9 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 
 // answered reports whether a blocking send can return: there is a direct
 // reply; or the task exists and either the caller asked to return at once,
-// or the task changed since the message was accepted and is now terminal or
-// interrupted; or the execution is over. Callers hold acc.r.mu.
+// or the task changed (not by a client's message) since the message was
+// accepted and is now terminal or interrupted; or the execution is over.
+// Callers hold acc.r.mu.
 func (acc *accepted) answered(immediate bool) bool {
 	r := acc.r
 	switch {
@@ -79,7 +80,9 @@ func (acc *accepted) answered(immediate bool) bool {
 	case acc.ex == nil, acc.ex.done:
 		return true
 	}
-	return r.seq > acc.seq && settled(r.task.GetStatus().GetState())
+	// A change since: an event past acc.seq that is not another client's
+	// message (entered, which changes no state).
+	return r.seq-acc.seq > r.entries-acc.entries && settled(r.task.GetStatus().GetState())
 }
 
 // SendStreamingMessage implements a2a.Service (spec §3.1.2). A task stream

@@ -101,6 +101,14 @@ func TestTimelineOverTheWire(t *testing.T) {
 				}
 			}
 		}
+		// A blocking send's answer: the last entry, the status it
+		// stopped at, at the task's generation.
+		resp, err := c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream"),
+			Configuration: &a2a.SendMessageConfiguration{TimelineLength: proto.Int32(1)}})
+		if st := resp.GetTask(); err != nil || len(st.GetTimeline()) != 1 || st.GetTimeline()[0].GetGeneration() != st.GetGeneration() ||
+			st.GetTimeline()[0].GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+			t.Errorf("SendMessage timelineLength 1: %v, %v; want the INPUT_REQUIRED entry at the task's generation", st.GetTimeline(), err)
+		}
 		if _, err := c11.GetTask(ctx, &a2a.GetTaskRequest{Id: id, TimelineLength: proto.Int32(-1)}); !errors.Is(err, a2a.ErrInvalidParams) {
 			t.Errorf("timelineLength -1: %v; want InvalidParams", err)
 		}

@@ -47,6 +47,7 @@ import (
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/grpcbind"
 	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/internal/keyrate"
 )
 
 // CardPath is the well-known path of the public agent card (spec §8.2).
@@ -125,13 +126,14 @@ type Options struct {
 	// as MaxCalls refuses.
 	MaxStreams int
 	// WriteTimeout is the time a client has to take each write of an
-	// answer: a unary answer whole, or one stream event (default
-	// DefaultWriteTimeout; negative: no bound). A client that does not
-	// loses the stream (HTTP/2) or the connection (HTTP/1.1), and what the
-	// answer held is released. An idle stream is not cut: the deadline
-	// runs only while a write waits. When the http.Server sets its own
-	// WriteTimeout, which bounds each response whole (streams included),
-	// that applies instead.
+	// answer: a unary answer whole, or one stream event, parked streams
+	// (Parking) included (default DefaultWriteTimeout; negative: no bound,
+	// anywhere). A client that does not loses the stream (HTTP/2) or the
+	// connection (HTTP/1.1), and what the answer held is released. An idle
+	// stream is not cut: the deadline runs only while a write waits. When
+	// the http.Server sets its own WriteTimeout, which bounds each response
+	// whole (streams included), that applies instead, and to each write of
+	// a parked stream.
 	WriteTimeout time.Duration
 	// AnswerBudget is the memory each caller's answers (and stream
 	// events) of 64 KiB or more may hold while they are being written,
@@ -187,19 +189,19 @@ type Options struct {
 type Handler struct {
 	opts        Options
 	auth        []Authenticator
-	hosts       map[string]bool   // Host names answered when anonymous callers are allowed
-	origins     map[string]bool   // CORSOrigins
-	budget      *httpx.Budget     // nil: none
-	pendingAnon atomic.Int64      // anonymous requests sending their body
-	rate        *rateLimiter      // nil: no rate limit
-	callers     *callers          // what each caller has in flight
-	watchdog    *watchdog         // ends the writes no client takes (Options.WriteTimeout); nil: none
-	refusedLog  *sparseLog        // the lines of refused credentials
-	protocols   []protocol        // the (version, binding) pairs served, in the order requests are matched
-	served      []string          // the versions the service serves, newest first
-	grpc        *grpcbind.Handler // nil when disabled; also serves health, reflection and unknown services
-	rpcPath     string            // JSON-RPC path without a trailing slash ("" for root)
-	restBase    string            // HTTP+JSON base path without a trailing slash
+	hosts       map[string]bool            // Host names answered when anonymous callers are allowed
+	origins     map[string]bool            // CORSOrigins
+	budget      *httpx.Budget              // nil: none
+	pendingAnon atomic.Int64               // anonymous requests sending their body
+	rate        *keyrate.Limiter[callerID] // per caller (Options.RateLimit); nil: no rate limit
+	callers     *callers                   // what each caller has in flight
+	watchdog    *watchdog                  // ends the writes no client takes (Options.WriteTimeout); nil: none
+	refusedLog  *sparseLog                 // the lines of refused credentials
+	protocols   []protocol                 // the (version, binding) pairs served, in the order requests are matched
+	served      []string                   // the versions the service serves, newest first
+	grpc        *grpcbind.Handler          // nil when disabled; also serves health, reflection and unknown services
+	rpcPath     string                     // JSON-RPC path without a trailing slash ("" for root)
+	restBase    string                     // HTTP+JSON base path without a trailing slash
 	card        []byte
 	index       []byte // the page served for GET / (indexPage)
 	etag        string

@@ -32,10 +32,17 @@ import (
 //
 // What net/http still sends once the handler has returned is bounded too:
 // on HTTP/2 the writer flushes the answer's last bytes itself, watched,
-// before it lets go; on HTTP/1.1 the connection gets one deadline for the
+// before it lets go (so net/http no longer counts a small answer's length:
+// the bindings declare every unary answer's Content-Length themselves,
+// httpx.WriteAnswer; the stream then ends in an empty DATA frame of its
+// own, the price of a deadline on the last write, since a deadline set on
+// the stream instead may reach net/http after the stream closed); on HTTP/1.1 the connection gets one deadline for the
 // rest (the next request on it lifts it). A stream parked off net/http
-// (Parking) sets a deadline per write on its bare connection, which costs
-// little there.
+// (Parking) writes on the bare connection Hijack hands over, which sets the
+// same deadline per write (it costs little there); Parking sets none of
+// its own. So this writer alone decides the write deadline of every answer
+// and event, parked or not, and with no WriteTimeout (Options.WriteTimeout
+// negative, `parley serve --write-timeout 0`) nothing is cut anywhere.
 
 // DefaultWriteTimeout is Options.WriteTimeout's default: the time a client
 // has to take one write of an answer (a unary answer whole, or one stream
@@ -51,9 +58,14 @@ const watchLooks = 4
 // ResponseWriter is, besides the watchdog's end.
 type answerWriter struct {
 	http.ResponseWriter
-	rc       http.ResponseController // of the wrapped writer
-	dog      *watchdog               // nil: no deadline
-	h2       bool
+	rc  http.ResponseController // of the wrapped writer
+	dog *watchdog               // nil: no deadline
+	h2  bool
+	// timeout is the deadline of each write on a hijacked connection:
+	// the watchdog's, or the http.Server's WriteTimeout when that applies
+	// instead (a parked stream is no longer net/http's to bound whole);
+	// 0: none.
+	timeout  time.Duration
 	hijacked bool // the connection is Parking's now
 
 	// writes counts the starts and ends of writes: odd while one is in
@@ -75,10 +87,14 @@ type answerWriter struct {
 // request: it is lifted, so that what net/http writes for this request
 // before the handler does (100 Continue) is not refused.
 func newAnswerWriter(w http.ResponseWriter, r *http.Request, dog *watchdog) *answerWriter {
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.WriteTimeout > 0 {
-		dog = nil
+	var timeout time.Duration
+	if dog != nil {
+		timeout = dog.timeout
 	}
-	a := &answerWriter{ResponseWriter: w, rc: *http.NewResponseController(w), dog: dog, h2: r.ProtoMajor == 2}
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.WriteTimeout > 0 {
+		dog, timeout = nil, srv.WriteTimeout
+	}
+	a := &answerWriter{ResponseWriter: w, rc: *http.NewResponseController(w), dog: dog, h2: r.ProtoMajor == 2, timeout: timeout}
 	if dog != nil {
 		if !a.h2 {
 			a.rc.SetWriteDeadline(time.Time{})
@@ -113,14 +129,19 @@ func (w *answerWriter) Flush() { w.FlushError() }
 func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Hijack implements http.Hijacker for Parking: the connection it hands
-// over writes under the same timeout, per write.
+// over writes under the same timeout, per write, and under none when no
+// timeout applies.
 func (w *answerWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	nc, rw, err := w.rc.Hijack()
 	w.hijacked = err == nil
-	if err != nil || w.dog == nil {
+	if err != nil {
 		return nc, rw, err
 	}
-	return &deadlineConn{Conn: nc, timeout: w.dog.timeout}, rw, nil
+	if w.timeout <= 0 {
+		nc.SetWriteDeadline(time.Time{}) // net/http's, if any
+		return nc, rw, nil
+	}
+	return &deadlineConn{Conn: nc, timeout: w.timeout}, rw, nil
 }
 
 // end ends the write in progress, unless the response is net/http's

@@ -2,10 +2,13 @@ package a2ahttp
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,8 +98,9 @@ func (l smallListener) Accept() (net.Conn, error) {
 
 // wireServer serves bigAgent with every protocol on over wire, and
 // returns the handler, the interfaces to reach it (a gRPC one with its
-// scheme) and the http.Transport of a client.
-func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.AgentInterface, *http.Transport) {
+// scheme) and the http.Transport of a client. configure, if any, sets
+// the http.Server up before it starts.
+func wireServer(t *testing.T, wire string, opts Options, configure ...func(*http.Server)) (*Handler, []*a2a.AgentInterface, *http.Transport) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,6 +121,9 @@ func wireServer(t *testing.T, wire string, opts Options) (*Handler, []*a2a.Agent
 	hs.Listener = smallListener{ln}
 	hs.Config.Protocols = new(http.Protocols)
 	hs.Config.Protocols.SetHTTP1(true)
+	for _, f := range configure {
+		f(hs.Config)
+	}
 	var tr *http.Transport
 	window := &http.HTTP2Config{MaxReceiveBufferPerStream: 64 << 10, MaxReceiveBufferPerConnection: 64 << 10}
 	switch wire {
@@ -370,39 +377,207 @@ func TestCallerBoundsCountAnswersNotTaken(t *testing.T) {
 	}
 }
 
-// TestParkedStreamMeetsWriteTimeout: a SubscribeToTask stream parked off
-// net/http (HTTP/1.1, silent for a while) whose client stops reading is
-// cut at the handler's write deadline, on its bare connection, on every
-// protocol that parks.
-func TestParkedStreamMeetsWriteTimeout(t *testing.T) {
-	parking := NewParking(0)
-	defer parking.Close()
-	h, ifaces, base := wireServer(t, "HTTP/1.1", Options{WriteTimeout: 200 * time.Millisecond, Parking: parking, KeepAlive: -1})
-	forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
-		if p.binding == a2a.BindingGRPC {
-			t.Skip("gRPC needs HTTP/2, where nothing parks")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		req := textMessage("late 300")
-		req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
-		resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		awaitReleased(t, h, "SendMessage")
-		stuck := &stuckReader{next: base, release: make(chan struct{})}
-		tr := protocolTransport(t, p, ifaces, stuck)
-		parked := false
-		go func() {
-			sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
-			for range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+// TestParkedStreamWriteDeadline: a SubscribeToTask stream parked off
+// net/http (HTTP/1.1, silent for a while) whose client stops reading meets
+// the one write deadline every answer meets, on every protocol that parks:
+// the handler's (Options.WriteTimeout), or the http.Server's WriteTimeout
+// when that applies instead; with neither, none: the stream waits for its
+// reader past what was once Parking's own 30 s deadline, and reaches it
+// whole.
+func TestParkedStreamWriteDeadline(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		opts     Options
+		serverTO time.Duration
+		cut      bool
+	}{
+		{"Options.WriteTimeout", Options{WriteTimeout: 200 * time.Millisecond}, 0, true},
+		{"http.Server.WriteTimeout", Options{WriteTimeout: -1}, 200 * time.Millisecond, true},
+		{"none", Options{WriteTimeout: -1}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.cut && testing.Short() {
+				t.Skip("waits 32 s for a deadline that must not come")
 			}
-		}()
+			t.Parallel()
+			parking := NewParking(0)
+			c.opts.Parking, c.opts.KeepAlive = parking, -1
+			h, ifaces, base := wireServer(t, "HTTP/1.1", c.opts, func(s *http.Server) { s.WriteTimeout = c.serverTO })
+			t.Cleanup(parking.Close) // after the subtests, which may run in parallel; before the server's Close
+			forEachProtocol(t, h, func(t *testing.T, p, _ *protocol) {
+				if p.binding == a2a.BindingGRPC {
+					t.Skip("gRPC needs HTTP/2, where nothing parks")
+				}
+				if !c.cut {
+					t.Parallel() // each waits on its own stream
+				}
+				parkedStreamMeets(t, h, parking, p, ifaces, base, c.cut)
+			})
+		})
+	}
+}
+
+// parkedStreamMeets subscribes, with a client that reads nothing until
+// released, to a task that sends a bigAnswers artifact once the stream
+// has parked, and checks that the stream is cut (cut) or, 32 s later,
+// still open, then read whole.
+func parkedStreamMeets(t *testing.T, h *Handler, parking *Parking, p *protocol, ifaces []*a2a.AgentInterface, base *http.Transport, cut bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := textMessage("late 300")
+	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut {
+		awaitReleased(t, h, "SendMessage")
+	}
+	stuck := &stuckReader{next: base.Clone(), release: make(chan struct{})}
+	tr := protocolTransport(t, p, ifaces, stuck)
+	type outcome struct {
+		artifact int
+		state    a2a.TaskState
+		err      error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+		for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+			if err != nil {
+				o.err = err
+				break
+			}
+			if a := ev.Response.GetArtifactUpdate(); a != nil {
+				o.artifact += len(a2a.JoinText(a.GetArtifact().GetParts()))
+			}
+			if s := ev.Response.GetStatusUpdate(); s != nil {
+				o.state = s.GetStatus().GetState()
+			}
+		}
+		done <- o
+	}()
+	parked := false
+	if cut {
 		await(t, 10*time.Second, "the stream did not park, or was not cut once parked", func() bool {
 			parked = parked || parking.Streams() > 0
 			return parked && h.inFlight() == 0 // the parked stream cut, its slot given back
 		})
 		close(stuck.release)
-	})
+		return // the client resumes the stream it lost, which is not under test
+	}
+	await(t, 10*time.Second, "the stream did not park", func() bool { return parking.Streams() > 0 })
+	select {
+	case <-time.After(32 * time.Second):
+	case o := <-done:
+		t.Fatalf("the stream ended before its client read: %+v", o)
+	}
+	close(stuck.release)
+	if o := <-done; o.err != nil || o.artifact != bigAnswers || o.state != a2a.TaskState_TASK_STATE_COMPLETED {
+		t.Errorf("the stream, read 32 s late: %d of %d artifact bytes, last state %v, error %v", o.artifact, bigAnswers, o.state, o.err)
+	}
+}
+
+// TestUnaryAnswerLength: a unary answer says its length (Content-Length),
+// on both HTTP bindings, over every wire, small or large, success or
+// error: the writer's watch over an HTTP/2 answer's last bytes (which
+// flushes them before the handler returns, so that net/http no longer
+// counts them) does not take the length away.
+func TestUnaryAnswerLength(t *testing.T) {
+	send := func(text string) string {
+		return `{"message":{"messageId":"m-` + text + `-` + strconv.FormatInt(time.Now().UnixNano(), 36) +
+			`","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}}`
+	}
+	for _, wire := range wires {
+		t.Run(wire, func(t *testing.T) {
+			_, ifaces, tr := wireServer(t, wire, Options{})
+			hc := &http.Client{Transport: tr}
+			rpc, rest := ifaces[0].Url, ifaces[1].Url
+			for _, c := range []struct {
+				name, url, body string
+				status          int
+			}{
+				{"JSON-RPC small", rpc, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + send("idle 0") + `}`, 200},
+				{"JSON-RPC large", rpc, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + send("big") + `}`, 200},
+				{"JSON-RPC error", rpc, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}`, 200},
+				{"HTTP+JSON small", rest + "/message:send", send("idle 0"), 200},
+				{"HTTP+JSON large", rest + "/message:send", send("big"), 200},
+				{"HTTP+JSON error", rest + "/tasks/nope", "", 404},
+			} {
+				method := http.MethodPost
+				if c.body == "" {
+					method = http.MethodGet
+				}
+				req, err := http.NewRequest(method, c.url, strings.NewReader(c.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("A2A-Version", "1.0")
+				if c.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				resp, err := hc.Do(req)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != c.status {
+					t.Fatalf("%s: %s %v %.200s", c.name, resp.Status, err, b)
+				}
+				if wantMajor := 1 + btoi(wire != "HTTP/1.1"); resp.ProtoMajor != wantMajor {
+					t.Fatalf("%s: answered over %s, want HTTP/%d", c.name, resp.Proto, wantMajor)
+				}
+				if resp.ContentLength != int64(len(b)) { // -1 when the answer said no length
+					t.Errorf("%s over %s: Content-Length %d, body %d bytes", c.name, resp.Proto, resp.ContentLength, len(b))
+				}
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestParkingCloseEndsStuckStream: with no write deadline, a parked
+// stream whose client stopped reading does not hold the server's shutdown:
+// Parking.Close closes its connection once its grace has passed.
+func TestParkingCloseEndsStuckStream(t *testing.T) {
+	parking := NewParking(0)
+	h, ifaces, base := wireServer(t, "HTTP/1.1", Options{WriteTimeout: -1, Parking: parking, KeepAlive: -1})
+	p := &h.protocols[slices.IndexFunc(h.protocols, func(p protocol) bool { return p.binding == a2a.BindingHTTPJSON })]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := textMessage("late 300")
+	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := &stuckReader{next: base.Clone(), release: make(chan struct{})}
+	defer close(stuck.release)
+	go func() {
+		sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+		for range protocolTransport(t, p, ifaces, stuck).Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
+		}
+	}()
+	await(t, 10*time.Second, "the stream did not park", func() bool { return parking.Streams() > 0 })
+	time.Sleep(time.Second) // the agent's artifact is being written, and not taken
+	closed := make(chan struct{})
+	start := time.Now()
+	go func() {
+		parking.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Logf("Close returned in %v", time.Since(start))
+	case <-time.After(10 * time.Second):
+		t.Fatal("Parking.Close waits for a stream whose client stopped reading")
+	}
 }

@@ -1,6 +1,11 @@
 package a2ahttp
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"parley.dev/parley/server"
+)
 
 // TestChargeAfterLeave: an answer made after its call left (an HTTP/2
 // stream reset while the core worked) is charged nothing, since nothing
@@ -36,4 +41,41 @@ func TestChargeAfterLeave(t *testing.T) {
 		t.Fatalf("leave gave back %d of 512 KiB", 512<<10-a)
 	}
 	cs.leave(keep)
+}
+
+// TestBoundsResolvedWithTheDefaults: the per-caller bounds are resolved
+// with the other bounds' defaults, in the handler's options: zero is the
+// default, negative no bound (0), a value itself; the counts use what the
+// options show.
+func TestBoundsResolvedWithTheDefaults(t *testing.T) {
+	type bounds struct {
+		calls, streams int
+		budget         int64
+		write          time.Duration
+	}
+	for _, c := range []struct {
+		name     string
+		in, want bounds
+	}{
+		{"zero", bounds{}, bounds{DefaultMaxCalls, DefaultMaxStreams, DefaultAnswerBudget, DefaultWriteTimeout}},
+		{"negative", bounds{-1, -1, -1, -1}, bounds{}},
+		{"set", bounds{9, 3, 1000, time.Second}, bounds{9, 3, 1000, time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ifaces, err := Interfaces("http://127.0.0.1:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := matrixHandler(t, ifaces, &server.Options{Agent: bigAgent()},
+				Options{MaxCalls: c.in.calls, MaxStreams: c.in.streams, AnswerBudget: c.in.budget, WriteTimeout: c.in.write})
+			got := bounds{h.opts.MaxCalls, h.opts.MaxStreams, h.opts.AnswerBudget, h.opts.WriteTimeout}
+			if got != c.want {
+				t.Errorf("New(%+v).opts = %+v, want %+v", c.in, got, c.want)
+			}
+			counted := bounds{h.callers.maxCalls, h.callers.maxStreams, h.callers.budget, got.write}
+			if counted != got {
+				t.Errorf("the counts use %+v, the options show %+v", counted, got)
+			}
+		})
+	}
 }

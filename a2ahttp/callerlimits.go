@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/httpx"
+	"parley.dev/parley/internal/keyrate"
 	"parley.dev/parley/internal/streamctx"
 )
 
@@ -38,61 +38,18 @@ const (
 	DefaultAnswerBudget = 64 << 20
 )
 
-// rateLimiter keeps one token bucket per caller: a principal, or the
-// client address of a request without one.
-type rateLimiter struct {
-	limit rate.Limit
-	burst int
-
-	mu        sync.Mutex
-	buckets   map[callerID]*rate.Limiter
-	nextSweep int
-}
-
-// newRateLimiter returns a limiter of perSecond requests a second with the
-// given burst (0: perSecond rounded up, at least 1); nil when perSecond is
-// not positive.
-func newRateLimiter(perSecond float64, burst int) *rateLimiter {
+// newRateLimiter returns the token buckets, one per caller (a principal,
+// or the client address of a request without one), of perSecond requests
+// a second with the given burst (0: perSecond rounded up, at least 1);
+// nil when perSecond is not positive.
+func newRateLimiter(perSecond float64, burst int) *keyrate.Limiter[callerID] {
 	if perSecond <= 0 {
 		return nil
 	}
 	if burst <= 0 {
 		burst = max(1, int(math.Ceil(perSecond)))
 	}
-	return &rateLimiter{limit: rate.Limit(perSecond), burst: burst, buckets: map[callerID]*rate.Limiter{}, nextSweep: 1024}
-}
-
-// allow takes a token from key's bucket; when there is none it returns
-// false and how long until there is.
-func (l *rateLimiter) allow(key callerID, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	b := l.buckets[key]
-	if b == nil {
-		if len(l.buckets) >= l.nextSweep {
-			l.sweep(now)
-		}
-		b = rate.NewLimiter(l.limit, l.burst)
-		l.buckets[key] = b
-	}
-	l.mu.Unlock()
-	r := b.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
-}
-
-// sweep forgets the buckets that are full again (their callers have been
-// quiet long enough): a full bucket is the same as a new one. It keeps the
-// map's size bounded by the callers active in the last burst/rate seconds.
-func (l *rateLimiter) sweep(now time.Time) {
-	for k, b := range l.buckets {
-		if b.TokensAt(now) >= float64(l.burst) {
-			delete(l.buckets, k)
-		}
-	}
-	l.nextSweep = max(1024, 2*len(l.buckets))
+	return keyrate.New[callerID](perSecond, burst)
 }
 
 // rateLimited is the refusal of a request over its rate.
@@ -108,7 +65,7 @@ func (h *Handler) checkRate(w http.ResponseWriter, r *http.Request, principal st
 	if h.rate == nil {
 		return true
 	}
-	ok, wait := h.rate.allow(callerKeyOf(r, principal), time.Now())
+	ok, wait := h.rate.Allow(callerKeyOf(r, principal), time.Now())
 	if !ok {
 		refuse(w, r, rateLimited(wait))
 	}
@@ -284,23 +241,6 @@ func (cs *callers) give(c *caller, n int64) {
 	}
 }
 
-// bigAnswer is the size from which an answer or an event is charged to
-// its caller's answer budget: smaller ones cost less than the goroutine
-// that makes them, which MaxCalls bounds.
-const bigAnswer = 64 << 10
-
-// answerSize is what an answer or event of size n is charged: n from
-// bigAnswer on, else nothing (with no budget, nothing at all).
-func (cs *callers) answerSize(m proto.Message) int64 {
-	if cs.budget <= 0 || m == nil {
-		return 0
-	}
-	if n := proto.Size(m); n >= bigAnswer {
-		return int64(n)
-	}
-	return 0
-}
-
 // limited is the refusal of a call over one of its caller's bounds:
 // RateLimited, with Retry-After (1 s: what is in flight ends within the
 // write deadline, or when the caller takes its answers).
@@ -391,23 +331,9 @@ func (cs *callers) budgetRefusal() error {
 }
 
 // newCallers returns the counts of Options' MaxCalls, MaxStreams and
-// AnswerBudget (0: the defaults; negative: no bound).
+// AnswerBudget as setGuardDefaults resolved them (0: no bound).
 func newCallers(maxCalls, maxStreams int, budget int64) *callers {
-	bound := func(v, def int64) int64 {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
-	return &callers{
-		maxCalls:   int(bound(int64(maxCalls), DefaultMaxCalls)),
-		maxStreams: int(bound(int64(maxStreams), DefaultMaxStreams)),
-		budget:     bound(budget, DefaultAnswerBudget),
-		m:          map[callerID]*caller{},
-	}
+	return &callers{maxCalls: maxCalls, maxStreams: maxStreams, budget: budget, m: map[callerID]*caller{}}
 }
 
 // admit counts r among its caller's calls and puts the call on r's

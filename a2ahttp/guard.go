@@ -32,21 +32,17 @@ const corsAllowHeaders = "Authorization, Content-Type, A2A-Version, A2A-Extensio
 // may read.
 const corsExposeHeaders = "A2A-Extensions, X-Request-Id, WWW-Authenticate, Retry-After, Grpc-Status, Grpc-Message"
 
-// setGuardDefaults fills in the guard options' defaults.
+// setGuardDefaults fills in the defaults of the options that bound what
+// a request, and a caller, may hold ("Bounded by default"): each zero
+// becomes its default, each negative 0, which means no bound from then
+// on; h.opts then shows the bounds that apply.
 func (h *Handler) setGuardDefaults() {
 	o := &h.opts
-	switch {
-	case o.BodyTimeout == 0:
-		o.BodyTimeout = DefaultBodyTimeout
-	case o.BodyTimeout < 0:
-		o.BodyTimeout = 0
-	}
-	switch {
-	case o.WriteTimeout == 0:
-		o.WriteTimeout = DefaultWriteTimeout
-	case o.WriteTimeout < 0:
-		o.WriteTimeout = 0
-	}
+	o.BodyTimeout = bound(o.BodyTimeout, DefaultBodyTimeout)
+	o.WriteTimeout = bound(o.WriteTimeout, DefaultWriteTimeout)
+	o.MaxCalls = bound(o.MaxCalls, DefaultMaxCalls)
+	o.MaxStreams = bound(o.MaxStreams, DefaultMaxStreams)
+	o.AnswerBudget = bound(o.AnswerBudget, DefaultAnswerBudget)
 	switch {
 	case o.BodyBudget == 0:
 		h.budget = httpx.NewBudget(DefaultBodyBudget)
@@ -60,6 +56,18 @@ func (h *Handler) setGuardDefaults() {
 	for _, o := range o.CORSOrigins {
 		h.origins[strings.TrimRight(o, "/")] = true
 	}
+}
+
+// bound is the bound an option of value v sets: def for 0, none (0) for
+// a negative value, else v.
+func bound[T int | int64 | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // hostsOf returns the host names the card's interfaces are served at, with
@@ -113,7 +121,7 @@ func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 	}
 	allowed := h.origins[origin] || h.origins["*"]
 	if !allowed {
-		if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		if httpx.SameOrigin(origin, r.Host) {
 			return true // same origin: not a CORS request
 		}
 		http.Error(w, "cross-origin request from "+strconv.Quote(origin)+" refused (see CORSOrigins / --cors-origin)", http.StatusForbidden)

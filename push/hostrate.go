@@ -4,10 +4,8 @@ import (
 	"context"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
-	"golang.org/x/time/rate"
+	"parley.dev/parley/internal/keyrate"
 )
 
 // Deliveries per destination host. Many configurations, of many tasks and
@@ -26,20 +24,9 @@ const (
 	DefaultHostBurst = 40
 )
 
-// hostLimiter keeps one token bucket per destination host.
-type hostLimiter struct {
-	limit rate.Limit
-	burst int
-
-	mu        sync.Mutex
-	hosts     map[string]*hostBucket
-	nextSweep int // sweep the idle buckets when the map grows past this
-}
-
-type hostBucket struct {
-	lim     *rate.Limiter
-	waiting int // attempts waiting for or holding a reservation; guarded by hostLimiter.mu
-}
+// hostLimiter keeps one token bucket per destination host (package
+// keyrate); nil: no bound per host.
+type hostLimiter struct{ hosts *keyrate.Limiter[string] }
 
 // newHostLimiter returns a limiter of perSecond attempts a second per
 // host, with bursts of burst; nil (no limit) when perSecond is negative.
@@ -47,7 +34,7 @@ func newHostLimiter(perSecond float64, burst int) *hostLimiter {
 	if perSecond < 0 {
 		return nil
 	}
-	return &hostLimiter{limit: rate.Limit(perSecond), burst: burst, hosts: map[string]*hostBucket{}, nextSweep: 1024}
+	return &hostLimiter{keyrate.New[string](perSecond, burst)}
 }
 
 // wait blocks until the host of rawURL may be sent one more POST, or ctx
@@ -58,48 +45,7 @@ func (l *hostLimiter) wait(ctx context.Context, rawURL string) bool {
 		return true
 	}
 	host := hostOf(rawURL)
-	if host == "" {
-		return true
-	}
-	b := l.enter(host)
-	err := b.lim.Wait(ctx)
-	l.leave(b)
-	return err == nil
-}
-
-// enter returns the bucket of host, counting one more waiter on it.
-func (l *hostLimiter) enter(host string) *hostBucket {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.hosts[host]
-	if b == nil {
-		if len(l.hosts) >= l.nextSweep {
-			l.sweep(time.Now())
-		}
-		b = &hostBucket{lim: rate.NewLimiter(l.limit, l.burst)}
-		l.hosts[host] = b
-	}
-	b.waiting++
-	return b
-}
-
-func (l *hostLimiter) leave(b *hostBucket) {
-	l.mu.Lock()
-	b.waiting--
-	l.mu.Unlock()
-}
-
-// sweep drops the buckets nobody waits on that have filled up again
-// (forgetting them changes nothing), and sets the next sweep at twice
-// the buckets left, so that the map's size follows the hosts in use.
-// Called with l.mu held.
-func (l *hostLimiter) sweep(now time.Time) {
-	for h, b := range l.hosts {
-		if b.waiting == 0 && b.lim.TokensAt(now) >= float64(l.burst) {
-			delete(l.hosts, h)
-		}
-	}
-	l.nextSweep = max(1024, 2*len(l.hosts))
+	return host == "" || l.hosts.Wait(ctx, host) == nil
 }
 
 // hostOf is the host name of a webhook URL, lower case, without its port:

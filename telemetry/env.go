@@ -97,35 +97,32 @@ func protocol(name string, getenv func(string) string) (string, error) {
 func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
 	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
 	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
-	ratio := func() (sdktrace.Sampler, error) {
-		if arg == "" {
-			return sdktrace.TraceIDRatioBased(1), nil
+	base, parent := strings.CutPrefix(name, "parentbased_")
+	if name == "" {
+		base, parent = "always_on", true
+	}
+	var s sdktrace.Sampler
+	switch base {
+	case "always_on":
+		s = sdktrace.AlwaysSample()
+	case "always_off":
+		s = sdktrace.NeverSample()
+	case "traceidratio":
+		v, err := 1.0, error(nil)
+		if arg != "" {
+			v, err = strconv.ParseFloat(arg, 64)
 		}
-		v, err := strconv.ParseFloat(arg, 64)
 		if err != nil || v < 0 || v > 1 {
 			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1", arg)
 		}
-		return sdktrace.TraceIDRatioBased(v), nil
+		s = sdktrace.TraceIDRatioBased(v)
+	default:
+		return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: Parley knows always_on, always_off, traceidratio and their parentbased_ forms", name)
 	}
-	switch name {
-	case "", "parentbased_always_on":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
-	case "always_on":
-		return sdktrace.AlwaysSample(), nil
-	case "always_off":
-		return sdktrace.NeverSample(), nil
-	case "parentbased_always_off":
-		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
-	case "traceidratio":
-		return ratio()
-	case "parentbased_traceidratio":
-		s, err := ratio()
-		if err != nil {
-			return nil, err
-		}
-		return sdktrace.ParentBased(s), nil
+	if parent {
+		s = sdktrace.ParentBased(s)
 	}
-	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: Parley knows always_on, always_off, traceidratio and their parentbased_ forms", name)
+	return s, nil
 }
 
 // osGetenv is os.Getenv, the default lookup.

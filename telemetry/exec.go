@@ -28,17 +28,11 @@ import (
 // covers it for blocking and streaming sends, and one span fewer per
 // message is a good part of keeping tracing's cost under 10 %.
 func (t *Telemetry) ExecutionContext(ctx, caller context.Context, req *server.Request) context.Context {
-	if t == nil || !t.Enabled() {
-		return ctx
-	}
-	if t.metering {
+	if t.Metrics() {
 		t.ins.executions.add(ctx)
 	}
-	if !t.tracing {
-		return ctx
-	}
 	span := trace.SpanFromContext(caller)
-	if !span.SpanContext().IsValid() {
+	if !t.Tracing() || !span.SpanContext().IsValid() {
 		return ctx
 	}
 	t.tasks.put(req.TaskID, span.SpanContext())

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -83,26 +82,23 @@ func (c *callDurations) of(m *a2a.Method, binding, version, outcome, reason stri
 	return o.([]metric.RecordOption)
 }
 
-// record records the duration of a call served in version with this
-// outcome.
-func (c *callDurations) record(ctx context.Context, d time.Duration, m *a2a.Method, binding, version, outcome, reason string) {
-	c.hist.Record(ctx, d.Seconds(), c.of(m, binding, version, outcome, reason)...)
+// callSide keys the request duration series of one side and binding.
+type callSide struct {
+	server  bool
+	binding string
 }
 
-// calls returns the request duration series of one side and binding.
-func (ins *instruments) calls(server bool, binding string) *callDurations {
-	ins.callsMu.Lock()
-	defer ins.callsMu.Unlock()
-	side, hist, version := ins.clientCalls, ins.clientDuration, "" // a client's calls carry no served version
+// callsOf returns the request duration series of one side and binding.
+func (ins *instruments) callsOf(server bool, binding string) *callDurations {
+	if c, ok := ins.calls.Load(callSide{server, binding}); ok {
+		return c.(*callDurations)
+	}
+	hist, version := ins.clientDuration, "" // a client's calls carry no served version
 	if server {
-		side, hist, version = ins.serverCalls, ins.serverDuration, a2a.ProtocolVersion
+		hist, version = ins.serverDuration, a2a.ProtocolVersion
 	}
-	c := side[binding]
-	if c == nil {
-		c = newCallDurations(hist, binding, version)
-		side[binding] = c
-	}
-	return c
+	c, _ := ins.calls.LoadOrStore(callSide{server, binding}, newCallDurations(hist, binding, version))
+	return c.(*callDurations)
 }
 
 // epoch is when the package was initialized.

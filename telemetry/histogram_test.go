@@ -22,11 +22,14 @@ func TestDurationHistograms(t *testing.T) {
 	ins := newInstruments(mp.Meter(ScopeName))
 	ctx := context.Background()
 	m := a2a.MethodByName(a2a.MethodGetTask)
-	server := ins.calls(true, a2a.BindingJSONRPC)
-	server.record(ctx, 3*time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeOK, "")
-	server.record(ctx, time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
-	server.record(ctx, time.Millisecond, m, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
-	ins.calls(false, a2a.BindingGRPC).record(ctx, 10*time.Minute, m, a2a.BindingGRPC, "", outcomeOK, "")
+	record := func(c *callDurations, d time.Duration, binding, version, outcome, reason string) {
+		c.hist.Record(ctx, d.Seconds(), c.of(m, binding, version, outcome, reason)...) // as observed.finish does
+	}
+	server := ins.callsOf(true, a2a.BindingJSONRPC)
+	record(server, 3*time.Millisecond, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeOK, "")
+	record(server, time.Millisecond, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
+	record(server, time.Millisecond, a2a.BindingJSONRPC, a2a.ProtocolVersion, outcomeError, "TASK_NOT_FOUND")
+	record(ins.callsOf(false, a2a.BindingGRPC), 10*time.Minute, a2a.BindingGRPC, "", outcomeOK, "")
 	ins.storeDuration.Record(ctx, 0.0005, opAppend.opts[0]...)
 
 	var rm metricdata.ResourceMetrics

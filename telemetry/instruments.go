@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -53,10 +54,7 @@ type instruments struct {
 	serverDuration metric.Float64Histogram   // parley.server.request.duration
 	clientDuration metric.Float64Histogram   // parley.client.request.duration
 	storeDuration  metric.Float64Histogram   // parley.store.operation.duration
-
-	callsMu     sync.Mutex
-	serverCalls map[string]*callDurations // parley.server.request.duration, by binding
-	clientCalls map[string]*callDurations // parley.client.request.duration, by binding
+	calls          sync.Map                  // callSide → *callDurations (parley.server/client.request.duration)
 }
 
 func newInstruments(m metric.Meter) *instruments {
@@ -70,8 +68,6 @@ func newInstruments(m metric.Meter) *instruments {
 			"Duration of A2A calls made by the client library, by method, binding and outcome."),
 		storeDuration: durationHistogram(m, "parley.store.operation.duration",
 			"Duration of task store calls, by operation and outcome."),
-		serverCalls: make(map[string]*callDurations),
-		clientCalls: make(map[string]*callDurations),
 	}
 	must(m.Int64ObservableUpDownCounter("parley.server.executions.active", metric.WithUnit("{execution}"),
 		metric.WithDescription("Agent executions running now, detached ones included."),
@@ -93,56 +89,39 @@ func newInstruments(m metric.Meter) *instruments {
 // when the execution ends). Finding out when each one ends would take a
 // goroutine per execution (context.AfterFunc starts one), which measured
 // as a good part of the metrics' cost per message; instead, count looks
-// at the contexts when the metrics are collected, and add drops up to two
-// finished ones each time it adds one, so that the set stays about as
-// large as the executions running, between collections too.
+// at the contexts when the metrics are collected, and add drops the
+// finished ones whenever the set has doubled since it last did, so that
+// between collections too it stays within twice the executions running
+// (or 64), at a cost per execution that does not grow with them.
 type liveSet struct {
-	mu   sync.Mutex
-	ctxs []context.Context
-	next int // where add looks for finished executions
+	mu      sync.Mutex
+	ctxs    []context.Context
+	sweepAt int // the length at which add drops the finished ones
 }
 
 // add records the context of an execution that starts.
 func (l *liveSet) add(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for range 2 {
-		if len(l.ctxs) == 0 {
-			break
-		}
-		if l.next >= len(l.ctxs) {
-			l.next = 0
-		}
-		if l.ctxs[l.next].Err() != nil {
-			l.remove(l.next)
-		} else {
-			l.next++
-		}
+	if len(l.ctxs) >= l.sweepAt {
+		l.sweep()
 	}
 	l.ctxs = append(l.ctxs, ctx)
 }
 
-// remove drops the context at i, moving the last one there.
-func (l *liveSet) remove(i int) {
-	last := len(l.ctxs) - 1
-	l.ctxs[i] = l.ctxs[last]
-	l.ctxs[last] = nil
-	l.ctxs = l.ctxs[:last]
+// sweep drops the executions that ended. Callers hold l.mu.
+func (l *liveSet) sweep() {
+	l.ctxs = slices.DeleteFunc(l.ctxs, func(c context.Context) bool { return c.Err() != nil })
+	if cap(l.ctxs) > 64 && len(l.ctxs) < cap(l.ctxs)/4 {
+		l.ctxs = append([]context.Context(nil), l.ctxs...) // let a burst's array go
+	}
+	l.sweepAt = max(2*len(l.ctxs), 64)
 }
 
 // count drops the executions that ended and returns how many run.
 func (l *liveSet) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i := 0; i < len(l.ctxs); {
-		if l.ctxs[i].Err() != nil {
-			l.remove(i)
-		} else {
-			i++
-		}
-	}
-	if cap(l.ctxs) > 64 && len(l.ctxs) < cap(l.ctxs)/4 {
-		l.ctxs = append([]context.Context(nil), l.ctxs...) // let a burst's array go
-	}
+	l.sweep()
 	return len(l.ctxs)
 }

@@ -57,7 +57,7 @@ func (t *Telemetry) observed(next a2a.Invoker, binding string, server bool) *obs
 		o.startOpt = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 	}
 	if t.metering {
-		o.calls = t.ins.calls(server, binding)
+		o.calls = t.ins.callsOf(server, binding)
 	}
 	return o
 }
@@ -142,7 +142,7 @@ func (s *observed) finish(ctx context.Context, span trace.Span, m *a2a.Method, b
 	}
 	d := now() - begin
 	if s.t.metering {
-		s.calls.record(ctx, d, m, s.binding, version, outcome, reason)
+		s.calls.hist.Record(ctx, d.Seconds(), s.calls.of(m, s.binding, version, outcome, reason)...)
 	}
 	if s.server && s.t.log.Enabled(ctx, slog.LevelDebug) {
 		s.t.log.LogAttrs(ctx, slog.LevelDebug, "operation", slog.String("method", m.Name), slog.String("binding", s.binding),

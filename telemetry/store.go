@@ -97,15 +97,10 @@ var (
 // store, and the fast ones are counted and timed together.
 const slowStoreCall = 100 * time.Microsecond
 
-// done measures a store call that began at begin and returned err: its
-// latency in the histogram; inside an operation's span, its share of the
-// span's tally; and, when it was slow or failed, an event on the span the
-// context carries, whichever it is. ErrNotFound and ErrExists are
-// answers, not failures.
-//
-// The event is stamped when it is added, that is when the call
-// returned; its start is the stamp less parley.store.duration_ms. It
-// returns err.
+// done measures a store call that began at begin and returned err, as
+// Store says (ErrNotFound and ErrExists are answers, not failures), and
+// returns err. An event is stamped when the call returned; its start is
+// the stamp less parley.store.duration_ms.
 func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, err error) error {
 	d := now() - begin
 	failed := err != nil && !errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExists)
@@ -138,6 +133,20 @@ func (s *store) done(ctx context.Context, call *storeOp, begin time.Duration, er
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// timed is a store call that began at begin, measured by end (done) as it
+// returns. Its fields come before the call in the expression that makes
+// it, so begin is read before the call is made (the spec's left-to-right
+// order of calls).
+type timed[T any] struct {
+	s     *store
+	ctx   context.Context
+	op    *storeOp
+	begin time.Duration
+}
+
+// end measures the call (done) and returns its results.
+func (c timed[T]) end(v T, err error) (T, error) { return v, c.s.done(c.ctx, c.op, c.begin, err) }
+
 // appended counts an event written by a successful call.
 func (s *store) appended(ev taskstore.Event, err error) error {
 	if err == nil && ev.Response != nil && s.t.metering {
@@ -147,23 +156,19 @@ func (s *store) appended(ev taskstore.Event, err error) error {
 }
 
 func (s *store) CreateTask(ctx context.Context, sc taskstore.Scope, t *a2a.Task, ev taskstore.Event) error {
-	begin := now()
-	return s.appended(ev, s.done(ctx, opCreateTask, begin, s.Store.CreateTask(ctx, sc, t, ev)))
+	return s.appended(ev, s.done(ctx, opCreateTask, now(), s.Store.CreateTask(ctx, sc, t, ev)))
 }
 
 func (s *store) Append(ctx context.Context, sc taskstore.Scope, id string, ev taskstore.Event) error {
-	begin := now()
-	return s.appended(ev, s.done(ctx, opAppend, begin, s.Store.Append(ctx, sc, id, ev)))
+	return s.appended(ev, s.done(ctx, opAppend, now(), s.Store.Append(ctx, sc, id, ev)))
 }
 
 func (s *store) CreateTaskBatch(ctx context.Context, sc taskstore.Scope, t *a2a.Task, evs []taskstore.Event) error {
-	begin := now()
-	return s.appendedBatch(evs, s.done(ctx, opCreateTaskBatch, begin, s.Store.CreateTaskBatch(ctx, sc, t, evs)))
+	return s.appendedBatch(evs, s.done(ctx, opCreateTaskBatch, now(), s.Store.CreateTaskBatch(ctx, sc, t, evs)))
 }
 
 func (s *store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, evs []taskstore.Event) error {
-	begin := now()
-	return s.appendedBatch(evs, s.done(ctx, opAppendBatch, begin, s.Store.AppendBatch(ctx, sc, id, evs)))
+	return s.appendedBatch(evs, s.done(ctx, opAppendBatch, now(), s.Store.AppendBatch(ctx, sc, id, evs)))
 }
 
 // appendedBatch counts the events of a batch that was stored.
@@ -175,112 +180,79 @@ func (s *store) appendedBatch(evs []taskstore.Event, err error) error {
 }
 
 func (s *store) Events(ctx context.Context, sc taskstore.Scope, id string, after uint64, limit int) ([]a2a.StreamEvent, error) {
-	begin := now()
-	v, err := s.Store.Events(ctx, sc, id, after, limit)
-	return v, s.done(ctx, opEvents, begin, err)
+	return timed[[]a2a.StreamEvent]{s, ctx, opEvents, now()}.end(s.Store.Events(ctx, sc, id, after, limit))
 }
 
 func (s *store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
-	begin := now()
-	v, err := s.Store.PruneEvents(ctx, before)
-	return v, s.done(ctx, opPruneEvents, begin, err)
+	return timed[int]{s, ctx, opPruneEvents, now()}.end(s.Store.PruneEvents(ctx, before))
 }
 
 func (s *store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
-	begin := now()
-	v, err := s.Store.GetTask(ctx, sc, id)
-	return v, s.done(ctx, opGetTask, begin, err)
+	return timed[*a2a.Task]{s, ctx, opGetTask, now()}.end(s.Store.GetTask(ctx, sc, id))
 }
 
 func (s *store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
-	begin := now()
-	v, err := s.Store.LastSeq(ctx, sc, id)
-	return v, s.done(ctx, opLastSeq, begin, err)
+	return timed[uint64]{s, ctx, opLastSeq, now()}.end(s.Store.LastSeq(ctx, sc, id))
 }
 
 func (s *store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
-	begin := now()
-	v, err := s.Store.ListTasks(ctx, sc, q)
-	return v, s.done(ctx, opListTasks, begin, err)
+	return timed[taskstore.ListResult]{s, ctx, opListTasks, now()}.end(s.Store.ListTasks(ctx, sc, q))
 }
 
 func (s *store) ListActive(ctx context.Context) ([]taskstore.ScopedTask, error) {
-	begin := now()
-	v, err := s.Store.ListActive(ctx)
-	return v, s.done(ctx, opListActive, begin, err)
+	return timed[[]taskstore.ScopedTask]{s, ctx, opListActive, now()}.end(s.Store.ListActive(ctx))
 }
 
 func (s *store) DeleteFinished(ctx context.Context, before time.Time) (int, error) {
-	begin := now()
-	v, err := s.Store.DeleteFinished(ctx, before)
-	return v, s.done(ctx, opDeleteFinished, begin, err)
+	return timed[int]{s, ctx, opDeleteFinished, now()}.end(s.Store.DeleteFinished(ctx, before))
 }
 
 func (s *store) PutPushConfig(ctx context.Context, sc taskstore.Scope, c *taskstore.PushConfig, ev taskstore.Event) error {
-	begin := now()
-	return s.done(ctx, opPutPushConfig, begin, s.Store.PutPushConfig(ctx, sc, c, ev))
+	return s.done(ctx, opPutPushConfig, now(), s.Store.PutPushConfig(ctx, sc, c, ev))
 }
 
 func (s *store) GetPushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) (*taskstore.PushConfig, error) {
-	begin := now()
-	v, err := s.Store.GetPushConfig(ctx, sc, taskID, id)
-	return v, s.done(ctx, opGetPushConfig, begin, err)
+	return timed[*taskstore.PushConfig]{s, ctx, opGetPushConfig, now()}.end(s.Store.GetPushConfig(ctx, sc, taskID, id))
 }
 
 func (s *store) ListPushConfigs(ctx context.Context, sc taskstore.Scope, taskID string) ([]*taskstore.PushConfig, error) {
-	begin := now()
-	v, err := s.Store.ListPushConfigs(ctx, sc, taskID)
-	return v, s.done(ctx, opListPushConfigs, begin, err)
+	return timed[[]*taskstore.PushConfig]{s, ctx, opListPushConfigs, now()}.end(s.Store.ListPushConfigs(ctx, sc, taskID))
 }
 
 func (s *store) DeletePushConfig(ctx context.Context, sc taskstore.Scope, taskID, id string) error {
-	begin := now()
-	return s.done(ctx, opDeletePushConfig, begin, s.Store.DeletePushConfig(ctx, sc, taskID, id))
+	return s.done(ctx, opDeletePushConfig, now(), s.Store.DeletePushConfig(ctx, sc, taskID, id))
 }
 
 func (s *store) PushTargets(ctx context.Context, taskID string) ([]taskstore.PushTarget, error) {
-	begin := now()
-	v, err := s.Store.PushTargets(ctx, taskID)
-	return v, s.done(ctx, opPushTargets, begin, err)
+	return timed[[]taskstore.PushTarget]{s, ctx, opPushTargets, now()}.end(s.Store.PushTargets(ctx, taskID))
 }
 
 func (s *store) PendingPush(ctx context.Context, pt taskstore.PushTarget, limit int) ([]*taskstore.Notification, error) {
-	begin := now()
-	v, err := s.Store.PendingPush(ctx, pt, limit)
-	return v, s.done(ctx, opPendingPush, begin, err)
+	return timed[[]*taskstore.Notification]{s, ctx, opPendingPush, now()}.end(s.Store.PendingPush(ctx, pt, limit))
 }
 
 func (s *store) DeletePush(ctx context.Context, ids ...int64) error {
-	begin := now()
-	return s.done(ctx, opDeletePush, begin, s.Store.DeletePush(ctx, ids...))
+	return s.done(ctx, opDeletePush, now(), s.Store.DeletePush(ctx, ids...))
 }
 
 func (s *store) SuspendPush(ctx context.Context, pt taskstore.PushTarget, reason string) error {
-	begin := now()
-	return s.done(ctx, opSuspendPush, begin, s.Store.SuspendPush(ctx, pt, reason))
+	return s.done(ctx, opSuspendPush, now(), s.Store.SuspendPush(ctx, pt, reason))
 }
 
 func (s *store) PutMessage(ctx context.Context, sc taskstore.Scope, r *taskstore.MessageRecord) (*taskstore.MessageRecord, error) {
-	begin := now()
-	v, err := s.Store.PutMessage(ctx, sc, r)
-	return v, s.done(ctx, opPutMessage, begin, err)
+	return timed[*taskstore.MessageRecord]{s, ctx, opPutMessage, now()}.end(s.Store.PutMessage(ctx, sc, r))
 }
 
 func (s *store) GetMessage(ctx context.Context, sc taskstore.Scope, messageID string) (*taskstore.MessageRecord, error) {
-	begin := now()
-	v, err := s.Store.GetMessage(ctx, sc, messageID)
-	return v, s.done(ctx, opGetMessage, begin, err)
+	return timed[*taskstore.MessageRecord]{s, ctx, opGetMessage, now()}.end(s.Store.GetMessage(ctx, sc, messageID))
 }
 
 func (s *store) SetMessageReply(ctx context.Context, sc taskstore.Scope, messageID string, reply *a2a.Message) error {
-	begin := now()
-	return s.done(ctx, opSetMessageReply, begin, s.Store.SetMessageReply(ctx, sc, messageID, reply))
+	return s.done(ctx, opSetMessageReply, now(), s.Store.SetMessageReply(ctx, sc, messageID, reply))
 }
 
 func (s *store) DeleteMessagesBefore(ctx context.Context, before time.Time) (int, error) {
-	begin := now()
-	v, err := s.Store.DeleteMessagesBefore(ctx, before)
-	return v, s.done(ctx, opDeleteMessagesBefore, begin, err)
+	return timed[int]{s, ctx, opDeleteMessagesBefore, now()}.end(s.Store.DeleteMessagesBefore(ctx, before))
 }
 
 // outboxDepther is the optional store method behind the outbox depth

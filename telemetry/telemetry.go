@@ -136,7 +136,12 @@ func New(ctx context.Context, o *Options) (*Telemetry, error) {
 	}
 	var readers []sdkmetric.Option
 	if p.metrics {
-		exp, err := metricExporter(ctx, p.metricsProto)
+		var exp sdkmetric.Exporter
+		if p.metricsProto == "grpc" {
+			exp, err = otlpmetricgrpc.New(ctx)
+		} else {
+			exp, err = otlpmetrichttp.New(ctx)
+		}
 		if err != nil {
 			t.Shutdown(ctx)
 			return nil, err
@@ -208,14 +213,6 @@ func (t *Telemetry) startTracing(ctx context.Context, client otlptrace.Client, r
 	t.tracing = true
 	t.tasks = newTaskTraces(taskTraceCap)
 	return nil
-}
-
-// metricExporter makes the OTLP metric exporter for the protocol.
-func metricExporter(ctx context.Context, proto string) (sdkmetric.Exporter, error) {
-	if proto == "grpc" {
-		return otlpmetricgrpc.New(ctx)
-	}
-	return otlpmetrichttp.New(ctx)
 }
 
 // TracerProvider is the provider Parley's spans come from, for an agent's

@@ -140,7 +140,7 @@ func conformance(ctx context.Context, req *server.Request, em *server.Emitter) e
 		return echo(em, text) // the follow-up the task asked for
 	}
 	if strings.HasPrefix(req.Message.GetMessageId(), "test-resubscribe-message-id") {
-		return slow(ctx, em, text, 4000*time.Millisecond)
+		return slow(ctx, em, 4000*time.Millisecond, a2a.TextArtifact("echo", text), "")
 	}
 	word, arg, _ := strings.Cut(text, " ")
 	switch word {
@@ -165,7 +165,7 @@ func conformance(ctx context.Context, req *server.Request, em *server.Emitter) e
 		if err != nil || ms < 0 {
 			break
 		}
-		return slow(ctx, em, text, time.Duration(ms)*time.Millisecond)
+		return slow(ctx, em, time.Duration(ms)*time.Millisecond, a2a.TextArtifact("echo", text), "")
 	case "append-unknown":
 		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 			return err
@@ -251,8 +251,11 @@ func echo(em *server.Emitter, text string) error {
 	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
 }
 
-// slow works for d (returning early when canceled), then echoes.
-func slow(ctx context.Context, em *server.Emitter, text string, d time.Duration) error {
+// slow works for d (WORKING; returning early, with nothing more, when the
+// task is canceled), then emits the artifact a (none when nil) and
+// completes, with the status message text unless it is empty. "slow MS"
+// and the kit's delayed behaviours (afterDelay) are all this.
+func slow(ctx context.Context, em *server.Emitter, d time.Duration, a *a2a.Artifact, text string) error {
 	if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
 		return err
 	}
@@ -263,10 +266,15 @@ func slow(ctx context.Context, em *server.Emitter, text string, d time.Duration)
 		return nil // canceled: the core already recorded it
 	case <-t.C:
 	}
-	if err := em.Artifact(a2a.TextArtifact("echo", text)); err != nil {
-		return err
+	if a != nil {
+		if err := em.Artifact(a); err != nil {
+			return err
+		}
 	}
-	return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	if text == "" {
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	}
+	return em.StatusText(a2a.TaskState_TASK_STATE_COMPLETED, text)
 }
 
 // Card returns the agent card of a built-in agent ("echo", "conformance"

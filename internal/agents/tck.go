@@ -146,25 +146,15 @@ func tckDataArtifact() *a2a.Artifact {
 
 // afterDelay returns a behaviour that works for tckDelay (returning early
 // when the task is canceled), then emits the artifact newArtifact makes
-// (none when it is nil) and completes with a status message of text.
+// (none when it is nil) and completes with a status message of text
+// (slow).
 func afterDelay(newArtifact func() *a2a.Artifact, text string) behaviour {
 	return func(ctx context.Context, _ *server.Request, em *server.Emitter) error {
-		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
-			return err
-		}
-		t := time.NewTimer(tckDelay)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return nil // canceled: the core already recorded it
-		case <-t.C:
-		}
+		var a *a2a.Artifact
 		if newArtifact != nil {
-			if err := em.Artifact(newArtifact()); err != nil {
-				return err
-			}
+			a = newArtifact()
 		}
-		return em.StatusText(a2a.TaskState_TASK_STATE_COMPLETED, text)
+		return slow(ctx, em, tckDelay, a, text)
 	}
 }
 

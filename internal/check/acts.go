@@ -3,7 +3,6 @@ package check
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -405,11 +404,4 @@ func rawEvents(ctx context.Context, ex *exchange, resp *http.Response, start tim
 // carry; gRPC receives it as the binary message.
 func (d *actsDriver) Parse(method string, payload []byte) (any, error) {
 	return parseWithClient(d.t.binding, method, payload)
-}
-
-// frameGRPC frames a gRPC message (uncompressed).
-func frameGRPC(msg []byte) []byte {
-	b := make([]byte, 5, 5+len(msg))
-	binary.BigEndian.PutUint32(b[1:], uint32(len(msg)))
-	return append(b, msg...)
 }

@@ -155,7 +155,7 @@ func cannedGRPC(m *a2a.Method, result []byte, wireErr *a2a.Error) (transport.Tra
 		return nil, err
 	}
 	hc := &http.Client{Transport: cannedTransport(func(*http.Request) *http.Response {
-		return canned(http.StatusOK, "application/grpc", frameGRPC(bin), http.Header{"Grpc-Status": {"0"}})
+		return canned(http.StatusOK, "application/grpc", grpcbind.AppendFrame(nil, bin), http.Header{"Grpc-Status": {"0"}})
 	})}
 	return grpcbind.NewTransport("http://acts.invalid", transport.Config{HTTPClient: hc})
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/grpcbind"
 )
 
 // The gRPC half of the checker's wire layer: the gRPC protocol spoken by
@@ -111,9 +112,7 @@ func (t *target) newGRPCRequest(ctx context.Context, method string, req proto.Me
 			return nil, nil, err
 		}
 	}
-	frame := make([]byte, 5+len(payload))
-	binary.BigEndian.PutUint32(frame[1:5], uint32(len(payload)))
-	copy(frame[5:], payload)
+	frame := grpcbind.AppendFrame(nil, payload)
 	u := t.url + grpcServicePath + method
 	if o.query != "" {
 		u += "?" + o.query

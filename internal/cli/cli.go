@@ -43,7 +43,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = apikeyCmd(args[1:], stdout, stderr)
 	case "inspect":
 		err = inspectCmd(ctx, args[1:], stdout, stderr)
-	case "card", "send", "task", "push", "check", "config": // the client commands print their own errors
+	case "card", "send", "task", "push", "check", "config", "mcp": // the client commands print their own errors
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "completion":
 		err = completionCmd(args[1:], stdout)
@@ -109,6 +109,7 @@ usage:
   parley task get|list|cancel|subscribe|push-config -a AGENT [ID]   work with tasks
   parley push create|get|list|delete URL TASK_ID [ID]    push notification configs (= task push-config)
   parley config show      the client options' effective values and where each comes from
+  parley mcp -a AGENT     serve the agent as an MCP server (stdio; --http ADDR: streamable HTTP)
   parley check URL        grade an A2A server against the spec (and B1-B14); also: parley conformance URL
   parley inspect [URL]    a local web page to inspect an agent (card, messages, tasks, traffic, push)
   parley load URL... [flags] closed-loop load (--op send|stream|get); --ceiling ADDR serves the yardstick

@@ -38,7 +38,7 @@ const (
 // envelope on stdout.
 func clientCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, *env, []string) error{
-		"card": cardCmd, "send": sendCmd, "task": taskCmd, "push": pushCmd, "check": checkCmd, "config": configCmd,
+		"card": cardCmd, "send": sendCmd, "task": taskCmd, "push": pushCmd, "check": checkCmd, "config": configCmd, "mcp": mcpCmd,
 	}
 	e := &env{name: name, stdout: stdout, stderr: stderr}
 	err := cmds[name](ctx, e, args)

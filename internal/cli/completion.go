@@ -13,7 +13,7 @@ import (
 // from the flag sets the commands themselves define, so that the scripts
 // never fall behind.
 func completionWords() (commands []string, flags map[string][]string) {
-	commands = []string{"card", "send", "task", "config", "push", "check", "conformance", "completion",
+	commands = []string{"card", "send", "task", "config", "push", "check", "conformance", "mcp", "completion",
 		"serve", "webhook", "inspect", "load", "key", "apikey", "version", "help"}
 	flags = map[string][]string{}
 	names := func(fs *flag.FlagSet) []string {

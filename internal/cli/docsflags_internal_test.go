@@ -19,7 +19,7 @@ var helpCommands = [][]string{
 	{"serve"}, {"webhook"}, {"load"}, {"inspect"}, {"card"}, {"send"}, {"check"}, {"version"},
 	{"task", "get"}, {"task", "list"}, {"task", "cancel"}, {"task", "subscribe"}, {"task", "wait"}, {"task", "download"},
 	{"push", "create"}, {"push", "get"}, {"push", "list"}, {"push", "delete"},
-	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"}, {"config", "show"}, {"completion"}, {"card", "get"},
+	{"key", "new"}, {"key", "jwks"}, {"apikey", "new"}, {"config", "show"}, {"completion"}, {"card", "get"}, {"mcp"},
 }
 
 // docsForeignFlags are the flags the docs show on commands other than

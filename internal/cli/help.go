@@ -56,6 +56,11 @@ var helps = map[string]helpText{
 		`parley send -a http://127.0.0.1:8080 --task-id TASK_ID "more input"`,
 		`A2ACLI_AGENT_CARD=http://127.0.0.1:8080 parley send "hello"`,
 	}},
+	"mcp": {"serve an A2A agent as an MCP server (its skills as tools)", []string{
+		"parley mcp http://127.0.0.1:8080",
+		"parley mcp -a https://agent.example.com --token-file token.txt",
+		"parley mcp http://127.0.0.1:8080 --http 127.0.0.1:7071",
+	}},
 	"task": {"get, list, cancel, follow or wait for tasks", []string{
 		"parley task list -a http://127.0.0.1:8080 --status working",
 		"parley task get -a http://127.0.0.1:8080 --wait TASK_ID",

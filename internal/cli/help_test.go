@@ -26,7 +26,7 @@ func TestHelpStyle(t *testing.T) {
 	t.Parallel()
 	singleDash := regexp.MustCompile(`(?m)^\s+-[a-z]`)
 	for _, cmd := range [][]string{{"serve"}, {"webhook"}, {"load"}, {"card"}, {"send"}, {"task"}, {"task", "list"},
-		{"push"}, {"push", "create"}, {"check"}, {"inspect"}, {"version"}} {
+		{"push"}, {"push", "create"}, {"check"}, {"inspect"}, {"mcp"}, {"version"}} {
 		for _, args := range [][]string{append(cmd[:len(cmd):len(cmd)], "-h"), append(cmd[:len(cmd):len(cmd)], "--help"), append([]string{"help"}, cmd...)} {
 			out, errs, code := runInProcess(args...)
 			if code != cli.ExitOK || errs != "" {

@@ -41,9 +41,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Every file and value the flags name is read and checked before
 	// anything listens: a mistake is reported as itself, never hidden
 	// behind an address in use (parseServeFlags checked the rest).
-	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy
+	if err := cfg.backend.start(ctx, cfg, log); err != nil { // --exec, --proxy, --mcp
 		return err
 	}
+	defer cfg.backend.stop() // --mcp: its server, once the core stopped
 	certs, err := cfg.loadCerts(log)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ type serveConfig struct {
 	limits         server.Limits
 	identity       *identityFlags // JWT, API keys, client certificates, per-caller limits, card signing
 	id             *identity      // what identity configures, loaded
-	backend        *backendFlags  // --exec, --proxy
+	backend        *backendFlags  // --exec, --proxy, --mcp
 	metricsAddr    string         // --metrics-addr: Prometheus and the probes
 	lease          time.Duration  // --lease: a replica's lease on a PostgreSQL store
 	shutdownWait   time.Duration  // --shutdown-timeout: how long SIGTERM lets work in flight finish
@@ -157,8 +158,9 @@ const serveSynopsis = `serve [flags]
 Serves a built-in agent (echo; conformance, the one the examples and
 parley check use; or acts, which speaks only the tck-* behaviour
 contract of ACTS, the A2A Conformance Test Specification), any program
-(--exec CMD, run once per message with this server's privileges) or any
-A2A agent (--proxy URL) on JSON-RPC, HTTP+JSON and gRPC, all on --addr.
+(--exec CMD, run once per message with this server's privileges), any
+A2A agent (--proxy URL) or the tools of any MCP server (--mcp 'CMD' or
+--mcp URL) on JSON-RPC, HTTP+JSON and gRPC, all on --addr.
 Tasks are kept in --store (default ./parley.db; memory keeps nothing).
 Without --auth-token every caller shares one task scope. Webhooks on
 private and loopback addresses are refused unless --push-allow-private.

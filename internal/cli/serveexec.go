@@ -14,8 +14,8 @@ import (
 )
 
 // backendFlags are the flags of `parley serve` that choose what answers
-// the messages instead of a built-in agent: a program (--exec) or another
-// A2A agent (--proxy).
+// the messages instead of a built-in agent: a program (--exec), another
+// A2A agent (--proxy) or an MCP server's tools (--mcp).
 type backendFlags struct {
 	exec       string
 	execFormat string
@@ -24,6 +24,7 @@ type backendFlags struct {
 	execEnv    multiFlag
 	proxy      string
 	proxyFlags *proxyFlags
+	mcp        *mcpFlags
 	agentGiven bool // --agent was on the command line
 	card       func(ifaces []*a2a.AgentInterface) *a2a.AgentCard
 }
@@ -40,6 +41,7 @@ func addBackendFlags(fs *flag.FlagSet) *backendFlags {
 	fs.DurationVar(&b.execOpts.Grace, "exec-grace", execagent.DefaultGrace, "time a program has to exit after SIGTERM (cancel, timeout) before SIGKILL")
 	fs.StringVar(&b.proxy, "proxy", "", "serve the A2A agent at `URL` (its base or card URL): messages are forwarded with Parley's client and its events kept in Parley's tasks")
 	b.proxyFlags = addProxyFlags(fs)
+	b.mcp = addMCPFlags(fs)
 	fs.Int64Var(&b.execOpts.MaxOutput, "exec-max-output", execagent.DefaultMaxOutput, "most bytes one run may write to standard output; a program writing more is stopped and its task fails")
 	return b
 }
@@ -51,11 +53,19 @@ func (b *backendFlags) check(fs *flag.FlagSet) error {
 			b.agentGiven = true
 		}
 	})
+	given := 0
+	for _, v := range []string{b.exec, b.proxy, b.mcp.spec} {
+		if v != "" {
+			given++
+		}
+	}
 	switch {
-	case b.exec != "" && b.proxy != "":
-		return usageError{errors.New("--exec and --proxy each choose the agent: give one of them")}
-	case (b.exec != "" || b.proxy != "") && b.agentGiven:
-		return usageError{errors.New("--agent chooses a built-in agent; --exec and --proxy replace it: give one of them")}
+	case given > 1:
+		return usageError{errors.New("--exec, --proxy and --mcp each choose the agent: give one of them")}
+	case given == 1 && b.agentGiven:
+		return usageError{errors.New("--agent chooses a built-in agent; --exec, --proxy and --mcp replace it: give one of them")}
+	case b.mcp.spec != "":
+		return b.mcp.check()
 	}
 	if b.proxy != "" {
 		if _, err := bindingOf(b.proxyFlags.binding); err != nil {
@@ -116,6 +126,8 @@ func (b *backendFlags) start(ctx context.Context, cfg *serveConfig, log *slog.Lo
 		log.Info("exec limits", "concurrency", limitText(o.Concurrency), "timeout", limitText(o.Timeout), "passEnv", o.PassEnv)
 	case b.proxy != "":
 		return b.startProxy(ctx, cfg, log)
+	case b.mcp.spec != "":
+		return b.startMCP(ctx, cfg, log)
 	}
 	return nil
 }

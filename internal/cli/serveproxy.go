@@ -58,10 +58,13 @@ func (b *backendFlags) startProxy(ctx context.Context, cfg *serveConfig, log *sl
 	return nil
 }
 
-// applyHTTP adds the proxy's middleware (upstream errors, cancel) to the
-// handler's options.
+// applyHTTP adds the middleware of the proxy (upstream errors, cancel)
+// or of --mcp (cancel) to the handler's options.
 func (b *backendFlags) applyHTTP(o *a2ahttp.Options) {
 	if b.proxyFlags.agent != nil {
 		o.Middleware = append(o.Middleware, b.proxyFlags.agent.Middleware())
+	}
+	if b.mcp.agent != nil {
+		o.Middleware = append(o.Middleware, b.mcp.agent.Middleware())
 	}
 }

@@ -209,6 +209,21 @@ func SetResponseHeaders(h http.Header, ci *a2a.CallInfo, err *a2a.Error) {
 	}
 }
 
+// WriteAnswer writes a whole answer of the given status (0: 200) and media
+// type, with its Content-Length: an answer encoded whole says its length
+// on every protocol, HTTP/1.1 and HTTP/2 alike, however the writer below
+// sends it (net/http's HTTP/2 server counts the length itself only when
+// nothing was flushed before the handler returned).
+func WriteAnswer(w http.ResponseWriter, status int, contentType string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if status != 0 {
+		w.WriteHeader(status)
+	}
+	w.Write(body)
+}
+
 // ReadBody reads the whole body, refusing more than limit bytes with a
 // RequestTooLarge error.
 func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {

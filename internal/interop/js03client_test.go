@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"parley.dev/parley/a2a"
-	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 )
@@ -127,15 +126,7 @@ func TestJSClient03Interop(t *testing.T) {
 				}
 				// The same task through Parley's v1.0 client, which sees no
 				// generation (a 1.1 member) with the preview on or off.
-				card, err := client.Resolve(ctx, base, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := client.New(card, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				c := parleyClient(t, ctx, base)
 				task, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: id})
 				if err != nil || task.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || task.GetGeneration() != 0 || c.Interface().GetProtocolVersion() != "1.0" {
 					t.Errorf("v1.0 GetTask of the v0.3 task over %s: %v, %v", c.Interface().GetProtocolVersion(), task, err)

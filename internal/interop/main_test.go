@@ -13,7 +13,7 @@ import (
 
 // jsPackages are the npm packages of internal/interop/js/package.json that the
 // tests load.
-var jsPackages = []string{"@a2a-js/sdk", "@bufbuild/protobuf", "@grpc/grpc-js", "express", "a2a-sdk-03"}
+var jsPackages = []string{"@a2a-js/sdk", "@bufbuild/protobuf", "@grpc/grpc-js", "express", "a2a-sdk-03", "@modelcontextprotocol/sdk"}
 
 // TestMain says once, before the tests, when Node.js or the npm packages
 // are missing, so that the JS interop tests are not skipped unnoticed

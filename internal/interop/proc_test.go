@@ -126,3 +126,19 @@ func startParleyWith(t *testing.T, extra ...string) string {
 		return base, nil
 	})
 }
+
+// parleyClient is Parley's client for the agent at base, resolved from its
+// card within ctx and closed when the test ends.
+func parleyClient(t *testing.T, ctx context.Context, base string) *client.Client {
+	t.Helper()
+	card, err := client.Resolve(ctx, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(card, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

@@ -137,8 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, nil)
-	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
-	w.Write(b)
+	httpx.WriteAnswer(w, 0, httpx.ContentTypeJSON, b)
 }
 
 // streamEncoder renders a stream (spec §9.4.2): each event a complete
@@ -201,9 +200,7 @@ func writeError(w http.ResponseWriter, ci *a2a.CallInfo, id json.RawMessage, e *
 	if status == 0 {
 		status = httpx.JSONRPCStatus(e)
 	}
-	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
-	w.WriteHeader(status)
-	w.Write(appendError(nil, id, e))
+	httpx.WriteAnswer(w, status, httpx.ContentTypeJSON, appendError(nil, id, e))
 }
 
 // acceptsEventStream reports whether the request's Accept header names

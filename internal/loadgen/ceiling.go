@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/grpcbind"
 )
 
 // The ceiling's fixed answers have the shape and about the size of what
@@ -170,7 +171,7 @@ func ceilingGRPC(restStream [][]byte) (task, send []byte, stream [][]byte) {
 		if err != nil {
 			panic(err)
 		}
-		return grpcFrame(b)
+		return grpcbind.AppendFrame(nil, b)
 	}
 	for _, ev := range restStream {
 		_, data, _ := bytes.Cut(ev, []byte("data: "))

@@ -127,3 +127,50 @@ func sleep(d time.Duration, stop <-chan struct{}) bool {
 		return true
 	}
 }
+
+// redialer opens the connections of one client connection (a worker's,
+// whatever its binding), one after another, through the run's dialGate,
+// and keeps the pause that the next attempt waits after connection errors.
+// rawConn (HTTP/1.1) and h2Conn (HTTP/2, gRPC) both open theirs with it,
+// so every binding's attempts are paced alike. Only its owner's goroutine
+// uses it.
+type redialer struct {
+	addr string
+	gate *dialGate       // paces the attempts after connection errors
+	stop <-chan struct{} // closed when the run ends: an attempt still waiting gives up
+	// pause is how long the next connection attempt waits, after
+	// connection errors; fresh is set while the connection has had no
+	// answer yet.
+	pause time.Duration
+	fresh bool
+}
+
+// open opens a connection, by deadline, pacing the attempt after
+// connection errors (dialGate.dial); the error is of the kind "dial".
+func (r *redialer) open(deadline time.Time) (net.Conn, error) {
+	nc, err := r.gate.dial(r.addr, &r.pause, deadline, r.stop)
+	if err != nil {
+		return nil, &errKind{"dial", err}
+	}
+	r.fresh = true
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return nc, nil
+}
+
+// broke notes an error on the connection. One that broke before its first
+// answer (a server that closes every connection at once) counts as a
+// connection error: the next attempt waits.
+func (r *redialer) broke() {
+	if r.fresh {
+		r.gate.fail(time.Now())
+		r.pause = nextPause(r.pause)
+	}
+}
+
+// answered notes that an answer came on the connection: the attempts
+// after it need not wait.
+func (r *redialer) answered() {
+	r.fresh, r.pause = false, 0
+}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/grpcbind"
 )
 
 // The gRPC binding (BindingGRPC): the requests are gRPC messages over
@@ -26,12 +27,6 @@ import (
 // §10.3).
 const grpcService = "/lf.a2a.v1.A2AService/"
 
-// grpcFrame is msg as one gRPC message: no compression, its length, then
-// its bytes.
-func grpcFrame(msg []byte) []byte {
-	return append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...)
-}
-
 // grpcRequest is the gRPC frame of req and where the messageId counter is
 // in it (-1 when it holds no messageId).
 func (ep *endpoint) grpcRequest(req proto.Message) (frame []byte, idOff int) {
@@ -39,7 +34,7 @@ func (ep *endpoint) grpcRequest(req proto.Message) (frame []byte, idOff int) {
 	if err != nil {
 		panic(err) // a request this package built
 	}
-	frame, idOff = grpcFrame(b), -1
+	frame, idOff = grpcbind.AppendFrame(nil, b), -1
 	if i := bytes.Index(frame, []byte(ep.msgID)); i >= 0 {
 		idOff = i + len(ep.msgID) - counterDigits
 	}
@@ -163,7 +158,7 @@ func grpcStream(chunks int) func(int, []byte) string {
 // its task (the task the GetTask load reads).
 func (ep *endpoint) grpcCreateTask(ctx context.Context, timeout time.Duration) (string, error) {
 	frame, _ := ep.grpcRequest(grpcSend(strings.Replace(ep.msgID, "-0000-", "-ffff-", 1), "hello")) // not a worker's messageId
-	c := newH2Conn(ep.grpcURL("SendMessage"))
+	c := newH2Conn(ep.grpcURL("SendMessage"), nil)
 	defer c.close()
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

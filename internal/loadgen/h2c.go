@@ -23,13 +23,13 @@ import (
 // client flushes the headers and the body apart). It is not a general
 // client: no TLS, no push, no priorities, no request bigger than a frame.
 type h2Conn struct {
-	addr   string
-	header []byte // the HPACK block of the request header, stateless
-	nc     net.Conn
-	bw     *bufio.Writer
-	fr     *http2.Framer
-	dec    *hpack.Decoder
-	stream uint32 // the last stream id used
+	redialer        // opens the connections, paced after connection errors (dial.go)
+	header   []byte // the HPACK block of the request header, stateless
+	nc       net.Conn
+	bw       *bufio.Writer
+	fr       *http2.Framer
+	dec      *hpack.Decoder
+	stream   uint32 // the last stream id used
 	// sendWin is the connection's send window, as the server's
 	// WINDOW_UPDATE frames replenish it; recvd counts what was received
 	// since the last WINDOW_UPDATE sent.
@@ -44,9 +44,9 @@ type h2Conn struct {
 // and each stream: large, so that it rarely has to send an update.
 const h2Window = 1 << 30
 
-// newH2Conn returns a client of the procedure at rawURL (nothing is
-// dialled before the first call).
-func newH2Conn(rawURL string) *h2Conn {
+// newH2Conn returns a client of the procedure at rawURL whose connection
+// attempts gate paces (nothing is dialled before the first call).
+func newH2Conn(rawURL string, gate *dialGate) *h2Conn {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		panic(err) // newEndpoint checked the URL
@@ -63,7 +63,7 @@ func newH2Conn(rawURL string) *h2Conn {
 		// so the same bytes can be sent on every call.
 		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1], Sensitive: true})
 	}
-	return &h2Conn{addr: addr, header: hb}
+	return &h2Conn{redialer: redialer{addr: addr, gate: gate}, header: hb}
 }
 
 // appendWriter appends what is written to a slice.
@@ -74,15 +74,13 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// dial opens the connection and sends the preface, the client's settings
-// and its connection window.
-func (c *h2Conn) dial() error {
-	nc, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
+// dial opens the connection by deadline, the attempt paced after
+// connection errors as every binding's are (redialer), and sends the
+// preface, the client's settings and its connection window.
+func (c *h2Conn) dial(deadline time.Time) error {
+	nc, err := c.open(deadline)
 	if err != nil {
-		return &errKind{"dial", err}
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
+		return err
 	}
 	c.nc, c.bw, c.stream, c.sendWin, c.recvd = nc, bufio.NewWriterSize(nc, 8<<10), 0, 65535, 0
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 32<<10))
@@ -93,6 +91,7 @@ func (c *h2Conn) dial() error {
 	c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2Window}, http2.Setting{ID: http2.SettingEnablePush, Val: 0})
 	c.fr.WriteWindowUpdate(0, h2Window-65535)
 	if err := c.bw.Flush(); err != nil {
+		c.redialer.broke()
 		c.close()
 		return &errKind{"write", err}
 	}
@@ -110,16 +109,18 @@ func (c *h2Conn) close() {
 // roundTrip calls the procedure with frame (a gRPC message) and returns
 // the HTTP status and the answer's messages (valid until the next call).
 // A gRPC status other than OK is an error of the kind "grpc CODE". Any
-// error leaves the connection closed.
+// error leaves the connection closed; one before the connection's first
+// answer counts as a connection error (redialer.broke).
 func (c *h2Conn) roundTrip(frame []byte, deadline time.Time) (int, []byte, error) {
 	if c.nc == nil {
-		if err := c.dial(); err != nil {
+		if err := c.dial(deadline); err != nil {
 			return 0, nil, err
 		}
 	}
 	c.nc.SetDeadline(deadline)
 	status, body, err := c.call(frame)
 	if err != nil {
+		c.redialer.broke()
 		c.close()
 	}
 	return status, body, err
@@ -153,6 +154,7 @@ func (c *h2Conn) call(frame []byte) (int, []byte, error) {
 			break
 		}
 	}
+	c.answered()
 	switch {
 	case c.status != 200:
 		return c.status, c.body, nil

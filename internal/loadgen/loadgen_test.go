@@ -285,63 +285,77 @@ func TestStalledUploadsReachEveryProtocol(t *testing.T) {
 	}
 }
 
-// TestRunBacksOffWhenTheServerDies: the server answers, then is gone
-// (its port closed) for the rest of the run. The workers' connection
-// attempts back off: the failed dials number at most 100 a second of the
-// run, and each worker's first.
+// bindings are the load's bindings, every one of which dials through the
+// run's dial gate.
+var bindings = []string{loadgen.BindingJSONRPC, loadgen.BindingREST, loadgen.BindingGRPC}
+
+// TestRunBacksOffWhenTheServerDies: on every binding, the server answers,
+// then is gone (its port closed) for the rest of the run. The workers'
+// connection attempts back off: the failed dials number at most 100 a
+// second of the run, and each worker's first.
 func TestRunBacksOffWhenTheServerDies(t *testing.T) {
-	ts := httptest.NewServer(loadgen.Ceiling(5))
-	const workers = 16
-	time.AfterFunc(300*time.Millisecond, ts.Close)
-	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: ts.URL, Op: loadgen.OpSend, Binding: loadgen.BindingJSONRPC,
-		Concurrency: workers, Duration: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dials := res.ErrorKinds["dial"]
-	t.Logf("%d answered, then %d failed dials in %v: %v", res.OK, dials, res.Elapsed, res.ErrorKinds)
-	if res.OK == 0 || dials == 0 {
-		t.Fatalf("the run should have had answers, then failed dials: %d ok, %v", res.OK, res.ErrorKinds)
-	}
-	if limit := workers + int(100*res.Elapsed.Seconds()) + 1; dials > limit {
-		t.Errorf("%d failed dials in %v, want at most %d", dials, res.Elapsed, limit)
+	for _, b := range bindings {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			ts := h2cServer(t, loadgen.Ceiling(5))
+			const workers = 16
+			time.AfterFunc(300*time.Millisecond, ts.Close)
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: ts.URL, Op: loadgen.OpSend, Binding: b,
+				Concurrency: workers, Duration: 2 * time.Second, Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dials := res.ErrorKinds["dial"]
+			t.Logf("%d answered, then %d failed dials in %v: %v", res.OK, dials, res.Elapsed, res.ErrorKinds)
+			if res.OK == 0 || dials == 0 {
+				t.Fatalf("the run should have had answers, then failed dials: %d ok, %v", res.OK, res.ErrorKinds)
+			}
+			if limit := workers + int(100*res.Elapsed.Seconds()) + 1; dials > limit {
+				t.Errorf("%d failed dials in %v, want at most %d", dials, res.Elapsed, limit)
+			}
+		})
 	}
 }
 
-// TestRunBacksOffWhenConnectionsClose: a server that accepts every
-// connection and closes it at once, before any answer. The attempts back
-// off: the connections accepted during the run number at most 100 a
-// second, after the workers' first ones.
+// TestRunBacksOffWhenConnectionsClose: on every binding, a server that
+// accepts every connection and closes it at once, before any answer. The
+// attempts back off: the connections accepted during the run number at
+// most 100 a second, after the workers' first ones.
 func TestRunBacksOffWhenConnectionsClose(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
+	for _, b := range bindings {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
-				return
+				t.Fatal(err)
 			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	const workers = 16
-	res, err := loadgen.Run(t.Context(), loadgen.Config{URL: "http://" + ln.Addr().String(), Op: loadgen.OpSend,
-		Binding: loadgen.BindingREST, Concurrency: workers, Duration: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := int(accepted.Load())
-	t.Logf("%d connections accepted and closed in %v: %v", n, res.Elapsed, res.ErrorKinds)
-	if res.OK != 0 || res.Errors == 0 {
-		t.Fatalf("%d answers, %d errors from a server that closes every connection", res.OK, res.Errors)
-	}
-	if limit := workers + int(100*res.Elapsed.Seconds()) + 1; n > limit {
-		t.Errorf("%d connections in %v, want at most %d", n, res.Elapsed, limit)
+			t.Cleanup(func() { ln.Close() })
+			var accepted atomic.Int64
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					accepted.Add(1)
+					c.Close()
+				}
+			}()
+			const workers = 16
+			res, err := loadgen.Run(t.Context(), loadgen.Config{URL: "http://" + ln.Addr().String(), Op: loadgen.OpSend,
+				Binding: b, Concurrency: workers, Duration: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int(accepted.Load())
+			t.Logf("%d connections accepted and closed in %v: %v", n, res.Elapsed, res.ErrorKinds)
+			if res.OK != 0 || res.Errors == 0 {
+				t.Fatalf("%d answers, %d errors from a server that closes every connection", res.OK, res.Errors)
+			}
+			if limit := workers + int(100*res.Elapsed.Seconds()) + 1; n > limit {
+				t.Errorf("%d connections in %v, want at most %d", n, res.Elapsed, limit)
+			}
+		})
 	}
 }
 

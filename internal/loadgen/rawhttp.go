@@ -17,17 +17,10 @@ import (
 // a reused buffer. It exists so that the generator spends as little CPU per
 // request as it can; it is not a general HTTP client.
 type rawConn struct {
-	addr string
-	gate *dialGate       // paces the attempts after connection errors (dial.go)
-	stop <-chan struct{} // closed when the run ends: an attempt still waiting gives up
-	nc   net.Conn
-	br   *bufio.Reader
-	body []byte
-	// pause is how long the next connection attempt waits, after
-	// connection errors (dial.go); fresh is set while the connection
-	// has had no answer yet.
-	pause time.Duration
-	fresh bool
+	redialer // opens the connections, paced after connection errors (dial.go)
+	nc       net.Conn
+	br       *bufio.Reader
+	body     []byte
 }
 
 // errKind is an error tagged with the kind it is counted under.
@@ -59,13 +52,9 @@ func kindOf(err error) string {
 // dial opens the connection, by deadline, pacing the attempts after
 // connection errors (dialGate.dial).
 func (c *rawConn) dial(deadline time.Time) error {
-	nc, err := c.gate.dial(c.addr, &c.pause, deadline, c.stop)
+	nc, err := c.open(deadline)
 	if err != nil {
-		return &errKind{"dial", err}
-	}
-	c.fresh = true
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
+		return err
 	}
 	c.nc = nc
 	if c.br == nil {
@@ -84,21 +73,10 @@ func (c *rawConn) close() {
 	}
 }
 
-// broke closes the connection after an error on it. One that broke before
-// its first answer (a server that closes every connection at once) counts
-// as a connection error: the next attempt waits (dial.go).
+// broke closes the connection after an error on it (redialer.broke).
 func (c *rawConn) broke() {
-	if c.fresh {
-		c.gate.fail(time.Now())
-		c.pause = nextPause(c.pause)
-	}
+	c.redialer.broke()
 	c.close()
-}
-
-// answered notes that an answer came on the connection: the attempts
-// after it need not wait.
-func (c *rawConn) answered() {
-	c.fresh, c.pause = false, 0
 }
 
 // roundTrip sends req and returns the response's status and body (valid

@@ -151,7 +151,7 @@ func (ep *endpoint) getTask(id string) (req []byte, idOff int) {
 func (ep *endpoint) createTask(ctx context.Context, timeout time.Duration) (string, error) {
 	msg := strings.Replace(ep.message("hello"), "-0000-", "-ffff-", 1) // not a worker's messageId
 	req, _ := ep.send("SendMessage", "/message:send", "", msg)
-	c := rawConn{addr: ep.addr}
+	c := rawConn{redialer: redialer{addr: ep.addr}}
 	defer c.close()
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

@@ -36,13 +36,13 @@ func dialWorkers(targets []*target, n int, gate *dialGate) ([]*worker, error) {
 	workers := make([]*worker, n)
 	for i := range workers {
 		t := targets[i%len(targets)]
-		w := &worker{index: i, t: t, conn: rawConn{addr: t.addr, gate: gate}, req: slices.Clone(t.req), errs: map[string]int{},
+		w := &worker{index: i, t: t, conn: rawConn{redialer: redialer{addr: t.addr, gate: gate}}, req: slices.Clone(t.req), errs: map[string]int{},
 			samples: make([]time.Duration, 0, 4096)}
 		if t.idOff >= 0 { // the worker's number, then its counter
 			putHex(w.req[t.idOff-5:t.idOff-1], uint64(i))
 		}
 		if t.grpcURL != "" {
-			w.h2 = newH2Conn(t.grpcURL)
+			w.h2 = newH2Conn(t.grpcURL, gate)
 		} else if err := w.conn.dial(time.Now().Add(dialTimeout)); err != nil {
 			closeWorkers(workers[:i])
 			return nil, err
@@ -87,6 +87,9 @@ func runWorkers(ctx context.Context, cfg Config, workers []*worker) time.Duratio
 func (w *worker) run(ctx, runCtx context.Context, t *target, timeout time.Duration) {
 	defer w.close()
 	w.conn.stop = runCtx.Done()
+	if w.h2 != nil {
+		w.h2.stop = runCtx.Done()
+	}
 	var n uint64
 	for runCtx.Err() == nil {
 		n++

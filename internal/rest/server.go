@@ -82,8 +82,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, nil)
-	w.Header().Set("Content-Type", ct)
-	w.Write(b)
+	httpx.WriteAnswer(w, 0, ct, b)
 }
 
 // responseType is the media type of a response body other than a stream
@@ -197,9 +196,7 @@ func writeErrorAs(w http.ResponseWriter, ci *a2a.CallInfo, ct string, e *a2a.Err
 		status = e.Code.HTTPStatus()
 	}
 	httpx.SetResponseHeaders(w.Header(), ci, e)
-	w.Header().Set("Content-Type", ct)
-	w.WriteHeader(status)
-	w.Write(AppendError(nil, e, status, name))
+	httpx.WriteAnswer(w, status, ct, AppendError(nil, e, status, name))
 }
 
 // routeError answers a request that names no operation with

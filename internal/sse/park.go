@@ -60,11 +60,12 @@ const DefaultParkAfter = 20 * time.Millisecond
 // one, after its first parkRecheck checks.
 const parkRecheck = 5
 
-// parkedWriteTimeout bounds one write to a parked stream's client when
-// nothing else does: a connection hijacked through package a2ahttp's
-// handler sets the handler's own write deadline (Options.WriteTimeout) on
-// every write, over this one.
-const parkedWriteTimeout = 30 * time.Second
+// A parked stream's writes get no deadline from Parking: they are bounded
+// by the connection the handler hijacks, which carries its server's write
+// policy (package a2ahttp's handler hands over one that puts its write
+// deadline, Options.WriteTimeout, on every write, and none when that is
+// turned off). So one place decides the write deadline of every answer and
+// event, parked or not.
 
 // NewParking returns a Parking that parks streams silent for after (0:
 // DefaultParkAfter). Close it when the server shuts down.
@@ -77,7 +78,10 @@ func NewParking(after time.Duration) *Parking {
 
 // Close ends every stream served through p, parked or not, as if each
 // request's context had ended, and waits until they have written their end.
-// Streams that arrive later are served without parking.
+// A parked stream still writing closeGrace later (a client that stopped
+// reading, on a connection without a write deadline) has its connection
+// closed, which ends the write. Streams that arrive later are served
+// without parking.
 func (p *Parking) Close() {
 	p.mu.Lock()
 	p.closed = true
@@ -85,8 +89,31 @@ func (p *Parking) Close() {
 		l.stop()
 	}
 	p.mu.Unlock()
-	p.wg.Wait()
+	ended := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(ended)
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-ended:
+		return
+	case <-t.C:
+	}
+	p.mu.Lock()
+	for l := range p.streams {
+		if pc := l.conn.Load(); pc != nil {
+			pc.nc.Close()
+		}
+	}
+	p.mu.Unlock()
+	<-ended
 }
+
+// closeGrace is how long Close lets the streams it ended write their end
+// before it closes the connections of the parked ones still writing.
+const closeGrace = time.Second
 
 // Streams returns how many streams p serves now, parked or not: a server
 // that drains waits for it to reach zero before Close ends the rest.
@@ -278,7 +305,7 @@ func (l *lot) park(ctx context.Context) bool {
 	if h.err != nil {
 		return false // the stream ends; its client may resume it
 	}
-	h.nc.SetDeadline(time.Time{}) // net/http's read deadline, if any
+	h.nc.SetDeadline(time.Time{}) // net/http's deadlines, if any (the connection's own policy bounds the writes)
 	sw.mu.Lock()
 	l.conn.Store(&parkedConn{h.nc})
 	sw.w, sw.rc = nil, nil
@@ -351,9 +378,7 @@ func (l *lot) writeChunk(b []byte) error {
 	start := chunkRoom - len(h)
 	copy(b[start:], h)
 	b = append(b, '\r', '\n')
-	nc := l.conn.Load().nc
-	nc.SetWriteDeadline(time.Now().Add(parkedWriteTimeout))
-	_, err := nc.Write(b[start:])
+	_, err := l.conn.Load().nc.Write(b[start:])
 	return err
 }
 
@@ -368,7 +393,6 @@ func (l *lot) end() {
 	if l.stopWake != nil {
 		l.stopWake()
 	}
-	pc.nc.SetWriteDeadline(time.Now().Add(parkedWriteTimeout))
 	pc.nc.Write([]byte("0\r\n\r\n"))
 	pc.nc.Close()
 }

@@ -3,7 +3,6 @@ package memstore
 import (
 	"slices"
 	"sync/atomic"
-	"weak"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -29,11 +28,6 @@ type entry struct {
 	// task is live, or not among the last tasks so read.
 	decoded  atomic.Pointer[a2a.Task]
 	readOnce atomic.Bool // GetTask read the packed task
-	// large is the decoded tree of a packed task larger than
-	// cachedTaskBytes that an answer still holds (Store.readLarge), shared
-	// by its readers meanwhile; guarded by Store.readMu under the read
-	// lock of Store.mu, and by its write lock.
-	large   weak.Pointer[a2a.Task]
 	log     eventLog
 	configs map[string]*taskstore.PushConfig
 	// msgs are the message records that name the task, marked when the

@@ -39,9 +39,11 @@ import (
 	"errors"
 	"sync"
 	"time"
+	"weak"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/share"
 )
 
 var errNoID = errors.New("memstore: task has no id")
@@ -94,6 +96,8 @@ type Store struct {
 	readMu   sync.Mutex
 	readRing [cachedTasks]*entry
 	readNext int
+	// large shares the decoded trees of large packed tasks (readLarge).
+	large share.Group[weak.Pointer[entry], a2a.Task]
 }
 
 var _ taskstore.Store = (*Store)(nil)

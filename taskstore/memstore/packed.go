@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"weak"
@@ -125,15 +126,17 @@ func applyShared(t *a2a.Task, ev *a2a.StreamResponse, borrowed *[]*a2a.Artifact)
 
 // live returns the entry's task for a write, decoding it if it was
 // packed; the write packs it again. Callers hold s.mu for writing.
-func (e *entry) live() (*a2a.Task, error) {
+func (s *Store) live(e *entry) (*a2a.Task, error) {
 	if e.task == nil {
 		t, err := unpackTask(e.packed)
 		if err != nil {
 			return nil, err
 		}
+		if len(e.packed) > cachedTaskBytes {
+			s.large.Forget(weak.Make(e)) // the tree readLarge shares
+		}
 		e.task, e.packed = t, nil
 		e.decoded.Store(nil) // of the packed task this write changes
-		e.large = weak.Pointer[a2a.Task]{}
 	}
 	return e.task, nil
 }
@@ -200,24 +203,26 @@ func (s *Store) readTask(e *entry) (*a2a.Task, error) {
 
 // readLarge returns the decoded tree of a large packed task for GetTask:
 // the one an answer still holds, if any, else a new one, decoded once for
-// the readers that arrive together. So many calls reading one large task
-// at once (say, clients that do not take their answers) hold one tree of
-// it, not one each, and the store keeps none once the answers are gone.
-// Callers hold s.mu.
+// the readers that arrive together (share.Group, keyed by the entry
+// without keeping it). So many calls reading one large task at once (say,
+// clients that do not take their answers) hold one tree of it, not one
+// each, the store keeps none once the answers are gone, and reads of
+// different tasks decode at once. Callers hold s.mu; a write (live), which
+// holds it for writing, forgets the tree.
 func (s *Store) readLarge(e *entry) (*a2a.Task, error) {
-	s.readMu.Lock()
-	defer s.readMu.Unlock()
-	if t := e.large.Value(); t != nil {
-		return t, nil
-	}
-	t, err := unpackTask(e.packed)
-	if err != nil {
-		return nil, err
-	}
-	t.Generation = taskstore.Generation(e.seq)
-	e.large = weak.Make(t)
-	return t, nil
+	return s.large.Do(context.Background(), weak.Make(e), func() (*a2a.Task, bool, error) {
+		t, err := unpackLarge(e.packed)
+		if err != nil {
+			return nil, false, err
+		}
+		t.Generation = taskstore.Generation(e.seq)
+		return t, true, nil
+	})
 }
+
+// unpackLarge decodes a large packed task (readLarge); a variable for the
+// tests, which watch the decodings.
+var unpackLarge = unpackTask
 
 // unpackTask decodes a packed task.
 func unpackTask(b []byte) (*a2a.Task, error) {

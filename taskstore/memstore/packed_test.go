@@ -3,7 +3,11 @@ package memstore
 import (
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+	"weak"
 
 	"google.golang.org/protobuf/proto"
 
@@ -248,10 +252,53 @@ func TestLargeReadShared(t *testing.T) {
 	first, second, after = nil, nil, nil
 	runtime.GC()
 	runtime.GC()
-	s.readMu.Lock()
-	kept := e.large.Value()
-	s.readMu.Unlock()
-	if kept != nil {
+	if s.large.Held(weak.Make(e)) {
 		t.Error("the store keeps the tree of a large task no answer holds")
+	}
+}
+
+// TestLargeReadsConcurrent: GetTask of two different large finished tasks
+// decode at once, each not waiting for the other's decoding (a store-wide
+// lock around the decoding made them take turns); readers of one task
+// still share one decoding (TestLargeReadShared).
+func TestLargeReadsConcurrent(t *testing.T) {
+	s := New()
+	sc := taskstore.Scope{Owner: "o"}
+	big := strings.Repeat("x", 4*cachedTaskBytes)
+	for _, id := range []string{"a", "b"} {
+		tk := &a2a.Task{Id: id, ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED},
+			Artifacts: []*a2a.Artifact{a2a.TextArtifact("a", big)}}
+		if err := s.CreateTaskBatch(t.Context(), sc, tk, []taskstore.Event{{Seq: 1, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: tk}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each decoding waits, up to a bound, until both have begun.
+	var begun sync.WaitGroup
+	begun.Add(2)
+	both := make(chan struct{})
+	go func() { begun.Wait(); close(both) }()
+	decode := unpackLarge
+	defer func() { unpackLarge = decode }()
+	var overlapped atomic.Int32
+	unpackLarge = func(b []byte) (*a2a.Task, error) {
+		begun.Done()
+		select {
+		case <-both:
+			overlapped.Add(1)
+		case <-time.After(2 * time.Second):
+		}
+		return decode(b)
+	}
+	var wg sync.WaitGroup
+	for _, id := range []string{"a", "b"} {
+		wg.Go(func() {
+			if _, err := s.GetTask(t.Context(), sc, id); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := overlapped.Load(); n != 2 {
+		t.Fatalf("%d of 2 decodings ran while the other did; they took turns", n)
 	}
 }

@@ -115,7 +115,7 @@ func (s *Store) Append(ctx context.Context, sc taskstore.Scope, id string, ev ta
 	if (r != nil && ev.Seq != e.seq+1) || (r == nil && ev.Seq != 0) {
 		return taskstore.ErrSeq
 	}
-	t, err := e.live()
+	t, err := s.live(e)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *Store) AppendBatch(ctx context.Context, sc taskstore.Scope, id string, 
 	if evs[0].Seq != e.seq+1 {
 		return taskstore.ErrSeq
 	}
-	t, err := e.live()
+	t, err := s.live(e)
 	if err != nil {
 		return err
 	}

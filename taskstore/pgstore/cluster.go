@@ -152,7 +152,7 @@ func fenceError(ctx context.Context, tx querier, epoch int64, otherwise error) e
 		return err
 	}
 	if !holds {
-		return unavailable(taskstore.ErrFenced)
+		return dialect.Unavailable(taskstore.ErrFenced)
 	}
 	return otherwise
 }

@@ -98,7 +98,7 @@ func (c *committer) do(ctx context.Context, w *write) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return unavailable(errClosed)
+		return dialect.Unavailable(errClosed)
 	}
 	c.pending = append(c.pending, w)
 	select { // under mu, so that close cannot close wake meanwhile
@@ -107,7 +107,7 @@ func (c *committer) do(ctx context.Context, w *write) error {
 	}
 	c.mu.Unlock()
 	<-w.done
-	return unavailable(w.err)
+	return dialect.Unavailable(w.err)
 }
 
 // close lets the pending writes finish, then stops the goroutine; writes

@@ -50,46 +50,16 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 	return res, nil
 }
 
-// listIn runs ListTasks inside a read transaction.
+// listIn runs ListTasks inside a read transaction: a range count when q
+// has Since or a context (sqlstore.RangeCounted), otherwise the sum of the
+// trigger-kept counter's slots.
 func listIn(ctx context.Context, tx pgx.Tx, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
-	limit := max(q.Limit, 1)
-	f := layout.FilterOf(q)
-	var res taskstore.ListResult
-	var err error
-	if res.Total, err = countTasks(ctx, tx, f, sc, q); err != nil {
-		return res, err
-	}
-	rows, err := tx.Query(ctx, sqlList[f], append(sqlstore.ListArgs(f, sc, q), limit+1)...)
-	if err != nil {
-		return res, err
-	}
-	pg, err := sqlstore.ReadPage[[]byte](rows, limit)
-	rows.Close()
-	if err != nil || len(pg.IDs) == 0 {
-		return taskstore.ListResult{Total: res.Total, Tasks: pg.Tasks, More: pg.More}, err
-	}
-	prows, err := tx.Query(ctx, sqlPagePieces, pg.IDs)
-	if err != nil {
-		return res, err
-	}
-	defer prows.Close()
-	if err := sqlstore.Assemble[[]byte](dialect, pg, prows); err != nil {
-		return res, err
-	}
-	return taskstore.ListResult{Total: res.Total, Tasks: pg.Tasks, More: pg.More}, nil
-}
-
-// countTasks returns how many tasks match q's filters, ignoring its
-// cursor: a range count when q has Since or a context
-// (sqlstore.RangeCounted), otherwise the sum of the trigger-kept counter's
-// slots.
-func countTasks(ctx context.Context, tx pgx.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
-	var n int64
-	if cf := f &^ layout.WithAfter; sqlstore.RangeCounted(cf) {
-		err := tx.QueryRow(ctx, sqlCount[cf], sqlstore.ListArgs(cf, sc, q)...).Scan(&n)
-		return int(n), err
-	}
-	kind, ctxKey, stateKey := sqlstore.CounterKey(f, q)
-	err := tx.QueryRow(ctx, sqlCounter, sc.Tenant, sc.Owner, kind, ctxKey, stateKey).Scan(&n)
-	return int(n), err
+	return sqlstore.ListIn[[]byte](dialect, sqlstore.ListQueries{
+		Count:   func(f listFilter, args []any) sqlstore.Row { return tx.QueryRow(ctx, sqlCount[f], args...) },
+		Counter: func(args ...any) sqlstore.Row { return tx.QueryRow(ctx, sqlCounter, args...) },
+		Page: func(f listFilter, args []any) (sqlstore.Cursor, error) {
+			return tx.Query(ctx, sqlList[f], args...)
+		},
+		Pieces: func(ids []string) (sqlstore.Cursor, error) { return tx.Query(ctx, sqlPagePieces, ids) },
+	}, sc, q)
 }

@@ -273,7 +273,7 @@ func affected(tag pgconn.CommandTag, err error) (int64, error) {
 func isNoRows(err error) bool { return dialect.IsNoRows(err) }
 
 // wrap names the operation that failed with err, marking a failure that
-// passes (unavailable).
+// passes (Dialect.Unavailable over transient).
 func wrap(op string, err error) error { return dialect.Wrap(op, err) }
 
 // dialect is PostgreSQL's side of what the two SQL stores share (package
@@ -281,11 +281,11 @@ func wrap(op string, err error) error { return dialect.Wrap(op, err) }
 // unions that read a task's pieces, a task's scope compared with IS NOT
 // DISTINCT FROM (see taskByID), and PostgreSQL's failures that pass.
 var dialect = &sqlstore.Dialect{
-	Name:        "pgstore",
-	Numbered:    true,
-	False:       "false",
-	NullBytes:   "NULL::bytea",
-	ScopeIs:     "IS NOT DISTINCT FROM",
-	NoRows:      pgx.ErrNoRows,
-	Unavailable: unavailable,
+	Name:      "pgstore",
+	Numbered:  true,
+	False:     "false",
+	NullBytes: "NULL::bytea",
+	ScopeIs:   "IS NOT DISTINCT FROM",
+	NoRows:    pgx.ErrNoRows,
+	Transient: transient,
 }

@@ -52,17 +52,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("%w: the database is at schema version %d, this program knows up to %d (run a newer parley, or use another database)",
 				ErrNewerSchema, version, SchemaVersion)
 		}
-		for v := version; v < SchemaVersion; v++ {
-			for _, stmt := range migrations[v] {
-				if _, err := tx.Exec(ctx, stmt); err != nil {
-					return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
-				}
-			}
-			if v == 5 {
-				if err := s.upgradeV6(ctx, tx); err != nil {
-					return fmt.Errorf("migrate to schema version 6: %w", err)
-				}
-			}
+		err = sqlstore.Migrate(version, SchemaVersion, migrations, func(stmt string) error {
+			_, err := tx.Exec(ctx, stmt)
+			return err
+		}, map[int]func() error{6: func() error { return s.upgradeV6(ctx, tx) }})
+		if err != nil {
+			return err
 		}
 		if version == SchemaVersion {
 			return nil

@@ -12,19 +12,6 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// unavailable marks err with taskstore.ErrUnavailable when it is a
-// failure that passes (see transient), so that the server answers it with
-// UnavailableError rather than an internal error; other errors are
-// returned as they are. Every error a method of Store returns goes
-// through it: wrap calls it, and so do the group commit (do), the fence
-// check (fenceError) and the methods that return their errors unwrapped.
-func unavailable(err error) error {
-	if transient(err) {
-		return taskstore.Unavailable(err)
-	}
-	return err
-}
-
 // transientCodes are the SQLSTATEs (PostgreSQL's error codes) of failures
 // that pass, with nothing wrong with the statement or the data:
 var transientCodes = map[string]bool{

@@ -1,14 +1,15 @@
 package sqlitestore
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
-	"weak"
 
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/share"
 )
 
 // cachedTasks and cachedTaskBytes bound the tasks GetTask keeps
@@ -29,34 +30,25 @@ const (
 // A write of a task drops it (drop) once committed, before the writer's
 // caller learns it succeeded. A GetTask that read the store before that
 // commit must not cache what it read after the drop: it notes the
-// generation before it reads (get), and put refuses its task when a drop
-// of a key with the same hash came since.
+// generation before it reads (generation), and put refuses its task when
+// a drop of a key with the same hash came since.
 //
-// A task too large to keep is still shared while an answer holds it
-// (large, weak pointers), and calls that ask for a task another call is
-// reading wait for that read (reading) rather than read it again: many
-// calls reading one large task at once (say, clients that do not take
-// their answers) hold one tree of it, not one each, and the cache keeps
-// none once the answers are gone. A drop ends the sharing of a read in
-// progress: a call that comes after a write reads after it.
+// Calls that ask for a task another call is reading wait for that read
+// rather than read it again, and a task too large to keep is still shared
+// while an answer holds it (shared, a share.Group): many calls reading one
+// large task at once (say, clients that do not take their answers) hold
+// one tree of it, not one each, and the cache keeps none once the answers
+// are gone. A drop ends the sharing of a read in progress: a call that
+// comes after a write reads after it.
 type taskCache struct {
-	seed maphash.Seed
+	seed   maphash.Seed
+	shared share.Group[cacheKey, a2a.Task]
 
 	mu      sync.Mutex
 	gen     uint64      // bumped by every drop and clear
 	dropped [256]uint64 // per key hash, the generation of its last drop
 	cleared uint64      // the generation of the last clear
 	tasks   map[cacheKey]*a2a.Task
-	large   map[cacheKey]weak.Pointer[a2a.Task]
-	reading map[cacheKey]*read
-}
-
-// read is a GetTask's read of the store in progress, which the calls for
-// the same task that come meanwhile wait for.
-type read struct {
-	done chan struct{} // closed when t is set
-	t    *a2a.Task     // nil when the read failed
-	gen  uint64        // the generation before it
 }
 
 type cacheKey struct {
@@ -65,71 +57,45 @@ type cacheKey struct {
 }
 
 func newTaskCache() *taskCache {
-	return &taskCache{seed: maphash.MakeSeed(), tasks: make(map[cacheKey]*a2a.Task, cachedTasks),
-		large: map[cacheKey]weak.Pointer[a2a.Task]{}, reading: map[cacheKey]*read{}}
+	return &taskCache{seed: maphash.MakeSeed(), tasks: make(map[cacheKey]*a2a.Task, cachedTasks)}
 }
 
 func (c *taskCache) slot(k cacheKey) uint8 {
 	return uint8(maphash.String(c.seed, k.id))
 }
 
-// get returns the cached task; else the read of it in progress to wait
-// for (own false); else a read of its own for the caller to make and give
-// to done (own true).
-func (c *taskCache) get(k cacheKey) (t *a2a.Task, rd *read, own bool) {
+// get returns the task with the key: cached, shared, or read with read
+// (once for the calls that come meanwhile) and cached unless a write came
+// since it began; a task too large to keep is shared while an answer
+// holds it.
+func (c *taskCache) get(ctx context.Context, k cacheKey, read func() (*a2a.Task, error)) (*a2a.Task, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t := c.tasks[k]; t != nil {
-		return t, nil, false
-	}
-	if w, ok := c.large[k]; ok {
-		if t := w.Value(); t != nil {
-			return t, nil, false
-		}
-		delete(c.large, k)
-	}
-	if rd := c.reading[k]; rd != nil {
-		return nil, rd, false
-	}
-	rd = &read{done: make(chan struct{}), gen: c.gen}
-	c.reading[k] = rd
-	return nil, rd, true
-}
-
-// done ends the caller's read rd of the task with the key: t is what it
-// read (nil: it failed), cached unless a write came since.
-func (c *taskCache) done(k cacheKey, rd *read, t *a2a.Task) {
-	if t != nil {
-		c.put(k, t, rd.gen)
-	}
-	c.mu.Lock()
-	if c.reading[k] == rd {
-		delete(c.reading, k)
-	}
+	t := c.tasks[k]
 	c.mu.Unlock()
-	rd.t = t
-	close(rd.done)
+	if t != nil {
+		return t, nil
+	}
+	return c.shared.Do(ctx, k, func() (*a2a.Task, bool, error) {
+		c.mu.Lock()
+		gen := c.gen
+		c.mu.Unlock()
+		t, err := read()
+		if err != nil {
+			return nil, false, err
+		}
+		return t, c.put(k, t, gen), nil
+	})
 }
 
-// put caches t, read from the store after get returned gen,
-// unless the key may have been written since or t is too large.
-func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) {
-	large := proto.Size(t) > cachedTaskBytes
+// put caches t, read from the store at generation gen, unless the key may
+// have been written since or t is too large, which it reports (then the
+// shared group holds it while an answer does).
+func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) (large bool) {
+	large = proto.Size(t) > cachedTaskBytes
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dropped[c.slot(k)] > gen || c.cleared > gen {
-		return
-	}
-	if large {
-		if len(c.large) >= cachedTasks {
-			for old, w := range c.large { // those no answer holds
-				if w.Value() == nil {
-					delete(c.large, old)
-				}
-			}
-		}
-		c.large[k] = weak.Make(t)
-		return
+	if large || c.dropped[c.slot(k)] > gen || c.cleared > gen {
+		return large
 	}
 	if len(c.tasks) >= cachedTasks {
 		for old := range c.tasks { // any one
@@ -138,6 +104,7 @@ func (c *taskCache) put(k cacheKey, t *a2a.Task, gen uint64) {
 		}
 	}
 	c.tasks[k] = t
+	return false
 }
 
 // drop forgets the task with the key: it was written.
@@ -146,8 +113,7 @@ func (c *taskCache) drop(k cacheKey) {
 	c.gen++
 	c.dropped[c.slot(k)] = c.gen
 	delete(c.tasks, k)
-	delete(c.large, k)
-	delete(c.reading, k)
+	c.shared.Forget(k)
 	c.mu.Unlock()
 }
 
@@ -157,7 +123,6 @@ func (c *taskCache) clear() {
 	c.gen++
 	c.cleared = c.gen
 	clear(c.tasks)
-	clear(c.large)
-	clear(c.reading)
+	c.shared.Clear()
 	c.mu.Unlock()
 }

@@ -1,10 +1,12 @@
 package sqlitestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,36 +92,43 @@ func TestGetTaskCacheFollowsWrites(t *testing.T) {
 	}
 }
 
+// errRead is a read that fails: cached's way to see what the cache holds.
+var errRead = errors.New("read")
+
 // cached returns the task the cache hands out for k without a read, or
-// nil (ending the read get began).
+// nil.
 func cached(c *taskCache, k cacheKey) *a2a.Task {
-	t, rd, own := c.get(k)
-	if own {
-		c.done(k, rd, nil)
-	}
+	t, _ := c.get(context.Background(), k, func() (*a2a.Task, error) { return nil, errRead })
 	return t
 }
 
+// readAs returns a read of k that returns t, with a write of k (a drop)
+// or a clear while it reads when between says so.
+func readAs(c *taskCache, k cacheKey, t *a2a.Task, between func()) *a2a.Task {
+	got, _ := c.get(context.Background(), k, func() (*a2a.Task, error) {
+		if between != nil {
+			between()
+		}
+		return t, nil
+	})
+	return got
+}
+
 // A read that began before a write must not cache what it read once the
-// write is acknowledged (taskCache.done after drop).
+// write is acknowledged (taskCache.put after drop).
 func TestTaskCacheRefusesReadsOlderThanADrop(t *testing.T) {
 	c := newTaskCache()
 	k := cacheKey{taskstore.Scope{Owner: "o"}, "t"}
-	_, rd, _ := c.get(k)
-	c.drop(k) // a write of the task committed meanwhile
-	c.done(k, rd, &a2a.Task{Id: "t"})
+	readAs(c, k, &a2a.Task{Id: "t"}, func() { c.drop(k) }) // a write of the task committed meanwhile
 	if got := cached(c, k); got != nil {
 		t.Fatal("a read older than the write was cached")
 	}
-	_, rd, _ = c.get(k)
-	c.done(k, rd, &a2a.Task{Id: "t"})
+	readAs(c, k, &a2a.Task{Id: "t"}, nil)
 	if got := cached(c, k); got == nil {
 		t.Fatal("a read newer than the write was not cached")
 	}
 	c.drop(k)
-	_, rd, _ = c.get(k)
-	c.clear()
-	c.done(k, rd, &a2a.Task{Id: "t"})
+	readAs(c, k, &a2a.Task{Id: "t"}, c.clear)
 	if got := cached(c, k); got != nil {
 		t.Fatal("a read older than a clear was cached")
 	}
@@ -131,8 +140,7 @@ func TestTaskCacheLargeTasksWhileHeld(t *testing.T) {
 	c := newTaskCache()
 	k := cacheKey{taskstore.Scope{Owner: "o"}, "big"}
 	big := &a2a.Task{Id: "big", Artifacts: []*a2a.Artifact{a2a.TextArtifact("a", string(make([]byte, cachedTaskBytes)))}}
-	_, rd, _ := c.get(k)
-	c.done(k, rd, big)
+	readAs(c, k, big, nil)
 	if got := cached(c, k); got != big {
 		t.Fatal("a large task an answer holds was not shared")
 	}
@@ -154,28 +162,38 @@ func TestTaskCacheLargeTasksWhileHeld(t *testing.T) {
 func TestTaskCacheSharesReadsInProgress(t *testing.T) {
 	c := newTaskCache()
 	k := cacheKey{taskstore.Scope{Owner: "o"}, "t"}
-	_, first, own := c.get(k)
-	if !own {
-		t.Fatal("the first call was not given the read")
-	}
-	_, joined, own := c.get(k)
-	if own || joined != first {
-		t.Fatal("a second call did not wait for the read in progress")
-	}
+	tk, fresh := &a2a.Task{Id: "t"}, &a2a.Task{Id: "t"}
+	reading, release := make(chan struct{}), make(chan struct{})
+	var reads atomic.Int32
+	first := make(chan *a2a.Task)
+	go func() {
+		first <- readAs(c, k, tk, func() { reads.Add(1); close(reading); <-release })
+	}()
+	<-reading
+	joined := make(chan *a2a.Task)
+	go func() { joined <- readAs(c, k, &a2a.Task{Id: "t"}, func() { reads.Add(1) }) }()
+	time.Sleep(20 * time.Millisecond) // the second call waits for the first's read
 	c.drop(k)
-	_, after, own := c.get(k)
-	if !own || after == first {
+	if got := readAs(c, k, fresh, nil); got != fresh {
 		t.Fatal("a call after a write joined a read from before it")
 	}
-	tk := &a2a.Task{Id: "t"}
-	c.done(k, first, tk)
-	<-joined.done
-	if joined.t != tk {
-		t.Fatal("the waiting call did not get the read's task")
+	close(release)
+	if got := <-first; got != tk {
+		t.Fatal("the first call did not get its read")
 	}
-	c.done(k, after, nil)
-	<-after.done
-	if after.t != nil {
-		t.Fatal("a failed read handed out a task")
+	if got := <-joined; got != tk || reads.Load() != 1 {
+		t.Fatalf("the waiting call got %p (reads %d), want the first read's task %p", got, reads.Load(), tk)
+	}
+	// A shared read that fails: the call that waited for it reads itself.
+	c.drop(k)
+	failing, stop := make(chan struct{}), make(chan struct{})
+	go c.get(context.Background(), k, func() (*a2a.Task, error) { close(failing); <-stop; return nil, errRead })
+	<-failing
+	waiter := make(chan *a2a.Task)
+	go func() { waiter <- readAs(c, k, fresh, nil) }()
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	if got := <-waiter; got != fresh {
+		t.Fatal("a call whose shared read failed did not read itself")
 	}
 }

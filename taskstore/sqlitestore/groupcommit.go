@@ -73,13 +73,13 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 	select {
 	case s.ops <- op:
 	case <-s.closing:
-		return unavailable(errClosed)
+		return dialect.Unavailable(errClosed)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	// Once taken, the operation may commit: wait for the outcome whatever
 	// the context does, so that an error always means "not written".
-	return unavailable(<-op.err)
+	return dialect.Unavailable(<-op.err)
 }
 
 // runWriter is the writer goroutine. Between group commits it keeps the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/layout"
@@ -14,28 +13,15 @@ import (
 // listFilter is the conditions of a ListTasks query (package layout).
 type listFilter = layout.ListFilter
 
-// listSQL returns the page query for f; its last argument is the row
-// limit.
-func listSQL(f listFilter) string { return dialect.ListSQL(f) }
-
-// countSQL returns the range count for f, which must not have
-// layout.WithAfter.
-func countSQL(f listFilter) string { return dialect.CountSQL(f) }
-
-// listArgs returns the arguments of the WHERE clause for f.
-func listArgs(f listFilter, sc taskstore.Scope, q taskstore.ListQuery) []any {
-	return sqlstore.ListArgs(f, sc, q)
-}
-
 // prepareList prepares a page query for every filter combination, a range
 // count for those sqlstore.RangeCounted, and the counter lookup for the others.
 func (s *Store) prepareList(p *preparer) {
 	for f := range listFilter(len(s.list)) {
-		s.list[f] = p.reader(listSQL(f))
+		s.list[f] = p.reader(dialect.ListSQL(f))
 	}
 	for f := range listFilter(len(s.countRange)) {
 		if sqlstore.RangeCounted(f) {
-			s.countRange[f] = p.reader(countSQL(f))
+			s.countRange[f] = p.reader(dialect.CountSQL(f))
 		}
 	}
 	s.counter = p.reader(`SELECT n FROM task_counts
@@ -64,52 +50,24 @@ func (s *Store) ListTasks(ctx context.Context, sc taskstore.Scope, q taskstore.L
 
 // listIn runs ListTasks inside its read transaction.
 func (s *Store) listIn(ctx context.Context, tx *sql.Tx, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
-	limit := max(q.Limit, 1)
-	f := layout.FilterOf(q)
-	var res taskstore.ListResult
-	var err error
-	if res.Total, err = s.countTasks(ctx, tx, f, sc, q); err != nil {
-		return res, err
-	}
-	rows, err := tx.StmtContext(ctx, s.list[f]).QueryContext(ctx, append(listArgs(f, sc, q), limit+1)...)
-	if err != nil {
-		return res, err
-	}
-	pg, err := sqlstore.ReadPage[sql.RawBytes](rows, limit)
-	rows.Close()
-	if err != nil || len(pg.IDs) == 0 {
-		return taskstore.ListResult{Total: res.Total, Tasks: pg.Tasks, More: pg.More}, err
-	}
-	list, err := json.Marshal(pg.IDs)
-	if err != nil {
-		return res, err
-	}
-	prows, err := tx.StmtContext(ctx, s.pagePieces).QueryContext(ctx, string(list))
-	if err != nil {
-		return res, err
-	}
-	defer prows.Close()
-	if err := sqlstore.Assemble[sql.RawBytes](dialect, pg, prows); err != nil {
-		return res, err
-	}
-	return taskstore.ListResult{Total: res.Total, Tasks: pg.Tasks, More: pg.More}, nil
-}
-
-// countTasks returns how many tasks match q's filters, ignoring its cursor:
-// a range count when q has Since or a context (over the index of its
-// filters, so its cost grows with the tasks at or after Since, or in the
-// context), otherwise the trigger-kept counter of the scope, or of the
-// scope and state (no row means none).
-func (s *Store) countTasks(ctx context.Context, tx *sql.Tx, f listFilter, sc taskstore.Scope, q taskstore.ListQuery) (int, error) {
-	var n int
-	if cf := f &^ layout.WithAfter; sqlstore.RangeCounted(cf) {
-		err := tx.StmtContext(ctx, s.countRange[cf]).QueryRowContext(ctx, listArgs(cf, sc, q)...).Scan(&n)
-		return n, err
-	}
-	kind, ctxKey, stateKey := sqlstore.CounterKey(f, q)
-	err := tx.StmtContext(ctx, s.counter).QueryRowContext(ctx, sc.Tenant, sc.Owner, kind, ctxKey, stateKey).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return n, err
+	return sqlstore.ListIn[sql.RawBytes](dialect, sqlstore.ListQueries{
+		// A range count when q has Since or a context (over the index of
+		// its filters, so its cost grows with the tasks at or after Since,
+		// or in the context), otherwise the trigger-kept counter of the
+		// scope, or of the scope and state.
+		Count: func(f listFilter, args []any) sqlstore.Row {
+			return tx.StmtContext(ctx, s.countRange[f]).QueryRowContext(ctx, args...)
+		},
+		Counter: func(args ...any) sqlstore.Row { return tx.StmtContext(ctx, s.counter).QueryRowContext(ctx, args...) },
+		Page: func(f listFilter, args []any) (sqlstore.Cursor, error) {
+			return query(tx.StmtContext(ctx, s.list[f]).QueryContext(ctx, args...))
+		},
+		Pieces: func(ids []string) (sqlstore.Cursor, error) {
+			list, err := json.Marshal(ids)
+			if err != nil {
+				return nil, err
+			}
+			return query(tx.StmtContext(ctx, s.pagePieces).QueryContext(ctx, string(list)))
+		},
+	}, sc, q)
 }

@@ -37,22 +37,15 @@ func (s *Store) setUp() error {
 	if version > SchemaVersion {
 		return fmt.Errorf("schema version %d is newer than this program's %d", version, SchemaVersion)
 	}
-	for v := version; v < SchemaVersion; v++ {
-		for _, stmt := range migrations[v] {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
-			}
-		}
-		if v == 3 {
-			if err := upgradeV4(ctx, tx); err != nil {
-				return fmt.Errorf("migrate to schema version 4: %w", err)
-			}
-		}
-		if v == 5 {
-			if err := s.upgradeV6(ctx, tx); err != nil {
-				return fmt.Errorf("migrate to schema version 6: %w", err)
-			}
-		}
+	err = sqlstore.Migrate(version, SchemaVersion, migrations, func(stmt string) error {
+		_, err := tx.ExecContext(ctx, stmt)
+		return err
+	}, map[int]func() error{
+		4: func() error { return upgradeV4(ctx, tx) },
+		6: func() error { return s.upgradeV6(ctx, tx) },
+	})
+	if err != nil {
+		return err
 	}
 	if version != SchemaVersion {
 		// PRAGMA does not take parameters; the value is a constant.

@@ -92,7 +92,7 @@ func (s *Store) ResealPushConfigs(ctx context.Context) (int, error) {
 	}
 	done, err := s.sealer.ResealAll(next, write)
 	if done > 0 {
-		if _, cerr := s.checkpoint(ctx); cerr != nil && err == nil {
+		if _, cerr := s.checkpoint(ctx, false); cerr != nil && err == nil {
 			return done, wrap("reseal push configs: checkpoint", cerr)
 		}
 	}

@@ -235,9 +235,9 @@ func TestQueryPlans(t *testing.T) {
 			query string
 			args  []any
 		}
-		plans := []plan{{listSQL(f), append(listArgs(f, scope, q), 51)}}
+		plans := []plan{{dialect.ListSQL(f), append(sqlstore.ListArgs(f, scope, q), 51)}}
 		if sqlstore.RangeCounted(f) && f&layout.WithAfter == 0 {
-			plans = append(plans, plan{countSQL(f), listArgs(f, scope, q)})
+			plans = append(plans, plan{dialect.CountSQL(f), sqlstore.ListArgs(f, scope, q)})
 		}
 		for _, c := range plans {
 			query := c.query

@@ -334,17 +334,17 @@ func unmarshalTask(b []byte) (*a2a.Task, error) {
 }
 
 // wrap names the operation that failed with err, marking a failure that
-// passes (unavailable).
+// passes (Dialect.Unavailable over transient).
 func wrap(op string, err error) error { return dialect.Wrap(op, err) }
 
 // dialect is SQLite's side of what the two SQL stores share (package
 // sqlstore): ? placeholders, booleans stored as the integers 0 and 1, a
 // task's scope compared with =, and SQLite's failures that pass.
 var dialect = &sqlstore.Dialect{
-	Name:        "sqlitestore",
-	False:       "0",
-	NullBytes:   "NULL",
-	ScopeIs:     "=",
-	NoRows:      sql.ErrNoRows,
-	Unavailable: unavailable,
+	Name:      "sqlitestore",
+	False:     "0",
+	NullBytes: "NULL",
+	ScopeIs:   "=",
+	NoRows:    sql.ErrNoRows,
+	Transient: transient,
 }

@@ -95,43 +95,17 @@ func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uin
 
 // GetTask returns the task with the id in the scope, assembled from its
 // header, history and artifact rows read by one statement, or shared from
-// the tasks GetTask read last (taskCache).
+// the tasks GetTask read last and the reads in progress (taskCache).
 func (s *Store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {
-	k := cacheKey{sc, id}
-	t, rd, own := s.cache.get(k)
-	if t != nil {
-		return t, nil
-	}
-	if !own {
-		// Another call reads it: its answer, or a read of our own if
-		// that one failed (its context may have been the one to end).
-		select {
-		case <-rd.done:
-			if rd.t != nil {
-				return rd.t, nil
-			}
-		case <-ctx.Done():
-			return nil, wrap("get task", ctx.Err())
+	t, err := s.cache.get(ctx, cacheKey{sc, id}, func() (*a2a.Task, error) {
+		rows, err := s.getTask.QueryContext(ctx, id, sc.Tenant, sc.Owner)
+		if err != nil {
+			return nil, err
 		}
-		return s.readTask(ctx, k)
-	}
-	t, err := s.readTask(ctx, k)
-	s.cache.done(k, rd, t)
-	return t, err
-}
-
-// readTask reads the task from the store.
-func (s *Store) readTask(ctx context.Context, k cacheKey) (*a2a.Task, error) {
-	rows, err := s.getTask.QueryContext(ctx, k.id, k.scope.Tenant, k.scope.Owner)
-	if err != nil {
-		return nil, wrap("get task", err)
-	}
-	t, err := sqlstore.ReadTask[sql.RawBytes](dialect, rows)
-	rows.Close()
-	if err != nil {
-		return nil, dialect.Refused("get task", err)
-	}
-	return t, nil
+		defer rows.Close()
+		return sqlstore.ReadTask[sql.RawBytes](dialect, rows)
+	})
+	return t, dialect.Refused("get task", err)
 }
 
 // ListActive returns every SUBMITTED or WORKING task with its scope. It

@@ -4,22 +4,7 @@ import (
 	"errors"
 
 	sqlite3 "modernc.org/sqlite/lib"
-
-	"parley.dev/parley/taskstore"
 )
-
-// unavailable marks err with taskstore.ErrUnavailable when it is a
-// failure that passes (see transient), so that the server answers it with
-// UnavailableError rather than an internal error; other errors are
-// returned as they are. Every error a method of Store returns goes
-// through it: wrap calls it, and so does write, for the group commit's
-// outcomes (a COMMIT that found the disk full, say).
-func unavailable(err error) error {
-	if transient(err) {
-		return taskstore.Unavailable(err)
-	}
-	return err
-}
 
 // transient reports whether err says SQLite could not read or write now
 // but the same call may succeed later, with nothing wrong with the call or

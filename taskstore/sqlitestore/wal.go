@@ -27,7 +27,12 @@ import (
 //     reader held the checkpoint back), when the volume's free space is
 //     below twice the budget, or when the commit failed (a full disk):
 //     then the log's pages go into the database file while there is room
-//     for them, and the file gives its space back to the volume.
+//     for them, and the file gives its space back to the volume. While
+//     free space is short, every commit is followed by a PASSIVE
+//     checkpoint (the commit's pages move into the database file, so the
+//     next write starts the log again from its beginning, without waiting
+//     for a reader), and a TRUNCATE, which waits for readers and gives the
+//     file's space back, is paced: once per walCheckEvery, and when idle.
 //
 // The log's worst size is therefore about twice the budget plus what is
 // written in walCheckEvery, unless a read lasts longer than the busy
@@ -69,13 +74,28 @@ func newWALKeeper(dbPath string, budgetPages, pageSize int64) *walKeeper {
 	return &walKeeper{path: dbPath + "-wal", dir: filepath.Dir(dbPath), budget: budgetPages * pageSize}
 }
 
-// needed reports, after a commit (or a failed one), whether the log should
-// be checkpointed and truncated now. On a full disk the free space is
-// short, so every commit tries.
-func (k *walKeeper) needed(now time.Time) bool {
+// walCheckpoint is what the writer does with the log after a commit.
+type walCheckpoint uint8
+
+const (
+	walNone     walCheckpoint = iota
+	walPassive                // wal_checkpoint(PASSIVE): the log's pages into the file, no wait
+	walTruncate               // wal_checkpoint(TRUNCATE): and the log emptied, waiting for readers
+)
+
+// needed says, after a commit (or a failed one), how the log should be
+// checkpointed now. It looks at the log's size and the free space at most
+// once per walCheckEvery: a look that finds either past its bound asks
+// for a TRUNCATE; between looks, while the free space was short at the
+// last one (on a full disk, say), every commit asks for a PASSIVE
+// checkpoint.
+func (k *walKeeper) needed(now time.Time) walCheckpoint {
 	k.dirty = true
-	if !k.short && now.Sub(k.checked) < walCheckEvery {
-		return false
+	if now.Sub(k.checked) < walCheckEvery {
+		if k.short {
+			return walPassive
+		}
+		return walNone
 	}
 	k.checked = now
 	var size int64
@@ -84,25 +104,39 @@ func (k *walKeeper) needed(now time.Time) bool {
 	}
 	_, free, ok := volumeSpace(k.dir)
 	k.short = ok && free < 2*k.budget
-	return k.short || size > 2*k.budget
+	if k.short || size > 2*k.budget {
+		return walTruncate
+	}
+	return walNone
 }
 
 // checkpoint moves the log into the database file and, when no reader
 // still uses it, truncates it to nothing (wal_checkpoint(TRUNCATE), which
-// waits for readers up to the busy timeout). It is the one place the store
-// checkpoints by hand. done is false when the checkpoint could not finish
-// (a reader held it back past the busy timeout, or there was no room to
-// grow the database file): the log is then as long as before.
-func (s *Store) checkpoint(ctx context.Context) (done bool, err error) {
+// waits for readers up to the busy timeout); with passive, it only moves
+// what no reader holds back (wal_checkpoint(PASSIVE), no wait). It is the
+// one place the store checkpoints by hand. done is false when the
+// checkpoint could not finish (a reader held it back past the busy
+// timeout, or there was no room to grow the database file): the log is
+// then as long as before.
+func (s *Store) checkpoint(ctx context.Context, passive bool) (done bool, err error) {
+	mode := "TRUNCATE"
+	if passive {
+		mode = "PASSIVE"
+	}
 	var busy, logPages, moved int
-	err = s.writer.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &moved)
+	err = s.writer.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logPages, &moved)
 	return err == nil && busy == 0, err
 }
 
-// keepWAL runs on the writer goroutine after each group commit.
+// keepWAL runs on the writer goroutine after each group commit. A
+// PASSIVE checkpoint leaves the log dirty: the idle timer still truncates
+// it.
 func (s *Store) keepWAL() {
-	if s.wal.needed(time.Now()) {
+	switch s.wal.needed(time.Now()) {
+	case walTruncate:
 		s.checkpointDirty()
+	case walPassive:
+		s.checkpoint(context.Background(), true) // a failure: the next look or the idle timer truncates
 	}
 }
 
@@ -111,7 +145,7 @@ func (s *Store) keepWAL() {
 // too), and reports whether the log is still to be checkpointed.
 func (s *Store) checkpointDirty() (dirty bool) {
 	if s.wal.dirty {
-		if done, _ := s.checkpoint(context.Background()); done {
+		if done, _ := s.checkpoint(context.Background(), false); done {
 			s.wal.dirty = false
 		}
 	}

@@ -270,14 +270,7 @@ func (a *Agent) conclude(runCtx context.Context, p *proc, res result, em *server
 // server's and those of Options.PassEnv, then Options.Env, then the task's
 // identity (a later entry wins over an earlier one of the same name).
 func (a *Agent) env(req *server.Request) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if passed(name, baseEnv) || slices.Contains(a.o.PassEnv, name) {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, a.o.Env...)
+	env := append(AllowedEnv(a.o.PassEnv), a.o.Env...)
 	state := ""
 	if req.Task != nil {
 		state = strings.TrimPrefix(req.Task.GetStatus().GetState().String(), "TASK_STATE_")
@@ -290,6 +283,20 @@ func (a *Agent) env(req *server.Request) []string {
 		"PARLEY_TENANT="+req.Tenant, // with the principal, whose context PARLEY_CONTEXT_ID is (B12)
 		"PARLEY_TASK_STATE="+state,  // "" for a new task, INPUT_REQUIRED for a follow-up, …
 	)
+}
+
+// AllowedEnv is the part of the server's environment a program it runs
+// gets: PATH, HOME, LANG, LC_*, TZ and TMPDIR, and the variables named by
+// pass. `parley serve --mcp` gives its child the same.
+func AllowedEnv(pass []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if passed(name, baseEnv) || slices.Contains(pass, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // passed reports whether name is on list, where an entry ending in "*"

@@ -73,7 +73,7 @@ func listParams(f layout.ListFilter) int {
 	return n
 }
 
-// ListSQL returns the page query for f, whose rows ReadPage reads; its
+// ListSQL returns the page query for f, whose rows readPage reads; its
 // last argument, after ListArgs, is the row limit.
 func (d *Dialect) ListSQL(f layout.ListFilter) string {
 	return "SELECT id, data, status, status IS NOT NULL, seq FROM tasks WHERE " + d.ListWhere(f) +
@@ -107,18 +107,74 @@ func CounterKey(f layout.ListFilter, q taskstore.ListQuery) (kind int32, context
 	return int32(k), contextID, state
 }
 
-// Page is a ListTasks page as its header rows give it, before its history
+// ListQueries runs the statements of one ListTasks call inside the
+// store's read transaction, so that the total, the page and its pieces
+// agree with each other.
+type ListQueries struct {
+	// Count runs CountSQL(f) with its arguments: one row, the count.
+	Count func(f layout.ListFilter, args []any) Row
+	// Counter reads the trigger-kept counter of (tenant, owner, kind,
+	// context_id, state), CounterKey's; no row is a count of 0.
+	Counter func(args ...any) Row
+	// Page runs ListSQL(f) with its arguments, the row limit last.
+	Page func(f layout.ListFilter, args []any) (Cursor, error)
+	// Pieces reads the history and artifact rows of the tasks with the
+	// ids (the pieces shape, each row led by its task id).
+	Pieces func(ids []string) (Cursor, error)
+}
+
+// ListIn answers ListTasks with r: the total of q's filters, ignoring its
+// cursor (a range count when RangeCounted, otherwise the counter), and a
+// page of up to q.Limit tasks put together from their header rows and
+// pieces, noting whether there is more.
+func ListIn[B ~[]byte](d *Dialect, r ListQueries, sc taskstore.Scope, q taskstore.ListQuery) (taskstore.ListResult, error) {
+	limit := max(q.Limit, 1)
+	f := layout.FilterOf(q)
+	var res taskstore.ListResult
+	var n int64
+	if cf := f &^ layout.WithAfter; RangeCounted(cf) {
+		if err := r.Count(cf, ListArgs(cf, sc, q)).Scan(&n); err != nil {
+			return res, err
+		}
+	} else {
+		kind, ctxKey, stateKey := CounterKey(f, q)
+		if err := r.Counter(sc.Tenant, sc.Owner, kind, ctxKey, stateKey).Scan(&n); err != nil && !d.IsNoRows(err) {
+			return res, err
+		}
+	}
+	res.Total = int(n)
+	rows, err := r.Page(f, append(ListArgs(f, sc, q), limit+1))
+	if err != nil {
+		return res, err
+	}
+	pg, err := readPage[B](rows, limit)
+	rows.Close()
+	if err != nil || len(pg.IDs) == 0 {
+		return taskstore.ListResult{Total: res.Total, Tasks: pg.Tasks, More: pg.More}, err
+	}
+	prows, err := r.Pieces(pg.IDs)
+	if err != nil {
+		return res, err
+	}
+	defer prows.Close()
+	if err := assemble[B](d, pg, prows); err != nil {
+		return res, err
+	}
+	return taskstore.ListResult{Total: res.Total, Tasks: pg.Tasks, More: pg.More}, nil
+}
+
+// page is a ListTasks page as its header rows give it, before its history
 // and artifacts are read.
-type Page struct {
+type page struct {
 	Tasks []*a2a.Task
 	IDs   []string
 	More  bool // a row beyond the limit was there
 }
 
-// ReadPage reads up to limit rows of ListSQL, noting whether there was
+// readPage reads up to limit rows of ListSQL, noting whether there was
 // one more.
-func ReadPage[B ~[]byte](rows Rows, limit int) (Page, error) {
-	pg := Page{Tasks: make([]*a2a.Task, 0, min(limit, 64)), IDs: make([]string, 0, min(limit, 64))}
+func readPage[B ~[]byte](rows Rows, limit int) (page, error) {
+	pg := page{Tasks: make([]*a2a.Task, 0, min(limit, 64)), IDs: make([]string, 0, min(limit, 64))}
 	var id string
 	var data, status B
 	var hasStatus bool
@@ -129,11 +185,11 @@ func ReadPage[B ~[]byte](rows Rows, limit int) (Page, error) {
 			break
 		}
 		if err := rows.Scan(&id, &data, &status, &hasStatus, &seq); err != nil {
-			return Page{}, err
+			return page{}, err
 		}
 		t, err := layout.DecodeHeader(data, status, hasStatus)
 		if err != nil {
-			return Page{}, err
+			return page{}, err
 		}
 		t.Generation = taskstore.Generation(uint64(seq))
 		pg.Tasks = append(pg.Tasks, t)
@@ -142,9 +198,9 @@ func ReadPage[B ~[]byte](rows Rows, limit int) (Page, error) {
 	return pg, rows.Err()
 }
 
-// Assemble reads the history and artifact rows of the page's tasks (the
+// assemble reads the history and artifact rows of the page's tasks (the
 // pieces shape, each row led by its task id) and puts each task together.
-func Assemble[B ~[]byte](d *Dialect, pg Page, rows Rows) error {
+func assemble[B ~[]byte](d *Dialect, pg page, rows Rows) error {
 	byID := make(map[string]*layout.Pieces, len(pg.IDs))
 	for _, id := range pg.IDs {
 		byID[id] = new(layout.Pieces)

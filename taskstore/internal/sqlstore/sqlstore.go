@@ -69,9 +69,22 @@ type Dialect struct {
 	// NoRows is the driver's error for a query of one row that found
 	// none.
 	NoRows error
-	// Unavailable marks a failure that passes with
-	// taskstore.ErrUnavailable and returns any other error as it is.
-	Unavailable func(error) error
+	// Transient reports whether err is a failure that passes (a full
+	// disk, a lost connection, a lock timeout), which Unavailable marks.
+	Transient func(error) bool
+}
+
+// Unavailable marks err with taskstore.ErrUnavailable when it is a
+// failure that passes (Transient), so that the server answers it with
+// UnavailableError rather than an internal error; other errors are
+// returned as they are. Every error a store's method returns goes through
+// it: Wrap calls it, and so do the stores' group commits for their
+// outcomes (a COMMIT that found the disk full, say).
+func (d *Dialect) Unavailable(err error) error {
+	if d.Transient(err) {
+		return taskstore.Unavailable(err)
+	}
+	return err
 }
 
 // Param returns the placeholder of the nth argument, from 1.
@@ -231,4 +244,25 @@ func StateList(states []a2a.TaskState) string {
 		parts[i] = strconv.Itoa(int(st))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Migrate brings a schema at version up to target: for each version v
+// below target, it runs the statements of migrations[v] with exec, then
+// convert[v+1], where there is one (a conversion of rows the statements
+// alone cannot make). A failure names the version it was migrating to.
+// The store runs it in one transaction, which it commits.
+func Migrate(version, target int, migrations [][]string, exec func(stmt string) error, convert map[int]func() error) error {
+	for v := version; v < target; v++ {
+		for _, stmt := range migrations[v] {
+			if err := exec(stmt); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+		if c := convert[v+1]; c != nil {
+			if err := c(); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+			}
+		}
+	}
+	return nil
 }

@@ -16,9 +16,9 @@ import (
 var errNone = errors.New("no rows")
 
 var (
-	question = &Dialect{Name: "q", False: "0", NullBytes: "NULL", ScopeIs: "=", NoRows: errNone, Unavailable: func(err error) error { return err }}
+	question = &Dialect{Name: "q", False: "0", NullBytes: "NULL", ScopeIs: "=", NoRows: errNone, Transient: func(error) bool { return false }}
 	numbered = &Dialect{Name: "n", Numbered: true, False: "false", NullBytes: "NULL::bytea", ScopeIs: "IS NOT DISTINCT FROM",
-		NoRows: errNone, Unavailable: func(err error) error { return err }}
+		NoRows: errNone, Transient: func(error) bool { return false }}
 )
 
 func TestBind(t *testing.T) {

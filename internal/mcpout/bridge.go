@@ -1,0 +1,121 @@
+// Package mcpout serves an A2A agent as an MCP server: one MCP tool per
+// skill of the agent's card, each call an A2A message to the agent, with
+// the task's semantics carried across. It is the A2A side of `parley mcp`;
+// the MCP side is the official MCP Go SDK, used as it is.
+//
+// A tools/call sends the message (spec §3.1.1, SendMessage; §3.1.2,
+// SendStreamingMessage when the card declares streaming, so that the task
+// is known from its first event and a cancelled call can cancel it, §3.1.5)
+// and answers when the task is terminal or interrupted (§4.1.3). A task
+// waiting INPUT_REQUIRED asks the MCP client through elicitation when the
+// client declared it, and the answer goes back to the agent as a follow-up
+// on the same task; otherwise the call returns the agent's question with
+// the task id, and a later call with taskId continues.
+//
+// Nothing here writes to stdout: the bridge logs to its Options.Logger.
+package mcpout
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
+)
+
+// Options configure a Bridge; nil means the defaults.
+type Options struct {
+	// Logger receives the bridge's own log (never message content above
+	// debug level); nil discards it.
+	Logger *slog.Logger
+	// Version is the version the MCP server reports for itself in its
+	// serverInfo ("" : "(devel)").
+	Version string
+}
+
+// Bridge is one A2A agent as an MCP server. It is safe for concurrent use:
+// every MCP session and every call share the one A2A client.
+type Bridge struct {
+	cl     *client.Client
+	card   *a2a.AgentCard
+	log    *slog.Logger
+	ver    string
+	tools  []*mcp.Tool
+	skills []*a2a.AgentSkill
+}
+
+// New returns the bridge to the agent cl calls. The caller keeps cl and
+// closes it after the bridge's servers are done.
+func New(cl *client.Client, opts *Options) (*Bridge, error) {
+	if cl == nil {
+		return nil, errors.New("mcpout: no A2A client")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	b := &Bridge{cl: cl, card: cl.Card(), log: log, ver: opts.Version}
+	if b.ver == "" {
+		b.ver = "(devel)"
+	}
+	b.skills = skillsOf(b.card)
+	for i, name := range toolNames(b.skills) {
+		b.tools = append(b.tools, toolFor(name, b.skills[i]))
+	}
+	return b, nil
+}
+
+// Tools returns the MCP tools the bridge serves, one per skill in the
+// card's order. The caller must not modify them.
+func (b *Bridge) Tools() []*mcp.Tool { return b.tools }
+
+// Server returns a new MCP server with the bridge's tools: one per MCP
+// session over streamable HTTP, or the one a stdio transport runs.
+func (b *Bridge) Server() *mcp.Server {
+	name := b.card.GetName()
+	if name == "" {
+		name = "a2a-agent"
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: b.card.GetName() + " (A2A, through parley mcp)", Version: b.ver},
+		&mcp.ServerOptions{Instructions: b.card.GetDescription(), Logger: b.sdkLog()})
+	for _, t := range b.tools {
+		s.AddTool(t, b.call)
+	}
+	return s
+}
+
+// Run serves the bridge over t until the client goes away (for stdio: its
+// standard input closes) or ctx ends.
+func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
+	return b.Server().Run(ctx, t)
+}
+
+// sdkLog is the logger the MCP SDK gets: the bridge's, without the SDK's
+// per-session info lines unless the bridge logs at debug level.
+func (b *Bridge) sdkLog() *slog.Logger {
+	if b.log.Enabled(context.Background(), slog.LevelDebug) {
+		return b.log
+	}
+	return slog.New(warnFloor{b.log.Handler()})
+}
+
+// warnFloor passes records of level Warn and above.
+type warnFloor struct{ slog.Handler }
+
+// Enabled reports whether l is at least Warn and the handler takes it.
+func (w warnFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+// WithAttrs keeps the floor.
+func (w warnFloor) WithAttrs(as []slog.Attr) slog.Handler { return warnFloor{w.Handler.WithAttrs(as)} }
+
+// WithGroup keeps the floor.
+func (w warnFloor) WithGroup(name string) slog.Handler { return warnFloor{w.Handler.WithGroup(name)} }

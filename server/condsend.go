@@ -91,6 +91,12 @@ func (r *run) checkGeneration(ctx context.Context, cfg *a2a.SendMessageConfigura
 // after it. Callers hold r.mu.
 func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional bool) error {
 	expected := taskstore.Generation(r.seq)
+	if busy, err := r.inputPending(ctx); err != nil || busy {
+		if err == nil {
+			err = busyWith(r.id)
+		}
+		return err
+	}
 	for {
 		ev := taskstore.ClientMessage(msg)
 		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Message: msg, Response: ev})
@@ -115,6 +121,26 @@ func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional b
 			return err
 		}
 	}
+}
+
+// inputPending reports, with Options.Cluster, whether the task's last
+// logged event is a client's message: another replica took a follow-up
+// whose agent has not written yet (it works on it, and is the one to
+// answer it), so this one is refused as busy, as one process refuses a
+// second follow-up while the first's agent works. On one process the
+// run's execution says so (refuseFollowUp). Callers hold r.mu.
+func (r *run) inputPending(ctx context.Context) (bool, error) {
+	if r.s.opts.Cluster == nil || r.seq == 0 {
+		return false, nil
+	}
+	evs, err := r.s.store.Events(ctx, r.scope, r.id, r.seq-1, 1)
+	switch {
+	case errors.Is(err, taskstore.ErrPruned):
+		return false, nil
+	case err != nil:
+		return false, a2a.Internal(err)
+	}
+	return len(evs) == 1 && taskstore.IsClientMessage(evs[0].Response), nil
 }
 
 // entered applies a client message logged as a timeline entry to the run:

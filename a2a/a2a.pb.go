@@ -181,8 +181,12 @@ type SendMessageConfiguration struct {
 	// refused (TaskGenerationMismatchError). Ignored when the message creates
 	// a task.
 	IfGenerationMatch *int64 `protobuf:"varint,5,opt,name=if_generation_match,json=ifGenerationMatch,proto3,oneof" json:"if_generation_match,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A2A 1.1 preview (spec §3.2.4, §3.2.8): upper bound on the number of
+	// timeline entries returned, the most recent ones. Unset means no client
+	// limit; zero means no timeline. Independent of history_length.
+	TimelineLength *int32 `protobuf:"varint,6,opt,name=timeline_length,json=timelineLength,proto3,oneof" json:"timeline_length,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SendMessageConfiguration) Reset() {
@@ -250,6 +254,13 @@ func (x *SendMessageConfiguration) GetIfGenerationMatch() int64 {
 	return 0
 }
 
+func (x *SendMessageConfiguration) GetTimelineLength() int32 {
+	if x != nil && x.TimelineLength != nil {
+		return *x.TimelineLength
+	}
+	return 0
+}
+
 // A unit of work tracked by the agent: its status, outputs and conversation.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -266,9 +277,12 @@ type Task struct {
 	// Free-form data attached to the task.
 	Metadata *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// A2A 1.1 preview (spec §3.2.7): 1 when the task is created, then one
-	// more on every change that emits an event (a state change, an artifact
-	// added or updated).
-	Generation    int64 `protobuf:"varint,7,opt,name=generation,proto3" json:"generation,omitempty"`
+	// more on every change: a timeline entry appended (a status update, a
+	// client message) or an artifact added or updated.
+	Generation int64 `protobuf:"varint,7,opt,name=generation,proto3" json:"generation,omitempty"`
+	// A2A 1.1 preview (spec §3.2.8): the interaction in generation order —
+	// the client's messages and the agent's status updates.
+	Timeline      []*TimelineEntry `protobuf:"bytes,8,rep,name=timeline,proto3" json:"timeline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -352,6 +366,109 @@ func (x *Task) GetGeneration() int64 {
 	return 0
 }
 
+func (x *Task) GetTimeline() []*TimelineEntry {
+	if x != nil {
+		return x.Timeline
+	}
+	return nil
+}
+
+// A2A 1.1 preview (spec §3.2.8, §4.1.8): one entry of a task's timeline.
+type TimelineEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the entry records; a reader skips a kind it does not know.
+	//
+	// Types that are valid to be assigned to Entry:
+	//
+	//	*TimelineEntry_Message
+	//	*TimelineEntry_Status
+	Entry isTimelineEntry_Entry `protobuf_oneof:"entry"`
+	// The task's generation after the entry was appended.
+	Generation    int64 `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimelineEntry) Reset() {
+	*x = TimelineEntry{}
+	mi := &file_a2a_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimelineEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimelineEntry) ProtoMessage() {}
+
+func (x *TimelineEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_a2a_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimelineEntry.ProtoReflect.Descriptor instead.
+func (*TimelineEntry) Descriptor() ([]byte, []int) {
+	return file_a2a_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TimelineEntry) GetEntry() isTimelineEntry_Entry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
+func (x *TimelineEntry) GetMessage() *Message {
+	if x != nil {
+		if x, ok := x.Entry.(*TimelineEntry_Message); ok {
+			return x.Message
+		}
+	}
+	return nil
+}
+
+func (x *TimelineEntry) GetStatus() *TaskStatus {
+	if x != nil {
+		if x, ok := x.Entry.(*TimelineEntry_Status); ok {
+			return x.Status
+		}
+	}
+	return nil
+}
+
+func (x *TimelineEntry) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+type isTimelineEntry_Entry interface {
+	isTimelineEntry_Entry()
+}
+
+type TimelineEntry_Message struct {
+	// A client message (ROLE_USER).
+	Message *Message `protobuf:"bytes,1,opt,name=message,proto3,oneof"`
+}
+
+type TimelineEntry_Status struct {
+	// An agent status: the state and the agent's message at that point.
+	Status *TaskStatus `protobuf:"bytes,2,opt,name=status,proto3,oneof"`
+}
+
+func (*TimelineEntry_Message) isTimelineEntry_Entry() {}
+
+func (*TimelineEntry_Status) isTimelineEntry_Entry() {}
+
 // State of a task at a point in time.
 type TaskStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -367,7 +484,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_a2a_proto_msgTypes[2]
+	mi := &file_a2a_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +496,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[2]
+	mi := &file_a2a_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +509,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{2}
+	return file_a2a_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TaskStatus) GetState() TaskState {
@@ -440,7 +557,7 @@ type Part struct {
 
 func (x *Part) Reset() {
 	*x = Part{}
-	mi := &file_a2a_proto_msgTypes[3]
+	mi := &file_a2a_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +569,7 @@ func (x *Part) String() string {
 func (*Part) ProtoMessage() {}
 
 func (x *Part) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[3]
+	mi := &file_a2a_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +582,7 @@ func (x *Part) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Part.ProtoReflect.Descriptor instead.
 func (*Part) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{3}
+	return file_a2a_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Part) GetContent() isPart_Content {
@@ -589,7 +706,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_a2a_proto_msgTypes[4]
+	mi := &file_a2a_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +718,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[4]
+	mi := &file_a2a_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +731,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{4}
+	return file_a2a_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Message) GetMessageId() string {
@@ -687,14 +804,20 @@ type Artifact struct {
 	// Free-form data attached to the artifact.
 	Metadata *structpb.Struct `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// URIs of extensions used in this artifact.
-	Extensions    []string `protobuf:"bytes,6,rep,name=extensions,proto3" json:"extensions,omitempty"`
+	Extensions []string `protobuf:"bytes,6,rep,name=extensions,proto3" json:"extensions,omitempty"`
+	// A2A 1.1 preview (spec §3.2.8): the task's generation when the artifact
+	// first appeared.
+	StartGeneration int64 `protobuf:"varint,7,opt,name=start_generation,json=startGeneration,proto3" json:"start_generation,omitempty"`
+	// A2A 1.1 preview (spec §3.2.8): the task's generation when the artifact
+	// was completed; 0 (absent) while it still streams.
+	EndGeneration int64 `protobuf:"varint,8,opt,name=end_generation,json=endGeneration,proto3" json:"end_generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Artifact) Reset() {
 	*x = Artifact{}
-	mi := &file_a2a_proto_msgTypes[5]
+	mi := &file_a2a_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +829,7 @@ func (x *Artifact) String() string {
 func (*Artifact) ProtoMessage() {}
 
 func (x *Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[5]
+	mi := &file_a2a_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +842,7 @@ func (x *Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
 func (*Artifact) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{5}
+	return file_a2a_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Artifact) GetArtifactId() string {
@@ -764,6 +887,20 @@ func (x *Artifact) GetExtensions() []string {
 	return nil
 }
 
+func (x *Artifact) GetStartGeneration() int64 {
+	if x != nil {
+		return x.StartGeneration
+	}
+	return 0
+}
+
+func (x *Artifact) GetEndGeneration() int64 {
+	if x != nil {
+		return x.EndGeneration
+	}
+	return 0
+}
+
 // Streaming event: the status of a task changed.
 type TaskStatusUpdateEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -783,7 +920,7 @@ type TaskStatusUpdateEvent struct {
 
 func (x *TaskStatusUpdateEvent) Reset() {
 	*x = TaskStatusUpdateEvent{}
-	mi := &file_a2a_proto_msgTypes[6]
+	mi := &file_a2a_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +932,7 @@ func (x *TaskStatusUpdateEvent) String() string {
 func (*TaskStatusUpdateEvent) ProtoMessage() {}
 
 func (x *TaskStatusUpdateEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[6]
+	mi := &file_a2a_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +945,7 @@ func (x *TaskStatusUpdateEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusUpdateEvent.ProtoReflect.Descriptor instead.
 func (*TaskStatusUpdateEvent) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{6}
+	return file_a2a_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TaskStatusUpdateEvent) GetTaskId() string {
@@ -869,7 +1006,7 @@ type TaskArtifactUpdateEvent struct {
 
 func (x *TaskArtifactUpdateEvent) Reset() {
 	*x = TaskArtifactUpdateEvent{}
-	mi := &file_a2a_proto_msgTypes[7]
+	mi := &file_a2a_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1018,7 @@ func (x *TaskArtifactUpdateEvent) String() string {
 func (*TaskArtifactUpdateEvent) ProtoMessage() {}
 
 func (x *TaskArtifactUpdateEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[7]
+	mi := &file_a2a_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1031,7 @@ func (x *TaskArtifactUpdateEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskArtifactUpdateEvent.ProtoReflect.Descriptor instead.
 func (*TaskArtifactUpdateEvent) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{7}
+	return file_a2a_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TaskArtifactUpdateEvent) GetTaskId() string {
@@ -959,7 +1096,7 @@ type AuthenticationInfo struct {
 
 func (x *AuthenticationInfo) Reset() {
 	*x = AuthenticationInfo{}
-	mi := &file_a2a_proto_msgTypes[8]
+	mi := &file_a2a_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1108,7 @@ func (x *AuthenticationInfo) String() string {
 func (*AuthenticationInfo) ProtoMessage() {}
 
 func (x *AuthenticationInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[8]
+	mi := &file_a2a_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1121,7 @@ func (x *AuthenticationInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticationInfo.ProtoReflect.Descriptor instead.
 func (*AuthenticationInfo) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{8}
+	return file_a2a_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AuthenticationInfo) GetScheme() string {
@@ -1018,7 +1155,7 @@ type AgentInterface struct {
 
 func (x *AgentInterface) Reset() {
 	*x = AgentInterface{}
-	mi := &file_a2a_proto_msgTypes[9]
+	mi := &file_a2a_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1167,7 @@ func (x *AgentInterface) String() string {
 func (*AgentInterface) ProtoMessage() {}
 
 func (x *AgentInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[9]
+	mi := &file_a2a_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1180,7 @@ func (x *AgentInterface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentInterface.ProtoReflect.Descriptor instead.
 func (*AgentInterface) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{9}
+	return file_a2a_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AgentInterface) GetUrl() string {
@@ -1111,7 +1248,7 @@ type AgentCard struct {
 
 func (x *AgentCard) Reset() {
 	*x = AgentCard{}
-	mi := &file_a2a_proto_msgTypes[10]
+	mi := &file_a2a_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1260,7 @@ func (x *AgentCard) String() string {
 func (*AgentCard) ProtoMessage() {}
 
 func (x *AgentCard) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[10]
+	mi := &file_a2a_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1273,7 @@ func (x *AgentCard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCard.ProtoReflect.Descriptor instead.
 func (*AgentCard) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{10}
+	return file_a2a_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentCard) GetName() string {
@@ -1250,7 +1387,7 @@ type AgentProvider struct {
 
 func (x *AgentProvider) Reset() {
 	*x = AgentProvider{}
-	mi := &file_a2a_proto_msgTypes[11]
+	mi := &file_a2a_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1399,7 @@ func (x *AgentProvider) String() string {
 func (*AgentProvider) ProtoMessage() {}
 
 func (x *AgentProvider) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[11]
+	mi := &file_a2a_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1412,7 @@ func (x *AgentProvider) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentProvider.ProtoReflect.Descriptor instead.
 func (*AgentProvider) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{11}
+	return file_a2a_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AgentProvider) GetUrl() string {
@@ -1309,7 +1446,7 @@ type AgentCapabilities struct {
 
 func (x *AgentCapabilities) Reset() {
 	*x = AgentCapabilities{}
-	mi := &file_a2a_proto_msgTypes[12]
+	mi := &file_a2a_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1458,7 @@ func (x *AgentCapabilities) String() string {
 func (*AgentCapabilities) ProtoMessage() {}
 
 func (x *AgentCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[12]
+	mi := &file_a2a_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1471,7 @@ func (x *AgentCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCapabilities.ProtoReflect.Descriptor instead.
 func (*AgentCapabilities) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{12}
+	return file_a2a_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AgentCapabilities) GetStreaming() bool {
@@ -1382,7 +1519,7 @@ type AgentExtension struct {
 
 func (x *AgentExtension) Reset() {
 	*x = AgentExtension{}
-	mi := &file_a2a_proto_msgTypes[13]
+	mi := &file_a2a_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1531,7 @@ func (x *AgentExtension) String() string {
 func (*AgentExtension) ProtoMessage() {}
 
 func (x *AgentExtension) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[13]
+	mi := &file_a2a_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1544,7 @@ func (x *AgentExtension) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentExtension.ProtoReflect.Descriptor instead.
 func (*AgentExtension) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{13}
+	return file_a2a_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AgentExtension) GetUri() string {
@@ -1463,7 +1600,7 @@ type AgentSkill struct {
 
 func (x *AgentSkill) Reset() {
 	*x = AgentSkill{}
-	mi := &file_a2a_proto_msgTypes[14]
+	mi := &file_a2a_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1612,7 @@ func (x *AgentSkill) String() string {
 func (*AgentSkill) ProtoMessage() {}
 
 func (x *AgentSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[14]
+	mi := &file_a2a_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1625,7 @@ func (x *AgentSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentSkill.ProtoReflect.Descriptor instead.
 func (*AgentSkill) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{14}
+	return file_a2a_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AgentSkill) GetId() string {
@@ -1562,7 +1699,7 @@ type AgentCardSignature struct {
 
 func (x *AgentCardSignature) Reset() {
 	*x = AgentCardSignature{}
-	mi := &file_a2a_proto_msgTypes[15]
+	mi := &file_a2a_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1574,7 +1711,7 @@ func (x *AgentCardSignature) String() string {
 func (*AgentCardSignature) ProtoMessage() {}
 
 func (x *AgentCardSignature) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[15]
+	mi := &file_a2a_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1587,7 +1724,7 @@ func (x *AgentCardSignature) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCardSignature.ProtoReflect.Descriptor instead.
 func (*AgentCardSignature) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{15}
+	return file_a2a_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AgentCardSignature) GetProtected() string {
@@ -1632,7 +1769,7 @@ type TaskPushNotificationConfig struct {
 
 func (x *TaskPushNotificationConfig) Reset() {
 	*x = TaskPushNotificationConfig{}
-	mi := &file_a2a_proto_msgTypes[16]
+	mi := &file_a2a_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1781,7 @@ func (x *TaskPushNotificationConfig) String() string {
 func (*TaskPushNotificationConfig) ProtoMessage() {}
 
 func (x *TaskPushNotificationConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[16]
+	mi := &file_a2a_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1794,7 @@ func (x *TaskPushNotificationConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskPushNotificationConfig.ProtoReflect.Descriptor instead.
 func (*TaskPushNotificationConfig) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{16}
+	return file_a2a_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TaskPushNotificationConfig) GetTenant() string {
@@ -1713,7 +1850,7 @@ type StringList struct {
 
 func (x *StringList) Reset() {
 	*x = StringList{}
-	mi := &file_a2a_proto_msgTypes[17]
+	mi := &file_a2a_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1862,7 @@ func (x *StringList) String() string {
 func (*StringList) ProtoMessage() {}
 
 func (x *StringList) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[17]
+	mi := &file_a2a_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1875,7 @@ func (x *StringList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringList.ProtoReflect.Descriptor instead.
 func (*StringList) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{17}
+	return file_a2a_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StringList) GetList() []string {
@@ -1759,7 +1896,7 @@ type SecurityRequirement struct {
 
 func (x *SecurityRequirement) Reset() {
 	*x = SecurityRequirement{}
-	mi := &file_a2a_proto_msgTypes[18]
+	mi := &file_a2a_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1908,7 @@ func (x *SecurityRequirement) String() string {
 func (*SecurityRequirement) ProtoMessage() {}
 
 func (x *SecurityRequirement) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[18]
+	mi := &file_a2a_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1921,7 @@ func (x *SecurityRequirement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityRequirement.ProtoReflect.Descriptor instead.
 func (*SecurityRequirement) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{18}
+	return file_a2a_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SecurityRequirement) GetSchemes() map[string]*StringList {
@@ -1813,7 +1950,7 @@ type SecurityScheme struct {
 
 func (x *SecurityScheme) Reset() {
 	*x = SecurityScheme{}
-	mi := &file_a2a_proto_msgTypes[19]
+	mi := &file_a2a_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +1962,7 @@ func (x *SecurityScheme) String() string {
 func (*SecurityScheme) ProtoMessage() {}
 
 func (x *SecurityScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[19]
+	mi := &file_a2a_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +1975,7 @@ func (x *SecurityScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityScheme.ProtoReflect.Descriptor instead.
 func (*SecurityScheme) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{19}
+	return file_a2a_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SecurityScheme) GetScheme() isSecurityScheme_Scheme {
@@ -1947,7 +2084,7 @@ type APIKeySecurityScheme struct {
 
 func (x *APIKeySecurityScheme) Reset() {
 	*x = APIKeySecurityScheme{}
-	mi := &file_a2a_proto_msgTypes[20]
+	mi := &file_a2a_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2096,7 @@ func (x *APIKeySecurityScheme) String() string {
 func (*APIKeySecurityScheme) ProtoMessage() {}
 
 func (x *APIKeySecurityScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[20]
+	mi := &file_a2a_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2109,7 @@ func (x *APIKeySecurityScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use APIKeySecurityScheme.ProtoReflect.Descriptor instead.
 func (*APIKeySecurityScheme) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{20}
+	return file_a2a_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *APIKeySecurityScheme) GetDescription() string {
@@ -2011,7 +2148,7 @@ type HTTPAuthSecurityScheme struct {
 
 func (x *HTTPAuthSecurityScheme) Reset() {
 	*x = HTTPAuthSecurityScheme{}
-	mi := &file_a2a_proto_msgTypes[21]
+	mi := &file_a2a_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2160,7 @@ func (x *HTTPAuthSecurityScheme) String() string {
 func (*HTTPAuthSecurityScheme) ProtoMessage() {}
 
 func (x *HTTPAuthSecurityScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[21]
+	mi := &file_a2a_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2173,7 @@ func (x *HTTPAuthSecurityScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPAuthSecurityScheme.ProtoReflect.Descriptor instead.
 func (*HTTPAuthSecurityScheme) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{21}
+	return file_a2a_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HTTPAuthSecurityScheme) GetDescription() string {
@@ -2075,7 +2212,7 @@ type OAuth2SecurityScheme struct {
 
 func (x *OAuth2SecurityScheme) Reset() {
 	*x = OAuth2SecurityScheme{}
-	mi := &file_a2a_proto_msgTypes[22]
+	mi := &file_a2a_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2224,7 @@ func (x *OAuth2SecurityScheme) String() string {
 func (*OAuth2SecurityScheme) ProtoMessage() {}
 
 func (x *OAuth2SecurityScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[22]
+	mi := &file_a2a_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2237,7 @@ func (x *OAuth2SecurityScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OAuth2SecurityScheme.ProtoReflect.Descriptor instead.
 func (*OAuth2SecurityScheme) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{22}
+	return file_a2a_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OAuth2SecurityScheme) GetDescription() string {
@@ -2137,7 +2274,7 @@ type OpenIdConnectSecurityScheme struct {
 
 func (x *OpenIdConnectSecurityScheme) Reset() {
 	*x = OpenIdConnectSecurityScheme{}
-	mi := &file_a2a_proto_msgTypes[23]
+	mi := &file_a2a_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2286,7 @@ func (x *OpenIdConnectSecurityScheme) String() string {
 func (*OpenIdConnectSecurityScheme) ProtoMessage() {}
 
 func (x *OpenIdConnectSecurityScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[23]
+	mi := &file_a2a_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2299,7 @@ func (x *OpenIdConnectSecurityScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenIdConnectSecurityScheme.ProtoReflect.Descriptor instead.
 func (*OpenIdConnectSecurityScheme) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{23}
+	return file_a2a_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OpenIdConnectSecurityScheme) GetDescription() string {
@@ -2190,7 +2327,7 @@ type MutualTlsSecurityScheme struct {
 
 func (x *MutualTlsSecurityScheme) Reset() {
 	*x = MutualTlsSecurityScheme{}
-	mi := &file_a2a_proto_msgTypes[24]
+	mi := &file_a2a_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2202,7 +2339,7 @@ func (x *MutualTlsSecurityScheme) String() string {
 func (*MutualTlsSecurityScheme) ProtoMessage() {}
 
 func (x *MutualTlsSecurityScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[24]
+	mi := &file_a2a_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2215,7 +2352,7 @@ func (x *MutualTlsSecurityScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MutualTlsSecurityScheme.ProtoReflect.Descriptor instead.
 func (*MutualTlsSecurityScheme) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{24}
+	return file_a2a_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MutualTlsSecurityScheme) GetDescription() string {
@@ -2244,7 +2381,7 @@ type OAuthFlows struct {
 
 func (x *OAuthFlows) Reset() {
 	*x = OAuthFlows{}
-	mi := &file_a2a_proto_msgTypes[25]
+	mi := &file_a2a_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2393,7 @@ func (x *OAuthFlows) String() string {
 func (*OAuthFlows) ProtoMessage() {}
 
 func (x *OAuthFlows) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[25]
+	mi := &file_a2a_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2406,7 @@ func (x *OAuthFlows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OAuthFlows.ProtoReflect.Descriptor instead.
 func (*OAuthFlows) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{25}
+	return file_a2a_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OAuthFlows) GetFlow() isOAuthFlows_Flow {
@@ -2388,7 +2525,7 @@ type AuthorizationCodeOAuthFlow struct {
 
 func (x *AuthorizationCodeOAuthFlow) Reset() {
 	*x = AuthorizationCodeOAuthFlow{}
-	mi := &file_a2a_proto_msgTypes[26]
+	mi := &file_a2a_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2537,7 @@ func (x *AuthorizationCodeOAuthFlow) String() string {
 func (*AuthorizationCodeOAuthFlow) ProtoMessage() {}
 
 func (x *AuthorizationCodeOAuthFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[26]
+	mi := &file_a2a_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2550,7 @@ func (x *AuthorizationCodeOAuthFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizationCodeOAuthFlow.ProtoReflect.Descriptor instead.
 func (*AuthorizationCodeOAuthFlow) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{26}
+	return file_a2a_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AuthorizationCodeOAuthFlow) GetAuthorizationUrl() string {
@@ -2466,7 +2603,7 @@ type ClientCredentialsOAuthFlow struct {
 
 func (x *ClientCredentialsOAuthFlow) Reset() {
 	*x = ClientCredentialsOAuthFlow{}
-	mi := &file_a2a_proto_msgTypes[27]
+	mi := &file_a2a_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2478,7 +2615,7 @@ func (x *ClientCredentialsOAuthFlow) String() string {
 func (*ClientCredentialsOAuthFlow) ProtoMessage() {}
 
 func (x *ClientCredentialsOAuthFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[27]
+	mi := &file_a2a_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2491,7 +2628,7 @@ func (x *ClientCredentialsOAuthFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientCredentialsOAuthFlow.ProtoReflect.Descriptor instead.
 func (*ClientCredentialsOAuthFlow) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{27}
+	return file_a2a_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ClientCredentialsOAuthFlow) GetTokenUrl() string {
@@ -2531,7 +2668,7 @@ type ImplicitOAuthFlow struct {
 
 func (x *ImplicitOAuthFlow) Reset() {
 	*x = ImplicitOAuthFlow{}
-	mi := &file_a2a_proto_msgTypes[28]
+	mi := &file_a2a_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2680,7 @@ func (x *ImplicitOAuthFlow) String() string {
 func (*ImplicitOAuthFlow) ProtoMessage() {}
 
 func (x *ImplicitOAuthFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[28]
+	mi := &file_a2a_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2556,7 +2693,7 @@ func (x *ImplicitOAuthFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImplicitOAuthFlow.ProtoReflect.Descriptor instead.
 func (*ImplicitOAuthFlow) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{28}
+	return file_a2a_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ImplicitOAuthFlow) GetAuthorizationUrl() string {
@@ -2596,7 +2733,7 @@ type PasswordOAuthFlow struct {
 
 func (x *PasswordOAuthFlow) Reset() {
 	*x = PasswordOAuthFlow{}
-	mi := &file_a2a_proto_msgTypes[29]
+	mi := &file_a2a_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2608,7 +2745,7 @@ func (x *PasswordOAuthFlow) String() string {
 func (*PasswordOAuthFlow) ProtoMessage() {}
 
 func (x *PasswordOAuthFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[29]
+	mi := &file_a2a_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2621,7 +2758,7 @@ func (x *PasswordOAuthFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordOAuthFlow.ProtoReflect.Descriptor instead.
 func (*PasswordOAuthFlow) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{29}
+	return file_a2a_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PasswordOAuthFlow) GetTokenUrl() string {
@@ -2662,7 +2799,7 @@ type DeviceCodeOAuthFlow struct {
 
 func (x *DeviceCodeOAuthFlow) Reset() {
 	*x = DeviceCodeOAuthFlow{}
-	mi := &file_a2a_proto_msgTypes[30]
+	mi := &file_a2a_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2811,7 @@ func (x *DeviceCodeOAuthFlow) String() string {
 func (*DeviceCodeOAuthFlow) ProtoMessage() {}
 
 func (x *DeviceCodeOAuthFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[30]
+	mi := &file_a2a_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2824,7 @@ func (x *DeviceCodeOAuthFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceCodeOAuthFlow.ProtoReflect.Descriptor instead.
 func (*DeviceCodeOAuthFlow) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{30}
+	return file_a2a_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeviceCodeOAuthFlow) GetDeviceAuthorizationUrl() string {
@@ -2735,7 +2872,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_a2a_proto_msgTypes[31]
+	mi := &file_a2a_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +2884,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[31]
+	mi := &file_a2a_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +2897,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{31}
+	return file_a2a_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SendMessageRequest) GetTenant() string {
@@ -2803,13 +2940,16 @@ type GetTaskRequest struct {
 	// A2A 1.1 preview (spec §3.2.7): answer once the task's generation is
 	// above this value, or at a timeout with the task as it is.
 	CurrentGeneration *int64 `protobuf:"varint,4,opt,name=current_generation,json=currentGeneration,proto3,oneof" json:"current_generation,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A2A 1.1 preview (spec §3.2.4, §3.2.8): upper bound on returned timeline
+	// entries; unset means no client limit, zero none.
+	TimelineLength *int32 `protobuf:"varint,5,opt,name=timeline_length,json=timelineLength,proto3,oneof" json:"timeline_length,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_a2a_proto_msgTypes[32]
+	mi := &file_a2a_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2821,7 +2961,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[32]
+	mi := &file_a2a_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2834,7 +2974,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{32}
+	return file_a2a_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetTaskRequest) GetTenant() string {
@@ -2865,6 +3005,13 @@ func (x *GetTaskRequest) GetCurrentGeneration() int64 {
 	return 0
 }
 
+func (x *GetTaskRequest) GetTimelineLength() int32 {
+	if x != nil && x.TimelineLength != nil {
+		return *x.TimelineLength
+	}
+	return 0
+}
+
 // Request for ListTasks.
 type ListTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2884,13 +3031,16 @@ type ListTasksRequest struct {
 	StatusTimestampAfter *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=status_timestamp_after,json=statusTimestampAfter,proto3" json:"status_timestamp_after,omitempty"`
 	// Whether artifacts are included in the returned tasks.
 	IncludeArtifacts *bool `protobuf:"varint,8,opt,name=include_artifacts,json=includeArtifacts,proto3,oneof" json:"include_artifacts,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// A2A 1.1 preview (spec §3.2.4, §3.2.8): upper bound on timeline entries
+	// per task; unset means no client limit, zero none.
+	TimelineLength *int32 `protobuf:"varint,9,opt,name=timeline_length,json=timelineLength,proto3,oneof" json:"timeline_length,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_a2a_proto_msgTypes[33]
+	mi := &file_a2a_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2902,7 +3052,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[33]
+	mi := &file_a2a_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2915,7 +3065,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{33}
+	return file_a2a_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListTasksRequest) GetTenant() string {
@@ -2974,6 +3124,13 @@ func (x *ListTasksRequest) GetIncludeArtifacts() bool {
 	return false
 }
 
+func (x *ListTasksRequest) GetTimelineLength() int32 {
+	if x != nil && x.TimelineLength != nil {
+		return *x.TimelineLength
+	}
+	return 0
+}
+
 // Response of ListTasks.
 type ListTasksResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2991,7 +3148,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_a2a_proto_msgTypes[34]
+	mi := &file_a2a_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3003,7 +3160,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[34]
+	mi := &file_a2a_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3016,7 +3173,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{34}
+	return file_a2a_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -3062,7 +3219,7 @@ type CancelTaskRequest struct {
 
 func (x *CancelTaskRequest) Reset() {
 	*x = CancelTaskRequest{}
-	mi := &file_a2a_proto_msgTypes[35]
+	mi := &file_a2a_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3231,7 @@ func (x *CancelTaskRequest) String() string {
 func (*CancelTaskRequest) ProtoMessage() {}
 
 func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[35]
+	mi := &file_a2a_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3244,7 @@ func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{35}
+	return file_a2a_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelTaskRequest) GetTenant() string {
@@ -3126,7 +3283,7 @@ type GetTaskPushNotificationConfigRequest struct {
 
 func (x *GetTaskPushNotificationConfigRequest) Reset() {
 	*x = GetTaskPushNotificationConfigRequest{}
-	mi := &file_a2a_proto_msgTypes[36]
+	mi := &file_a2a_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3295,7 @@ func (x *GetTaskPushNotificationConfigRequest) String() string {
 func (*GetTaskPushNotificationConfigRequest) ProtoMessage() {}
 
 func (x *GetTaskPushNotificationConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[36]
+	mi := &file_a2a_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3308,7 @@ func (x *GetTaskPushNotificationConfigRequest) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetTaskPushNotificationConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskPushNotificationConfigRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{36}
+	return file_a2a_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetTaskPushNotificationConfigRequest) GetTenant() string {
@@ -3190,7 +3347,7 @@ type DeleteTaskPushNotificationConfigRequest struct {
 
 func (x *DeleteTaskPushNotificationConfigRequest) Reset() {
 	*x = DeleteTaskPushNotificationConfigRequest{}
-	mi := &file_a2a_proto_msgTypes[37]
+	mi := &file_a2a_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3359,7 @@ func (x *DeleteTaskPushNotificationConfigRequest) String() string {
 func (*DeleteTaskPushNotificationConfigRequest) ProtoMessage() {}
 
 func (x *DeleteTaskPushNotificationConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[37]
+	mi := &file_a2a_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3372,7 @@ func (x *DeleteTaskPushNotificationConfigRequest) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use DeleteTaskPushNotificationConfigRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTaskPushNotificationConfigRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{37}
+	return file_a2a_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteTaskPushNotificationConfigRequest) GetTenant() string {
@@ -3252,7 +3409,7 @@ type SubscribeToTaskRequest struct {
 
 func (x *SubscribeToTaskRequest) Reset() {
 	*x = SubscribeToTaskRequest{}
-	mi := &file_a2a_proto_msgTypes[38]
+	mi := &file_a2a_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3264,7 +3421,7 @@ func (x *SubscribeToTaskRequest) String() string {
 func (*SubscribeToTaskRequest) ProtoMessage() {}
 
 func (x *SubscribeToTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[38]
+	mi := &file_a2a_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3277,7 +3434,7 @@ func (x *SubscribeToTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeToTaskRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeToTaskRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{38}
+	return file_a2a_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SubscribeToTaskRequest) GetTenant() string {
@@ -3312,7 +3469,7 @@ type ListTaskPushNotificationConfigsRequest struct {
 
 func (x *ListTaskPushNotificationConfigsRequest) Reset() {
 	*x = ListTaskPushNotificationConfigsRequest{}
-	mi := &file_a2a_proto_msgTypes[39]
+	mi := &file_a2a_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3324,7 +3481,7 @@ func (x *ListTaskPushNotificationConfigsRequest) String() string {
 func (*ListTaskPushNotificationConfigsRequest) ProtoMessage() {}
 
 func (x *ListTaskPushNotificationConfigsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[39]
+	mi := &file_a2a_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3337,7 +3494,7 @@ func (x *ListTaskPushNotificationConfigsRequest) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ListTaskPushNotificationConfigsRequest.ProtoReflect.Descriptor instead.
 func (*ListTaskPushNotificationConfigsRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{39}
+	return file_a2a_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListTaskPushNotificationConfigsRequest) GetTenant() string {
@@ -3379,7 +3536,7 @@ type GetExtendedAgentCardRequest struct {
 
 func (x *GetExtendedAgentCardRequest) Reset() {
 	*x = GetExtendedAgentCardRequest{}
-	mi := &file_a2a_proto_msgTypes[40]
+	mi := &file_a2a_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3391,7 +3548,7 @@ func (x *GetExtendedAgentCardRequest) String() string {
 func (*GetExtendedAgentCardRequest) ProtoMessage() {}
 
 func (x *GetExtendedAgentCardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[40]
+	mi := &file_a2a_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3404,7 +3561,7 @@ func (x *GetExtendedAgentCardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExtendedAgentCardRequest.ProtoReflect.Descriptor instead.
 func (*GetExtendedAgentCardRequest) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{40}
+	return file_a2a_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetExtendedAgentCardRequest) GetTenant() string {
@@ -3430,7 +3587,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_a2a_proto_msgTypes[41]
+	mi := &file_a2a_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3442,7 +3599,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[41]
+	mi := &file_a2a_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3455,7 +3612,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{41}
+	return file_a2a_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SendMessageResponse) GetPayload() isSendMessageResponse_Payload {
@@ -3519,7 +3676,7 @@ type StreamResponse struct {
 
 func (x *StreamResponse) Reset() {
 	*x = StreamResponse{}
-	mi := &file_a2a_proto_msgTypes[42]
+	mi := &file_a2a_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3531,7 +3688,7 @@ func (x *StreamResponse) String() string {
 func (*StreamResponse) ProtoMessage() {}
 
 func (x *StreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[42]
+	mi := &file_a2a_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3544,7 +3701,7 @@ func (x *StreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResponse.ProtoReflect.Descriptor instead.
 func (*StreamResponse) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{42}
+	return file_a2a_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StreamResponse) GetPayload() isStreamResponse_Payload {
@@ -3635,7 +3792,7 @@ type ListTaskPushNotificationConfigsResponse struct {
 
 func (x *ListTaskPushNotificationConfigsResponse) Reset() {
 	*x = ListTaskPushNotificationConfigsResponse{}
-	mi := &file_a2a_proto_msgTypes[43]
+	mi := &file_a2a_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3647,7 +3804,7 @@ func (x *ListTaskPushNotificationConfigsResponse) String() string {
 func (*ListTaskPushNotificationConfigsResponse) ProtoMessage() {}
 
 func (x *ListTaskPushNotificationConfigsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_a2a_proto_msgTypes[43]
+	mi := &file_a2a_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3660,7 +3817,7 @@ func (x *ListTaskPushNotificationConfigsResponse) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ListTaskPushNotificationConfigsResponse.ProtoReflect.Descriptor instead.
 func (*ListTaskPushNotificationConfigsResponse) Descriptor() ([]byte, []int) {
-	return file_a2a_proto_rawDescGZIP(), []int{43}
+	return file_a2a_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListTaskPushNotificationConfigsResponse) GetConfigs() []*TaskPushNotificationConfig {
@@ -3681,15 +3838,17 @@ var File_a2a_proto protoreflect.FileDescriptor
 
 const file_a2a_proto_rawDesc = "" +
 	"\n" +
-	"\ta2a.proto\x12\tlf.a2a.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x02\n" +
+	"\ta2a.proto\x12\tlf.a2a.v1\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb5\x03\n" +
 	"\x18SendMessageConfiguration\x122\n" +
 	"\x15accepted_output_modes\x18\x01 \x03(\tR\x13acceptedOutputModes\x12h\n" +
 	"\x1dtask_push_notification_config\x18\x02 \x01(\v2%.lf.a2a.v1.TaskPushNotificationConfigR\x1ataskPushNotificationConfig\x12*\n" +
 	"\x0ehistory_length\x18\x03 \x01(\x05H\x00R\rhistoryLength\x88\x01\x01\x12-\n" +
 	"\x12return_immediately\x18\x04 \x01(\bR\x11returnImmediately\x123\n" +
-	"\x13if_generation_match\x18\x05 \x01(\x03H\x01R\x11ifGenerationMatch\x88\x01\x01B\x11\n" +
+	"\x13if_generation_match\x18\x05 \x01(\x03H\x01R\x11ifGenerationMatch\x88\x01\x01\x12,\n" +
+	"\x0ftimeline_length\x18\x06 \x01(\x05H\x02R\x0etimelineLength\x88\x01\x01B\x11\n" +
 	"\x0f_history_lengthB\x16\n" +
-	"\x14_if_generation_match\"\x9a\x02\n" +
+	"\x14_if_generation_matchB\x12\n" +
+	"\x10_timeline_length\"\xd0\x02\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -3700,7 +3859,15 @@ const file_a2a_proto_rawDesc = "" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1e\n" +
 	"\n" +
 	"generation\x18\a \x01(\x03R\n" +
-	"generation\"\xa0\x01\n" +
+	"generation\x124\n" +
+	"\btimeline\x18\b \x03(\v2\x18.lf.a2a.v1.TimelineEntryR\btimeline\"\x99\x01\n" +
+	"\rTimelineEntry\x12.\n" +
+	"\amessage\x18\x01 \x01(\v2\x12.lf.a2a.v1.MessageH\x00R\amessage\x12/\n" +
+	"\x06status\x18\x02 \x01(\v2\x15.lf.a2a.v1.TaskStatusH\x00R\x06status\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x03 \x01(\x03R\n" +
+	"generationB\a\n" +
+	"\x05entry\"\xa0\x01\n" +
 	"\n" +
 	"TaskStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.lf.a2a.v1.TaskStateR\x05state\x12,\n" +
@@ -3728,7 +3895,7 @@ const file_a2a_proto_rawDesc = "" +
 	"\n" +
 	"extensions\x18\a \x03(\tR\n" +
 	"extensions\x12,\n" +
-	"\x12reference_task_ids\x18\b \x03(\tR\x10referenceTaskIds\"\xdd\x01\n" +
+	"\x12reference_task_ids\x18\b \x03(\tR\x10referenceTaskIds\"\xaf\x02\n" +
 	"\bArtifact\x12\x1f\n" +
 	"\vartifact_id\x18\x01 \x01(\tR\n" +
 	"artifactId\x12\x12\n" +
@@ -3738,7 +3905,9 @@ const file_a2a_proto_rawDesc = "" +
 	"\bmetadata\x18\x05 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12\x1e\n" +
 	"\n" +
 	"extensions\x18\x06 \x03(\tR\n" +
-	"extensions\"\xd3\x01\n" +
+	"extensions\x12)\n" +
+	"\x10start_generation\x18\a \x01(\x03R\x0fstartGeneration\x12%\n" +
+	"\x0eend_generation\x18\b \x01(\x03R\rendGeneration\"\xd3\x01\n" +
 	"\x15TaskStatusUpdateEvent\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1d\n" +
 	"\n" +
@@ -3920,14 +4089,16 @@ const file_a2a_proto_rawDesc = "" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12,\n" +
 	"\amessage\x18\x02 \x01(\v2\x12.lf.a2a.v1.MessageR\amessage\x12I\n" +
 	"\rconfiguration\x18\x03 \x01(\v2#.lf.a2a.v1.SendMessageConfigurationR\rconfiguration\x123\n" +
-	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xc2\x01\n" +
+	"\bmetadata\x18\x04 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\x84\x02\n" +
 	"\x0eGetTaskRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12*\n" +
 	"\x0ehistory_length\x18\x03 \x01(\x05H\x00R\rhistoryLength\x88\x01\x01\x122\n" +
-	"\x12current_generation\x18\x04 \x01(\x03H\x01R\x11currentGeneration\x88\x01\x01B\x11\n" +
+	"\x12current_generation\x18\x04 \x01(\x03H\x01R\x11currentGeneration\x88\x01\x01\x12,\n" +
+	"\x0ftimeline_length\x18\x05 \x01(\x05H\x02R\x0etimelineLength\x88\x01\x01B\x11\n" +
 	"\x0f_history_lengthB\x15\n" +
-	"\x13_current_generation\"\x9f\x03\n" +
+	"\x13_current_generationB\x12\n" +
+	"\x10_timeline_length\"\xe1\x03\n" +
 	"\x10ListTasksRequest\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x1d\n" +
 	"\n" +
@@ -3938,11 +4109,13 @@ const file_a2a_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\x12*\n" +
 	"\x0ehistory_length\x18\x06 \x01(\x05H\x01R\rhistoryLength\x88\x01\x01\x12P\n" +
 	"\x16status_timestamp_after\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x14statusTimestampAfter\x120\n" +
-	"\x11include_artifacts\x18\b \x01(\bH\x02R\x10includeArtifacts\x88\x01\x01B\f\n" +
+	"\x11include_artifacts\x18\b \x01(\bH\x02R\x10includeArtifacts\x88\x01\x01\x12,\n" +
+	"\x0ftimeline_length\x18\t \x01(\x05H\x03R\x0etimelineLength\x88\x01\x01B\f\n" +
 	"\n" +
 	"_page_sizeB\x11\n" +
 	"\x0f_history_lengthB\x14\n" +
-	"\x12_include_artifacts\"\x9e\x01\n" +
+	"\x12_include_artifactsB\x12\n" +
+	"\x10_timeline_length\"\x9e\x01\n" +
 	"\x11ListTasksResponse\x12%\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x0f.lf.a2a.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1b\n" +
@@ -4028,158 +4201,162 @@ func file_a2a_proto_rawDescGZIP() []byte {
 }
 
 var file_a2a_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_a2a_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_a2a_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_a2a_proto_goTypes = []any{
 	(TaskState)(0),                                  // 0: lf.a2a.v1.TaskState
 	(Role)(0),                                       // 1: lf.a2a.v1.Role
 	(*SendMessageConfiguration)(nil),                // 2: lf.a2a.v1.SendMessageConfiguration
 	(*Task)(nil),                                    // 3: lf.a2a.v1.Task
-	(*TaskStatus)(nil),                              // 4: lf.a2a.v1.TaskStatus
-	(*Part)(nil),                                    // 5: lf.a2a.v1.Part
-	(*Message)(nil),                                 // 6: lf.a2a.v1.Message
-	(*Artifact)(nil),                                // 7: lf.a2a.v1.Artifact
-	(*TaskStatusUpdateEvent)(nil),                   // 8: lf.a2a.v1.TaskStatusUpdateEvent
-	(*TaskArtifactUpdateEvent)(nil),                 // 9: lf.a2a.v1.TaskArtifactUpdateEvent
-	(*AuthenticationInfo)(nil),                      // 10: lf.a2a.v1.AuthenticationInfo
-	(*AgentInterface)(nil),                          // 11: lf.a2a.v1.AgentInterface
-	(*AgentCard)(nil),                               // 12: lf.a2a.v1.AgentCard
-	(*AgentProvider)(nil),                           // 13: lf.a2a.v1.AgentProvider
-	(*AgentCapabilities)(nil),                       // 14: lf.a2a.v1.AgentCapabilities
-	(*AgentExtension)(nil),                          // 15: lf.a2a.v1.AgentExtension
-	(*AgentSkill)(nil),                              // 16: lf.a2a.v1.AgentSkill
-	(*AgentCardSignature)(nil),                      // 17: lf.a2a.v1.AgentCardSignature
-	(*TaskPushNotificationConfig)(nil),              // 18: lf.a2a.v1.TaskPushNotificationConfig
-	(*StringList)(nil),                              // 19: lf.a2a.v1.StringList
-	(*SecurityRequirement)(nil),                     // 20: lf.a2a.v1.SecurityRequirement
-	(*SecurityScheme)(nil),                          // 21: lf.a2a.v1.SecurityScheme
-	(*APIKeySecurityScheme)(nil),                    // 22: lf.a2a.v1.APIKeySecurityScheme
-	(*HTTPAuthSecurityScheme)(nil),                  // 23: lf.a2a.v1.HTTPAuthSecurityScheme
-	(*OAuth2SecurityScheme)(nil),                    // 24: lf.a2a.v1.OAuth2SecurityScheme
-	(*OpenIdConnectSecurityScheme)(nil),             // 25: lf.a2a.v1.OpenIdConnectSecurityScheme
-	(*MutualTlsSecurityScheme)(nil),                 // 26: lf.a2a.v1.MutualTlsSecurityScheme
-	(*OAuthFlows)(nil),                              // 27: lf.a2a.v1.OAuthFlows
-	(*AuthorizationCodeOAuthFlow)(nil),              // 28: lf.a2a.v1.AuthorizationCodeOAuthFlow
-	(*ClientCredentialsOAuthFlow)(nil),              // 29: lf.a2a.v1.ClientCredentialsOAuthFlow
-	(*ImplicitOAuthFlow)(nil),                       // 30: lf.a2a.v1.ImplicitOAuthFlow
-	(*PasswordOAuthFlow)(nil),                       // 31: lf.a2a.v1.PasswordOAuthFlow
-	(*DeviceCodeOAuthFlow)(nil),                     // 32: lf.a2a.v1.DeviceCodeOAuthFlow
-	(*SendMessageRequest)(nil),                      // 33: lf.a2a.v1.SendMessageRequest
-	(*GetTaskRequest)(nil),                          // 34: lf.a2a.v1.GetTaskRequest
-	(*ListTasksRequest)(nil),                        // 35: lf.a2a.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),                       // 36: lf.a2a.v1.ListTasksResponse
-	(*CancelTaskRequest)(nil),                       // 37: lf.a2a.v1.CancelTaskRequest
-	(*GetTaskPushNotificationConfigRequest)(nil),    // 38: lf.a2a.v1.GetTaskPushNotificationConfigRequest
-	(*DeleteTaskPushNotificationConfigRequest)(nil), // 39: lf.a2a.v1.DeleteTaskPushNotificationConfigRequest
-	(*SubscribeToTaskRequest)(nil),                  // 40: lf.a2a.v1.SubscribeToTaskRequest
-	(*ListTaskPushNotificationConfigsRequest)(nil),  // 41: lf.a2a.v1.ListTaskPushNotificationConfigsRequest
-	(*GetExtendedAgentCardRequest)(nil),             // 42: lf.a2a.v1.GetExtendedAgentCardRequest
-	(*SendMessageResponse)(nil),                     // 43: lf.a2a.v1.SendMessageResponse
-	(*StreamResponse)(nil),                          // 44: lf.a2a.v1.StreamResponse
-	(*ListTaskPushNotificationConfigsResponse)(nil), // 45: lf.a2a.v1.ListTaskPushNotificationConfigsResponse
-	nil,                           // 46: lf.a2a.v1.AgentCard.SecuritySchemesEntry
-	nil,                           // 47: lf.a2a.v1.SecurityRequirement.SchemesEntry
-	nil,                           // 48: lf.a2a.v1.AuthorizationCodeOAuthFlow.ScopesEntry
-	nil,                           // 49: lf.a2a.v1.ClientCredentialsOAuthFlow.ScopesEntry
-	nil,                           // 50: lf.a2a.v1.ImplicitOAuthFlow.ScopesEntry
-	nil,                           // 51: lf.a2a.v1.PasswordOAuthFlow.ScopesEntry
-	nil,                           // 52: lf.a2a.v1.DeviceCodeOAuthFlow.ScopesEntry
-	(*structpb.Struct)(nil),       // 53: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil), // 54: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 55: google.protobuf.Value
-	(*emptypb.Empty)(nil),         // 56: google.protobuf.Empty
+	(*TimelineEntry)(nil),                           // 4: lf.a2a.v1.TimelineEntry
+	(*TaskStatus)(nil),                              // 5: lf.a2a.v1.TaskStatus
+	(*Part)(nil),                                    // 6: lf.a2a.v1.Part
+	(*Message)(nil),                                 // 7: lf.a2a.v1.Message
+	(*Artifact)(nil),                                // 8: lf.a2a.v1.Artifact
+	(*TaskStatusUpdateEvent)(nil),                   // 9: lf.a2a.v1.TaskStatusUpdateEvent
+	(*TaskArtifactUpdateEvent)(nil),                 // 10: lf.a2a.v1.TaskArtifactUpdateEvent
+	(*AuthenticationInfo)(nil),                      // 11: lf.a2a.v1.AuthenticationInfo
+	(*AgentInterface)(nil),                          // 12: lf.a2a.v1.AgentInterface
+	(*AgentCard)(nil),                               // 13: lf.a2a.v1.AgentCard
+	(*AgentProvider)(nil),                           // 14: lf.a2a.v1.AgentProvider
+	(*AgentCapabilities)(nil),                       // 15: lf.a2a.v1.AgentCapabilities
+	(*AgentExtension)(nil),                          // 16: lf.a2a.v1.AgentExtension
+	(*AgentSkill)(nil),                              // 17: lf.a2a.v1.AgentSkill
+	(*AgentCardSignature)(nil),                      // 18: lf.a2a.v1.AgentCardSignature
+	(*TaskPushNotificationConfig)(nil),              // 19: lf.a2a.v1.TaskPushNotificationConfig
+	(*StringList)(nil),                              // 20: lf.a2a.v1.StringList
+	(*SecurityRequirement)(nil),                     // 21: lf.a2a.v1.SecurityRequirement
+	(*SecurityScheme)(nil),                          // 22: lf.a2a.v1.SecurityScheme
+	(*APIKeySecurityScheme)(nil),                    // 23: lf.a2a.v1.APIKeySecurityScheme
+	(*HTTPAuthSecurityScheme)(nil),                  // 24: lf.a2a.v1.HTTPAuthSecurityScheme
+	(*OAuth2SecurityScheme)(nil),                    // 25: lf.a2a.v1.OAuth2SecurityScheme
+	(*OpenIdConnectSecurityScheme)(nil),             // 26: lf.a2a.v1.OpenIdConnectSecurityScheme
+	(*MutualTlsSecurityScheme)(nil),                 // 27: lf.a2a.v1.MutualTlsSecurityScheme
+	(*OAuthFlows)(nil),                              // 28: lf.a2a.v1.OAuthFlows
+	(*AuthorizationCodeOAuthFlow)(nil),              // 29: lf.a2a.v1.AuthorizationCodeOAuthFlow
+	(*ClientCredentialsOAuthFlow)(nil),              // 30: lf.a2a.v1.ClientCredentialsOAuthFlow
+	(*ImplicitOAuthFlow)(nil),                       // 31: lf.a2a.v1.ImplicitOAuthFlow
+	(*PasswordOAuthFlow)(nil),                       // 32: lf.a2a.v1.PasswordOAuthFlow
+	(*DeviceCodeOAuthFlow)(nil),                     // 33: lf.a2a.v1.DeviceCodeOAuthFlow
+	(*SendMessageRequest)(nil),                      // 34: lf.a2a.v1.SendMessageRequest
+	(*GetTaskRequest)(nil),                          // 35: lf.a2a.v1.GetTaskRequest
+	(*ListTasksRequest)(nil),                        // 36: lf.a2a.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),                       // 37: lf.a2a.v1.ListTasksResponse
+	(*CancelTaskRequest)(nil),                       // 38: lf.a2a.v1.CancelTaskRequest
+	(*GetTaskPushNotificationConfigRequest)(nil),    // 39: lf.a2a.v1.GetTaskPushNotificationConfigRequest
+	(*DeleteTaskPushNotificationConfigRequest)(nil), // 40: lf.a2a.v1.DeleteTaskPushNotificationConfigRequest
+	(*SubscribeToTaskRequest)(nil),                  // 41: lf.a2a.v1.SubscribeToTaskRequest
+	(*ListTaskPushNotificationConfigsRequest)(nil),  // 42: lf.a2a.v1.ListTaskPushNotificationConfigsRequest
+	(*GetExtendedAgentCardRequest)(nil),             // 43: lf.a2a.v1.GetExtendedAgentCardRequest
+	(*SendMessageResponse)(nil),                     // 44: lf.a2a.v1.SendMessageResponse
+	(*StreamResponse)(nil),                          // 45: lf.a2a.v1.StreamResponse
+	(*ListTaskPushNotificationConfigsResponse)(nil), // 46: lf.a2a.v1.ListTaskPushNotificationConfigsResponse
+	nil,                           // 47: lf.a2a.v1.AgentCard.SecuritySchemesEntry
+	nil,                           // 48: lf.a2a.v1.SecurityRequirement.SchemesEntry
+	nil,                           // 49: lf.a2a.v1.AuthorizationCodeOAuthFlow.ScopesEntry
+	nil,                           // 50: lf.a2a.v1.ClientCredentialsOAuthFlow.ScopesEntry
+	nil,                           // 51: lf.a2a.v1.ImplicitOAuthFlow.ScopesEntry
+	nil,                           // 52: lf.a2a.v1.PasswordOAuthFlow.ScopesEntry
+	nil,                           // 53: lf.a2a.v1.DeviceCodeOAuthFlow.ScopesEntry
+	(*structpb.Struct)(nil),       // 54: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil), // 55: google.protobuf.Timestamp
+	(*structpb.Value)(nil),        // 56: google.protobuf.Value
+	(*emptypb.Empty)(nil),         // 57: google.protobuf.Empty
 }
 var file_a2a_proto_depIdxs = []int32{
-	18, // 0: lf.a2a.v1.SendMessageConfiguration.task_push_notification_config:type_name -> lf.a2a.v1.TaskPushNotificationConfig
-	4,  // 1: lf.a2a.v1.Task.status:type_name -> lf.a2a.v1.TaskStatus
-	7,  // 2: lf.a2a.v1.Task.artifacts:type_name -> lf.a2a.v1.Artifact
-	6,  // 3: lf.a2a.v1.Task.history:type_name -> lf.a2a.v1.Message
-	53, // 4: lf.a2a.v1.Task.metadata:type_name -> google.protobuf.Struct
-	0,  // 5: lf.a2a.v1.TaskStatus.state:type_name -> lf.a2a.v1.TaskState
-	6,  // 6: lf.a2a.v1.TaskStatus.message:type_name -> lf.a2a.v1.Message
-	54, // 7: lf.a2a.v1.TaskStatus.timestamp:type_name -> google.protobuf.Timestamp
-	55, // 8: lf.a2a.v1.Part.data:type_name -> google.protobuf.Value
-	53, // 9: lf.a2a.v1.Part.metadata:type_name -> google.protobuf.Struct
-	1,  // 10: lf.a2a.v1.Message.role:type_name -> lf.a2a.v1.Role
-	5,  // 11: lf.a2a.v1.Message.parts:type_name -> lf.a2a.v1.Part
-	53, // 12: lf.a2a.v1.Message.metadata:type_name -> google.protobuf.Struct
-	5,  // 13: lf.a2a.v1.Artifact.parts:type_name -> lf.a2a.v1.Part
-	53, // 14: lf.a2a.v1.Artifact.metadata:type_name -> google.protobuf.Struct
-	4,  // 15: lf.a2a.v1.TaskStatusUpdateEvent.status:type_name -> lf.a2a.v1.TaskStatus
-	53, // 16: lf.a2a.v1.TaskStatusUpdateEvent.metadata:type_name -> google.protobuf.Struct
-	7,  // 17: lf.a2a.v1.TaskArtifactUpdateEvent.artifact:type_name -> lf.a2a.v1.Artifact
-	53, // 18: lf.a2a.v1.TaskArtifactUpdateEvent.metadata:type_name -> google.protobuf.Struct
-	11, // 19: lf.a2a.v1.AgentCard.supported_interfaces:type_name -> lf.a2a.v1.AgentInterface
-	13, // 20: lf.a2a.v1.AgentCard.provider:type_name -> lf.a2a.v1.AgentProvider
-	14, // 21: lf.a2a.v1.AgentCard.capabilities:type_name -> lf.a2a.v1.AgentCapabilities
-	46, // 22: lf.a2a.v1.AgentCard.security_schemes:type_name -> lf.a2a.v1.AgentCard.SecuritySchemesEntry
-	20, // 23: lf.a2a.v1.AgentCard.security_requirements:type_name -> lf.a2a.v1.SecurityRequirement
-	16, // 24: lf.a2a.v1.AgentCard.skills:type_name -> lf.a2a.v1.AgentSkill
-	17, // 25: lf.a2a.v1.AgentCard.signatures:type_name -> lf.a2a.v1.AgentCardSignature
-	15, // 26: lf.a2a.v1.AgentCapabilities.extensions:type_name -> lf.a2a.v1.AgentExtension
-	53, // 27: lf.a2a.v1.AgentExtension.params:type_name -> google.protobuf.Struct
-	20, // 28: lf.a2a.v1.AgentSkill.security_requirements:type_name -> lf.a2a.v1.SecurityRequirement
-	53, // 29: lf.a2a.v1.AgentCardSignature.header:type_name -> google.protobuf.Struct
-	10, // 30: lf.a2a.v1.TaskPushNotificationConfig.authentication:type_name -> lf.a2a.v1.AuthenticationInfo
-	47, // 31: lf.a2a.v1.SecurityRequirement.schemes:type_name -> lf.a2a.v1.SecurityRequirement.SchemesEntry
-	22, // 32: lf.a2a.v1.SecurityScheme.api_key_security_scheme:type_name -> lf.a2a.v1.APIKeySecurityScheme
-	23, // 33: lf.a2a.v1.SecurityScheme.http_auth_security_scheme:type_name -> lf.a2a.v1.HTTPAuthSecurityScheme
-	24, // 34: lf.a2a.v1.SecurityScheme.oauth2_security_scheme:type_name -> lf.a2a.v1.OAuth2SecurityScheme
-	25, // 35: lf.a2a.v1.SecurityScheme.open_id_connect_security_scheme:type_name -> lf.a2a.v1.OpenIdConnectSecurityScheme
-	26, // 36: lf.a2a.v1.SecurityScheme.mtls_security_scheme:type_name -> lf.a2a.v1.MutualTlsSecurityScheme
-	27, // 37: lf.a2a.v1.OAuth2SecurityScheme.flows:type_name -> lf.a2a.v1.OAuthFlows
-	28, // 38: lf.a2a.v1.OAuthFlows.authorization_code:type_name -> lf.a2a.v1.AuthorizationCodeOAuthFlow
-	29, // 39: lf.a2a.v1.OAuthFlows.client_credentials:type_name -> lf.a2a.v1.ClientCredentialsOAuthFlow
-	30, // 40: lf.a2a.v1.OAuthFlows.implicit:type_name -> lf.a2a.v1.ImplicitOAuthFlow
-	31, // 41: lf.a2a.v1.OAuthFlows.password:type_name -> lf.a2a.v1.PasswordOAuthFlow
-	32, // 42: lf.a2a.v1.OAuthFlows.device_code:type_name -> lf.a2a.v1.DeviceCodeOAuthFlow
-	48, // 43: lf.a2a.v1.AuthorizationCodeOAuthFlow.scopes:type_name -> lf.a2a.v1.AuthorizationCodeOAuthFlow.ScopesEntry
-	49, // 44: lf.a2a.v1.ClientCredentialsOAuthFlow.scopes:type_name -> lf.a2a.v1.ClientCredentialsOAuthFlow.ScopesEntry
-	50, // 45: lf.a2a.v1.ImplicitOAuthFlow.scopes:type_name -> lf.a2a.v1.ImplicitOAuthFlow.ScopesEntry
-	51, // 46: lf.a2a.v1.PasswordOAuthFlow.scopes:type_name -> lf.a2a.v1.PasswordOAuthFlow.ScopesEntry
-	52, // 47: lf.a2a.v1.DeviceCodeOAuthFlow.scopes:type_name -> lf.a2a.v1.DeviceCodeOAuthFlow.ScopesEntry
-	6,  // 48: lf.a2a.v1.SendMessageRequest.message:type_name -> lf.a2a.v1.Message
-	2,  // 49: lf.a2a.v1.SendMessageRequest.configuration:type_name -> lf.a2a.v1.SendMessageConfiguration
-	53, // 50: lf.a2a.v1.SendMessageRequest.metadata:type_name -> google.protobuf.Struct
-	0,  // 51: lf.a2a.v1.ListTasksRequest.status:type_name -> lf.a2a.v1.TaskState
-	54, // 52: lf.a2a.v1.ListTasksRequest.status_timestamp_after:type_name -> google.protobuf.Timestamp
-	3,  // 53: lf.a2a.v1.ListTasksResponse.tasks:type_name -> lf.a2a.v1.Task
-	53, // 54: lf.a2a.v1.CancelTaskRequest.metadata:type_name -> google.protobuf.Struct
-	3,  // 55: lf.a2a.v1.SendMessageResponse.task:type_name -> lf.a2a.v1.Task
-	6,  // 56: lf.a2a.v1.SendMessageResponse.message:type_name -> lf.a2a.v1.Message
-	3,  // 57: lf.a2a.v1.StreamResponse.task:type_name -> lf.a2a.v1.Task
-	6,  // 58: lf.a2a.v1.StreamResponse.message:type_name -> lf.a2a.v1.Message
-	8,  // 59: lf.a2a.v1.StreamResponse.status_update:type_name -> lf.a2a.v1.TaskStatusUpdateEvent
-	9,  // 60: lf.a2a.v1.StreamResponse.artifact_update:type_name -> lf.a2a.v1.TaskArtifactUpdateEvent
-	18, // 61: lf.a2a.v1.ListTaskPushNotificationConfigsResponse.configs:type_name -> lf.a2a.v1.TaskPushNotificationConfig
-	21, // 62: lf.a2a.v1.AgentCard.SecuritySchemesEntry.value:type_name -> lf.a2a.v1.SecurityScheme
-	19, // 63: lf.a2a.v1.SecurityRequirement.SchemesEntry.value:type_name -> lf.a2a.v1.StringList
-	33, // 64: lf.a2a.v1.A2AService.SendMessage:input_type -> lf.a2a.v1.SendMessageRequest
-	33, // 65: lf.a2a.v1.A2AService.SendStreamingMessage:input_type -> lf.a2a.v1.SendMessageRequest
-	34, // 66: lf.a2a.v1.A2AService.GetTask:input_type -> lf.a2a.v1.GetTaskRequest
-	35, // 67: lf.a2a.v1.A2AService.ListTasks:input_type -> lf.a2a.v1.ListTasksRequest
-	37, // 68: lf.a2a.v1.A2AService.CancelTask:input_type -> lf.a2a.v1.CancelTaskRequest
-	40, // 69: lf.a2a.v1.A2AService.SubscribeToTask:input_type -> lf.a2a.v1.SubscribeToTaskRequest
-	18, // 70: lf.a2a.v1.A2AService.CreateTaskPushNotificationConfig:input_type -> lf.a2a.v1.TaskPushNotificationConfig
-	38, // 71: lf.a2a.v1.A2AService.GetTaskPushNotificationConfig:input_type -> lf.a2a.v1.GetTaskPushNotificationConfigRequest
-	41, // 72: lf.a2a.v1.A2AService.ListTaskPushNotificationConfigs:input_type -> lf.a2a.v1.ListTaskPushNotificationConfigsRequest
-	42, // 73: lf.a2a.v1.A2AService.GetExtendedAgentCard:input_type -> lf.a2a.v1.GetExtendedAgentCardRequest
-	39, // 74: lf.a2a.v1.A2AService.DeleteTaskPushNotificationConfig:input_type -> lf.a2a.v1.DeleteTaskPushNotificationConfigRequest
-	43, // 75: lf.a2a.v1.A2AService.SendMessage:output_type -> lf.a2a.v1.SendMessageResponse
-	44, // 76: lf.a2a.v1.A2AService.SendStreamingMessage:output_type -> lf.a2a.v1.StreamResponse
-	3,  // 77: lf.a2a.v1.A2AService.GetTask:output_type -> lf.a2a.v1.Task
-	36, // 78: lf.a2a.v1.A2AService.ListTasks:output_type -> lf.a2a.v1.ListTasksResponse
-	3,  // 79: lf.a2a.v1.A2AService.CancelTask:output_type -> lf.a2a.v1.Task
-	44, // 80: lf.a2a.v1.A2AService.SubscribeToTask:output_type -> lf.a2a.v1.StreamResponse
-	18, // 81: lf.a2a.v1.A2AService.CreateTaskPushNotificationConfig:output_type -> lf.a2a.v1.TaskPushNotificationConfig
-	18, // 82: lf.a2a.v1.A2AService.GetTaskPushNotificationConfig:output_type -> lf.a2a.v1.TaskPushNotificationConfig
-	45, // 83: lf.a2a.v1.A2AService.ListTaskPushNotificationConfigs:output_type -> lf.a2a.v1.ListTaskPushNotificationConfigsResponse
-	12, // 84: lf.a2a.v1.A2AService.GetExtendedAgentCard:output_type -> lf.a2a.v1.AgentCard
-	56, // 85: lf.a2a.v1.A2AService.DeleteTaskPushNotificationConfig:output_type -> google.protobuf.Empty
-	75, // [75:86] is the sub-list for method output_type
-	64, // [64:75] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	19, // 0: lf.a2a.v1.SendMessageConfiguration.task_push_notification_config:type_name -> lf.a2a.v1.TaskPushNotificationConfig
+	5,  // 1: lf.a2a.v1.Task.status:type_name -> lf.a2a.v1.TaskStatus
+	8,  // 2: lf.a2a.v1.Task.artifacts:type_name -> lf.a2a.v1.Artifact
+	7,  // 3: lf.a2a.v1.Task.history:type_name -> lf.a2a.v1.Message
+	54, // 4: lf.a2a.v1.Task.metadata:type_name -> google.protobuf.Struct
+	4,  // 5: lf.a2a.v1.Task.timeline:type_name -> lf.a2a.v1.TimelineEntry
+	7,  // 6: lf.a2a.v1.TimelineEntry.message:type_name -> lf.a2a.v1.Message
+	5,  // 7: lf.a2a.v1.TimelineEntry.status:type_name -> lf.a2a.v1.TaskStatus
+	0,  // 8: lf.a2a.v1.TaskStatus.state:type_name -> lf.a2a.v1.TaskState
+	7,  // 9: lf.a2a.v1.TaskStatus.message:type_name -> lf.a2a.v1.Message
+	55, // 10: lf.a2a.v1.TaskStatus.timestamp:type_name -> google.protobuf.Timestamp
+	56, // 11: lf.a2a.v1.Part.data:type_name -> google.protobuf.Value
+	54, // 12: lf.a2a.v1.Part.metadata:type_name -> google.protobuf.Struct
+	1,  // 13: lf.a2a.v1.Message.role:type_name -> lf.a2a.v1.Role
+	6,  // 14: lf.a2a.v1.Message.parts:type_name -> lf.a2a.v1.Part
+	54, // 15: lf.a2a.v1.Message.metadata:type_name -> google.protobuf.Struct
+	6,  // 16: lf.a2a.v1.Artifact.parts:type_name -> lf.a2a.v1.Part
+	54, // 17: lf.a2a.v1.Artifact.metadata:type_name -> google.protobuf.Struct
+	5,  // 18: lf.a2a.v1.TaskStatusUpdateEvent.status:type_name -> lf.a2a.v1.TaskStatus
+	54, // 19: lf.a2a.v1.TaskStatusUpdateEvent.metadata:type_name -> google.protobuf.Struct
+	8,  // 20: lf.a2a.v1.TaskArtifactUpdateEvent.artifact:type_name -> lf.a2a.v1.Artifact
+	54, // 21: lf.a2a.v1.TaskArtifactUpdateEvent.metadata:type_name -> google.protobuf.Struct
+	12, // 22: lf.a2a.v1.AgentCard.supported_interfaces:type_name -> lf.a2a.v1.AgentInterface
+	14, // 23: lf.a2a.v1.AgentCard.provider:type_name -> lf.a2a.v1.AgentProvider
+	15, // 24: lf.a2a.v1.AgentCard.capabilities:type_name -> lf.a2a.v1.AgentCapabilities
+	47, // 25: lf.a2a.v1.AgentCard.security_schemes:type_name -> lf.a2a.v1.AgentCard.SecuritySchemesEntry
+	21, // 26: lf.a2a.v1.AgentCard.security_requirements:type_name -> lf.a2a.v1.SecurityRequirement
+	17, // 27: lf.a2a.v1.AgentCard.skills:type_name -> lf.a2a.v1.AgentSkill
+	18, // 28: lf.a2a.v1.AgentCard.signatures:type_name -> lf.a2a.v1.AgentCardSignature
+	16, // 29: lf.a2a.v1.AgentCapabilities.extensions:type_name -> lf.a2a.v1.AgentExtension
+	54, // 30: lf.a2a.v1.AgentExtension.params:type_name -> google.protobuf.Struct
+	21, // 31: lf.a2a.v1.AgentSkill.security_requirements:type_name -> lf.a2a.v1.SecurityRequirement
+	54, // 32: lf.a2a.v1.AgentCardSignature.header:type_name -> google.protobuf.Struct
+	11, // 33: lf.a2a.v1.TaskPushNotificationConfig.authentication:type_name -> lf.a2a.v1.AuthenticationInfo
+	48, // 34: lf.a2a.v1.SecurityRequirement.schemes:type_name -> lf.a2a.v1.SecurityRequirement.SchemesEntry
+	23, // 35: lf.a2a.v1.SecurityScheme.api_key_security_scheme:type_name -> lf.a2a.v1.APIKeySecurityScheme
+	24, // 36: lf.a2a.v1.SecurityScheme.http_auth_security_scheme:type_name -> lf.a2a.v1.HTTPAuthSecurityScheme
+	25, // 37: lf.a2a.v1.SecurityScheme.oauth2_security_scheme:type_name -> lf.a2a.v1.OAuth2SecurityScheme
+	26, // 38: lf.a2a.v1.SecurityScheme.open_id_connect_security_scheme:type_name -> lf.a2a.v1.OpenIdConnectSecurityScheme
+	27, // 39: lf.a2a.v1.SecurityScheme.mtls_security_scheme:type_name -> lf.a2a.v1.MutualTlsSecurityScheme
+	28, // 40: lf.a2a.v1.OAuth2SecurityScheme.flows:type_name -> lf.a2a.v1.OAuthFlows
+	29, // 41: lf.a2a.v1.OAuthFlows.authorization_code:type_name -> lf.a2a.v1.AuthorizationCodeOAuthFlow
+	30, // 42: lf.a2a.v1.OAuthFlows.client_credentials:type_name -> lf.a2a.v1.ClientCredentialsOAuthFlow
+	31, // 43: lf.a2a.v1.OAuthFlows.implicit:type_name -> lf.a2a.v1.ImplicitOAuthFlow
+	32, // 44: lf.a2a.v1.OAuthFlows.password:type_name -> lf.a2a.v1.PasswordOAuthFlow
+	33, // 45: lf.a2a.v1.OAuthFlows.device_code:type_name -> lf.a2a.v1.DeviceCodeOAuthFlow
+	49, // 46: lf.a2a.v1.AuthorizationCodeOAuthFlow.scopes:type_name -> lf.a2a.v1.AuthorizationCodeOAuthFlow.ScopesEntry
+	50, // 47: lf.a2a.v1.ClientCredentialsOAuthFlow.scopes:type_name -> lf.a2a.v1.ClientCredentialsOAuthFlow.ScopesEntry
+	51, // 48: lf.a2a.v1.ImplicitOAuthFlow.scopes:type_name -> lf.a2a.v1.ImplicitOAuthFlow.ScopesEntry
+	52, // 49: lf.a2a.v1.PasswordOAuthFlow.scopes:type_name -> lf.a2a.v1.PasswordOAuthFlow.ScopesEntry
+	53, // 50: lf.a2a.v1.DeviceCodeOAuthFlow.scopes:type_name -> lf.a2a.v1.DeviceCodeOAuthFlow.ScopesEntry
+	7,  // 51: lf.a2a.v1.SendMessageRequest.message:type_name -> lf.a2a.v1.Message
+	2,  // 52: lf.a2a.v1.SendMessageRequest.configuration:type_name -> lf.a2a.v1.SendMessageConfiguration
+	54, // 53: lf.a2a.v1.SendMessageRequest.metadata:type_name -> google.protobuf.Struct
+	0,  // 54: lf.a2a.v1.ListTasksRequest.status:type_name -> lf.a2a.v1.TaskState
+	55, // 55: lf.a2a.v1.ListTasksRequest.status_timestamp_after:type_name -> google.protobuf.Timestamp
+	3,  // 56: lf.a2a.v1.ListTasksResponse.tasks:type_name -> lf.a2a.v1.Task
+	54, // 57: lf.a2a.v1.CancelTaskRequest.metadata:type_name -> google.protobuf.Struct
+	3,  // 58: lf.a2a.v1.SendMessageResponse.task:type_name -> lf.a2a.v1.Task
+	7,  // 59: lf.a2a.v1.SendMessageResponse.message:type_name -> lf.a2a.v1.Message
+	3,  // 60: lf.a2a.v1.StreamResponse.task:type_name -> lf.a2a.v1.Task
+	7,  // 61: lf.a2a.v1.StreamResponse.message:type_name -> lf.a2a.v1.Message
+	9,  // 62: lf.a2a.v1.StreamResponse.status_update:type_name -> lf.a2a.v1.TaskStatusUpdateEvent
+	10, // 63: lf.a2a.v1.StreamResponse.artifact_update:type_name -> lf.a2a.v1.TaskArtifactUpdateEvent
+	19, // 64: lf.a2a.v1.ListTaskPushNotificationConfigsResponse.configs:type_name -> lf.a2a.v1.TaskPushNotificationConfig
+	22, // 65: lf.a2a.v1.AgentCard.SecuritySchemesEntry.value:type_name -> lf.a2a.v1.SecurityScheme
+	20, // 66: lf.a2a.v1.SecurityRequirement.SchemesEntry.value:type_name -> lf.a2a.v1.StringList
+	34, // 67: lf.a2a.v1.A2AService.SendMessage:input_type -> lf.a2a.v1.SendMessageRequest
+	34, // 68: lf.a2a.v1.A2AService.SendStreamingMessage:input_type -> lf.a2a.v1.SendMessageRequest
+	35, // 69: lf.a2a.v1.A2AService.GetTask:input_type -> lf.a2a.v1.GetTaskRequest
+	36, // 70: lf.a2a.v1.A2AService.ListTasks:input_type -> lf.a2a.v1.ListTasksRequest
+	38, // 71: lf.a2a.v1.A2AService.CancelTask:input_type -> lf.a2a.v1.CancelTaskRequest
+	41, // 72: lf.a2a.v1.A2AService.SubscribeToTask:input_type -> lf.a2a.v1.SubscribeToTaskRequest
+	19, // 73: lf.a2a.v1.A2AService.CreateTaskPushNotificationConfig:input_type -> lf.a2a.v1.TaskPushNotificationConfig
+	39, // 74: lf.a2a.v1.A2AService.GetTaskPushNotificationConfig:input_type -> lf.a2a.v1.GetTaskPushNotificationConfigRequest
+	42, // 75: lf.a2a.v1.A2AService.ListTaskPushNotificationConfigs:input_type -> lf.a2a.v1.ListTaskPushNotificationConfigsRequest
+	43, // 76: lf.a2a.v1.A2AService.GetExtendedAgentCard:input_type -> lf.a2a.v1.GetExtendedAgentCardRequest
+	40, // 77: lf.a2a.v1.A2AService.DeleteTaskPushNotificationConfig:input_type -> lf.a2a.v1.DeleteTaskPushNotificationConfigRequest
+	44, // 78: lf.a2a.v1.A2AService.SendMessage:output_type -> lf.a2a.v1.SendMessageResponse
+	45, // 79: lf.a2a.v1.A2AService.SendStreamingMessage:output_type -> lf.a2a.v1.StreamResponse
+	3,  // 80: lf.a2a.v1.A2AService.GetTask:output_type -> lf.a2a.v1.Task
+	37, // 81: lf.a2a.v1.A2AService.ListTasks:output_type -> lf.a2a.v1.ListTasksResponse
+	3,  // 82: lf.a2a.v1.A2AService.CancelTask:output_type -> lf.a2a.v1.Task
+	45, // 83: lf.a2a.v1.A2AService.SubscribeToTask:output_type -> lf.a2a.v1.StreamResponse
+	19, // 84: lf.a2a.v1.A2AService.CreateTaskPushNotificationConfig:output_type -> lf.a2a.v1.TaskPushNotificationConfig
+	19, // 85: lf.a2a.v1.A2AService.GetTaskPushNotificationConfig:output_type -> lf.a2a.v1.TaskPushNotificationConfig
+	46, // 86: lf.a2a.v1.A2AService.ListTaskPushNotificationConfigs:output_type -> lf.a2a.v1.ListTaskPushNotificationConfigsResponse
+	13, // 87: lf.a2a.v1.A2AService.GetExtendedAgentCard:output_type -> lf.a2a.v1.AgentCard
+	57, // 88: lf.a2a.v1.A2AService.DeleteTaskPushNotificationConfig:output_type -> google.protobuf.Empty
+	78, // [78:89] is the sub-list for method output_type
+	67, // [67:78] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_a2a_proto_init() }
@@ -4188,35 +4365,39 @@ func file_a2a_proto_init() {
 		return
 	}
 	file_a2a_proto_msgTypes[0].OneofWrappers = []any{}
-	file_a2a_proto_msgTypes[3].OneofWrappers = []any{
+	file_a2a_proto_msgTypes[2].OneofWrappers = []any{
+		(*TimelineEntry_Message)(nil),
+		(*TimelineEntry_Status)(nil),
+	}
+	file_a2a_proto_msgTypes[4].OneofWrappers = []any{
 		(*Part_Text)(nil),
 		(*Part_Raw)(nil),
 		(*Part_Url)(nil),
 		(*Part_Data)(nil),
 	}
-	file_a2a_proto_msgTypes[10].OneofWrappers = []any{}
-	file_a2a_proto_msgTypes[12].OneofWrappers = []any{}
-	file_a2a_proto_msgTypes[19].OneofWrappers = []any{
+	file_a2a_proto_msgTypes[11].OneofWrappers = []any{}
+	file_a2a_proto_msgTypes[13].OneofWrappers = []any{}
+	file_a2a_proto_msgTypes[20].OneofWrappers = []any{
 		(*SecurityScheme_ApiKeySecurityScheme)(nil),
 		(*SecurityScheme_HttpAuthSecurityScheme)(nil),
 		(*SecurityScheme_Oauth2SecurityScheme)(nil),
 		(*SecurityScheme_OpenIdConnectSecurityScheme)(nil),
 		(*SecurityScheme_MtlsSecurityScheme)(nil),
 	}
-	file_a2a_proto_msgTypes[25].OneofWrappers = []any{
+	file_a2a_proto_msgTypes[26].OneofWrappers = []any{
 		(*OAuthFlows_AuthorizationCode)(nil),
 		(*OAuthFlows_ClientCredentials)(nil),
 		(*OAuthFlows_Implicit)(nil),
 		(*OAuthFlows_Password)(nil),
 		(*OAuthFlows_DeviceCode)(nil),
 	}
-	file_a2a_proto_msgTypes[32].OneofWrappers = []any{}
 	file_a2a_proto_msgTypes[33].OneofWrappers = []any{}
-	file_a2a_proto_msgTypes[41].OneofWrappers = []any{
+	file_a2a_proto_msgTypes[34].OneofWrappers = []any{}
+	file_a2a_proto_msgTypes[42].OneofWrappers = []any{
 		(*SendMessageResponse_Task)(nil),
 		(*SendMessageResponse_Message)(nil),
 	}
-	file_a2a_proto_msgTypes[42].OneofWrappers = []any{
+	file_a2a_proto_msgTypes[43].OneofWrappers = []any{
 		(*StreamResponse_Task)(nil),
 		(*StreamResponse_Message)(nil),
 		(*StreamResponse_StatusUpdate)(nil),
@@ -4228,7 +4409,7 @@ func file_a2a_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_a2a_proto_rawDesc), len(file_a2a_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   51,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,9 @@ func CloneArtifact(a *Artifact) *Artifact {
 		Metadata:    cloneStruct(a.Metadata),
 		Extensions:  slices.Clone(a.Extensions),
 		Parts:       cloneParts(a.Parts),
+
+		StartGeneration: a.StartGeneration,
+		EndGeneration:   a.EndGeneration,
 	}
 	copyUnknown(c, a)
 	return c
@@ -54,7 +57,29 @@ func CloneTask(t *Task) *Task {
 			c.History[i] = CloneMessage(m)
 		}
 	}
+	if t.Timeline != nil {
+		c.Timeline = make([]*TimelineEntry, len(t.Timeline))
+		for i, e := range t.Timeline {
+			c.Timeline[i] = cloneEntry(e)
+		}
+	}
 	copyUnknown(c, t)
+	return c
+}
+
+// cloneEntry returns a deep copy of a timeline entry (see CloneTask).
+func cloneEntry(e *TimelineEntry) *TimelineEntry {
+	if e == nil {
+		return nil
+	}
+	c := &TimelineEntry{Generation: e.Generation}
+	switch p := e.Entry.(type) {
+	case *TimelineEntry_Message:
+		c.Entry = &TimelineEntry_Message{Message: CloneMessage(p.Message)}
+	case *TimelineEntry_Status:
+		c.Entry = &TimelineEntry_Status{Status: cloneStatus(p.Status)}
+	}
+	copyUnknown(c, e)
 	return c
 }
 

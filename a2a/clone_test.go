@@ -14,7 +14,7 @@ import (
 // message gains a field, so that CloneArtifact learns it.
 func TestCloneArtifact(t *testing.T) {
 	// The fields CloneArtifact copies; the proto must have no others.
-	copied := map[string]int{"Artifact": 6, "Part": 7}
+	copied := map[string]int{"Artifact": 8, "Part": 7}
 	for _, m := range []proto.Message{&Artifact{}, &Part{}} {
 		md := m.ProtoReflect().Descriptor()
 		if n := md.Fields().Len(); n != copied[string(md.Name())] {
@@ -32,6 +32,7 @@ func TestCloneArtifact(t *testing.T) {
 		{ArtifactId: "a", Parts: []*Part{}},
 		{
 			ArtifactId: "a1", Name: "n", Description: "d", Metadata: meta, Extensions: []string{"x", "y"},
+			StartGeneration: 3, EndGeneration: 9,
 			Parts: []*Part{
 				{Content: &Part_Text{Text: "t"}, Metadata: meta, Filename: "f.txt", MediaType: "text/plain"},
 				{Content: &Part_Raw{Raw: []byte{0, 1, 2}}},
@@ -83,8 +84,8 @@ func TestCloneArtifact(t *testing.T) {
 // original and shares nothing with it; and the test fails when one of
 // them gains a field, so that the clones learn it.
 func TestCloneTask(t *testing.T) {
-	copied := map[string]int{"Task": 7, "TaskStatus": 3, "Message": 8, "Timestamp": 2}
-	for _, m := range []proto.Message{&Task{}, &TaskStatus{}, &Message{}, &timestamppb.Timestamp{}} {
+	copied := map[string]int{"Task": 8, "TimelineEntry": 3, "TaskStatus": 3, "Message": 8, "Timestamp": 2}
+	for _, m := range []proto.Message{&Task{}, &TimelineEntry{}, &TaskStatus{}, &Message{}, &timestamppb.Timestamp{}} {
 		md := m.ProtoReflect().Descriptor()
 		if n := md.Fields().Len(); n != copied[string(md.Name())] {
 			t.Errorf("%s has %d fields, CloneTask copies %d: teach it the new ones", md.Name(), n, copied[string(md.Name())])
@@ -108,6 +109,9 @@ func TestCloneTask(t *testing.T) {
 			Timestamp: &timestamppb.Timestamp{Seconds: 1700000000, Nanos: 5}},
 		History:   []*Message{msg("m1"), nil, msg("m2")},
 		Artifacts: []*Artifact{{ArtifactId: "a", Parts: []*Part{{Content: &Part_Text{Text: "out"}}}}, nil},
+		Timeline: []*TimelineEntry{{Entry: &TimelineEntry_Message{Message: msg("m1")}, Generation: 1},
+			{Entry: &TimelineEntry_Status{Status: &TaskStatus{State: TaskState_TASK_STATE_WORKING, Message: msg("s")}}, Generation: 2},
+			{Generation: 3}, nil},
 	}
 	withUnknown := &Task{Id: "u", Status: &TaskStatus{Timestamp: &timestamppb.Timestamp{Seconds: 1}}, History: []*Message{{MessageId: "m"}}}
 	for _, m := range []proto.Message{withUnknown, withUnknown.Status, withUnknown.Status.Timestamp, withUnknown.History[0]} {
@@ -142,6 +146,11 @@ func TestCloneTask(t *testing.T) {
 		}
 		if len(task.Artifacts) > 0 {
 			task.Artifacts[0].ArtifactId = "changed"
+		}
+		if len(task.Timeline) > 1 {
+			task.Timeline[0].GetMessage().MessageId = "changed"
+			task.Timeline[1].GetStatus().State = TaskState_TASK_STATE_FAILED
+			task.Timeline[2].Generation = 9
 		}
 		if task.Metadata != nil {
 			task.Metadata.Fields["k"] = structpb.NewStringValue("changed")

@@ -169,6 +169,30 @@ func (e *encoder) task(b []byte, t *Task) ([]byte, error) {
 	if b, err = e.metadata(b, &first, t.GetMetadata()); err != nil {
 		return b, err
 	}
+	b = int64Member(b, &first, "generation", t.GetGeneration())
+	if tl := t.GetTimeline(); len(tl) > 0 {
+		if b, err = list(e, member(b, &first, "timeline"), tl, (*encoder).timelineEntry); err != nil {
+			return b, err
+		}
+	}
+	return e.close(b), nil
+}
+
+// timelineEntry writes one entry of a task's timeline (the 1.1 preview,
+// spec §3.2.8): its one entry kind, then its generation.
+func (e *encoder) timelineEntry(b []byte, t *TimelineEntry) ([]byte, error) {
+	b = e.open(b)
+	first := true
+	var err error
+	switch p := t.GetEntry().(type) {
+	case *TimelineEntry_Message:
+		b, err = e.msg(member(b, &first, "message"), p.Message)
+	case *TimelineEntry_Status:
+		b, err = e.status(member(b, &first, "status"), p.Status)
+	}
+	if err != nil {
+		return b, err
+	}
 	return e.close(int64Member(b, &first, "generation", t.GetGeneration())), nil
 }
 
@@ -224,7 +248,8 @@ func (e *encoder) artifact(b []byte, a *Artifact) ([]byte, error) {
 		return b, err
 	}
 	b = stringsMember(b, &first, "extensions", a.GetExtensions())
-	return e.close(b), nil
+	b = int64Member(b, &first, "startGeneration", a.GetStartGeneration())
+	return e.close(int64Member(b, &first, "endGeneration", a.GetEndGeneration())), nil
 }
 
 // list writes a repeated message field as a JSON array, each element

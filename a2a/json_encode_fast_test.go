@@ -22,10 +22,10 @@ func appendGeneric(m proto.Message) ([]byte, error) {
 // cannot be written; and the test fails when one of those messages gains
 // a field, so that json_encode_fast.go learns it.
 func TestFastJSONMatchesGeneric(t *testing.T) {
-	fields := map[string]int{"StreamResponse": 4, "SendMessageResponse": 2, "Task": 7, "TaskStatus": 3, "Message": 8,
-		"Artifact": 6, "Part": 7, "TaskStatusUpdateEvent": 5, "TaskArtifactUpdateEvent": 7}
+	fields := map[string]int{"StreamResponse": 4, "SendMessageResponse": 2, "Task": 8, "TaskStatus": 3, "Message": 8,
+		"Artifact": 8, "TimelineEntry": 3, "Part": 7, "TaskStatusUpdateEvent": 5, "TaskArtifactUpdateEvent": 7}
 	for _, m := range []proto.Message{&StreamResponse{}, &SendMessageResponse{}, &Task{}, &TaskStatus{}, &Message{},
-		&Artifact{}, &Part{}, &TaskStatusUpdateEvent{}, &TaskArtifactUpdateEvent{}} {
+		&Artifact{}, &TimelineEntry{}, &Part{}, &TaskStatusUpdateEvent{}, &TaskArtifactUpdateEvent{}} {
 		md := m.ProtoReflect().Descriptor()
 		if n := md.Fields().Len(); n != fields[string(md.Name())] {
 			t.Errorf("%s has %d fields, json_encode_fast.go writes %d: teach it the new ones", md.Name(), n, fields[string(md.Name())])
@@ -141,7 +141,19 @@ func (g *gen) artifact() *Artifact {
 	if g.r.IntN(10) == 0 {
 		return nil
 	}
-	return &Artifact{ArtifactId: g.str(), Name: g.str(), Description: g.str(), Parts: g.parts(), Metadata: g.meta(), Extensions: g.strs()}
+	return &Artifact{ArtifactId: g.str(), Name: g.str(), Description: g.str(), Parts: g.parts(), Metadata: g.meta(), Extensions: g.strs(),
+		StartGeneration: g.generation(), EndGeneration: g.generation()}
+}
+
+func (g *gen) timelineEntry() *TimelineEntry {
+	e := &TimelineEntry{Generation: g.generation()}
+	switch g.r.IntN(3) {
+	case 0:
+		e.Entry = &TimelineEntry_Message{Message: g.message()}
+	case 1:
+		e.Entry = &TimelineEntry_Status{Status: g.status()}
+	}
+	return e
 }
 
 func (g *gen) status() *TaskStatus {
@@ -162,6 +174,9 @@ func (g *gen) task() *Task {
 	}
 	for range g.r.IntN(3) {
 		t.History = append(t.History, g.message())
+	}
+	for range g.r.IntN(3) {
+		t.Timeline = append(t.Timeline, g.timelineEntry())
 	}
 	return t
 }

@@ -83,10 +83,15 @@ func TestPayloadWithGeneration(t *testing.T) {
 				t.Fatalf("follow-up: %v", err)
 			}
 			// The snapshot each configuration gets first, at the parked
-			// task's generation, then the follow-up's events, one more each.
+			// task's generation, then the follow-up's events, one more
+			// each, after the follow-up's message (a timeline entry,
+			// spec §3.2.7, which is no event: the receiver sees the gap).
 			got11, got10 := rc11.waitDelivered(t, 3), rc10.waitDelivered(t, 3)
 			for i := range 3 {
 				want := parked.GetGeneration() + int64(i)
+				if i > 0 {
+					want++
+				}
 				if g := (a2a.StreamEvent{Response: decode(t, got11[i])}).Generation(); g != want {
 					t.Errorf("1.1 notification %d (%s) carries generation %d, want %d", i, kind(t, got11[i]), g, want)
 				}

@@ -34,7 +34,10 @@ type accepted struct {
 	replay *taskstore.MessageRecord
 	ex     *execution // the execution started for the message (nil for a replay)
 	seq    uint64     // the run's sequence number when the message was accepted
-	remote bool       // a replay of a task no local execution runs (Options.Cluster: another replica may)
+	// entries is the run's count of clients' messages entered
+	// (run.entries) when the message was accepted.
+	entries uint64
+	remote  bool // a replay of a task no local execution runs (Options.Cluster: another replica may)
 }
 
 // resent says that another process recorded the messageId first
@@ -281,7 +284,7 @@ func (s *Server) startTask(ctx context.Context, c call, msg *a2a.Message, digest
 	sub := r.subscribeIf(stream)
 	seq := r.seq
 	ex := r.start(ctx, areq)
-	return &accepted{r: r, sub: sub, ex: ex, seq: seq}, nil
+	return &accepted{r: r, sub: sub, ex: ex, seq: seq, entries: r.entries}, nil
 }
 
 // continueTask accepts a message for an existing task (spec §3.4).
@@ -311,7 +314,7 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 	sub := r.subscribeIf(stream)
 	seq := r.seq
 	ex := r.start(ctx, areq)
-	return &accepted{r: r, sub: sub, snap: &snap, ex: ex, seq: seq}, nil
+	return &accepted{r: r, sub: sub, snap: &snap, ex: ex, seq: seq, entries: r.entries}, nil
 }
 
 // awaitSettledExecution waits, bounded by ctx, until an execution that
@@ -352,20 +355,26 @@ func (r *run) refuseFollowUp(msg *a2a.Message) error {
 	// on another replica.
 	active := r.s.opts.Cluster != nil && !settled(t.GetStatus().GetState())
 	if r.exec != nil || active {
-		return a2a.NewError(a2a.CodeUnsupportedOperation,
-			"task %q is still working on an earlier message; send more input once it asks for it", t.Id).WithMeta("taskId", t.Id)
+		return busyWith(t.Id)
 	}
 	return nil
+}
+
+// busyWith refuses a follow-up to task id while the task works on an
+// earlier message.
+func busyWith(id string) error {
+	return a2a.NewError(a2a.CodeUnsupportedOperation,
+		"task %q is still working on an earlier message; send more input once it asks for it", id).WithMeta("taskId", id)
 }
 
 // recordFollowUp stores an accepted follow-up: the message in the task's
 // history, its inline push configuration, and its idempotency record. It
 // also completes the agent's Request. An inline configuration the task has
 // no room for (Limits.MaxPushConfigs) refuses the follow-up before anything
-// is stored. A conditional follow-up (ifGenerationMatch, checked by
-// checkGeneration) is written with the WORKING status its acceptance is,
-// fenced by sequence number, and recorded after that write won (see
-// acceptConditional). Callers hold r.mu and have loaded the task.
+// is stored. The message is the task's next timeline entry, fenced by
+// sequence number (enterFollowUp); a conditional follow-up
+// (ifGenerationMatch, checked by checkGeneration) is recorded after that
+// write won. Callers hold r.mu and have loaded the task.
 func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Message, digest string, areq *Request, push *taskstore.PushConfig) error {
 	t := r.task
 	if push != nil {
@@ -392,10 +401,10 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 	areq.TaskID, areq.ContextID = t.Id, t.ContextId
 	areq.Task = a2a.CloneTask(t)
 	areq.Message = a2a.CloneMessage(msg)
+	if err := r.enterFollowUp(ctx, msg, conditional); err != nil {
+		return err
+	}
 	if conditional {
-		if err := r.acceptConditional(ctx, msg); err != nil {
-			return err
-		}
 		// Accepted: the store took its write. A record already there is
 		// this messageId sent at the same moment to another replica
 		// without the condition; the message runs here all the same.
@@ -403,11 +412,6 @@ func (s *Server) recordFollowUp(ctx context.Context, c call, r *run, msg *a2a.Me
 			s.log.WarnContext(ctx, "conditional follow-up accepted, but its messageId could not be recorded for resends",
 				"task", t.Id, "message", msg.MessageId, "err", err)
 		}
-	} else {
-		if err := s.store.Append(ctx, c.scope, t.Id, taskstore.Event{Message: msg}); err != nil {
-			return a2a.Internal(err)
-		}
-		t.History = append(t.History, msg)
 	}
 	if push != nil {
 		push.TaskId = t.Id
@@ -455,7 +459,7 @@ func (s *Server) replay(ctx context.Context, c call, rec *taskstore.MessageRecor
 		}
 	}
 	acc.sub = r.subscribeIf(stream)
-	acc.ex, acc.seq = r.exec, r.seq
+	acc.ex, acc.seq, acc.entries = r.exec, r.seq, r.entries
 	if r.exec == nil && r.task != nil && s.opts.Cluster != nil {
 		acc.remote = true
 		r.follow()

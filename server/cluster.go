@@ -380,6 +380,10 @@ func (r *run) absorb(ev a2a.StreamEvent) {
 	if ev.Seq != r.seq+1 || r.task == nil {
 		return
 	}
+	if m := ev.Response.GetMessage(); m != nil { // a client's follow-up (taskstore.ClientMessage)
+		r.entered(m)
+		return
+	}
 	taskstore.Apply(r.task, ev.Response)
 	r.publish(ev.Response, true)
 	if !a2a.IsTerminal(r.task.GetStatus().GetState()) {

@@ -7,15 +7,12 @@ package server
 // reads it). Calls served in 1.0 or 0.3 never get here with the field set:
 // checkSend clears it (internal/version.ClearRequest).
 //
-// The check and the write are one step. A follow-up's message is added to
-// the history without an event (taskstore.Event.Message), which would
-// leave the generation where it was: two sends expecting generation G
-// would both match, on two replicas as in one process. So a conditional
-// follow-up's acceptance is itself a change of the task, the one the spec
-// counts (§3.2.7: a TaskState transition): the core writes the message
-// together with a WORKING status update (the task takes the input and
-// works on it) in one Append numbered G+1, which the store fences by
-// sequence number (taskstore.ErrSeq), as it fences every event. Hence:
+// The check and the write are one step. Under the timeline's counting
+// rule (spec PR #2129 §3.2.7, §3.2.8) every follow-up message is a
+// timeline entry that advances the generation by one: the core logs it
+// as an event of its own (entered, below), numbered G+1, which the store
+// fences by sequence number (taskstore.ErrSeq) as it fences every event.
+// Hence:
 //
 //   - in one process, the check (r.seq under r.mu) and the write happen
 //     under the run's lock, which every writer of the task holds: of N
@@ -36,12 +33,13 @@ package server
 // PutMessage: a process that stops inside it leaves the message in the
 // history with no record, and a resend of it is then refused as stale
 // (the generation moved) rather than answered as a resend. A follow-up
-// sent without ifGenerationMatch is recorded and written as before, with
-// no event of its own.
+// sent without ifGenerationMatch is recorded first and then written the
+// same way.
 
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -77,30 +75,82 @@ func (r *run) checkGeneration(ctx context.Context, cfg *a2a.SendMessageConfigura
 	return a2a.GenerationMismatch(r.id, want, taskstore.Generation(r.seq))
 }
 
-// acceptConditional writes a conditional follow-up's message with the
-// WORKING status update that its acceptance is, in one Append numbered
-// after the generation the send expected (checkGeneration found it
-// current), and publishes the update. When the store refuses the number
-// (another replica wrote it first) it reads what was written and returns
-// the mismatch, having written nothing. Callers hold r.mu.
-func (r *run) acceptConditional(ctx context.Context, msg *a2a.Message) error {
+// enterFollowUp writes an accepted follow-up's message as the task's next
+// timeline entry (taskstore.ClientMessage): logged under the sequence
+// number after the run's last one, so that it advances the generation
+// (spec PR #2129 §3.2.7), and added to the history. It is no stream
+// event: subscribers see the gap in the generations and reconcile with
+// GetTask (§3.2.7 "Event Ordering"). When the store refuses the number
+// (another replica wrote the task since the run last read it), the run
+// reads what was written; a conditional follow-up (expected set) then
+// answers the mismatch, having written nothing. Any other one is refused
+// when what was written holds another client's message (a follow-up
+// given to another replica at the same moment won: its agent works on
+// it, as one process refuses a second follow-up while the first's agent
+// works), and is otherwise checked again (refuseFollowUp) and written
+// after it. Callers hold r.mu.
+func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional bool) error {
 	expected := taskstore.Generation(r.seq)
-	ev := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
-		TaskId: r.id, ContextId: r.task.ContextId,
-		Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING, Timestamp: a2a.Timestamp(r.s.now())},
-	}}}
-	err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Message: msg, Response: ev, Push: r.s.delivering()})
-	if errors.Is(err, taskstore.ErrSeq) {
+	if busy, err := r.inputPending(ctx); err != nil || busy {
+		if err == nil {
+			err = busyWith(r.id)
+		}
+		return err
+	}
+	for {
+		ev := taskstore.ClientMessage(msg)
+		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Message: msg, Response: ev})
+		if err == nil {
+			r.entered(msg)
+			return nil
+		}
+		if !errors.Is(err, taskstore.ErrSeq) {
+			return a2a.Internal(err)
+		}
+		seen := len(r.task.History)
 		if err := r.catchUp(ctx); err != nil {
 			return a2a.Internal(err)
 		}
-		return a2a.GenerationMismatch(r.id, expected, taskstore.Generation(r.seq))
+		if conditional {
+			return a2a.GenerationMismatch(r.id, expected, taskstore.Generation(r.seq))
+		}
+		if slices.ContainsFunc(r.task.History[min(seen, len(r.task.History)):], func(m *a2a.Message) bool { return m.GetRole() == a2a.Role_ROLE_USER }) {
+			return busyWith(r.id)
+		}
+		if err := r.refuseFollowUp(msg); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return a2a.Internal(err)
+}
+
+// inputPending reports, with Options.Cluster, whether the task's last
+// logged event is a client's message: another replica took a follow-up
+// whose agent has not written yet (it works on it, and is the one to
+// answer it), so this one is refused as busy, as one process refuses a
+// second follow-up while the first's agent works. On one process the
+// run's execution says so (refuseFollowUp). Callers hold r.mu.
+func (r *run) inputPending(ctx context.Context) (bool, error) {
+	if r.s.opts.Cluster == nil || r.seq == 0 {
+		return false, nil
 	}
+	evs, err := r.s.store.Events(ctx, r.scope, r.id, r.seq-1, 1)
+	switch {
+	case errors.Is(err, taskstore.ErrPruned):
+		return false, nil
+	case err != nil:
+		return false, a2a.Internal(err)
+	}
+	return len(evs) == 1 && taskstore.IsClientMessage(evs[0].Response), nil
+}
+
+// entered applies a client message logged as a timeline entry to the run:
+// the history takes it and the generation moves on, which wakes a long
+// poll (and, through announce, the replicas that follow the task); no
+// subscriber is sent anything. Callers hold r.mu.
+func (r *run) entered(msg *a2a.Message) {
 	r.task.History = append(r.task.History, msg)
+	r.seq++
+	r.entries++
 	r.s.announce(r.id)
-	r.published(ev)
-	return nil
+	r.wake()
 }

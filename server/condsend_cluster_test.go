@@ -81,3 +81,68 @@ func TestClusterConditionalSendRace(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterTimeline: the timeline's count across replicas. A task made
+// on one replica, held there by a long poll on its generation, is
+// continued on the other (an ordinary follow-up that first loses the
+// sequence to nobody, then one that meets the first replica's run
+// behind it): the hold wakes at the message's own entry, and both
+// replicas read back the same timeline, the two follow-ups as message
+// entries, in increasing generations up to the task's.
+func TestClusterTimeline(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if a2a.FirstText(req.Message) == "done" {
+			return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+	})
+	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
+	a, _ := replica(t, url, 2*time.Second, opts)
+	b, _ := replica(t, url, 2*time.Second, opts)
+	v11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	task := taskOf(t)(a.SendMessage(v11(), msgReq("start")))
+	gen := task.GetGeneration()
+	held := make(chan *a2a.Task, 1)
+	go func() {
+		tk, err := a.GetTask(v11(), &a2a.GetTaskRequest{Id: task.Id, CurrentGeneration: &gen})
+		if err != nil {
+			t.Error(err)
+		}
+		held <- tk
+	}()
+	time.Sleep(200 * time.Millisecond) // the hold arrives first (not needed for the outcome)
+	taskOf(t)(b.SendMessage(v11(), followReq(task.Id, "more")))
+	select {
+	case tk := <-held:
+		if tk.GetGeneration() <= gen {
+			t.Errorf("the hold on the other replica answered generation %d, want past %d", tk.GetGeneration(), gen)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the hold on the other replica was not woken by the follow-up")
+	}
+	// a's run may be behind b's writes: its follow-up meets them.
+	done := taskOf(t)(a.SendMessage(v11(), followReq(task.Id, "done")))
+	var views [2][]string
+	for i, s := range []*server.Server{a, b} {
+		tk, err := s.GetTask(v11(), &a2a.GetTaskRequest{Id: task.Id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last int64
+		for _, e := range tk.GetTimeline() {
+			if e.GetGeneration() <= last || e.GetGeneration() > tk.GetGeneration() {
+				t.Errorf("replica %d: entry at %d after %d (task at %d)", i, e.GetGeneration(), last, tk.GetGeneration())
+			}
+			last = e.GetGeneration()
+			views[i] = append(views[i], fmt.Sprint(e.GetGeneration(), entryText(e)))
+		}
+		if tk.GetGeneration() != done.GetGeneration() {
+			t.Errorf("replica %d: generation %d, want %d", i, tk.GetGeneration(), done.GetGeneration())
+		}
+	}
+	want := []string{"1user:start", "2INPUT_REQUIRED", "3user:more", "4INPUT_REQUIRED", "5user:done", "6COMPLETED"}
+	if fmt.Sprint(views[0]) != fmt.Sprint(want) || fmt.Sprint(views[1]) != fmt.Sprint(want) {
+		t.Errorf("timelines %v and %v, want %v on both", views[0], views[1], want)
+	}
+}

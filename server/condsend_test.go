@@ -13,9 +13,9 @@ import (
 // branch is silent, in process (1.1 calls): a stale expectation is told
 // before a contextId that is not the task's or a terminal task; a
 // matching one meets those refusals as any follow-up does; a resend of an
-// accepted conditional send is answered as a resend; and an agent that
-// returns without an event leaves the accepted (WORKING) task to end
-// FAILED, where an ordinary follow-up's leaves it waiting.
+// accepted conditional send is answered as a resend; and a follow-up,
+// conditional or not, whose agent returns without an event leaves the
+// task waiting, one generation on (its message's timeline entry).
 func TestConditionalSendRules(t *testing.T) {
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		switch text := a2a.FirstText(req.Message); {
@@ -74,16 +74,20 @@ func TestConditionalSendRules(t *testing.T) {
 			first.GetGeneration(), again.GetGeneration(), len(first.GetHistory()), len(again.GetHistory()))
 	}
 
-	// An agent that does nothing with the message.
-	tk = waiting()
-	got := taskOf(t)(s.SendMessage(v11(), cond(tk.Id, "nothing", tk.GetGeneration())))
-	if state(got) != a2a.TaskState_TASK_STATE_FAILED {
-		t.Errorf("conditional follow-up whose agent did nothing: %s, want FAILED", short(state(got)))
-	}
-	tk = waiting()
-	got = taskOf(t)(s.SendMessage(v11(), followReq(tk.Id, "nothing")))
-	if state(got) != a2a.TaskState_TASK_STATE_INPUT_REQUIRED || got.GetGeneration() != tk.GetGeneration() {
-		t.Errorf("ordinary follow-up whose agent did nothing: %s at %d, want INPUT_REQUIRED at %d",
-			short(state(got)), got.GetGeneration(), tk.GetGeneration())
+	// An agent that does nothing with the message: the message alone is
+	// a change (a timeline entry, spec PR #2129 §3.2.7), conditional or
+	// not, and the task stays as the agent left it.
+	for _, req := range []*a2a.SendMessageRequest{cond("", "nothing", 0), followReq("", "nothing")} {
+		tk = waiting()
+		req.Message.TaskId = tk.Id
+		if req.Configuration != nil {
+			g := tk.GetGeneration()
+			req.Configuration.IfGenerationMatch = &g
+		}
+		got := taskOf(t)(s.SendMessage(v11(), req))
+		if state(got) != a2a.TaskState_TASK_STATE_INPUT_REQUIRED || got.GetGeneration() != tk.GetGeneration()+1 {
+			t.Errorf("follow-up whose agent did nothing: %s at %d, want INPUT_REQUIRED at %d",
+				short(state(got)), got.GetGeneration(), tk.GetGeneration()+1)
+		}
 	}
 }

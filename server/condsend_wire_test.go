@@ -119,9 +119,9 @@ func TestConditionalSendOverTheWire(t *testing.T) {
 		}
 
 		// The refused messageId, sent again with the current
-		// generation, is a new message: accepted. Its acceptance
-		// is generation 6 (WORKING); the agent's WORKING (7),
-		// artifact (8) and COMPLETED (9) follow.
+		// generation, is a new message: accepted. The message is
+		// generation 6 (its timeline entry); the agent's WORKING
+		// (7), artifact (8) and COMPLETED (9) follow.
 		resp, err := c11.SendMessage(ctx, conditional(id, "m-"+binding, "go on", 5))
 		if err != nil || resp.GetTask().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || resp.GetTask().GetGeneration() != 9 {
 			t.Fatalf("matching send with the refused messageId: %v, %v; want COMPLETED at generation 9", resp, err)
@@ -131,8 +131,8 @@ func TestConditionalSendOverTheWire(t *testing.T) {
 			t.Errorf("history after the accepted send: %d messages, last %q; want one more, m-%s", n, hist[n-1].GetMessageId(), binding)
 		}
 
-		// A conditional stream: the task as accepted (WORKING,
-		// generation 6) first.
+		// A conditional stream: the task as accepted (still
+		// INPUT_REQUIRED, with the message at generation 6) first.
 		id2 := awaitingInput(t, ctx, c11)
 		var first *a2a.StreamResponse
 		for ev, err := range c11.SendStreamingMessage(ctx, conditional(id2, "", "go on", 5)) {
@@ -143,8 +143,8 @@ func TestConditionalSendOverTheWire(t *testing.T) {
 				first = ev.Response
 			}
 		}
-		if tk := first.GetTask(); tk.GetGeneration() != 6 || tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_WORKING {
-			t.Errorf("conditional stream's first event: %v; want the task WORKING at generation 6", first)
+		if tk := first.GetTask(); tk.GetGeneration() != 6 || tk.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+			t.Errorf("conditional stream's first event: %v; want the task INPUT_REQUIRED at generation 6", first)
 		}
 
 		// Ignored on a message that makes a task.
@@ -212,10 +212,10 @@ func TestConditionalSendIgnoredIn1_0(t *testing.T) {
 			if err != nil || resp.GetTask().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
 				t.Fatalf("1.0 follow-up with ifGenerationMatch 999: %v, %v; want it taken", resp, err)
 			}
-			// An ordinary follow-up writes no event of its own: WORKING
-			// (6), the artifact (7), COMPLETED (8).
-			if tk, err := c11.GetTask(ctx, &a2a.GetTaskRequest{Id: id}); err != nil || tk.GetGeneration() != 8 {
-				t.Errorf("after the 1.0 follow-up: generation %d, %v; want 8", tk.GetGeneration(), err)
+			// An ordinary follow-up: its message (6), WORKING (7), the
+			// artifact (8), COMPLETED (9).
+			if tk, err := c11.GetTask(ctx, &a2a.GetTaskRequest{Id: id}); err != nil || tk.GetGeneration() != 9 {
+				t.Errorf("after the 1.0 follow-up: generation %d, %v; want 9", tk.GetGeneration(), err)
 			}
 		})
 	}

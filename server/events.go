@@ -228,6 +228,10 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}
 	a := a2a.CloneArtifact(ev.artifact)
+	// Where an artifact lies among the generations is the log's to say
+	// (1.1 preview, spec §3.2.8; taskstore.Timeline), never the agent's:
+	// nor may a 1.0 answer carry them.
+	a.StartGeneration, a.EndGeneration = 0, 0
 	if v := a2a.CheckRequired(a); len(v) > 0 {
 		return fmt.Errorf("server: invalid artifact: %s: %s", v[0].Field, v[0].Description)
 	}

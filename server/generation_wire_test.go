@@ -139,15 +139,16 @@ func TestGenerationOverTheWire(t *testing.T) {
 		wantTask(c11, "1.1 after the stream", 5)
 		wantTask(c10, "1.0 after the stream", 0)
 
-		// A follow-up, blocking: WORKING (6), an artifact (7),
-		// COMPLETED (8).
+		// A follow-up, blocking: its message (6, a timeline entry
+		// no stream is sent), WORKING (7), an artifact (8),
+		// COMPLETED (9).
 		follow := a2a.UserMessage("go on")
 		follow.TaskId = id
 		resp, err := c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: follow})
-		if err != nil || resp.GetTask().GetGeneration() != 8 {
-			t.Errorf("1.1 follow-up: task generation %d, %v; want 8", resp.GetTask().GetGeneration(), err)
+		if err != nil || resp.GetTask().GetGeneration() != 9 {
+			t.Errorf("1.1 follow-up: task generation %d, %v; want 9", resp.GetTask().GetGeneration(), err)
 		}
-		wantTask(c11, "1.1 after the follow-up", 8)
+		wantTask(c11, "1.1 after the follow-up", 9)
 
 		// The same requests in 1.0 carry no generation: a stream
 		// and a blocking send.
@@ -281,7 +282,7 @@ func TestGenerationSurvivesRestart(t *testing.T) {
 	follow := a2a.UserMessage("go on")
 	follow.TaskId = id
 	resp, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: follow})
-	if err != nil || resp.GetTask().GetGeneration() != 8 {
-		t.Fatalf("follow-up after the restart: generation %d, %v; want 8", resp.GetTask().GetGeneration(), err)
+	if err != nil || resp.GetTask().GetGeneration() != 9 {
+		t.Fatalf("follow-up after the restart: generation %d, %v; want 9", resp.GetTask().GetGeneration(), err)
 	}
 }

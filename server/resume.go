@@ -91,7 +91,7 @@ func (r *run) replay(ctx context.Context, p *resume, yield func(a2a.StreamEvent,
 		next, evs := p.after, p.first
 		for {
 			for _, ev := range evs {
-				if !yield(ev, nil) {
+				if !taskstore.IsClientMessage(ev.Response) && !yield(ev, nil) {
 					return
 				}
 				next = ev.Seq

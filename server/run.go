@@ -24,10 +24,13 @@ type run struct {
 	scope taskstore.Scope
 	refs  int // guarded by s.mu
 
-	mu      sync.Mutex
-	loaded  bool      // task was looked up (it may still be nil: new task)
-	task    *a2a.Task // nil until the task exists
-	seq     uint64    // sequence number of the last published event
+	mu     sync.Mutex
+	loaded bool      // task was looked up (it may still be nil: new task)
+	task   *a2a.Task // nil until the task exists
+	seq    uint64    // sequence number of the last published event
+	// entries counts the clients' messages entered as the task's log
+	// events (entered): changes of the sequence that are not the agent's.
+	entries uint64
 	subs    map[*subscriber]struct{}
 	waiters []chan struct{} // in-process callers woken on every change
 	holds   int             // how many of them are long-poll holds (Server.hold)

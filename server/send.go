@@ -12,7 +12,7 @@ import (
 
 // SendMessage implements a2a.Service (spec §3.1.1). It blocks until the task
 // is terminal or interrupted unless configuration.returnImmediately is set.
-func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (out *a2a.SendMessageResponse, err error) {
 	if err := s.refuseWhileDraining(); err != nil {
 		return nil, err // Shutdown is draining
 	}
@@ -21,6 +21,11 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 		return nil, err
 	}
 	defer s.release(acc.r)
+	defer func() { // after r.mu is let go
+		if err == nil {
+			err = s.timelined(ctx, acc.r.scope, out.GetTask(), timelineOf(req.GetConfiguration()))
+		}
+	}()
 	r := acc.r // a blocking call waits on the run's state, not on a stream
 	immediate := req.GetConfiguration().GetReturnImmediately() && acc.replay == nil
 	r.mu.Lock()
@@ -55,8 +60,9 @@ func (s *Server) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (
 
 // answered reports whether a blocking send can return: there is a direct
 // reply; or the task exists and either the caller asked to return at once,
-// or the task changed since the message was accepted and is now terminal or
-// interrupted; or the execution is over. Callers hold acc.r.mu.
+// or the task changed (not by a client's message) since the message was
+// accepted and is now terminal or interrupted; or the execution is over.
+// Callers hold acc.r.mu.
 func (acc *accepted) answered(immediate bool) bool {
 	r := acc.r
 	switch {
@@ -74,7 +80,9 @@ func (acc *accepted) answered(immediate bool) bool {
 	case acc.ex == nil, acc.ex.done:
 		return true
 	}
-	return r.seq > acc.seq && settled(r.task.GetStatus().GetState())
+	// A change since: an event past acc.seq that is not another client's
+	// message (entered, which changes no state).
+	return r.seq-acc.seq > r.entries-acc.entries && settled(r.task.GetStatus().GetState())
 }
 
 // SendStreamingMessage implements a2a.Service (spec §3.1.2). A task stream
@@ -176,6 +184,14 @@ func historyOf(cfg *a2a.SendMessageConfiguration) *int32 {
 		return nil
 	}
 	return cfg.HistoryLength
+}
+
+// timelineOf returns the configuration's timelineLength (nil when unset).
+func timelineOf(cfg *a2a.SendMessageConfiguration) *int32 {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.TimelineLength
 }
 
 // withHistory returns a copy of t limited to the last n history messages

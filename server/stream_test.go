@@ -393,7 +393,9 @@ func readThenStall(t *testing.T, s a2a.Service, id string, ready, resume chan st
 // TestSeqContinuesAcrossExecutions: StreamEvent.Seq is 1 for the first
 // event a task ever produced, then increases by one, across executions:
 // the events of a follow-up continue the numbering even after the core let
-// go of the task's in-memory state in between.
+// go of the task's in-memory state in between. The follow-up's message
+// takes the number after the first stream's last event (its timeline
+// entry, which no stream is sent): the follow-up's snapshot has it.
 func TestSeqContinuesAcrossExecutions(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, server.Options{})
@@ -414,11 +416,11 @@ func TestSeqContinuesAcrossExecutions(t *testing.T) {
 	if err != nil || len(evs) != 4 {
 		t.Fatalf("follow-up stream: %v, %v", describeAll(evs), err)
 	}
-	if snap := evs[0].Seq; snap != 0 && snap != last {
-		t.Errorf("follow-up snapshot seq %d; want %d (or 0, unknown)", snap, last)
+	if snap := evs[0].Seq; snap != 0 && snap != last+1 {
+		t.Errorf("follow-up snapshot seq %d; want %d (or 0, unknown)", snap, last+1)
 	}
 	for i, ev := range evs[1:] {
-		if want := last + 1 + uint64(i); ev.Seq != want {
+		if want := last + 2 + uint64(i); ev.Seq != want {
 			t.Errorf("follow-up event %s has seq %d, want %d (first stream: %v, follow-up: %v)", describe(ev), ev.Seq, want, seqs(first), seqs(evs))
 			break
 		}

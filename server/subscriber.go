@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/taskstore"
 )
 
 // subscriber receives a task's events through a bounded queue. It is never
@@ -181,14 +183,29 @@ func (s *subscriber) catchUp(ctx context.Context, hl *int32, closeOnInput bool, 
 			}
 			return false
 		}
+		last := evs[len(evs)-1].Seq
+		evs = streamed(evs)
 		for i, ev := range evs {
 			ev.More = i < len(evs)-1
 			if !pass(ev, hl, closeOnInput, yield) {
 				return false
 			}
 		}
-		s.caughtUpTo(evs[len(evs)-1].Seq)
+		s.caughtUpTo(last)
 	}
+}
+
+// streamed returns the events of a page of a task's log that its streams
+// are sent: all but the clients' messages (taskstore.IsClientMessage),
+// timeline entries that reach a stream as a gap in the numbers (spec
+// §3.2.7). A page holding none is returned as it is, any other as a copy
+// (the store's page may be shared).
+func streamed(evs []a2a.StreamEvent) []a2a.StreamEvent {
+	isMsg := func(ev a2a.StreamEvent) bool { return taskstore.IsClientMessage(ev.Response) }
+	if !slices.ContainsFunc(evs, isMsg) {
+		return evs
+	}
+	return slices.DeleteFunc(slices.Clone(evs), isMsg)
 }
 
 // next waits until events may be queued or the subscriber closed. It

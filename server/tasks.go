@@ -21,9 +21,22 @@ func (s *Server) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 		return nil, err
 	}
 	version.ClearRequest(c.info.Served, req)
-	if err := validate(req, s.limits.id(nil, "", "id", req.Id), historyCheck("historyLength", req.HistoryLength)); err != nil {
+	if err := validate(req, s.limits.id(nil, "", "id", req.Id), historyCheck("historyLength", req.HistoryLength),
+		historyCheck("timelineLength", req.TimelineLength)); err != nil {
 		return nil, err
 	}
+	t, err := s.getTask(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.timelined(ctx, c.scope, t, req.TimelineLength); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// getTask answers a valid GetTask: at once, or held (a long poll).
+func (s *Server) getTask(ctx context.Context, c call, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if req.CurrentGeneration != nil {
 		// A long poll (A2A 1.1): the task's generation first, read in the
 		// caller's scope without the task, which a hold does not need.
@@ -55,6 +68,7 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if err != nil {
 		return nil, err
 	}
+	version.ClearRequest(c.info.Served, req)
 	filter := filterDigest(c.scope, req)
 	q, v := s.listQuery(req, filter)
 	if len(v) > 0 {
@@ -70,6 +84,9 @@ func (s *Server) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 			t.Artifacts = nil // spec §3.1.4: omitted entirely
 		}
 		s.taskAnswer(ctx, withHistory(t, req.HistoryLength, true), t.GetGeneration())
+		if err := s.timelined(ctx, c.scope, t, req.TimelineLength); err != nil {
+			return nil, err
+		}
 	}
 	if res.More && len(res.Tasks) > 0 {
 		last := res.Tasks[len(res.Tasks)-1]
@@ -92,6 +109,7 @@ func (s *Server) listQuery(req *a2a.ListTasksRequest, filter []byte) (taskstore.
 	}
 	v = s.limits.id(v, "", "contextId", req.ContextId)
 	v = append(v, historyCheck("historyLength", req.HistoryLength)...)
+	v = append(v, historyCheck("timelineLength", req.TimelineLength)...)
 	if _, ok := a2a.TaskState_name[int32(req.Status)]; !ok {
 		v = append(v, a2a.FieldViolation{Field: "status", Description: "is not a TaskState value"})
 	}
@@ -117,7 +135,7 @@ func (s *Server) listQuery(req *a2a.ListTasksRequest, filter []byte) (taskstore.
 // SUBMITTED, WORKING, INPUT_REQUIRED and AUTH_REQUIRED; canceling a
 // CANCELED task returns it unchanged (idempotent, §3.3.1); other terminal
 // states are TaskNotCancelableError.
-func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (out *a2a.Task, err error) {
 	c, err := s.begin(ctx, a2a.MethodCancelTask, req.GetTenant())
 	if err != nil {
 		return nil, err
@@ -127,6 +145,11 @@ func (s *Server) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	}
 	r := s.acquire(req.Id, c.scope)
 	defer s.release(r)
+	defer func() { // after r.mu is let go; the whole timeline (CancelTask has no timelineLength)
+		if err == nil {
+			err = s.timelined(ctx, c.scope, out, nil)
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.load(ctx); err != nil {

@@ -42,6 +42,7 @@ func (s *Server) validateSend(req *a2a.SendMessageRequest) error {
 		v = append(v, clientRole(m.Role)...)
 	}
 	v = append(v, historyCheck("configuration.historyLength", historyOf(cfg))...)
+	v = append(v, historyCheck("configuration.timelineLength", timelineOf(cfg))...)
 	if push != nil {
 		v = append(v, validatePushURL("configuration.taskPushNotificationConfig.url", push.GetUrl())...)
 	}
@@ -142,7 +143,8 @@ func validate(m proto.Message, extra ...[]a2a.FieldViolation) error {
 	return nil
 }
 
-// historyCheck rejects a negative historyLength (decision B4).
+// historyCheck rejects a negative historyLength (decision B4), and a
+// negative timelineLength (1.1 preview, spec §3.2.4: the same rule).
 func historyCheck(field string, n *int32) []a2a.FieldViolation {
 	if n != nil && *n < 0 {
 		return []a2a.FieldViolation{{Field: field, Description: "must be zero or positive"}}

@@ -67,7 +67,7 @@ func (s *Server) answerRun(ctx context.Context, r *run, hl *int32) *a2a.Task {
 // or another generation without changing t.
 func shallowTask(t *a2a.Task) *a2a.Task {
 	c := &a2a.Task{Id: t.Id, ContextId: t.ContextId, Status: t.Status, Artifacts: t.Artifacts,
-		History: t.History, Metadata: t.Metadata, Generation: t.Generation}
+		History: t.History, Metadata: t.Metadata, Generation: t.Generation, Timeline: t.Timeline}
 	if u := t.ProtoReflect().GetUnknown(); len(u) > 0 {
 		c.ProtoReflect().SetUnknown(u)
 	}

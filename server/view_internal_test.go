@@ -19,7 +19,8 @@ func TestShallowTaskKeepsEveryField(t *testing.T) {
 	full := &a2a.Task{Id: "t", ContextId: "c", Generation: 7, Metadata: meta,
 		Status:    &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_COMPLETED, Timestamp: timestamppb.Now()},
 		Artifacts: []*a2a.Artifact{{ArtifactId: "a", Parts: []*a2a.Part{a2a.TextPart("x")}}},
-		History:   []*a2a.Message{a2a.UserMessage("hi")}}
+		History:   []*a2a.Message{a2a.UserMessage("hi")},
+		Timeline:  []*a2a.TimelineEntry{{Entry: &a2a.TimelineEntry_Message{Message: a2a.UserMessage("hi")}, Generation: 1}}}
 	full.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1))
 	fields := full.ProtoReflect().Descriptor().Fields()
 	for i := range fields.Len() {

@@ -19,10 +19,10 @@ type Tasks interface {
 	// Append records one change of a task in the scope, in one atomic
 	// write: ev.Response, when set, is appended to the task's event log
 	// under ev.Seq and applied to the stored task as Apply does; ev.Message,
-	// when set, is added to the task's history without an event (a client's
-	// follow-up). Both may be set: the message joins the history first,
-	// and the write is fenced by ev.Seq as the event's alone would be (a
-	// conditional follow-up with the status its acceptance is). The cost
+	// when set, is added to the task's history. Both may be set: the
+	// message joins the history first, and the write is fenced by ev.Seq
+	// as the event's alone would be (the server's follow-up, whose
+	// Response is the message's ClientMessage, its timeline entry). The cost
 	// of an append must not grow with the task: no
 	// rewrite or copy of the whole task per event. ev.Seq is the task's
 	// last sequence number plus one when ev.Response is set, and zero
@@ -111,10 +111,10 @@ type Event struct {
 	Seq      uint64
 	Response *a2a.StreamResponse
 	// Message, on Append only, is a client message added to the task's
-	// history that is not a stream event (a follow-up). Alone, with Seq
-	// zero and Response nil, it leaves the sequence as it is; with a
-	// Response it is written in the same atomic write, before the event
-	// and under the event's Seq (the server's conditional follow-up).
+	// history (a follow-up). Alone, with Seq zero and Response nil, it
+	// leaves the sequence as it is; with a Response it is written in the
+	// same atomic write, before the event and under the event's Seq (the
+	// server writes every follow-up so, with its ClientMessage).
 	Message *a2a.Message
 	// Push queues Response in the push outbox, in the same atomic write:
 	// CreateTask and Append queue it once for every active (not

@@ -11,7 +11,8 @@ import (
 )
 
 // The A2A 1.1 preview (the specification's dev-1.1 branch): a task's
-// generation (§3.2.7), long-poll GetTask and the conditional send. They
+// generation (§3.2.7), long-poll GetTask, the conditional send and the
+// task timeline (PR #2129, agent_timeline.go). They
 // are graded on a binding whose card lists a 1.1 interface beside the 1.0
 // one, with requests that say A2A-Version: 1.1, and N/A elsewhere.
 
@@ -38,6 +39,8 @@ var previewSteps = []step[*previewFamily]{
 	agentStep("1.1.if-generation-mismatch", (*previewFamily).ifGenerationMismatch),
 	agentStep("1.1.long-poll-wakes", (*previewFamily).longPollWakes),
 	agentStep("1.1.if-generation-match", (*previewFamily).ifGenerationMatch),
+	agentStep("1.1.timeline-order", (*previewFamily).timelineOrder),
+	agentStep("1.1.timeline-length", (*previewFamily).timelineLength),
 	agentStep("1.1.generation-stream", (*previewFamily).generationStream),
 }
 
@@ -101,7 +104,8 @@ func (f *previewFamily) generationTask(ctx context.Context, r *rec) {
 	}
 }
 
-// generationHidden reads the same task in 1.0: no generation.
+// generationHidden reads the same task in 1.0: no generation, no
+// timeline.
 func (f *previewFamily) generationHidden(ctx context.Context, r *rec) {
 	if !r.needs(f.parked != nil, "no task parked in 1.1") {
 		return
@@ -113,6 +117,8 @@ func (f *previewFamily) generationHidden(ctx context.Context, r *rec) {
 	switch {
 	case t.GetGeneration() != 0 || strings.Contains(string(res.ex.Body), `"generation"`):
 		r.fail("a 1.0 request got the task's generation (%d), a member 1.0 does not have", t.GetGeneration())
+	case len(t.GetTimeline()) > 0 || strings.Contains(string(res.ex.Body), `"timeline"`):
+		r.fail("a 1.0 request got the task's timeline, a member 1.0 does not have")
 	default:
 		r.same().pass("no generation in the 1.0 answer")
 	}

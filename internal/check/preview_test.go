@@ -2,8 +2,11 @@ package check_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/a2ahttp"
@@ -50,9 +53,67 @@ func TestRunParleyPreview(t *testing.T) {
 			}
 		}
 		for _, b := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
-			if seen[b] != 7 {
-				t.Errorf("preview %v: %d 1.1 checks on %s, want 7", on, seen[b], b)
+			if seen[b] != 9 {
+				t.Errorf("preview %v: %d 1.1 checks on %s, want 9", on, seen[b], b)
 			}
+		}
+	}
+}
+
+// TestRunGradesABrokenTimeline: a server whose 1.1 GetTask answers the
+// timeline out of order, and ignores timelineLength, fails
+// 1.1.timeline-order and 1.1.timeline-length; an entry of a kind the
+// checker does not know is skipped, not held against the server.
+func TestRunGradesABrokenTimeline(t *testing.T) {
+	t.Parallel()
+	for _, breakIt := range []string{"reverse", "unknown kind"} {
+		tamper := func(next a2a.Invoker) a2a.Invoker {
+			return a2a.InvokerFuncs{Next: next,
+				CallFunc: func(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
+					if g, ok := req.(*a2a.GetTaskRequest); ok && breakIt == "reverse" {
+						g.TimelineLength = nil // ignored
+					}
+					out, err := next.Call(ctx, m, req)
+					tk, ok := out.(*a2a.Task)
+					if m.Name != a2a.MethodGetTask || !ok || len(tk.GetTimeline()) < 2 {
+						return out, err
+					}
+					tk = a2a.CloneTask(tk)
+					if breakIt == "reverse" {
+						tl, _ := proto.Clone(&a2a.Task{Timeline: tk.Timeline}).(*a2a.Task)
+						slices.Reverse(tl.Timeline)
+						tk.Timeline = tl.Timeline // out of order, and never trimmed
+					} else {
+						tk.Timeline[0].Entry = nil // as a kind this checker does not know reads
+					}
+					return tk, err
+				},
+			}
+		}
+		cfg := &a2ahttp.ServeConfig{Addr: "127.0.0.1:0", Agent: agents.Conformance(), Name: "conformance",
+			Description: "d", Version: "1", Skills: []*a2a.AgentSkill{{Id: "s", Name: "s", Description: "s", Tags: []string{"s"}}},
+			ProtocolVersions: []string{"1.1", "1.0"},
+			HandlerOptions:   func(o *a2ahttp.Options) { o.Middleware = append(o.Middleware, tamper) }}
+		srv, err := a2ahttp.Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		rep, err := check.Run(context.Background(), check.Options{URL: srv.URL(), Bindings: []string{a2a.BindingJSONRPC}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		order, length := rep.Find("1.1.timeline-order"), rep.Find("1.1.timeline-length")
+		if len(order) != 1 || len(length) != 1 {
+			t.Fatalf("%s: 1.1.timeline-order %+v, 1.1.timeline-length %+v", breakIt, order, length)
+		}
+		switch {
+		case breakIt == "reverse" && (order[0].Verdict != check.Fail || !strings.Contains(order[0].Finding, "strictly increasing")):
+			t.Errorf("reversed timeline: 1.1.timeline-order %s (%s), want a failure naming the order", order[0].Verdict, order[0].Finding)
+		case breakIt == "reverse" && length[0].Verdict != check.Fail:
+			t.Errorf("timelineLength ignored: 1.1.timeline-length %s (%s), want a failure", length[0].Verdict, length[0].Finding)
+		case breakIt == "unknown kind" && (order[0].Verdict != check.Pass || !strings.Contains(order[0].Finding, "does not know")):
+			t.Errorf("an unknown entry kind: 1.1.timeline-order %s (%s), want a pass that says it was skipped", order[0].Verdict, order[0].Finding)
 		}
 	}
 }

@@ -101,6 +101,9 @@ func (o *output) artifactBlock(b *strings.Builder, a *a2a.Artifact) {
 	if a.GetName() != "" {
 		o.field(b, "Artifact Name", a.GetName())
 	}
+	if span := artifactSpan(a); span != "" {
+		o.field(b, "Generations", span)
+	}
 	o.block(b, "Artifact", artifactBody(a))
 }
 
@@ -121,6 +124,13 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 	for _, a := range t.GetArtifacts() {
 		o.artifactBlock(&b, a)
 	}
+	if tl := t.GetTimeline(); len(tl) > 0 { // an answer in A2A 1.1
+		lines := make([]string, len(tl))
+		for i, e := range tl {
+			lines[i] = o.timelineEntry(e)
+		}
+		o.block(&b, "Timeline", strings.Join(lines, "\n"))
+	}
 	o.field(&b, "History Messages", fmt.Sprint(len(t.GetHistory())))
 	if showHistory && len(t.GetHistory()) > 0 {
 		var h []string
@@ -131,6 +141,42 @@ func (o *output) printTask(t *a2a.Task, showHistory bool) {
 	}
 	o.printf("%s", b.String())
 	o.printIDs(t.GetId(), t.GetContextId(), t.GetStatus().GetState())
+}
+
+// artifactSpan says where an artifact lies among its task's generations
+// (A2A 1.1, spec §3.2.8): "" when the answer does not say.
+func artifactSpan(a *a2a.Artifact) string {
+	switch s, e := a.GetStartGeneration(), a.GetEndGeneration(); {
+	case s == 0:
+		return ""
+	case e == 0:
+		return fmt.Sprintf("%d– (streaming)", s)
+	case e == s:
+		return fmt.Sprint(s)
+	default:
+		return fmt.Sprintf("%d–%d", s, e)
+	}
+}
+
+// timelineEntry is one line of a task's timeline: its generation, then
+// the client's message or the agent's state and message; an entry of a
+// kind this client does not know is named so and skipped (spec §3.2.8:
+// readers fail open).
+func (o *output) timelineEntry(e *a2a.TimelineEntry) string {
+	g := fmt.Sprintf("%4d", e.GetGeneration())
+	switch {
+	case e.GetMessage() != nil:
+		m := e.GetMessage()
+		return g + "  " + roleName(m.GetRole()) + "  " + partsText(m.GetParts())
+	case e.GetStatus() != nil:
+		st := e.GetStatus()
+		line := g + "  " + o.state(st.GetState())
+		if m := st.GetMessage(); m != nil && len(m.GetParts()) > 0 {
+			line += "  " + partsText(m.GetParts())
+		}
+		return line
+	}
+	return g + "  " + o.dim("(an entry of a kind this parley does not know)")
 }
 
 // printIDs restates, last, what a caller needs to go on with a task: one

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +18,8 @@ const taskSynopsis = `task SUBCOMMAND -a AGENT [ID] [flags]
        task SUBCOMMAND URL [ID] [flags]   (the older spelling)
 
   task get -a AGENT ID        print a task (--history N: with its last N
-                              messages; --wait: once it is finished or
+                              messages; --timeline N|all: with its A2A 1.1
+                              timeline; --wait: once it is finished or
                               needs input; --wait-change: once it next
                               changes, a long poll of an A2A 1.1 agent)
   task list -a AGENT          list tasks, newest first (--context-id,
@@ -85,7 +88,7 @@ func taskCmd(ctx context.Context, e *env, args []string) error {
 	url := pos[0]
 	switch sub {
 	case "get":
-		return e.taskGet(ctx, cl, url, pos[1], hl, f.waitChange)
+		return e.taskGet(ctx, cl, url, &a2a.GetTaskRequest{Id: pos[1], HistoryLength: hl, TimelineLength: f.timelineLength()}, f.waitChange)
 	case "list":
 		return e.taskList(ctx, cl, list)
 	case "cancel":
@@ -134,6 +137,7 @@ func checkTaskArgs(sub string, pos []string) error {
 // --history, --wait-change for `task get`, and those of `task list`.
 type taskFlags struct {
 	history       int
+	timeline      *int32 // --timeline: nil unless given; -1 for all
 	dir           string
 	stream        bool
 	wait          bool
@@ -152,6 +156,18 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 	f := &taskFlags{}
 	fs.IntVar(&f.history, "history", -1, "at most `N` history messages per task (historyLength; -1: the server's default)")
 	if sub == "get" {
+		fs.Func("timeline", "show the task's timeline (A2A 1.1, asked as a 1.1 call; the agent must serve 1.1): its last `N` entries, or all", func(s string) error {
+			n := int32(-1)
+			if s != "all" {
+				v, err := strconv.ParseInt(s, 10, 32)
+				if err != nil || v < 0 {
+					return fmt.Errorf("want a count of 0 or more, or all")
+				}
+				n = int32(v)
+			}
+			f.timeline = &n
+			return nil
+		})
 		fs.BoolVar(&f.wait, "wait", false, "wait until the task is finished or needs input or authorization (streams when the agent can, "+
 			"else polls every --poll-interval), then print it; no time limit unless --timeout")
 		fs.BoolVar(&f.wait, "watch", false, "the same as --wait")
@@ -176,6 +192,21 @@ func addTaskFlags(fs *flag.FlagSet, sub string) *taskFlags {
 		fs.StringVar(&f.since, "since", "", "only tasks whose status changed at or after `TIME` (RFC 3339, or a duration such as 1h: that long ago)")
 	}
 	return f
+}
+
+// timelineLength is --timeline as a timelineLength, a member only 1.1
+// has, so that the client makes the call in 1.1: nil without the flag;
+// "all" is a count no timeline reaches (unset would mean all too, but
+// would not ask for 1.1).
+func (f *taskFlags) timelineLength() *int32 {
+	if f.timeline == nil {
+		return nil
+	}
+	if *f.timeline < 0 {
+		all := int32(math.MaxInt32)
+		return &all
+	}
+	return f.timeline
 }
 
 // historyLength is --history as a historyLength: nil for the server's
@@ -221,8 +252,8 @@ func (f *taskFlags) listRequest(hl *int32) (*a2a.ListTasksRequest, error) {
 // taskGet runs `task get`, and with wait `task get --wait-change`. It
 // exits 0 whatever the task's state: it shows the task, and the state is
 // in what it prints.
-func (e *env) taskGet(ctx context.Context, cl *client.Client, url, id string, hl *int32, wait bool) error {
-	req := &a2a.GetTaskRequest{Id: id, HistoryLength: hl}
+func (e *env) taskGet(ctx context.Context, cl *client.Client, url string, req *a2a.GetTaskRequest, wait bool) error {
+	hl := req.HistoryLength
 	var t *a2a.Task
 	var err error
 	if wait {

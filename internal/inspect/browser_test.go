@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,8 @@ func screenshotOnFailure(t *testing.T, ctx context.Context) {
 func serveAgent(t *testing.T) string {
 	t.Helper()
 	addr := testkit.FreeAddr(t)
-	cmd := exec.Command(testkit.ParleyBinary(t), "serve", "--agent", "conformance", "--store", "memory", "--push-allow-private", "--addr", addr)
+	cmd := exec.Command(testkit.ParleyBinary(t), "serve", "--agent", "conformance", "--store", "memory", "--push-allow-private", "--addr", addr,
+		"--protocol-versions", "1.1,1.0,0.3") // the task page shows an A2A 1.1 task's timeline
 	p := testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "parley serve", KillAtCleanup: true})
 	if _, err := p.WaitLine(func(l string) bool { return strings.Contains(l, "message:send") }, 15*time.Second); err != nil {
 		t.Fatalf("parley serve did not start: %v", err)
@@ -176,7 +178,20 @@ func TestInspectorInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#tasks-table tr[data-task]")),
 		click("#tasks-table tr[data-task]"),
 		waitText("#task-detail", "stream 3"),
-		waitText("#task-detail", "COMPLETED"))
+		waitText("#task-detail", "COMPLETED"),
+		// The 1.1 timeline beside the artifacts, by generation: the
+		// message at 1, the artifact where it started.
+		waitText("#task-timeline", "user stream 3"),
+		waitText("#task-timeline", "artifact stream"))
+	order := evaluate[string](t, ctx, `[...document.querySelectorAll('#task-timeline li')].map((li) => li.dataset.generation).join(',')`)
+	gens := strings.Split(order, ",")
+	for i := 1; i < len(gens); i++ {
+		a, _ := strconv.Atoi(gens[i-1])
+		b, _ := strconv.Atoi(gens[i])
+		if b < a || a < 1 {
+			t.Fatalf("the task page's timeline is not in generation order: %s", order)
+		}
+	}
 
 	step(t, ctx, "see the raw traffic", 10*time.Second,
 		click(`#tabs button[data-tab="traffic"]`),

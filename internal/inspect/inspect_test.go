@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/inspect"
 	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/server"
 )
 
 // start serves an inspector on a loopback port and returns its base URL
@@ -210,5 +212,50 @@ func TestCallOverGRPC(t *testing.T) {
 	x := traffic.Traffic[len(traffic.Traffic)-1]
 	if !strings.Contains(x.URL, "lf.a2a.v1.A2AService/GetTask") || !x.Binary || x.Trailers.Get("Grpc-Status") == "" {
 		t.Errorf("exchange %+v: want the gRPC call, binary, with its trailers", x)
+	}
+}
+
+// TestCallGetTaskTimeline: the task page's GetTask asks for the timeline
+// (timelineLength, an A2A 1.1 member), which the inspector's client sends
+// as a 1.1 call to an agent whose card lists 1.1: the task comes with its
+// timeline, by generation; to an agent without 1.1 it goes as 1.0, and
+// the task comes without one.
+func TestCallGetTaskTimeline(t *testing.T) {
+	for _, preview := range []bool{true, false} {
+		agent := testkit.StartServer(t, &testkit.Options{Quiet: true, Mutate: func(_ *a2a.AgentCard, o *server.Options) {
+			if preview {
+				o.ProtocolVersions = []string{"1.1", a2a.ProtocolVersion}
+			}
+		}})
+		base, token := start(t)
+		_, out := do(t, "POST", base+"/api/call", token, `{"url":"`+agent.URL+`","binding":"JSONRPC","method":"SendMessage",
+			"request":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, nil)
+		var sent struct {
+			Result struct{ Task struct{ ID string } }
+		}
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) < 2 || json.Unmarshal([]byte(lines[1]), &sent) != nil || sent.Result.Task.ID == "" {
+			t.Fatalf("send: %s", out)
+		}
+		_, out = do(t, "POST", base+"/api/call", token, `{"url":"`+agent.URL+`","binding":"JSONRPC","method":"GetTask",
+			"request":{"id":"`+sent.Result.Task.ID+`","timelineLength":1000}}`, nil)
+		var got struct {
+			Result struct {
+				Timeline []struct {
+					Generation string
+					Message    *struct{ Role string }
+				}
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) < 2 || json.Unmarshal([]byte(lines[1]), &got) != nil {
+			t.Fatalf("GetTask: %s", out)
+		}
+		tl := got.Result.Timeline
+		switch {
+		case preview && (len(tl) < 2 || tl[0].Generation != "1" || tl[0].Message == nil || tl[0].Message.Role != "ROLE_USER"):
+			t.Errorf("1.1 agent: timeline %+v; want the user's message at 1, then the statuses", tl)
+		case !preview && len(tl) != 0:
+			t.Errorf("1.0 agent: timeline %+v; want none", tl)
+		}
 	}
 }

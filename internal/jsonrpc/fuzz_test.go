@@ -37,6 +37,8 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"no-such-task","historyLength":2}}`,
 	`{"jsonrpc":"2.0","id":"lp","method":"GetTask","params":{"id":"no-such-task","currentGeneration":"3"}}`,
 	`{"jsonrpc":"2.0","id":"lp2","method":"GetTask","params":{"id":"no-such-task","currentGeneration":-1e30}}`,
+	`{"jsonrpc":"2.0","id":"tl","method":"GetTask","params":{"id":"no-such-task","timelineLength":2}}`,
+	`{"jsonrpc":"2.0","id":"tl2","method":"ListTasks","params":{"timeline_length":-1}}`,
 	`{"jsonrpc":"2.0","id":10,"method":"ListTasks","params":{"pageSize":5,"status":"TASK_STATE_COMPLETED","includeArtifacts":true}}`,
 	`{"jsonrpc":"2.0","id":11,"method":"ListTasks","params":{}}`,
 	`{"jsonrpc":"2.0","id":12,"method":"CancelTask","params":{"id":"no-such-task"}}`,

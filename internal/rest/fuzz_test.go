@@ -53,6 +53,10 @@ var fuzzSeeds = []fuzzSeed{
 	{"POST", "/acme/message:send", "", send("m-7", "reject"), 0},
 	{"GET", "/tasks/no-such-task", "historyLength=3", "", 2},
 	{"GET", "/tasks/no-such-task", "currentGeneration=3&historyLength=1", "", 2},
+	// the 1.1 timeline's length (cleared from a 1.0 call, decoded all the same)
+	{"GET", "/tasks/no-such-task", "timelineLength=2&historyLength=1", "", 2},
+	{"GET", "/tasks", "timeline_length=0&includeArtifacts=true", "", 2},
+	{"POST", "/message:send", "", `{"message":{"messageId":"m-t1","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"timelineLength":-1}}`, 0},
 	{"GET", "/acme/tasks/no-such-task", "current_generation=0", "", 2},
 	{"GET", "/tasks", "pageSize=10&status=TASK_STATE_COMPLETED&includeArtifacts=true&statusTimestampAfter=2026-01-01T00:00:00Z", "", 2},
 	{"GET", "/acme/tasks", "context_id=c&page_size=1", "", 2},
@@ -83,6 +87,7 @@ var fuzzSeeds = []fuzzSeed{
 	{"GET", "/tasks/no-such-task", "currentGeneration=abc", "", 2},
 	{"GET", "/tasks/no-such-task", "currentGeneration=9223372036854775808&currentGeneration=-1", "", 2},
 	{"GET", "/tasks/no-such-task", "currentGeneration=1e3", "", 2},
+	{"GET", "/tasks/no-such-task", "timelineLength=2147483648&timelineLength=x", "", 2},
 	{"GET", "/tasks/a%2Fb", "", "", 2},
 	{"GET", "/tasks/a%3Ab", "", "", 2},
 	{"GET", "/tasks/%", "", "", 2},

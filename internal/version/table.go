@@ -28,9 +28,10 @@ type Protocol struct {
 	// one, at the same URL.
 	SharesV1 bool
 	// Generation is true for a version whose answers carry a task's
-	// generation and whose requests may name one (spec §3.2.2, §3.2.7):
-	// Task.generation, the events' generation, currentGeneration and
-	// ifGenerationMatch. Every other version's answers are cleared of
+	// generation and timeline and whose requests may name them (spec
+	// §3.2.2, §3.2.7, §3.2.8): Task.generation and timeline, artifacts'
+	// start and end generations, the events' generation,
+	// currentGeneration, ifGenerationMatch and timelineLength. Every other version's answers are cleared of
 	// them, and its requests too (as it treats members it does not know).
 	Generation bool
 }

@@ -28,8 +28,8 @@ type entry struct {
 	// task is live, or not among the last tasks so read.
 	decoded  atomic.Pointer[a2a.Task]
 	readOnce atomic.Bool // GetTask read the packed task
-	log     eventLog
-	configs map[string]*taskstore.PushConfig
+	log      eventLog
+	configs  map[string]*taskstore.PushConfig
 	// msgs are the message records that name the task, marked when the
 	// bound on tasks evicts it (Store.evict); kept only with a bound.
 	msgs []*record

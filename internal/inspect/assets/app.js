@@ -336,7 +336,10 @@ async function listTasks(ev, page) {
 async function openTask(id) {
   const box = $('task-detail');
   box.replaceChildren(el('p', {}, 'Loading ' + id + '…'));
-  const err = await call('GetTask', { id }, (line) => {
+  // timelineLength is an A2A 1.1 member: the client asks an agent whose
+  // card lists 1.1 in 1.1, and the task comes with its timeline; an agent
+  // of 1.0 ignores the member.
+  const err = await call('GetTask', { id, timelineLength: 1000 }, (line) => {
     if (!line.result) return;
     const t = line.result;
     const st = t.status || {};
@@ -346,6 +349,7 @@ async function openTask(id) {
         el('button', { type: 'button', class: 'secondary', onclick: () => { $('task-id').value = t.id; $('context-id').value = t.contextId; showTab('send'); } }, 'Continue this task'),
         el('button', { type: 'button', class: 'secondary', onclick: () => { showTab('send'); resetTimeline(); setTask(t.id, t.contextId, st.state); taskAction('SubscribeToTask', { id: t.id }, 'subscribe'); } }, 'Subscribe'),
         el('button', { type: 'button', class: 'secondary', onclick: async () => { await call('CancelTask', { id: t.id }, (l) => { if (l.error) setStatus(errorText(l.error), true); }); openTask(t.id); } }, 'Cancel')),
+      ...timelineView(t),
       el('h3', {}, 'History'),
       el('ol', { class: 'timeline' }, ...(t.history || []).map((m) => el('li', {}, el('strong', {}, m.role === 'ROLE_AGENT' ? 'agent' : 'user'), ' ', partsText(m.parts)))),
       el('h3', {}, 'Artifacts'),
@@ -353,6 +357,32 @@ async function openTask(id) {
       el('details', {}, el('summary', {}, 'The task as JSON'), el('pre', {}, JSON.stringify(t, null, 2))));
   });
   if (err) box.replaceChildren(el('p', { class: 'detail' }, 'GetTask: ' + errorText(err)));
+}
+
+// timelineView shows an A2A 1.1 task's timeline (spec §3.2.8) beside its
+// artifacts, in generation order: each entry at its generation, each
+// artifact where it started, with its span. An entry of a kind this page
+// does not know is shown as such and skipped (readers fail open). Nothing
+// for a task without a timeline (an agent of 1.0).
+function timelineView(t) {
+  if (!t.timeline || !t.timeline.length) return [];
+  const rows = t.timeline.map((e) => {
+    const g = Number(e.generation || 0);
+    if (e.message) return { g, li: el('li', { 'data-generation': g }, el('span', { class: 'time' }, String(g)), el('strong', {}, e.message.role === 'ROLE_AGENT' ? 'agent' : 'user'), ' ', partsText(e.message.parts)) };
+    if (e.status) {
+      const s = shortState(e.status.state);
+      return { g, li: el('li', { 'data-generation': g }, el('span', { class: 'time' }, String(g)), el('span', { class: 'state ' + s }, s), ' ', e.status.message ? partsText(e.status.message.parts) : '') };
+    }
+    return { g, li: el('li', { 'data-generation': g }, el('span', { class: 'time' }, String(g)), el('em', {}, 'an entry of a kind this page does not know')) };
+  });
+  for (const a of t.artifacts || []) {
+    if (!a.startGeneration) continue;
+    const g = Number(a.startGeneration), end = Number(a.endGeneration || 0);
+    const span = end ? (end === g ? `generation ${g}` : `generations ${g}–${end}`) : `from generation ${g}, streaming`;
+    rows.push({ g, artifact: true, li: el('li', { 'data-generation': g, 'data-artifact': a.artifactId }, el('span', { class: 'time' }, String(g)), el('strong', {}, 'artifact'), ' ', el('code', {}, a.artifactId), ` (${span})`) });
+  }
+  rows.sort((x, y) => x.g - y.g || (x.artifact ? 1 : 0) - (y.artifact ? 1 : 0));
+  return [el('h3', {}, 'Timeline'), el('ol', { class: 'timeline', id: 'task-timeline' }, ...rows.map((r) => r.li))];
 }
 
 // ---- traffic ----

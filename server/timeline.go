@@ -1,0 +1,65 @@
+package server
+
+// The task timeline of the A2A 1.1 preview (spec PR #2129 §3.2.8): a task
+// answered to a call served in a version that shows generations carries
+// its timeline (the last timelineLength entries; all of them when unset)
+// and its artifacts' start and end generations, read from the task's
+// event log (taskstore.Timeline) after the answer is made, outside the
+// run's lock. Answers in 1.0 and 0.3 are not touched, and their requests'
+// timelineLength is cleared as a member they do not know.
+
+import (
+	"context"
+	"errors"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/version"
+	"parley.dev/parley/taskstore"
+)
+
+// timelined gives t, the caller's answer to the call on ctx, its timeline
+// (the last n entries) and its artifacts' generations, when the call is
+// served in a version that shows them; t's generation (which that version
+// shows) bounds the log read. A log whose start is no longer kept
+// (Options.ResumeWindow) gives no timeline and no artifact generations.
+// t's artifacts are replaced by copies (they may be shared).
+func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Task, n *int32) error {
+	if t == nil || !s.generations || !version.ShowsGeneration(s.served(ctx)) {
+		return nil
+	}
+	if n != nil && *n == 0 && len(t.Artifacts) == 0 {
+		return nil
+	}
+	var tl taskstore.Timeline
+	for after, upto := uint64(0), uint64(t.GetGeneration()); after < upto; {
+		evs, err := s.store.Events(ctx, scope, t.Id, after, min(resumePage, int(upto-after)))
+		switch {
+		case errors.Is(err, taskstore.ErrPruned), errors.Is(err, taskstore.ErrNotFound):
+			return nil // no longer kept, or removed meanwhile: no timeline
+		case err != nil:
+			return a2a.Internal(err)
+		}
+		last := after
+		for _, ev := range evs {
+			if ev.Seq > last && ev.Seq <= upto {
+				tl.Add(ev)
+				last = ev.Seq
+			}
+		}
+		if last == after {
+			break // the log ended early: the entries it had
+		}
+		after = last
+	}
+	t.Timeline = tl.Last(n)
+	if len(t.Artifacts) > 0 {
+		as := make([]*a2a.Artifact, len(t.Artifacts))
+		for i, a := range t.Artifacts {
+			sp := tl.Span(a.GetArtifactId())
+			as[i] = &a2a.Artifact{ArtifactId: a.ArtifactId, Name: a.Name, Description: a.Description, Parts: a.Parts,
+				Metadata: a.Metadata, Extensions: a.Extensions, StartGeneration: sp.Start, EndGeneration: sp.End}
+		}
+		t.Artifacts = as
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package taskstore
+
+import "parley.dev/parley/a2a"
+
+// A task's timeline (the A2A 1.1 preview, spec PR #2129 §3.2.8) and the
+// generations of its artifacts are read from its event log, where every
+// change is one event numbered by its generation (see Generation): no
+// store keeps them otherwise, so they survive restarts and replicas as
+// the log does, and last as long as it is kept.
+//
+// What the specification leaves open, decided here:
+//   - The event that makes the task (a Task, generation 1) gives one
+//     message entry per message of its history, the client's message that
+//     made it, at generation 1. Its status (SUBMITTED) is no entry: a
+//     status entry is a status update (a TaskStatusUpdateEvent), and one
+//     change is one entry.
+//   - A Task event later in the log (a whole task replaced) gives a status
+//     entry of its status.
+//   - An artifact's start generation is that of the first update of its
+//     id; an update that replaces it (without append) keeps the start, as
+//     the artifact first appeared then, and takes its end back. Its end is
+//     the generation of the update that says lastChunk, or, when none did,
+//     that of its last update once the task is terminal (it can change no
+//     more); until then it has none (0, absent on the wire).
+
+// Span is where an artifact lies among a task's generations: the first
+// and, once it is complete, the last (0 while it still streams).
+type Span struct{ Start, End int64 }
+
+// Timeline is what a task's log says of its order: the timeline entries,
+// in generation order, and the span of each artifact by id.
+type Timeline struct {
+	Entries []*a2a.TimelineEntry
+	Spans   map[string]Span
+}
+
+// Add folds the next logged event of the task into tl. The entries share
+// the event's message and status (events are immutable).
+func (tl *Timeline) Add(ev a2a.StreamEvent) {
+	gen := Generation(ev.Seq)
+	switch p := ev.Response.GetPayload().(type) {
+	case *a2a.StreamResponse_Message:
+		tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Message{Message: p.Message}, Generation: gen})
+	case *a2a.StreamResponse_StatusUpdate:
+		st := p.StatusUpdate.GetStatus()
+		tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Status{Status: st}, Generation: gen})
+		tl.ended(st.GetState())
+	case *a2a.StreamResponse_Task:
+		if gen > 1 {
+			st := p.Task.GetStatus()
+			tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Status{Status: st}, Generation: gen})
+			tl.ended(st.GetState())
+			return
+		}
+		for _, m := range p.Task.GetHistory() {
+			tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Message{Message: m}, Generation: gen})
+		}
+		for _, a := range p.Task.GetArtifacts() {
+			tl.span(a.GetArtifactId(), gen, false)
+		}
+	case *a2a.StreamResponse_ArtifactUpdate:
+		u := p.ArtifactUpdate
+		tl.span(u.GetArtifact().GetArtifactId(), gen, u.GetLastChunk())
+	}
+}
+
+// span records an update of artifact id at gen, the last one when last.
+func (tl *Timeline) span(id string, gen int64, last bool) {
+	if tl.Spans == nil {
+		tl.Spans = map[string]Span{}
+	}
+	sp, ok := tl.Spans[id]
+	if !ok {
+		sp.Start = gen
+	}
+	sp.End = -gen // the last update so far, not complete
+	if last {
+		sp.End = gen
+	}
+	tl.Spans[id] = sp
+}
+
+// ended completes, at a terminal state, the artifacts no update completed:
+// each ends at its last update.
+func (tl *Timeline) ended(st a2a.TaskState) {
+	if !a2a.IsTerminal(st) {
+		return
+	}
+	for id, sp := range tl.Spans {
+		if sp.End < 0 {
+			sp.End = -sp.End
+			tl.Spans[id] = sp
+		}
+	}
+}
+
+// Span returns the span of artifact id (zero when the log does not say).
+func (tl *Timeline) Span(id string) Span {
+	sp := tl.Spans[id]
+	if sp.End < 0 {
+		sp.End = 0 // still streaming
+	}
+	return sp
+}
+
+// Last returns the last n entries (all of them when n is nil, none for 0).
+func (tl *Timeline) Last(n *int32) []*a2a.TimelineEntry {
+	switch {
+	case n == nil:
+		return tl.Entries
+	case *n <= 0:
+		return nil
+	case int(*n) < len(tl.Entries):
+		return tl.Entries[len(tl.Entries)-int(*n):]
+	}
+	return tl.Entries
+}

@@ -226,7 +226,7 @@ func readsAs(c client, code a2a.Code, stream bool) a2a.Code {
 // them).
 func TestErrorsRoundTrip(t *testing.T) {
 	codes := allCodes()
-	if len(codes) != 19 { // the 1.1 preview's TaskGenerationMismatchError included
+	if len(codes) != 20 { // the 1.1 preview's TaskGenerationMismatchError and PermissionDeniedError included
 		t.Fatalf("the table has %d codes: %v", len(codes), codes)
 	}
 	for _, withMeta := range []bool{false, true} {

@@ -42,3 +42,27 @@ func FuzzDiscovery(f *testing.F) {
 		}
 	})
 }
+
+// TestSameOrigin: where the stored token of an agent may go.
+func TestSameOrigin(t *testing.T) {
+	for _, c := range []struct {
+		agent, iface string
+		want         bool
+	}{
+		{"https://a.example/a2a", "https://a.example/rest", true},
+		{"https://a.example/a2a", "https://A.example:443/x", true},
+		{"https://a.example/a2a", "http://a.example/x", false},
+		{"https://a.example/a2a", "https://a.example:8443/x", false},
+		{"https://a.example/a2a", "https://b.example/a2a", false},
+		{"https://a.example/a2a", "a.example:443", false},
+		{"http://127.0.0.1:8080", "127.0.0.1:8080", true},
+		{"http://127.0.0.1:8080", "dns:///127.0.0.1:8080", true},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8081", false},
+		{"http://127.0.0.1:8080", "", false},
+		{"not a url", "not a url", false},
+	} {
+		if got := sameOrigin(c.agent, c.iface); got != c.want {
+			t.Errorf("sameOrigin(%q, %q) = %v, want %v", c.agent, c.iface, got, c.want)
+		}
+	}
+}

@@ -162,6 +162,14 @@ func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) (strin
 			return "", &loginError{errLoginExpired}
 		}
 		if err != nil {
+			// Another command may have renewed the token meanwhile: with
+			// rotating refresh tokens (RFC 9700 §4.14.2) the one this
+			// command read is then spent and refused. Its successor, stored
+			// by that command, serves.
+			if now, _, _ := loadLogin(st.Agent); now != nil && now.Token.Valid() && now.Token.AccessToken != st.Token.AccessToken {
+				c.token = now.Token.AccessToken
+				return st.Agent, nil
+			}
 			return "", &loginError{fmt.Errorf("%w: %v", errLoginExpired, err)}
 		}
 		if tok.RefreshToken == "" {

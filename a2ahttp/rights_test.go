@@ -270,3 +270,31 @@ func TestRightsV03Client(t *testing.T) {
 		})
 	}
 }
+
+// TestOuterMiddlewareRights: rights an outer middleware gives with
+// a2a.WithRights and no principal narrow the call whoever the handler's
+// authenticators find (an anonymous caller, or a bearer token with every
+// right), on every binding: a read-only front door stays read-only.
+func TestOuterMiddlewareRights(t *testing.T) {
+	readOnly := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(a2a.WithRights(r.Context(), a2a.Rights{a2a.RightTasksRead})))
+		})
+	}
+	card := startWho(t, readOnly, a2ahttp.Options{Tokens: map[string]string{"tok-b": "bob"}, AllowAnonymous: true}, false)
+	ctx := context.Background()
+	for _, b := range allBindings {
+		for _, tok := range []string{"", "tok-b"} {
+			t.Run(b+"/"+tok, func(t *testing.T) {
+				c := caller(t, card, b, tok, nil)
+				_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hi")})
+				if !errors.Is(err, a2a.ErrPermissionDenied) || !strings.Contains(err.Error(), "tasks:write") {
+					t.Errorf("SendMessage behind a read-only middleware = %v, want PermissionDeniedError naming tasks:write", err)
+				}
+				if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: "t1"}); errors.Is(err, a2a.ErrPermissionDenied) {
+					t.Errorf("GetTask behind a read-only middleware = %v, want no permission error", err)
+				}
+			})
+		}
+	}
+}

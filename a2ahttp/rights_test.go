@@ -267,6 +267,43 @@ func TestRightsV03Client(t *testing.T) {
 			if !errors.Is(err, a2a.ErrPermissionDenied) {
 				t.Fatalf("v0.3 %s GetTask without tasks:read = %v, want PermissionDeniedError", i.GetProtocolBinding(), err)
 			}
+			// Every operation v0.3 has, push configurations, resubscribe and
+			// the authenticated extended card included.
+			for m := range a2a.Methods() {
+				c, err := client.New(card, &client.Options{Retries: -1, BearerToken: "no-" + string(m.Right)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				if m.Name == a2a.MethodGetExtendedAgentCard && i.GetProtocolBinding() == a2a.BindingGRPC {
+					// v0.3 gRPC's GetAgentCard is the public card and the
+					// extended one: without the right, the public card.
+					got, err := c.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+					if err != nil || got.GetName() == "Extended" {
+						t.Errorf("v0.3 gRPC GetAgentCard without card:extended = %v, %v, want the public card", got.GetName(), err)
+					}
+					full, err := client.New(card, &client.Options{Retries: -1, BearerToken: "full"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, err := full.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{}); err != nil || got.GetName() != "Extended" {
+						t.Errorf("v0.3 gRPC GetAgentCard with every right = %v, %v, want the extended card", got.GetName(), err)
+					}
+					full.Close()
+					cancel()
+					c.Close()
+					continue
+				}
+				err = invoke(ctx, c.Invoker(), m, rightsRequest(m))
+				cancel()
+				c.Close()
+				if m.Name == a2a.MethodListTasks && !errors.Is(err, a2a.ErrPermissionDenied) {
+					continue // v0.3 has no tasks/list: the client says so itself
+				}
+				if !errors.Is(err, a2a.ErrPermissionDenied) {
+					t.Errorf("v0.3 %s %s without %s = %v, want PermissionDeniedError", i.GetProtocolBinding(), m.Name, m.Right, err)
+				}
+			}
 		})
 	}
 }

@@ -119,14 +119,27 @@ func loadLogin(agent string) (*storedLogin, string, error) {
 	if err != nil {
 		return nil, path, err
 	}
-	var st storedLogin
-	if err := json.Unmarshal(b, &st); err != nil || st.Token == nil {
-		return nil, path, fmt.Errorf("%s: not a token file of parley auth login (remove it, and sign in again): %v", path, err)
+	st, err := parseLogin(b)
+	if err != nil {
+		return nil, path, fmt.Errorf("%s: %v (remove it, and sign in again)", path, err)
 	}
 	if st.Agent != agent {
 		return nil, path, nil
 	}
-	return &st, path, nil
+	return st, path, nil
+}
+
+// parseLogin decodes a token file, which anyone able to write the
+// directory may have put there: untrusted input.
+func parseLogin(b []byte) (*storedLogin, error) {
+	var st storedLogin
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("not a token file of parley auth login: %v", err)
+	}
+	if st.Token == nil {
+		return nil, errors.New("not a token file of parley auth login: no token")
+	}
+	return &st, nil
 }
 
 // config is the OAuth configuration that refreshes st's token.
@@ -258,11 +271,14 @@ func storedLogins() []aLogin {
 	var out []aLogin
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		var st storedLogin
-		if err != nil || json.Unmarshal(b, &st) != nil || st.Token == nil {
+		if err != nil {
 			continue
 		}
-		out = append(out, aLogin{&st, f})
+		st, err := parseLogin(b)
+		if err != nil {
+			continue
+		}
+		out = append(out, aLogin{st, f})
 	}
 	return out
 }

@@ -60,3 +60,29 @@ func TestStoredTokenRefreshRace(t *testing.T) {
 		t.Fatalf("a refused refresh with nothing renewed: token %q, want an error", c.token)
 	}
 }
+
+// FuzzLoginFile: a token file is untrusted input: reading it never
+// panics, a file read has a token, and the client's use of it (its
+// validity, its header) and config show's (its expiry) do not panic
+// either.
+func FuzzLoginFile(f *testing.F) {
+	f.Add([]byte(`{"agent":"http://a","flow":"device","tokenUrl":"http://a/t","clientId":"c","token":{"access_token":"x","token_type":"Bearer","expiry":"2026-12-07T00:00:00Z"}}`))
+	f.Add([]byte(`{"token":null}`))
+	f.Add([]byte(`{"token":{}}`))
+	f.Add([]byte(`{"token":{"expiry":"not a time"}}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := parseLogin(b)
+		if err != nil {
+			return
+		}
+		if st.Token == nil {
+			t.Fatal("a login without a token")
+		}
+		_ = st.Token.Valid()
+		_ = st.Token.Type()
+		_ = st.Token.Expiry.UTC().Format(time.RFC3339)
+		_ = st.config()
+		_ = st.clientCredentials()
+	})
+}

@@ -136,6 +136,13 @@ func TestRightsInlinePush(t *testing.T) {
 			if !errors.Is(err, a2a.ErrPermissionDenied) || !strings.Contains(err.Error(), "push") {
 				t.Fatalf("SendMessage with a push configuration, without push = %v, want PermissionDeniedError", err)
 			}
+			// The right comes before the request's fields: a message
+			// without parts is refused for the right, not as invalid.
+			req.Message = &a2a.Message{MessageId: a2a.NewID(), Role: a2a.Role_ROLE_USER}
+			_, err = caller(t, s.Card, b, "no-push", nil).SendMessage(context.Background(), req)
+			if !errors.Is(err, a2a.ErrPermissionDenied) {
+				t.Fatalf("SendMessage without parts, with a push configuration, without push = %v, want PermissionDeniedError", err)
+			}
 		})
 	}
 }

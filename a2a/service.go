@@ -112,7 +112,8 @@ func WithPrincipal(ctx context.Context, principal string) context.Context {
 
 // WithRights returns a context whose CallInfo gives the caller rights (see
 // CallInfo.Rights), for a middleware that authenticates requests its own
-// way, beside WithPrincipal.
+// way, beside WithPrincipal. Without a principal, package a2ahttp's handler
+// keeps them as a bound on the rights its own authenticators grant.
 func WithRights(ctx context.Context, rights Rights) context.Context {
 	ci := &CallInfo{}
 	if old := CallInfoFrom(ctx); old != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"parley.dev/parley/a2a"
@@ -108,7 +109,8 @@ func (h *Handler) authRequired() bool { return len(h.auth) > 0 && !h.opts.AllowA
 func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 	ci := &a2a.CallInfo{Decoded: true} // every protocol decodes and encodes each call for itself
 	ctx := r.Context()
-	if outer := a2a.CallInfoFrom(ctx); outer != nil && outer.Principal != "" {
+	outer := a2a.CallInfoFrom(ctx)
+	if outer != nil && outer.Principal != "" {
 		ci.Principal, ci.Rights = outer.Principal, outer.Rights
 		return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
 	}
@@ -128,7 +130,31 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, *a2a.Error) {
 	if ci.Principal == "" && h.authRequired() {
 		return r, a2a.NewError(a2a.CodeUnauthenticated, "authentication required: no credentials were sent")
 	}
+	if outer != nil {
+		// An outer middleware that gave rights (a2a.WithRights) without
+		// naming the caller narrows what this call may do whoever the
+		// authenticators find: rights only ever narrow (spec §3.3.2).
+		ci.Rights = narrow(outer.Rights, ci.Rights)
+	}
 	return r.WithContext(a2a.WithCallInfo(ctx, ci)), nil
+}
+
+// narrow is the rights both a and b allow (nil, every right, when both
+// are nil).
+func narrow(a, b a2a.Rights) a2a.Rights {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := a2a.Rights{}
+	for _, r := range slices.Concat(a, b) {
+		if a.Has(r) && b.Has(r) && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // authenticateWith asks a, through AuthenticateRights when it is a

@@ -136,6 +136,13 @@ func TestRightsInlinePush(t *testing.T) {
 			if !errors.Is(err, a2a.ErrPermissionDenied) || !strings.Contains(err.Error(), "push") {
 				t.Fatalf("SendMessage with a push configuration, without push = %v, want PermissionDeniedError", err)
 			}
+			// The right comes before the request's fields: a message
+			// without parts is refused for the right, not as invalid.
+			req.Message = &a2a.Message{MessageId: a2a.NewID(), Role: a2a.Role_ROLE_USER}
+			_, err = caller(t, s.Card, b, "no-push", nil).SendMessage(context.Background(), req)
+			if !errors.Is(err, a2a.ErrPermissionDenied) {
+				t.Fatalf("SendMessage without parts, with a push configuration, without push = %v, want PermissionDeniedError", err)
+			}
 		})
 	}
 }
@@ -267,6 +274,71 @@ func TestRightsV03Client(t *testing.T) {
 			if !errors.Is(err, a2a.ErrPermissionDenied) {
 				t.Fatalf("v0.3 %s GetTask without tasks:read = %v, want PermissionDeniedError", i.GetProtocolBinding(), err)
 			}
+			// Every operation v0.3 has, push configurations, resubscribe and
+			// the authenticated extended card included.
+			for m := range a2a.Methods() {
+				c, err := client.New(card, &client.Options{Retries: -1, BearerToken: "no-" + string(m.Right)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				if m.Name == a2a.MethodGetExtendedAgentCard && i.GetProtocolBinding() == a2a.BindingGRPC {
+					// v0.3 gRPC's GetAgentCard is the public card and the
+					// extended one: without the right, the public card.
+					got, err := c.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+					if err != nil || got.GetName() == "Extended" {
+						t.Errorf("v0.3 gRPC GetAgentCard without card:extended = %v, %v, want the public card", got.GetName(), err)
+					}
+					full, err := client.New(card, &client.Options{Retries: -1, BearerToken: "full"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, err := full.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{}); err != nil || got.GetName() != "Extended" {
+						t.Errorf("v0.3 gRPC GetAgentCard with every right = %v, %v, want the extended card", got.GetName(), err)
+					}
+					full.Close()
+					cancel()
+					c.Close()
+					continue
+				}
+				err = invoke(ctx, c.Invoker(), m, rightsRequest(m))
+				cancel()
+				c.Close()
+				if m.Name == a2a.MethodListTasks && !errors.Is(err, a2a.ErrPermissionDenied) {
+					continue // v0.3 has no tasks/list: the client says so itself
+				}
+				if !errors.Is(err, a2a.ErrPermissionDenied) {
+					t.Errorf("v0.3 %s %s without %s = %v, want PermissionDeniedError", i.GetProtocolBinding(), m.Name, m.Right, err)
+				}
+			}
 		})
+	}
+}
+
+// TestOuterMiddlewareRights: rights an outer middleware gives with
+// a2a.WithRights and no principal narrow the call whoever the handler's
+// authenticators find (an anonymous caller, or a bearer token with every
+// right), on every binding: a read-only front door stays read-only.
+func TestOuterMiddlewareRights(t *testing.T) {
+	readOnly := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(a2a.WithRights(r.Context(), a2a.Rights{a2a.RightTasksRead})))
+		})
+	}
+	card := startWho(t, readOnly, a2ahttp.Options{Tokens: map[string]string{"tok-b": "bob"}, AllowAnonymous: true}, false)
+	ctx := context.Background()
+	for _, b := range allBindings {
+		for _, tok := range []string{"", "tok-b"} {
+			t.Run(b+"/"+tok, func(t *testing.T) {
+				c := caller(t, card, b, tok, nil)
+				_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("hi")})
+				if !errors.Is(err, a2a.ErrPermissionDenied) || !strings.Contains(err.Error(), "tasks:write") {
+					t.Errorf("SendMessage behind a read-only middleware = %v, want PermissionDeniedError naming tasks:write", err)
+				}
+				if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: "t1"}); errors.Is(err, a2a.ErrPermissionDenied) {
+					t.Errorf("GetTask behind a read-only middleware = %v, want no permission error", err)
+				}
+			})
+		}
 	}
 }

@@ -135,6 +135,15 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 	if err != nil {
 		return call{}, err
 	}
+	p := req.GetConfiguration().GetTaskPushNotificationConfig()
+	if p != nil {
+		// A push configuration given with the message is set as
+		// CreateTaskPushNotificationConfig sets one, and needs its right,
+		// checked with the send's own before anything else (spec §3.3.2).
+		if err := a2a.Authorize(c.info, a2a.MethodByName(a2a.MethodCreateTaskPushNotificationConfig).Right); err != nil {
+			return call{}, err
+		}
+	}
 	version.ClearRequest(c.info.Served, req)
 	if stream && !s.streaming() {
 		return call{}, a2a.NewError(a2a.CodeUnsupportedOperation, "this agent does not support streaming")
@@ -142,12 +151,7 @@ func (s *Server) checkSend(ctx context.Context, req *a2a.SendMessageRequest, str
 	if err := s.validateSend(req); err != nil {
 		return call{}, err
 	}
-	if p := req.GetConfiguration().GetTaskPushNotificationConfig(); p != nil {
-		// A push configuration given with the message is set as
-		// CreateTaskPushNotificationConfig sets one, and needs its right.
-		if err := a2a.Authorize(c.info, a2a.MethodByName(a2a.MethodCreateTaskPushNotificationConfig).Right); err != nil {
-			return call{}, err
-		}
+	if p != nil {
 		if err := s.checkPushURL(ctx, "configuration.taskPushNotificationConfig.url", p.GetUrl()); err != nil {
 			return call{}, err
 		}

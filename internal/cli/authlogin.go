@@ -329,6 +329,7 @@ func discover(ctx context.Context, hc *http.Client, name, url string) (*oauthSer
 // document (Discovery §3) from r, for the scheme name.
 func parseDiscovery(name, url string, r io.Reader) (*oauthServer, error) {
 	var d struct {
+		Issuer        string   `json:"issuer"`
 		Authorization string   `json:"authorization_endpoint"`
 		Token         string   `json:"token_endpoint"`
 		Device        string   `json:"device_authorization_endpoint"`
@@ -336,6 +337,14 @@ func parseDiscovery(name, url string, r io.Reader) (*oauthServer, error) {
 	}
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, fmt.Errorf("security scheme %s: OpenID Connect discovery at %s: %v", name, url, err)
+	}
+	// The issuer a document names must be the one it was asked of, or
+	// the document is not to be used (Discovery §4.3): a provider cannot
+	// send the sign-in, and the client secret, to another's endpoints.
+	// The issuer is known when the URL is the issuer's well-known one
+	// (§4: its terminating "/" removed before the suffix).
+	if want, ok := strings.CutSuffix(url, "/.well-known/openid-configuration"); ok && strings.TrimSuffix(d.Issuer, "/") != want {
+		return nil, fmt.Errorf("security scheme %s: OpenID Connect discovery at %s names the issuer %q, not %s (OpenID Connect Discovery §4.3)", name, url, d.Issuer, want)
 	}
 	// grant_types_supported defaults to authorization_code and implicit
 	// (Discovery §3): client credentials only when it is listed.

@@ -169,7 +169,8 @@ func (c *common) connect(ctx context.Context, url string) (*client.Client, error
 // clientFor returns a client for card, the card of the agent at url,
 // with the token of `parley auth login` when no credential was given.
 func (c *common) clientFor(ctx context.Context, card *a2a.AgentCard, url string) (*client.Client, error) {
-	if err := c.useStoredToken(ctx, card); err != nil {
+	signedIn, err := c.useStoredToken(ctx, card)
+	if err != nil {
 		return nil, err
 	}
 	card = proto.Clone(card).(*a2a.AgentCard)
@@ -178,6 +179,9 @@ func (c *common) clientFor(ctx context.Context, card *a2a.AgentCard, url string)
 		return nil, err
 	}
 	grpcOverTLS(card, agentURL(url))
+	if signedIn != "" {
+		c.keepSignedInHost(card, signedIn)
+	}
 	c.preferred(card)
 	if err := c.checkVersions(card); err != nil {
 		return nil, err

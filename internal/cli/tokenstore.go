@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/oauth2"
 
@@ -116,14 +119,27 @@ func loadLogin(agent string) (*storedLogin, string, error) {
 	if err != nil {
 		return nil, path, err
 	}
-	var st storedLogin
-	if err := json.Unmarshal(b, &st); err != nil || st.Token == nil {
-		return nil, path, fmt.Errorf("%s: not a token file of parley auth login (remove it, and sign in again): %v", path, err)
+	st, err := parseLogin(b)
+	if err != nil {
+		return nil, path, fmt.Errorf("%s: %v (remove it, and sign in again)", path, err)
 	}
 	if st.Agent != agent {
 		return nil, path, nil
 	}
-	return &st, path, nil
+	return st, path, nil
+}
+
+// parseLogin decodes a token file, which anyone able to write the
+// directory may have put there: untrusted input.
+func parseLogin(b []byte) (*storedLogin, error) {
+	var st storedLogin
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("not a token file of parley auth login: %v", err)
+	}
+	if st.Token == nil {
+		return nil, errors.New("not a token file of parley auth login: no token")
+	}
+	return &st, nil
 }
 
 // config is the OAuth configuration that refreshes st's token.
@@ -136,15 +152,16 @@ func (st *storedLogin) config() *oauth2.Config {
 }
 
 // useStoredToken makes the token of `parley auth login` the command's
-// bearer credential for card's agent, when no credential was given. An
-// expired token is refreshed (and the new one stored) first.
-func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) error {
+// bearer credential for card's agent, when no credential was given, and
+// returns the agent it was stored for ("" when none is used). An expired
+// token is refreshed (and the new one stored) first.
+func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) (string, error) {
 	if c.token != "" || c.apiKey != "" {
-		return nil
+		return "", nil
 	}
 	st, path, err := loadLogin(agentKey(card))
 	if err != nil || st == nil {
-		return err
+		return "", err
 	}
 	tok := st.Token
 	if !tok.Valid() {
@@ -155,10 +172,18 @@ func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) error 
 		case st.Flow == flowClient && st.ClientSecret != "":
 			tok, err = st.clientCredentials().Token(ctx)
 		default:
-			return &loginError{errLoginExpired}
+			return "", &loginError{errLoginExpired}
 		}
 		if err != nil {
-			return &loginError{fmt.Errorf("%w: %v", errLoginExpired, err)}
+			// Another command may have renewed the token meanwhile: with
+			// rotating refresh tokens (RFC 9700 §4.14.2) the one this
+			// command read is then spent and refused. Its successor, stored
+			// by that command, serves.
+			if now, _, _ := loadLogin(st.Agent); now != nil && now.Token.Valid() && now.Token.AccessToken != st.Token.AccessToken {
+				c.token = now.Token.AccessToken
+				return st.Agent, nil
+			}
+			return "", &loginError{fmt.Errorf("%w: %v", errLoginExpired, err)}
 		}
 		if tok.RefreshToken == "" {
 			tok.RefreshToken = st.Token.RefreshToken
@@ -169,7 +194,64 @@ func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) error 
 		}
 	}
 	c.token = tok.AccessToken
-	return nil
+	return st.Agent, nil
+}
+
+// keepSignedInHost leaves out of card the interfaces the stored token of
+// agent must not go to, naming them on stderr. The token was got for the
+// agent at that URL (agentKey), while the card that led to it may be any
+// card (a URL, a file, a catalog entry) and list other hosts after it; the
+// client sends its bearer token to whichever interface it uses, so only
+// those on the agent's host and port go on, and none over plain HTTP when
+// the agent's URL is https (A2A §7.1, §13.4): a credential goes only to
+// the agent it was got for. The agent's own interface, the card's first,
+// always stays.
+func (c *common) keepSignedInHost(card *a2a.AgentCard, agent string) {
+	ins := card.GetSupportedInterfaces()
+	keep := ins[:0:0]
+	for _, in := range ins {
+		if sameOrigin(agent, in.GetUrl()) {
+			keep = append(keep, in)
+			continue
+		}
+		c.warn(fmt.Sprintf("the token of parley auth login for %s is not sent to %s: its %s interface is left out",
+			agent, in.GetUrl(), in.GetProtocolBinding()))
+	}
+	card.SupportedInterfaces = keep
+}
+
+// sameOrigin reports whether a credential for the URL agent may go to the
+// interface URL iface: the same host and port (a scheme's default port
+// when none is written), and the same scheme, or, for an interface that
+// names none (a gRPC target, host:port), an agent not served over https.
+func sameOrigin(agent, iface string) bool {
+	as, ah := origin(agent)
+	is, ih := origin(iface)
+	if ah == "" || ah != ih {
+		return false
+	}
+	return as == is || (is == "" && as != "https")
+}
+
+// origin is the lower-case scheme and host:port of a URL ("" for a part
+// it lacks); a gRPC target without a scheme (host:port, dns:///host:port)
+// has only the host:port.
+func origin(raw string) (scheme, hostport string) {
+	if !strings.Contains(raw, "://") {
+		raw = "//" + raw
+	} else if rest, ok := strings.CutPrefix(raw, "dns:///"); ok {
+		raw = "//" + rest
+	}
+	u, err := neturl.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "", ""
+	}
+	scheme = strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[scheme]
+	}
+	return scheme, net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // aLogin is a stored login and its file.
@@ -189,11 +271,14 @@ func storedLogins() []aLogin {
 	var out []aLogin
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		var st storedLogin
-		if err != nil || json.Unmarshal(b, &st) != nil || st.Token == nil {
+		if err != nil {
 			continue
 		}
-		out = append(out, aLogin{&st, f})
+		st, err := parseLogin(b)
+		if err != nil {
+			continue
+		}
+		out = append(out, aLogin{st, f})
 	}
 	return out
 }

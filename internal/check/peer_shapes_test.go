@@ -87,3 +87,51 @@ func TestRunToleratesPeerShapes(t *testing.T) {
 		t.Errorf("failures: %v", got)
 	}
 }
+
+// forbidAnonymous refuses every HTTP call without credentials, but gRPC
+// ones, with a bare 403 Forbidden and no protocol body, as a proxy or
+// another server may.
+func forbidAnonymous(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && r.URL.Path != "/.well-known/agent-card.json" &&
+			!strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			http.Error(w, "Forbidden", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TestRunReads403AsPermissionDenied: a bare HTTP 403 reads as
+// PermissionDeniedError (the error table's reading of the status, §3.3.2),
+// not as an authentication error; auth.anonymous and B13.anonymous still
+// pass it for a call without credentials, saying that it was an
+// authorization error; auth.permission reads Parley's own HTTP+JSON 403
+// as PermissionDeniedError.
+func TestRunReads403AsPermissionDenied(t *testing.T) {
+	t.Parallel()
+	base := startParley(t, map[string]string{"tok-a": "alice", "tok-c": "carol"}, forbidAnonymous)
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", InsufficientToken: "tok-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id, binding, finding string
+	}{
+		{"auth.anonymous", a2a.BindingJSONRPC, "PermissionDeniedError"},
+		{"auth.anonymous", a2a.BindingHTTPJSON, "PermissionDeniedError"},
+		{"auth.anonymous", a2a.BindingGRPC, "UnauthenticatedError"},
+		{"B13.anonymous", a2a.BindingHTTPJSON, "PermissionDeniedError"},
+		{"auth.permission", a2a.BindingHTTPJSON, "PermissionDeniedError"},
+	} {
+		rs := rep.Find(c.id)
+		i := slices.IndexFunc(rs, func(r check.Result) bool { return r.Binding == c.binding })
+		if i < 0 {
+			t.Errorf("%s %s: no result in %+v", c.binding, c.id, rs)
+			continue
+		}
+		if r := rs[i]; r.Verdict != check.Pass || !strings.Contains(r.Finding, c.finding) {
+			t.Errorf("%s %s = %s %q, want PASS with %q", c.binding, c.id, r.Verdict, r.Finding, c.finding)
+		}
+	}
+}

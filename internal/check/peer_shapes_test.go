@@ -64,25 +64,11 @@ func TestRunToleratesPeerShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		id, binding string
-		want        check.Verdict
-		finding     string
-	}{
+	wantResults(t, rep, []wantResult{
 		{"card.decode", "", check.Pass, ""},
 		{"card.required", "", check.Warn, "skills is empty"},
 		{"auth.anonymous", a2a.BindingJSONRPC, check.Pass, "UnauthenticatedError"},
-	} {
-		rs := rep.Find(c.id)
-		i := slices.IndexFunc(rs, func(r check.Result) bool { return r.Binding == c.binding })
-		if i < 0 {
-			t.Errorf("%s %s: no result in %+v", c.binding, c.id, rs)
-			continue
-		}
-		if r := rs[i]; r.Verdict != c.want || !strings.Contains(r.Finding, c.finding) {
-			t.Errorf("%s %s = %s %q, want %s with %q", c.binding, c.id, r.Verdict, r.Finding, c.want, c.finding)
-		}
-	}
+	})
 	if got := notPassing(rep, check.Fail); len(got) > 0 {
 		t.Errorf("failures: %v", got)
 	}
@@ -115,23 +101,35 @@ func TestRunReads403AsPermissionDenied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		id, binding, finding string
-	}{
-		{"auth.anonymous", a2a.BindingJSONRPC, "PermissionDeniedError"},
-		{"auth.anonymous", a2a.BindingHTTPJSON, "PermissionDeniedError"},
-		{"auth.anonymous", a2a.BindingGRPC, "UnauthenticatedError"},
-		{"B13.anonymous", a2a.BindingHTTPJSON, "PermissionDeniedError"},
-		{"auth.permission", a2a.BindingHTTPJSON, "PermissionDeniedError"},
-	} {
+	wantResults(t, rep, []wantResult{
+		{"auth.anonymous", a2a.BindingJSONRPC, check.Pass, "PermissionDeniedError"},
+		{"auth.anonymous", a2a.BindingHTTPJSON, check.Pass, "PermissionDeniedError"},
+		{"auth.anonymous", a2a.BindingGRPC, check.Pass, "UnauthenticatedError"},
+		{"B13.anonymous", a2a.BindingHTTPJSON, check.Pass, "PermissionDeniedError"},
+		{"auth.permission", a2a.BindingHTTPJSON, check.Pass, "PermissionDeniedError"},
+	})
+}
+
+// wantResult is a check's expected verdict on a binding ("": none), with
+// a finding that contains finding.
+type wantResult struct {
+	id, binding string
+	want        check.Verdict
+	finding     string
+}
+
+// wantResults reports each expected result rep does not have.
+func wantResults(t *testing.T, rep *check.Report, want []wantResult) {
+	t.Helper()
+	for _, c := range want {
 		rs := rep.Find(c.id)
 		i := slices.IndexFunc(rs, func(r check.Result) bool { return r.Binding == c.binding })
 		if i < 0 {
 			t.Errorf("%s %s: no result in %+v", c.binding, c.id, rs)
 			continue
 		}
-		if r := rs[i]; r.Verdict != check.Pass || !strings.Contains(r.Finding, c.finding) {
-			t.Errorf("%s %s = %s %q, want PASS with %q", c.binding, c.id, r.Verdict, r.Finding, c.finding)
+		if r := rs[i]; r.Verdict != c.want || !strings.Contains(r.Finding, c.finding) {
+			t.Errorf("%s %s = %s %q, want %s with %q", c.binding, c.id, r.Verdict, r.Finding, c.want, c.finding)
 		}
 	}
 }

@@ -143,10 +143,24 @@ func (a *APIKeys) AuthenticateRights(r *http.Request) (string, a2a.Rights, error
 }
 
 // NewAPIKey makes a key for name and returns it with the line to add to
-// the key file.
+// the key file. The key has every right (NewAPIKeyWithRights with nil).
 func NewAPIKey(name string) (key, line string, err error) {
+	return NewAPIKeyWithRights(name, nil)
+}
+
+// NewAPIKeyWithRights is NewAPIKey for a key that has only the given
+// rights (spec §3.3.2): the line carries them as its third field, read
+// back by APIKeys. Nil rights give a line without that field (every
+// right); an empty, non-nil Rights, which would allow nothing, or a right
+// ParseRights does not know, is an error.
+func NewAPIKeyWithRights(name string, rights a2a.Rights) (key, line string, err error) {
 	if name == "" || strings.ContainsAny(name, " \t\r\n#") {
 		return "", "", fmt.Errorf("API key name %q: want a name without spaces or #", name)
+	}
+	if rights != nil {
+		if _, err := a2a.ParseRights(rights.String()); err != nil {
+			return "", "", err
+		}
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -154,5 +168,9 @@ func NewAPIKey(name string) (key, line string, err error) {
 	}
 	key = apiKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
 	sum := sha256.Sum256([]byte(key))
-	return key, name + " sha256:" + hex.EncodeToString(sum[:]), nil
+	line = name + " sha256:" + hex.EncodeToString(sum[:])
+	if rights != nil {
+		line += " " + rights.String()
+	}
+	return key, line, nil
 }

@@ -27,10 +27,13 @@ var (
 // TestAPIKeyRights: a key line's third field gives the key rights; a line
 // without one keeps every right; an unknown right fails the load.
 func TestAPIKeyRights(t *testing.T) {
-	readerKey, readerLine, _ := authn.NewAPIKey("alice")
+	readerKey, readerLine, err := authn.NewAPIKeyWithRights("alice", a2a.Rights{a2a.RightTasksRead, a2a.RightExtendedCard})
+	if err != nil || !strings.HasSuffix(readerLine, " tasks:read,card:extended") {
+		t.Fatalf("NewAPIKeyWithRights: %q %v, want a line ending in the rights", readerLine, err)
+	}
 	fullKey, fullLine, _ := authn.NewAPIKey("alice")
 	file := filepath.Join(t.TempDir(), "keys")
-	os.WriteFile(file, []byte(readerLine+" tasks:read,card:extended # a dashboard\n"+fullLine+"\n"), 0o600)
+	os.WriteFile(file, []byte(readerLine+" # a dashboard\n"+fullLine+"\n"), 0o600)
 	keys, err := authn.LoadAPIKeys(file)
 	if err != nil {
 		t.Fatal(err)
@@ -47,9 +50,14 @@ func TestAPIKeyRights(t *testing.T) {
 	if p, rights, err := keys.AuthenticateRights(req(fullKey)); err != nil || p != "alice" || rights != nil {
 		t.Errorf("key without rights: %q %#v %v, want alice with every right (nil)", p, rights, err)
 	}
-	os.WriteFile(file, []byte(readerLine+" tasks:admin\n"), 0o600)
+	os.WriteFile(file, []byte(fullLine+" tasks:admin\n"), 0o600)
 	if err := keys.Reload(); err == nil || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "tasks:admin") {
 		t.Errorf("unknown right: %v, want an error naming the line and the right", err)
+	}
+	for _, bad := range []a2a.Rights{{}, {"tasks:admin"}} {
+		if _, _, err := authn.NewAPIKeyWithRights("alice", bad); err == nil {
+			t.Errorf("NewAPIKeyWithRights(%#v) accepted", bad)
+		}
 	}
 }
 

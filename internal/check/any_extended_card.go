@@ -64,9 +64,16 @@ func (b *bindingRun) extendedCardAnonymous(ctx context.Context, r *rec) {
 	if r.incomplete(res) {
 		return
 	}
+	if finding, ok := anonymousRefused(res.err); ok {
+		if res.err.is(a2a.CodeUnauthenticated) {
+			r.same()
+		} else {
+			r.differs("Parley answers 401 with WWW-Authenticate")
+		}
+		r.pass("%s", finding)
+		return
+	}
 	switch {
-	case res.err.is(a2a.CodeUnauthenticated):
-		r.same().pass("refused: %s", describeError(res.err))
 	case res.ok():
 		got := &a2a.AgentCard{}
 		_ = res.decode(got)

@@ -83,8 +83,10 @@ func (st *grpcStatus) wireError(httpStatus int) *wireError {
 		return e
 	}
 	switch e.Status {
-	case "UNAUTHENTICATED":
-		e.identify(a2a.CodeUnauthenticated)
+	case "UNAUTHENTICATED", "PERMISSION_DENIED": // §3.3.2, as the error table reads them
+		if c, ok := a2a.CodeFromWire(a2a.Wire{GRPC: e.GRPCCode}); ok {
+			e.identify(c)
+		}
 	case "INVALID_ARGUMENT":
 		e.identify(a2a.CodeInvalidParams)
 	case "NOT_FOUND":

@@ -64,15 +64,64 @@ func TestRunToleratesPeerShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		id, binding string
-		want        check.Verdict
-		finding     string
-	}{
+	wantResults(t, rep, []wantResult{
 		{"card.decode", "", check.Pass, ""},
 		{"card.required", "", check.Warn, "skills is empty"},
 		{"auth.anonymous", a2a.BindingJSONRPC, check.Pass, "UnauthenticatedError"},
-	} {
+	})
+	if got := notPassing(rep, check.Fail); len(got) > 0 {
+		t.Errorf("failures: %v", got)
+	}
+}
+
+// forbidAnonymous refuses every HTTP call without credentials, but gRPC
+// ones, with a bare 403 Forbidden and no protocol body, as a proxy or
+// another server may.
+func forbidAnonymous(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && r.URL.Path != "/.well-known/agent-card.json" &&
+			!strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			http.Error(w, "Forbidden", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TestRunReads403AsPermissionDenied: a bare HTTP 403 reads as
+// PermissionDeniedError (the error table's reading of the status, §3.3.2),
+// not as an authentication error; auth.anonymous and B13.anonymous still
+// pass it for a call without credentials, saying that it was an
+// authorization error; auth.permission reads Parley's own HTTP+JSON 403
+// as PermissionDeniedError.
+func TestRunReads403AsPermissionDenied(t *testing.T) {
+	t.Parallel()
+	base := startParley(t, map[string]string{"tok-a": "alice", "tok-c": "carol"}, forbidAnonymous)
+	rep, err := check.Run(context.Background(), check.Options{URL: base, Token: "tok-a", InsufficientToken: "tok-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResults(t, rep, []wantResult{
+		{"auth.anonymous", a2a.BindingJSONRPC, check.Pass, "PermissionDeniedError"},
+		{"auth.anonymous", a2a.BindingHTTPJSON, check.Pass, "PermissionDeniedError"},
+		{"auth.anonymous", a2a.BindingGRPC, check.Pass, "UnauthenticatedError"},
+		{"B13.anonymous", a2a.BindingHTTPJSON, check.Pass, "PermissionDeniedError"},
+		{"auth.permission", a2a.BindingHTTPJSON, check.Pass, "PermissionDeniedError"},
+	})
+}
+
+// wantResult is a check's expected verdict on a binding ("": none), with
+// a finding that contains finding.
+type wantResult struct {
+	id, binding string
+	want        check.Verdict
+	finding     string
+}
+
+// wantResults reports each expected result rep does not have.
+func wantResults(t *testing.T, rep *check.Report, want []wantResult) {
+	t.Helper()
+	for _, c := range want {
 		rs := rep.Find(c.id)
 		i := slices.IndexFunc(rs, func(r check.Result) bool { return r.Binding == c.binding })
 		if i < 0 {
@@ -82,8 +131,5 @@ func TestRunToleratesPeerShapes(t *testing.T) {
 		if r := rs[i]; r.Verdict != c.want || !strings.Contains(r.Finding, c.finding) {
 			t.Errorf("%s %s = %s %q, want %s with %q", c.binding, c.id, r.Verdict, r.Finding, c.want, c.finding)
 		}
-	}
-	if got := notPassing(rep, check.Fail); len(got) > 0 {
-		t.Errorf("failures: %v", got)
 	}
 }

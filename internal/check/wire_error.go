@@ -54,16 +54,22 @@ func (e *wireError) is(c a2a.Code) bool { return e != nil && e.Known && e.Code =
 // identify sets the error's code.
 func (e *wireError) identify(c a2a.Code) { e.Code, e.Known = c, true }
 
-// unauthorized reports an HTTP status that refuses the caller.
-func unauthorized(status int) bool {
-	return status == http.StatusUnauthorized || status == http.StatusForbidden
+// refusal is the error an HTTP status that refuses the caller stands for
+// by itself, read in the one error table (a2a.CodeFromWire, §3.3.2): 401
+// is UnauthenticatedError, 403 PermissionDeniedError; ok is false for any
+// other status.
+func refusal(status int) (a2a.Code, bool) {
+	if status != http.StatusUnauthorized && status != http.StatusForbidden {
+		return 0, false
+	}
+	return a2a.CodeFromWire(a2a.Wire{HTTP: status})
 }
 
 // httpLevelError interprets an HTTP status without a protocol body (a 401
 // before any method, say).
 func httpLevelError(ex *exchange) *wireError {
-	if unauthorized(ex.Status) {
-		return &wireError{Code: a2a.CodeUnauthenticated, Known: true, HTTPStatus: ex.Status, Shape: "other", DetailsOK: true}
+	if c, ok := refusal(ex.Status); ok {
+		return &wireError{Code: c, Known: true, HTTPStatus: ex.Status, Shape: "other", DetailsOK: true}
 	}
 	return nil
 }
@@ -89,8 +95,8 @@ func parseRPCError(raw json.RawMessage, ex *exchange) *wireError {
 		// (the official Go SDK: -31401, UNAUTHENTICATED).
 		e.identify(c)
 	}
-	if unauthorized(ex.Status) {
-		e.identify(a2a.CodeUnauthenticated)
+	if c, ok := refusal(ex.Status); ok {
+		e.identify(c) // the status refuses the caller whatever the body says
 	}
 	return e
 }
@@ -125,9 +131,11 @@ func parseRESTError(ex *exchange) *wireError {
 		e.identify(c)
 		return e
 	}
+	if c, ok := refusal(ex.Status); ok {
+		e.identify(c)
+		return e
+	}
 	switch {
-	case unauthorized(ex.Status):
-		e.identify(a2a.CodeUnauthenticated)
 	case ex.Status == http.StatusNotFound && e.Status == "NOT_FOUND":
 		e.identify(a2a.CodeTaskNotFound)
 	case (ex.Status == http.StatusBadRequest || ex.Status == http.StatusUnprocessableEntity) &&

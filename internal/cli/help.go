@@ -48,6 +48,7 @@ var helps = map[string]helpText{
 	}},
 	"apikey": {"make an API key for parley serve --api-keys", []string{
 		"parley apikey new alice",
+		"parley apikey new dashboard --rights tasks:read",
 	}},
 	"send": {"send a message to an agent and print its answer", []string{
 		`parley send -a http://127.0.0.1:8080 "hello"`,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"parley.dev/parley/a2a"
 	"parley.dev/parley/authn"
 	"parley.dev/parley/cardsign"
 )
@@ -108,18 +109,21 @@ func keyJWKS(file, kid string, stdout io.Writer) error {
 }
 
 // apikeySynopsis is the usage of `parley apikey`.
-const apikeySynopsis = `apikey new NAME
+const apikeySynopsis = `apikey new NAME [--rights R1,R2]
 
 Makes a new API key for the caller NAME. The key is printed once, on the
 first line: give it to the caller, who sends it as the X-API-Key header.
 The second line is what to add to the --api-keys file of parley serve: the
 name and the key's SHA-256, never the key. To revoke the key, delete its
-line and send the server SIGHUP (or restart it).`
+line and send the server SIGHUP (or restart it). With --rights the key may
+do only what those rights allow (spec §3.3.2); its line then carries them
+as its third field.`
 
 // apikeyCmd runs `parley apikey new NAME`.
 func apikeyCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley apikey", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	rightsList := fs.String("rights", "", "give the key only these `RIGHTS`, separated by commas ("+a2a.Rights(a2a.KnownRights()).String()+"); without it the key has every right")
 	pos, err := parseInterleaved(fs, args, "apikey", apikeySynopsis, stdout)
 	if err != nil {
 		return err
@@ -127,7 +131,13 @@ func apikeyCmd(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 || pos[0] != "new" {
 		return usageError{errors.New("want apikey new NAME")}
 	}
-	key, line, err := authn.NewAPIKey(pos[1])
+	var rights a2a.Rights // nil: every right
+	if *rightsList != "" {
+		if rights, err = a2a.ParseRights(*rightsList); err != nil {
+			return usageError{fmt.Errorf("--rights: %w", err)}
+		}
+	}
+	key, line, err := authn.NewAPIKeyWithRights(pos[1], rights)
 	if err != nil {
 		return usageError{err}
 	}

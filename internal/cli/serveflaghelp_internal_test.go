@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"flag"
 	"regexp"
 	"sort"
 	"strings"
@@ -106,5 +107,19 @@ func TestServeHelpFlagGroups(t *testing.T) {
 	}
 	if len(inHelp) < 60 {
 		t.Errorf("serve --help lists %d flags; the parse of the help is wrong", len(inHelp))
+	}
+}
+
+// TestWriteTimeoutHelp: --write-timeout's help says what the bound covers
+// as the handler applies it (docs/security.md, "Every bound"): parked
+// streams too, and 0 turns it off everywhere.
+func TestWriteTimeoutHelp(t *testing.T) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addGuardFlags(fs)
+	usage := fs.Lookup("write-timeout").Usage
+	for _, want := range []string{"parked streams", "0: no bound anywhere"} {
+		if !strings.Contains(usage, want) {
+			t.Errorf("--write-timeout help %q does not say %q", usage, want)
+		}
 	}
 }

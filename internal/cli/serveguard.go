@@ -34,7 +34,7 @@ func addGuardFlags(fs *flag.FlagSet) *guardFlags {
 	fs.Var(&g.allowedHosts, "allowed-host", "also answer requests addressed to this `HOST` when no credentials are required (repeatable; the card's host and loopback names always are)")
 	fs.Var(&g.corsOrigins, "cors-origin", "let web pages of this `ORIGIN` (e.g. https://app.example.com) call the agent from a browser (repeatable)")
 	fs.DurationVar(&g.bodyTimeout, "body-timeout", a2ahttp.DefaultBodyTimeout, "longest time a whole request (headers and body) may take to arrive; 0: no bound")
-	fs.DurationVar(&g.writeTimeout, "write-timeout", a2ahttp.DefaultWriteTimeout, "longest time a client may take to take one answer, or one stream event; past it the stream is reset (HTTP/2) or the connection closed (0: no bound)")
+	fs.DurationVar(&g.writeTimeout, "write-timeout", a2ahttp.DefaultWriteTimeout, "longest time a client may take to take one answer, or one stream event, parked streams (idle HTTP/1.1 subscriptions) included; past it the stream is reset (HTTP/2) or the connection closed (0: no bound anywhere, parked streams too)")
 	fs.Int64Var(&g.bodyBudget, "body-budget", a2ahttp.DefaultBodyBudget, "memory in bytes shared by request bodies past their first 64 KiB while they arrive")
 	fs.IntVar(&g.maxPendingAnonymous, "max-pending-anonymous", a2ahttp.DefaultMaxPendingAnonymous, "requests without credentials that may be sending their bodies at once")
 	fs.IntVar(&g.maxConns, "max-conns", 4096, "open connections accepted at once on each listener; past it a new connection is refused at once (0: no limit)")

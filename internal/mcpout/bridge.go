@@ -35,6 +35,9 @@ type Options struct {
 	// Version is the version the MCP server reports for itself in its
 	// serverInfo ("" : "(devel)").
 	Version string
+	// MaxSessions bounds the streamable HTTP sessions Handler keeps at
+	// once (0: DefaultMaxSessions; negative: no bound).
+	MaxSessions int
 }
 
 // Bridge is one A2A agent as an MCP server. It is safe for concurrent use:
@@ -44,6 +47,7 @@ type Bridge struct {
 	card   *a2a.AgentCard
 	log    *slog.Logger
 	ver    string
+	max    int // Options.MaxSessions, resolved; negative: no bound
 	tools  []*mcp.Tool
 	skills []*a2a.AgentSkill
 }
@@ -61,7 +65,10 @@ func New(cl *client.Client, opts *Options) (*Bridge, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Bridge{cl: cl, card: cl.Card(), log: log, ver: opts.Version}
+	b := &Bridge{cl: cl, card: cl.Card(), log: log, ver: opts.Version, max: opts.MaxSessions}
+	if b.max == 0 {
+		b.max = DefaultMaxSessions
+	}
 	if b.ver == "" {
 		b.ver = "(devel)"
 	}

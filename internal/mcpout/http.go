@@ -3,6 +3,8 @@ package mcpout
 import (
 	"net"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +20,14 @@ const Path = "/mcp"
 // so that the sessions of clients that left without DELETE do not pile up.
 const SessionIdle = 30 * time.Minute
 
+// DefaultMaxSessions is Options.MaxSessions's default: the streamable HTTP
+// sessions kept at once.
+const DefaultMaxSessions = 100
+
+// SessionsRetryAfter is the Retry-After, in seconds, of an initialize
+// refused because every session is taken.
+const SessionsRetryAfter = 60
+
 // Handler serves the bridge over MCP's streamable HTTP transport at Path
 // (MCP 2025-06-18 and later, "Streamable HTTP"). The SDK's handler keeps
 // the sessions (Mcp-Session-Id: one MCP server per session, a request for
@@ -26,14 +36,106 @@ const SessionIdle = 30 * time.Minute
 // transport's rules ask and the SDK leaves to its user is added here: a
 // request whose Origin is not the server's own origin is refused with 403
 // Forbidden, on every method (the SDK's optional cross-origin check covers
-// only unsafe methods, and a browser's GET opens the SSE stream).
+// only unsafe methods, and a browser's GET opens the SSE stream). The
+// sessions are bounded too (Options.MaxSessions; see sessionGuard).
 func (b *Bridge) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.Server() },
+	srv := b.Server() // one server for every session, so that it knows them all
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: b.sdkLog(), SessionTimeout: SessionIdle})
 	mux := http.NewServeMux()
-	mux.Handle(Path, originGuard(h))
+	mux.Handle(Path, originGuard(newSessionGuard(srv, b.max, h)))
 	return mux
 }
+
+// sessionGuard bounds the sessions of a streamable HTTP handler: a POST
+// without Mcp-Session-Id, which asks for a new session (an initialize),
+// is refused with 503 Service Unavailable and a Retry-After (RFC 9110
+// §15.6.4, §10.2.3) while max sessions are open, or being opened, until
+// one closes (DELETE, or SessionIdle without a request). The MCP
+// transport lets a server refuse a message with any HTTP error status
+// (MCP 2025-11-25, "Sending Messages to the Server"); 503 rather than 429
+// because the bound is the server's, not one client's rate. Requests of
+// an open session are never refused here.
+type sessionGuard struct {
+	srv  *mcp.Server // knows the sessions open
+	max  int         // negative: no bound
+	next http.Handler
+
+	mu      sync.Mutex
+	opening int // new-session POSTs in progress, not yet in srv.Sessions
+}
+
+func newSessionGuard(srv *mcp.Server, max int, next http.Handler) http.Handler {
+	if max < 0 {
+		return next
+	}
+	return &sessionGuard{srv: srv, max: max, next: next}
+}
+
+func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	if !g.reserve() {
+		w.Header().Set("Retry-After", strconv.Itoa(SessionsRetryAfter))
+		http.Error(w, "Service Unavailable: this MCP server has "+strconv.Itoa(g.max)+
+			" sessions open, its most; retry once one has closed", http.StatusServiceUnavailable)
+		return
+	}
+	rw := &releaseOnAnswer{ResponseWriter: w, release: g.release}
+	defer rw.done()
+	g.next.ServeHTTP(rw, r)
+}
+
+// reserve takes a place for a new session, or reports that none is left.
+// The place is held until the POST's answer begins (or the POST ends):
+// by then the session, if one was opened, is in srv.Sessions, which the
+// SDK fills before it answers. So two initializes at once cannot both take
+// the last place, and a client that opens sessions one after the other
+// finds each counted once.
+func (g *sessionGuard) reserve() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := g.opening
+	for range g.srv.Sessions() {
+		n++
+	}
+	if n >= g.max {
+		return false
+	}
+	g.opening++
+	return true
+}
+
+func (g *sessionGuard) release() {
+	g.mu.Lock()
+	g.opening--
+	g.mu.Unlock()
+}
+
+// releaseOnAnswer gives back a sessionGuard place once, when the answer
+// begins or, failing that, when the request ends.
+type releaseOnAnswer struct {
+	http.ResponseWriter
+	release func()
+	once    sync.Once
+}
+
+func (w *releaseOnAnswer) done() { w.once.Do(w.release) }
+
+func (w *releaseOnAnswer) WriteHeader(code int) {
+	w.done()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *releaseOnAnswer) Write(b []byte) (int, error) {
+	w.done()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w *releaseOnAnswer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // originGuard refuses a request with a foreign Origin: one that does not
 // name the host the request was sent to (httpx.SameOrigin, the rule

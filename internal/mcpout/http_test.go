@@ -3,8 +3,11 @@ package mcpout_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -100,5 +103,89 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 	if resp := post(t, hs.URL+"/other", list, nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST /other: %s, want 404", resp.Status)
+	}
+}
+
+// TestStreamableHTTPMaxSessions: with MaxSessions 3, the Go SDK's client
+// opens three sessions; a fourth initialize is refused with 503 and a
+// Retry-After, while the open sessions are still served; once a client
+// closes its session (DELETE) a new one is opened. Initializes sent all at
+// once never open more sessions than the bound.
+func TestStreamableHTTPMaxSessions(t *testing.T) {
+	t.Parallel()
+	agent := agentServer(t, true, nil).Client()
+	b, err := mcpout.New(agent, &mcpout.Options{MaxSessions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(b.Handler())
+	t.Cleanup(hs.Close)
+	endpoint := hs.URL + mcpout.Path
+	connect := func() (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil)
+	}
+	var open []*mcp.ClientSession
+	for i := range 3 {
+		cs, err := connect()
+		if err != nil {
+			t.Fatalf("session %d: %v", i+1, err)
+		}
+		defer cs.Close()
+		open = append(open, cs)
+	}
+	if cs, err := connect(); err == nil {
+		cs.Close()
+		t.Fatal("a fourth session was opened past MaxSessions 3")
+	} else if !strings.Contains(err.Error(), "503") && !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("fourth session: %v, want a 503 refusal", err)
+	}
+	resp := post(t, endpoint, initialize, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != strconv.Itoa(mcpout.SessionsRetryAfter) || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("initialize past the bound: %s, Retry-After %q, Mcp-Session-Id %q; want 503, Retry-After %d and no session",
+			resp.Status, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Session-Id"), mcpout.SessionsRetryAfter)
+	}
+	if r := call(t, open[2], "test", map[string]any{"message": "still served"}); texts(r) != "still served" {
+		t.Errorf("a call in an open session past the bound: %q", texts(r))
+	}
+
+	open[0].Close() // DELETE: its place is free once the server has closed it
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cs, err := connect()
+		if err == nil {
+			cs.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new session 5 s after one closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// A fresh handler, raced by 20 initializes at once: 3 get a session.
+	b2, _ := mcpout.New(agent, &mcpout.Options{MaxSessions: 3})
+	hs2 := httptest.NewServer(b2.Handler())
+	t.Cleanup(hs2.Close)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 20 {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", hs2.URL+mcpout.Path, strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			code := 0 // a transport error
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				code = resp.StatusCode
+				resp.Body.Close()
+			}
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusOK] < 1 || codes[http.StatusOK] > 3 || codes[http.StatusOK]+codes[http.StatusServiceUnavailable] != 20 {
+		t.Errorf("20 initializes at once with MaxSessions 3: status counts %v, want at most 3 × 200, the rest 503", codes)
 	}
 }

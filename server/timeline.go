@@ -17,6 +17,14 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
+// timelinePage is how many logged events one store read returns while a
+// timeline is built. It is larger than a resume's page: a timeline reads
+// the whole log at once, and a SQL store reads whole rows (a row holds a
+// batch of chunks, up to hundreds) to return a page, so small pages read
+// the rows at a page's end again and again; it still bounds what one read
+// holds in memory.
+const timelinePage = 4096
+
 // timelined gives t, the caller's answer to the call on ctx, its timeline
 // (the last n entries) and its artifacts' generations, when the call is
 // served in a version that shows them; t's generation (which that version
@@ -32,7 +40,7 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 	}
 	var tl taskstore.Timeline
 	for after, upto := uint64(0), uint64(t.GetGeneration()); after < upto; {
-		evs, err := s.store.Events(ctx, scope, t.Id, after, min(resumePage, int(upto-after)))
+		evs, err := s.store.Events(ctx, scope, t.Id, after, min(timelinePage, int(upto-after)))
 		switch {
 		case errors.Is(err, taskstore.ErrPruned), errors.Is(err, taskstore.ErrNotFound):
 			return nil // no longer kept, or removed meanwhile: no timeline

@@ -28,8 +28,10 @@ const timelinePage = 4096
 // timelined gives t, the caller's answer to the call on ctx, its timeline
 // (the last n entries) and its artifacts' generations, when the call is
 // served in a version that shows them; t's generation (which that version
-// shows) bounds the log read. A log whose start is no longer kept
-// (Options.ResumeWindow) gives no timeline and no artifact generations.
+// shows) bounds the log read. While such a version is served the log is
+// not pruned (Options.ResumeWindow); a log whose start is gone anyway
+// (pruned by a server that did not serve it) gives no timeline and no
+// artifact generations rather than a timeline without its start.
 // t's artifacts are replaced by copies (they may be shared).
 func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Task, n *int32) error {
 	if t == nil || !s.generations || !version.ShowsGeneration(s.served(ctx)) {

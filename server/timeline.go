@@ -17,11 +17,21 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
+// timelinePage is how many logged events one store read returns while a
+// timeline is built. It is larger than a resume's page: a timeline reads
+// the whole log at once, and a SQL store reads whole rows (a row holds a
+// batch of chunks, up to hundreds) to return a page, so small pages read
+// the rows at a page's end again and again; it still bounds what one read
+// holds in memory.
+const timelinePage = 4096
+
 // timelined gives t, the caller's answer to the call on ctx, its timeline
 // (the last n entries) and its artifacts' generations, when the call is
 // served in a version that shows them; t's generation (which that version
-// shows) bounds the log read. A log whose start is no longer kept
-// (Options.ResumeWindow) gives no timeline and no artifact generations.
+// shows) bounds the log read. While such a version is served the log is
+// not pruned (Options.ResumeWindow); a log whose start is gone anyway
+// (pruned by a server that did not serve it) gives no timeline and no
+// artifact generations rather than a timeline without its start.
 // t's artifacts are replaced by copies (they may be shared).
 func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Task, n *int32) error {
 	if t == nil || !s.generations || !version.ShowsGeneration(s.served(ctx)) {
@@ -32,7 +42,7 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 	}
 	var tl taskstore.Timeline
 	for after, upto := uint64(0), uint64(t.GetGeneration()); after < upto; {
-		evs, err := s.store.Events(ctx, scope, t.Id, after, min(resumePage, int(upto-after)))
+		evs, err := s.store.Events(ctx, scope, t.Id, after, min(timelinePage, int(upto-after)))
 		switch {
 		case errors.Is(err, taskstore.ErrPruned), errors.Is(err, taskstore.ErrNotFound):
 			return nil // no longer kept, or removed meanwhile: no timeline

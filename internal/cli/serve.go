@@ -180,7 +180,7 @@ func parseServeFlags(args []string, stdout io.Writer) (*serveConfig, error) {
 	fs.DurationVar(&cfg.longPoll, "long-poll-timeout", server.DefaultLongPollTimeout, "with --protocol-versions 1.1: how long a GetTask with currentGeneration waits for the task to change before it answers it unchanged (0: answer at once, no long polls)")
 	fs.DurationVar(&cfg.shutdownWait, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT or SIGTERM, how long running tasks get to finish (new connections refused, readiness off); past it, or at a second signal, they end FAILED and the server exits")
 	fs.DurationVar(&cfg.retention, "retention", 0, "remove finished tasks older than this (0 keeps them)")
-	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task)")
+	fs.DurationVar(&cfg.resumeWindow, "resume-window", server.DefaultResumeWindow, "keep each task's events this long for streams that resume with Last-Event-ID (older ones get a snapshot first; negative keeps them as long as the task; with --protocol-versions 1.1 none are pruned: the timeline is read from them)")
 	fs.DurationVar(&cfg.idemWindow, "idempotency-window", 24*time.Hour, "how long a messageId is remembered for idempotent resends")
 	fs.DurationVar(&cfg.lease, "lease", 5*time.Second, "with --store postgres://: how long this replica's lease on its running tasks lasts unrenewed; when it lapses (the process died, or was cut off), another replica ends those tasks FAILED within about 4/3 of it (docs/replicas.md)")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest accepted request body in bytes")

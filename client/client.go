@@ -32,9 +32,20 @@ type Options struct {
 	// BearerToken, when set, is sent on every call as
 	// "Authorization: Bearer <token>".
 	BearerToken string
+	// BearerTokenFunc, when set, gives the bearer token instead of
+	// BearerToken: it is called for every request the client sends (each
+	// call, retry, resumed stream and WaitForCompletion poll), with that
+	// call's context, so a session that outlives an access token sends its
+	// successor (an OAuth token source that refreshes, say:
+	// func(context.Context) (string, error) { t, err := ts.Token(); ... }).
+	// It must be safe for concurrent use and should return a cached token
+	// while it is valid. When it fails the request is not sent and the
+	// call fails with an error wrapping its error, neither retried nor
+	// moved to another interface (RFC 6750 §2.1; spec §7.1).
+	BearerTokenFunc func(ctx context.Context) (string, error)
 	// Header holds extra headers for every call (an API key, say). The
 	// client's own headers (A2A-Version, A2A-Extensions, and Authorization
-	// when BearerToken is set) take precedence.
+	// when BearerToken or BearerTokenFunc is set) take precedence.
 	Header http.Header
 	// Extensions are the extension URIs to activate on every call, sent in
 	// the A2A-Extensions header (spec §3.2.6).
@@ -198,7 +209,10 @@ func New(card *a2a.AgentCard, opts *Options) (*Client, error) {
 	if len(o.Extensions) > 0 {
 		cfg.Header.Set("A2A-Extensions", strings.Join(o.Extensions, ", "))
 	}
-	if o.BearerToken != "" {
+	switch {
+	case o.BearerTokenFunc != nil:
+		cfg.Token = o.BearerTokenFunc // set per request (transport.Headers.Apply)
+	case o.BearerToken != "":
 		cfg.Header.Set("Authorization", "Bearer "+o.BearerToken)
 	}
 

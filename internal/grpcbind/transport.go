@@ -95,7 +95,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 		return nil, err
 	}
 	hc.Transport = responseRecorder{hc.Transport}
-	t := &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject}}
+	t := &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject, Token: cfg.Token}}
 	t.clients = make(map[string]*connect.Client[message, message])
 	for m := range a2a.Methods() {
 		t.clients[m.Name] = connect.NewClient[message, message](t.hc, base+procedure(m), connect.WithGRPC(),
@@ -193,24 +193,30 @@ func (r responseRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // begin prepares one call: a context that carries its callState, and the
-// request with the metadata.
-func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message) (context.Context, *callState, *connect.Request[message]) {
+// request with the metadata; it fails when the bearer token could not be
+// got (transport.Headers.Apply).
+func (t *Transport) begin(ctx context.Context, m *a2a.Method, msg proto.Message) (context.Context, *callState, *connect.Request[message], error) {
 	if msg == nil || !msg.ProtoReflect().IsValid() {
 		msg = m.NewRequest()
 	}
 	st := &callState{}
 	req := connect.NewRequest(&message{Message: msg})
 	h := req.Header()
-	t.md.Apply(ctx, h)
+	if err := t.md.Apply(ctx, h); err != nil {
+		return nil, nil, nil, err
+	}
 	if seq, ok := streamctx.ResumeAfter(ctx); ok && m.Name == a2a.MethodSubscribeToTask {
 		h.Set(streamctx.LastEventIDHeader, strconv.FormatUint(seq, 10)) // sent as last-event-id
 	}
-	return context.WithValue(ctx, callStateKey{}, st), st, req
+	return context.WithValue(ctx, callStateKey{}, st), st, req, nil
 }
 
 // Call implements a2a.Invoker.
 func (t *Transport) Call(ctx context.Context, m *a2a.Method, req proto.Message) (proto.Message, error) {
-	cctx, st, r := t.begin(ctx, m, req)
+	cctx, st, r, err := t.begin(ctx, m, req)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := t.clients[m.Name].CallUnary(cctx, r)
 	if err != nil {
 		return nil, t.failure(ctx, m.Name, st, false, err)
@@ -223,7 +229,11 @@ func (t *Transport) Stream(ctx context.Context, m *a2a.Method, req proto.Message
 	return func(yield func(a2a.StreamEvent, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		cctx, st, r := t.begin(ctx, m, req)
+		cctx, st, r, err := t.begin(ctx, m, req)
+		if err != nil {
+			yield(a2a.StreamEvent{}, err)
+			return
+		}
 		s, err := t.clients[m.Name].CallServerStream(cctx, r)
 		if err != nil {
 			yield(a2a.StreamEvent{}, t.failure(ctx, m.Name, st, false, err))

@@ -83,7 +83,9 @@ func (c *Caller) Send(ctx context.Context, op, method, u string, body []byte, co
 	if err != nil {
 		return nil, fmt.Errorf("a2a client: %s: %w", op, err)
 	}
-	c.header.Apply(ctx, req.Header)
+	if err := c.header.Apply(ctx, req.Header); err != nil {
+		return nil, err
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}

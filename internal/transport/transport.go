@@ -57,27 +57,46 @@ type Config struct {
 	// request, after Header: package telemetry sends the W3C trace
 	// context (traceparent) this way, as gRPC metadata on that binding.
 	Inject func(ctx context.Context, h http.Header)
+	// Token, when set, gives the bearer token of each request, asked for
+	// anew every time (a retry, a resumed stream), so that a credential
+	// that expires during a long session is replaced by its successor:
+	// it is sent as "Authorization: Bearer <token>" in place of any
+	// Authorization in Header (RFC 6750 §2.1; A2A §7.1).
+	Token func(ctx context.Context) (string, error)
 }
 
 // Headers are the headers a Transport sends with every request: Fixed
 // (from Config.Header, as the binding may send them) and, for each call,
-// what Inject adds for the call's context. Every Transport sets a request's
-// headers with Apply, so none of them drops Inject.
+// what Inject adds for the call's context, and the bearer token Token
+// gives. Every Transport sets a request's headers with Apply, so none of
+// them drops Inject or sends a stale token.
 type Headers struct {
 	Fixed  http.Header
 	Inject func(ctx context.Context, h http.Header)
+	Token  func(ctx context.Context) (string, error)
 }
 
 // Headers returns the config's Headers, Fixed a copy of Header.
-func (c Config) Headers() Headers { return Headers{Fixed: c.Header.Clone(), Inject: c.Inject} }
+func (c Config) Headers() Headers {
+	return Headers{Fixed: c.Header.Clone(), Inject: c.Inject, Token: c.Token}
+}
 
-// Apply sets the headers of one request in h: Fixed's, the A2A-Version
-// the call's context asks for (streamctx.WithVersion), then Inject's for
-// ctx. h does not share value slices with Fixed, so that adding to it
-// leaves Fixed alone.
-func (hs Headers) Apply(ctx context.Context, h http.Header) {
+// Apply sets the headers of one request in h: Fixed's, the bearer token
+// Token gives, the A2A-Version the call's context asks for
+// (streamctx.WithVersion), then Inject's for ctx. h does not share value
+// slices with Fixed, so that adding to it leaves Fixed alone. It fails
+// only when Token does: the request must then not be sent (a
+// *TokenError).
+func (hs Headers) Apply(ctx context.Context, h http.Header) error {
 	for k, v := range hs.Fixed {
 		h[k] = slices.Clip(v)
+	}
+	if hs.Token != nil {
+		tok, err := hs.Token(ctx)
+		if err != nil {
+			return &TokenError{Err: err}
+		}
+		h.Set("Authorization", "Bearer "+tok)
 	}
 	if v := streamctx.Version(ctx); v != "" {
 		h.Set("A2A-Version", v)
@@ -85,7 +104,19 @@ func (hs Headers) Apply(ctx context.Context, h http.Header) {
 	if hs.Inject != nil {
 		hs.Inject(ctx, h)
 	}
+	return nil
 }
+
+// TokenError is the failure of Config.Token to give a bearer token: the
+// call was not sent. It is neither an error of the server nor a failure
+// to reach it, so the client neither retries it nor moves to another
+// interface.
+type TokenError struct{ Err error }
+
+func (e *TokenError) Error() string { return "a2a client: no bearer token: " + e.Err.Error() }
+
+// Unwrap returns the token source's error.
+func (e *TokenError) Unwrap() error { return e.Err }
 
 // Factory builds Transports for one protocol binding.
 type Factory struct {

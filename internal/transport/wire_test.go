@@ -286,3 +286,65 @@ func checkError(t *testing.T, call string, err error, want *a2a.Error, code a2a.
 		t.Errorf("%s: metadata %v, violations %v; want %v, %v", call, got.Metadata, got.Violations, want.Metadata, want.Violations)
 	}
 }
+
+// TestTokenPerRequest: Config.Token is asked for every request of every
+// transport, unary and streaming, and its token replaces an Authorization
+// in Config.Header; when it fails, nothing is sent and the call fails
+// with a *transport.TokenError wrapping its error.
+func TestTokenPerRequest(t *testing.T) {
+	rec := &headerRecorder{}
+	base := serve(t, scripted(func(string) *a2a.Error { return nil }), rec)
+	for _, c := range clients {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			n := 0
+			cfg := transport.Config{
+				Header: http.Header{"Authorization": {"Bearer stale"}},
+				Token: func(context.Context) (string, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					n++
+					return "tok" + strconv.Itoa(n), nil
+				},
+			}
+			tr := c.open(t, base, cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			rec.take()
+			for i := 1; i <= 2; i++ {
+				if _, err := tr.Call(ctx, getTask, &a2a.GetTaskRequest{Id: "ok"}); err != nil {
+					t.Fatalf("GetTask: %v", err)
+				}
+			}
+			for _, err := range tr.Stream(ctx, subscribeTo, &a2a.SubscribeToTaskRequest{Id: "ok"}) {
+				if err != nil {
+					t.Fatalf("SubscribeToTask: %v", err)
+				}
+			}
+			var got []string
+			for _, h := range rec.take() {
+				got = append(got, strings.Join(h.Values("Authorization"), ","))
+			}
+			if want := []string{"Bearer tok1", "Bearer tok2", "Bearer tok3"}; !slices.Equal(got, want) {
+				t.Errorf("Authorization of the requests = %q, want %q", got, want)
+			}
+
+			refused := errors.New("refresh refused")
+			cfg.Token = func(context.Context) (string, error) { return "", refused }
+			tr = c.open(t, base, cfg)
+			_, err := tr.Call(ctx, getTask, &a2a.GetTaskRequest{Id: "ok"})
+			var tokErr *transport.TokenError
+			if !errors.As(err, &tokErr) || !errors.Is(err, refused) {
+				t.Errorf("GetTask with a failing token source = %v, want a *TokenError wrapping its error", err)
+			}
+			for _, err = range tr.Stream(ctx, subscribeTo, &a2a.SubscribeToTaskRequest{Id: "ok"}) {
+			}
+			if !errors.As(err, &tokErr) || !errors.Is(err, refused) {
+				t.Errorf("SubscribeToTask with a failing token source = %v, want a *TokenError wrapping its error", err)
+			}
+			if seen := rec.take(); len(seen) != 0 {
+				t.Errorf("the server saw %d requests without a token, want none", len(seen))
+			}
+		})
+	}
+}

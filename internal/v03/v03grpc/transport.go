@@ -36,7 +36,7 @@ func NewTransport(target string, cfg transport.Config) (*Transport, error) {
 		return nil, err
 	}
 	md.Set("A2A-Version", v03.ProtocolVersion)
-	return &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject}}, nil
+	return &Transport{target: target, base: base, hc: hc, md: transport.Headers{Fixed: md, Inject: cfg.Inject, Token: cfg.Token}}, nil
 }
 
 // Factory is the factory of the v0.3 gRPC transport, for interfaces at
@@ -57,7 +57,9 @@ func (t *Transport) url(rpc string) string { return t.base + "/" + ServiceName +
 func unaryCall[Req, Resp any](ctx context.Context, t *Transport, rpc string, in *Req) (*Resp, error) {
 	c := connect.NewClient[Req, Resp](t.hc, t.url(rpc), connect.WithGRPC(), grpcbind.ClientReadLimit(grpcbind.MaxResponseBytes))
 	req := connect.NewRequest(in)
-	t.md.Apply(ctx, req.Header())
+	if err := t.md.Apply(ctx, req.Header()); err != nil {
+		return nil, err
+	}
 	resp, err := c.CallUnary(ctx, req)
 	if err != nil {
 		return nil, t.failure(ctx, rpc, err)
@@ -240,7 +242,9 @@ func (t *Transport) Stream(ctx context.Context, m *a2a.Method, req proto.Message
 func serverStream[Req any](ctx context.Context, t *Transport, rpc string, in *Req) (*connect.ServerStreamForClient[v03pb.StreamResponse], error) {
 	c := connect.NewClient[Req, v03pb.StreamResponse](t.hc, t.url(rpc), connect.WithGRPC(), grpcbind.ClientReadLimit(grpcbind.MaxResponseBytes))
 	req := connect.NewRequest(in)
-	t.md.Apply(ctx, req.Header())
+	if err := t.md.Apply(ctx, req.Header()); err != nil {
+		return nil, err
+	}
 	st, err := c.CallServerStream(ctx, req)
 	if err != nil {
 		return nil, t.failure(ctx, rpc, err)

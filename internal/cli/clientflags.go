@@ -20,7 +20,8 @@ import (
 type common struct {
 	binding    string
 	token      string
-	tokenFile  string // --token-file: the token read from a file instead
+	tokenFile  string       // --token-file: the token read from a file instead
+	login      *loginSource // the stored login that gives token, when one does (useStoredToken)
 	headers    multiFlag
 	version    string
 	versionSet bool

@@ -190,14 +190,18 @@ func (c *common) clientFor(ctx context.Context, card *a2a.AgentCard, url string)
 		return nil, err
 	}
 	c.warnRequiredExtensions(card)
-	return client.New(card, &client.Options{
+	o := &client.Options{
 		HTTPClient:   c.httpClient(nil),
 		BearerToken:  c.token,
 		Header:       c.header(),
 		Transports:   ts,
 		PollInterval: c.pollInterval,
 		Extensions:   c.extensions,
-	})
+	}
+	if c.login != nil {
+		o.BearerTokenFunc = c.login.token // refreshed when it expires mid-session
+	}
+	return client.New(card, o)
 }
 
 // dial bounds ctx by the command's timeout (def without --timeout, as

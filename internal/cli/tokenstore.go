@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/oauth2"
 
@@ -24,7 +25,8 @@ import (
 // file per agent under ~/.config/a2a-cli/tokens/, mode 0600 in a 0700
 // directory (secrets are never world-readable, §8.3). The client commands
 // attach the token to their calls to that agent when no credential is
-// given (§12.2), refreshing it first when it has expired.
+// given (§12.2), refreshing it whenever it has expired, before a call or
+// during a long session.
 
 // storedLogin is one agent's file.
 type storedLogin struct {
@@ -154,8 +156,16 @@ func (st *storedLogin) config() *oauth2.Config {
 // useStoredToken makes the token of `parley auth login` the command's
 // bearer credential for card's agent, when no credential was given, and
 // returns the agent it was stored for ("" when none is used). An expired
-// token is refreshed (and the new one stored) first.
+// token is refreshed (and the new one stored) first, so that a login that
+// can no longer be renewed fails the command before any call. The
+// command's client then asks c.login for the token of every request
+// (client.Options.BearerTokenFunc): a session that outlives the access
+// token (parley chat, a stream on a long task, task get --wait) goes on
+// with its successor.
 func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) (string, error) {
+	if c.login != nil {
+		return c.login.agent(), nil
+	}
 	if c.token != "" || c.apiKey != "" {
 		return "", nil
 	}
@@ -163,38 +173,89 @@ func (c *common) useStoredToken(ctx context.Context, card *a2a.AgentCard) (strin
 	if err != nil || st == nil {
 		return "", err
 	}
-	tok := st.Token
-	if !tok.Valid() {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, c.plainHTTPClient())
-		switch {
-		case tok.RefreshToken != "":
-			tok, err = st.config().TokenSource(ctx, tok).Token()
-		case st.Flow == flowClient && st.ClientSecret != "":
-			tok, err = st.clientCredentials().Token(ctx)
-		default:
-			return "", &loginError{errLoginExpired}
-		}
-		if err != nil {
-			// Another command may have renewed the token meanwhile: with
-			// rotating refresh tokens (RFC 9700 §4.14.2) the one this
-			// command read is then spent and refused. Its successor, stored
-			// by that command, serves.
-			if now, _, _ := loadLogin(st.Agent); now != nil && now.Token.Valid() && now.Token.AccessToken != st.Token.AccessToken {
-				c.token = now.Token.AccessToken
-				return st.Agent, nil
-			}
-			return "", &loginError{fmt.Errorf("%w: %v", errLoginExpired, err)}
-		}
-		if tok.RefreshToken == "" {
-			tok.RefreshToken = st.Token.RefreshToken
-		}
-		st.Token = tok
-		if _, err := saveLogin(st); err != nil {
-			c.warn(fmt.Sprintf("the refreshed token could not be stored in %s: %v", path, err))
-		}
+	src := &loginSource{c: c, st: st, path: path}
+	tok, err := src.token(ctx)
+	if err != nil {
+		return "", err
 	}
-	c.token = tok.AccessToken
+	c.token, c.login = tok, src
 	return st.Agent, nil
+}
+
+// loginSource gives the current access token of a stored login,
+// refreshing it (and storing the new one, 0600) when it has expired. It
+// is safe for concurrent use: one refresh at a time.
+type loginSource struct {
+	c    *common
+	mu   sync.Mutex
+	st   *storedLogin
+	path string
+}
+
+func (s *loginSource) agent() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Agent
+}
+
+// token returns the access token, valid for some seconds more at least
+// (oauth2.Token.Valid). An expired one is replaced by the one in the file
+// when another command renewed it meanwhile (read first, so that a
+// rotating refresh token, RFC 9700 §4.14.2, is not spent twice), else
+// refreshed with the refresh token, or, for the client-credentials flow,
+// got anew.
+func (s *loginSource) token(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Token.Valid() {
+		return s.st.Token.AccessToken, nil
+	}
+	if s.renewedElsewhere() {
+		return s.st.Token.AccessToken, nil
+	}
+	st := s.st
+	tok := st.Token
+	var err error
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.c.plainHTTPClient())
+	switch {
+	case tok.RefreshToken != "":
+		tok, err = st.config().TokenSource(ctx, tok).Token()
+	case st.Flow == flowClient && st.ClientSecret != "":
+		tok, err = st.clientCredentials().Token(ctx)
+	default:
+		return "", &loginError{errLoginExpired}
+	}
+	if err != nil {
+		// Another command may have renewed the token while this one
+		// asked: the refresh token this one holds is then spent and
+		// refused, and the successor that command stored serves.
+		if s.renewedElsewhere() {
+			return s.st.Token.AccessToken, nil
+		}
+		return "", &loginError{fmt.Errorf("%w: %v", errLoginExpired, err)}
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = st.Token.RefreshToken
+	}
+	renewed := *st
+	renewed.Token = tok
+	s.st = &renewed
+	if _, err := saveLogin(s.st); err != nil {
+		s.c.warn(fmt.Sprintf("the refreshed token could not be stored in %s: %v", s.path, err))
+	}
+	return tok.AccessToken, nil
+}
+
+// renewedElsewhere reports whether the token file now holds a valid
+// token other than the one s has (another command refreshed it), and
+// takes it.
+func (s *loginSource) renewedElsewhere() bool {
+	now, _, _ := loadLogin(s.st.Agent)
+	if now == nil || !now.Token.Valid() || now.Token.AccessToken == s.st.Token.AccessToken {
+		return false
+	}
+	s.st = now
+	return true
 }
 
 // keepSignedInHost leaves out of card the interfaces the stored token of

@@ -39,9 +39,10 @@ var (
 	buildErr  string
 )
 
-// startProvider builds and starts the OpenID provider; a build that
-// fails skips the test outside CI (CI=true: fails it).
-func startProvider(t *testing.T) *provider {
+// startProvider builds and starts the OpenID provider, with env added to
+// its environment; a build that fails skips the test outside CI
+// (CI=true: fails it).
+func startProvider(t *testing.T, env ...string) *provider {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "oidcop")
@@ -60,7 +61,7 @@ func startProvider(t *testing.T) *provider {
 	}
 	port := freePort(t)
 	cmd := exec.Command(opBin)
-	cmd.Env = append(os.Environ(), "PORT="+port)
+	cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
 	testenv.StartProcess(t, cmd, &testenv.ProcessOptions{Name: "oidcop", KillAtCleanup: true})
 	p := &provider{issuer: "http://localhost:" + port + "/"}
 	deadline := time.Now().Add(20 * time.Second)
@@ -362,18 +363,7 @@ func TestAuthLoginClientCredentials(t *testing.T) {
 	p := startProvider(t)
 	a := agent(t, p, "sid1")
 	c := cli{t, t.TempDir()}
-	cardJSON, _ := c.run(0, "card", "get", "-a", a, "-o", "json")
-	var card map[string]any
-	json.Unmarshal([]byte(cardJSON), &card)
-	schemes, _ := card["securitySchemes"].(map[string]any)
-	if schemes == nil {
-		t.Fatalf("the agent's card declares no security scheme: %s", cardJSON)
-	}
-	schemes["service"] = map[string]any{"oauth2SecurityScheme": map[string]any{
-		"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": p.discovery["token_endpoint"], "scopes": map[string]any{"profile": "the service's profile"}}}}}
-	b, _ := json.Marshal(card)
-	file := filepath.Join(c.home, "card.json")
-	os.WriteFile(file, b, 0o600)
+	file := serviceCard(t, c, p, a)
 
 	out, _ := c.run(4, "auth", "login", "-a", file, "--scheme", "service", "--client-id", "sid1", "--client-secret", "wrong", "-o", "json")
 	if !strings.Contains(out, "A2ACLI_ERR_AUTH_FAILED") {
@@ -393,10 +383,88 @@ func TestAuthLoginClientCredentials(t *testing.T) {
 	tok := st["token"].(map[string]any)
 	old := tok["access_token"]
 	tok["expiry"] = time.Now().Add(-time.Hour).Format(time.RFC3339)
-	b, _ = json.Marshal(st)
+	b, _ := json.Marshal(st)
 	os.WriteFile(path, b, 0o600)
 	sendOK(t, c, a)
 	if _, st = tokenFile(t, c.home); st["token"].(map[string]any)["access_token"] == old {
 		t.Errorf("the expired client-credentials token was not renewed")
+	}
+}
+
+// serviceCard writes the card of the agent at a, with an OAuth 2.0
+// scheme "service" whose client-credentials flow is the provider's, to a
+// file in c's home, and returns the file's path.
+func serviceCard(t *testing.T, c cli, p *provider, a string) string {
+	t.Helper()
+	cardJSON, _ := c.run(0, "card", "get", "-a", a, "-o", "json")
+	var card map[string]any
+	json.Unmarshal([]byte(cardJSON), &card)
+	schemes, _ := card["securitySchemes"].(map[string]any)
+	if schemes == nil {
+		t.Fatalf("the agent's card declares no security scheme: %s", cardJSON)
+	}
+	schemes["service"] = map[string]any{"oauth2SecurityScheme": map[string]any{
+		"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": p.discovery["token_endpoint"], "scopes": map[string]any{"profile": "the service's profile"}}}}}
+	b, _ := json.Marshal(card)
+	file := filepath.Join(c.home, "card.json")
+	os.WriteFile(file, b, 0o600)
+	return file
+}
+
+// TestChatOutlivesToken: one `parley chat` session lasts longer than the
+// access token of auth login (the provider issues tokens living 12 s, so
+// oauth2's 10 s margin makes one stale 2 s after it was issued): the
+// session's later turn is sent with a token the command got from the
+// provider during the session (and stored, 0600), and succeeds.
+func TestChatOutlivesToken(t *testing.T) {
+	t.Parallel()
+	p := startProvider(t, "ACCESS_TOKEN_LIFETIME=12s")
+	a := agent(t, p, "sid1")
+	c := cli{t, t.TempDir()}
+	file := serviceCard(t, c, p, a)
+	login := c.cmd("auth", "login", "-a", file, "--scheme", "service", "--client-id", "sid1")
+	login.Env = append(login.Env, "A2ACLI_CLIENT_SECRET=verysecret")
+	if b, err := login.CombinedOutput(); err != nil {
+		t.Fatalf("auth login (client credentials): %v\n%s", err, b)
+	}
+	_, st := tokenFile(t, c.home)
+	first := st["token"].(map[string]any)["access_token"]
+
+	chat := c.cmd("chat", "-a", file, "-o", "json")
+	in, err := chat.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := chat.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	chat.Stderr = &errb
+	if err := chat.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer chat.Process.Kill()
+	out := bufio.NewScanner(outPipe)
+	turn := func(n int) {
+		t.Helper()
+		io.WriteString(in, "hello\n")
+		if !out.Scan() {
+			t.Fatalf("turn %d: no answer (stderr: %s)", n, errb.String())
+		}
+		if !strings.Contains(out.Text(), "TASK_STATE_COMPLETED") {
+			t.Fatalf("turn %d: %s (stderr: %s)", n, out.Text(), errb.String())
+		}
+	}
+	turn(1)
+	time.Sleep(3 * time.Second) // the token is now within oauth2's margin of its expiry
+	turn(2)
+	_, st = tokenFile(t, c.home)
+	if now := st["token"].(map[string]any)["access_token"]; now == first {
+		t.Errorf("the chat session's second turn did not renew the stored token")
+	}
+	in.Close()
+	if err := chat.Wait(); err != nil {
+		t.Errorf("parley chat: %v\n%s", err, errb.String())
 	}
 }

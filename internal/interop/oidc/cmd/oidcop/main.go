@@ -8,7 +8,10 @@
 // flow, and issues opaque access tokens; Parley's agent verifies JWTs
 // (serve --jwt-issuer). So the clients registered here are the example's
 // own constructors, wrapped to allow the device grant and to be issued
-// JWT access tokens: that is all this command adds.
+// JWT access tokens: that is all this command adds, besides
+// $ACCESS_TOKEN_LIFETIME (a Go duration, say 12s), which shortens the
+// lifetime of the access tokens issued (the example's is 5 minutes), so
+// that a test can see a token expire during one command.
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	"github.com/zitadel/oidc/v3/example/server/storage"
@@ -40,7 +44,15 @@ func main() {
 	}
 	issuer := "http://localhost:" + port + "/"
 	storage.RegisterClients(storage.NativeClient(NativeClient, "http://127.0.0.1/callback"))
-	store := &jwtStorage{storage.NewStorage(storage.NewUserStore(issuer))}
+	store := &jwtStorage{Storage: storage.NewStorage(storage.NewUserStore(issuer))}
+	if v := os.Getenv("ACCESS_TOKEN_LIFETIME"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			slog.Error("ACCESS_TOKEN_LIFETIME: want a positive duration", "value", v)
+			os.Exit(2)
+		}
+		store.lifetime = d
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	router := exampleop.SetupServer(issuer, store, logger, false)
 	ln := "127.0.0.1:" + port
@@ -52,8 +64,30 @@ func main() {
 }
 
 // jwtStorage is the example's storage, its clients issued JWT access
-// tokens, the native one also allowed the device grant.
-type jwtStorage struct{ *storage.Storage }
+// tokens, the native one also allowed the device grant, the tokens living
+// at most lifetime when it is set.
+type jwtStorage struct {
+	*storage.Storage
+	lifetime time.Duration
+}
+
+// expiry shortens exp to the configured lifetime.
+func (s *jwtStorage) expiry(exp time.Time) time.Time {
+	if short := time.Now().Add(s.lifetime); s.lifetime > 0 && short.Before(exp) {
+		return short
+	}
+	return exp
+}
+
+func (s *jwtStorage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
+	id, exp, err := s.Storage.CreateAccessToken(ctx, req)
+	return id, s.expiry(exp), err
+}
+
+func (s *jwtStorage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, refresh string) (string, string, time.Time, error) {
+	id, next, exp, err := s.Storage.CreateAccessAndRefreshTokens(ctx, req, refresh)
+	return id, next, s.expiry(exp), err
+}
 
 func (s *jwtStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := s.Storage.GetClientByClientID(ctx, id)

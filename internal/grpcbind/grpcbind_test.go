@@ -149,11 +149,19 @@ func TestReflection(t *testing.T) {
 // (its dev-1.1 branch; Parley serves them as a preview, to 1.1 callers
 // only), by message, name and number.
 var previewFields = map[string]map[string]int{
-	"Task":                     {"generation": 7},
+	"Task":                     {"generation": 7, "timeline": 8},
 	"TaskStatusUpdateEvent":    {"generation": 5},
 	"TaskArtifactUpdateEvent":  {"generation": 7},
-	"GetTaskRequest":           {"current_generation": 4},
-	"SendMessageConfiguration": {"if_generation_match": 5},
+	"Artifact":                 {"start_generation": 7, "end_generation": 8},
+	"GetTaskRequest":           {"current_generation": 4, "timeline_length": 5},
+	"SendMessageConfiguration": {"if_generation_match": 5, "timeline_length": 6},
+	"ListTasksRequest":         {"timeline_length": 9},
+}
+
+// previewMessages are the messages the A2A 1.1 draft adds (the task
+// timeline, spec PR #2129), with their fields.
+var previewMessages = map[string]map[string]int{
+	"TimelineEntry": {"message": 1, "status": 2, "generation": 3},
 }
 
 // checkSpecMessages checks that the reflected messages are the spec's,
@@ -187,11 +195,26 @@ func checkSpecMessages(t *testing.T, reg *protoregistry.Files) {
 			}
 		}
 	}
-	// Every message of the proto is a spec message.
+	// Every message of the proto is a spec message, or one of the 1.1
+	// preview's, field for field.
 	msgs := a2a.File_a2a_proto.Messages()
 	for i := range msgs.Len() {
-		if _, ok := spec[string(msgs.Get(i).Name())]; !ok {
-			t.Errorf("message %s is not in the spec", msgs.Get(i).Name())
+		md := msgs.Get(i)
+		if _, ok := spec[string(md.Name())]; ok {
+			continue
+		}
+		fields, ok := previewMessages[string(md.Name())]
+		if !ok {
+			t.Errorf("message %s is not in the spec", md.Name())
+			continue
+		}
+		if md.Fields().Len() != len(fields) {
+			t.Errorf("%s (A2A 1.1 preview) has %d fields, want %d", md.Name(), md.Fields().Len(), len(fields))
+		}
+		for fname, num := range fields {
+			if fd := md.Fields().ByName(protoreflect.Name(fname)); fd == nil || int(fd.Number()) != num {
+				t.Errorf("%s.%s (A2A 1.1 preview): %v, want #%d", md.Name(), fname, fd, num)
+			}
 		}
 	}
 }

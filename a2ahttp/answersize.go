@@ -59,7 +59,7 @@ func eventBound(r *a2a.StreamResponse) (n int, ok bool) {
 			return 0, false
 		}
 		n = 2*fieldRoom + 7*fieldRoom + len(e.GetTaskId()) + len(e.GetContextId()) +
-			6*fieldRoom + len(a.GetArtifactId()) + len(a.GetName()) + len(a.GetDescription())
+			8*fieldRoom + len(a.GetArtifactId()) + len(a.GetName()) + len(a.GetDescription())
 		for _, x := range a.GetExtensions() {
 			n += fieldRoom + len(x)
 		}

@@ -22,7 +22,7 @@ func TestEventBound(t *testing.T) {
 	fields := map[proto.Message][]string{
 		&a2a.StreamResponse{}:          {"task", "message", "status_update", "artifact_update"},
 		&a2a.TaskArtifactUpdateEvent{}: {"task_id", "context_id", "artifact", "append", "last_chunk", "metadata", "generation"},
-		&a2a.Artifact{}:                {"artifact_id", "name", "description", "parts", "metadata", "extensions"},
+		&a2a.Artifact{}:                {"artifact_id", "name", "description", "parts", "metadata", "extensions", "start_generation", "end_generation"},
 		&a2a.Part{}:                    {"text", "raw", "url", "data", "metadata", "filename", "media_type"},
 		&a2a.TaskStatusUpdateEvent{}:   {"task_id", "context_id", "status", "metadata", "generation"},
 		&a2a.TaskStatus{}:              {"state", "message", "timestamp"},
@@ -43,7 +43,8 @@ func TestEventBound(t *testing.T) {
 	chunk := func(parts ...*a2a.Part) *a2a.StreamResponse {
 		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
 			TaskId: str(40), ContextId: str(40), Append: true, LastChunk: true, Generation: r.Int64(),
-			Artifact: &a2a.Artifact{ArtifactId: str(40), Name: str(20), Description: str(20), Extensions: []string{str(30), str(30)}, Parts: parts}}}}
+			Artifact: &a2a.Artifact{ArtifactId: str(40), Name: str(20), Description: str(20), Extensions: []string{str(30), str(30)}, Parts: parts,
+				StartGeneration: -1, EndGeneration: r.Int64()}}}}
 	}
 	status := func(ts *timestamppb.Timestamp) *a2a.StreamResponse {
 		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{

@@ -183,14 +183,12 @@ func (s *streamRun) forward(ev a2a.StreamEvent) bool {
 // resume carries a stream broken by err on as a SubscribeToTask after the
 // last event yielded, as long as the break allows it (resumable), making at
 // most Options.Resumes attempts in a row without receiving a new event,
-// with backoff between them. The first attempt is made at once.
+// with backoff between them. The first attempt is made at once. A break
+// after the task settled, on the first stream or on a resumed one, ends
+// the run without error (closeLost).
 func (s *streamRun) resume(err error) {
-	var te *TransportError
-	if s.tr.settled() && errors.As(err, &te) {
-		return // the task settled: only the stream's orderly close was lost
-	}
 	m := a2a.MethodByName(a2a.MethodSubscribeToTask)
-	for tries := 0; s.resumable(err) && tries < s.c.resumes; {
+	for tries := 0; !s.closeLost(err) && s.resumable(err) && tries < s.c.resumes; {
 		if tries > 0 {
 			if werr := s.c.wait(s.ctx, tries-1, nil); werr != nil {
 				s.yield(a2a.StreamEvent{}, werr)
@@ -218,7 +216,17 @@ func (s *streamRun) resume(err error) {
 			tries = 0 // progress: the next break gets its own attempts
 		}
 	}
-	s.yield(a2a.StreamEvent{}, s.tr.cut(s.ctx, err))
+	if !s.closeLost(err) {
+		s.yield(a2a.StreamEvent{}, s.tr.cut(s.ctx, err))
+	}
+}
+
+// closeLost reports whether a stream broken by err had delivered all
+// there was: the task settled and the break is a transport failure, so
+// only the stream's orderly close was lost.
+func (s *streamRun) closeLost(err error) bool {
+	var te *TransportError
+	return s.tr.settled() && errors.As(err, &te)
 }
 
 // resumable reports whether a stream broken by err can be resumed: the

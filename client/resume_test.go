@@ -222,6 +222,24 @@ func TestResumeLimits(t *testing.T) {
 					t.Errorf("calls = %q, want only the send", got)
 				}
 			})
+			t.Run("resumed subscription cut after the task settled", func(t *testing.T) {
+				t.Parallel()
+				// The subscription breaks after the task's first event and
+				// its first chunk; the one that carries it on delivers the
+				// rest, COMPLETED included, and then breaks too: only its
+				// close was lost, and the caller sees every event and no
+				// error, not a broken stream. (A resumed send stops at
+				// COMPLETED by itself, see below.)
+				f := &resumeFake{log: chunkLog(2, a2a.TaskState_TASK_STATE_COMPLETED), per: 2, cutAtEnd: true}
+				c := resumeClient(t, b, f, client.Options{})
+				evs, err := testkit.Collect(c.SubscribeToTask(testCtx(t), &a2a.SubscribeToTaskRequest{Id: "t1"}))
+				if err != nil || len(evs) != 4 || evs[3].State() != a2a.TaskState_TASK_STATE_COMPLETED {
+					t.Errorf("%d events (%q), error %v; want 4 ending at COMPLETED, no error", len(evs), testkit.Kinds(evs), err)
+				}
+				if got, want := f.requests(), []string{a2a.MethodSubscribeToTask + "@0", a2a.MethodSubscribeToTask + "@2"}; !slices.Equal(got, want) {
+					t.Errorf("calls = %q, want %q", got, want)
+				}
+			})
 			t.Run("resumed send ends at input required", func(t *testing.T) {
 				t.Parallel()
 				// The subscription that carries the send on stays open at

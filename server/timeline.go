@@ -40,7 +40,7 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 	if n != nil && *n == 0 && len(t.Artifacts) == 0 {
 		return nil
 	}
-	var tl taskstore.Timeline
+	tl := taskstore.Timeline{Keep: n} // holds about the last n entries, not the whole log's
 	for after, upto := uint64(0), uint64(t.GetGeneration()); after < upto; {
 		evs, err := s.store.Events(ctx, scope, t.Id, after, min(timelinePage, int(upto-after)))
 		switch {

@@ -33,6 +33,12 @@ var fuzzSeeds = []string{
 	`{"id":"t-1","tenant":"x","historyLength":1,"currentGeneration":"5"}`,
 	`{"id":"t-1","current_generation":null,"generation":"1.5"}`,
 	`{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"},"generation":0}`,
+	// The timeline (spec PR #2129 §3.2.8): entries of both kinds, one of a
+	// kind this version does not know (skipped: readers fail open), and
+	// artifact generations; timelineLength in a send configuration.
+	`{"task":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"generation":"6","timeline":[{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"generation":"1"},{"status":{"state":"TASK_STATE_WORKING"},"generation":2},{"futureKind":{"x":[1]},"generation":"4"},{}],"artifacts":[{"artifactId":"a","parts":[{"text":"x"}],"startGeneration":"3","endGeneration":"5"}]}}`,
+	`{"task":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"timeline":[{"generation":"-1","status":null}],"artifacts":[{"artifactId":"a","parts":[],"start_generation":-9223372036854775808,"end_generation":"x"}]}}`,
+	`{"message":{"messageId":"m-7","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":{"timelineLength":-1,"timeline_length":2147483648}}`,
 }
 
 func fuzzCheck(t *testing.T, data []byte, m proto.Message) {

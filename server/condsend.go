@@ -102,6 +102,7 @@ func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional b
 		err := r.s.store.Append(ctx, r.scope, r.id, taskstore.Event{Seq: r.seq + 1, Message: msg, Response: ev})
 		if err == nil {
 			r.entered(msg)
+			r.s.announce(r.id) // to the replicas that follow the task
 			return nil
 		}
 		if !errors.Is(err, taskstore.ErrSeq) {
@@ -145,12 +146,13 @@ func (r *run) inputPending(ctx context.Context) (bool, error) {
 
 // entered applies a client message logged as a timeline entry to the run:
 // the history takes it and the generation moves on, which wakes a long
-// poll (and, through announce, the replicas that follow the task); no
-// subscriber is sent anything. Callers hold r.mu.
+// poll; no subscriber is sent anything. It announces nothing: the replica
+// that wrote the message does (enterFollowUp), and one that read it from
+// the log (absorb) would only have every follower read the log again.
+// Callers hold r.mu.
 func (r *run) entered(msg *a2a.Message) {
 	r.task.History = append(r.task.History, msg)
 	r.seq++
 	r.entries++
-	r.s.announce(r.id)
 	r.wake()
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/eventbus"
 	"parley.dev/parley/internal/pgtest"
 	pversion "parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
@@ -144,5 +146,64 @@ func TestClusterTimeline(t *testing.T) {
 	want := []string{"1user:start", "2INPUT_REQUIRED", "3user:more", "4INPUT_REQUIRED", "5user:done", "6COMPLETED"}
 	if fmt.Sprint(views[0]) != fmt.Sprint(want) || fmt.Sprint(views[1]) != fmt.Sprint(want) {
 		t.Errorf("timelines %v and %v, want %v on both", views[0], views[1], want)
+	}
+}
+
+// countsAnnounces is a Bus that counts the announcements (Notify of a
+// task's key, not of a request key) its replica makes.
+type countsAnnounces struct {
+	server.Bus
+	n atomic.Int64
+}
+
+func (b *countsAnnounces) Notify(ctx context.Context, key string, seq uint64) error {
+	if !eventbus.IsRequest(key) {
+		b.n.Add(1)
+	}
+	return b.Bus.Notify(ctx, key, seq)
+}
+
+// TestClusterFollowerDoesNotReannounce: a replica that follows a task (a
+// long poll held there) and reads another replica's follow-up message
+// from the log wakes its hold, and announces nothing: the replica that
+// wrote the message announced it (every follower already read it), and a
+// second announcement from each follower would have every follower read
+// the log again for nothing.
+func TestClusterFollowerDoesNotReannounce(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+	})
+	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
+	a, _ := replica(t, url, 2*time.Second, opts)
+	bus := &countsAnnounces{}
+	b, _ := wrappedReplica(t, url, 2*time.Second, opts, func(o *server.Options) {
+		bus.Bus = o.Cluster.Bus
+		o.Cluster.Bus = bus
+	})
+	v11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	task := taskOf(t)(a.SendMessage(v11(), msgReq("start")))
+	gen := task.GetGeneration()
+	held := make(chan *a2a.Task, 1)
+	go func() {
+		tk, err := b.GetTask(v11(), &a2a.GetTaskRequest{Id: task.Id, CurrentGeneration: &gen})
+		if err != nil {
+			t.Error(err)
+		}
+		held <- tk
+	}()
+	time.Sleep(200 * time.Millisecond) // the hold is in place on b
+	taskOf(t)(a.SendMessage(v11(), followReq(task.Id, "more")))
+	select {
+	case tk := <-held:
+		if tk.GetGeneration() <= gen {
+			t.Fatalf("the hold on b answered generation %d, want past %d", tk.GetGeneration(), gen)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the hold on b was not woken by a's follow-up")
+	}
+	time.Sleep(300 * time.Millisecond) // b's announcer would have sent by now
+	if n := bus.n.Load(); n != 0 {
+		t.Errorf("b, which wrote nothing, announced the task %d times", n)
 	}
 }

@@ -32,7 +32,8 @@ const timelinePage = 4096
 // not pruned (Options.ResumeWindow); a log whose start is gone anyway
 // (pruned by a server that did not serve it) gives no timeline and no
 // artifact generations rather than a timeline without its start.
-// t's artifacts are replaced by copies (they may be shared).
+// t's artifacts are replaced by copies (they may be shared); its
+// timeline is the caller's own, as answer makes the task.
 func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Task, n *int32) error {
 	if t == nil || !s.generations || !version.ShowsGeneration(s.served(ctx)) {
 		return nil
@@ -40,7 +41,7 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 	if n != nil && *n == 0 && len(t.Artifacts) == 0 {
 		return nil
 	}
-	var tl taskstore.Timeline
+	tl := taskstore.Timeline{Keep: n} // holds about the last n entries, not the whole log's
 	for after, upto := uint64(0), uint64(t.GetGeneration()); after < upto; {
 		evs, err := s.store.Events(ctx, scope, t.Id, after, min(timelinePage, int(upto-after)))
 		switch {
@@ -62,6 +63,13 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 		after = last
 	}
 	t.Timeline = tl.Last(n)
+	if ci := a2a.CallInfoFrom(ctx); ci == nil || !ci.Decoded {
+		// The entries share the logged events' messages and statuses (a
+		// store may share them with the running task, taskstore.Events):
+		// a binding only encodes them, but a caller of the Go API owns
+		// its answer (see answer) and gets copies.
+		t.Timeline = a2a.CloneTask(&a2a.Task{Timeline: t.Timeline}).Timeline
+	}
 	if len(t.Artifacts) > 0 {
 		as := make([]*a2a.Artifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {

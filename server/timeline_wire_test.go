@@ -112,6 +112,13 @@ func TestTimelineOverTheWire(t *testing.T) {
 		if _, err := c11.GetTask(ctx, &a2a.GetTaskRequest{Id: id, TimelineLength: proto.Int32(-1)}); !errors.Is(err, a2a.ErrInvalidParams) {
 			t.Errorf("timelineLength -1: %v; want InvalidParams", err)
 		}
+		if _, err := c11.ListTasks(ctx, &a2a.ListTasksRequest{TimelineLength: proto.Int32(-1)}); !errors.Is(err, a2a.ErrInvalidParams) {
+			t.Errorf("ListTasks timelineLength -1: %v; want InvalidParams", err)
+		}
+		if _, err := c11.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.UserMessage("stream"),
+			Configuration: &a2a.SendMessageConfiguration{TimelineLength: proto.Int32(-1)}}); !errors.Is(err, a2a.ErrInvalidParams) {
+			t.Errorf("SendMessage timelineLength -1: %v; want InvalidParams", err)
+		}
 
 		// 1.0: none of it, even when asked.
 		c10 := versionClient(t, s, f, a2a.ProtocolVersion)

@@ -32,7 +32,18 @@ type Span struct{ Start, End int64 }
 type Timeline struct {
 	Entries []*a2a.TimelineEntry
 	Spans   map[string]Span
+	// Keep, when not nil, is how many of the last entries the caller
+	// wants (timelineLength, §3.2.8): Add then holds no more than about
+	// twice that many, dropping older ones, so that reading a long log
+	// for its last few entries holds those, not every entry of the log.
+	// Nil keeps every entry.
+	Keep *int32
 }
+
+// keepSlack is how many entries past twice Keep Add lets pile up before
+// it drops the older ones (at least this many entries are appended
+// between two copies, so dropping costs O(1) per entry).
+const keepSlack = 64
 
 // Add folds the next logged event of the task into tl. The entries share
 // the event's message and status (events are immutable).
@@ -40,20 +51,20 @@ func (tl *Timeline) Add(ev a2a.StreamEvent) {
 	gen := Generation(ev.Seq)
 	switch p := ev.Response.GetPayload().(type) {
 	case *a2a.StreamResponse_Message:
-		tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Message{Message: p.Message}, Generation: gen})
+		tl.entry(&a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Message{Message: p.Message}, Generation: gen})
 	case *a2a.StreamResponse_StatusUpdate:
 		st := p.StatusUpdate.GetStatus()
-		tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Status{Status: st}, Generation: gen})
+		tl.entry(&a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Status{Status: st}, Generation: gen})
 		tl.ended(st.GetState())
 	case *a2a.StreamResponse_Task:
 		if gen > 1 {
 			st := p.Task.GetStatus()
-			tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Status{Status: st}, Generation: gen})
+			tl.entry(&a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Status{Status: st}, Generation: gen})
 			tl.ended(st.GetState())
 			return
 		}
 		for _, m := range p.Task.GetHistory() {
-			tl.Entries = append(tl.Entries, &a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Message{Message: m}, Generation: gen})
+			tl.entry(&a2a.TimelineEntry{Entry: &a2a.TimelineEntry_Message{Message: m}, Generation: gen})
 		}
 		for _, a := range p.Task.GetArtifacts() {
 			tl.span(a.GetArtifactId(), gen, false)
@@ -61,6 +72,20 @@ func (tl *Timeline) Add(ev a2a.StreamEvent) {
 	case *a2a.StreamResponse_ArtifactUpdate:
 		u := p.ArtifactUpdate
 		tl.span(u.GetArtifact().GetArtifactId(), gen, u.GetLastChunk())
+	}
+}
+
+// entry appends e, then, past twice Keep entries (and keepSlack), drops
+// all but the last Keep into a new array, so the dropped ones and their
+// messages can be collected.
+func (tl *Timeline) entry(e *a2a.TimelineEntry) {
+	tl.Entries = append(tl.Entries, e)
+	if tl.Keep == nil {
+		return
+	}
+	k := int(max(*tl.Keep, 0))
+	if len(tl.Entries) >= 2*k+keepSlack {
+		tl.Entries = append([]*a2a.TimelineEntry(nil), tl.Entries[len(tl.Entries)-k:]...)
 	}
 }
 

@@ -84,3 +84,28 @@ func TestTimeline(t *testing.T) {
 		t.Error("IsClientMessage")
 	}
 }
+
+// TestTimelineKeep: with Keep set, a long log's timeline holds about the
+// last Keep entries while it is read (not every entry of the log), and
+// Last answers the same entries as without Keep.
+func TestTimelineKeep(t *testing.T) {
+	const n = 10000
+	status := &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+		Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}}}
+	for _, keep := range []int32{0, 1, 3, 200} {
+		all, kept := taskstore.Timeline{}, taskstore.Timeline{Keep: proto.Int32(keep)}
+		most := 0
+		for seq := uint64(2); seq <= n; seq++ {
+			all.Add(a2a.StreamEvent{Seq: seq, Response: status})
+			kept.Add(a2a.StreamEvent{Seq: seq, Response: status})
+			most = max(most, cap(kept.Entries))
+		}
+		if bound := 4*int(keep) + 256; most > bound {
+			t.Errorf("Keep %d: held up to %d entries' room while reading %d, want at most %d", keep, most, n, bound)
+		}
+		got, want := kept.Last(proto.Int32(keep)), all.Last(proto.Int32(keep))
+		if !slices.EqualFunc(got, want, func(a, b *a2a.TimelineEntry) bool { return a.GetGeneration() == b.GetGeneration() }) {
+			t.Errorf("Keep %d: Last gave %d entries, want the %d of the whole timeline", keep, len(got), len(want))
+		}
+	}
+}

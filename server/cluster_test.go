@@ -71,29 +71,88 @@ func wrappedReplica(t *testing.T, url string, ttl time.Duration, opts server.Opt
 
 // collect reads a stream to its end.
 func collect(seq func(func(a2a.StreamEvent, error) bool)) (evs []a2a.StreamEvent, err error) {
+	return collectSeeing(seq, nil)
+}
+
+// collectSeeing is collect that also hands each event, when it arrives,
+// to seen (when not nil).
+func collectSeeing(seq func(func(a2a.StreamEvent, error) bool), seen func(a2a.StreamEvent)) (evs []a2a.StreamEvent, err error) {
 	for ev, e := range seq {
 		if e != nil {
 			return evs, e
+		}
+		if seen != nil {
+			seen(ev)
 		}
 		evs = append(evs, ev)
 	}
 	return evs, nil
 }
 
+// gatedStream is an agent that works and streams 40 chunks of artifact
+// "stream", one every 10 ms, and holds before chunk 20 until release is
+// closed: the task is surely live until then.
+func gatedStream(release <-chan struct{}) server.Agent {
+	return server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, nil); err != nil {
+			return err
+		}
+		const n = 40
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := range n {
+			var tickC <-chan time.Time
+			var held <-chan struct{}
+			switch {
+			case i == n/2:
+				held = release
+			case i > 0:
+				tickC = tick.C
+			}
+			if i > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-tickC:
+				case <-held:
+				}
+			}
+			chunk := a2a.TextArtifact("stream", fmt.Sprint("chunk ", i))
+			var err error
+			switch i {
+			case 0:
+				err = em.StartArtifact(chunk)
+			case n - 1:
+				err = em.FinishArtifact(chunk)
+			default:
+				err = em.AppendArtifact(chunk)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	})
+}
+
 // TestClusterFollow: a stream started on replica A is followed on B from
 // its first event, and resumed on B from the middle: the same events, in
-// the same order, none missing or twice.
+// the same order, none missing or twice. The agent holds the task live
+// until both of B's streams are under way (a terminal task takes no
+// subscription, spec §3.1.6), then finishes it.
 func TestClusterFollow(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	a, _ := replica(t, url, 2*time.Second, server.Options{})
-	b, _ := replica(t, url, 2*time.Second, server.Options{})
+	release := make(chan struct{})
+	opts := server.Options{Agent: gatedStream(release)}
+	a, _ := replica(t, url, 2*time.Second, opts)
+	b, _ := replica(t, url, 2*time.Second, opts)
 
 	first := make(chan string, 1)
 	var onA []a2a.StreamEvent
 	done := make(chan error, 1)
 	go func() {
 		var err error
-		for ev, e := range a.SendStreamingMessage(anon(t), msgReq("stream 40 every 10")) {
+		for ev, e := range a.SendStreamingMessage(anon(t), msgReq("stream")) {
 			if e != nil {
 				err = e
 				break
@@ -109,18 +168,37 @@ func TestClusterFollow(t *testing.T) {
 	var onB, resumed []a2a.StreamEvent
 	var errB, errR error
 	var wg sync.WaitGroup
-	wg.Go(func() { onB, errB = collect(b.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: id})) })
+	pastThree, resuming := make(chan struct{}), make(chan struct{})
+	var once, onceR sync.Once
 	wg.Go(func() {
-		time.Sleep(150 * time.Millisecond)
-		ctx := as(t, "", func(ci *a2a.CallInfo) { ci.LastEventID = "3" })
-		resumed, errR = collect(b.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: id}))
+		onB, errB = collectSeeing(b.SubscribeToTask(anon(t), &a2a.SubscribeToTaskRequest{Id: id}), func(ev a2a.StreamEvent) {
+			if ev.Seq >= 3 {
+				once.Do(func() { close(pastThree) })
+			}
+		})
+		once.Do(func() { close(pastThree) })
 	})
+	// The resume from event 3 starts once B has seen it (it is stored);
+	// the agent goes on once the resumed stream has its first event.
+	wg.Go(func() {
+		defer onceR.Do(func() { close(resuming) })
+		<-pastThree
+		ctx := as(t, "", func(ci *a2a.CallInfo) { ci.LastEventID = "3" })
+		resumed, errR = collectSeeing(b.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: id}), func(a2a.StreamEvent) {
+			onceR.Do(func() { close(resuming) })
+		})
+	})
+	<-resuming
+	close(release)
 	wg.Wait()
 	if err := <-done; err != nil || errB != nil || errR != nil {
 		t.Fatalf("streams: A %v, B %v, resumed %v", err, errB, errR)
 	}
 	checkSeq(t, onA)
 	checkSeq(t, onB[1:])
+	if got := onB[0].Response.GetTask().GetStatus().GetState(); got != a2a.TaskState_TASK_STATE_WORKING {
+		t.Fatalf("B's stream starts with %s, want the task's snapshot while it works", describe(onB[0]))
+	}
 	last := onA[len(onA)-1]
 	if last.Response.GetStatusUpdate().GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED {
 		t.Fatalf("A's stream ends with %s", describe(last))

@@ -91,7 +91,7 @@ func (r *run) checkGeneration(ctx context.Context, cfg *a2a.SendMessageConfigura
 // after it. Callers hold r.mu.
 func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional bool) error {
 	expected := taskstore.Generation(r.seq)
-	if busy, err := r.inputPending(ctx); err != nil || busy {
+	if busy, err := r.inputPending(ctx, msg, conditional); err != nil || busy {
 		if err == nil {
 			err = busyWith(r.id)
 		}
@@ -129,10 +129,31 @@ func (r *run) enterFollowUp(ctx context.Context, msg *a2a.Message, conditional b
 // whose agent has not written yet (it works on it, and is the one to
 // answer it), so this one is refused as busy, as one process refuses a
 // second follow-up while the first's agent works. On one process the
-// run's execution says so (refuseFollowUp). Callers hold r.mu.
-func (r *run) inputPending(ctx context.Context) (bool, error) {
+// run's execution says so (refuseFollowUp).
+//
+// The run first reads the log to its end (catchUp): a run that has
+// applied another replica's follow-up but not yet the status its agent
+// wrote after it (INPUT_REQUIRED, asking for this very message) would
+// otherwise take that follow-up for one still being worked on. When the
+// log had more, the follow-up is checked again against the task as it
+// now is: a conditional one (its generation was checked against the run's
+// older view) is refused with the generation found, any other one by
+// refuseFollowUp. Callers hold r.mu.
+func (r *run) inputPending(ctx context.Context, msg *a2a.Message, conditional bool) (bool, error) {
 	if r.s.opts.Cluster == nil || r.seq == 0 {
 		return false, nil
+	}
+	expected := taskstore.Generation(r.seq)
+	if err := r.catchUp(ctx); err != nil {
+		return false, a2a.Internal(err)
+	}
+	if now := taskstore.Generation(r.seq); now != expected {
+		if conditional {
+			return false, a2a.GenerationMismatch(r.id, expected, now)
+		}
+		if err := r.refuseFollowUp(msg); err != nil {
+			return false, err
+		}
 	}
 	evs, err := r.s.store.Events(ctx, r.scope, r.id, r.seq-1, 1)
 	switch {

@@ -207,3 +207,51 @@ func TestClusterFollowerDoesNotReannounce(t *testing.T) {
 		t.Errorf("b, which wrote nothing, announced the task %d times", n)
 	}
 }
+
+// TestClusterFollowUpBehindReplica: a follow-up given to a replica whose
+// run has applied another replica's follow-up but not yet the
+// INPUT_REQUIRED its agent answered (the run lags the store on purpose)
+// is taken, not refused as one still being worked on; a conditional one
+// expecting the run's older generation is refused with the stored one.
+func TestClusterFollowUpBehindReplica(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		if a2a.FirstText(req.Message) == "done" {
+			return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+	})
+	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
+	a, _ := replica(t, url, 2*time.Second, opts)
+	b, _ := replica(t, url, 2*time.Second, opts)
+	v11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	// lagging makes a task on a, continues it on b, and leaves a's run
+	// with b's message applied and not the status after it.
+	lagging := func() (*a2a.Task, *a2a.Task) {
+		task := taskOf(t)(a.SendMessage(v11(), msgReq("start")))
+		held, err := a.HoldRun(t.Context(), task.Id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(held.Release)
+		more := taskOf(t)(b.SendMessage(v11(), followReq(task.Id, "more")))
+		if more.GetStatus().GetState() != a2a.TaskState_TASK_STATE_INPUT_REQUIRED {
+			t.Fatalf("the follow-up on b left the task %s", more.GetStatus().GetState())
+		}
+		if seq, err := held.ApplyNext(t.Context()); err != nil || seq != uint64(task.GetGeneration())+1 {
+			t.Fatalf("a's run at %d (%v), want just past %d", seq, err, task.GetGeneration())
+		}
+		return task, more
+	}
+	task, more := lagging()
+	done := taskOf(t)(a.SendMessage(v11(), followReq(task.Id, "done")))
+	if done.GetStatus().GetState() != a2a.TaskState_TASK_STATE_COMPLETED || done.GetGeneration() != more.GetGeneration()+2 {
+		t.Fatalf("the follow-up on a: %s at %d, want COMPLETED at %d", done.GetStatus().GetState(), done.GetGeneration(), more.GetGeneration()+2)
+	}
+	task, more = lagging()
+	stale := more.GetGeneration() - 1 // a's run's generation
+	_, err := a.SendMessage(v11(), withConfig(followReq(task.Id, "stale"), &a2a.SendMessageConfiguration{IfGenerationMatch: &stale}))
+	if exp, cur, _ := a2a.MismatchedGenerations(err); !errors.Is(err, a2a.ErrTaskGenerationMismatch) || exp != stale || cur != more.GetGeneration() {
+		t.Fatalf("conditional follow-up expecting %d: %v (expected %d, current %d); want a mismatch at %d", stale, err, exp, cur, more.GetGeneration())
+	}
+}

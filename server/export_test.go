@@ -1,5 +1,11 @@
 package server
 
+import (
+	"context"
+
+	"parley.dev/parley/taskstore"
+)
+
 // DigestOf is digestOf, for tests that write a message's idempotency
 // record themselves.
 var DigestOf = digestOf
@@ -36,3 +42,39 @@ func (s *Server) Waiters(id string) int {
 	}
 	return n
 }
+
+// HeldRun is the live run of a task that a test keeps loaded, so that it
+// lags what other replicas write to the store until the test applies it.
+type HeldRun struct{ r *run }
+
+// HoldRun loads the run of task id (empty scope) and keeps it live until
+// Release.
+func (s *Server) HoldRun(ctx context.Context, id string) (*HeldRun, error) {
+	r := s.acquire(id, taskstore.Scope{})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.load(ctx); err != nil {
+		s.releaseLocked(r)
+		return nil, err
+	}
+	return &HeldRun{r}, nil
+}
+
+// ApplyNext applies the store's next event after the run's last one, as
+// the run's follower would, and returns the run's sequence number.
+func (h *HeldRun) ApplyNext(ctx context.Context) (uint64, error) {
+	r := h.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	evs, err := r.s.store.Events(ctx, r.scope, r.id, r.seq, 1)
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range evs {
+		r.absorb(ev)
+	}
+	return r.seq, nil
+}
+
+// Release lets the run go.
+func (h *HeldRun) Release() { h.r.s.release(h.r) }

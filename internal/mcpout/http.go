@@ -93,13 +93,19 @@ func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // by then the session, if one was opened, is in srv.Sessions, which the
 // SDK fills before it answers. So two initializes at once cannot both take
 // the last place, and a client that opens sessions one after the other
-// finds each counted once.
+// finds each counted once. Only initialized sessions count: the SDK opens
+// a session for every POST without Mcp-Session-Id (the Go SDK client's
+// server/discover probe before its initialize, for one) and closes it
+// after answering if it was not an initialize, so such a passing session
+// would otherwise still be counted when the client's initialize arrives.
 func (g *sessionGuard) reserve() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := g.opening
-	for range g.srv.Sessions() {
-		n++
+	for s := range g.srv.Sessions() {
+		if s.InitializeParams() != nil {
+			n++
+		}
 	}
 	if n >= g.max {
 		return false

@@ -1,12 +1,25 @@
 package taskstore
 
-import "parley.dev/parley/a2a"
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"parley.dev/parley/a2a"
+)
 
 // A task's timeline (the A2A 1.1 preview, spec PR #2129 §3.2.8) and the
 // generations of its artifacts are read from its event log, where every
-// change is one event numbered by its generation (see Generation): no
-// store keeps them otherwise, so they survive restarts and replicas as
-// the log does, and last as long as it is kept.
+// change is one event numbered by its generation (see Generation), so
+// they survive restarts and replicas as the log does. The log is pruned
+// (PruneEvents, the resume window), but its timeline is not: the prune
+// folds what the events it removes say of the timeline into the task's
+// timeline base (FoldBase), in the same atomic write, and a timeline is
+// the base and the events after it (Timeline.Start). The base keeps the
+// entries (client messages and statuses) for the task's life, and of the
+// artifacts their spans alone, not their chunks.
 //
 // What the specification leaves open, decided here:
 //   - The event that makes the task (a Task, generation 1) gives one
@@ -139,4 +152,56 @@ func (tl *Timeline) Last(n *int32) []*a2a.TimelineEntry {
 		return tl.Entries[len(tl.Entries)-int(*n):]
 	}
 	return tl.Entries
+}
+
+// A timeline base is encoded as an a2a.Task holding the generation of the
+// last event folded into it, every entry of the timeline, and one
+// artifact per span (its id and generations; an end below zero is the
+// generation of the last update of an artifact not complete yet, as
+// Spans holds it).
+
+// FoldBase returns the timeline base base (nil: none yet) with evs, the
+// events a prune removes from the task's log, oldest first, folded in. An
+// event the base already holds (numbered at or before its last) is passed
+// over, so a fold that is repeated changes nothing.
+func FoldBase(base []byte, evs []a2a.StreamEvent) ([]byte, error) {
+	var tl Timeline
+	seq, err := tl.Start(base)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if ev.Seq > seq {
+			tl.Add(ev)
+			seq = ev.Seq
+		}
+	}
+	b := &a2a.Task{Generation: Generation(seq), Timeline: tl.Entries}
+	for _, id := range slices.Sorted(maps.Keys(tl.Spans)) {
+		sp := tl.Spans[id]
+		b.Artifacts = append(b.Artifacts, &a2a.Artifact{ArtifactId: id, StartGeneration: sp.Start, EndGeneration: sp.End})
+	}
+	return proto.Marshal(b)
+}
+
+// Start makes tl the timeline base base (empty: none, tl is left empty) and
+// returns the sequence number of the last event the base holds: the
+// task's timeline is tl once the logged events after it are added.
+func (tl *Timeline) Start(base []byte) (uint64, error) {
+	if len(base) == 0 {
+		return 0, nil
+	}
+	var b a2a.Task
+	if err := proto.Unmarshal(base, &b); err != nil {
+		return 0, fmt.Errorf("taskstore: timeline base: %w", err)
+	}
+	if b.Generation < 0 {
+		return 0, fmt.Errorf("taskstore: timeline base at generation %d", b.Generation)
+	}
+	tl.Entries = b.Timeline
+	tl.Spans = make(map[string]Span, len(b.Artifacts))
+	for _, a := range b.Artifacts {
+		tl.Spans[a.ArtifactId] = Span{Start: a.StartGeneration, End: a.EndGeneration}
+	}
+	return uint64(b.Generation), nil
 }

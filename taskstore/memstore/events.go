@@ -22,6 +22,7 @@ import (
 // ones, so a reader may keep a part of them after s.mu is released.
 type eventLog struct {
 	first uint64
+	base  []byte                // the timeline base (taskstore.FoldBase); replaced, never changed
 	old   *packedEvents         // the oldest events, encoded; nil when none
 	live  []*a2a.StreamResponse // the events after them, immutable
 	spans []span                // when the events were logged, oldest first
@@ -133,8 +134,10 @@ func (v logView) events() ([]a2a.StreamEvent, error) {
 }
 
 // prune drops the events logged before cut (Unix nanoseconds, by their
-// spans), always keeping the last one, and returns how many went. What is
-// left is in new arrays, so the dropped events can be collected.
+// spans), always keeping the last one, folds them into the timeline base,
+// and returns how many went. What is left is in new arrays, so the
+// dropped events can be collected. A log whose events do not decode or
+// fold is left as it is.
 func (l *eventLog) prune(cut int64) int {
 	k := 0
 	for k < len(l.spans) && l.spans[k].at < cut {
@@ -152,6 +155,16 @@ func (l *eventLog) prune(cut int64) int {
 	if drop <= 0 {
 		return 0
 	}
+	v, _ := l.after(l.first-1, keep-1, drop)
+	evs, err := v.events()
+	if err != nil {
+		return 0
+	}
+	base, err := taskstore.FoldBase(l.base, evs)
+	if err != nil {
+		return 0
+	}
+	l.base = base
 	if o := l.old.len(); drop >= o {
 		l.old = nil
 		l.live = slices.Clone(l.live[drop-o:])
@@ -240,4 +253,19 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 	}
 	s.logged = s.logged[i:]
 	return total, nil
+}
+
+// TimelineBase returns the task's timeline base (taskstore.FoldBase),
+// shared: it is replaced, never changed.
+func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e := s.lookup(sc, id)
+	if e == nil {
+		return nil, taskstore.ErrNotFound
+	}
+	return e.log.base, nil
 }

@@ -3,10 +3,11 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
@@ -90,22 +91,39 @@ var (
 		appendTail(10)
 )
 
-// The steps of PruneEvents: a batch of old log rows removed, never a
-// task's last, with their rows and events counted; a batch of the last
-// rows that hold more events than the last, logged before the cut, read;
-// one of them rewritten to hold the last alone (unless a write changed it
-// meanwhile).
+// The steps of PruneEvents, each in a transaction under the prune lock:
+// a batch of old log rows removed, never a task's last, returned; or a
+// batch of the last rows that hold more events than the last, logged
+// before the cut, read and locked, and each rewritten to hold the last
+// alone; then the timeline bases of their tasks read and written with
+// the removed events folded in. A batch removes the rows of a task up to
+// the last of its rows the batch found, so that a task's log is pruned
+// from its start, and its base folds its events in order.
 var (
-	sqlPruneEvents = `WITH d AS (DELETE FROM task_events WHERE (task_id, seq) IN (
-		SELECT e.task_id, e.seq FROM task_events e JOIN tasks t ON t.id = e.task_id
-		WHERE e.created_ms < $1 AND e.seq < t.seq` + sqlstore.LimitBatch + `)
-		RETURNING seq - coalesce(first_seq, seq) + 1 AS n)
-		SELECT count(*), coalesce(sum(n), 0) FROM d`
+	sqlPruneLock   = `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`
+	sqlPruneEvents = `WITH c AS (SELECT task_id, max(seq) AS upto FROM (SELECT e.task_id, e.seq FROM task_events e
+			JOIN tasks t ON t.id = e.task_id WHERE e.created_ms < $1 AND e.seq < t.seq` + sqlstore.LimitBatch + `) f GROUP BY task_id)
+		DELETE FROM task_events d USING c WHERE d.task_id = c.task_id AND d.seq <= c.upto
+		RETURNING d.task_id, d.seq, d.first_seq, d.response`
 	sqlPruneLast = `SELECT e.task_id, e.seq, e.first_seq, e.response FROM task_events e
 		JOIN tasks t ON t.id = e.task_id AND t.seq = e.seq
-		WHERE e.created_ms < $1 AND e.first_seq IS NOT NULL` + sqlstore.LimitBatch
-	sqlTrimLast = `UPDATE task_events SET first_seq = NULL, response = $4 WHERE task_id = $1 AND seq = $2 AND first_seq = $3`
+		WHERE e.created_ms < $1 AND e.first_seq IS NOT NULL` + sqlstore.LimitBatch + ` FOR UPDATE OF e`
+	sqlTrimLast = `UPDATE task_events SET first_seq = NULL, response = $3 WHERE task_id = $1 AND seq = $2`
+	sqlGetBases = `SELECT task_id, base FROM task_timelines WHERE task_id = ANY($1)`
+	// A base is written only while its task is there: DeleteFinished
+	// removes a task's base after its other pieces, in a statement of its
+	// own, which sees the base of a prune it waited for.
+	sqlPutBases = `INSERT INTO task_timelines (task_id, base)
+		SELECT u.id, u.base FROM unnest($1::text[], $2::bytea[]) AS u(id, base) WHERE EXISTS (SELECT 1 FROM tasks WHERE id = u.id)
+		ON CONFLICT (task_id) DO UPDATE SET base = excluded.base`
+	sqlTimelineBase = dialect.TimelineBaseSQL()
 )
+
+// pruneLock is the first key of the transaction-level advisory lock a
+// step of PruneEvents takes (the second is the hash of the schema's
+// name): replicas prune one step at a time, so that a step folds a task's
+// removed events into the base the step before it wrote.
+const pruneLock = 0x7072756e // "prun"
 
 // appendOp is one Append, encoded before its transaction; its Fence is
 // the writer's lease epoch (0: none).
@@ -312,39 +330,73 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 }
 
 // PruneEvents removes the events logged before the given time, except
-// each task's last, in batches of their own statements: the rows before
+// each task's last, in batches of their own transactions: the rows before
 // each task's last, then, from a last row that holds several events
-// (layout.JoinEvents), those before the last. The count is of events.
+// (layout.JoinEvents), those before the last. Each folds the events it
+// removes into their tasks' timeline bases. The count is of events. A
+// wall clock set back can have an event pruned with the older events
+// before it.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	cut, total := order.CeilMillis(before), 0
-	for {
-		var rows, events int
-		if err := s.pool.QueryRow(ctx, sqlPruneEvents, cut).Scan(&rows, &events); err != nil {
-			return total, wrap("prune events", err)
-		}
-		total += events
-		if rows < sqlstore.DeleteBatch {
-			break
+	for _, step := range []func(pgx.Tx, int64) (removed, found int, err error){s.pruneRows, s.trimLast} {
+		for {
+			var removed, found int
+			err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
+				if _, err := tx.Exec(ctx, sqlPruneLock, int32(pruneLock)); err != nil {
+					return err
+				}
+				removed, found, err = step(tx, cut)
+				return err
+			})
+			if err != nil {
+				return total, wrap("prune events", err)
+			}
+			total += removed
+			if found < sqlstore.DeleteBatch || removed == 0 {
+				break
+			}
 		}
 	}
-	for {
-		n, found, err := s.trimLast(ctx, cut)
-		total += n
-		if err != nil {
-			return total, wrap("prune events", err)
-		}
-		if found < sqlstore.DeleteBatch || n == 0 {
-			return total, nil
-		}
-	}
+	return total, nil
 }
 
-// trimLast rewrites a batch of last rows logged before cut that hold
-// several events to hold the last alone; it returns the number of events
-// removed and of rows found. A row that does not split is left as it is:
-// Events reports it, and it does not stop the pruning of the others.
-func (s *Store) trimLast(ctx context.Context, cut int64) (removed, found int, err error) {
-	rows, err := s.pool.Query(ctx, sqlPruneLast, cut)
+// pruneRows removes, in tx, a batch of rows logged before cut, never a
+// task's last, with the rows before them, and folds their events into
+// the tasks' bases; it returns the number of events and of rows removed.
+func (s *Store) pruneRows(tx pgx.Tx, cut int64) (removed, found int, err error) {
+	ctx := context.Background()
+	rows, err := tx.Query(ctx, sqlPruneEvents, cut)
+	if err != nil {
+		return 0, 0, err
+	}
+	pruned := map[string][]a2a.StreamEvent{}
+	var id string
+	var seq int64
+	var first *int64
+	var data []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &seq, &first, &data}, func() error {
+		found++
+		removed++
+		if first != nil {
+			removed += int(seq - *first) // a row of several events
+		}
+		pruned[id] = dialect.PrunedEvents(pruned[id], seq, first, data, uint64(seq)+1)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return removed, found, foldBases(ctx, tx, pruned)
+}
+
+// trimLast rewrites, in tx, a batch of last rows logged before cut that
+// hold several events to hold the last alone, and folds the others into
+// the tasks' bases; it returns the number of events removed and of rows
+// found. A row that does not split is left as it is: Events reports it,
+// and it does not stop the pruning of the others.
+func (s *Store) trimLast(tx pgx.Tx, cut int64) (removed, found int, err error) {
+	ctx := context.Background()
+	rows, err := tx.Query(ctx, sqlPruneLast, cut)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -360,18 +412,57 @@ func (s *Store) trimLast(ctx context.Context, cut int64) (removed, found int, er
 	if err != nil || len(last) == 0 {
 		return 0, 0, err
 	}
+	pruned := map[string][]a2a.StreamEvent{}
 	b := &pgx.Batch{}
 	for _, l := range last {
 		evs, err := layout.SplitEvents(l.data, uint64(l.first), uint64(l.seq))
 		if err != nil {
 			continue
 		}
-		b.Queue(sqlTrimLast, l.id, l.seq, l.first, evs[len(evs)-1].Data).Exec(func(tag pgconn.CommandTag) error {
-			if tag.RowsAffected() > 0 {
-				removed += len(evs) - 1
-			}
-			return nil
-		})
+		pruned[l.id] = dialect.PrunedEvents(pruned[l.id], l.seq, &l.first, l.data, uint64(l.seq))
+		removed += len(evs) - 1
+		b.Queue(sqlTrimLast, l.id, l.seq, evs[len(evs)-1].Data)
 	}
-	return removed, len(last), s.pool.SendBatch(ctx, b).Close()
+	if b.Len() > 0 {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return removed, len(last), foldBases(ctx, tx, pruned)
+}
+
+// foldBases folds, in tx, the events pruned from each task's log into its
+// timeline base.
+func foldBases(ctx context.Context, tx pgx.Tx, pruned map[string][]a2a.StreamEvent) error {
+	if len(pruned) == 0 {
+		return nil
+	}
+	ids := slices.Collect(maps.Keys(pruned))
+	rows, err := tx.Query(ctx, sqlGetBases, ids)
+	if err != nil {
+		return err
+	}
+	bases := map[string][]byte{}
+	var id string
+	var base []byte
+	if _, err := pgx.ForEachRow(rows, []any{&id, &base}, func() error {
+		bases[id] = base
+		return nil
+	}); err != nil {
+		return err
+	}
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		if out[i], err = dialect.FoldPruned(bases[id], pruned[id]); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Exec(ctx, sqlPutBases, ids, out)
+	return err
+}
+
+// TimelineBase returns the task's timeline base (taskstore.FoldBase),
+// nil when none of its events was pruned.
+func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
+	return dialect.ScanTimelineBase(s.pool.QueryRow(ctx, sqlTimelineBase, id, sc.Tenant, sc.Owner))
 }

@@ -15,7 +15,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // parley_schema table. Open upgrades older databases and refuses newer
 // ones (ErrNewerSchema).
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // ErrNewerSchema is returned (wrapped, with both versions) by Open when
 // the database's schema is newer than this package's SchemaVersion: a
@@ -258,6 +258,16 @@ var migrations = [][]string{
 	7: {
 		`ALTER TABLE task_events ADD COLUMN IF NOT EXISTS first_seq bigint`,
 		`DROP INDEX IF EXISTS tasks_by_context_state`,
+	},
+	// Version 9: a task's timeline base (taskstore.FoldBase), what the
+	// events PruneEvents removed from its log said of its timeline, a row
+	// of its own, as in the SQLite store: not a column of tasks, whose row
+	// every event rewrites. DeleteFinished removes it with the task.
+	8: {
+		`CREATE TABLE IF NOT EXISTS task_timelines (
+			task_id text PRIMARY KEY,
+			base    bytea NOT NULL
+		)`,
 	},
 }
 

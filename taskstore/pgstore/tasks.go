@@ -78,6 +78,11 @@ const sqlDeletePieces = `WITH h AS (DELETE FROM task_history WHERE task_id = ANY
 	a AS (DELETE FROM task_artifacts WHERE task_id = ANY($1))
 	DELETE FROM task_events WHERE task_id = ANY($1)`
 
+// sqlDeleteBases deletes the timeline bases of the tasks $1, after
+// sqlDeletePieces: a prune that removed some of their events, which that
+// statement waited for, has written their bases by then (sqlPutBases).
+const sqlDeleteBases = `DELETE FROM task_timelines WHERE task_id = ANY($1)`
+
 // queueParts adds the inserts of a task's history and artifact rows,
 // numbered from 0, to a batch.
 func queueParts(b *pgx.Batch, taskID string, p encodedParts) {
@@ -200,7 +205,10 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time) (int, erro
 				return err
 			}
 			n = len(ids)
-			_, err = tx.Exec(ctx, sqlDeletePieces, ids)
+			if _, err = tx.Exec(ctx, sqlDeletePieces, ids); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, sqlDeleteBases, ids)
 			return err
 		})
 		if err != nil {

@@ -48,15 +48,19 @@ func (s *Store) prepareEvents(p *preparer) {
 		LEFT JOIN task_events e ON e.task_id = t.id AND e.seq > ?4
 		WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3 ORDER BY e.seq LIMIT ?5`)
 	s.logRow = p.writer(`INSERT INTO task_events (task_id, seq, created_ms, first_seq, response) VALUES (?, ?, ?, ?, ?)`)
+	s.timelineBase = p.reader(dialect.TimelineBaseSQL())
 	// The steps of PruneEvents: the next tasks with an event to prune,
 	// by the index of their mark; the removal of a task's rows before the
-	// cut, but its last, each with the number of its events; the last row
-	// when it holds more events than the last and was logged before the
-	// cut, and its rewrite to hold the last alone; the task's mark set
-	// again from what is left.
+	// cut, but its last, each returned; the last row when it holds more
+	// events than the last and was logged before the cut, and its rewrite
+	// to hold the last alone; the task's timeline base read and written
+	// with the removed events folded in; the task's mark set again from
+	// what is left.
 	s.pruneTasks = p.writer(`SELECT id, seq FROM tasks WHERE prune_ms < ? ORDER BY prune_ms` + sqlstore.LimitBatch)
 	s.pruneEvents = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq < ? AND created_ms < ?
-		RETURNING seq - coalesce(first_seq, seq) + 1`)
+		RETURNING seq, first_seq, response`)
+	s.getBase = p.writer(`SELECT base FROM task_timelines WHERE task_id = ?`)
+	s.putBase = p.writer(dialect.PutTimelineBaseSQL())
 	s.pruneLast = p.writer(`SELECT first_seq, response FROM task_events
 		WHERE task_id = ? AND seq = ? AND first_seq IS NOT NULL AND created_ms < ?`)
 	s.trimLast = p.writer(`UPDATE task_events SET first_seq = NULL, response = ? WHERE task_id = ? AND seq = ?`)
@@ -363,22 +367,31 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 }
 
 // pruneTask removes the events of the task logged before cut, but its
-// last (number seq), inside a write, sets its mark again, and returns the
-// number of events removed. The last event's row may hold others logged
-// with it, which it rewrites to hold the last alone.
+// last (number seq), inside a write, folds them into its timeline base,
+// sets its mark again, and returns the number of events removed. The last
+// event's row may hold others logged with it, which it rewrites to hold
+// the last alone.
 func (s *Store) pruneTask(w *wtx, id string, seq, cut int64) (int, error) {
-	rows, err := w.stmt(s.pruneEvents).QueryContext(context.Background(), id, seq, cut)
+	bg := context.Background()
+	rows, err := w.stmt(s.pruneEvents).QueryContext(bg, id, seq, cut)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var pruned []a2a.StreamEvent
 	for rows.Next() {
-		var d int
-		if err := rows.Scan(&d); err != nil {
+		var row int64
+		var first *int64
+		var data []byte
+		if err := rows.Scan(&row, &first, &data); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		n += d
+		n++
+		if first != nil {
+			n += int(row - *first) // a row of several events
+		}
+		pruned = dialect.PrunedEvents(pruned, row, first, data, uint64(seq))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -394,12 +407,31 @@ func (s *Store) pruneTask(w *wtx, id string, seq, cut int64) (int, error) {
 		// A row that does not split is left as it is: Events reports it,
 		// and it does not stop the pruning of every other task.
 		if evs, err := layout.SplitEvents(data, uint64(first), uint64(seq)); err == nil {
-			if _, err := w.exec(context.Background(), s.trimLast, evs[len(evs)-1].Data, id, seq); err != nil {
+			n += len(evs) - 1
+			pruned = dialect.PrunedEvents(pruned, seq, &first, data, uint64(seq))
+			if _, err := w.exec(bg, s.trimLast, evs[len(evs)-1].Data, id, seq); err != nil {
 				return 0, err
 			}
-			n += len(evs) - 1
 		}
 	}
-	_, err = w.exec(context.Background(), s.pruneMark, id)
+	if len(pruned) > 0 {
+		var base []byte
+		if err := w.queryRow(s.getBase, id).Scan(&base); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, err
+		}
+		if base, err = dialect.FoldPruned(base, pruned); err != nil {
+			return 0, err
+		}
+		if _, err := w.exec(bg, s.putBase, id, base); err != nil {
+			return 0, err
+		}
+	}
+	_, err = w.exec(bg, s.pruneMark, id)
 	return n, err
+}
+
+// TimelineBase returns the task's timeline base (taskstore.FoldBase),
+// nil when none of its events was pruned.
+func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
+	return dialect.ScanTimelineBase(s.timelineBase.QueryRowContext(ctx, id, sc.Tenant, sc.Owner))
 }

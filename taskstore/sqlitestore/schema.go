@@ -13,7 +13,7 @@ import (
 // SchemaVersion is the schema version this package writes, kept in the
 // database's PRAGMA user_version. Open upgrades older files and refuses
 // newer ones.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // setUp checks the journal mode and creates or upgrades the schema.
 func (s *Store) setUp() error {
@@ -268,6 +268,15 @@ var migrations = [][]string{
 		`CREATE UNIQUE INDEX task_artifacts_by_n ON task_artifacts (task_id, n)`,
 		`CREATE INDEX task_artifacts_by_id ON task_artifacts (task_id, artifact_id, n)`,
 		`CREATE UNIQUE INDEX task_events_by_seq ON task_events (task_id, seq)`),
+	// Version 10: a task's timeline base (taskstore.FoldBase), what the
+	// events PruneEvents removed from its log said of its timeline, a row
+	// of its own: not a column of tasks, whose row every event rewrites.
+	9: {
+		`CREATE TABLE IF NOT EXISTS task_timelines (
+			task_id TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+			base    BLOB NOT NULL
+		)`,
+	},
 }
 
 // rebuilt returns the statements that make the table name anew, as a

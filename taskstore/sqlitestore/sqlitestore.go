@@ -134,7 +134,8 @@ type Store struct {
 	clearHistory, clearChunks              *sql.Stmt
 	logRow, pruneTasks, pruneEvents        *sql.Stmt // the event log (writer)
 	pruneLast, trimLast, pruneMark         *sql.Stmt
-	events                                 *sql.Stmt // the event log (reader)
+	getBase, putBase                       *sql.Stmt // timeline bases (writer)
+	events, timelineBase                   *sql.Stmt // the event log (reader)
 	pagePieces                             *sql.Stmt // ListTasks (reader)
 
 	now func() time.Time // the clock of the event log and the outbox

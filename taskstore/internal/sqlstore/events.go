@@ -1,6 +1,9 @@
 package sqlstore
 
 import (
+	"cmp"
+	"slices"
+
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -103,20 +106,8 @@ func ReadEvents[B ~[]byte](d *Dialect, rows Rows, after uint64, limit int) ([]a2
 		if seq == 0 {
 			break // no event after `after`
 		}
-		if first == nil {
-			if err := add(uint64(seq), data); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		evs, err := layout.SplitEvents(data, uint64(*first), uint64(seq))
-		if err != nil {
-			return nil, d.Wrap("events", err)
-		}
-		for _, e := range evs {
-			if err := add(e.Seq, e.Data); err != nil {
-				return nil, err
-			}
+		if err := d.eachEvent(seq, first, data, add); err != nil {
+			return nil, err
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -131,4 +122,52 @@ func ReadEvents[B ~[]byte](d *Dialect, rows Rows, after uint64, limit int) ([]a2
 		return nil, taskstore.ErrPruned
 	}
 	return out, nil
+}
+
+// eachEvent calls fn with the sequence number and bytes of each event of
+// a log row (its seq, first_seq and bytes), oldest first: the row's own,
+// or those it joins (layout.JoinEvents). An error of fn is returned as it
+// is.
+func (d *Dialect) eachEvent(seq int64, first *int64, data []byte, fn func(seq uint64, b []byte) error) error {
+	if first == nil {
+		return fn(uint64(seq), data)
+	}
+	evs, err := layout.SplitEvents(data, uint64(*first), uint64(seq))
+	if err != nil {
+		return d.Wrap("events", err)
+	}
+	for _, e := range evs {
+		if err := fn(e.Seq, e.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PrunedEvents appends to evs the events of a log row that a prune
+// removes (its seq, first_seq and bytes), those numbered below keep: a
+// task's last row, trimmed to its last event, keeps that one. A row that
+// does not split and an event that does not decode add nothing: Events
+// reports them, and they do not stop the prune.
+func (d *Dialect) PrunedEvents(evs []a2a.StreamEvent, seq int64, first *int64, data []byte, keep uint64) []a2a.StreamEvent {
+	d.eachEvent(seq, first, data, func(seq uint64, b []byte) error {
+		r := new(a2a.StreamResponse)
+		if seq < keep && proto.Unmarshal(b, r) == nil {
+			evs = append(evs, a2a.StreamEvent{Seq: seq, Response: r})
+		}
+		return nil
+	})
+	return evs
+}
+
+// FoldPruned returns the task's timeline base base (nil: none) with evs,
+// the events a prune removes from its log, in any order, folded in
+// (taskstore.FoldBase).
+func (d *Dialect) FoldPruned(base []byte, evs []a2a.StreamEvent) ([]byte, error) {
+	slices.SortFunc(evs, func(a, b a2a.StreamEvent) int { return cmp.Compare(a.Seq, b.Seq) })
+	b, err := taskstore.FoldBase(base, evs)
+	if err != nil {
+		return nil, d.Err(err)
+	}
+	return b, nil
 }

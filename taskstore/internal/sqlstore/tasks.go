@@ -142,3 +142,31 @@ func (d *Dialect) ScanLastSeq(row Row) (uint64, error) {
 	}
 	return uint64(seq), err
 }
+
+// The statements of a task's timeline base (taskstore.FoldBase), kept in
+// task_timelines, a row per task whose log was pruned: its base with the
+// task's scope checked (NULL for none; no row when the task is not in the
+// scope), and a base written.
+func (d *Dialect) TimelineBaseSQL() string {
+	return `SELECT b.base FROM tasks t LEFT JOIN task_timelines b ON b.task_id = t.id WHERE ` + d.TaskByID("t", 1)
+}
+
+// PutTimelineBaseSQL writes a task's base, $1 its id and $2 the base.
+func (d *Dialect) PutTimelineBaseSQL() string {
+	return `INSERT INTO task_timelines (task_id, base) VALUES (` + d.Param(1) + `, ` + d.Param(2) + `)
+		ON CONFLICT (task_id) DO UPDATE SET base = excluded.base`
+}
+
+// ScanTimelineBase reads a row of TimelineBaseSQL: taskstore.ErrNotFound
+// without one.
+func (d *Dialect) ScanTimelineBase(row Row) ([]byte, error) {
+	var base []byte
+	err := row.Scan(&base)
+	if d.IsNoRows(err) {
+		return nil, taskstore.ErrNotFound
+	}
+	if err != nil {
+		return nil, d.Wrap("timeline base", err)
+	}
+	return base, nil
+}

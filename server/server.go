@@ -61,10 +61,9 @@ type Options struct {
 	// recorded, for streams that resume with Last-Event-ID; default 1 h.
 	// A resume from a pruned event gets a Task snapshot first. The last
 	// event of every task is always kept. Negative keeps every event as
-	// long as its task. While a version that shows generations is served
-	// (the 1.1 preview), no event is pruned: the log is where a task's
-	// timeline and its artifacts' generations are read from (§3.2.8), and
-	// a timeline must not lose its start.
+	// long as its task. A task's timeline (§3.2.8, the 1.1 preview) is
+	// not pruned with its events: the store keeps its entries and its
+	// artifacts' generations for the task's life (taskstore.FoldBase).
 	ResumeWindow time.Duration
 	// SubscriberBuffer is how many events at least may wait for a
 	// stream's reader (default 256); a task's streams share 16 times that,
@@ -366,7 +365,7 @@ func (s *Server) sweepOnce() {
 			s.log.Info("retention: removed finished tasks", "count", n)
 		}
 	}
-	if w := s.opts.ResumeWindow; w > 0 && !s.generations {
+	if w := s.opts.ResumeWindow; w > 0 {
 		if _, err := s.store.PruneEvents(ctx, now.Add(-w)); err != nil {
 			s.log.Error("resume window sweep failed", "err", err)
 		}

@@ -4,13 +4,14 @@ package server
 // answered to a call served in a version that shows generations carries
 // its timeline (the last timelineLength entries; all of them when unset)
 // and its artifacts' start and end generations, read from the task's
-// event log (taskstore.Timeline) after the answer is made, outside the
-// run's lock. Answers in 1.0 and 0.3 are not touched, and their requests'
+// timeline base and event log (taskstore.Timeline) after the answer is
+// made, outside the run's lock. Answers in 1.0 and 0.3 are not touched, and their requests'
 // timelineLength is cleared as a member they do not know.
 
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/version"
@@ -28,10 +29,9 @@ const timelinePage = 4096
 // timelined gives t, the caller's answer to the call on ctx, its timeline
 // (the last n entries) and its artifacts' generations, when the call is
 // served in a version that shows them; t's generation (which that version
-// shows) bounds the log read. While such a version is served the log is
-// not pruned (Options.ResumeWindow); a log whose start is gone anyway
-// (pruned by a server that did not serve it) gives no timeline and no
-// artifact generations rather than a timeline without its start.
+// shows) bounds the log read. A log whose start is gone without a base
+// (pruned by an older Parley) gives no timeline and no artifact
+// generations rather than a timeline without its start.
 // t's artifacts are replaced by copies (they may be shared); its
 // timeline is the caller's own, as answer makes the task.
 func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Task, n *int32) error {
@@ -41,26 +41,12 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 	if n != nil && *n == 0 && len(t.Artifacts) == 0 {
 		return nil
 	}
-	tl := taskstore.Timeline{Keep: n} // holds about the last n entries, not the whole log's
-	for after, upto := uint64(0), uint64(t.GetGeneration()); after < upto; {
-		evs, err := s.store.Events(ctx, scope, t.Id, after, min(timelinePage, int(upto-after)))
-		switch {
-		case errors.Is(err, taskstore.ErrPruned), errors.Is(err, taskstore.ErrNotFound):
-			return nil // no longer kept, or removed meanwhile: no timeline
-		case err != nil:
-			return a2a.Internal(err)
-		}
-		last := after
-		for _, ev := range evs {
-			if ev.Seq > last && ev.Seq <= upto {
-				tl.Add(ev)
-				last = ev.Seq
-			}
-		}
-		if last == after {
-			break // the log ended early: the entries it had
-		}
-		after = last
+	tl, err := s.readTimeline(ctx, scope, t.Id, uint64(t.GetGeneration()), n)
+	switch {
+	case errors.Is(err, taskstore.ErrPruned), errors.Is(err, taskstore.ErrNotFound):
+		return nil // no longer kept, or removed meanwhile: no timeline
+	case err != nil:
+		return a2a.Internal(err)
 	}
 	t.Timeline = tl.Last(n)
 	if ci := a2a.CallInfoFrom(ctx); ci == nil || !ci.Decoded {
@@ -80,4 +66,60 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 		t.Artifacts = as
 	}
 	return nil
+}
+
+// timelineReads is how many times readTimeline reads a timeline whose
+// log was pruned past its base meanwhile before it gives up.
+const timelineReads = 3
+
+// readTimeline reads the task's timeline up to event upto: its base (what
+// its pruned events said, taskstore.FoldBase), then the logged events
+// after it. A prune between the two reads moves the base on and the log's
+// start past it (taskstore.ErrPruned): the read starts again.
+func (s *Server) readTimeline(ctx context.Context, scope taskstore.Scope, id string, upto uint64, n *int32) (*taskstore.Timeline, error) {
+	var err error
+	for range timelineReads {
+		var tl *taskstore.Timeline
+		if tl, err = s.readTimelineOnce(ctx, scope, id, upto, n); !errors.Is(err, taskstore.ErrPruned) {
+			return tl, err
+		}
+	}
+	return nil, err
+}
+
+// readTimelineOnce is one read of readTimeline. A base past upto (an
+// answer read before a prune that outran it) gives its entries up to
+// upto.
+func (s *Server) readTimelineOnce(ctx context.Context, scope taskstore.Scope, id string, upto uint64, n *int32) (*taskstore.Timeline, error) {
+	base, err := s.store.TimelineBase(ctx, scope, id)
+	if err != nil {
+		return nil, err
+	}
+	tl := &taskstore.Timeline{Keep: n} // holds about the last n entries, not the whole log's
+	after, err := tl.Start(base)
+	if err != nil {
+		return nil, err
+	}
+	if after > upto {
+		end := taskstore.Generation(upto)
+		tl.Entries = slices.DeleteFunc(tl.Entries, func(e *a2a.TimelineEntry) bool { return e.Generation > end })
+	}
+	for after < upto {
+		evs, err := s.store.Events(ctx, scope, id, after, min(timelinePage, int(upto-after)))
+		if err != nil {
+			return nil, err
+		}
+		last := after
+		for _, ev := range evs {
+			if ev.Seq > last && ev.Seq <= upto {
+				tl.Add(ev)
+				last = ev.Seq
+			}
+		}
+		if last == after {
+			break // the log ended early: the entries it had
+		}
+		after = last
+	}
+	return tl, nil
 }

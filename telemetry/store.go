@@ -70,6 +70,7 @@ var (
 	opListActive           = newStoreOp("ListActive")
 	opDeleteFinished       = newStoreOp("DeleteFinished")
 	opPruneEvents          = newStoreOp("PruneEvents")
+	opTimelineBase         = newStoreOp("TimelineBase")
 	opPutPushConfig        = newStoreOp("PutPushConfig")
 	opGetPushConfig        = newStoreOp("GetPushConfig")
 	opListPushConfigs      = newStoreOp("ListPushConfigs")
@@ -185,6 +186,10 @@ func (s *store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 
 func (s *store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	return timed[int]{s, ctx, opPruneEvents, now()}.end(s.Store.PruneEvents(ctx, before))
+}
+
+func (s *store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
+	return timed[[]byte]{s, ctx, opTimelineBase, now()}.end(s.Store.TimelineBase(ctx, sc, id))
 }
 
 func (s *store) GetTask(ctx context.Context, sc taskstore.Scope, id string) (*a2a.Task, error) {

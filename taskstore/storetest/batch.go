@@ -25,6 +25,7 @@ var batchChecks = []check[TaskStore]{
 	{"CreateTaskBatchAllOrNone", testCreateTaskBatchAllOrNone},
 	{"ConcurrentAppendBatches", testConcurrentAppendBatches},
 	{"EventsOfBatches", testEventsOfBatches},
+	{"TimelineOfPrunedLog", testTimelineOfPrunedLog},
 }
 
 func init() {

@@ -1,6 +1,7 @@
 package taskstore_test
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -10,14 +11,12 @@ import (
 	"parley.dev/parley/taskstore"
 )
 
-// TestTimeline: the entries and artifact spans a log gives, event by
-// event: the creating message at 1 (its SUBMITTED no entry), a status per
-// status update, a client message per follow-up; an artifact without an
-// end while it streams, ended by lastChunk, its start kept when it is
-// replaced, and every open one ended at a terminal state.
-func TestTimeline(t *testing.T) {
-	msg := func(text string) *a2a.StreamResponse { return taskstore.ClientMessage(a2a.UserMessage(text)) }
-	status := func(st a2a.TaskState) *a2a.StreamResponse {
+// sampleLog returns a task's log: its creation, a turn that streams
+// artifact a beside b and asks for input, a follow-up that replaces a and
+// completes; and its makers of a client message and a status update.
+func sampleLog() (msg func(string) *a2a.StreamResponse, status func(a2a.TaskState) *a2a.StreamResponse, log []*a2a.StreamResponse) {
+	msg = func(text string) *a2a.StreamResponse { return taskstore.ClientMessage(a2a.UserMessage(text)) }
+	status = func(st a2a.TaskState) *a2a.StreamResponse {
 		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{Status: &a2a.TaskStatus{State: st}}}}
 	}
 	chunk := func(id string, appendTo, last bool) *a2a.StreamResponse {
@@ -26,7 +25,7 @@ func TestTimeline(t *testing.T) {
 	}
 	created := &a2a.StreamResponse{Payload: &a2a.StreamResponse_Task{Task: &a2a.Task{Id: "t",
 		Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_SUBMITTED}, History: []*a2a.Message{a2a.UserMessage("hi")}}}}
-	log := []*a2a.StreamResponse{
+	return msg, status, []*a2a.StreamResponse{
 		created,                                         // 1
 		status(a2a.TaskState_TASK_STATE_WORKING),        // 2
 		chunk("a", false, false),                        // 3
@@ -37,6 +36,59 @@ func TestTimeline(t *testing.T) {
 		chunk("a", false, false),                        // 8: a replaced, streaming again
 		status(a2a.TaskState_TASK_STATE_COMPLETED),      // 9
 	}
+}
+
+// TestFoldBase: a log folded into a base in pieces, each piece as a prune
+// removes it (a piece again included, as a repeated fold), then read
+// from the base with the events after it, is the timeline of the whole
+// log at every cut; a base that does not decode is an error.
+func TestFoldBase(t *testing.T) {
+	_, _, log := sampleLog()
+	var whole taskstore.Timeline
+	evs := make([]a2a.StreamEvent, len(log))
+	for i, r := range log {
+		evs[i] = a2a.StreamEvent{Seq: uint64(i + 1), Response: r}
+		whole.Add(evs[i])
+	}
+	for _, cuts := range [][]int{{9}, {1, 9}, {3, 5, 8}, {2, 2, 6, 7}} {
+		var base []byte
+		from := 0
+		for _, cut := range cuts {
+			var err error
+			if base, err = taskstore.FoldBase(base, evs[max(from-1, 0):cut]); err != nil {
+				t.Fatalf("cuts %v: FoldBase to %d: %v", cuts, cut, err)
+			}
+			from = cut
+		}
+		var got taskstore.Timeline
+		after, err := got.Start(base)
+		if err != nil || after != uint64(from) {
+			t.Fatalf("cuts %v: Start = %d, %v; want %d", cuts, after, err, from)
+		}
+		for _, ev := range evs[after:] {
+			got.Add(ev)
+		}
+		if !slices.EqualFunc(got.Entries, whole.Entries, func(a, b *a2a.TimelineEntry) bool { return proto.Equal(a, b) }) ||
+			!maps.Equal(got.Spans, whole.Spans) {
+			t.Errorf("cuts %v: timeline %v, spans %v; want %v, %v", cuts, got.Entries, got.Spans, whole.Entries, whole.Spans)
+		}
+	}
+	var tl taskstore.Timeline
+	if _, err := tl.Start([]byte("not a base")); err == nil {
+		t.Error("Start of bytes that are no base: no error")
+	}
+	if _, err := taskstore.FoldBase([]byte("not a base"), evs); err == nil {
+		t.Error("FoldBase onto bytes that are no base: no error")
+	}
+}
+
+// TestTimeline: the entries and artifact spans a log gives, event by
+// event: the creating message at 1 (its SUBMITTED no entry), a status per
+// status update, a client message per follow-up; an artifact without an
+// end while it streams, ended by lastChunk, its start kept when it is
+// replaced, and every open one ended at a terminal state.
+func TestTimeline(t *testing.T) {
+	msg, status, log := sampleLog()
 	var tl taskstore.Timeline
 	spans := func() [][2]int64 {
 		a, b := tl.Span("a"), tl.Span("b")

@@ -15,6 +15,7 @@ import (
 	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/marktest"
+	"parley.dev/parley/taskstore/internal/timelinetest"
 	"parley.dev/parley/taskstore/seal"
 )
 
@@ -532,6 +533,31 @@ func TestMigrateToVersion8(t *testing.T) {
 	}
 	if n, multi := rows(); n != 1 || multi != 0 {
 		t.Fatalf("after pruning, %d log rows, %d of several events; want 1, 0", n, multi)
+	}
+}
+
+// TestMigrateToVersion9: a version 8 schema, without timeline bases,
+// whose task's log is whole (a server of the 1.1 preview did not prune
+// it), gets their table: a prune then keeps the task's timeline in its
+// base, the base and the event kept read as the timeline of the whole
+// log, and the base goes with its task.
+func TestMigrateToVersion9(t *testing.T) {
+	u, conn, s := migratedStore(t)
+	ctx := t.Context()
+	all := timelinetest.Write(t, s, scope, "t-v8", 300)
+	s.Close()
+	s = reopenAt(t, u, conn, 8, `DROP TABLE task_timelines`)
+	defer s.Close()
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != len(all)-1 {
+		t.Fatalf("PruneEvents = %d, %v; want %d", n, err, len(all)-1)
+	}
+	timelinetest.Check(t, s, scope, "after the migration and a prune", "t-v8", all)
+	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished = %d, %v; want 1", n, err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM task_timelines`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d timeline bases left after the task went (%v), want none", n, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"parley.dev/parley/taskstore"
 	"parley.dev/parley/taskstore/internal/layout"
 	"parley.dev/parley/taskstore/internal/marktest"
+	"parley.dev/parley/taskstore/internal/timelinetest"
 	"parley.dev/parley/taskstore/seal"
 )
 
@@ -529,6 +530,31 @@ func TestUpgradeToV9(t *testing.T) {
 		if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%s: %d rows left after the task went (%v), want none", table, n, err)
 		}
+	}
+}
+
+// TestUpgradeToV10: a version 9 file, without timeline bases, whose
+// task's log is whole (a server of the 1.1 preview did not prune it),
+// gets their table: a prune then keeps the task's timeline in its base,
+// the base and the event kept read as the timeline of the whole log, and
+// the base goes with its task.
+func TestUpgradeToV10(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v9.db")
+	s := openKeyed(t, path, nil)
+	all := timelinetest.Write(t, s, scope, "task-v9", 300)
+	s = reopenAt(t, s, path, 9, `DROP TABLE task_timelines`)
+	defer s.Close()
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != len(all)-1 {
+		t.Fatalf("PruneEvents = %d, %v; want %d", n, err, len(all)-1)
+	}
+	timelinetest.Check(t, s, scope, "after the upgrade and a prune", "task-v9", all)
+	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished = %d, %v; want 1", n, err)
+	}
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM task_timelines`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d timeline bases left after the task went (%v), want none", n, err)
 	}
 }
 

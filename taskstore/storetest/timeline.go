@@ -2,12 +2,12 @@ package storetest
 
 import (
 	"fmt"
-	"maps"
 	"testing"
 	"time"
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/taskstore"
+	"parley.dev/parley/taskstore/internal/timelinetest"
 )
 
 // testTimelineOfPrunedLog: PruneEvents keeps what the events it removes
@@ -62,7 +62,7 @@ func testTimelineOfPrunedLog(t *testing.T, s TaskStore) {
 		if _, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil {
 			t.Fatalf("PruneEvents %s: %v", what, err)
 		}
-		wantTimeline(t, s, what, "tl", all)
+		timelinetest.Check(t, s, scopeA, what, "tl", all)
 	}
 
 	// A turn: WORKING, artifact a streamed in a batch, INPUT_REQUIRED.
@@ -87,34 +87,4 @@ func testTimelineOfPrunedLog(t *testing.T, s TaskStore) {
 	appendOne(status(completed, "done"))
 	prune("after the end")
 	prune("again, with nothing to remove")
-}
-
-// wantTimeline checks that the task's timeline base and its events kept
-// read as the timeline of its whole log, all.
-func wantTimeline(t *testing.T, s taskstore.Tasks, what, id string, all []*a2a.StreamResponse) {
-	t.Helper()
-	var want, got taskstore.Timeline
-	for i, r := range all {
-		want.Add(a2a.StreamEvent{Seq: uint64(i + 1), Response: r})
-	}
-	tb, err := s.TimelineBase(t.Context(), scopeA, id)
-	if err != nil {
-		t.Fatalf("%s: TimelineBase: %v", what, err)
-	}
-	after, err := got.Start(tb)
-	if err != nil {
-		t.Fatalf("%s: the base does not decode: %v", what, err)
-	}
-	for _, ev := range mustEvents(t, s, id, after, 0) {
-		got.Add(ev)
-	}
-	if len(got.Entries) != len(want.Entries) {
-		t.Fatalf("%s: %d timeline entries (base to %d), want %d", what, len(got.Entries), after, len(want.Entries))
-	}
-	for i := range want.Entries {
-		wantEqual(t, fmt.Sprintf("%s: entry %d", what, i), got.Entries[i], want.Entries[i])
-	}
-	if !maps.Equal(got.Spans, want.Spans) {
-		t.Errorf("%s: artifact spans %v, want %v", what, got.Spans, want.Spans)
-	}
 }

@@ -63,7 +63,7 @@ type Options struct {
 	// event of every task is always kept. Negative keeps every event as
 	// long as its task. A task's timeline (§3.2.8, the 1.1 preview) is
 	// not pruned with its events: the store keeps its entries and its
-	// artifacts' generations for the task's life (taskstore.FoldBase).
+	// artifacts' generations for the task's life (taskstore.Fold).
 	ResumeWindow time.Duration
 	// SubscriberBuffer is how many events at least may wait for a
 	// stream's reader (default 256); a task's streams share 16 times that,

@@ -73,7 +73,7 @@ func (s *Server) timelined(ctx context.Context, scope taskstore.Scope, t *a2a.Ta
 const timelineReads = 3
 
 // readTimeline reads the task's timeline up to event upto: its base (what
-// its pruned events said, taskstore.FoldBase), then the logged events
+// its pruned events said, taskstore.Fold), then the logged events
 // after it. A prune between the two reads moves the base on and the log's
 // start past it (taskstore.ErrPruned): the read starts again.
 func (s *Server) readTimeline(ctx context.Context, scope taskstore.Scope, id string, upto uint64, n *int32) (*taskstore.Timeline, error) {

@@ -19,13 +19,12 @@ import (
 	"parley.dev/parley/taskstore/sqlitestore"
 )
 
-// chunkedTask stores, straight into st, a completed task whose artifact
-// was streamed in n chunks: the task (1), WORKING (2), the chunks (3 to
-// n+2, the last one lastChunk) and COMPLETED (n+3). It returns its id.
-func chunkedTask(tb testing.TB, st taskstore.Store, n int) string {
+// chunkedTask stores, straight into st, a completed task of the id whose
+// artifact was streamed in n chunks: the task (1), WORKING (2), the
+// chunks (3 to n+2, the last one lastChunk) and COMPLETED (n+3).
+func chunkedTask(tb testing.TB, st taskstore.Store, id string, n int) {
 	tb.Helper()
 	ctx := context.Background()
-	id := "chunked"
 	msg := a2a.UserMessage("stream")
 	msg.TaskId, msg.ContextId = id, "ctx"
 	tk := &a2a.Task{Id: id, ContextId: "ctx", History: []*a2a.Message{msg},
@@ -52,7 +51,6 @@ func chunkedTask(tb testing.TB, st taskstore.Store, n int) string {
 		}
 		evs = evs[k:]
 	}
-	return id
 }
 
 // BenchmarkGetTaskTimeline is one GetTask of a completed task whose
@@ -61,27 +59,11 @@ func chunkedTask(tb testing.TB, st taskstore.Store, n int) string {
 // on the three stores (PostgreSQL as pgtest finds it).
 func BenchmarkGetTaskTimeline(b *testing.B) {
 	const chunks = 10000
-	stores := map[string]func(b *testing.B) taskstore.Store{
-		"mem": func(*testing.B) taskstore.Store { return memstore.New() },
-		"sqlite": func(b *testing.B) taskstore.Store {
-			st, err := sqlitestore.Open(filepath.Join(b.TempDir(), "bench.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return st
-		},
-		"postgres": func(b *testing.B) taskstore.Store {
-			st, err := pgstore.Open(b.Context(), pgtest.NewDatabase(b), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return st
-		},
-	}
 	for _, name := range []string{"mem", "sqlite", "postgres"} {
 		b.Run(name, func(b *testing.B) {
-			st := stores[name](b)
-			id := chunkedTask(b, st, chunks)
+			st := benchStores[name](b)
+			id := "chunked"
+			chunkedTask(b, st, id, chunks)
 			card, err := agents.Card("echo", []*a2a.AgentInterface{
 				{Url: "http://127.0.0.1/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: pversion.V11},
 			})
@@ -113,6 +95,47 @@ func BenchmarkGetTaskTimeline(b *testing.B) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// benchStores open a store of each kind for a benchmark (PostgreSQL as
+// pgtest finds it).
+var benchStores = map[string]func(b *testing.B) taskstore.Store{
+	"mem": func(*testing.B) taskstore.Store { return memstore.New() },
+	"sqlite": func(b *testing.B) taskstore.Store {
+		st, err := sqlitestore.Open(filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	},
+	"postgres": func(b *testing.B) taskstore.Store {
+		st, err := pgstore.Open(b.Context(), pgtest.NewDatabase(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	},
+}
+
+// BenchmarkPruneChunked is one PruneEvents of the log of a completed task
+// whose artifact was streamed in 10,000 chunks (stored as the server
+// stores them, in batches), down to its last event, on the three stores.
+func BenchmarkPruneChunked(b *testing.B) {
+	const chunks = 10000
+	for _, name := range []string{"mem", "sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			st := benchStores[name](b)
+			ctx := context.Background()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				chunkedTask(b, st, fmt.Sprint("chunked-", i), chunks)
+				b.StartTimer()
+				if n, err := st.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != chunks+2 {
+					b.Fatalf("PruneEvents = %d, %v; want %d", n, err, chunks+2)
+				}
 			}
 		})
 	}

@@ -60,12 +60,12 @@ type Tasks interface {
 	// every scope, except each task's last event (so LastSeq and resume
 	// from the last event keep working). What the events removed from a
 	// task's log say of its timeline is folded into its timeline base
-	// (FoldBase), in the same atomic write as their removal, oldest first;
+	// (Fold), in the same atomic write as their removal, oldest first;
 	// tasks are not changed otherwise. It returns how many events were
 	// removed.
 	PruneEvents(ctx context.Context, before time.Time) (int, error)
 	// TimelineBase returns the task's timeline base: what the events
-	// PruneEvents removed from its log said of its timeline (FoldBase),
+	// PruneEvents removed from its log said of its timeline (Fold),
 	// nil when none was removed. It returns ErrNotFound when the task
 	// does not exist in the scope. The caller must not change it.
 	TimelineBase(ctx context.Context, s Scope, id string) ([]byte, error)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
@@ -16,7 +17,7 @@ import (
 // they survive restarts and replicas as the log does. The log is pruned
 // (PruneEvents, the resume window), but its timeline is not: the prune
 // folds what the events it removes say of the timeline into the task's
-// timeline base (FoldBase), in the same atomic write, and a timeline is
+// timeline base (Fold), in the same atomic write, and a timeline is
 // the base and the events after it (Timeline.Start). The base keeps the
 // entries (client messages and statuses) for the task's life, and of the
 // artifacts their spans alone, not their chunks.
@@ -160,25 +161,63 @@ func (tl *Timeline) Last(n *int32) []*a2a.TimelineEntry {
 // generation of the last update of an artifact not complete yet, as
 // Spans holds it).
 
-// FoldBase returns the timeline base base (nil: none yet) with evs, the
-// events a prune removes from the task's log, oldest first, folded in. An
-// event the base already holds (numbered at or before its last) is passed
-// over, so a fold that is repeated changes nothing.
-func FoldBase(base []byte, evs []a2a.StreamEvent) ([]byte, error) {
-	var tl Timeline
-	seq, err := tl.Start(base)
-	if err != nil {
-		return nil, err
+// Fold folds the events a prune removes from a task's log into the
+// task's timeline base: NewFold of the base kept so far, Add or
+// AddEncoded for each event removed, oldest first, then Base for the
+// base to keep. An event the base already holds (numbered at or before
+// its last) is passed over, so a fold that is repeated changes nothing.
+type Fold struct {
+	tl  Timeline
+	seq uint64 // the last event folded
+}
+
+// NewFold starts a fold onto base (empty: none yet).
+func NewFold(base []byte) (*Fold, error) {
+	f := &Fold{}
+	seq, err := f.tl.Start(base)
+	f.seq = seq
+	return f, err
+}
+
+// Add folds ev in.
+func (f *Fold) Add(ev a2a.StreamEvent) {
+	if ev.Seq > f.seq {
+		f.tl.Add(ev)
+		f.seq = ev.Seq
 	}
-	for _, ev := range evs {
-		if ev.Seq > seq {
-			tl.Add(ev)
-			seq = ev.Seq
+}
+
+// AddEncoded folds in event seq, encoded as b (an a2a.StreamResponse). It
+// reads of an artifact update, which the chunks of a long stream are, only
+// its artifact's id and lastChunk, from a scan of its bytes; any other
+// event it decodes. An event that does not decode is an error, and is
+// not folded.
+func (f *Fold) AddEncoded(seq uint64, b []byte) error {
+	if seq <= f.seq {
+		return nil
+	}
+	id, last, ok, err := scanArtifactUpdate(b)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		f.tl.span(id, Generation(seq), last)
+	default:
+		r := new(a2a.StreamResponse)
+		if err := proto.Unmarshal(b, r); err != nil {
+			return err
 		}
+		f.tl.Add(a2a.StreamEvent{Seq: seq, Response: r})
 	}
-	b := &a2a.Task{Generation: Generation(seq), Timeline: tl.Entries}
-	for _, id := range slices.Sorted(maps.Keys(tl.Spans)) {
-		sp := tl.Spans[id]
+	f.seq = seq
+	return nil
+}
+
+// Base returns the base with every event added.
+func (f *Fold) Base() ([]byte, error) {
+	b := &a2a.Task{Generation: Generation(f.seq), Timeline: f.tl.Entries}
+	for _, id := range slices.Sorted(maps.Keys(f.tl.Spans)) {
+		sp := f.tl.Spans[id]
 		b.Artifacts = append(b.Artifacts, &a2a.Artifact{ArtifactId: id, StartGeneration: sp.Start, EndGeneration: sp.End})
 	}
 	return proto.Marshal(b)
@@ -204,4 +243,73 @@ func (tl *Timeline) Start(base []byte) (uint64, error) {
 		tl.Spans[a.ArtifactId] = Span{Start: a.StartGeneration, End: a.EndGeneration}
 	}
 	return uint64(b.Generation), nil
+}
+
+// The field numbers scanArtifactUpdate reads (a2a.StreamResponse's
+// artifact_update, TaskArtifactUpdateEvent's artifact and last_chunk,
+// Artifact's artifact_id).
+const (
+	fieldArtifactUpdate protowire.Number = 4
+	fieldArtifact       protowire.Number = 3
+	fieldLastChunk      protowire.Number = 5
+	fieldArtifactID     protowire.Number = 1
+)
+
+// scanArtifactUpdate reads b, an encoded a2a.StreamResponse, as an
+// artifact update (ok) or not: its artifact's id and lastChunk, without
+// decoding the rest.
+func scanArtifactUpdate(b []byte) (id string, last, ok bool, err error) {
+	var update []byte
+	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
+		switch {
+		case num == fieldArtifactUpdate && typ == protowire.BytesType:
+			update, _ = protowire.ConsumeBytes(v)
+			ok = true
+		case num >= 1 && num < fieldArtifactUpdate:
+			ok = false // the oneof's last member is the one set
+		}
+		return nil
+	})
+	if err != nil || !ok {
+		return "", false, false, err
+	}
+	err = eachField(update, func(num protowire.Number, typ protowire.Type, v []byte) error {
+		switch {
+		case num == fieldLastChunk && typ == protowire.VarintType:
+			x, _ := protowire.ConsumeVarint(v)
+			last = x != 0
+		case num == fieldArtifact && typ == protowire.BytesType:
+			a, _ := protowire.ConsumeBytes(v)
+			return eachField(a, func(num protowire.Number, typ protowire.Type, v []byte) error {
+				if num == fieldArtifactID && typ == protowire.BytesType {
+					s, _ := protowire.ConsumeBytes(v)
+					id = string(s)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return id, last, err == nil, err
+}
+
+// eachField calls fn with the number, type and encoded value of each
+// field of the message encoded in b, in order (a later value of a field
+// wins, as proto.Unmarshal has it).
+func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		if err := fn(num, typ, b[n:n+m]); err != nil {
+			return err
+		}
+		b = b[n+m:]
+	}
+	return nil
 }

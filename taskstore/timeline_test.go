@@ -38,11 +38,12 @@ func sampleLog() (msg func(string) *a2a.StreamResponse, status func(a2a.TaskStat
 	}
 }
 
-// TestFoldBase: a log folded into a base in pieces, each piece as a prune
-// removes it (a piece again included, as a repeated fold), then read
-// from the base with the events after it, is the timeline of the whole
-// log at every cut; a base that does not decode is an error.
-func TestFoldBase(t *testing.T) {
+// TestFold: a log folded into a base in pieces, each piece as a prune
+// removes it (decoded, or encoded, a piece again included as a repeated
+// fold), then read from the base with the events after it, is the
+// timeline of the whole log at every cut; a base that does not decode
+// and an event that does not decode are errors.
+func TestFold(t *testing.T) {
 	_, _, log := sampleLog()
 	var whole taskstore.Timeline
 	evs := make([]a2a.StreamEvent, len(log))
@@ -50,35 +51,53 @@ func TestFoldBase(t *testing.T) {
 		evs[i] = a2a.StreamEvent{Seq: uint64(i + 1), Response: r}
 		whole.Add(evs[i])
 	}
-	for _, cuts := range [][]int{{9}, {1, 9}, {3, 5, 8}, {2, 2, 6, 7}} {
-		var base []byte
-		from := 0
-		for _, cut := range cuts {
-			var err error
-			if base, err = taskstore.FoldBase(base, evs[max(from-1, 0):cut]); err != nil {
-				t.Fatalf("cuts %v: FoldBase to %d: %v", cuts, cut, err)
+	for _, encoded := range []bool{false, true} {
+		for _, cuts := range [][]int{{9}, {1, 9}, {3, 5, 8}, {2, 2, 6, 7}} {
+			var base []byte
+			from := 0
+			for _, cut := range cuts {
+				f, err := taskstore.NewFold(base)
+				if err != nil {
+					t.Fatalf("cuts %v: NewFold at %d: %v", cuts, from, err)
+				}
+				for _, ev := range evs[max(from-1, 0):cut] {
+					if !encoded {
+						f.Add(ev)
+						continue
+					}
+					b, err := proto.Marshal(ev.Response)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := f.AddEncoded(ev.Seq, b); err != nil {
+						t.Fatalf("cuts %v: AddEncoded %d: %v", cuts, ev.Seq, err)
+					}
+				}
+				if base, err = f.Base(); err != nil {
+					t.Fatalf("cuts %v: Base at %d: %v", cuts, cut, err)
+				}
+				from = cut
 			}
-			from = cut
-		}
-		var got taskstore.Timeline
-		after, err := got.Start(base)
-		if err != nil || after != uint64(from) {
-			t.Fatalf("cuts %v: Start = %d, %v; want %d", cuts, after, err, from)
-		}
-		for _, ev := range evs[after:] {
-			got.Add(ev)
-		}
-		if !slices.EqualFunc(got.Entries, whole.Entries, func(a, b *a2a.TimelineEntry) bool { return proto.Equal(a, b) }) ||
-			!maps.Equal(got.Spans, whole.Spans) {
-			t.Errorf("cuts %v: timeline %v, spans %v; want %v, %v", cuts, got.Entries, got.Spans, whole.Entries, whole.Spans)
+			var got taskstore.Timeline
+			after, err := got.Start(base)
+			if err != nil || after != uint64(from) {
+				t.Fatalf("cuts %v: Start = %d, %v; want %d", cuts, after, err, from)
+			}
+			for _, ev := range evs[after:] {
+				got.Add(ev)
+			}
+			if !slices.EqualFunc(got.Entries, whole.Entries, func(a, b *a2a.TimelineEntry) bool { return proto.Equal(a, b) }) ||
+				!maps.Equal(got.Spans, whole.Spans) {
+				t.Errorf("encoded %v, cuts %v: timeline %v, spans %v; want %v, %v", encoded, cuts, got.Entries, got.Spans, whole.Entries, whole.Spans)
+			}
 		}
 	}
-	var tl taskstore.Timeline
-	if _, err := tl.Start([]byte("not a base")); err == nil {
-		t.Error("Start of bytes that are no base: no error")
+	if _, err := taskstore.NewFold([]byte("not a base")); err == nil {
+		t.Error("NewFold onto bytes that are no base: no error")
 	}
-	if _, err := taskstore.FoldBase([]byte("not a base"), evs); err == nil {
-		t.Error("FoldBase onto bytes that are no base: no error")
+	f, _ := taskstore.NewFold(nil)
+	if err := f.AddEncoded(1, []byte("not an event")); err == nil {
+		t.Error("AddEncoded of bytes that are no event: no error")
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // ones, so a reader may keep a part of them after s.mu is released.
 type eventLog struct {
 	first uint64
-	base  []byte                // the timeline base (taskstore.FoldBase); replaced, never changed
+	base  []byte                // the timeline base (taskstore.Fold); replaced, never changed
 	old   *packedEvents         // the oldest events, encoded; nil when none
 	live  []*a2a.StreamResponse // the events after them, immutable
 	spans []span                // when the events were logged, oldest first
@@ -155,12 +155,7 @@ func (l *eventLog) prune(cut int64) int {
 	if drop <= 0 {
 		return 0
 	}
-	v, _ := l.after(l.first-1, keep-1, drop)
-	evs, err := v.events()
-	if err != nil {
-		return 0
-	}
-	base, err := taskstore.FoldBase(l.base, evs)
+	base, err := l.fold(drop)
 	if err != nil {
 		return 0
 	}
@@ -178,6 +173,29 @@ func (l *eventLog) prune(cut int64) int {
 	l.spans = slices.Clone(l.spans[j:])
 	l.first = keep
 	return drop
+}
+
+// fold returns the log's timeline base with its first n events folded in
+// (taskstore.Fold).
+func (l *eventLog) fold(n int) ([]byte, error) {
+	f, err := taskstore.NewFold(l.base)
+	if err != nil {
+		return nil, err
+	}
+	k := min(n, l.old.len())
+	for i := range k {
+		b, _, err := l.old.encoded(i)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.AddEncoded(l.first+uint64(i), b); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range l.live[:n-k] {
+		f.Add(a2a.StreamEvent{Seq: l.first + uint64(k+i), Response: r})
+	}
+	return f.Base()
 }
 
 // Events returns copies of up to limit of the task's logged events after
@@ -255,7 +273,7 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 	return total, nil
 }
 
-// TimelineBase returns the task's timeline base (taskstore.FoldBase),
+// TimelineBase returns the task's timeline base (taskstore.Fold),
 // shared: it is replaced, never changed.
 func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {

@@ -145,19 +145,28 @@ func elide(enc []byte, task, ctx string) (int, byte) {
 	return w, flags
 }
 
-// event decodes event i of p, with the ids it left out put back.
-func (p *packedEvents) event(i int) (*a2a.StreamResponse, error) {
+// encoded returns the encoding of event i of p, without the ids it left
+// out, and its flags.
+func (p *packedEvents) encoded(i int) ([]byte, byte, error) {
 	start := uint32(0)
 	if i > 0 {
 		start = p.ends[i-1]
 	}
 	if start >= p.ends[i] || int(p.ends[i]) > len(p.buf) {
-		return nil, errors.New("memstore: decode a logged event: no encoding")
+		return nil, 0, errors.New("memstore: decode a logged event: no encoding")
 	}
 	b := p.buf[start:p.ends[i]]
-	flags := b[0]
+	return b[1:], b[0], nil
+}
+
+// event decodes event i of p, with the ids it left out put back.
+func (p *packedEvents) event(i int) (*a2a.StreamResponse, error) {
+	b, flags, err := p.encoded(i)
+	if err != nil {
+		return nil, err
+	}
 	r := new(a2a.StreamResponse)
-	if err := proto.Unmarshal(b[1:], r); err != nil {
+	if err := proto.Unmarshal(b, r); err != nil {
 		return nil, fmt.Errorf("memstore: decode a logged event: %w", err)
 	}
 	if flags == 0 {

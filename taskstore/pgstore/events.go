@@ -369,7 +369,7 @@ func (s *Store) pruneRows(tx pgx.Tx, cut int64) (removed, found int, err error) 
 	if err != nil {
 		return 0, 0, err
 	}
-	pruned := map[string][]a2a.StreamEvent{}
+	pruned := map[string][]layout.Logged{}
 	var id string
 	var seq int64
 	var first *int64
@@ -412,7 +412,7 @@ func (s *Store) trimLast(tx pgx.Tx, cut int64) (removed, found int, err error) {
 	if err != nil || len(last) == 0 {
 		return 0, 0, err
 	}
-	pruned := map[string][]a2a.StreamEvent{}
+	pruned := map[string][]layout.Logged{}
 	b := &pgx.Batch{}
 	for _, l := range last {
 		evs, err := layout.SplitEvents(l.data, uint64(l.first), uint64(l.seq))
@@ -433,7 +433,7 @@ func (s *Store) trimLast(tx pgx.Tx, cut int64) (removed, found int, err error) {
 
 // foldBases folds, in tx, the events pruned from each task's log into its
 // timeline base.
-func foldBases(ctx context.Context, tx pgx.Tx, pruned map[string][]a2a.StreamEvent) error {
+func foldBases(ctx context.Context, tx pgx.Tx, pruned map[string][]layout.Logged) error {
 	if len(pruned) == 0 {
 		return nil
 	}
@@ -461,7 +461,7 @@ func foldBases(ctx context.Context, tx pgx.Tx, pruned map[string][]a2a.StreamEve
 	return err
 }
 
-// TimelineBase returns the task's timeline base (taskstore.FoldBase),
+// TimelineBase returns the task's timeline base (taskstore.Fold),
 // nil when none of its events was pruned.
 func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
 	return dialect.ScanTimelineBase(s.pool.QueryRow(ctx, sqlTimelineBase, id, sc.Tenant, sc.Owner))

@@ -259,7 +259,7 @@ var migrations = [][]string{
 		`ALTER TABLE task_events ADD COLUMN IF NOT EXISTS first_seq bigint`,
 		`DROP INDEX IF EXISTS tasks_by_context_state`,
 	},
-	// Version 9: a task's timeline base (taskstore.FoldBase), what the
+	// Version 9: a task's timeline base (taskstore.Fold), what the
 	// events PruneEvents removed from its log said of its timeline, a row
 	// of its own, as in the SQLite store: not a column of tasks, whose row
 	// every event rewrites. DeleteFinished removes it with the task.

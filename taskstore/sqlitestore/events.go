@@ -378,7 +378,7 @@ func (s *Store) pruneTask(w *wtx, id string, seq, cut int64) (int, error) {
 		return 0, err
 	}
 	n := 0
-	var pruned []a2a.StreamEvent
+	var pruned []layout.Logged
 	for rows.Next() {
 		var row int64
 		var first *int64
@@ -430,7 +430,7 @@ func (s *Store) pruneTask(w *wtx, id string, seq, cut int64) (int, error) {
 	return n, err
 }
 
-// TimelineBase returns the task's timeline base (taskstore.FoldBase),
+// TimelineBase returns the task's timeline base (taskstore.Fold),
 // nil when none of its events was pruned.
 func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
 	return dialect.ScanTimelineBase(s.timelineBase.QueryRowContext(ctx, id, sc.Tenant, sc.Owner))

@@ -268,7 +268,7 @@ var migrations = [][]string{
 		`CREATE UNIQUE INDEX task_artifacts_by_n ON task_artifacts (task_id, n)`,
 		`CREATE INDEX task_artifacts_by_id ON task_artifacts (task_id, artifact_id, n)`,
 		`CREATE UNIQUE INDEX task_events_by_seq ON task_events (task_id, seq)`),
-	// Version 10: a task's timeline base (taskstore.FoldBase), what the
+	// Version 10: a task's timeline base (taskstore.Fold), what the
 	// events PruneEvents removed from its log said of its timeline, a row
 	// of its own: not a column of tasks, whose row every event rewrites.
 	9: {

@@ -11,7 +11,7 @@ import (
 )
 
 // testTimelineOfPrunedLog: PruneEvents keeps what the events it removes
-// say of the task's timeline in the task's base (taskstore.FoldBase):
+// say of the task's timeline in the task's base (taskstore.Fold):
 // after each prune (of rows of one event, of batches, of a last row
 // trimmed to its last event) the base and the events kept read as the
 // timeline of the whole log, and a prune that removes nothing changes

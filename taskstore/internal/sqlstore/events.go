@@ -147,13 +147,12 @@ func (d *Dialect) eachEvent(seq int64, first *int64, data []byte, fn func(seq ui
 // PrunedEvents appends to evs the events of a log row that a prune
 // removes (its seq, first_seq and bytes), those numbered below keep: a
 // task's last row, trimmed to its last event, keeps that one. A row that
-// does not split and an event that does not decode add nothing: Events
-// reports them, and they do not stop the prune.
-func (d *Dialect) PrunedEvents(evs []a2a.StreamEvent, seq int64, first *int64, data []byte, keep uint64) []a2a.StreamEvent {
+// does not split adds nothing: Events reports it, and it does not stop
+// the prune.
+func (d *Dialect) PrunedEvents(evs []layout.Logged, seq int64, first *int64, data []byte, keep uint64) []layout.Logged {
 	d.eachEvent(seq, first, data, func(seq uint64, b []byte) error {
-		r := new(a2a.StreamResponse)
-		if seq < keep && proto.Unmarshal(b, r) == nil {
-			evs = append(evs, a2a.StreamEvent{Seq: seq, Response: r})
+		if seq < keep {
+			evs = append(evs, layout.Logged{Seq: seq, Data: b})
 		}
 		return nil
 	})
@@ -162,10 +161,18 @@ func (d *Dialect) PrunedEvents(evs []a2a.StreamEvent, seq int64, first *int64, d
 
 // FoldPruned returns the task's timeline base base (nil: none) with evs,
 // the events a prune removes from its log, in any order, folded in
-// (taskstore.FoldBase).
-func (d *Dialect) FoldPruned(base []byte, evs []a2a.StreamEvent) ([]byte, error) {
-	slices.SortFunc(evs, func(a, b a2a.StreamEvent) int { return cmp.Compare(a.Seq, b.Seq) })
-	b, err := taskstore.FoldBase(base, evs)
+// (taskstore.Fold). An event that does not decode says nothing: Events
+// reports it, and it does not stop the prune.
+func (d *Dialect) FoldPruned(base []byte, evs []layout.Logged) ([]byte, error) {
+	f, err := taskstore.NewFold(base)
+	if err != nil {
+		return nil, d.Err(err)
+	}
+	slices.SortFunc(evs, func(a, b layout.Logged) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, ev := range evs {
+		_ = f.AddEncoded(ev.Seq, ev.Data)
+	}
+	b, err := f.Base()
 	if err != nil {
 		return nil, d.Err(err)
 	}

@@ -143,7 +143,7 @@ func (d *Dialect) ScanLastSeq(row Row) (uint64, error) {
 	return uint64(seq), err
 }
 
-// The statements of a task's timeline base (taskstore.FoldBase), kept in
+// The statements of a task's timeline base (taskstore.Fold), kept in
 // task_timelines, a row per task whose log was pruned: its base with the
 // task's scope checked (NULL for none; no row when the task is not in the
 // scope), and a base written.

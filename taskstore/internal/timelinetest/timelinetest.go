@@ -1,5 +1,5 @@
 // Package timelinetest checks a task's timeline as a store keeps it
-// across PruneEvents: its timeline base (taskstore.FoldBase) and the
+// across PruneEvents: its timeline base (taskstore.Fold) and the
 // events after it must read as the timeline of the task's whole log. The
 // store conformance tests and the SQL stores' migration tests use it.
 package timelinetest

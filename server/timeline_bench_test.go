@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,9 +55,10 @@ func chunkedTask(tb testing.TB, st taskstore.Store, id string, n int) {
 }
 
 // BenchmarkGetTaskTimeline is one GetTask of a completed task whose
-// artifact was streamed in 10,000 chunks, answered at 1.0 (no timeline)
-// and at 1.1 (its timeline and artifact generations, read from the log),
-// on the three stores (PostgreSQL as pgtest finds it).
+// artifact was streamed in 10,000 chunks, answered at 1.0 (no timeline),
+// at 1.1 (its timeline and artifact generations, read from the log) and at
+// 1.1 once the log is pruned (read from the task's timeline base), on the
+// three stores (PostgreSQL as pgtest finds it).
 func BenchmarkGetTaskTimeline(b *testing.B) {
 	const chunks = 10000
 	for _, name := range []string{"mem", "sqlite", "postgres"} {
@@ -80,8 +82,15 @@ func BenchmarkGetTaskTimeline(b *testing.B) {
 				defer cancel()
 				_ = srv.Close(ctx)
 			})
-			for _, v := range []string{a2a.ProtocolVersion, pversion.V11} {
+			for _, v := range []string{a2a.ProtocolVersion, pversion.V11, "pruned"} {
+				if v == "pruned" { // 1.1 again, once the log is pruned: the base and the last event
+					if _, err := st.PruneEvents(context.Background(), time.Now().Add(time.Hour)); err != nil {
+						b.Fatal(err)
+					}
+					v = pversion.V11 + "-pruned"
+				}
 				b.Run("v"+v, func(b *testing.B) {
+					v := strings.TrimSuffix(v, "-pruned")
 					b.ReportAllocs()
 					for b.Loop() {
 						ctx := a2a.WithCallInfo(context.Background(), &a2a.CallInfo{Version: v})

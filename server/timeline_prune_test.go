@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/client"
 	"parley.dev/parley/internal/testkit"
 	pversion "parley.dev/parley/internal/version"
 	"parley.dev/parley/server"
@@ -42,19 +43,7 @@ func TestTimelineOutlivesTheResumeWindow(t *testing.T) {
 					v = pversion.V11
 				}
 				c := versionClient(t, s, scopeBindings[0].f(), v)
-				var id string
-				for _, text := range []string{"stream", "go on"} {
-					msg := a2a.UserMessage(text)
-					msg.TaskId = id
-					for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}) {
-						if err != nil {
-							t.Fatalf("stream %q: %v", text, err)
-						}
-						if tk := ev.Response.GetTask(); tk != nil {
-							id = tk.GetId()
-						}
-					}
-				}
+				id := twoTurns(t, ctx, c)
 				// The memory store prunes to the second, rounded up: a
 				// sweep 1.2 s on has pruned all but the last event.
 				_, err := store.Events(ctx, taskstore.Scope{}, id, 0, 1)
@@ -86,6 +75,26 @@ func TestTimelineOutlivesTheResumeWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoTurns streams "stream", which makes a task, then "go on" to it, and
+// returns the task's id.
+func twoTurns(t *testing.T, ctx context.Context, c *client.Client) string {
+	t.Helper()
+	var id string
+	for _, text := range []string{"stream", "go on"} {
+		msg := a2a.UserMessage(text)
+		msg.TaskId = id
+		for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}) {
+			if err != nil {
+				t.Fatalf("stream %q: %v", text, err)
+			}
+			if tk := ev.Response.GetTask(); tk != nil {
+				id = tk.GetId()
+			}
+		}
+	}
+	return id
 }
 
 // chunkyAgent streams artifact a in n chunks, then asks for input; the
@@ -144,19 +153,7 @@ func TestTimelineAfterPruning(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
 			c := versionClient(t, s, scopeBindings[0].f(), pversion.V11)
-			var id string
-			for _, text := range []string{"stream", "go on"} {
-				msg := a2a.UserMessage(text)
-				msg.TaskId = id
-				for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}) {
-					if err != nil {
-						t.Fatalf("stream %q: %v", text, err)
-					}
-					if tk := ev.Response.GetTask(); tk != nil {
-						id = tk.GetId()
-					}
-				}
-			}
+			id := twoTurns(t, ctx, c)
 			reads := func() []*a2a.Task {
 				t.Helper()
 				var out []*a2a.Task

@@ -272,18 +272,3 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) 
 	s.logged = s.logged[i:]
 	return total, nil
 }
-
-// TimelineBase returns the task's timeline base (taskstore.Fold),
-// shared: it is replaced, never changed.
-func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e := s.lookup(sc, id)
-	if e == nil {
-		return nil, taskstore.ErrNotFound
-	}
-	return e.log.base, nil
-}

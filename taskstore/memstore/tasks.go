@@ -200,16 +200,30 @@ func (s *Store) recordShared(e *entry, ev taskstore.Event, borrowed *[]*a2a.Arti
 
 // LastSeq returns the task's last event sequence number.
 func (s *Store) LastSeq(ctx context.Context, sc taskstore.Scope, id string) (uint64, error) {
+	seq, _, err := s.logHead(ctx, sc, id)
+	return seq, err
+}
+
+// TimelineBase returns the task's timeline base (taskstore.Fold),
+// shared: it is replaced, never changed.
+func (s *Store) TimelineBase(ctx context.Context, sc taskstore.Scope, id string) ([]byte, error) {
+	_, base, err := s.logHead(ctx, sc, id)
+	return base, err
+}
+
+// logHead returns the task's last event sequence number and its timeline
+// base.
+func (s *Store) logHead(ctx context.Context, sc taskstore.Scope, id string) (uint64, []byte, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e := s.lookup(sc, id)
 	if e == nil {
-		return 0, taskstore.ErrNotFound
+		return 0, nil, taskstore.ErrNotFound
 	}
-	return e.seq, nil
+	return e.seq, e.log.base, nil
 }
 
 // GetTask returns a copy of the task with the id in the scope.

@@ -548,13 +548,7 @@ func TestMigrateToVersion9(t *testing.T) {
 	s.Close()
 	s = reopenAt(t, u, conn, 8, `DROP TABLE task_timelines`)
 	defer s.Close()
-	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != len(all)-1 {
-		t.Fatalf("PruneEvents = %d, %v; want %d", n, err, len(all)-1)
-	}
-	timelinetest.Check(t, s, scope, "after the migration and a prune", "t-v8", all)
-	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
-		t.Fatalf("DeleteFinished = %d, %v; want 1", n, err)
-	}
+	timelinetest.PruneAndCheck(t, s, scope, "after the migration and a prune", "t-v8", all)
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM task_timelines`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d timeline bases left after the task went (%v), want none", n, err)

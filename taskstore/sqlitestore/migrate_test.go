@@ -545,13 +545,7 @@ func TestUpgradeToV10(t *testing.T) {
 	all := timelinetest.Write(t, s, scope, "task-v9", 300)
 	s = reopenAt(t, s, path, 9, `DROP TABLE task_timelines`)
 	defer s.Close()
-	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != len(all)-1 {
-		t.Fatalf("PruneEvents = %d, %v; want %d", n, err, len(all)-1)
-	}
-	timelinetest.Check(t, s, scope, "after the upgrade and a prune", "task-v9", all)
-	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
-		t.Fatalf("DeleteFinished = %d, %v; want 1", n, err)
-	}
+	timelinetest.PruneAndCheck(t, s, scope, "after the upgrade and a prune", "task-v9", all)
 	var n int
 	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM task_timelines`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d timeline bases left after the task went (%v), want none", n, err)

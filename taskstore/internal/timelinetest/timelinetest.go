@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -94,4 +95,19 @@ func Write(t *testing.T, s taskstore.Tasks, sc taskstore.Scope, id string, n int
 		log = append(log, ev.Response)
 	}
 	return log
+}
+
+// PruneAndCheck prunes the log of task id, which Write made, to its last
+// event, checks its timeline with Check, then removes the task (a finished
+// one) with DeleteFinished.
+func PruneAndCheck(t *testing.T, s taskstore.Tasks, sc taskstore.Scope, what, id string, all []*a2a.StreamResponse) {
+	t.Helper()
+	ctx := t.Context()
+	if n, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != len(all)-1 {
+		t.Fatalf("%s: PruneEvents = %d, %v; want %d", what, n, err, len(all)-1)
+	}
+	Check(t, s, sc, what, id, all)
+	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("%s: DeleteFinished = %d, %v; want 1", what, n, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"parley.dev/parley/a2a"
 )
@@ -155,17 +156,16 @@ func (tl *Timeline) Last(n *int32) []*a2a.TimelineEntry {
 	return tl.Entries
 }
 
-// A timeline base is encoded as an a2a.Task holding the generation of the
-// last event folded into it, every entry of the timeline, and one
-// artifact per span (its id and generations; an end below zero is the
-// generation of the last update of an artifact not complete yet, as
-// Spans holds it).
-
 // Fold folds the events a prune removes from a task's log into the
 // task's timeline base: NewFold of the base kept so far, Add or
 // AddEncoded for each event removed, oldest first, then Base for the
 // base to keep. An event the base already holds (numbered at or before
 // its last) is passed over, so a fold that is repeated changes nothing.
+//
+// A base is encoded as an a2a.Task holding the generation of the last
+// event folded into it, every entry of the timeline, and one artifact per
+// span: its id and generations (an end below zero is the generation of
+// the last update of an artifact not complete yet, as Spans holds it).
 type Fold struct {
 	tl  Timeline
 	seq uint64 // the last event folded
@@ -245,15 +245,21 @@ func (tl *Timeline) Start(base []byte) (uint64, error) {
 	return uint64(b.Generation), nil
 }
 
-// The field numbers scanArtifactUpdate reads (a2a.StreamResponse's
-// artifact_update, TaskArtifactUpdateEvent's artifact and last_chunk,
-// Artifact's artifact_id).
-const (
-	fieldArtifactUpdate protowire.Number = 4
-	fieldArtifact       protowire.Number = 3
-	fieldLastChunk      protowire.Number = 5
-	fieldArtifactID     protowire.Number = 1
+// The fields scanArtifactUpdate reads: the members of a2a.StreamResponse's
+// payload (artifact_update among them), TaskArtifactUpdateEvent's
+// artifact and last_chunk, and Artifact's artifact_id.
+var (
+	payloadFields       = (&a2a.StreamResponse{}).ProtoReflect().Descriptor().Oneofs().ByName("payload").Fields()
+	fieldArtifactUpdate = fieldNumber(&a2a.StreamResponse{}, "artifact_update")
+	fieldArtifact       = fieldNumber(&a2a.TaskArtifactUpdateEvent{}, "artifact")
+	fieldLastChunk      = fieldNumber(&a2a.TaskArtifactUpdateEvent{}, "last_chunk")
+	fieldArtifactID     = fieldNumber(&a2a.Artifact{}, "artifact_id")
 )
+
+// fieldNumber returns the number of m's field of the name.
+func fieldNumber(m proto.Message, name protoreflect.Name) protowire.Number {
+	return m.ProtoReflect().Descriptor().Fields().ByName(name).Number()
+}
 
 // scanArtifactUpdate reads b, an encoded a2a.StreamResponse, as an
 // artifact update (ok) or not: its artifact's id and lastChunk, without
@@ -265,7 +271,7 @@ func scanArtifactUpdate(b []byte) (id string, last, ok bool, err error) {
 		case num == fieldArtifactUpdate && typ == protowire.BytesType:
 			update, _ = protowire.ConsumeBytes(v)
 			ok = true
-		case num >= 1 && num < fieldArtifactUpdate:
+		case payloadFields.ByNumber(num) != nil:
 			ok = false // the oneof's last member is the one set
 		}
 		return nil

@@ -334,8 +334,9 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 // each task's last, then, from a last row that holds several events
 // (layout.JoinEvents), those before the last. Each folds the events it
 // removes into their tasks' timeline bases. The count is of events. A
-// wall clock set back can have an event pruned with the older events
-// before it.
+// log is pruned from its start: when a wall clock set back stamped an
+// event older than the one before it, that one goes with it, sooner
+// than asked.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	cut, total := order.CeilMillis(before), 0
 	for _, step := range []func(pgx.Tx, int64) (removed, found int, err error){s.pruneRows, s.trimLast} {

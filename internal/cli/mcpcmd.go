@@ -39,6 +39,7 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 	fs, c := e.newFlags(mcpSynopsis, true)
 	addr := fs.String("http", "", "serve MCP's streamable HTTP transport at `ADDR` (path /mcp) instead of stdio")
 	maxSessions := fs.Int("max-sessions", mcpout.DefaultMaxSessions, "with --http, the MCP sessions kept at once; past it a new session is refused (503, Retry-After) until one closes (0: no limit)")
+	maxResult := fs.Int("max-result", mcpout.DefaultMaxResultBytes, "the largest tool result, in `BYTES` of JSON, sent in one MCP message; a larger one is a tool error naming the task, whose result stays at the agent (0: no limit)")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	b, err := mcpout.New(cl, &mcpout.Options{Logger: log, Version: readBuildInfo().version, MaxSessions: noLimit(*maxSessions)})
+	b, err := mcpout.New(cl, &mcpout.Options{Logger: log, Version: readBuildInfo().version, MaxSessions: noLimit(*maxSessions), MaxResultBytes: noLimit(*maxResult)})
 	if err != nil {
 		return err
 	}

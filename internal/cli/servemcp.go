@@ -33,12 +33,10 @@ func addMCPFlags(fs *flag.FlagSet) *mcpFlags {
 
 // check reads --mcp, --mcp-call-timeout and --mcp-env.
 func (m *mcpFlags) check() error {
-	switch {
-	case m.opts.CallTimeout < 0:
+	if m.opts.CallTimeout < 0 {
 		return usageError{errors.New("--mcp-call-timeout cannot be negative (0: no limit)")}
-	case m.opts.CallTimeout == 0:
-		m.opts.CallTimeout = -1 // mcpagent's "no limit"
 	}
+	m.opts.CallTimeout = noLimit(m.opts.CallTimeout)
 	for _, name := range m.env {
 		if !execagent.ValidEnvName(name) {
 			return usageError{fmt.Errorf("--mcp-env %q: want the name of a variable of this server's environment (letters, digits and _), which passes with its value", name)}

@@ -16,6 +16,7 @@
 package mcpout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -38,7 +39,20 @@ type Options struct {
 	// MaxSessions bounds the streamable HTTP sessions Handler keeps at
 	// once (0: DefaultMaxSessions; negative: no bound).
 	MaxSessions int
+	// MaxResultBytes bounds the JSON of one tool result (0:
+	// DefaultMaxResultBytes; negative: no bound). A larger result is a
+	// tool error saying so and naming the task, whose result stays at the
+	// agent.
+	MaxResultBytes int
 }
+
+// DefaultMaxResultBytes is Options.MaxResultBytes's default: 15 MiB, so
+// that the result and its JSON-RPC envelope fit in the 16 MiB that the
+// MCP Go SDK reads in one message (a line over stdio, an event over
+// streamable HTTP: mcp.DefaultMaxLineLength, mcp.DefaultMaxEventSize).
+// Over stdio a client that meets a longer line cannot skip it and closes
+// the session, losing every call in it.
+const DefaultMaxResultBytes = 15 << 20
 
 // Bridge is one A2A agent as an MCP server. It is safe for concurrent use:
 // every MCP session and every call share the one A2A client.
@@ -48,6 +62,7 @@ type Bridge struct {
 	log    *slog.Logger
 	ver    string
 	max    int // Options.MaxSessions, resolved; negative: no bound
+	maxRes int // Options.MaxResultBytes, resolved; negative: no bound
 	tools  []*mcp.Tool
 	skills []*a2a.AgentSkill
 }
@@ -69,6 +84,7 @@ func New(cl *client.Client, opts *Options) (*Bridge, error) {
 	if b.max == 0 {
 		b.max = DefaultMaxSessions
 	}
+	b.maxRes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
 	if b.ver == "" {
 		b.ver = "(devel)"
 	}

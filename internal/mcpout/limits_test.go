@@ -1,0 +1,130 @@
+package mcpout_test
+
+// Tests of the bounds of `parley mcp` at real sizes, over the wire.
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/testenv"
+	"parley.dev/parley/internal/testkit"
+	"parley.dev/parley/parleytest"
+	"parley.dev/parley/server"
+)
+
+// sizeAgent answers "text N" with an artifact of N bytes of text, "file N"
+// with a file part of N bytes, and "chunks N" with an artifact streamed in
+// N chunks.
+func sizeAgent() server.Agent {
+	return server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+		var what string
+		var n int
+		fmt.Sscanf(a2a.JoinText(req.Message.GetParts()), "%s %d", &what, &n)
+		var err error
+		switch what {
+		case "text":
+			err = em.Artifact(&a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{a2a.TextPart(strings.Repeat("x", n))}})
+		case "file":
+			err = em.Artifact(&a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{{Content: &a2a.Part_Raw{Raw: make([]byte, n)},
+				MediaType: "application/octet-stream", Filename: "f.bin"}}})
+		case "chunks":
+			for i := 0; i < n && err == nil; i++ {
+				a := &a2a.Artifact{ArtifactId: "a", Parts: []*a2a.Part{a2a.TextPart(strconv.Itoa(i) + " ")}}
+				switch {
+				case i == 0:
+					err = em.StartArtifact(a)
+				case i == n-1:
+					err = em.FinishArtifact(a)
+				default:
+					err = em.AppendArtifact(a)
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	})
+}
+
+// sizeServer serves sizeAgent with a streaming card.
+func sizeServer(t *testing.T) *parleytest.Server {
+	return parleytest.NewServer(t, sizeAgent(), parleytest.WithCard(func(c *a2a.AgentCard) {
+		streaming := true
+		c.Capabilities.Streaming = &streaming
+	}))
+}
+
+// TestStdioLargeResults: the built `parley mcp` over stdio, with the Go
+// SDK's client (which reads at most 16 MiB a line): a 9 MB file and a 10
+// MB text come back whole; a 17 MB answer is a tool error naming the
+// task, and the session goes on (without the bound the client meets a
+// line it cannot read and closes the session); a 5,000-chunk stream gives
+// one progress notification per event, and the chunks joined in order.
+func TestStdioLargeResults(t *testing.T) {
+	t.Parallel()
+	srv := sizeServer(t)
+	var stderr testenv.SyncBuffer
+	cmd := exec.Command(testkit.ParleyBinary(t), "mcp", srv.URL)
+	cmd.Stderr = &stderr
+	var progress atomic.Int64
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) }}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to parley mcp: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	callWith := func(msg string) *mcp.CallToolResult {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "test", Arguments: map[string]any{"message": msg}}
+		p.SetProgressToken("p")
+		r, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Fatalf("tools/call %q: %v\n%s", msg, err, stderr.String())
+		}
+		return r
+	}
+	r := callWith("file 9000000")
+	if len(r.Content) != 1 || r.IsError {
+		t.Fatalf("file 9000000: %d blocks, isError %v", len(r.Content), r.IsError)
+	}
+	if res, ok := r.Content[0].(*mcp.EmbeddedResource); !ok || len(res.Resource.Blob) != 9_000_000 {
+		t.Errorf("file 9000000: %T, want an embedded resource of 9,000,000 bytes", r.Content[0])
+	}
+	if r := callWith("text 10000000"); r.IsError || len(texts(r)) != 10_000_000 {
+		t.Errorf("text 10000000: isError %v, %d bytes", r.IsError, len(texts(r)))
+	}
+	r = callWith("text 17000000")
+	st := structured(t, r)
+	if !r.IsError || !strings.Contains(texts(r), "too large for one MCP message") || st["state"] != "TASK_STATE_COMPLETED" ||
+		!strings.Contains(texts(r), st["taskId"].(string)) {
+		t.Errorf("text 17000000: isError %v, %v, %q; want a tool error naming the task", r.IsError, st, texts(r)[:min(300, len(texts(r)))])
+	}
+	progress.Store(0)
+	r = callWith("chunks 5000")
+	want := make([]string, 5000)
+	for i := range want {
+		want[i] = strconv.Itoa(i) + " "
+	}
+	if texts(r) != strings.Join(want, "") {
+		t.Errorf("chunks 5000: %d bytes of text, not the chunks joined in order", len(texts(r)))
+	}
+	// The SDK's client hands notifications to their handler apart from
+	// the result they came before.
+	for deadline := time.Now().Add(20 * time.Second); progress.Load() < 5000; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("chunks 5000: %d progress notifications, want one per event (5,002)", progress.Load())
+		}
+	}
+}

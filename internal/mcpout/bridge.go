@@ -21,6 +21,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -44,7 +45,17 @@ type Options struct {
 	// tool error saying so and naming the task, whose result stays at the
 	// agent.
 	MaxResultBytes int
+	// WriteTimeout bounds each write of an answer to a streamable HTTP
+	// client (0: DefaultWriteTimeout; negative: no bound). A client that
+	// stops reading holds no more than that: the write fails, its message
+	// is dropped and the HTTP connection closed.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Options.WriteTimeout's default. One write is one
+// message (an SSE event: a result of up to DefaultMaxResultBytes), so a
+// minute leaves a client some 250 KB/s.
+const DefaultWriteTimeout = time.Minute
 
 // DefaultMaxResultBytes is Options.MaxResultBytes's default: 15 MiB, so
 // that the result and its JSON-RPC envelope fit in the 16 MiB that the
@@ -63,6 +74,7 @@ type Bridge struct {
 	ver    string
 	max    int // Options.MaxSessions, resolved; negative: no bound
 	maxRes int // Options.MaxResultBytes, resolved; negative: no bound
+	write  time.Duration // Options.WriteTimeout, resolved; negative: no bound
 	tools  []*mcp.Tool
 	skills []*a2a.AgentSkill
 }
@@ -85,6 +97,7 @@ func New(cl *client.Client, opts *Options) (*Bridge, error) {
 		b.max = DefaultMaxSessions
 	}
 	b.maxRes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
+	b.write = cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
 	if b.ver == "" {
 		b.ver = "(devel)"
 	}

@@ -5,9 +5,16 @@ package mcpout_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/mcpout"
 	"parley.dev/parley/internal/testenv"
 	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/parleytest"
@@ -125,6 +133,79 @@ func TestStdioLargeResults(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); progress.Load() < 5000; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("chunks 5000: %d progress notifications, want one per event (5,002)", progress.Load())
+		}
+	}
+}
+
+// TestStreamableHTTPStalledReader: clients that send a call and stop
+// reading its answer (a 6 MB result, more than the socket buffers hold
+// with the client's made small) hold its writer for WriteTimeout, not for
+// as long as they keep the connection open: the write fails, the server
+// closes the connection, and the handler's goroutines and the result are
+// let go. Meanwhile the same session and another one are served.
+func TestStreamableHTTPStalledReader(t *testing.T) {
+	b, err := mcpout.New(sizeServer(t).Client(), &mcpout.Options{WriteTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	closed := map[string]bool{} // by client address
+	hs := httptest.NewUnstartedServer(b.Handler())
+	hs.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		closed[c.RemoteAddr().String()] = st == http.StateClosed || st == http.StateHijacked
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	endpoint, host := hs.URL+mcpout.Path, strings.TrimPrefix(hs.URL, "http://")
+	sid := post(t, endpoint, initialize, nil).Header.Get("Mcp-Session-Id")
+	h := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+	post(t, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
+	before := runtime.NumGoroutine()
+	var stalled []string
+	for i := range 2 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).SetReadBuffer(4096)
+		t.Cleanup(func() { c.Close() })
+		stalled = append(stalled, c.LocalAddr().String())
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test","arguments":{"message":"text 6000000"}}}`, 10+i)
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"Mcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", mcpout.Path, host, sid, len(body), body)
+	}
+	resp := post(t, endpoint, `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"test","arguments":{"message":"text 10"}}}`, h)
+	if got, _ := io.ReadAll(resp.Body); !strings.Contains(string(got), `"text":"xxxxxxxxxx"`) {
+		t.Errorf("a call in the session of the stalled readers: %s %.200s", resp.Status, got)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(t, cs, "test", map[string]any{"message": "text 10"}); texts(r) != "xxxxxxxxxx" {
+		t.Errorf("a call in another session: %q", texts(r))
+	}
+	cs.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		done := closed[stalled[0]] && closed[stalled[1]]
+		mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the connections of readers that stopped reading are still open 30 s on (WriteTimeout 1 s)")
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before+2; time.Sleep(50 * time.Millisecond) {
+		http.DefaultClient.CloseIdleConnections() // the other calls' keep-alive connections
+		if time.Now().After(deadline) {
+			var all strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&all, 1)
+			t.Errorf("goroutines %d, %d before the stalled readers:\n%s", runtime.NumGoroutine(), before, all.String())
+			break
 		}
 	}
 }

@@ -72,8 +72,8 @@ type Bridge struct {
 	card   *a2a.AgentCard
 	log    *slog.Logger
 	ver    string
-	max    int // Options.MaxSessions, resolved; negative: no bound
-	maxRes int // Options.MaxResultBytes, resolved; negative: no bound
+	max    int           // Options.MaxSessions, resolved; negative: no bound
+	maxRes int           // Options.MaxResultBytes, resolved; negative: no bound
 	write  time.Duration // Options.WriteTimeout, resolved; negative: no bound
 	tools  []*mcp.Tool
 	skills []*a2a.AgentSkill

@@ -95,7 +95,9 @@ func TestMCPAgentCallTimeout(t *testing.T) {
 	t.Parallel()
 	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}, CallTimeout: 500 * time.Millisecond})
 	c := f.Clients["rest"]
-	count := func() string { return a2a.JoinText(mcptest.ResultParts(t, mcptest.Send(t, c, a2a.UserMessage("canceled")))) }
+	count := func() string {
+		return a2a.JoinText(mcptest.ResultParts(t, mcptest.Send(t, c, a2a.UserMessage("canceled"))))
+	}
 	before := count()
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage("slow")), a2a.TaskState_TASK_STATE_FAILED,
 		"the call of slow was stopped after running 500ms, its time limit (--mcp-call-timeout)")

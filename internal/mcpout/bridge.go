@@ -21,6 +21,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,10 +46,11 @@ type Options struct {
 	// tool error saying so and naming the task, whose result stays at the
 	// agent.
 	MaxResultBytes int
-	// WriteTimeout bounds each write of an answer to a streamable HTTP
-	// client (0: DefaultWriteTimeout; negative: no bound). A client that
-	// stops reading holds no more than that: the write fails, its message
-	// is dropped and the HTTP connection closed.
+	// WriteTimeout bounds each write of a message to the MCP client (0:
+	// DefaultWriteTimeout; negative: no bound). Over streamable HTTP a
+	// client that stops reading holds no more than that: the write fails,
+	// its message is dropped and the HTTP connection closed; over stdio
+	// (Stdio) the session ends.
 	WriteTimeout time.Duration
 }
 
@@ -132,6 +134,70 @@ func (b *Bridge) Server() *mcp.Server {
 func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	return b.Server().Run(ctx, t)
 }
+
+// Stdio is the stdio transport over in and out (which it never closes),
+// each write to out bounded by Options.WriteTimeout: a host that takes no
+// message from out for that long is taken for gone, and the session ends
+// (the A2A tasks of its calls canceled) rather than hold every answer
+// waiting behind the one it does not take.
+func (b *Bridge) Stdio(in io.ReadCloser, out io.Writer) mcp.Transport {
+	w := io.WriteCloser(nopCloser{out})
+	if b.write > 0 {
+		w = &timedWriter{w: out, d: b.write}
+	}
+	return &mcp.IOTransport{Reader: in, Writer: w}
+}
+
+// errStalled is why the writes to a stdio client fail once one of them
+// took longer than the write timeout.
+var errStalled = errors.New("the MCP client took no message for the write timeout: taken for gone")
+
+// timedWriter bounds each write to w by d. The SDK writes one message at a
+// time; a write still blocked after d is left to its goroutine (holding
+// that one message), and it and every later write fail, which ends the
+// session.
+type timedWriter struct {
+	w io.Writer
+	d time.Duration
+
+	mu    sync.Mutex
+	stuck bool // a write took longer than d
+}
+
+func (t *timedWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stuck {
+		return 0, errStalled
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := t.w.Write(p)
+		done <- result{n, err}
+	}()
+	timer := time.NewTimer(t.d)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-timer.C:
+		t.stuck = true
+		return 0, errStalled
+	}
+}
+
+// Close does nothing: out belongs to the caller.
+func (t *timedWriter) Close() error { return nil }
+
+// nopCloser is a writer the MCP transport may close without closing it.
+type nopCloser struct{ io.Writer }
+
+// Close does nothing.
+func (nopCloser) Close() error { return nil }
 
 // sdkLog is the logger the MCP SDK gets: the bridge's, without the SDK's
 // per-session info lines unless the bridge logs at debug level.

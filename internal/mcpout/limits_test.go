@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,6 +207,60 @@ func TestStreamableHTTPStalledReader(t *testing.T) {
 			_ = pprof.Lookup("goroutine").WriteTo(&all, 1)
 			t.Errorf("goroutines %d, %d before the stalled readers:\n%s", runtime.NumGoroutine(), before, all.String())
 			break
+		}
+	}
+}
+
+// TestStdioStalledHost: a host that sends calls and stops reading the
+// built `parley mcp`'s standard output (1 MB answers, more than a pipe
+// holds) does not make it hold every answer for as long as it runs: once
+// a message waited --write-timeout, the session ends and the command
+// exits, saying why.
+func TestStdioStalledHost(t *testing.T) {
+	t.Parallel()
+	srv := sizeServer(t)
+	var stderr testenv.SyncBuffer
+	cmd := exec.Command(testkit.ParleyBinary(t), "mcp", srv.URL, "--write-timeout", "1s")
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.StdoutPipe(); err != nil { // never read
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	fmt.Fprintln(in, initialize)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i := range 20 {
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test","arguments":{"message":"text 1000000"}}}`+"\n", 10+i)
+	}
+	select {
+	case err := <-exited:
+		if !strings.Contains(stderr.String(), "took no message for the write timeout") {
+			t.Errorf("parley mcp exited (%v) without saying why:\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("parley mcp still runs a minute after its host stopped reading (--write-timeout 1s)\n%s", stderr.String())
+	}
+	// The tasks of the calls end at the agent (before it is stopped): all
+	// terminal, and no more of them, for a second.
+	for deadline, seen, still := time.Now().Add(30*time.Second), -1, 0; still < 2; time.Sleep(500 * time.Millisecond) {
+		l, err := srv.Client().ListTasks(t.Context(), &a2a.ListTasksRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		still++
+		if n := len(l.GetTasks()); n != seen || slices.ContainsFunc(l.GetTasks(), func(tk *a2a.Task) bool { return !a2a.IsTerminal(tk.GetStatus().GetState()) }) {
+			seen, still = n, 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("tasks of the calls still running 30 s after parley mcp exited")
 		}
 	}
 }

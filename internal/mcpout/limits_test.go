@@ -242,8 +242,8 @@ func TestStdioStalledHost(t *testing.T) {
 	}
 	select {
 	case err := <-exited:
-		if !strings.Contains(stderr.String(), "took no message for the write timeout") {
-			t.Errorf("parley mcp exited (%v) without saying why:\n%s", err, stderr.String())
+		if !strings.Contains(stderr.String(), "took no message for the write timeout") || cmd.ProcessState.ExitCode() != 1 {
+			t.Errorf("parley mcp exited (%v), want exit 1 saying why:\n%s", err, stderr.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("parley mcp still runs a minute after its host stopped reading (--write-timeout 1s)\n%s", stderr.String())

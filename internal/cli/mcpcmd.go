@@ -11,8 +11,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"parley.dev/parley/internal/mcpout"
 )
 
@@ -39,6 +37,8 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 	fs, c := e.newFlags(mcpSynopsis, true)
 	addr := fs.String("http", "", "serve MCP's streamable HTTP transport at `ADDR` (path /mcp) instead of stdio")
 	maxSessions := fs.Int("max-sessions", mcpout.DefaultMaxSessions, "with --http, the MCP sessions kept at once; past it a new session is refused (503, Retry-After) until one closes (0: no limit)")
+	writeTimeout := fs.Duration("write-timeout", mcpout.DefaultWriteTimeout, "the longest the MCP client may take to read one message; past it, over stdio the session ends (the command exits), over --http the connection is closed (0: no limit)")
+	maxResult := fs.Int("max-result", mcpout.DefaultMaxResultBytes, "the largest tool result, in `BYTES` of JSON, sent in one MCP message; a larger one is a tool error naming the task, whose result stays at the agent (0: no limit)")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -59,7 +59,8 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	b, err := mcpout.New(cl, &mcpout.Options{Logger: log, Version: readBuildInfo().version, MaxSessions: noLimit(*maxSessions)})
+	b, err := mcpout.New(cl, &mcpout.Options{Logger: log, Version: readBuildInfo().version, MaxSessions: noLimit(*maxSessions), MaxResultBytes: noLimit(*maxResult),
+		WriteTimeout: noLimit(*writeTimeout)})
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 		return e.serveMCPHTTP(ctx, b, mcpout.LoopbackAddr(*addr))
 	}
 	log.Info("parley mcp: serving the A2A agent over stdio", "agent", pos[0], "tools", len(b.Tools()))
-	err = b.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{e.stdout}})
+	err = b.Run(ctx, b.Stdio(os.Stdin, e.stdout))
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // standard input closed, or the command was stopped
 	}
@@ -109,10 +110,3 @@ func tcpIP(a net.Addr) net.IP {
 	}
 	return nil
 }
-
-// nopCloser is a writer the MCP transport may close without closing it
-// (the command's stdout belongs to its caller).
-type nopCloser struct{ io.Writer }
-
-// Close does nothing.
-func (nopCloser) Close() error { return nil }

@@ -25,7 +25,7 @@ var flagGroups = map[string][]flagGroup{
 		{"agent (what answers the messages)", []string{
 			"agent", "exec", "exec-format", "chunk", "exec-timeout", "exec-concurrency", "exec-env",
 			"exec-grace", "exec-max-output", "proxy", "proxy-binding", "proxy-header", "proxy-token",
-			"proxy-token-file", "mcp", "mcp-env", "extended-card",
+			"proxy-token-file", "mcp", "mcp-call-timeout", "mcp-env", "extended-card",
 		}},
 		{"agent shape (what the card declares, for conformance kits)", []string{
 			"capabilities", "require-extension",

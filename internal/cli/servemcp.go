@@ -22,16 +22,21 @@ type mcpFlags struct {
 	agent *mcpagent.Agent // once started
 }
 
-// addMCPFlags adds --mcp and --mcp-env to fs.
+// addMCPFlags adds --mcp, --mcp-call-timeout and --mcp-env to fs.
 func addMCPFlags(fs *flag.FlagSet) *mcpFlags {
 	m := &mcpFlags{}
 	fs.StringVar(&m.spec, "mcp", "", "serve the tools of an MCP server as the agent: `CMD` (split like a shell's words, no shell) is started as a child speaking MCP over stdio, supervised (started again when it dies) and stopped with this server; an http(s) URL is an MCP server over streamable HTTP")
+	fs.DurationVar(&m.opts.CallTimeout, "mcp-call-timeout", mcpagent.DefaultCallTimeout, "cancel a tool call running longer than this (notifications/cancelled) and fail its task; the time it waits for an answer is not counted (0: no limit)")
 	fs.Var(&m.env, "mcp-env", "pass the variable `NAME` of this server's environment to the --mcp child too (repeatable); otherwise it gets only PATH, HOME, LANG, LC_*, TZ and TMPDIR")
 	return m
 }
 
-// check reads --mcp and --mcp-env.
+// check reads --mcp, --mcp-call-timeout and --mcp-env.
 func (m *mcpFlags) check() error {
+	if m.opts.CallTimeout < 0 {
+		return usageError{errors.New("--mcp-call-timeout cannot be negative (0: no limit)")}
+	}
+	m.opts.CallTimeout = noLimit(m.opts.CallTimeout)
 	for _, name := range m.env {
 		if !execagent.ValidEnvName(name) {
 			return usageError{fmt.Errorf("--mcp-env %q: want the name of a variable of this server's environment (letters, digits and _), which passes with its value", name)}

@@ -61,6 +61,7 @@ func TestServeMCPUsage(t *testing.T) {
 		{[]string{"--mcp", "http://"}, "not a URL with a host"},
 		{[]string{"--mcp", "http://127.0.0.1:1/mcp", "--mcp-env", "HOME"}, "--mcp-env is for a --mcp command"},
 		{[]string{"--mcp", "cat", "--mcp-env", "A=B"}, `--mcp-env "A=B"`},
+		{[]string{"--mcp", "cat", "--mcp-call-timeout", "-1s"}, "--mcp-call-timeout cannot be negative"},
 	} {
 		_, errs, code := runInProcess(append([]string{"serve", "--store", "memory"}, tc.args...)...)
 		if code != cli.ExitUsage || !strings.Contains(errs, tc.want) {

@@ -16,10 +16,13 @@
 package mcpout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,7 +41,31 @@ type Options struct {
 	// MaxSessions bounds the streamable HTTP sessions Handler keeps at
 	// once (0: DefaultMaxSessions; negative: no bound).
 	MaxSessions int
+	// MaxResultBytes bounds the JSON of one tool result (0:
+	// DefaultMaxResultBytes; negative: no bound). A larger result is a
+	// tool error saying so and naming the task, whose result stays at the
+	// agent.
+	MaxResultBytes int
+	// WriteTimeout bounds each write of a message to the MCP client (0:
+	// DefaultWriteTimeout; negative: no bound). Over streamable HTTP a
+	// client that stops reading holds no more than that: the write fails,
+	// its message is dropped and the HTTP connection closed; over stdio
+	// (Stdio) the session ends.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Options.WriteTimeout's default. One write is one
+// message (an SSE event: a result of up to DefaultMaxResultBytes), so a
+// minute leaves a client some 250 KB/s.
+const DefaultWriteTimeout = time.Minute
+
+// DefaultMaxResultBytes is Options.MaxResultBytes's default: 15 MiB, so
+// that the result and its JSON-RPC envelope fit in the 16 MiB that the
+// MCP Go SDK reads in one message (a line over stdio, an event over
+// streamable HTTP: mcp.DefaultMaxLineLength, mcp.DefaultMaxEventSize).
+// Over stdio a client that meets a longer line cannot skip it and closes
+// the session, losing every call in it.
+const DefaultMaxResultBytes = 15 << 20
 
 // Bridge is one A2A agent as an MCP server. It is safe for concurrent use:
 // every MCP session and every call share the one A2A client.
@@ -47,7 +74,9 @@ type Bridge struct {
 	card   *a2a.AgentCard
 	log    *slog.Logger
 	ver    string
-	max    int // Options.MaxSessions, resolved; negative: no bound
+	max    int           // Options.MaxSessions, resolved; negative: no bound
+	maxRes int           // Options.MaxResultBytes, resolved; negative: no bound
+	write  time.Duration // Options.WriteTimeout, resolved; negative: no bound
 	tools  []*mcp.Tool
 	skills []*a2a.AgentSkill
 }
@@ -69,6 +98,8 @@ func New(cl *client.Client, opts *Options) (*Bridge, error) {
 	if b.max == 0 {
 		b.max = DefaultMaxSessions
 	}
+	b.maxRes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
+	b.write = cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
 	if b.ver == "" {
 		b.ver = "(devel)"
 	}
@@ -103,6 +134,70 @@ func (b *Bridge) Server() *mcp.Server {
 func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	return b.Server().Run(ctx, t)
 }
+
+// Stdio is the stdio transport over in and out (which it never closes),
+// each write to out bounded by Options.WriteTimeout: a host that takes no
+// message from out for that long is taken for gone, and the session ends
+// (the A2A tasks of its calls canceled) rather than hold every answer
+// waiting behind the one it does not take.
+func (b *Bridge) Stdio(in io.ReadCloser, out io.Writer) mcp.Transport {
+	w := io.WriteCloser(nopCloser{out})
+	if b.write > 0 {
+		w = &timedWriter{w: out, d: b.write}
+	}
+	return &mcp.IOTransport{Reader: in, Writer: w}
+}
+
+// errStalled is why the writes to a stdio client fail once one of them
+// took longer than the write timeout.
+var errStalled = errors.New("the MCP client took no message for the write timeout: taken for gone")
+
+// timedWriter bounds each write to w by d. The SDK writes one message at a
+// time; a write still blocked after d is left to its goroutine (holding
+// that one message), and it and every later write fail, which ends the
+// session.
+type timedWriter struct {
+	w io.Writer
+	d time.Duration
+
+	mu    sync.Mutex
+	stuck bool // a write took longer than d
+}
+
+func (t *timedWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stuck {
+		return 0, errStalled
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := t.w.Write(p)
+		done <- result{n, err}
+	}()
+	timer := time.NewTimer(t.d)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-timer.C:
+		t.stuck = true
+		return 0, errStalled
+	}
+}
+
+// Close does nothing: out belongs to the caller.
+func (t *timedWriter) Close() error { return nil }
+
+// nopCloser is a writer the MCP transport may close without closing it.
+type nopCloser struct{ io.Writer }
+
+// Close does nothing.
+func (nopCloser) Close() error { return nil }
 
 // sdkLog is the logger the MCP SDK gets: the bridge's, without the SDK's
 // per-session info lines unless the bridge logs at debug level.

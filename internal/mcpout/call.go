@@ -92,7 +92,29 @@ func (b *Bridge) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		}
 		return toolError(agentError(err)), nil
 	}
-	return b.result(out, req.Params.Name), nil
+	return b.bounded(b.result(out, req.Params.Name), out), nil
+}
+
+// bounded is res, or, when its JSON is larger than Options.MaxResultBytes,
+// a tool error saying so with the outcome's structuredContent: the task's
+// result stays at the agent, where the client can read it by the task id.
+func (b *Bridge) bounded(res *mcp.CallToolResult, out outcome) *mcp.CallToolResult {
+	if b.maxRes < 0 {
+		return res
+	}
+	raw, err := json.Marshal(res)
+	if err != nil || len(raw) <= b.maxRes {
+		return res // (an error is the SDK's to report, as it marshals the result too)
+	}
+	where := "The agent replied without a task, so the reply cannot be read again."
+	if id := out.task.GetId(); id != "" {
+		where = fmt.Sprintf("The task %s (%s) keeps it at the agent: read it there (GetTask, or `parley task get -a AGENT %s`).", id, out.state(), id)
+	}
+	b.log.Warn("mcp: a tool result too large for one MCP message was replaced by an error", "task", out.task.GetId(), "bytes", len(raw), "max", b.maxRes)
+	r := toolError(fmt.Sprintf("The agent's answer is too large for one MCP message: %d bytes of JSON, past this bridge's %d (--max-result). %s",
+		len(raw), b.maxRes, where))
+	r.StructuredContent = out.structured()
+	return r
 }
 
 // answerKey names the bridge's one elicitation field and input request.

@@ -37,15 +37,58 @@ const SessionsRetryAfter = 60
 // request whose Origin is not the server's own origin is refused with 403
 // Forbidden, on every method (the SDK's optional cross-origin check covers
 // only unsafe methods, and a browser's GET opens the SSE stream). The
-// sessions are bounded too (Options.MaxSessions; see sessionGuard).
+// sessions are bounded too (Options.MaxSessions; see sessionGuard), and
+// so is the time a client may take to read a message (Options.WriteTimeout;
+// see writeGuard).
 func (b *Bridge) Handler() http.Handler {
 	srv := b.Server() // one server for every session, so that it knows them all
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: b.sdkLog(), SessionTimeout: SessionIdle})
 	mux := http.NewServeMux()
-	mux.Handle(Path, originGuard(newSessionGuard(srv, b.max, h)))
+	mux.Handle(Path, originGuard(newSessionGuard(srv, b.max, writeGuard(b.write, h))))
 	return mux
 }
+
+// writeGuard bounds each write of an answer by d: a client that stops
+// reading an SSE stream (or a JSON answer) otherwise holds the handler's
+// goroutine and the message it is writing (up to a whole result) for as
+// long as its connection stays open, which the SDK does not bound. The
+// deadline is set for each write and flush, and cleared after it, so an
+// SSE stream may stay idle for as long as it likes. A write past it fails:
+// the SDK drops that message (the session goes on), and net/http closes
+// the connection.
+func writeGuard(d time.Duration, next http.Handler) http.Handler {
+	if d < 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}, r)
+	})
+}
+
+// deadlineWriter is a ResponseWriter whose writes and flushes each have d
+// to reach the connection.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d)) // best effort: a writer without deadlines writes unbounded
+	defer w.rc.SetWriteDeadline(time.Time{})
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError is what http.ResponseController.Flush calls.
+func (w *deadlineWriter) FlushError() error {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	defer w.rc.SetWriteDeadline(time.Time{})
+	return w.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the writer's other methods.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sessionGuard bounds the sessions of a streamable HTTP handler: a POST
 // without Mcp-Session-Id, which asks for a new session (an initialize),

@@ -31,7 +31,7 @@ type call struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	progressed chan *mcp.ProgressNotificationParams // latest few; dropped when full
+	progressed chan *mcp.ProgressNotificationParams // the latest few (progressQueue); the oldest dropped when full
 	asks       chan *mcp.ElicitParams               // the question to show, while nobody showed it
 	done       chan struct{}                        // closed once res and err are set
 
@@ -40,7 +40,20 @@ type call struct {
 
 	mu     sync.Mutex
 	asking *question // the question waiting for its answer
+
+	// The call's time limit (Options.CallTimeout), whose clock stops
+	// while the call waits for an answer: guarded by mu.
+	limit   *time.Timer   // nil without a limit
+	left    time.Duration // what is left of it, as of since
+	since   time.Time
+	waiting int // questions waiting for an answer: the clock is stopped
 }
+
+// progressQueue is how many progress notifications wait for the Execute
+// that follows the call: when it falls behind (a server sending
+// thousands at once), the oldest are dropped, so that the latest, which
+// says how far the tool got, is the one shown.
+const progressQueue = 16
 
 // question is one elicitation request of the call, waiting for its answer.
 type question struct {
@@ -51,7 +64,7 @@ type question struct {
 func newCall(a *Agent, task string, cn *conn, inv invocation, token string) *call {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &call{a: a, task: task, token: token, cn: cn, inv: inv, ctx: ctx, cancel: cancel,
-		progressed: make(chan *mcp.ProgressNotificationParams, 16),
+		progressed: make(chan *mcp.ProgressNotificationParams, progressQueue),
 		asks:       make(chan *mcp.ElicitParams, 1),
 		done:       make(chan struct{})}
 }
@@ -64,8 +77,45 @@ func (c *call) run() {
 	}
 	p := &mcp.CallToolParams{Name: c.inv.tool, Arguments: args}
 	p.SetProgressToken(c.token)
+	if d := c.a.sup.o.CallTimeout; d > 0 {
+		c.mu.Lock()
+		c.left, c.since = d, time.Now()
+		c.limit = time.AfterFunc(d, func() { c.stop(&timeoutError{tool: c.inv.tool, after: d}) })
+		c.mu.Unlock()
+		defer c.limit.Stop()
+	}
 	c.res, c.err = c.cn.sess.CallTool(c.ctx, p)
 	close(c.done)
+}
+
+// timeoutError is the cause of a call stopped by its time limit.
+type timeoutError struct {
+	tool  string
+	after time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("the call of %s was stopped after running %v, its time limit (--mcp-call-timeout)", e.tool, e.after)
+}
+
+// pause stops the call's clock while it waits for an answer; resume
+// starts it again once no question waits. Callers hold c.mu.
+func (c *call) pause() {
+	if c.waiting++; c.waiting > 1 || c.limit == nil {
+		return
+	}
+	if c.limit.Stop() {
+		c.left -= time.Since(c.since)
+	} else {
+		c.left = 0 // it ran out: the call is stopped
+	}
+}
+
+func (c *call) resume() {
+	if c.waiting--; c.waiting == 0 && c.limit != nil && c.left > 0 {
+		c.since = time.Now()
+		c.limit.Reset(c.left)
+	}
 }
 
 // stop cancels the call: the SDK sends notifications/cancelled.
@@ -93,12 +143,17 @@ func (c *call) running() bool {
 }
 
 // notify queues a progress notification for the Execute following the
-// call; when nobody follows (the task waits for input) and the queue is
-// full, it is dropped: progress is a hint, the latest one counts.
+// call. When the queue is full (the Execute falls behind, or nobody
+// follows: the task waits for input), the oldest is dropped: progress is
+// a hint, and the latest one says how far the tool got.
 func (c *call) notify(p *mcp.ProgressNotificationParams) {
-	select {
-	case c.progressed <- p:
-	default:
+	for {
+		select {
+		case c.progressed <- p:
+			return
+		default:
+			drain(c.progressed)
+		}
 	}
 }
 
@@ -118,9 +173,11 @@ func (c *call) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult,
 	drain(c.asks)
 	c.asking = q
 	c.asks <- p // room for one, emptied above
+	c.pause()
 	c.mu.Unlock()
 	defer func() { // answered, withdrawn, or superseded
 		c.mu.Lock()
+		c.resume()
 		if c.asking == q {
 			c.asking = nil
 			drain(c.asks) // not shown yet: nobody is to see it now
@@ -174,11 +231,29 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 			return server.IgnoreClosed(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")))
 		case <-c.done:
 			c.a.forget(c)
+			if err := c.flush(em); err != nil {
+				return server.IgnoreClosed(err)
+			}
 			return c.report(em)
 		case <-ctx.Done():
 			c.stop(context.Cause(ctx))
 			c.a.forget(c)
 			return nil // the core has the task in hand
+		}
+	}
+}
+
+// flush emits the progress still queued as the call ended: what the
+// tool reported before its result is shown before it.
+func (c *call) flush(em *server.Emitter) error {
+	for {
+		select {
+		case p := <-c.progressed:
+			if err := em.Status(a2a.TaskState_TASK_STATE_WORKING, progressMessage(p)); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
 	}
 }
@@ -240,10 +315,14 @@ func (c *call) report(em *server.Emitter) error {
 // failure says why the call failed: the server's death (with its cause,
 // once the supervisor knows it), or the error the call returned.
 func (c *call) failure() string {
-	if cause := context.Cause(c.ctx); errors.Is(cause, errHung) {
+	cause := context.Cause(c.ctx)
+	if errors.Is(cause, errHung) {
 		return fmt.Sprintf("the MCP server stopped during the call of %s: %v", c.inv.tool, cause)
 	}
-	if errors.Is(c.err, mcp.ErrConnectionClosed) || errors.Is(c.err, io.EOF) {
+	if te := (*timeoutError)(nil); errors.As(cause, &te) {
+		return te.Error()
+	}
+	if errors.Is(c.err, mcp.ErrConnectionClosed) || errors.Is(c.err, io.EOF) || tooLarge(c.err) {
 		select { // the supervisor reads the exit status just after
 		case <-c.cn.dead:
 		case <-time.After(c.a.sup.o.StopGrace + time.Second):

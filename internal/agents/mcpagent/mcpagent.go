@@ -63,7 +63,17 @@ type Options struct {
 	// Default 30 s; negative: no pings, and a hung server holds its calls
 	// until they are canceled.
 	KeepAlive time.Duration
+	// CallTimeout bounds how long a tool call may run; the time it waits
+	// for an answer to its question (INPUT_REQUIRED) is not counted. A
+	// call past it is canceled (notifications/cancelled) and its task
+	// ends FAILED saying so. 0: DefaultCallTimeout; negative: no limit.
+	CallTimeout time.Duration
 }
+
+// DefaultCallTimeout is Options.CallTimeout's default, that of a program
+// run by --exec (execagent.DefaultTimeout): a tool that runs longer is
+// most likely stuck, and its task is better ended than left WORKING.
+const DefaultCallTimeout = 10 * time.Minute
 
 // Agent is the MCP server's tools as an A2A agent. It implements
 // server.Agent; Close stops the server.
@@ -99,6 +109,9 @@ func New(ctx context.Context, o Options) (*Agent, error) {
 	}
 	if o.KeepAlive == 0 {
 		o.KeepAlive = 30 * time.Second
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = DefaultCallTimeout
 	}
 	a := &Agent{log: o.Logger, calls: map[string]*call{}, byToken: map[string]*call{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "parley", Title: "Parley", Version: clientVersion}, &mcp.ClientOptions{

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,20 @@ type conn struct {
 // errHung is the cause of the calls stopped, and of the session closed,
 // when the server is taken for hung.
 var errHung = errors.New("the MCP server stopped answering")
+
+// errTooLarge is why a session over stdio ended when the server sent a
+// message larger than the MCP SDK reads (mcp.DefaultMaxLineLength, 16
+// MiB, for a child: its CommandTransport has no setting): the rest of the
+// line cannot be skipped, so the SDK closes the session, and the child is
+// stopped and started again.
+var errTooLarge = fmt.Errorf("the MCP server sent a message larger than %d MiB, the most one MCP message over stdio may be (its session was closed, and the server is started again)", mcp.DefaultMaxLineLength>>20)
+
+// tooLarge reports whether err is the SDK's refusal of a message over its
+// line limit. The SDK does not export that error; its text is matched,
+// and TestMCPAgentResultTooLarge fails if it changes.
+func tooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "exceeded the configured maximum line length")
+}
 
 // keepAliveMisses is how many pings in a row a server may miss before it
 // is taken for hung (MCP 2025-11-25, ping: "multiple failed pings MAY
@@ -194,6 +209,8 @@ func (s *supervisor) await(c *conn) {
 	switch {
 	case s.stop.Err() != nil:
 		cause = errClosing
+	case tooLarge(waitErr):
+		cause = errTooLarge // the child was stopped for it: its exit status says nothing
 	case closeErr != nil:
 		cause = fmt.Errorf("the MCP server exited: %v", closeErr)
 	case waitErr != nil && !errors.Is(waitErr, mcp.ErrConnectionClosed):

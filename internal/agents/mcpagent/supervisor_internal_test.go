@@ -49,3 +49,20 @@ func TestSetAfterStop(t *testing.T) {
 		t.Fatal("the supervisor holds a session started after shutdown")
 	}
 }
+
+// TestProgressKeepsLatest: progress notifications that come faster than
+// they are shown are coalesced: the oldest are dropped, and the latest,
+// which says how far the tool got, is kept.
+func TestProgressKeepsLatest(t *testing.T) {
+	c := newCall(nil, "task", nil, invocation{}, "tok")
+	for i := 1; i <= 3*progressQueue; i++ {
+		c.notify(&mcp.ProgressNotificationParams{Progress: float64(i)})
+	}
+	var got []float64
+	for len(c.progressed) > 0 {
+		got = append(got, (<-c.progressed).Progress)
+	}
+	if len(got) != progressQueue || got[0] != float64(2*progressQueue+1) || got[len(got)-1] != float64(3*progressQueue) {
+		t.Errorf("queued progress %v, want the latest %d, in order", got, progressQueue)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,6 +43,11 @@ type stepsIn struct {
 }
 
 type none struct{}
+
+type bigIn struct {
+	Bytes int    `json:"bytes"`
+	Kind  string `json:"kind,omitempty" jsonschema:"text (default) or blob"`
+}
 
 type nameIn struct {
 	Name string `json:"name"`
@@ -89,6 +95,25 @@ func newServer() *mcp.Server {
 				time.Sleep(20 * time.Millisecond)
 			}
 			return text("done"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "A result of that many bytes: text, or a blob (an embedded resource)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+			if in.Kind == "blob" {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+					URI: "file:///big.bin", MIMEType: "application/octet-stream", Blob: make([]byte, in.Bytes)}}}}, nil, nil
+			}
+			return text(strings.Repeat("x", in.Bytes)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "chatty", Description: "Reports progress steps times without pausing, then done."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= in.Steps && tok != nil; i++ {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
+					Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)}); err != nil {
+					return nil, nil, err
+				}
+			}
+			return text(fmt.Sprintf("done %d", in.Steps)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks for a name, then greets it."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {

@@ -324,10 +324,12 @@ func (s *Server) continueTask(ctx context.Context, c call, msg *a2a.Message, dig
 // awaitSettledExecution waits, bounded by ctx, until an execution that
 // already left the task terminal or interrupted has ended: an agent that
 // just reported INPUT_REQUIRED may not have returned yet, and the follow-up
-// the task asked for must not be refused for that. Callers hold r.mu, which
-// is let go while waiting, and have loaded the task.
+// the task asked for must not be refused for that (nor EndInterrupted). An
+// execution that emitted nothing yet, or went on working, is not waited
+// for. Callers hold r.mu, which is let go while waiting, and have loaded
+// the task.
 func (r *run) awaitSettledExecution(ctx context.Context) error {
-	for ex := r.exec; ex != nil && !ex.detached && settled(r.task.GetStatus().GetState()); ex = r.exec {
+	for ex := r.exec; ex != nil && !ex.detached && ex.settled && settled(r.task.GetStatus().GetState()); ex = r.exec {
 		r.mu.Unlock()
 		select {
 		case <-ex.ended:

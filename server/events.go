@@ -61,8 +61,9 @@ func (r *run) apply(ex *execution, ev event) error {
 // neither ends nor interrupts the task is queued (run.enqueue), the one
 // that makes the task included: it is stored with the events that follow it
 // without a pause, so an agent that answers at once costs one write. Any
-// other event is stored at once, after the queue. Callers hold r.mu.
-func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
+// other event is stored at once, after the queue; giveWay is append's.
+// Callers hold r.mu.
+func (r *run) record(ctx context.Context, ev *a2a.StreamResponse, giveWay bool) error {
 	if r.task == nil && !r.creating() {
 		r.queueCreate()
 	}
@@ -74,7 +75,7 @@ func (r *run) record(ctx context.Context, ev *a2a.StreamResponse) error {
 		r.enqueue(ctx, ev) // stored and published by a write of its own
 		return nil
 	}
-	if err := r.append(ctx, ev); err != nil {
+	if err := r.append(ctx, ev, giveWay); err != nil {
 		return err
 	}
 	r.published(ev)
@@ -113,21 +114,31 @@ func (r *run) made(t *a2a.Task, ev *a2a.StreamResponse) {
 
 // setStatus records a status change (record). Callers hold r.mu.
 func (r *run) setStatus(ctx context.Context, state a2a.TaskState, m *a2a.Message) error {
+	ev, err := r.statusUpdate(state, m)
+	if err != nil {
+		return err
+	}
+	return r.record(ctx, ev, false)
+}
+
+// statusUpdate makes the event of a status change, the agent's message
+// stamped and checked. Callers hold r.mu.
+func (r *run) statusUpdate(state a2a.TaskState, m *a2a.Message) (*a2a.StreamResponse, error) {
 	if state == a2a.TaskState_TASK_STATE_UNSPECIFIED || a2a.TaskState_name[int32(state)] == "" {
-		return fmt.Errorf("server: invalid task state %d", state)
+		return nil, fmt.Errorf("server: invalid task state %d", state)
 	}
 	st := &a2a.TaskStatus{State: state, Timestamp: a2a.Timestamp(r.s.now())}
 	if m != nil {
 		m = a2a.CloneMessage(m)
 		r.stampAgentMessage(m, true)
 		if v := r.s.checkAgentMessage(m); len(v) > 0 {
-			return fmt.Errorf("server: invalid status message: %s: %s", v[0].Field, v[0].Description)
+			return nil, fmt.Errorf("server: invalid status message: %s: %s", v[0].Field, v[0].Description)
 		}
 		st.Message = m
 	}
-	return r.record(ctx, &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
+	return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 		TaskId: r.id, ContextId: r.contextID(), Status: st,
-	}}})
+	}}}, nil
 }
 
 // contextID returns the context of the run's task, or of the task it will
@@ -148,9 +159,11 @@ func (r *run) contextID() string {
 // lease for lost) it returns ErrTaskClosed. Otherwise the other replica
 // runs the task: only a task's runner writes it without ending it. A
 // local execution then gives way (two follow-ups accepted at once by two
-// replicas: the first to write runs) and ErrTaskTaken is returned; a
-// writer without one (CancelTask) tries again, a few times.
-func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
+// replicas: the first to write runs) and ErrTaskTaken is returned; so
+// does a writer without one that gives way (EndInterrupted: the other
+// replica took a follow-up); any other (CancelTask) tries again, a few
+// times.
+func (r *run) append(ctx context.Context, ev *a2a.StreamResponse, giveWay bool) error {
 	// Pipelined events go first, in the same write (run.nextWrite). When
 	// the write in flight fails, this event, which follows it, is not
 	// written either: with Options.Cluster the run may have just read that
@@ -178,6 +191,8 @@ func (r *run) append(ctx context.Context, ev *a2a.StreamResponse) error {
 			return err
 		case err != nil:
 			return a2a.Internal(err)
+		case giveWay:
+			return ErrTaskTaken
 		}
 	}
 }
@@ -238,7 +253,7 @@ func (r *run) applyArtifact(ctx context.Context, ev event) error {
 	return r.record(ctx, &a2a.StreamResponse{Payload: &a2a.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{
 		TaskId: r.id, ContextId: r.contextID(), Artifact: a,
 		Append: ev.append, LastChunk: ev.lastChunk,
-	}}})
+	}}}, false)
 }
 
 // published applies a stored event to the run's task and publishes it.

@@ -19,6 +19,7 @@ type execution struct {
 	stored   context.Context // ctx without its cancellation: the writes of its events (run.apply)
 	cancel   context.CancelCauseFunc
 	detached bool
+	settled  bool          // the last status it emitted ends or interrupts the task: it is about to return
 	returned bool          // Execute has returned
 	done     bool          // the execution is over; the emitter is invalid
 	taken    bool          // it gave way to another replica's (ErrTaskTaken)
@@ -165,6 +166,9 @@ func (r *run) emit(ex *execution, ev event) error {
 		return ErrExecutionEnded
 	}
 	err := r.apply(ex, ev)
+	if err == nil && ev.artifact == nil && ev.reply == nil {
+		ex.settled = settled(ev.state)
+	}
 	if err == nil && r.task != nil && a2a.IsTerminal(r.task.GetStatus().GetState()) {
 		r.finish(ex)
 	}

@@ -40,6 +40,10 @@ type call struct {
 
 	mu     sync.Mutex
 	asking *question // the question waiting for its answer
+	// parked is the task while it waits for an answer with no Execute
+	// following the call (INPUT_REQUIRED, Execute returned): should the
+	// call end then because the server stopped, run ends the task.
+	parked *server.TaskHandle
 
 	// The call's time limit (Options.CallTimeout), whose clock stops
 	// while the call waits for an answer: guarded by mu.
@@ -85,7 +89,48 @@ func (c *call) run() {
 		defer c.limit.Stop()
 	}
 	c.res, c.err = c.cn.sess.CallTool(c.ctx, p)
+	c.mu.Lock()
 	close(c.done)
+	parked := c.parked
+	c.mu.Unlock()
+	if parked != nil {
+		c.endParked(*parked)
+	}
+}
+
+// park notes that the task waits for an answer with nobody following the
+// call, unless the call has ended: then it reports false, and the
+// Execute that asked follows the call on to report its end.
+func (c *call) park(h server.TaskHandle) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished() {
+		return false
+	}
+	c.parked = &h
+	return true
+}
+
+// endParked ends FAILED the task of a call that ended while the task
+// waited for its answer, because the MCP server stopped (it died, or was
+// taken for hung, and is started again): the question is gone, and the
+// task's watchers are told now rather than at its next message. A
+// follow-up that got there first follows the call and reports its end
+// (server.ErrNotInterrupted). A call stopped otherwise (a cancel, Parley
+// stopping) leaves its task as it is.
+func (c *call) endParked(h server.TaskHandle) {
+	cause := c.stopped()
+	if cause == nil || errors.Is(cause, errClosing) {
+		return
+	}
+	why := fmt.Sprintf("the MCP server stopped while the call of %s waited for an answer: %v", c.inv.tool, cause)
+	switch err := h.EndInterrupted(c.a.sup.stop, a2a.TaskState_TASK_STATE_FAILED, a2a.AgentMessage(why)); {
+	case errors.Is(err, server.ErrNotInterrupted):
+	case server.IgnoreClosed(err) != nil:
+		c.a.log.Error("ending a task whose MCP server stopped while it waited for an answer failed", "task", c.task, "err", err)
+	default:
+		c.a.forget(c)
+	}
 }
 
 // timeoutError is the cause of a call stopped by its time limit.
@@ -223,12 +268,14 @@ func (c *call) follow(ctx context.Context, em *server.Emitter) error {
 		case q := <-c.asks:
 			// Execute returns with the task INPUT_REQUIRED, and nothing
 			// follows the call until the next message on the task: should
-			// the call end meanwhile (the server died), only that message
-			// can report it. The core gives an agent no emitter outside an
-			// execution, and a detached one (Emitter.Detach) would make
-			// the core refuse the follow-up that answers (docs/mcp.md,
-			// Limits).
-			return server.IgnoreClosed(em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")))
+			// the server stop meanwhile, run ends the task (endParked);
+			// should the call end otherwise, that message reports it.
+			if err := em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, questionMessage(q, "")); err != nil {
+				return c.abandon(err)
+			}
+			if c.park(em.Handle()) {
+				return nil
+			}
 		case <-c.done:
 			c.a.forget(c)
 			if err := c.flush(em); err != nil {
@@ -264,6 +311,7 @@ func (c *call) reply(ctx context.Context, m *a2a.Message, em *server.Emitter) er
 	c.mu.Lock()
 	q := c.asking
 	drain(c.asks) // queued while nobody followed: answered now, not to be shown again
+	c.parked = nil
 	c.mu.Unlock()
 	if q != nil {
 		r, err := answerOf(q.p, m)
@@ -315,21 +363,28 @@ func (c *call) report(em *server.Emitter) error {
 // failure says why the call failed: the server's death (with its cause,
 // once the supervisor knows it), or the error the call returned.
 func (c *call) failure() string {
-	cause := context.Cause(c.ctx)
-	if errors.Is(cause, errHung) {
+	if cause := c.stopped(); cause != nil {
 		return fmt.Sprintf("the MCP server stopped during the call of %s: %v", c.inv.tool, cause)
 	}
-	if te := (*timeoutError)(nil); errors.As(cause, &te) {
+	if te := (*timeoutError)(nil); errors.As(context.Cause(c.ctx), &te) {
 		return te.Error()
+	}
+	return fmt.Sprintf("the call of %s failed: %v", c.inv.tool, c.err)
+}
+
+// stopped is why the MCP server stopped under the ended call (taken for
+// hung, or its session ended: the cause the supervisor found), or nil
+// when the call ended otherwise.
+func (c *call) stopped() error {
+	if cause := context.Cause(c.ctx); errors.Is(cause, errHung) {
+		return cause
 	}
 	if errors.Is(c.err, mcp.ErrConnectionClosed) || errors.Is(c.err, io.EOF) || tooLarge(c.err) {
 		select { // the supervisor reads the exit status just after
 		case <-c.cn.dead:
 		case <-time.After(c.a.sup.o.StopGrace + time.Second):
 		}
-		if cause := c.cn.ended(); cause != nil {
-			return fmt.Sprintf("the MCP server stopped during the call of %s: %v", c.inv.tool, cause)
-		}
+		return c.cn.ended()
 	}
-	return fmt.Sprintf("the call of %s failed: %v", c.inv.tool, c.err)
+	return nil
 }

@@ -7,8 +7,13 @@ package mcpagent_test
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"iter"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,4 +201,58 @@ func TestMCPAgentServerHangs(t *testing.T) {
 	c := f.Clients["jsonrpc"]
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage("freeze")), a2a.TaskState_TASK_STATE_FAILED, "stopped answering")
 	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "again"}`)), a2a.TaskState_TASK_STATE_COMPLETED, "")
+}
+
+// TestMCPAgentChildKilledWhileAsking: a child killed while a task waits
+// for the answer to its tool's question (INPUT_REQUIRED, no message being
+// handled) ends the task FAILED at once, saying so: a subscriber and
+// GetTask see it with nothing sent, and an answer sent afterwards is
+// refused as on any terminal task (spec §3.1.1). The server is started
+// again for the next call.
+func TestMCPAgentChildKilledWhileAsking(t *testing.T) {
+	t.Parallel()
+	f := mcptest.Start(t, mcpagent.Options{Command: []string{mcptest.GoServer(t)}})
+	c := f.Clients["grpc"]
+	pid, err := strconv.Atoi(a2a.JoinText(mcptest.ResultParts(t, mcptest.Send(t, c, a2a.UserMessage("pid")))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := mcptest.Send(t, c, a2a.UserMessage("ask"))
+	mcptest.WantState(t, task, a2a.StateInputRequired, "What is your name?")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	next, stop := iter.Pull2(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Id: task.GetId()}))
+	defer stop()
+	if _, err, _ := next(); err != nil { // the snapshot: subscribed
+		t.Fatalf("SubscribeToTask: %v", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	const said = "the MCP server stopped while the call of ask waited for an answer"
+	var last a2a.StreamEvent
+	for {
+		ev, err, ok := next()
+		if !ok {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SubscribeToTask: %v", err)
+		}
+		last = ev
+	}
+	if st := last.Response.GetStatusUpdate().GetStatus(); st.GetState() != a2a.StateFailed || !strings.Contains(a2a.FirstText(st.GetMessage()), said) {
+		t.Errorf("the subscriber's last status = %v, want FAILED saying %q", st, said)
+	}
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcptest.WantState(t, got, a2a.StateFailed, said)
+	answer := a2a.UserMessage("Ada")
+	answer.TaskId = task.GetId()
+	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: answer}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Errorf("the answer sent after: %v, want UnsupportedOperationError (a terminal task)", err)
+	}
+	mcptest.WantState(t, mcptest.Send(t, c, a2a.UserMessage(`echo {"text": "again"}`)), a2a.StateCompleted, "")
 }

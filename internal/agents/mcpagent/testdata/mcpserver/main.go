@@ -1,7 +1,7 @@
 // Command mcpserver is an MCP server made with the official MCP Go SDK,
 // for the tests of `parley serve --mcp`: its tools cover each row of the
 // mapping (text, image and resources, structured content, isError,
-// progress, elicitation, a slow call that can be canceled, a crash, a hang, its environment).
+// progress, elicitation, a slow call that can be canceled, a crash, a hang, its environment and process id).
 // It speaks MCP over stdio, or with -http ADDR over streamable HTTP at
 // /mcp (printing its URL on the first line of standard output).
 package main
@@ -169,6 +169,10 @@ func newServer() *mcp.Server {
 				return nil, nil, err
 			}
 			return nil, nil, syscall.Exec(self, []string{self, "-freeze"}, os.Environ())
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The server's process id, for a test that kills it."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(os.Getpid())), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits with status 3, writing to stderr."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {

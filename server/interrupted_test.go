@@ -1,0 +1,158 @@
+package server_test
+
+// TaskHandle.EndInterrupted: an agent ends a task that waits for input
+// with no execution (spec §4.1.3).
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"testing"
+
+	"parley.dev/parley/a2a"
+	"parley.dev/parley/server"
+)
+
+// handles is an agent that asks for input on every new task, keeping the
+// task's handle, and answers a follow-up: "hold" waits on release while
+// the task is WORKING, anything else completes the task.
+type handles struct {
+	mu      sync.Mutex
+	byTask  map[string]server.TaskHandle
+	held    chan struct{} // a "hold" follow-up is running
+	release chan struct{}
+}
+
+func newHandles() *handles {
+	return &handles{byTask: map[string]server.TaskHandle{}, held: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (h *handles) Execute(ctx context.Context, req *server.Request, em *server.Emitter) error {
+	if req.Task == nil {
+		h.mu.Lock()
+		h.byTask[req.TaskID] = em.Handle()
+		h.mu.Unlock()
+		return em.StatusText(a2a.StateInputRequired, "which one?")
+	}
+	if a2a.FirstText(req.Message) == "hold" {
+		if err := em.Status(a2a.StateWorking, nil); err != nil {
+			return err
+		}
+		h.held <- struct{}{}
+		<-h.release
+	}
+	return em.Status(a2a.StateCompleted, nil)
+}
+
+func (h *handles) of(t *testing.T, id string) server.TaskHandle {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hd, ok := h.byTask[id]
+	if !ok || hd.ID() != id {
+		t.Fatalf("no handle for task %s", id)
+	}
+	return hd
+}
+
+func TestEndInterrupted(t *testing.T) {
+	t.Parallel()
+	h := newHandles()
+	s := newServer(t, server.Options{Agent: h})
+	ctx := anon(t)
+
+	t.Run("interrupted, no execution: ends", func(t *testing.T) {
+		task := sendTask(t, s, ctx, "start")
+		next, stop := iter.Pull2(s.SubscribeToTask(shortCtx(t, ""), &a2a.SubscribeToTaskRequest{Id: task.Id}))
+		defer stop()
+		if _, err, _ := next(); err != nil { // the snapshot: subscribed
+			t.Fatalf("SubscribeToTask: %v", err)
+		}
+		if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, a2a.AgentMessage("what it waited on is gone")); err != nil {
+			t.Fatalf("EndInterrupted = %v, want nil", err)
+		}
+		var last a2a.StreamEvent
+		for {
+			ev, err, ok := next()
+			if !ok {
+				break
+			}
+			if err != nil {
+				t.Fatalf("SubscribeToTask: %v", err)
+			}
+			last = ev
+		}
+		if got := last.Response.GetStatusUpdate().GetStatus(); got.GetState() != a2a.StateFailed || a2a.FirstText(got.GetMessage()) != "what it waited on is gone" {
+			t.Errorf("subscriber's last event = %v, want FAILED with the message", describe(last))
+		}
+		got, err := s.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id})
+		if err != nil || state(got) != a2a.StateFailed || got.GetStatus().GetMessage().GetTaskId() != task.Id {
+			t.Errorf("GetTask = %v, %v; want FAILED, its message stamped with the task", got.GetStatus(), err)
+		}
+		_, err = s.SendMessage(ctx, followReq(task.Id, "the answer"))
+		wantErr(t, "SendMessage after EndInterrupted", err, a2a.ErrUnsupportedOperation)
+		if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, nil); !errors.Is(err, server.ErrTaskClosed) {
+			t.Errorf("EndInterrupted on a FAILED task = %v, want ErrTaskClosed", err)
+		}
+	})
+
+	t.Run("execution running: left alone", func(t *testing.T) {
+		task := sendTask(t, s, ctx, "start")
+		done := make(chan *a2a.Task)
+		go func() {
+			resp, _ := s.SendMessage(ctx, followReq(task.Id, "hold"))
+			done <- resp.GetTask()
+		}()
+		<-h.held
+		if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, nil); !errors.Is(err, server.ErrNotInterrupted) {
+			t.Errorf("EndInterrupted while a follow-up runs = %v, want ErrNotInterrupted", err)
+		}
+		close(h.release)
+		if got := <-done; state(got) != a2a.StateCompleted {
+			t.Errorf("the follow-up ended %s, want COMPLETED", short(state(got)))
+		}
+	})
+
+	t.Run("not a terminal state", func(t *testing.T) {
+		task := sendTask(t, s, ctx, "start")
+		if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateWorking, nil); err == nil {
+			t.Error("EndInterrupted(WORKING) = nil, want an error")
+		}
+		if got, _ := s.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id}); state(got) != a2a.StateInputRequired {
+			t.Errorf("task is %s, want INPUT_REQUIRED", short(state(got)))
+		}
+	})
+}
+
+// TestEndInterruptedRacesFollowUp: of a follow-up and EndInterrupted sent
+// at once, exactly one wins, and the task ends as the winner says.
+func TestEndInterruptedRacesFollowUp(t *testing.T) {
+	t.Parallel()
+	h := newHandles()
+	s := newServer(t, server.Options{Agent: h})
+	ctx := anon(t)
+	for range 50 {
+		task := sendTask(t, s, ctx, "start")
+		hd := h.of(t, task.Id)
+		var endErr, sendErr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); endErr = hd.EndInterrupted(ctx, a2a.StateFailed, a2a.AgentMessage("gone")) }()
+		go func() { defer wg.Done(); _, sendErr = followUp(t, s, "", followReq(task.Id, "answer")) }()
+		wg.Wait()
+		got, err := s.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case endErr == nil && errors.Is(sendErr, a2a.ErrUnsupportedOperation) && state(got) == a2a.StateFailed:
+		case errors.Is(endErr, server.ErrNotInterrupted) || errors.Is(endErr, server.ErrTaskClosed):
+			if sendErr != nil || state(got) != a2a.StateCompleted {
+				t.Fatalf("follow-up won (EndInterrupted = %v), but SendMessage = %v and the task is %s", endErr, sendErr, short(state(got)))
+			}
+		default:
+			t.Fatalf("EndInterrupted = %v, SendMessage = %v, task %s: want one winner", endErr, sendErr, short(state(got)))
+		}
+	}
+}

@@ -9,7 +9,8 @@
 // runs, its progress notifications are WORKING status updates, an A2A
 // cancel becomes notifications/cancelled, and an elicitation request
 // makes the task INPUT_REQUIRED until a follow-up message answers it
-// (spec §4.1.3: an interrupted state; a cancel is §3.1.5).
+// (spec §4.1.3: an interrupted state; a cancel is §3.1.5), or the server
+// stops: then the task ends FAILED at once (server.TaskHandle).
 package mcpagent
 
 import (

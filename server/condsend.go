@@ -155,6 +155,14 @@ func (r *run) inputPending(ctx context.Context, msg *a2a.Message, conditional bo
 			return false, err
 		}
 	}
+	return r.followUpLogged(ctx)
+}
+
+// followUpLogged reports whether the task's last logged event is a
+// client's message: a follow-up taken, on this replica or another, whose
+// agent has not written yet. Callers hold r.mu and have read the log to
+// its end.
+func (r *run) followUpLogged(ctx context.Context) (bool, error) {
 	evs, err := r.s.store.Events(ctx, r.scope, r.id, r.seq-1, 1)
 	switch {
 	case errors.Is(err, taskstore.ErrPruned):

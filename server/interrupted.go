@@ -80,6 +80,15 @@ func (h TaskHandle) EndInterrupted(ctx context.Context, state a2a.TaskState, m *
 // the task ended or is worked on again. Callers hold r.mu and have
 // loaded the task.
 func (r *run) endInterrupted(ctx context.Context, state a2a.TaskState, m *a2a.Message) error {
+	cluster := r.s.opts.Cluster != nil && r.seq > 0
+	if cluster {
+		// Another replica may have taken a follow-up: read the log to
+		// its end, whose last event is that message until its agent
+		// writes.
+		if err := r.catchUp(ctx); err != nil {
+			return a2a.Internal(err)
+		}
+	}
 	st := r.task.GetStatus().GetState()
 	switch {
 	case a2a.IsTerminal(st):
@@ -87,13 +96,21 @@ func (r *run) endInterrupted(ctx context.Context, state a2a.TaskState, m *a2a.Me
 	case !a2a.IsInterrupted(st) || r.exec != nil:
 		return ErrNotInterrupted
 	}
+	if cluster {
+		if taken, err := r.followUpLogged(ctx); err != nil || taken {
+			if err == nil {
+				err = ErrNotInterrupted
+			}
+			return err
+		}
+	}
 	ev, err := r.statusUpdate(state, m)
 	if err != nil {
 		return err
 	}
-	// With Options.Cluster the run's view may be behind: a write of
-	// another replica first (a follow-up it took) makes this one give
-	// way, and one that ended the task makes it ErrTaskClosed.
+	// With Options.Cluster another replica may write first all the same
+	// (a follow-up it takes now): this write then gives way, and
+	// ErrTaskClosed says that the other write ended the task.
 	err = r.record(context.WithoutCancel(ctx), ev, true)
 	if errors.Is(err, ErrTaskTaken) {
 		return ErrNotInterrupted

@@ -9,14 +9,16 @@ import (
 	"iter"
 	"sync"
 	"testing"
+	"time"
 
 	"parley.dev/parley/a2a"
+	"parley.dev/parley/internal/pgtest"
 	"parley.dev/parley/server"
 )
 
 // handles is an agent that asks for input on every new task, keeping the
-// task's handle, and answers a follow-up: "hold" waits on release while
-// the task is WORKING, anything else completes the task.
+// task's handle, and completes the task on a follow-up; on "hold" it
+// first waits on release, having emitted nothing.
 type handles struct {
 	mu      sync.Mutex
 	byTask  map[string]server.TaskHandle
@@ -36,9 +38,6 @@ func (h *handles) Execute(ctx context.Context, req *server.Request, em *server.E
 		return em.StatusText(a2a.StateInputRequired, "which one?")
 	}
 	if a2a.FirstText(req.Message) == "hold" {
-		if err := em.Status(a2a.StateWorking, nil); err != nil {
-			return err
-		}
 		h.held <- struct{}{}
 		<-h.release
 	}
@@ -131,17 +130,49 @@ func TestEndInterruptedRacesFollowUp(t *testing.T) {
 	t.Parallel()
 	h := newHandles()
 	s := newServer(t, server.Options{Agent: h})
+	raceEndAndFollowUp(t, h, s, s)
+}
+
+// TestClusterEndInterrupted: with replicas, EndInterrupted on the replica
+// that asked gives way to a follow-up another replica took, even before
+// that one's agent wrote anything; and of the two sent at once, exactly
+// one wins.
+func TestClusterEndInterrupted(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	h := newHandles()
+	a, _ := replica(t, url, 2*time.Second, server.Options{Agent: h})
+	b, _ := replica(t, url, 2*time.Second, server.Options{Agent: h})
 	ctx := anon(t)
-	for range 50 {
-		task := sendTask(t, s, ctx, "start")
+	task := sendTask(t, a, ctx, "start")
+	done := make(chan *a2a.Task)
+	go func() {
+		resp, _ := b.SendMessage(ctx, followReq(task.Id, "hold"))
+		done <- resp.GetTask()
+	}()
+	<-h.held
+	if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, nil); !errors.Is(err, server.ErrNotInterrupted) {
+		t.Errorf("EndInterrupted while another replica runs a follow-up = %v, want ErrNotInterrupted", err)
+	}
+	close(h.release)
+	if got := <-done; state(got) != a2a.StateCompleted {
+		t.Errorf("the follow-up ended %s, want COMPLETED", short(state(got)))
+	}
+	raceEndAndFollowUp(t, h, a, b)
+}
+
+// raceEndAndFollowUp starts tasks on start and sends, for each, the
+// follow-up on follow while EndInterrupted runs.
+func raceEndAndFollowUp(t *testing.T, h *handles, start, follow *server.Server) {
+	ctx := anon(t)
+	for range 30 {
+		task := sendTask(t, start, ctx, "start")
 		hd := h.of(t, task.Id)
 		var endErr, sendErr error
 		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); endErr = hd.EndInterrupted(ctx, a2a.StateFailed, a2a.AgentMessage("gone")) }()
-		go func() { defer wg.Done(); _, sendErr = followUp(t, s, "", followReq(task.Id, "answer")) }()
+		wg.Go(func() { endErr = hd.EndInterrupted(ctx, a2a.StateFailed, a2a.AgentMessage("gone")) })
+		wg.Go(func() { _, sendErr = followUp(t, follow, "", followReq(task.Id, "answer")) })
 		wg.Wait()
-		got, err := s.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id})
+		got, err := follow.GetTask(ctx, &a2a.GetTaskRequest{Id: task.Id})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"parley.dev/parley/a2a"
 	"parley.dev/parley/internal/pgtest"
+	"parley.dev/parley/internal/testkit"
 	"parley.dev/parley/server"
 )
 
@@ -71,17 +72,11 @@ func TestEndInterrupted(t *testing.T) {
 		if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, a2a.AgentMessage("what it waited on is gone")); err != nil {
 			t.Fatalf("EndInterrupted = %v, want nil", err)
 		}
-		var last a2a.StreamEvent
-		for {
-			ev, err, ok := next()
-			if !ok {
-				break
-			}
-			if err != nil {
-				t.Fatalf("SubscribeToTask: %v", err)
-			}
-			last = ev
+		evs, err := testkit.Rest(next)
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("SubscribeToTask: %d events, %v", len(evs), err)
 		}
+		last := evs[len(evs)-1]
 		if got := last.Response.GetStatusUpdate().GetStatus(); got.GetState() != a2a.StateFailed || a2a.FirstText(got.GetMessage()) != "what it waited on is gone" {
 			t.Errorf("subscriber's last event = %v, want FAILED with the message", describe(last))
 		}
@@ -96,22 +91,7 @@ func TestEndInterrupted(t *testing.T) {
 		}
 	})
 
-	t.Run("execution running: left alone", func(t *testing.T) {
-		task := sendTask(t, s, ctx, "start")
-		done := make(chan *a2a.Task)
-		go func() {
-			resp, _ := s.SendMessage(ctx, followReq(task.Id, "hold"))
-			done <- resp.GetTask()
-		}()
-		<-h.held
-		if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, nil); !errors.Is(err, server.ErrNotInterrupted) {
-			t.Errorf("EndInterrupted while a follow-up runs = %v, want ErrNotInterrupted", err)
-		}
-		close(h.release)
-		if got := <-done; state(got) != a2a.StateCompleted {
-			t.Errorf("the follow-up ended %s, want COMPLETED", short(state(got)))
-		}
-	})
+	t.Run("execution running: left alone", func(t *testing.T) { endWhileFollowedUp(t, h, s, s) })
 
 	t.Run("not a terminal state", func(t *testing.T) {
 		task := sendTask(t, s, ctx, "start")
@@ -142,22 +122,30 @@ func TestClusterEndInterrupted(t *testing.T) {
 	h := newHandles()
 	a, _ := replica(t, url, 2*time.Second, server.Options{Agent: h})
 	b, _ := replica(t, url, 2*time.Second, server.Options{Agent: h})
+	endWhileFollowedUp(t, h, a, b)
+	raceEndAndFollowUp(t, h, a, b)
+}
+
+// endWhileFollowedUp starts a task on start, and calls EndInterrupted
+// while the agent handles its follow-up, sent to follow, before emitting
+// anything: the task is left to the follow-up, which completes it. It
+// closes h.release.
+func endWhileFollowedUp(t *testing.T, h *handles, start, follow *server.Server) {
 	ctx := anon(t)
-	task := sendTask(t, a, ctx, "start")
+	task := sendTask(t, start, ctx, "start")
 	done := make(chan *a2a.Task)
 	go func() {
-		resp, _ := b.SendMessage(ctx, followReq(task.Id, "hold"))
+		resp, _ := follow.SendMessage(ctx, followReq(task.Id, "hold"))
 		done <- resp.GetTask()
 	}()
 	<-h.held
 	if err := h.of(t, task.Id).EndInterrupted(ctx, a2a.StateFailed, nil); !errors.Is(err, server.ErrNotInterrupted) {
-		t.Errorf("EndInterrupted while another replica runs a follow-up = %v, want ErrNotInterrupted", err)
+		t.Errorf("EndInterrupted while a follow-up runs = %v, want ErrNotInterrupted", err)
 	}
 	close(h.release)
 	if got := <-done; state(got) != a2a.StateCompleted {
 		t.Errorf("the follow-up ended %s, want COMPLETED", short(state(got)))
 	}
-	raceEndAndFollowUp(t, h, a, b)
 }
 
 // raceEndAndFollowUp starts tasks on start and sends, for each, the

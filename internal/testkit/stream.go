@@ -26,6 +26,23 @@ func Collect(seq iter.Seq2[a2a.StreamEvent, error]) ([]a2a.StreamEvent, error) {
 	return evs, nil
 }
 
+// Rest drains what is left of a stream being read with iter.Pull2 (its
+// next function), as Collect drains a whole one: for a test that reads
+// the first event (the subscription is made), acts, then takes the rest.
+func Rest(next func() (a2a.StreamEvent, error, bool)) ([]a2a.StreamEvent, error) {
+	var evs []a2a.StreamEvent
+	for {
+		ev, err, ok := next()
+		if !ok {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
 // Kinds names the payload of each event, for comparing streams in failure
 // messages: "task:STATE", "status:STATE", "artifact:TEXT", "message:TEXT",
 // or "?" for an event without a payload.

@@ -230,18 +230,11 @@ func TestMCPAgentChildKilledWhileAsking(t *testing.T) {
 		t.Fatal(err)
 	}
 	const said = "the MCP server stopped while the call of ask waited for an answer"
-	var last a2a.StreamEvent
-	for {
-		ev, err, ok := next()
-		if !ok {
-			break
-		}
-		if err != nil {
-			t.Fatalf("SubscribeToTask: %v", err)
-		}
-		last = ev
+	evs, err := testkit.Rest(next)
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("SubscribeToTask: %d events, %v", len(evs), err)
 	}
-	if st := last.Response.GetStatusUpdate().GetStatus(); st.GetState() != a2a.StateFailed || !strings.Contains(a2a.FirstText(st.GetMessage()), said) {
+	if st := evs[len(evs)-1].Response.GetStatusUpdate().GetStatus(); st.GetState() != a2a.StateFailed || !strings.Contains(a2a.FirstText(st.GetMessage()), said) {
 		t.Errorf("the subscriber's last status = %v, want FAILED saying %q", st, said)
 	}
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{Id: task.GetId()})

@@ -263,40 +263,50 @@ func fieldNumber(m proto.Message, name protoreflect.Name) protowire.Number {
 
 // scanArtifactUpdate reads b, an encoded a2a.StreamResponse, as an
 // artifact update (ok) or not: its artifact's id and lastChunk, without
-// decoding the rest.
+// decoding the rest. It reads them as proto.Unmarshal does: the last
+// member of the payload on the wire is the one set, and a member (or an
+// artifact) that occurs more than once in a row is the merge of its
+// occurrences, each field's last value winning.
 func scanArtifactUpdate(b []byte) (id string, last, ok bool, err error) {
-	var update []byte
+	var updates [][]byte // the occurrences of the update, in order
 	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch {
 		case num == fieldArtifactUpdate && typ == protowire.BytesType:
-			update, _ = protowire.ConsumeBytes(v)
-			ok = true
-		case payloadFields.ByNumber(num) != nil:
-			ok = false // the oneof's last member is the one set
+			u, _ := protowire.ConsumeBytes(v)
+			updates = append(updates, u)
+		case typ == protowire.BytesType && payloadFields.ByNumber(num) != nil:
+			// Another member (each is a message; of another wire type it
+			// is an unknown field): the update is gone.
+			updates = updates[:0]
 		}
 		return nil
 	})
-	if err != nil || !ok {
+	if err != nil || len(updates) == 0 {
 		return "", false, false, err
 	}
-	err = eachField(update, func(num protowire.Number, typ protowire.Type, v []byte) error {
-		switch {
-		case num == fieldLastChunk && typ == protowire.VarintType:
-			x, _ := protowire.ConsumeVarint(v)
-			last = x != 0
-		case num == fieldArtifact && typ == protowire.BytesType:
-			a, _ := protowire.ConsumeBytes(v)
-			return eachField(a, func(num protowire.Number, typ protowire.Type, v []byte) error {
-				if num == fieldArtifactID && typ == protowire.BytesType {
-					s, _ := protowire.ConsumeBytes(v)
-					id = string(s)
-				}
-				return nil
-			})
+	for _, u := range updates {
+		err = eachField(u, func(num protowire.Number, typ protowire.Type, v []byte) error {
+			switch {
+			case num == fieldLastChunk && typ == protowire.VarintType:
+				x, _ := protowire.ConsumeVarint(v)
+				last = x != 0
+			case num == fieldArtifact && typ == protowire.BytesType:
+				a, _ := protowire.ConsumeBytes(v)
+				return eachField(a, func(num protowire.Number, typ protowire.Type, v []byte) error {
+					if num == fieldArtifactID && typ == protowire.BytesType {
+						s, _ := protowire.ConsumeBytes(v)
+						id = string(s)
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			return "", false, false, err
 		}
-		return nil
-	})
-	return id, last, err == nil, err
+	}
+	return id, last, true, nil
 }
 
 // eachField calls fn with the number, type and encoded value of each

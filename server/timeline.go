@@ -80,8 +80,9 @@ func (s *Server) readTimeline(ctx context.Context, scope taskstore.Scope, id str
 	var err error
 	for range timelineReads {
 		var tl *taskstore.Timeline
-		if tl, err = s.readTimelineOnce(ctx, scope, id, upto, n); !errors.Is(err, taskstore.ErrPruned) {
-			return tl, err
+		tl, err = s.readTimelineOnce(ctx, scope, id, upto, n)
+		if !errors.Is(err, taskstore.ErrPruned) || errors.Is(err, taskstore.ErrTimelineLost) {
+			return tl, err // read, or never to be read
 		}
 	}
 	return nil, err

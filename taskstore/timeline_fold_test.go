@@ -80,41 +80,54 @@ func TestFoldRandom(t *testing.T) {
 			if from > 0 && r.IntN(3) == 0 {
 				from = r.IntN(from) // again, from an event the base holds
 			}
-			f, err := taskstore.NewFold(base)
-			if err != nil {
-				t.Fatalf("round %d: NewFold: %v", round, err)
-			}
-			for _, ev := range evs[from:cut] {
-				if r.IntN(2) == 0 {
-					f.Add(ev)
-					continue
-				}
-				b, err := proto.Marshal(ev.Response)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := f.AddEncoded(ev.Seq, b); err != nil {
-					t.Fatalf("round %d: AddEncoded %d: %v", round, ev.Seq, err)
-				}
-			}
-			if base, err = f.Base(); err != nil {
-				t.Fatal(err)
-			}
+			base = foldPiece(t, base, evs[from:cut], func() bool { return r.IntN(2) == 0 })
 			done = cut
-			var got taskstore.Timeline
-			after, err := got.Start(base)
-			if err != nil || after != uint64(done) {
-				t.Fatalf("round %d: Start = %d, %v; want %d", round, after, err, done)
-			}
-			for _, ev := range evs[after:] {
-				got.Add(ev)
-			}
-			if !slices.EqualFunc(got.Entries, whole.Entries, func(a, b *a2a.TimelineEntry) bool { return proto.Equal(a, b) }) ||
-				!maps.Equal(got.Spans, whole.Spans) {
-				t.Fatalf("round %d, base to %d of %d: timeline %v, spans %v; want %v, %v", round, done, len(evs),
-					got.Entries, got.Spans, whole.Entries, whole.Spans)
-			}
+			checkBase(t, fmt.Sprintf("round %d, base to %d of %d", round, done, len(evs)), base, uint64(done), evs, &whole)
 		}
+	}
+}
+
+// foldPiece returns base with evs folded in, each encoded when enc says.
+func foldPiece(t *testing.T, base []byte, evs []a2a.StreamEvent, enc func() bool) []byte {
+	t.Helper()
+	f, err := taskstore.NewFold(base)
+	if err != nil {
+		t.Fatalf("NewFold: %v", err)
+	}
+	for _, ev := range evs {
+		if !enc() {
+			f.Add(ev)
+			continue
+		}
+		b, err := proto.Marshal(ev.Response)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.AddEncoded(ev.Seq, b); err != nil {
+			t.Fatalf("AddEncoded %d: %v", ev.Seq, err)
+		}
+	}
+	if base, err = f.Base(); err != nil {
+		t.Fatalf("Base: %v", err)
+	}
+	return base
+}
+
+// checkBase fails t unless base holds the events to upto and reads, with
+// the events of evs after it, as whole, the timeline of all of evs.
+func checkBase(t *testing.T, what string, base []byte, upto uint64, evs []a2a.StreamEvent, whole *taskstore.Timeline) {
+	t.Helper()
+	var got taskstore.Timeline
+	after, err := got.Start(base)
+	if err != nil || after != upto {
+		t.Fatalf("%s: Start = %d, %v; want %d", what, after, err, upto)
+	}
+	for _, ev := range evs[after:] {
+		got.Add(ev)
+	}
+	if !slices.EqualFunc(got.Entries, whole.Entries, func(a, b *a2a.TimelineEntry) bool { return proto.Equal(a, b) }) ||
+		!maps.Equal(got.Spans, whole.Spans) {
+		t.Errorf("%s: timeline %v, spans %v; want %v, %v", what, got.Entries, got.Spans, whole.Entries, whole.Spans)
 	}
 }
 

@@ -10,17 +10,23 @@ import (
 	"parley.dev/parley/taskstore/internal/timelinetest"
 )
 
+// clockedStore opens a store whose clock is set by at, to sec seconds
+// after epoch.
+func clockedStore(t *testing.T) (s *Store, at func(sec int)) {
+	s = openTemp(t)
+	clock := epoch
+	s.now = func() time.Time { return clock }
+	return s, func(sec int) { clock = epoch.Add(time.Duration(sec) * time.Second) }
+}
+
 // TestPruneByMark: PruneEvents finds the tasks with events to prune by
 // their mark, removes what was logged before the cut but each task's last
 // event, and sets the mark again from what is left, so a task is pruned
 // again once it has logged more; batches go on until no task is left.
 func TestPruneByMark(t *testing.T) {
-	s := openTemp(t)
+	s, at := clockedStore(t)
 	defer s.Close()
 	ctx := t.Context()
-	clock := epoch
-	s.now = func() time.Time { return clock }
-	at := func(sec int) { clock = epoch.Add(time.Duration(sec) * time.Second) }
 	status := func(id string, seq uint64) taskstore.Event {
 		return taskstore.Event{Seq: seq, Response: &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{
 			StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: id, ContextId: "c", Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING}}}}}
@@ -111,12 +117,9 @@ func must(t *testing.T, err error) {
 // several events so logged, trimmed with every row before it gone. The
 // task is not left marked for a prune that removes nothing.
 func TestPruneClockSetBack(t *testing.T) {
-	s := openTemp(t)
+	s, at := clockedStore(t)
 	defer s.Close()
 	ctx := t.Context()
-	clock := epoch
-	s.now = func() time.Time { return clock }
-	at := func(sec int) { clock = epoch.Add(time.Duration(sec) * time.Second) }
 	status := func(id string, text string) *a2a.StreamResponse {
 		return &a2a.StreamResponse{Payload: &a2a.StreamResponse_StatusUpdate{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskId: id, ContextId: "c",
 			Status: &a2a.TaskStatus{State: a2a.TaskState_TASK_STATE_WORKING, Message: a2a.UserMessage(text)}}}}

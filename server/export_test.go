@@ -78,3 +78,8 @@ func (h *HeldRun) ApplyNext(ctx context.Context) (uint64, error) {
 
 // Release lets the run go.
 func (h *HeldRun) Release() { h.r.s.release(h.r) }
+
+// ReadTimeline is readTimeline: the task's timeline up to event upto.
+func (s *Server) ReadTimeline(ctx context.Context, scope taskstore.Scope, id string, upto uint64) (*taskstore.Timeline, error) {
+	return s.readTimeline(ctx, scope, id, upto, nil)
+}

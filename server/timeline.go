@@ -80,8 +80,9 @@ func (s *Server) readTimeline(ctx context.Context, scope taskstore.Scope, id str
 	var err error
 	for range timelineReads {
 		var tl *taskstore.Timeline
-		if tl, err = s.readTimelineOnce(ctx, scope, id, upto, n); !errors.Is(err, taskstore.ErrPruned) {
-			return tl, err
+		tl, err = s.readTimelineOnce(ctx, scope, id, upto, n)
+		if !errors.Is(err, taskstore.ErrPruned) || errors.Is(err, taskstore.ErrTimelineLost) {
+			return tl, err // read, or never to be read
 		}
 	}
 	return nil, err
@@ -89,7 +90,7 @@ func (s *Server) readTimeline(ctx context.Context, scope taskstore.Scope, id str
 
 // readTimelineOnce is one read of readTimeline. A base past upto (an
 // answer read before a prune that outran it) gives its entries up to
-// upto.
+// upto, and no end to an artifact it ends after upto.
 func (s *Server) readTimelineOnce(ctx context.Context, scope taskstore.Scope, id string, upto uint64, n *int32) (*taskstore.Timeline, error) {
 	base, err := s.store.TimelineBase(ctx, scope, id)
 	if err != nil {
@@ -103,6 +104,15 @@ func (s *Server) readTimelineOnce(ctx context.Context, scope taskstore.Scope, id
 	if after > upto {
 		end := taskstore.Generation(upto)
 		tl.Entries = slices.DeleteFunc(tl.Entries, func(e *a2a.TimelineEntry) bool { return e.Generation > end })
+		for id, sp := range tl.Spans {
+			if sp.End > end || -sp.End > end {
+				// Ended, or updated, after upto: it streamed at upto (as
+				// far as the base tells; an end at or before upto that a
+				// terminal state after it gave is kept).
+				sp.End = 0
+				tl.Spans[id] = sp
+			}
+		}
 	}
 	for after < upto {
 		evs, err := s.store.Events(ctx, scope, id, after, min(timelinePage, int(upto-after)))

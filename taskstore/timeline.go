@@ -1,6 +1,7 @@
 package taskstore
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -161,14 +162,23 @@ func (tl *Timeline) Last(n *int32) []*a2a.TimelineEntry {
 // AddEncoded for each event removed, oldest first, then Base for the
 // base to keep. An event the base already holds (numbered at or before
 // its last) is passed over, so a fold that is repeated changes nothing.
+// A fold whose events do not follow on from its base (from the first
+// event, when there is no base) has lost the timeline's start: pruned
+// without a base by a Parley before this one, or an event that did not
+// decode. Its base then holds no timeline, and says so (Timeline.Start
+// returns ErrTimelineLost) for the task's life, rather than a timeline
+// that misses entries.
 //
 // A base is encoded as an a2a.Task holding the generation of the last
 // event folded into it, every entry of the timeline, and one artifact per
 // span: its id and generations (an end below zero is the generation of
-// the last update of an artifact not complete yet, as Spans holds it).
+// the last update of an artifact not complete yet, as Spans holds it); a
+// base that lost the timeline's start, as an a2a.Task holding minus the
+// generation of the last event folded into it, and nothing else.
 type Fold struct {
-	tl  Timeline
-	seq uint64 // the last event folded
+	tl   Timeline
+	seq  uint64 // the last event folded
+	lost bool   // the timeline's start is lost: tl is empty
 }
 
 // NewFold starts a fold onto base (empty: none yet).
@@ -176,12 +186,32 @@ func NewFold(base []byte) (*Fold, error) {
 	f := &Fold{}
 	seq, err := f.tl.Start(base)
 	f.seq = seq
+	if errors.Is(err, ErrTimelineLost) {
+		f.lost, err = true, nil
+	}
 	return f, err
+}
+
+// next reports whether event seq is to be folded in: not one the base
+// holds already, nor one of a fold that lost the timeline's start, which
+// it loses when seq does not follow the last event folded.
+func (f *Fold) next(seq uint64) bool {
+	if seq <= f.seq {
+		return false
+	}
+	if seq != f.seq+1 && !f.lost {
+		f.lost, f.tl = true, Timeline{}
+	}
+	if f.lost {
+		f.seq = seq
+		return false
+	}
+	return true
 }
 
 // Add folds ev in.
 func (f *Fold) Add(ev a2a.StreamEvent) {
-	if ev.Seq > f.seq {
+	if f.next(ev.Seq) {
 		f.tl.Add(ev)
 		f.seq = ev.Seq
 	}
@@ -193,7 +223,7 @@ func (f *Fold) Add(ev a2a.StreamEvent) {
 // event it decodes. An event that does not decode is an error, and is
 // not folded.
 func (f *Fold) AddEncoded(seq uint64, b []byte) error {
-	if seq <= f.seq {
+	if !f.next(seq) {
 		return nil
 	}
 	id, last, ok, err := scanArtifactUpdate(b)
@@ -215,6 +245,9 @@ func (f *Fold) AddEncoded(seq uint64, b []byte) error {
 
 // Base returns the base with every event added.
 func (f *Fold) Base() ([]byte, error) {
+	if f.lost {
+		return proto.Marshal(&a2a.Task{Generation: -Generation(f.seq)})
+	}
 	b := &a2a.Task{Generation: Generation(f.seq), Timeline: f.tl.Entries}
 	for _, id := range slices.Sorted(maps.Keys(f.tl.Spans)) {
 		sp := f.tl.Spans[id]
@@ -223,9 +256,16 @@ func (f *Fold) Base() ([]byte, error) {
 	return proto.Marshal(b)
 }
 
+// ErrTimelineLost is returned by Timeline.Start for a base that lost the
+// timeline's start (see Fold): the task has no timeline. It is an
+// ErrPruned.
+var ErrTimelineLost = fmt.Errorf("%w: the timeline's start is lost", ErrPruned)
+
 // Start makes tl the timeline base base (empty: none, tl is left empty) and
 // returns the sequence number of the last event the base holds: the
-// task's timeline is tl once the logged events after it are added.
+// task's timeline is tl once the logged events after it are added. For a
+// base that lost the timeline's start it returns that number and
+// ErrTimelineLost, tl left empty.
 func (tl *Timeline) Start(base []byte) (uint64, error) {
 	if len(base) == 0 {
 		return 0, nil
@@ -235,7 +275,7 @@ func (tl *Timeline) Start(base []byte) (uint64, error) {
 		return 0, fmt.Errorf("taskstore: timeline base: %w", err)
 	}
 	if b.Generation < 0 {
-		return 0, fmt.Errorf("taskstore: timeline base at generation %d", b.Generation)
+		return uint64(-b.Generation), ErrTimelineLost
 	}
 	tl.Entries = b.Timeline
 	tl.Spans = make(map[string]Span, len(b.Artifacts))
@@ -263,40 +303,50 @@ func fieldNumber(m proto.Message, name protoreflect.Name) protowire.Number {
 
 // scanArtifactUpdate reads b, an encoded a2a.StreamResponse, as an
 // artifact update (ok) or not: its artifact's id and lastChunk, without
-// decoding the rest.
+// decoding the rest. It reads them as proto.Unmarshal does: the last
+// member of the payload on the wire is the one set, and a member (or an
+// artifact) that occurs more than once in a row is the merge of its
+// occurrences, each field's last value winning.
 func scanArtifactUpdate(b []byte) (id string, last, ok bool, err error) {
-	var update []byte
+	var updates [][]byte // the occurrences of the update, in order
 	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch {
 		case num == fieldArtifactUpdate && typ == protowire.BytesType:
-			update, _ = protowire.ConsumeBytes(v)
-			ok = true
-		case payloadFields.ByNumber(num) != nil:
-			ok = false // the oneof's last member is the one set
+			u, _ := protowire.ConsumeBytes(v)
+			updates = append(updates, u)
+		case typ == protowire.BytesType && payloadFields.ByNumber(num) != nil:
+			// Another member (each is a message; of another wire type it
+			// is an unknown field): the update is gone.
+			updates = updates[:0]
 		}
 		return nil
 	})
-	if err != nil || !ok {
+	if err != nil || len(updates) == 0 {
 		return "", false, false, err
 	}
-	err = eachField(update, func(num protowire.Number, typ protowire.Type, v []byte) error {
-		switch {
-		case num == fieldLastChunk && typ == protowire.VarintType:
-			x, _ := protowire.ConsumeVarint(v)
-			last = x != 0
-		case num == fieldArtifact && typ == protowire.BytesType:
-			a, _ := protowire.ConsumeBytes(v)
-			return eachField(a, func(num protowire.Number, typ protowire.Type, v []byte) error {
-				if num == fieldArtifactID && typ == protowire.BytesType {
-					s, _ := protowire.ConsumeBytes(v)
-					id = string(s)
-				}
-				return nil
-			})
+	for _, u := range updates {
+		err = eachField(u, func(num protowire.Number, typ protowire.Type, v []byte) error {
+			switch {
+			case num == fieldLastChunk && typ == protowire.VarintType:
+				x, _ := protowire.ConsumeVarint(v)
+				last = x != 0
+			case num == fieldArtifact && typ == protowire.BytesType:
+				a, _ := protowire.ConsumeBytes(v)
+				return eachField(a, func(num protowire.Number, typ protowire.Type, v []byte) error {
+					if num == fieldArtifactID && typ == protowire.BytesType {
+						s, _ := protowire.ConsumeBytes(v)
+						id = string(s)
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			return "", false, false, err
 		}
-		return nil
-	})
-	return id, last, err == nil, err
+	}
+	return id, last, true, nil
 }
 
 // eachField calls fn with the number, type and encoded value of each

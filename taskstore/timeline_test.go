@@ -1,7 +1,7 @@
 package taskstore_test
 
 import (
-	"maps"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -56,40 +56,10 @@ func TestFold(t *testing.T) {
 			var base []byte
 			from := 0
 			for _, cut := range cuts {
-				f, err := taskstore.NewFold(base)
-				if err != nil {
-					t.Fatalf("cuts %v: NewFold at %d: %v", cuts, from, err)
-				}
-				for _, ev := range evs[max(from-1, 0):cut] {
-					if !encoded {
-						f.Add(ev)
-						continue
-					}
-					b, err := proto.Marshal(ev.Response)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := f.AddEncoded(ev.Seq, b); err != nil {
-						t.Fatalf("cuts %v: AddEncoded %d: %v", cuts, ev.Seq, err)
-					}
-				}
-				if base, err = f.Base(); err != nil {
-					t.Fatalf("cuts %v: Base at %d: %v", cuts, cut, err)
-				}
+				base = foldPiece(t, base, evs[max(from-1, 0):cut], func() bool { return encoded })
 				from = cut
 			}
-			var got taskstore.Timeline
-			after, err := got.Start(base)
-			if err != nil || after != uint64(from) {
-				t.Fatalf("cuts %v: Start = %d, %v; want %d", cuts, after, err, from)
-			}
-			for _, ev := range evs[after:] {
-				got.Add(ev)
-			}
-			if !slices.EqualFunc(got.Entries, whole.Entries, func(a, b *a2a.TimelineEntry) bool { return proto.Equal(a, b) }) ||
-				!maps.Equal(got.Spans, whole.Spans) {
-				t.Errorf("encoded %v, cuts %v: timeline %v, spans %v; want %v, %v", encoded, cuts, got.Entries, got.Spans, whole.Entries, whole.Spans)
-			}
+			checkBase(t, fmt.Sprintf("encoded %v, cuts %v", encoded, cuts), base, uint64(from), evs, &whole)
 		}
 	}
 	if _, err := taskstore.NewFold([]byte("not a base")); err == nil {

@@ -107,7 +107,8 @@ var (
 		RETURNING d.task_id, d.seq, d.first_seq, d.response`
 	sqlPruneLast = `SELECT e.task_id, e.seq, e.first_seq, e.response FROM task_events e
 		JOIN tasks t ON t.id = e.task_id AND t.seq = e.seq
-		WHERE e.created_ms < $1 AND e.first_seq IS NOT NULL` + sqlstore.LimitBatch + ` FOR UPDATE OF e`
+		WHERE e.created_ms < $1 AND e.first_seq IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM task_events p WHERE p.task_id = e.task_id AND p.seq < e.first_seq)` + sqlstore.LimitBatch + ` FOR UPDATE OF e`
 	sqlTrimLast = `UPDATE task_events SET first_seq = NULL, response = $3 WHERE task_id = $1 AND seq = $2`
 	sqlGetBases = `SELECT task_id, base FROM task_timelines WHERE task_id = ANY($1)`
 	// A base is written only while its task is there: DeleteFinished
@@ -336,7 +337,7 @@ func (s *Store) Events(ctx context.Context, sc taskstore.Scope, id string, after
 // removes into their tasks' timeline bases. The count is of events. A
 // log is pruned from its start: when a wall clock set back stamped an
 // event older than the one before it, that one goes with it, sooner
-// than asked.
+// than asked; a last row is trimmed once no row is left before it.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	cut, total := order.CeilMillis(before), 0
 	for _, step := range []func(pgx.Tx, int64) (removed, found int, err error){s.pruneRows, s.trimLast} {

@@ -555,6 +555,19 @@ func TestMigrateToVersion9(t *testing.T) {
 	}
 }
 
+// TestMigrateToVersion9PrunedLog: a version 8 schema whose task's log
+// lost its start to a prune of a Parley before timeline bases (while 1.1
+// was not served) keeps, once pruned again, a base that says the
+// timeline is lost, not a timeline without its start.
+func TestMigrateToVersion9PrunedLog(t *testing.T) {
+	u, conn, s := migratedStore(t)
+	all := timelinetest.Write(t, s, scope, "t-v8", 300)
+	s.Close()
+	s = reopenAt(t, u, conn, 8, `DROP TABLE task_timelines`, `DELETE FROM task_events WHERE task_id = 't-v8' AND seq = 1`)
+	defer s.Close()
+	timelinetest.PruneLost(t, s, scope, "after the migration and a prune", "t-v8", all)
+}
+
 // reopenAt runs stmts on the schema at u, records it as at version, and
 // opens it, which migrates it: the store at SchemaVersion.
 func reopenAt(t *testing.T, u string, conn *pgx.Conn, version int, stmts ...string) *Store {

@@ -57,7 +57,13 @@ func (s *Store) prepareEvents(p *preparer) {
 	// with the removed events folded in; the task's mark set again from
 	// what is left.
 	s.pruneTasks = p.writer(`SELECT id, seq FROM tasks WHERE prune_ms < ? ORDER BY prune_ms` + sqlstore.LimitBatch)
-	s.pruneEvents = p.writer(`DELETE FROM task_events WHERE task_id = ? AND seq < ? AND created_ms < ?
+	// A log is pruned from its start, so that its timeline base folds its
+	// events in order: a row logged before the cut (or a last row to trim)
+	// goes with every row before it, sooner than asked when a wall clock
+	// set back stamped it older than the one before it; every row left
+	// but the last is then logged at or after the cut, so the mark is too.
+	s.pruneEvents = p.writer(`DELETE FROM task_events WHERE task_id = ?1 AND seq < ?2 AND seq <= (SELECT max(seq) FROM task_events
+		WHERE task_id = ?1 AND created_ms < ?3 AND (seq < ?2 OR first_seq IS NOT NULL))
 		RETURNING seq, first_seq, response`)
 	s.getBase = p.writer(`SELECT base FROM task_timelines WHERE task_id = ?`)
 	s.putBase = p.writer(dialect.PutTimelineBaseSQL())

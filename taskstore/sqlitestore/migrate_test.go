@@ -552,6 +552,19 @@ func TestUpgradeToV10(t *testing.T) {
 	}
 }
 
+// TestUpgradeToV10PrunedLog: a version 9 file whose task's log lost its
+// start to a prune of a Parley before timeline bases (while 1.1 was not
+// served) keeps, once pruned again, a base that says the timeline is
+// lost, not a timeline without its start.
+func TestUpgradeToV10PrunedLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v9.db")
+	s := openKeyed(t, path, nil)
+	all := timelinetest.Write(t, s, scope, "task-v9", 300)
+	s = reopenAt(t, s, path, 9, `DROP TABLE task_timelines`, `DELETE FROM task_events WHERE task_id = 'task-v9' AND seq = 1`)
+	defer s.Close()
+	timelinetest.PruneLost(t, s, scope, "after the upgrade and a prune", "task-v9", all)
+}
+
 // TestMalformedEventRow: a row of several events whose bytes do not split
 // is reported by Events, and does not stop PruneEvents, which prunes the
 // other tasks and leaves that row as it is.

@@ -5,6 +5,7 @@
 package timelinetest
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
@@ -109,5 +110,26 @@ func PruneAndCheck(t *testing.T, s taskstore.Tasks, sc taskstore.Scope, what, id
 	Check(t, s, sc, what, id, all)
 	if n, err := s.DeleteFinished(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("%s: DeleteFinished = %d, %v; want 1", what, n, err)
+	}
+}
+
+// PruneLost prunes the log of task id, whose start a Parley before
+// timeline bases pruned (no base kept it), to its last event, and fails t
+// unless its base then reads as no timeline (taskstore.ErrTimelineLost)
+// up to the event before its last, rather than a timeline without its
+// start.
+func PruneLost(t *testing.T, s taskstore.Tasks, sc taskstore.Scope, what, id string, all []*a2a.StreamResponse) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := s.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatalf("%s: PruneEvents: %v", what, err)
+	}
+	tb, err := s.TimelineBase(ctx, sc, id)
+	if err != nil {
+		t.Fatalf("%s: TimelineBase: %v", what, err)
+	}
+	var tl taskstore.Timeline
+	if after, err := tl.Start(tb); !errors.Is(err, taskstore.ErrTimelineLost) || after != uint64(len(all)-1) {
+		t.Errorf("%s: the base reads to %d, %v, %d entries; want to %d, ErrTimelineLost", what, after, err, len(tl.Entries), len(all)-1)
 	}
 }

@@ -217,15 +217,23 @@ func TestPipelineCutsStalledUploads(t *testing.T) {
 // TestPipelineSharesTheBodyBudget: a stalled upload on one protocol holds
 // budget that a large upload on the next one cannot have.
 func TestPipelineSharesTheBodyBudget(t *testing.T) {
-	h, base := matrixServer(t, Options{BodyBudget: 200 << 10, MaxPendingAnonymous: -1})
+	const budget = 200 << 10
+	h, base := matrixServer(t, Options{BodyBudget: budget, MaxPendingAnonymous: -1})
 	forEachProtocol(t, h, func(t *testing.T, p, other *protocol) {
 		holder := startUpload(t, base, other, "", 1<<20, 200<<10)
-		awaitHeld(t, h.budget)
+		// The holder's 200 KiB grow its buffer to 256 KiB, of which all
+		// but the free 64 KiB are held: less than FreeBodyBytes is left,
+		// so the next upload cannot grow its buffer past the free part.
+		awaitBudget(t, h.budget, "an upload holds the budget", func(left int64) bool { return left < httpx.FreeBodyBytes })
 		r := startUpload(t, base, p, "", 1<<20, 200<<10).answer(answerWait)
 		if why := busyRefusal(p, r); why != "" {
 			t.Errorf("upload while %s/%s holds the budget: %s", other.version, other.binding, why)
 		}
 		holder.body.Close()
+		// The server lets go of the holder's bytes when it sees the body
+		// end, a moment after Close: the next protocol's holder must not
+		// meet them (it would be refused, and hold nothing).
+		awaitBudget(t, h.budget, "the budget given back", func(left int64) bool { return left == budget })
 	})
 }
 
@@ -234,27 +242,17 @@ func TestPipelineSharesTheBodyBudget(t *testing.T) {
 // ends the wait.
 const answerWait = 15 * time.Second
 
-// awaitHeld waits until an upload holds part of the budget and has
-// stopped taking more (its bytes all arrived): a fixed pause was too
-// short on a loaded machine, and so was a deadline of 5 s when other
-// processes took both cores.
-func awaitHeld(t *testing.T, b *httpx.Budget) {
+// awaitBudget waits until the bytes of b not held satisfy ok: a fixed
+// pause was too short on a loaded machine. The 30 s are a safety net for
+// a budget that never gets there, not a bound on the server.
+func awaitBudget(t *testing.T, b *httpx.Budget, what string, ok func(left int64) bool) {
 	t.Helper()
-	last, still := b.Left(), 0
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		left := b.Left()
-		if left == last {
-			still++
-		} else {
-			still = 0
-		}
-		last = left
-		if still >= 5 && left < 200<<10 {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if ok(b.Left()) {
 			return
 		}
 	}
-	t.Fatalf("no upload holds the budget (%d bytes left)", last)
+	t.Fatalf("waited 30 s for %s: %d bytes left", what, b.Left())
 }
 
 // TestPipelineCapsPendingAnonymous: the anonymous cap counts uploads of

@@ -195,8 +195,10 @@ func (s *Sender) deliver(t *target, gen uint64, n *taskstore.Notification) bool 
 		failures := t.failures
 		s.mu.Unlock()
 		if out == drop {
-			s.dropped.Add(1)
+			// Logged before it is counted (as are retries and
+			// suspensions): whoever sees it in Stats finds it logged.
 			log.Warn("push: notification dropped", "reason", why)
+			s.dropped.Add(1)
 			if err := s.store.DeletePush(ctx, n.ID); err != nil && ctx.Err() == nil {
 				log.Error("push: could not drop a notification", "err", err)
 			}
@@ -209,8 +211,8 @@ func (s *Sender) deliver(t *target, gen uint64, n *taskstore.Notification) bool 
 			return true
 		}
 		d := max(s.opts.Backoff.Delay(try), wait)
-		s.retries.Add(1)
 		log.Info("push: delivery failed; will retry", "reason", why, "attempt", try, "retry_in", d.Round(time.Millisecond))
+		s.retries.Add(1)
 		if !s.sleep(ctx, d) {
 			return false
 		}

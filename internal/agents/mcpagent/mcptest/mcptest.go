@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,7 +198,12 @@ func Elicitation(t *testing.T, c *client.Client) {
 	}
 }
 
-// Progress: progress notifications as WORKING updates of a stream.
+// Progress: progress notifications as WORKING updates of a stream, in
+// order. The tool pauses 20 ms after each of its three steps, yet the last
+// ones may still be missing: the SDK's client hands a call its result at
+// once but runs notification handlers on a goroutine of their own, so a
+// notification read before the result can be handled after the task ended
+// (docs/mcp.md). So the updates must be the first one or more steps, in order.
 func Progress(t *testing.T, c *client.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
@@ -212,8 +218,9 @@ func Progress(t *testing.T, c *client.Client) {
 			}
 		}
 	}
-	if got := strings.Join(said, "|"); got != "progress 1/3: step 1|progress 2/3: step 2|progress 3/3: step 3" {
-		t.Errorf("progress updates %q", got)
+	want := []string{"progress 1/3: step 1", "progress 2/3: step 2", "progress 3/3: step 3"}
+	if len(said) == 0 || len(said) > len(want) || !slices.Equal(said, want[:len(said)]) {
+		t.Errorf("progress updates %q, want the first one or more of %q, in order", said, want)
 	}
 }
 

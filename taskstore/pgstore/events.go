@@ -98,11 +98,14 @@ var (
 // alone; then the timeline bases of their tasks read and written with
 // the removed events folded in. A batch removes the rows of a task up to
 // the last of its rows the batch found, so that a task's log is pruned
-// from its start, and its base folds its events in order.
+// from its start, and its base folds its events in order. The batch takes
+// the oldest rows (the created_ms index, in order), so that the rows
+// before them it removes too are few: a batch of rows in any order could
+// name 500 tasks' newest old rows and remove (and return) their whole logs.
 var (
 	sqlPruneLock   = `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`
 	sqlPruneEvents = `WITH c AS (SELECT task_id, max(seq) AS upto FROM (SELECT e.task_id, e.seq FROM task_events e
-			JOIN tasks t ON t.id = e.task_id WHERE e.created_ms < $1 AND e.seq < t.seq` + sqlstore.LimitBatch + `) f GROUP BY task_id)
+			JOIN tasks t ON t.id = e.task_id WHERE e.created_ms < $1 AND e.seq < t.seq ORDER BY e.created_ms` + sqlstore.LimitBatch + `) f GROUP BY task_id)
 		DELETE FROM task_events d USING c WHERE d.task_id = c.task_id AND d.seq <= c.upto
 		RETURNING d.task_id, d.seq, d.first_seq, d.response`
 	sqlPruneLast = `SELECT e.task_id, e.seq, e.first_seq, e.response FROM task_events e

@@ -22,18 +22,13 @@ import (
 // every other is refused with TaskGenerationMismatchError naming the
 // generation the winner wrote, and nothing of it is in the task.
 func TestClusterConditionalSendRace(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+	a, b, v11 := v11Replicas(t, server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
 		if req.Task == nil {
 			return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
 		}
 		time.Sleep(20 * time.Millisecond)
 		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
-	})
-	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
-	a, _ := replica(t, url, 2*time.Second, opts)
-	b, _ := replica(t, url, 2*time.Second, opts)
-	v11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	}))
 	const perReplica = 3
 	for round := range 8 {
 		task := taskOf(t)(a.SendMessage(v11(), msgReq("start")))
@@ -92,17 +87,7 @@ func TestClusterConditionalSendRace(t *testing.T) {
 // replicas read back the same timeline, the two follow-ups as message
 // entries, in increasing generations up to the task's.
 func TestClusterTimeline(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
-		if a2a.FirstText(req.Message) == "done" {
-			return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
-		}
-		return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
-	})
-	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
-	a, _ := replica(t, url, 2*time.Second, opts)
-	b, _ := replica(t, url, 2*time.Second, opts)
-	v11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	a, b, v11 := v11Replicas(t, untilDone)
 	task := taskOf(t)(a.SendMessage(v11(), msgReq("start")))
 	gen := task.GetGeneration()
 	held := make(chan *a2a.Task, 1)
@@ -214,17 +199,7 @@ func TestClusterFollowerDoesNotReannounce(t *testing.T) {
 // is taken, not refused as one still being worked on; a conditional one
 // expecting the run's older generation is refused with the stored one.
 func TestClusterFollowUpBehindReplica(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
-		if a2a.FirstText(req.Message) == "done" {
-			return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
-		}
-		return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
-	})
-	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
-	a, _ := replica(t, url, 2*time.Second, opts)
-	b, _ := replica(t, url, 2*time.Second, opts)
-	v11 := func() context.Context { return as(t, "", version(pversion.V11)) }
+	a, b, v11 := v11Replicas(t, untilDone)
 	// lagging makes a task on a, continues it on b, and leaves a's run
 	// with b's message applied and not the status after it.
 	lagging := func() (*a2a.Task, *a2a.Task) {
@@ -254,4 +229,24 @@ func TestClusterFollowUpBehindReplica(t *testing.T) {
 	if exp, cur, _ := a2a.MismatchedGenerations(err); !errors.Is(err, a2a.ErrTaskGenerationMismatch) || exp != stale || cur != more.GetGeneration() {
 		t.Fatalf("conditional follow-up expecting %d: %v (expected %d, current %d); want a mismatch at %d", stale, err, exp, cur, more.GetGeneration())
 	}
+}
+
+// untilDone asks for input until a message says "done", then completes.
+var untilDone = server.AgentFunc(func(ctx context.Context, req *server.Request, em *server.Emitter) error {
+	if a2a.FirstText(req.Message) == "done" {
+		return em.Status(a2a.TaskState_TASK_STATE_COMPLETED, nil)
+	}
+	return em.Status(a2a.TaskState_TASK_STATE_INPUT_REQUIRED, nil)
+})
+
+// v11Replicas starts two replicas of agent serving 1.1 and 1.0 on a new
+// PostgreSQL database, and returns them with a maker of contexts of
+// calls at 1.1.
+func v11Replicas(t *testing.T, agent server.Agent) (a, b *server.Server, v11 func() context.Context) {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	opts := server.Options{Agent: agent, ProtocolVersions: []string{pversion.V11, a2a.ProtocolVersion}}
+	a, _ = replica(t, url, 2*time.Second, opts)
+	b, _ = replica(t, url, 2*time.Second, opts)
+	return a, b, func() context.Context { return as(t, "", version(pversion.V11)) }
 }

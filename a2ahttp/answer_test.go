@@ -424,12 +424,7 @@ func TestParkedStreamWriteDeadline(t *testing.T) {
 func parkedStreamMeets(t *testing.T, h *Handler, parking *Parking, p *protocol, ifaces []*a2a.AgentInterface, base *http.Transport, cut bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req := textMessage("late 300")
-	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
-	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := sendLate(t, ctx, p, ifaces, base)
 	if cut {
 		awaitReleased(t, h, "SendMessage")
 	}
@@ -443,7 +438,7 @@ func parkedStreamMeets(t *testing.T, h *Handler, parking *Parking, p *protocol, 
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+		sub := &a2a.SubscribeToTaskRequest{Id: id}
 		for ev, err := range tr.Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
 			if err != nil {
 				o.err = err
@@ -553,16 +548,11 @@ func TestParkingCloseEndsStuckStream(t *testing.T) {
 	p := &h.protocols[slices.IndexFunc(h.protocols, func(p protocol) bool { return p.binding == a2a.BindingHTTPJSON })]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req := textMessage("late 300")
-	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
-	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := sendLate(t, ctx, p, ifaces, base)
 	stuck := &stuckReader{next: base.Clone(), release: make(chan struct{})}
 	defer close(stuck.release)
 	go func() {
-		sub := &a2a.SubscribeToTaskRequest{Id: resp.(*a2a.SendMessageResponse).GetTask().GetId()}
+		sub := &a2a.SubscribeToTaskRequest{Id: id}
 		for range protocolTransport(t, p, ifaces, stuck).Stream(ctx, a2a.MethodByName(a2a.MethodSubscribeToTask), sub) {
 		}
 	}()
@@ -580,4 +570,17 @@ func TestParkingCloseEndsStuckStream(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Parking.Close waits for a stream whose client stopped reading")
 	}
+}
+
+// sendLate sends "late 300" (a bigAnswers artifact 300 ms on) over p, returning at
+// once, and returns the task's id.
+func sendLate(t *testing.T, ctx context.Context, p *protocol, ifaces []*a2a.AgentInterface, base *http.Transport) string {
+	t.Helper()
+	req := textMessage("late 300")
+	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+	resp, err := protocolTransport(t, p, ifaces, base.Clone()).Call(ctx, a2a.MethodByName(a2a.MethodSendMessage), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.(*a2a.SendMessageResponse).GetTask().GetId()
 }
